@@ -1,0 +1,127 @@
+// Package cli holds what tierflow's commands share: flag parsing that turns
+// bad input into one line and exit status 2, output-format selection, and
+// atomic file writes.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ExitUsage is the exit status for bad input (flags, files, names).
+const ExitUsage = 2
+
+// UsageError is bad input from the user: it is printed as one line and the
+// command exits with status 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef returns a UsageError with a formatted message.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Exit prints err as one line prefixed with the program name and returns
+// the exit status: 0 for nil, 2 for a UsageError, 1 otherwise.
+func Exit(stderr io.Writer, prog string, err error) int {
+	if err == nil {
+		return 0
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintf(stderr, "%s: %s\n", prog, msg)
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return ExitUsage
+	}
+	return 1
+}
+
+// Parse parses args into fs. Flag errors become UsageErrors naming the
+// flag; -h/--help prints the usage to stdout and returns flag.ErrHelp.
+// Positional arguments are rejected.
+func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fmt.Fprintf(stdout, "Usage of %s:\n", fs.Name())
+			fs.PrintDefaults()
+			return err
+		}
+		return &UsageError{Msg: strings.Replace(err.Error(), "flag -", "flag --", 1)}
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected argument %q (all options are flags; see --help)", fs.Arg(0))
+	}
+	return nil
+}
+
+// Format is an output format.
+type Format int
+
+// The output formats: a human table, JSON, CSV.
+const (
+	Table Format = iota
+	JSON
+	CSV
+)
+
+// PickFormat returns the format selected by the --json and --csv flags.
+func PickFormat(asJSON, asCSV bool) (Format, error) {
+	switch {
+	case asJSON && asCSV:
+		return Table, Usagef("--json and --csv are mutually exclusive")
+	case asJSON:
+		return JSON, nil
+	case asCSV:
+		return CSV, nil
+	}
+	return Table, nil
+}
+
+// SplitList splits a comma-separated flag value, dropping empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// WriteFileAtomic writes a file through write into a temporary file in the
+// same directory and renames it to path on success, so a failure never
+// leaves a half-written file behind.
+func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = write(f); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
