@@ -1,0 +1,151 @@
+// Command reproduce regenerates the papers' figures and tables: it runs the
+// named experiments, prints each table with our numbers beside the paper's,
+// and writes CSV, Markdown, PNG and SVG files under --out.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/experiments"
+	"github.com/tierflow/tierflow/plots"
+)
+
+const prog = "reproduce"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	err := reproduce(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return cli.Exit(stderr, prog, err)
+}
+
+func reproduce(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	out := fs.String("out", "results", "write each experiment's files under `DIR`/NAME/ (empty: write nothing)")
+	list := fs.String("experiments", "all", "comma-separated experiments, or all: "+strings.Join(experiments.Names(), ", "))
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	asCSV := fs.Bool("csv", false, "print the tables as CSV")
+	if err := cli.Parse(fs, args, stdout); err != nil {
+		return err
+	}
+	format, err := cli.PickFormat(*asJSON, *asCSV)
+	if err != nil {
+		return err
+	}
+	names := experiments.Names()
+	if *list != "all" {
+		names = cli.SplitList(*list)
+		if len(names) == 0 {
+			return cli.Usagef("--experiments: empty list")
+		}
+	}
+	var exps []experiments.Experiment
+	for _, n := range names {
+		e, err := experiments.Lookup(n)
+		if err != nil {
+			return cli.Usagef("--experiments: %v", err)
+		}
+		exps = append(exps, e)
+	}
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return cli.Usagef("--out: %v", err)
+		}
+	}
+	var results []experiments.Result
+	for _, e := range exps {
+		r, err := e.Run()
+		if err != nil {
+			return err
+		}
+		if *out != "" {
+			if err := write(filepath.Join(*out, r.Name), r); err != nil {
+				return err
+			}
+		}
+		results = append(results, r)
+	}
+	switch format {
+	case cli.JSON:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	case cli.CSV:
+		for _, r := range results {
+			if err := table(r).CSV(stdout); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, r := range results {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintln(stdout, r.Title)
+		if err := table(r).Render(stdout); err != nil {
+			return err
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintln(stdout, "note:", n)
+		}
+		if *out != "" {
+			fmt.Fprintf(stdout, "wrote %s/\n", filepath.Join(*out, r.Name))
+		}
+	}
+	return nil
+}
+
+func table(r experiments.Result) plots.Table {
+	return plots.Table{Header: r.Header, Rows: r.Rows}
+}
+
+// write stores one result as NAME.csv, NAME.md and one PNG and SVG per chart.
+func write(dir string, r experiments.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	t := table(r)
+	if err := cli.WriteFileAtomic(filepath.Join(dir, r.Name+".csv"), t.CSV); err != nil {
+		return err
+	}
+	md := func(w io.Writer) error {
+		fmt.Fprintf(w, "%s\n\n", r.Title)
+		if err := t.Markdown(w); err != nil {
+			return err
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "\n* %s", n)
+		}
+		_, err := fmt.Fprintln(w)
+		return err
+	}
+	if err := cli.WriteFileAtomic(filepath.Join(dir, r.Name+".md"), md); err != nil {
+		return err
+	}
+	for _, c := range r.Charts {
+		lc := plots.LineChart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel, LogY: c.LogY}
+		for _, s := range c.Series {
+			lc.Series = append(lc.Series, plots.Series{Name: s.Name, X: s.X, Y: s.Y})
+		}
+		for _, ext := range []string{".png", ".svg"} {
+			if err := lc.Save(filepath.Join(dir, c.File+ext)); err != nil {
+				return fmt.Errorf("%s: %w", r.Name, err)
+			}
+		}
+	}
+	return nil
+}

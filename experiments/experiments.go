@@ -1,0 +1,70 @@
+// Package experiments holds tierflow's named, reproducible experiments, one
+// per paper figure or table, each a function from parameters to a Result
+// that carries our numbers beside the paper's.
+package experiments
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Result is what an experiment produces: a table (rows already formatted,
+// numbers without units; units are in the header), the charts to draw from
+// it, and notes that explain the comparison.
+type Result struct {
+	Name   string     `json:"name"`
+	Title  string     `json:"title"`
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+	Charts []Chart    `json:"charts,omitempty"`
+	Notes  []string   `json:"notes,omitempty"`
+}
+
+// Series is one named line of points.
+type Series struct {
+	Name string    `json:"name"`
+	X    []float64 `json:"x"`
+	Y    []float64 `json:"y"`
+}
+
+// Chart is a line chart to draw from a Result; File is the base name of the
+// image (without extension).
+type Chart struct {
+	File   string   `json:"file"`
+	Title  string   `json:"title"`
+	XLabel string   `json:"x_label"`
+	YLabel string   `json:"y_label"`
+	LogY   bool     `json:"log_y"`
+	Series []Series `json:"series"`
+}
+
+// Experiment is a named experiment.
+type Experiment struct {
+	Name        string
+	Description string
+	Run         func() (Result, error)
+}
+
+var registry = map[string]Experiment{}
+
+func register(e Experiment) { registry[e.Name] = e }
+
+// Names lists the experiments in alphabetical order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the experiment with the given name.
+func Lookup(name string) (Experiment, error) {
+	e, ok := registry[name]
+	if !ok {
+		return Experiment{}, fmt.Errorf("unknown experiment %q (want one of %s)", name, strings.Join(Names(), ", "))
+	}
+	return e, nil
+}
