@@ -74,7 +74,7 @@ func LegendTable6() (Result, error) {
 	}}
 	r.Notes = []string{
 		"I/O times = swaps + 1 (Legend counts buffer states); ours come from a Belady replay of each order.",
-		"COVER is a reconstruction from AG(2,4) (GE2's code is not public): 20 lines of 4 partitions, consecutive lines sharing a partition where the geometry allows. The paper's 80 = 20 states × 4 loads, i.e. GE2 as measured reloads every state in full; our replay keeps shared partitions resident.",
+		"COVER is a reconstruction from AG(2,4) (GE2's code is not public): 20 lines of 4 partitions, consecutive lines sharing a partition where the geometry allows. The paper's 80 equals 20 states × 4 partitions, as if every state were loaded in full; our Belady replay keeps a partition that the next line shares resident, so it loads fewer.",
 	}
 	return r, nil
 }

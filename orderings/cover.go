@@ -1,7 +1,5 @@
 package orderings
 
-import "fmt"
-
 // gf4Mul multiplies in GF(4) = {0, 1, ω, ω²}, encoded 0..3 with addition
 // as XOR and ω² = ω + 1.
 func gf4Mul(a, b int) int {
@@ -126,7 +124,7 @@ func coverOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 		k++
 	}
 	if n != p || k == 0 || c != 4 {
-		return nil, nil, fmt.Errorf("%w: needs p = 4^k (4, 16, 64, …) and c = 4, got p = %d, c = %d", ErrNotApplicable, p, c)
+		return nil, nil, notApplicable("needs p = 4^k (4, 16, 64, …) and c = 4, got p = %d, c = %d", p, c)
 	}
 	states := coverStates(k)
 	return statesToOrder(p, states, nil, nil), states, nil

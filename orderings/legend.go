@@ -1,7 +1,5 @@
 package orderings
 
-import "fmt"
-
 // legendStates is Legend Algorithm 1 for n ≥ 4 partitions and a buffer of
 // three. Column 0: partition 0 is the pivot while 1…n-1 slide through the
 // two other slots, the older mover evicted each time. Then, column by
@@ -151,10 +149,10 @@ func containsInt(s []int, x int) bool {
 // they run.
 func legendOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 	if c != 3 {
-		return nil, nil, fmt.Errorf("%w: Legend's order is defined for a buffer of c = 3, got c = %d", ErrNotApplicable, c)
+		return nil, nil, notApplicable("defined for a buffer of c = 3, got c = %d", c)
 	}
 	if p < 4 {
-		return nil, nil, fmt.Errorf("%w: Legend's order needs p ≥ 4, got p = %d", ErrNotApplicable, p)
+		return nil, nil, notApplicable("needs p ≥ 4, got p = %d", p)
 	}
 	states := legendStates(p)
 	first := func(i int) int {

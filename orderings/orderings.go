@@ -31,9 +31,27 @@ import (
 	"strings"
 )
 
-// ErrNotApplicable is wrapped by generators that cannot build an order for
-// the requested (p, c), such as COVER outside p = 4^k, c = 4.
-var ErrNotApplicable = errors.New("not applicable")
+// ErrNotApplicable matches (with errors.Is) every NotApplicableError.
+var ErrNotApplicable = errors.New("ordering not applicable")
+
+// NotApplicableError says that an ordering is not defined for the requested
+// (p, c), such as COVER outside p = 4^k, c = 4.
+type NotApplicableError struct {
+	Ordering string
+	// Reason says what the ordering needs.
+	Reason string
+}
+
+func (e *NotApplicableError) Error() string {
+	return fmt.Sprintf("%s is not defined here: %s", e.Ordering, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrNotApplicable) true.
+func (e *NotApplicableError) Is(target error) bool { return target == ErrNotApplicable }
+
+func notApplicable(format string, args ...any) error {
+	return &NotApplicableError{Reason: fmt.Sprintf(format, args...)}
+}
 
 // generator builds a bucket order for (p, c) and, where the ordering is
 // defined through one, the buffer-state sequence it came from.
@@ -90,6 +108,11 @@ func (s Spec) Order(p, c int, seed int64) ([]Bucket, [][]int, error) {
 		return nil, nil, err
 	}
 	order, states, err := s.gen(p, c, seed)
+	var na *NotApplicableError
+	if errors.As(err, &na) {
+		na.Ordering = s.Name
+		return nil, nil, na
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -138,6 +161,8 @@ func Build(name string, p, c int, policy Policy, seed int64) (*Plan, error) {
 func statesToOrder(p int, states [][]int, first func(i int) int, shuffle func([]Bucket)) []Bucket {
 	seen := make([]bool, p*p)
 	order := make([]Bucket, 0, p*p)
+	inPrev := make([]bool, p) // membership of the previous state
+	var prev []int
 	for i, st := range states {
 		start := len(order)
 		emit := func(a, b int) {
@@ -154,11 +179,34 @@ func statesToOrder(p int, states [][]int, first func(i int) int, shuffle func([]
 				}
 			}
 		}
+		// Only pairs with a partition that is new in this state can be
+		// unseen: pairs of partitions already in the previous state were
+		// emitted there. Visiting just those keeps the order of the full
+		// double loop at O(c·new) per state instead of O(c²).
+		var fresh []int
+		for _, x := range st {
+			if !inPrev[x] {
+				fresh = append(fresh, x)
+			}
+		}
 		for _, a := range st {
-			for _, b := range st {
+			if !inPrev[a] {
+				for _, b := range st {
+					emit(a, b)
+				}
+				continue
+			}
+			for _, b := range fresh {
 				emit(a, b)
 			}
 		}
+		for _, x := range prev {
+			inPrev[x] = false
+		}
+		for _, x := range st {
+			inPrev[x] = true
+		}
+		prev = st
 		if shuffle != nil {
 			shuffle(order[start:])
 		}

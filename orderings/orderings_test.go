@@ -365,3 +365,42 @@ func FuzzReadJSON(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReplayBelady replays BETA at p=1024, c=256 (1,048,576 buckets)
+// under Belady; run with go test -bench and compare with benchstat.
+func BenchmarkReplayBelady(b *testing.B) {
+	for _, name := range []string{"beta", "hilbert", "random"} {
+		b.Run(name, func(b *testing.B) {
+			order, _, err := registryOrder(name, 1024, 256)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := Replay(1024, 256, order, Belady); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(order))*float64(b.N)/b.Elapsed().Seconds(), "buckets/s")
+		})
+	}
+}
+
+// BenchmarkBuildAll builds every ordering's Plan for p=32, c=8, the work
+// behind one `simulate --p 32 --c 8`.
+func BenchmarkBuildAll(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		for _, name := range Names() {
+			if _, err := Build(name, 32, 8, Belady, 0); err != nil && !errors.Is(err, ErrNotApplicable) {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func registryOrder(name string, p, c int) ([]Bucket, [][]int, error) {
+	s, err := Lookup(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Order(p, c, 1)
+}

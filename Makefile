@@ -1,0 +1,51 @@
+# tierflow — build, run, test and reproduce. Needs only Go (see go.mod).
+GO ?= go
+BIN := bin
+CMDS := simulate reproduce
+
+.PHONY: all build run test fmt-check vet bench fuzz reproduce reproduce-fig7 reproduce-legend-table6 clean
+
+all: build
+
+build: $(addprefix $(BIN)/,$(CMDS))
+
+$(BIN)/%: FORCE
+	@mkdir -p $(BIN)
+	$(GO) build -o $@ ./cmd/$*
+
+FORCE:
+
+# The main job: per-ordering swaps and bytes for p=32, c=8 (Freebase86m, d=100).
+run: $(BIN)/simulate
+	./$(BIN)/simulate --p 32 --c 8
+
+test: fmt-check vet
+	$(GO) test ./...
+
+fmt-check:
+	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+# Benchmarks (compare runs with benchstat, never as timed asserts).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./orderings
+
+# A short fuzzing pass over every fuzz target.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./orderings -run '^$$' -fuzz '^FuzzReplayValidate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./orderings -run '^$$' -fuzz '^FuzzReadJSON$$' -fuzztime $(FUZZTIME)
+
+reproduce: $(BIN)/reproduce
+	./$(BIN)/reproduce --out results
+
+reproduce-fig7: $(BIN)/reproduce
+	./$(BIN)/reproduce --out results --experiments fig7
+
+reproduce-legend-table6: $(BIN)/reproduce
+	./$(BIN)/reproduce --out results --experiments legend-table6
+
+clean:
+	rm -rf $(BIN)
