@@ -4,8 +4,6 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,11 +23,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	err := reproduce(args, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	return cli.Exit(stderr, prog, err)
+	return cli.Exit(stderr, prog, reproduce(args, stdout))
 }
 
 func reproduce(args []string, stdout io.Writer) error {
@@ -80,9 +74,7 @@ func reproduce(args []string, stdout io.Writer) error {
 	}
 	switch format {
 	case cli.JSON:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(results)
+		return cli.PrintJSON(stdout, results)
 	case cli.CSV:
 		for _, r := range results {
 			if err := table(r).CSV(stdout); err != nil {

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -68,11 +67,7 @@ type options struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	err := simulate(args, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	return cli.Exit(stderr, prog, err)
+	return cli.Exit(stderr, prog, simulate(args, stdout))
 }
 
 func simulate(args []string, stdout io.Writer) error {
@@ -171,9 +166,7 @@ func resultOf(pl *orderings.Plan, partBytes int64, lb int) Result {
 func print(w io.Writer, format cli.Format, out Output) error {
 	switch format {
 	case cli.JSON:
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return cli.PrintJSON(w, out)
 	case cli.CSV:
 		t := plots.Table{Header: []string{"ordering", "swaps", "swaps_over_lower_bound", "loads", "writes", "final_writes", "read_bytes", "write_bytes", "prefetchable_swaps"}}
 		for _, r := range out.Results {

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,9 +29,10 @@ func Usagef(format string, args ...any) error {
 }
 
 // Exit prints err as one line prefixed with the program name and returns
-// the exit status: 0 for nil, 2 for a UsageError, 1 otherwise.
+// the exit status: 0 for nil or flag.ErrHelp (the usage was printed), 2 for
+// a UsageError, 1 otherwise.
 func Exit(stderr io.Writer, prog string, err error) int {
-	if err == nil {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
@@ -83,6 +85,13 @@ func PickFormat(asJSON, asCSV bool) (Format, error) {
 		return CSV, nil
 	}
 	return Table, nil
+}
+
+// PrintJSON writes v as indented JSON.
+func PrintJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // SplitList splits a comma-separated flag value, dropping empty items.
