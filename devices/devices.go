@@ -1,0 +1,457 @@
+// Package devices describes the hardware an epoch runs on — disk, PCIe,
+// SSD-to-GPU, GPU and CPU capacities and rates — as profiles read from
+// built-in presets or YAML files.
+package devices
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"reflect"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Profile is one machine.
+type Profile struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description"`
+	Disk        Disk   `yaml:"disk" json:"disk"`
+	PCIe        PCIe   `yaml:"pcie" json:"pcie"`
+	SSDToGPU    Direct `yaml:"ssd_to_gpu" json:"ssd_to_gpu"` // zero = no direct path
+	GPU         GPU    `yaml:"gpu" json:"gpu"`
+	CPU         CPU    `yaml:"cpu" json:"cpu"`
+}
+
+// Disk is the storage that holds the partitions, reached through the CPU.
+type Disk struct {
+	Read    Bandwidth `yaml:"read" json:"read_bytes_per_s"`
+	Write   Bandwidth `yaml:"write" json:"write_bytes_per_s"`
+	Latency Duration  `yaml:"latency" json:"latency_s"` // per request
+	// FullDuplex true: reads and writes have separate bandwidth; false: they
+	// interfere — by Combined if set, else by splitting the device's time.
+	FullDuplex bool `yaml:"full_duplex" json:"full_duplex"`
+	// Combined, when set (full_duplex false), is the total bandwidth of
+	// reads and writes running at once; each direction alone keeps its own
+	// figure. Between max(read, write) and read + write.
+	Combined Bandwidth `yaml:"combined,omitempty" json:"combined_bytes_per_s,omitempty"`
+}
+
+// PCIe is the host-to-device link.
+type PCIe struct {
+	H2D Bandwidth `yaml:"h2d" json:"h2d_bytes_per_s"`
+	D2H Bandwidth `yaml:"d2h" json:"d2h_bytes_per_s"`
+}
+
+// Direct is a path that bypasses host memory (GPUDirect Storage, Legend's
+// GPU-side NVMe driver).
+type Direct struct {
+	Read  Bandwidth `yaml:"read" json:"read_bytes_per_s"`
+	Write Bandwidth `yaml:"write" json:"write_bytes_per_s"`
+}
+
+// GPU is the accelerator; Count 0 means none.
+type GPU struct {
+	Name     string    `yaml:"name" json:"name"`
+	Count    int       `yaml:"count" json:"count"`
+	Memory   Bytes     `yaml:"memory" json:"memory_bytes"`
+	FLOPS    FLOPRate  `yaml:"flops" json:"flops"` // effective fp32 FLOP/s
+	MemoryBW Bandwidth `yaml:"memory_bandwidth" json:"memory_bandwidth_bytes_per_s"`
+	// BatchEdges is GPU-side batch construction (Legend and GE2 build
+	// batches on the GPU).
+	BatchEdges EdgeRate `yaml:"batch_edges" json:"batch_edges_per_s"`
+}
+
+// CPU is the host.
+type CPU struct {
+	Workers int   `yaml:"workers" json:"workers"`
+	Memory  Bytes `yaml:"memory" json:"memory_bytes"`
+	// BatchEdges is the whole machine's batch construction rate.
+	BatchEdges EdgeRate `yaml:"batch_edges" json:"batch_edges_per_s"`
+	// GatherBW is the whole machine's embedding gather/update bandwidth.
+	GatherBW Bandwidth `yaml:"gather_bandwidth" json:"gather_bandwidth_bytes_per_s"`
+}
+
+// DiskReadWriteShared reports whether disk reads and writes share one
+// bandwidth (the read figure).
+func (p Profile) DiskReadWriteShared() bool { return !p.Disk.FullDuplex }
+
+// maxProfileBytes bounds what Load reads: profiles are a few kilobytes.
+const maxProfileBytes = 1 << 20
+
+// Parse reads a YAML profile and validates it. Unknown fields, wrong units
+// and invalid values are errors of one line that start with source and name
+// the field path.
+func Parse(data []byte, source string) (Profile, error) {
+	if source == "" {
+		source = "profile"
+	}
+	p, err := parse(data)
+	if err != nil {
+		if msg := err.Error(); strings.ContainsAny(msg, "\r\n") {
+			err = errors.New(oneLine(msg))
+		}
+		return Profile{}, fmt.Errorf("%s: %w", oneLine(source), err)
+	}
+	return p, nil
+}
+
+func parse(data []byte) (Profile, error) {
+	// yaml.v3's KnownFields(true) only applies to its own struct decoding;
+	// Profile.UnmarshalYAML is as strict and reports the field path.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Profile{}, errors.New("empty profile")
+		}
+		return Profile{}, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return Profile{}, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		return Profile{}, errors.New("more than one YAML document (want one profile)")
+	}
+	root := &doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if isNull(deref(root)) {
+		return Profile{}, errors.New("empty profile")
+	}
+	var p Profile
+	if err := p.UnmarshalYAML(root); err != nil {
+		return Profile{}, err
+	}
+	return p, p.Validate()
+}
+
+// Load reads and validates the profile in the file at path.
+func Load(path string) (Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Profile{}, fmt.Errorf("%s: cannot read profile: %w", path, unwrapPath(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
+	if err != nil {
+		return Profile{}, fmt.Errorf("%s: cannot read profile: %w", path, unwrapPath(err))
+	}
+	if len(data) > maxProfileBytes {
+		return Profile{}, fmt.Errorf("%s: larger than %d bytes; not a device profile", path, maxProfileBytes)
+	}
+	return Parse(data, path)
+}
+
+// unwrapPath drops the *fs.PathError wrapper, whose message repeats the path.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// YAML writes p as YAML that Parse reads back to p. It refuses an invalid
+// profile.
+func (p Profile) YAML() ([]byte, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("profile %q: %w", p.Name, err)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return nil, fmt.Errorf("profile %q: %w", p.Name, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("profile %q: %w", p.Name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalYAML decodes a profile strictly: unknown or repeated fields,
+// values of the wrong shape and values with the wrong unit are errors that
+// name the field path. It does not validate; Parse does.
+func (p *Profile) UnmarshalYAML(n *yaml.Node) error {
+	var q Profile
+	if err := decodeValue(n, reflect.ValueOf(&q).Elem(), ""); err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+// decodeValue decodes n into v; path is v's field path ("" for the root).
+func decodeValue(n *yaml.Node, v reflect.Value, path string) error {
+	n = deref(n)
+	if v.Kind() == reflect.Struct {
+		return decodeStruct(n, v, path)
+	}
+	if isNull(n) {
+		v.SetZero()
+		return nil
+	}
+	if u, ok := v.Addr().Interface().(yaml.Unmarshaler); ok {
+		if err := u.UnmarshalYAML(n); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}
+	want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Int: "a whole number"}[v.Kind()]
+	if want == "" {
+		return fmt.Errorf("%s: cannot decode into %s", path, v.Type()) // not reached: every field kind is handled
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("%s: want %s, got %s", path, want, describe(n))
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(n.Value)
+	case reflect.Bool:
+		var b bool
+		if n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+			return fmt.Errorf("%s: want %s, got %q", path, want, n.Value)
+		}
+		v.SetBool(b)
+	case reflect.Int:
+		var i int
+		if n.ShortTag() != "!!int" || n.Decode(&i) != nil {
+			return fmt.Errorf("%s: want %s, got %q", path, want, n.Value)
+		}
+		v.SetInt(int64(i))
+	}
+	return nil
+}
+
+// decodeStruct decodes a mapping into the struct v, field by yaml tag.
+func decodeStruct(n *yaml.Node, v reflect.Value, path string) error {
+	names := fieldNames(v.Type())
+	if isNull(n) {
+		v.SetZero()
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		if path == "" {
+			return fmt.Errorf("want a mapping of profile fields (%s), got %s", strings.Join(names, ", "), describe(n))
+		}
+		return fmt.Errorf("%s: want a mapping with %s, got %s", path, strings.Join(names, ", "), describe(n))
+	}
+	seen := make(map[string]int, len(names))
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := deref(n.Content[i]), n.Content[i+1]
+		if key.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s: line %d: want a field name, got %s", orRoot(path), key.Line, describe(key))
+		}
+		fp := join(path, key.Value)
+		if line, dup := seen[key.Value]; dup {
+			return fmt.Errorf("%s: defined twice (lines %d and %d)", fp, line, key.Line)
+		}
+		seen[key.Value] = key.Line
+		idx := indexOf(names, key.Value)
+		if idx < 0 {
+			return fmt.Errorf("%s: unknown field (%s has %s)", fp, orRoot(path), strings.Join(names, ", "))
+		}
+		if err := decodeValue(val, v.Field(idx), fp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldNames lists the yaml names of t's fields, in field order.
+func fieldNames(t reflect.Type) []string {
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+	}
+	return names
+}
+
+func indexOf(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "a profile"
+	}
+	return path
+}
+
+// deref follows aliases.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 8; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// describe names what n is, for "got ..." in errors.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a document"
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Validate checks that p describes a usable machine: a name, a disk, at
+// least one CPU worker with memory and rates, and — when there is a GPU —
+// its memory, compute and PCIe link. Values are finite and non-negative and
+// an SSD-to-GPU path has both directions or neither. The error names the
+// first offending field.
+func (p Profile) Validate() error {
+	if strings.TrimSpace(p.Name) == "" {
+		return errors.New("missing required field name")
+	}
+	gpu := p.GPU.Count > 0
+	const needGPU = "needed when gpu.count > 0"
+	checks := []error{
+		checkFloat("disk.read", p.Disk.Read, "bandwidth", "must be > 0"),
+		checkFloat("disk.write", p.Disk.Write, "bandwidth", "must be > 0"),
+		checkDuration("disk.latency", p.Disk.Latency),
+		checkFloat("disk.combined", p.Disk.Combined, "bandwidth", ""),
+		checkCombined(p.Disk),
+		checkFloat("pcie.h2d", p.PCIe.H2D, "bandwidth", when(gpu, needGPU)),
+		checkFloat("pcie.d2h", p.PCIe.D2H, "bandwidth", when(gpu, needGPU)),
+		checkFloat("ssd_to_gpu.read", p.SSDToGPU.Read, "bandwidth", ""),
+		checkFloat("ssd_to_gpu.write", p.SSDToGPU.Write, "bandwidth", ""),
+		checkDirect(p.SSDToGPU),
+		checkCount(p.GPU.Count),
+		checkBytes("gpu.memory", p.GPU.Memory, when(gpu, needGPU)),
+		checkFloat("gpu.flops", p.GPU.FLOPS, "FLOP rate", when(gpu, needGPU)),
+		checkFloat("gpu.memory_bandwidth", p.GPU.MemoryBW, "bandwidth", when(gpu, needGPU)),
+		checkFloat("gpu.batch_edges", p.GPU.BatchEdges, "edge rate", ""),
+		checkWorkers(p.CPU.Workers),
+		checkBytes("cpu.memory", p.CPU.Memory, "must be > 0"),
+		checkFloat("cpu.batch_edges", p.CPU.BatchEdges, "edge rate", "must be > 0"),
+		checkFloat("cpu.gather_bandwidth", p.CPU.GatherBW, "bandwidth", "must be > 0"),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCombined checks that a combined read+write bandwidth, if set, goes
+// with an interfering disk and lies between max(read, write) and their sum.
+func checkCombined(d Disk) error {
+	if d.Combined == 0 {
+		return nil
+	}
+	if d.FullDuplex {
+		return errors.New("disk.combined: only for a disk whose reads and writes interfere; set full_duplex: false")
+	}
+	lo, hi := max(d.Read, d.Write), d.Read+d.Write
+	if d.Combined < lo || d.Combined > hi {
+		return fmt.Errorf("disk.combined: %s is outside [%s, %s] (max(read, write) to read + write)", d.Combined, lo, hi)
+	}
+	return nil
+}
+
+// when returns why if cond, else "" (not required).
+func when(cond bool, why string) string {
+	if cond {
+		return why
+	}
+	return ""
+}
+
+// checkFloat checks a float quantity; required, when not empty, says why
+// zero is not allowed.
+func checkFloat[T interface {
+	~float64
+	String() string
+}](path string, v T, noun, required string) error {
+	f := float64(v)
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return fmt.Errorf("%s: %s %q is not a finite number", path, noun, v.String())
+	case f < 0:
+		return fmt.Errorf("%s: negative %s %q", path, noun, v.String())
+	case f == 0 && required != "":
+		return fmt.Errorf("missing required field %s (%s)", path, required)
+	}
+	return nil
+}
+
+func checkBytes(path string, b Bytes, required string) error {
+	switch {
+	case b < 0:
+		return fmt.Errorf("%s: negative size %q", path, b.String())
+	case b == 0 && required != "":
+		return fmt.Errorf("missing required field %s (%s)", path, required)
+	}
+	return nil
+}
+
+func checkDuration(path string, d Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s: negative duration %q", path, d.String())
+	}
+	return nil
+}
+
+func checkDirect(d Direct) error {
+	switch {
+	case d.Read > 0 && d.Write == 0:
+		return fmt.Errorf("ssd_to_gpu.write: missing while ssd_to_gpu.read is %q (set both or neither)", d.Read.String())
+	case d.Write > 0 && d.Read == 0:
+		return fmt.Errorf("ssd_to_gpu.read: missing while ssd_to_gpu.write is %q (set both or neither)", d.Write.String())
+	}
+	return nil
+}
+
+func checkCount(n int) error {
+	if n < 0 {
+		return fmt.Errorf("gpu.count: negative count %d (0 means no GPU)", n)
+	}
+	return nil
+}
+
+func checkWorkers(n int) error {
+	switch {
+	case n == 0:
+		return errors.New("missing required field cpu.workers (must be at least 1)")
+	case n < 0:
+		return fmt.Errorf("cpu.workers: must be at least 1, got %d", n)
+	}
+	return nil
+}

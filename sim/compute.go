@@ -1,0 +1,141 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/tierflow/tierflow/devices"
+)
+
+// Model is a score function.
+type Model string
+
+// The score functions (PyTorch-BigGraph / Marius definitions).
+const (
+	Dot      Model = "dot"
+	DistMult Model = "distmult"
+	ComplEx  Model = "complex"
+)
+
+// ParseModel returns the named score function.
+func ParseModel(name string) (Model, error) {
+	switch Model(name) {
+	case Dot, DistMult, ComplEx:
+		return Model(name), nil
+	}
+	return "", fmt.Errorf("unknown model %q (want dot, distmult or complex)", name)
+}
+
+// costFactor is the model's work per dimension relative to Dot: ComplEx
+// multiplies pairs of reals as complex numbers (four real products per
+// pair, two per real coordinate); DistMult adds one element-wise product
+// to Dot's, which is small beside the gather cost.
+func (m Model) costFactor() float64 {
+	if m == ComplEx {
+		return 2
+	}
+	return 1
+}
+
+// Training is the shape of the computation of one epoch.
+type Training struct {
+	Model Model `json:"model"`
+	Dim   int   `json:"dim"`
+	// Batch is the number of edges per batch, Negatives the number of
+	// negative nodes sampled per chunk and shared by its edges (PBG §4.3),
+	// and ChunkSize the edges per chunk (0: equal to Negatives).
+	Batch     int `json:"batch"`
+	Negatives int `json:"negatives"`
+	ChunkSize int `json:"chunk_size"`
+}
+
+// Validate checks the training shape.
+func (t Training) Validate() error {
+	switch {
+	case t.Dim < 1:
+		return fmt.Errorf("dimension must be at least 1, got %d", t.Dim)
+	case t.Batch < 1:
+		return fmt.Errorf("batch must be at least 1 edge, got %d", t.Batch)
+	case t.Negatives < 1:
+		return fmt.Errorf("negatives must be at least 1, got %d", t.Negatives)
+	case t.ChunkSize < 0:
+		return fmt.Errorf("chunk size must not be negative, got %d", t.ChunkSize)
+	}
+	_, err := ParseModel(string(t.Model))
+	return err
+}
+
+func (t Training) chunk() int {
+	if t.ChunkSize > 0 {
+		return t.ChunkSize
+	}
+	return t.Negatives
+}
+
+// rows is the number of embedding rows a batch of b edges touches: the
+// source and destination of every edge, and the negatives of every chunk
+// for both corrupted sides.
+func (t Training) rows(b int) float64 {
+	chunks := (b + t.chunk() - 1) / t.chunk()
+	return float64(2*b) + 2*float64(chunks)*float64(t.Negatives)
+}
+
+// flops is the arithmetic of a batch: every edge scored against the
+// chunk's negatives on both sides (2·N·d multiply-adds), two FLOPs per
+// multiply-add, and three times the forward pass for forward plus backward.
+func (t Training) flops(b int) float64 {
+	return 12 * float64(b) * float64(t.Negatives) * float64(t.Dim) * t.Model.costFactor()
+}
+
+// Cost is the time and traffic of one batch.
+type Cost struct {
+	// CPU is the batch-construction and update time on the CPU (zero when
+	// batches are built on the GPU).
+	CPU float64
+	// GPU is the time of the GPU stage: transfers on the default stream
+	// plus the arithmetic, or, with GPU-built batches, gather, arithmetic
+	// and update on the GPU.
+	GPU float64
+	// H2D and D2H are the bytes moved over PCIe for the batch.
+	H2D, D2H float64
+}
+
+// CPUBatchCost is the cost of a batch built on the CPU and computed on the
+// GPU (Marius, DGL-KE, PBG):
+//
+//	CPU = b ÷ cpu.batch_edges + rows·d·4·f ÷ cpu.gather_bandwidth
+//	GPU = rows·d·4 ÷ pcie.h2d + flops ÷ gpu.flops + rows·d·4 ÷ pcie.d2h
+//
+// with rows = 2b + 2·chunks·N, flops = 12·b·N·d·f and f = 2 for ComplEx, 1
+// otherwise. The GPU stage is serial because Marius issues all GPU work on
+// the default CUDA stream (Marius §5.2).
+func CPUBatchCost(prof devices.Profile, t Training, b int) Cost {
+	rows := t.rows(b)
+	bytes := rows * float64(t.Dim) * BytesPerFloat
+	c := Cost{
+		CPU: float64(b)/float64(prof.CPU.BatchEdges) + bytes*t.Model.costFactor()/float64(prof.CPU.GatherBW),
+		H2D: bytes, D2H: bytes,
+	}
+	c.GPU = t.flops(b) / float64(prof.GPU.FLOPS)
+	if prof.GPU.Count > 0 {
+		c.GPU += bytes/float64(prof.PCIe.H2D) + bytes/float64(prof.PCIe.D2H)
+	}
+	return c
+}
+
+// GPUBatchCost is the cost of a batch built and computed on the GPU
+// (Legend, GE2, everything in GPU memory):
+//
+//	GPU = b ÷ gpu.batch_edges + flops ÷ gpu.flops + 3·rows·d·4 ÷ gpu.memory_bandwidth
+//
+// (gather, then read and write of embeddings with their Adagrad state).
+func GPUBatchCost(prof devices.Profile, t Training, b int) Cost {
+	rows := t.rows(b)
+	bytes := rows * float64(t.Dim) * BytesPerFloat
+	return Cost{GPU: float64(b)/float64(prof.GPU.BatchEdges) + t.flops(b)/float64(prof.GPU.FLOPS) + 3*bytes/float64(prof.GPU.MemoryBW)}
+}
+
+// splitBatches returns the sizes of the batches of a bucket of n edges:
+// full batches and one remainder.
+func splitBatches(n int64, batch int) (full int64, rest int) {
+	return n / int64(batch), int(n % int64(batch))
+}

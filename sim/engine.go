@@ -1,0 +1,471 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
+)
+
+// Config is everything one simulated epoch depends on.
+type Config struct {
+	System   System
+	Profile  devices.Profile
+	Dataset  Dataset
+	Training Training
+	// Plan is the epoch's schedule (partitioned systems only).
+	Plan *orderings.Plan
+	// BucketEdges are the training edges per bucket, row-major (src·p+dst);
+	// nil spreads Dataset.TrainEdges() uniformly.
+	BucketEdges []int64
+	// TimelineSlices is the number of timeline points (0: 100).
+	TimelineSlices int
+}
+
+// ErrConfig wraps every configuration error.
+var ErrConfig = errors.New("bad simulation config")
+
+// Run simulates one epoch and returns its Report.
+func Run(cfg Config) (Report, error) {
+	if err := cfg.Training.Validate(); err != nil {
+		return Report{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if err := cfg.Profile.Validate(); err != nil {
+		return Report{}, fmt.Errorf("%w: device: %v", ErrConfig, err)
+	}
+	sys := cfg.System
+	needGPU := sys.Batches != "" // every model computes on a GPU
+	if needGPU && cfg.Profile.GPU.Count < 1 {
+		return Report{}, fmt.Errorf("%w: system %s needs a GPU and device %s has none", ErrConfig, sys.Name, cfg.Profile.Name)
+	}
+	if sys.IO == SSDToGPUPath && cfg.Profile.SSDToGPU.Read <= 0 {
+		return Report{}, fmt.Errorf("%w: system %s reads partitions SSD-to-GPU and device %s has no such path", ErrConfig, sys.Name, cfg.Profile.Name)
+	}
+	if sys.Batches == OnGPU && cfg.Profile.GPU.BatchEdges <= 0 {
+		return Report{}, fmt.Errorf("%w: system %s builds batches on the GPU and device %s gives no gpu.batch_edges", ErrConfig, sys.Name, cfg.Profile.Name)
+	}
+	if sys.Staleness < 1 {
+		return Report{}, fmt.Errorf("%w: staleness must be at least 1, got %d", ErrConfig, sys.Staleness)
+	}
+	if sys.Partitioned {
+		if cfg.Plan == nil {
+			return Report{}, fmt.Errorf("%w: system %s needs a Plan", ErrConfig, sys.Name)
+		}
+		if cfg.BucketEdges != nil && len(cfg.BucketEdges) != cfg.Plan.P*cfg.Plan.P {
+			return Report{}, fmt.Errorf("%w: %d bucket counts for p = %d", ErrConfig, len(cfg.BucketEdges), cfg.Plan.P)
+		}
+	}
+	if sys.Partitioned && cfg.BucketEdges == nil {
+		edges, err := BucketEdges(cfg.Dataset.TrainEdges(), cfg.Plan.P, Uniform, 0)
+		if err != nil {
+			return Report{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		cfg.BucketEdges = edges
+	}
+	e := newEngine(cfg)
+	return e.run(), nil
+}
+
+type engine struct {
+	cfg      Config
+	k        Kernel
+	cpu, gpu *Server
+	read     *Link // loads
+	write    *Link // write-backs (the same link when they share a device)
+	pbytes   float64
+	warnings []string
+
+	// trainer
+	edges     []int64 // per plan position
+	nb        int
+	kb, bi    int // next batch to feed: bucket position, batch index
+	inFlight  int
+	remaining []int
+	fed       []bool
+	completed int
+	need      []int // loads with NeededAt ≤ k
+	waitStart float64
+	stall     float64
+	batches   int
+
+	// buffer manager: loads are read one at a time in Plan order (nextRead),
+	// possibly into a staging buffer before their slot is free, and
+	// installed in order once their slot is free (loadsDone).
+	nextRead  int
+	reading   bool
+	staged    int // read, not yet installed
+	written   []bool
+	loadsDone int
+	full      Cost
+}
+
+func newEngine(cfg Config) *engine {
+	e := &engine{cfg: cfg, waitStart: -1}
+	e.cpu = NewServer(&e.k, "cpu")
+	e.gpu = NewServer(&e.k, "gpu")
+	prof := cfg.Profile
+	lat := time2s(prof.Disk.Latency)
+	disk := Sharing{FullDuplex: prof.Disk.FullDuplex, Combined: float64(prof.Disk.Combined)}
+	switch cfg.System.IO {
+	case DiskPath:
+		disk.ReadBW, disk.WriteBW = float64(prof.Disk.Read), float64(prof.Disk.Write)
+		e.read = NewLink(&e.k, "disk", lat, disk)
+		e.write = e.read
+	case SSDToGPUPath:
+		disk.ReadBW, disk.WriteBW = float64(prof.SSDToGPU.Read), float64(prof.SSDToGPU.Write)
+		e.read = NewLink(&e.k, "ssd↔gpu", lat, disk)
+		e.write = e.read
+	case PCIePath:
+		e.read = NewLink(&e.k, "pcie h2d", 0, Sharing{ReadBW: float64(prof.PCIe.H2D), WriteBW: float64(prof.PCIe.H2D)})
+		e.write = NewLink(&e.k, "pcie d2h", 0, Sharing{ReadBW: float64(prof.PCIe.D2H), WriteBW: float64(prof.PCIe.D2H)})
+	}
+	return e
+}
+
+func time2s(d devices.Duration) float64 { return float64(d) / 1e9 }
+
+// cost is the cost of one batch of b edges under the system's batch mode.
+func (e *engine) cost(b int) Cost {
+	if e.cfg.System.Batches == OnGPU {
+		return GPUBatchCost(e.cfg.Profile, e.cfg.Training, b)
+	}
+	return CPUBatchCost(e.cfg.Profile, e.cfg.Training, b)
+}
+
+// feedBatch sends one batch of b edges through the system's stages and
+// calls done when its last stage finishes.
+func (e *engine) feedBatch(b int, done func()) {
+	c := e.full
+	if b != e.cfg.Training.Batch {
+		c = e.cost(b)
+	}
+	e.batches++
+	switch e.cfg.System.Batches {
+	case OnGPU:
+		e.gpu.Do(c.GPU, done)
+	default: // Pipeline and Synchronous differ only in the staleness bound
+		e.cpu.Do(c.CPU, func() { e.gpu.Do(c.GPU, done) })
+	}
+}
+
+func (e *engine) run() Report {
+	cfg := e.cfg
+	tr := cfg.Training
+	e.full = e.cost(tr.Batch)
+	r := Report{System: cfg.System.Name, Device: cfg.Profile.Name, Dataset: cfg.Dataset.Name, Dim: tr.Dim}
+	if cfg.System.Partitioned {
+		e.runPartitioned(&r)
+	} else {
+		e.runResident(&r)
+	}
+	end := e.k.Now()
+	r.EpochSeconds = end
+	r.StallSeconds = e.stall
+	r.Batches = e.batches
+	r.Events = e.k.Events()
+	// Compute alone: the busier stage of a pipeline, the sum when every
+	// batch waits for the previous one.
+	if cfg.System.Batches == Synchronous {
+		r.ComputeSeconds = e.cpu.Busy() + e.gpu.Busy()
+	} else {
+		r.ComputeSeconds = math.Max(e.cpu.Busy(), e.gpu.Busy())
+	}
+	r.BoundSeconds = math.Max(r.ComputeSeconds, e.ioBound(r.P, r.C))
+	if end > 0 {
+		r.GPUUtilization = e.gpu.Busy() / end
+	}
+	add := func(name string, busy float64, bytes float64) {
+		u := ResourceUsage{Name: name, BusySeconds: busy, Bytes: int64(math.Round(bytes))}
+		if end > 0 {
+			u.Utilization = busy / end
+		}
+		r.Resources = append(r.Resources, u)
+	}
+	if cfg.System.Batches != OnGPU {
+		add("cpu", e.cpu.Busy(), 0)
+	}
+	add("gpu", e.gpu.Busy(), 0)
+	var readSpans, writeSpans []Interval
+	if e.read != nil {
+		add(e.read.Name, e.read.Busy(), e.read.Bytes())
+		readSpans = e.read.log.spans
+		if e.write != e.read {
+			add(e.write.Name, e.write.Busy(), e.write.Bytes())
+			writeSpans = e.write.log.spans
+		}
+	}
+	n := cfg.TimelineSlices
+	if n <= 0 {
+		n = 100
+	}
+	g := utilization(e.gpu.log.spans, end, n)
+	rd := utilization(readSpans, end, n)
+	wr := utilization(writeSpans, end, n)
+	for i := 0; i < n; i++ {
+		r.Timeline = append(r.Timeline, TimelinePoint{Start: end * float64(i) / float64(n), End: end * float64(i+1) / float64(n), GPU: g[i], Read: rd[i], Write: wr[i]})
+	}
+	r.Warnings = e.warnings
+	return r
+}
+
+// ioBound is the I/O time of the fewest loads and writes any order needs:
+// the initial fill plus the lower-bound swaps, and as many writes
+// (evictions plus the final flush); reads and writes add up on a shared
+// device.
+func (e *engine) ioBound(p, c int) float64 {
+	if !e.cfg.System.Partitioned {
+		return 0
+	}
+	lb := orderings.LowerBound(p, c)
+	loads := float64(min(c, p) + lb)
+	writes := float64(lb + min(c, p))
+	rb, wb := loads*e.pbytes, writes*e.pbytes
+	rs, ws := e.read.share, e.write.share
+	rd, wr := rb/rs.ReadBW, wb/ws.WriteBW
+	bound := math.Max(rd, wr)
+	if e.write != e.read || rs.FullDuplex {
+		return bound
+	}
+	if rs.Combined > 0 {
+		return math.Max(bound, (rb+wb)/math.Max(rs.Combined, math.Max(rs.ReadBW, rs.WriteBW)))
+	}
+	return rd + wr // a time-shared device spends bytes ÷ bandwidth on each
+}
+
+// runResident trains every batch with all parameters resident.
+func (e *engine) runResident(r *Report) {
+	cfg := e.cfg
+	total := cfg.Dataset.TrainEdges()
+	full, rest := splitBatches(total, cfg.Training.Batch)
+	var sizes []int
+	for i := int64(0); i < full; i++ {
+		sizes = append(sizes, cfg.Training.Batch)
+	}
+	if rest > 0 {
+		sizes = append(sizes, rest)
+	}
+	params := float64(cfg.Dataset.Nodes) * float64(cfg.Training.Dim) * BytesPerFloat * 2
+	switch cfg.System.Resident {
+	case "gpu":
+		if params > float64(cfg.Profile.GPU.Memory) {
+			e.warnings = append(e.warnings, fmt.Sprintf("parameters and Adagrad state (%.1f GB) exceed GPU memory (%.1f GB)", params/1e9, float64(cfg.Profile.GPU.Memory)/1e9))
+		}
+	default:
+		if params > float64(cfg.Profile.CPU.Memory) {
+			e.warnings = append(e.warnings, fmt.Sprintf("parameters and Adagrad state (%.1f GB) exceed CPU memory (%.1f GB)", params/1e9, float64(cfg.Profile.CPU.Memory)/1e9))
+		}
+	}
+	next := 0
+	var feed func()
+	feed = func() {
+		for e.inFlight < cfg.System.Staleness && next < len(sizes) {
+			e.inFlight++
+			b := sizes[next]
+			next++
+			e.feedBatch(b, func() {
+				e.inFlight--
+				feed()
+			})
+		}
+	}
+	e.k.At(0, feed)
+	e.k.Run()
+}
+
+// runPartitioned executes the Plan: the buffer manager issues loads at the
+// Plan's issue points (or on demand without prefetch), the writer writes
+// evicted partitions back, and the trainer feeds each bucket's batches once
+// its partitions are resident.
+func (e *engine) runPartitioned(r *Report) {
+	cfg := e.cfg
+	pl := cfg.Plan
+	p := pl.P
+	r.Ordering, r.P, r.C = pl.Ordering, p, pl.C
+	e.pbytes = float64(PartitionBytes(cfg.Dataset.Nodes, p, cfg.Training.Dim))
+	r.PartitionBytes = int64(e.pbytes)
+	r.Swaps, r.Loads, r.Writes, r.FinalWrites = pl.Counts.Swaps, pl.Counts.Loads, pl.Counts.Writes, pl.Counts.FinalWrites
+	r.ReadBytes, r.WriteBytes = pl.Counts.Bytes(r.PartitionBytes)
+	r.PrefetchableSwaps = pl.Counts.PrefetchableSwaps
+	var limit float64
+	switch cfg.System.IO {
+	case DiskPath, PCIePath:
+		limit = float64(cfg.Profile.CPU.Memory)
+		if cfg.System.IO == PCIePath {
+			limit = float64(cfg.Profile.GPU.Memory)
+		}
+	case SSDToGPUPath:
+		limit = float64(cfg.Profile.GPU.Memory)
+	}
+	if buf := e.pbytes * float64(pl.C); buf > limit {
+		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions (%.1f GB) exceeds the memory it lives in (%.1f GB)", pl.C, buf/1e9, limit/1e9))
+	}
+
+	edges := cfg.BucketEdges
+	e.nb = len(pl.Buckets)
+	e.edges = make([]int64, e.nb)
+	for i, b := range pl.Buckets {
+		e.edges[i] = edges[b.Src*p+b.Dst]
+	}
+	e.remaining = make([]int, e.nb)
+	e.fed = make([]bool, e.nb)
+	e.need = make([]int, e.nb)
+	e.written = make([]bool, len(pl.Loads))
+	j := 0
+	for k := 0; k < e.nb; k++ {
+		for j < len(pl.Loads) && pl.Loads[j].NeededAt <= k {
+			j++
+		}
+		e.need[k] = j
+	}
+	e.k.At(0, func() {
+		e.tryIssue()
+		e.tryFeed()
+	})
+	e.k.Run()
+}
+
+func (e *engine) batchesOf(k int) int {
+	b := int64(e.cfg.Training.Batch)
+	return int((e.edges[k] + b - 1) / b)
+}
+
+func (e *engine) tryFeed() {
+	sys := e.cfg.System
+	for e.kb < e.nb && e.inFlight < sys.Staleness {
+		k := e.kb
+		if e.loadsDone < e.need[k] {
+			// Stall is time the compute stages sit idle for want of a
+			// partition: blocked with nothing left in flight.
+			if e.waitStart < 0 && e.inFlight == 0 {
+				e.waitStart = e.k.Now()
+			}
+			e.tryIssue()
+			return
+		}
+		if e.waitStart >= 0 {
+			e.stall += e.k.Now() - e.waitStart
+			e.waitStart = -1
+		}
+		n := e.batchesOf(k)
+		if e.bi == 0 {
+			e.remaining[k] = n
+		}
+		if e.bi < n {
+			size := e.cfg.Training.Batch
+			if e.bi == n-1 {
+				size = int(e.edges[k] - int64(n-1)*int64(size))
+			}
+			e.bi++
+			e.inFlight++
+			e.feedBatch(size, func() { e.batchDone(k) })
+		}
+		if e.bi >= n {
+			e.fed[k] = true
+			e.kb++
+			e.bi = 0
+			e.advance()
+		}
+	}
+}
+
+func (e *engine) batchDone(k int) {
+	e.inFlight--
+	e.remaining[k]--
+	e.advance()
+	e.tryFeed()
+}
+
+// advance moves the completed-bucket counter over finished buckets (they
+// finish in order: every stage is first-come first-served) and, at the
+// end of the epoch, flushes the resident partitions.
+func (e *engine) advance() {
+	moved := false
+	for e.completed < e.nb && e.fed[e.completed] && e.remaining[e.completed] == 0 {
+		e.completed++
+		moved = true
+	}
+	if !moved {
+		return
+	}
+	e.tryInstall()
+	e.tryIssue()
+	if e.completed == e.nb {
+		for _, x := range e.cfg.Plan.FinalResident {
+			if x != orderings.None {
+				e.write.Transfer(e.pbytes, Write, func() {})
+			}
+		}
+	}
+}
+
+// tryIssue starts reading the next load when the reader is idle and
+// either its slot is free (the partition it replaces has had its last use)
+// or, with prefetch, a staging buffer is free (System.PrefetchDepth).
+func (e *engine) tryIssue() {
+	pl := e.cfg.Plan
+	sys := e.cfg.System
+	if e.reading || e.nextRead >= len(pl.Loads) {
+		return
+	}
+	j := e.nextRead
+	l := pl.Loads[j]
+	slotFree := e.completed >= l.IssueAt && e.loadsDone == j
+	switch {
+	case !sys.Prefetch && e.completed < l.NeededAt:
+		return // on demand: wait until every earlier bucket is done
+	case !slotFree && (!sys.Prefetch || e.staged >= sys.PrefetchDepth):
+		return
+	}
+	e.reading = true
+	read := func() {
+		e.read.Transfer(e.pbytes, Read, func() {
+			e.reading = false
+			e.nextRead++
+			e.staged++
+			e.tryInstall()
+			e.tryIssue()
+		})
+	}
+	if slotFree && l.Evicts != orderings.None && sys.SyncWrites {
+		e.written[j] = true
+		e.write.Transfer(e.pbytes, Write, read)
+		return
+	}
+	read()
+}
+
+// tryInstall moves read partitions into their slots, in Plan order, once
+// the partition each replaces has had its last use; the replaced partition
+// goes to the writer (or, with synchronous writes, is written first).
+func (e *engine) tryInstall() {
+	pl := e.cfg.Plan
+	for e.staged > 0 {
+		j := e.loadsDone
+		l := pl.Loads[j]
+		if e.completed < l.IssueAt {
+			return
+		}
+		e.staged--
+		install := func() {
+			e.loadsDone++
+			e.tryFeed()
+			e.tryIssue()
+		}
+		if l.Evicts == orderings.None || e.written[j] {
+			install()
+			continue
+		}
+		e.written[j] = true
+		if e.cfg.System.SyncWrites {
+			e.write.Transfer(e.pbytes, Write, func() {
+				install()
+				e.tryInstall()
+			})
+			return
+		}
+		e.write.Transfer(e.pbytes, Write, func() {})
+		install()
+	}
+}

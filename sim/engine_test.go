@@ -1,0 +1,154 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
+)
+
+// toyProfile has round numbers: partitions of X bytes read in 1 s and
+// written in 2 s, no latency.
+func toyProfile(duplex bool) devices.Profile {
+	return devices.Profile{
+		Name: "toy",
+		Disk: devices.Disk{Read: 1000, Write: 500, FullDuplex: duplex},
+		PCIe: devices.PCIe{H2D: 1e12, D2H: 1e12},
+		SSDToGPU: devices.Direct{Read: 1000, Write: 500},
+		GPU: devices.GPU{Name: "toy", Count: 1, Memory: 1e12, FLOPS: 1e15, MemoryBW: 1e15, BatchEdges: 1e12},
+		CPU: devices.CPU{Workers: 1, Memory: 1e12, BatchEdges: 100, GatherBW: 1e15},
+	}
+}
+
+// toyWorkload: 2 nodes per partition at d=125 → 2·125·4·2 = 2000 bytes;
+// hmm, we want 1000 bytes: 1 node per partition, d=125.
+func toyConfig(t *testing.T, sys string, p, c int, ordering string, duplex bool) Config {
+	t.Helper()
+	s, err := LookupSystem(sys)
+	require.NoError(t, err)
+	var pl *orderings.Plan
+	if s.Partitioned {
+		pl, err = orderings.Build(ordering, p, c, orderings.Belady, 0)
+		require.NoError(t, err)
+	}
+	edges := make([]int64, p*p)
+	for i := range edges {
+		edges[i] = 100 // one batch of 100 edges per bucket: 1 s of CPU at 100 edges/s
+	}
+	return Config{
+		System:      s,
+		Profile:     toyProfile(duplex),
+		Dataset:     Dataset{Name: "toy", Nodes: int64(p), Edges: int64(100 * p * p), TrainFraction: 1, Model: Dot},
+		Training:    Training{Model: Dot, Dim: 125, Batch: 100, Negatives: 1},
+		Plan:        pl,
+		BucketEdges: edges,
+	}
+}
+
+func TestPartitionBytesOfToy(t *testing.T) {
+	assert.Equal(t, int64(1000), PartitionBytes(4, 4, 125))
+}
+
+// TestPBGHandComputed: p=2, c=2, synchronous, no prefetch. Load 0 takes
+// 1 s; bucket (0,0) computes 1 s (+ negligible GPU); only then is load 1
+// issued (1 s); buckets (0,1), (1,0), (1,1) take 1 s each; the final flush
+// writes two partitions of 1000 bytes at 500 B/s, sharing the write
+// bandwidth: 4 s. Epoch ≈ 1 + 1 + 1 + 3 + 4 = 10 s, stall 2 s.
+func TestPBGHandComputed(t *testing.T) {
+	cfg := toyConfig(t, "pbg", 2, 2, "beta", true)
+	r, err := Run(cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 10, r.EpochSeconds, 1e-3)
+	assert.InDelta(t, 2, r.StallSeconds, 1e-3)
+	assert.InDelta(t, 4, r.ComputeSeconds, 1e-3)
+	assert.Equal(t, 4, r.Batches)
+	assert.Equal(t, 2, r.Loads)
+	assert.Equal(t, int64(2000), r.ReadBytes)
+}
+
+// TestMariusPrefetchHandComputed: the same with Marius' prefetch: load 1
+// is issued as soon as load 0 is done (its issue point is 0) and overlaps
+// bucket (0,0): epoch = 1 + 4 + 4 = 9 s, stall 1 s.
+func TestMariusPrefetchHandComputed(t *testing.T) {
+	cfg := toyConfig(t, "marius", 2, 2, "beta", true)
+	r, err := Run(cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 9, r.EpochSeconds, 1e-3)
+	assert.InDelta(t, 1, r.StallSeconds, 1e-3)
+	cfg.System.Prefetch = false
+	r2, err := Run(cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 10, r2.EpochSeconds, 1e-3)
+}
+
+// TestSharedDiskSerialisesReadsAndWrites: with a shared disk the eviction
+// write and the next load share bandwidth.
+func TestSharedDiskSlowerThanDuplex(t *testing.T) {
+	io := func(duplex bool) Config {
+		cfg := toyConfig(t, "marius", 6, 3, "beta", duplex)
+		cfg.Profile.CPU.BatchEdges = 1e9 // compute negligible: I/O decides
+		return cfg
+	}
+	dup, err := Run(io(true))
+	require.NoError(t, err)
+	shared, err := Run(io(false))
+	require.NoError(t, err)
+	assert.Greater(t, shared.EpochSeconds, dup.EpochSeconds)
+	assert.Equal(t, dup.ReadBytes, shared.ReadBytes)
+}
+
+func TestResidentSystems(t *testing.T) {
+	cfg := toyConfig(t, "dglke", 2, 2, "", true)
+	cfg.Dataset.Edges = 1000
+	r, err := Run(cfg)
+	require.NoError(t, err)
+	// 10 batches of 100 edges, 1 s of CPU each, synchronous.
+	assert.InDelta(t, 10, r.EpochSeconds, 1e-3)
+	assert.Zero(t, r.StallSeconds)
+	assert.Equal(t, 10, r.Batches)
+}
+
+func TestBoundAndMonotoneInBandwidth(t *testing.T) {
+	for _, sys := range []string{"marius", "pbg", "legend", "ge2"} {
+		for _, ord := range []string{"beta", "hilbert", "legend", "cover"} {
+			s, _ := LookupSystem(sys)
+			p, c := 16, 4
+			if s.Capacity != 0 {
+				c = s.Capacity
+			}
+			if _, err := orderings.Build(ord, p, c, orderings.Belady, 0); err != nil {
+				continue
+			}
+			cfg := toyConfig(t, sys, p, c, ord, sys != "legend")
+			r, err := Run(cfg)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, r.EpochSeconds+1e-9, r.BoundSeconds, "%s/%s", sys, ord)
+			fast := cfg
+			fast.Profile.Disk.Read *= 2
+			fast.Profile.Disk.Write *= 2
+			fast.Profile.SSDToGPU.Read *= 2
+			fast.Profile.SSDToGPU.Write *= 2
+			fast.Profile.PCIe.H2D *= 2
+			fast.Profile.PCIe.D2H *= 2
+			r2, err := Run(fast)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, r2.EpochSeconds, r.EpochSeconds+1e-9, "%s/%s", sys, ord)
+		}
+	}
+}
+
+func TestTimelineCoversEpoch(t *testing.T) {
+	r, err := Run(toyConfig(t, "marius", 8, 3, "hilbert", true))
+	require.NoError(t, err)
+	require.Len(t, r.Timeline, 100)
+	var gpu float64
+	for _, pt := range r.Timeline {
+		gpu += pt.GPU * (pt.End - pt.Start)
+		assert.True(t, pt.GPU >= 0 && pt.GPU <= 1 && !math.IsNaN(pt.GPU))
+	}
+	assert.InDelta(t, r.GPUUtilization*r.EpochSeconds, gpu, 1e-6)
+}

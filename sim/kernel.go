@@ -1,0 +1,259 @@
+package sim
+
+import (
+	"container/heap"
+	"math"
+)
+
+// Kernel is a discrete-event kernel: a virtual clock and a queue of events
+// ordered by time, ties broken by scheduling order, so a run is fully
+// deterministic.
+type Kernel struct {
+	now    float64
+	seq    uint64
+	q      eventQueue
+	events int
+}
+
+type event struct {
+	t   float64
+	seq uint64
+	fn  func()
+}
+
+type eventQueue []event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].t != q[j].t {
+		return q[i].t < q[j].t
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}
+
+// Now is the current virtual time in seconds.
+func (k *Kernel) Now() float64 { return k.now }
+
+// Events is the number of events run so far.
+func (k *Kernel) Events() int { return k.events }
+
+// At schedules fn at virtual time t (not before now).
+func (k *Kernel) At(t float64, fn func()) {
+	if t < k.now {
+		t = k.now
+	}
+	k.seq++
+	heap.Push(&k.q, event{t: t, seq: k.seq, fn: fn})
+}
+
+// After schedules fn d seconds from now.
+func (k *Kernel) After(d float64, fn func()) { k.At(k.now+d, fn) }
+
+// Run executes events until none is left.
+func (k *Kernel) Run() {
+	for k.q.Len() > 0 {
+		e := heap.Pop(&k.q).(event)
+		k.now = e.t
+		k.events++
+		e.fn()
+	}
+}
+
+// Interval is a span of virtual time.
+type Interval struct{ Start, End float64 }
+
+// busyLog accumulates busy intervals, merging those that touch.
+type busyLog struct {
+	spans []Interval
+	total float64
+}
+
+func (b *busyLog) add(start, end float64) {
+	if end <= start {
+		return
+	}
+	b.total += end - start
+	if n := len(b.spans); n > 0 && start <= b.spans[n-1].End+1e-12 {
+		if end > b.spans[n-1].End {
+			b.spans[n-1].End = end
+		}
+		return
+	}
+	b.spans = append(b.spans, Interval{start, end})
+}
+
+// Server is a first-come-first-served server with one unit of capacity:
+// a GPU stream or a pool of CPU workers treated as one.
+type Server struct {
+	k    *Kernel
+	Name string
+	free float64
+	log  busyLog
+}
+
+// NewServer returns an idle server.
+func NewServer(k *Kernel, name string) *Server { return &Server{k: k, Name: name} }
+
+// Do queues d seconds of work and calls done when it finishes.
+func (s *Server) Do(d float64, done func()) {
+	start := math.Max(s.k.now, s.free)
+	s.free = start + d
+	s.log.add(start, s.free)
+	s.k.At(s.free, done)
+}
+
+// Busy is the total time the server has worked.
+func (s *Server) Busy() float64 { return s.log.total }
+
+// Dir is the direction of a transfer on a Link.
+type Dir int
+
+// The directions.
+const (
+	Read Dir = iota
+	Write
+)
+
+// Sharing says how a link's reads and writes share it.
+type Sharing struct {
+	// ReadBW and WriteBW are the bandwidths of reads alone and writes alone.
+	ReadBW, WriteBW float64
+	// FullDuplex: reads and writes never slow each other.
+	FullDuplex bool
+	// Combined, when positive, caps reads and writes together: running at
+	// once they split it fairly, each direction at most its own bandwidth.
+	// When zero and not full duplex they split the device's time evenly.
+	Combined float64
+}
+
+// rates returns the bandwidth of the read and write directions given which
+// are active.
+func (s Sharing) rates(reading, writing bool) (r, w float64) {
+	switch {
+	case !reading || !writing || s.FullDuplex:
+		return s.ReadBW, s.WriteBW
+	case s.Combined > 0:
+		r = math.Min(s.ReadBW, math.Max(s.Combined/2, s.Combined-s.WriteBW))
+		return r, math.Min(s.WriteBW, s.Combined-r)
+	default:
+		return s.ReadBW / 2, s.WriteBW / 2
+	}
+}
+
+// Link is a transfer resource (a disk, a PCIe direction, an SSD-to-GPU
+// path). Transfers in the same direction share its bandwidth equally
+// (processor sharing); reads and writes share it as Sharing says. A
+// transfer first waits the link's per-request latency, then moves its
+// bytes: alone on the link it takes latency + bytes ÷ bandwidth.
+type Link struct {
+	k       *Kernel
+	Name    string
+	Latency float64
+	share   Sharing
+	flows   []*flow
+	last    float64
+	version uint64
+	log     busyLog
+	bytes   float64
+}
+
+type flow struct {
+	left  float64 // bytes still to move
+	bytes float64
+	dir   Dir
+	rate  float64
+	done  func()
+}
+
+// NewLink returns an idle link.
+func NewLink(k *Kernel, name string, latency float64, share Sharing) *Link {
+	return &Link{k: k, Name: name, Latency: latency, share: share}
+}
+
+// Transfer moves bytes in direction dir and calls done when the last byte
+// has arrived.
+func (l *Link) Transfer(bytes float64, dir Dir, done func()) {
+	l.k.After(l.Latency, func() {
+		l.advance()
+		l.flows = append(l.flows, &flow{left: bytes, bytes: bytes, dir: dir, done: done})
+		l.reschedule()
+	})
+}
+
+// advance moves every flow's bytes up to now at the current rates.
+func (l *Link) advance() {
+	now := l.k.now
+	if len(l.flows) > 0 {
+		for _, f := range l.flows {
+			f.left -= f.rate * (now - l.last)
+		}
+		l.log.add(l.last, now)
+	}
+	l.last = now
+}
+
+// bytesEps and timeEps absorb rounding: a flow with less than a
+// millionth of a byte, or a nanosecond of transfer, left is done.
+const (
+	bytesEps = 1e-6
+	timeEps  = 1e-9
+)
+
+func (l *Link) reschedule() {
+	l.version++
+	if len(l.flows) == 0 {
+		return
+	}
+	var n [2]int
+	for _, f := range l.flows {
+		n[f.dir]++
+	}
+	r, w := l.share.rates(n[Read] > 0, n[Write] > 0)
+	next := math.Inf(1)
+	for _, f := range l.flows {
+		if f.dir == Read {
+			f.rate = r / float64(n[Read])
+		} else {
+			f.rate = w / float64(n[Write])
+		}
+		next = math.Min(next, math.Max(f.left, 0)/f.rate)
+	}
+	v := l.version
+	l.k.After(next, func() {
+		if v != l.version {
+			return
+		}
+		l.advance()
+		var done []func()
+		kept := l.flows[:0]
+		for _, f := range l.flows {
+			// Done when what is left would take under a nanosecond: the
+			// clock cannot resolve less and would never advance.
+			if f.left <= bytesEps || f.left/f.rate <= timeEps {
+				done = append(done, f.done)
+				l.bytes += f.bytes
+			} else {
+				kept = append(kept, f)
+			}
+		}
+		l.flows = kept
+		l.reschedule()
+		for _, fn := range done {
+			fn()
+		}
+	})
+}
+
+// Busy is the total time at least one transfer was moving bytes.
+func (l *Link) Busy() float64 { return l.log.total }
+
+// Bytes is the number of bytes delivered so far.
+func (l *Link) Bytes() float64 { return l.bytes }

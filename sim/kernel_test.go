@@ -1,0 +1,93 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestKernelOrdersByTimeThenFIFO(t *testing.T) {
+	var k Kernel
+	var got []string
+	k.At(2, func() { got = append(got, "b") })
+	k.At(1, func() { got = append(got, "a") })
+	k.At(2, func() { got = append(got, "c") })
+	k.At(1, func() { k.After(0.5, func() { got = append(got, "a2") }) })
+	k.Run()
+	assert.Equal(t, []string{"a", "a2", "b", "c"}, got)
+	assert.Equal(t, 2.0, k.Now())
+}
+
+func TestLinkSingleTransfer(t *testing.T) {
+	var k Kernel
+	l := NewLink(&k, "disk", 0.01, Sharing{ReadBW: 400e6, WriteBW: 400e6})
+	var at float64
+	l.Transfer(400e6, Read, func() { at = k.Now() })
+	k.Run()
+	assert.InDelta(t, 1.01, at, 1e-9, "bytes ÷ bandwidth + latency")
+	assert.InDelta(t, 1.0, l.Busy(), 1e-9)
+	assert.Equal(t, 400e6, l.Bytes())
+}
+
+func TestLinkSharesBandwidth(t *testing.T) {
+	var k Kernel
+	l := NewLink(&k, "disk", 0, Sharing{ReadBW: 100, WriteBW: 100})
+	var a, b float64
+	l.Transfer(100, Read, func() { a = k.Now() })
+	l.Transfer(100, Read, func() { b = k.Now() })
+	k.Run()
+	// Two equal transfers started together both finish at 2 s.
+	assert.InDelta(t, 2.0, a, 1e-9)
+	assert.InDelta(t, 2.0, b, 1e-9)
+
+	var k2 Kernel
+	l2 := NewLink(&k2, "disk", 0, Sharing{ReadBW: 100, WriteBW: 100})
+	l2.Transfer(100, Read, func() { a = k2.Now() })
+	k2.At(0.5, func() { l2.Transfer(100, Read, func() { b = k2.Now() }) })
+	k2.Run()
+	// First: 50 alone by 0.5 s, then 50 at half speed: done at 1.5 s.
+	// Second: 50 at half speed by 1.5 s, then 50 alone: done at 2 s.
+	assert.InDelta(t, 1.5, a, 1e-9)
+	assert.InDelta(t, 2.0, b, 1e-9)
+	assert.InDelta(t, 2.0, l2.Busy(), 1e-9)
+}
+
+func TestLinkReadWriteSharing(t *testing.T) {
+	tests := []struct {
+		name       string
+		share      Sharing
+		read, wrte float64 // completion times of a 300-byte read and a 200-byte write started together
+	}{
+		// Time-shared device: each direction gets half its own speed.
+		{"shared", Sharing{ReadBW: 300, WriteBW: 200}, 2, 2},
+		// Full duplex: no interference.
+		{"duplex", Sharing{ReadBW: 300, WriteBW: 200, FullDuplex: true}, 1, 1},
+		// Combined cap 400: fair split 200/200, the write finishes at 1 s,
+		// then the read runs alone at 300 for its last 100 bytes.
+		{"combined", Sharing{ReadBW: 300, WriteBW: 200, Combined: 400}, 1 + 1.0/3, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var k Kernel
+			l := NewLink(&k, "nvme", 0, tt.share)
+			var r, w float64
+			l.Transfer(300, Read, func() { r = k.Now() })
+			l.Transfer(200, Write, func() { w = k.Now() })
+			k.Run()
+			assert.InDelta(t, tt.read, r, 1e-9)
+			assert.InDelta(t, tt.wrte, w, 1e-9)
+		})
+	}
+}
+
+func TestServerFIFO(t *testing.T) {
+	var k Kernel
+	s := NewServer(&k, "gpu")
+	var ends []float64
+	s.Do(1, func() { ends = append(ends, k.Now()) })
+	s.Do(2, func() { ends = append(ends, k.Now()) })
+	k.At(5, func() { s.Do(1, func() { ends = append(ends, k.Now()) }) })
+	k.Run()
+	assert.Equal(t, []float64{1, 3, 6}, ends)
+	assert.Equal(t, 4.0, s.Busy())
+}

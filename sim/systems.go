@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// IOPath is where partitions travel when they are swapped.
+type IOPath string
+
+// The I/O paths.
+const (
+	// DiskPath: disk ↔ CPU memory (Marius, PBG).
+	DiskPath IOPath = "disk"
+	// SSDToGPUPath: NVMe ↔ GPU memory directly (Legend).
+	SSDToGPUPath IOPath = "ssd-gpu"
+	// PCIePath: CPU memory ↔ GPU memory (GE2: parameters in RAM, GPU buffer).
+	PCIePath IOPath = "pcie"
+)
+
+// BatchMode is how batches are built and computed.
+type BatchMode string
+
+// The batch modes.
+const (
+	// Pipeline: built on the CPU and computed on the GPU in a pipeline with
+	// at most Staleness batches in flight (Marius §3).
+	Pipeline BatchMode = "pipeline"
+	// Synchronous: built on the CPU, then transferred, computed and written
+	// back before the next batch starts (DGL-KE, Marius Algorithm 1; PBG).
+	Synchronous BatchMode = "sync"
+	// OnGPU: built and computed on the GPU (Legend, GE2, in-GPU training).
+	OnGPU BatchMode = "gpu"
+)
+
+// System is a training system's design, as a set of knobs.
+type System struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Ordering is the system's own edge-bucket ordering.
+	Ordering string `json:"ordering"`
+	// Capacity is the buffer capacity the design fixes (0: any, from --c).
+	Capacity int `json:"capacity"`
+	// Partitioned systems keep parameters in p partitions and swap them
+	// through a buffer; the others keep every parameter resident.
+	Partitioned bool      `json:"partitioned"`
+	IO          IOPath    `json:"io"`
+	Batches     BatchMode `json:"batches"`
+	// Prefetch issues each load as soon as the Plan allows (the evicted
+	// partition's last use is done); without it a load waits until the
+	// bucket that needs it is next.
+	Prefetch bool `json:"prefetch"`
+	// SyncWrites makes a load wait until the partition it replaces has been
+	// written back; otherwise an async writer overlaps the write.
+	SyncWrites bool `json:"sync_writes"`
+	// PrefetchDepth is the number of staging buffers a prefetched partition
+	// may be read into before its slot is free. 0 means loads start only
+	// when the Plan's issue point is reached (a buffer of exactly c
+	// partitions, as Legend's GPU buffer of three).
+	PrefetchDepth int `json:"prefetch_depth"`
+	// Staleness bounds the batches in flight (Marius uses 16).
+	Staleness int `json:"staleness"`
+	// Resident says where the parameters live when not partitioned: "ram"
+	// or "gpu".
+	Resident string `json:"resident,omitempty"`
+}
+
+// DefaultCapacity is the buffer capacity for systems that leave it open.
+const DefaultCapacity = 8
+
+// Systems are the presets.
+var Systems = []System{
+	{Name: "marius", Description: "Marius: parameters on disk, CPU partition buffer of c, 5-stage pipeline (staleness 16), prefetch thread, async writer",
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: Pipeline, Prefetch: true, PrefetchDepth: 1, Staleness: 16},
+	{Name: "marius-inmem", Description: "Marius with every parameter in CPU memory (no partitions): the pipeline alone",
+		Ordering: "", Batches: Pipeline, Staleness: 16, Resident: "ram"},
+	{Name: "pbg", Description: "PyTorch-BigGraph: two partitions in memory, synchronous swaps, no prefetch, checkpoint at epoch end",
+		Ordering: "inside-out", Capacity: 2, Partitioned: true, IO: DiskPath, Batches: Synchronous, SyncWrites: true, Staleness: 1},
+	{Name: "legend", Description: "Legend: GPU buffer of 3, SSD-to-GPU direct I/O, batches built on the GPU, next swap overlapping the current state's buckets",
+		Ordering: "legend", Capacity: 3, Partitioned: true, IO: SSDToGPUPath, Batches: OnGPU, Prefetch: true, SyncWrites: true, Staleness: 16},
+	{Name: "ge2", Description: "GE2: parameters in CPU memory, GPU buffer of 4 over PCIe, COVER order, batches built on the GPU",
+		Ordering: "cover", Capacity: 4, Partitioned: true, IO: PCIePath, Batches: OnGPU, Prefetch: true, Staleness: 16},
+	{Name: "dglke", Description: "DGL-KE: parameters in CPU memory, synchronous per-batch transfers (Marius Algorithm 1)",
+		Batches: Synchronous, Staleness: 1, Resident: "ram"},
+	{Name: "in-gpu", Description: "everything resident in GPU memory, batches built on the GPU",
+		Batches: OnGPU, Staleness: 16, Resident: "gpu"},
+}
+
+// SystemNames lists the presets in display order.
+func SystemNames() []string {
+	names := make([]string, len(Systems))
+	for i, s := range Systems {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// LookupSystem returns the preset with the given name.
+func LookupSystem(name string) (System, error) {
+	for _, s := range Systems {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return System{}, fmt.Errorf("unknown system %q (want one of %s)", name, strings.Join(SystemNames(), ", "))
+}
