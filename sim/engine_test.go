@@ -15,12 +15,12 @@ import (
 // written in 2 s, no latency.
 func toyProfile(duplex bool) devices.Profile {
 	return devices.Profile{
-		Name: "toy",
-		Disk: devices.Disk{Read: 1000, Write: 500, FullDuplex: duplex},
-		PCIe: devices.PCIe{H2D: 1e12, D2H: 1e12},
+		Name:     "toy",
+		Disk:     devices.Disk{Read: 1000, Write: 500, FullDuplex: duplex},
+		PCIe:     devices.PCIe{H2D: 1e12, D2H: 1e12},
 		SSDToGPU: devices.Direct{Read: 1000, Write: 500},
-		GPU: devices.GPU{Name: "toy", Count: 1, Memory: 1e12, FLOPS: 1e15, MemoryBW: 1e15, BatchEdges: 1e12},
-		CPU: devices.CPU{Workers: 1, Memory: 1e12, BatchEdges: 100, GatherBW: 1e15},
+		GPU:      devices.GPU{Name: "toy", Count: 1, Memory: 1e12, FLOPS: 1e15, MemoryBW: 1e15, BatchEdges: 1e12},
+		CPU:      devices.CPU{Workers: 1, Memory: 1e12, BatchEdges: 100, GatherBW: 1e15},
 	}
 }
 
