@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin
 CMDS := simulate reproduce
 
-.PHONY: all build run test fmt-check vet bench fuzz reproduce reproduce-fig7 reproduce-legend-table6 clean
+.PHONY: all build run test fmt-check vet bench fuzz reproduce clean
 
 all: build
 
@@ -41,11 +41,9 @@ fuzz:
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results
 
-reproduce-fig7: $(BIN)/reproduce
-	./$(BIN)/reproduce --out results --experiments fig7
-
-reproduce-legend-table6: $(BIN)/reproduce
-	./$(BIN)/reproduce --out results --experiments legend-table6
+# reproduce-NAME runs one experiment (see `bin/reproduce --help` for names).
+reproduce-%: $(BIN)/reproduce
+	./$(BIN)/reproduce --out results --experiments $*
 
 clean:
 	rm -rf $(BIN)

@@ -28,15 +28,19 @@ type Series struct {
 	Y    []float64 `json:"y"`
 }
 
-// Chart is a line chart to draw from a Result; File is the base name of the
-// image (without extension).
+// Chart is a chart to draw from a Result; File is the base name of the
+// image (without extension). A line chart (the default) plots Series; a
+// bar chart (Bars true) draws one group per Categories entry and one bar
+// per series, taking series i's value in category j from Series[i].Y[j].
 type Chart struct {
-	File   string   `json:"file"`
-	Title  string   `json:"title"`
-	XLabel string   `json:"x_label"`
-	YLabel string   `json:"y_label"`
-	LogY   bool     `json:"log_y"`
-	Series []Series `json:"series"`
+	File       string   `json:"file"`
+	Title      string   `json:"title"`
+	XLabel     string   `json:"x_label"`
+	YLabel     string   `json:"y_label"`
+	LogY       bool     `json:"log_y"`
+	Bars       bool     `json:"bars,omitempty"`
+	Categories []string `json:"categories,omitempty"`
+	Series     []Series `json:"series"`
 }
 
 // Experiment is a named experiment.

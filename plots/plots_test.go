@@ -256,3 +256,18 @@ func TestChartSaveOverwrite(t *testing.T) {
 
 func nan() float64 { var z float64; return z / z }
 func inf() float64 { var z float64; return 1 / z }
+
+func TestSaveStack(t *testing.T) {
+	dir := t.TempDir()
+	line := LineChart{Title: "t", XLabel: "x", YLabel: "y", Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{3, 4}}}}
+	bar := BarChart{Title: "b", YLabel: "s", Categories: []string{"u", "v"}, Series: []BarSeries{{Name: "a", Values: []float64{1, 2}}}}
+	for _, ext := range []string{".png", ".svg"} {
+		path := filepath.Join(dir, "stack"+ext)
+		require.NoError(t, SaveStack(path, bar, line))
+		st, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Positive(t, st.Size())
+	}
+	assert.Error(t, SaveStack(filepath.Join(dir, "x.png")))
+	assert.Error(t, SaveStack(filepath.Join(dir, "x.gif"), line))
+}

@@ -129,12 +129,22 @@ func write(dir string, r experiments.Result) error {
 		return err
 	}
 	for _, c := range r.Charts {
-		lc := plots.LineChart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel, LogY: c.LogY}
-		for _, s := range c.Series {
-			lc.Series = append(lc.Series, plots.Series{Name: s.Name, X: s.X, Y: s.Y})
+		var chart plots.Chart
+		if c.Bars {
+			bc := plots.BarChart{Title: c.Title, YLabel: c.YLabel, LogY: c.LogY, Categories: c.Categories}
+			for _, s := range c.Series {
+				bc.Series = append(bc.Series, plots.BarSeries{Name: s.Name, Values: s.Y})
+			}
+			chart = bc
+		} else {
+			lc := plots.LineChart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel, LogY: c.LogY}
+			for _, s := range c.Series {
+				lc.Series = append(lc.Series, plots.Series{Name: s.Name, X: s.X, Y: s.Y})
+			}
+			chart = lc
 		}
 		for _, ext := range []string{".png", ".svg"} {
-			if err := lc.Save(filepath.Join(dir, c.File+ext)); err != nil {
+			if err := plots.SaveStack(filepath.Join(dir, c.File+ext), chart); err != nil {
 				return fmt.Errorf("%s: %w", r.Name, err)
 			}
 		}

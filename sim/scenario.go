@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
+)
+
+// DefaultTraining is the papers' training shape for a dataset: batches of
+// 50,000 edges and 1,000 negatives (Marius Table 1; FB15k uses batches of
+// 10,000), the dataset's score function, and dimension d.
+func DefaultTraining(ds Dataset, d int) Training {
+	t := Training{Model: ds.Model, Dim: d, Batch: 50_000, Negatives: 1_000}
+	if ds.Name == "fb15k" {
+		t.Batch = 10_000
+	}
+	if t.Model == "" {
+		t.Model = Dot
+	}
+	return t
+}
+
+// Scenario is one simulation described the way a user states it; Config
+// turns it into a Plan and bucket counts.
+type Scenario struct {
+	System   System
+	Profile  devices.Profile
+	Dataset  Dataset
+	Training Training
+	// P and C size the partitions and the buffer (partitioned systems).
+	P, C     int
+	Ordering string
+	Policy   orderings.Policy
+	Seed     int64
+	// Edges spreads the training edges over the buckets (uniform or
+	// skewed with exponent Skew); Histogram, when set, gives the counts.
+	Edges     Distribution
+	Skew      float64
+	Histogram *Histogram
+}
+
+// Capacity returns the buffer capacity the scenario runs with: the
+// system's own when its design fixes one, else C (or DefaultCapacity).
+func (s Scenario) Capacity() int {
+	if s.System.Capacity > 0 {
+		return s.System.Capacity
+	}
+	if s.C > 0 {
+		return s.C
+	}
+	return DefaultCapacity
+}
+
+// Config builds the simulation input. A plan that the ordering cannot build
+// for (p, c) returns its error (orderings.ErrNotApplicable for a mismatch).
+func (s Scenario) Config() (Config, error) {
+	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training}
+	if !s.System.Partitioned {
+		return cfg, nil
+	}
+	c := s.Capacity()
+	if s.System.Capacity > 0 && s.C > 0 && s.C != s.System.Capacity {
+		return Config{}, fmt.Errorf("%w: system %s has a buffer of %d partitions by design, not %d", ErrConfig, s.System.Name, s.System.Capacity, s.C)
+	}
+	ord := s.Ordering
+	if ord == "" {
+		ord = s.System.Ordering
+	}
+	policy := s.Policy
+	if policy == "" {
+		policy = orderings.Belady
+	}
+	pl, err := orderings.Build(ord, s.P, c, policy, s.Seed)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.Plan = pl
+	switch {
+	case s.Histogram != nil:
+		if s.Histogram.P != s.P {
+			return Config{}, fmt.Errorf("%w: histogram has p = %d, the plan p = %d", ErrConfig, s.Histogram.P, s.P)
+		}
+		cfg.BucketEdges, _ = s.Histogram.Flat()
+	default:
+		skew := s.Skew
+		if s.Edges == Skewed && skew == 0 {
+			skew = DefaultSkew
+		}
+		cfg.BucketEdges, err = BucketEdges(s.Dataset.TrainEdges(), s.P, s.Edges, skew)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	return cfg, nil
+}
+
+// Simulate builds the scenario's Config and runs it.
+func Simulate(s Scenario) (Report, error) {
+	cfg, err := s.Config()
+	if err != nil {
+		return Report{}, err
+	}
+	return Run(cfg)
+}
