@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,22 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// TestMain lets a test run this binary as the simulate command: with
+// TIERFLOW_AS_SIMULATE=1 it runs main on the arguments after "--".
+func TestMain(m *testing.M) {
+	if os.Getenv("TIERFLOW_AS_SIMULATE") == "1" {
+		args := os.Args[1:]
+		for i, a := range args {
+			if a == "--" {
+				args = args[i+1:]
+				break
+			}
+		}
+		os.Exit(run(args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 func runCmd(args ...string) (stdout, stderr string, code int) {
 	var o, e bytes.Buffer
@@ -49,10 +66,62 @@ func TestJSONShape(t *testing.T) {
 		assert.NotEmpty(t, s.(map[string]any)["reason"])
 	}
 	assert.ElementsMatch(t, []string{"cover", "legend"}, names)
+	for _, k := range []string{"epoch_seconds", "stall_seconds", "compute_seconds", "gpu_utilization", "bound_seconds"} {
+		assert.Contains(t, beta, k)
+	}
+	assert.GreaterOrEqual(t, beta["epoch_seconds"].(float64), beta["bound_seconds"].(float64))
+}
+
+// TestDeterministicAcrossGOMAXPROCS runs the real command in a child
+// process with different GOMAXPROCS and compares the JSON byte for byte.
+func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	var outs []string
+	for _, procs := range []string{"1", "2", "8"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "--p", "16", "--c", "4", "--dataset", "twitter", "--edges", "skewed", "--json")
+		cmd.Env = append(os.Environ(), "TIERFLOW_AS_SIMULATE=1", "GOMAXPROCS="+procs)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		outs = append(outs, string(out))
+	}
+	assert.Equal(t, outs[0], outs[1])
+	assert.Equal(t, outs[0], outs[2])
+	assert.Contains(t, outs[0], `"epoch_seconds"`)
+}
+
+func TestSystemsAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--system", "legend", "--device", "legend-a100", "--p", "16", "--dataset", "twitter"},
+		{"--system", "ge2", "--device", "legend-a100", "--p", "16", "--orderings", "cover"},
+		{"--system", "pbg", "--p", "8", "--orderings", "inside-out"},
+		{"--system", "dglke", "--dataset", "livejournal"},
+		{"--system", "in-gpu", "--dataset", "fb15k", "--device", "h100-nvme"},
+		{"--system", "marius-inmem", "--dim", "50"},
+		{"--no-prefetch", "--sync-writes", "--staleness", "4", "--batch", "10000", "--negatives", "100", "--model", "dot", "--edges", "skewed", "--skew", "1"},
+	} {
+		out, errOut, code := runCmd(append(args, "--plot", filepath.Join(dir, "x.png"))...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		assert.Contains(t, out, "epoch min", args)
+	}
+	st, err := os.Stat(filepath.Join(dir, "x.png"))
+	require.NoError(t, err)
+	assert.Positive(t, st.Size())
+}
+
+func TestHistogramEdges(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hist.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"p": 2, "edges": [[100000, 0], [0, 100000]]}`), 0o644))
+	out, errOut, code := runCmd("--p", "2", "--c", "2", "--edges", path, "--orderings", "beta", "--json")
+	require.Equal(t, 0, code, errOut)
+	var got Output
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Results, 1)
+	assert.Equal(t, 4, got.Results[0].Batches, "two buckets of 100,000 edges in batches of 50,000")
 }
 
 func TestGoldenJSON(t *testing.T) {
-	out, errOut, code := runCmd("--p", "16", "--c", "4", "--dataset", "twitter", "--json")
+	out, errOut, code := runCmd("--p", "16", "--c", "4", "--dataset", "twitter", "--orderings", "beta,cover", "--json")
 	require.Equal(t, 0, code, errOut)
 	golden := filepath.Join("testdata", "p16_c4_twitter.json")
 	if *update {
@@ -111,6 +180,16 @@ func TestBadInput(t *testing.T) {
 		{"plan with several orderings", []string{"--plan", filepath.Join(dir, "x.json")}, "exactly one ordering"},
 		{"plan into missing dir", []string{"--orderings", "beta", "--plan", filepath.Join(dir, "no", "x.json")}, "--plan"},
 		{"stray argument", []string{"extra"}, "unexpected argument"},
+		{"unknown system", []string{"--system", "graphvite"}, `unknown system "graphvite"`},
+		{"unknown device", []string{"--device", "tpu-v9"}, `unknown device "tpu-v9"`},
+		{"c fixed by design", []string{"--system", "legend", "--device", "legend-a100", "--c", "8"}, "buffer of 3 partitions by design"},
+		{"no ssd path", []string{"--system", "legend", "--p", "16"}, "no such path"},
+		{"negative batch", []string{"--batch", "-5"}, "--batch -5"},
+		{"unknown model", []string{"--model", "transe"}, `unknown model "transe"`},
+		{"missing histogram", []string{"--edges", filepath.Join(dir, "none.json")}, "--edges"},
+		{"negative skew", []string{"--edges", "skewed", "--skew", "-1"}, "--skew"},
+		{"plan for resident system", []string{"--system", "dglke", "--plan", filepath.Join(dir, "p.json")}, "has no Plan"},
+		{"plot bad extension", []string{"--orderings", "beta", "--plot", filepath.Join(dir, "x.gif")}, "--plot"},
 		{"unknown flag", []string{"--q", "3"}, "flag provided but not defined"},
 	}
 	for _, tt := range tests {
