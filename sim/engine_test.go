@@ -152,3 +152,64 @@ func TestTimelineCoversEpoch(t *testing.T) {
 	}
 	assert.InDelta(t, r.GPUUtilization*r.EpochSeconds, gpu, 1e-6)
 }
+
+// gpuToy makes GPU-built batches of 100 edges take 1 s.
+func gpuToy(cfg Config) Config {
+	cfg.Profile.GPU.BatchEdges = 100
+	return cfg
+}
+
+// TestLegendHandComputed: p=4 with the BETA order on Legend's GPU buffer
+// of 3 (time-shared NVMe: reads 1 s, writes 2 s per partition; 1 s per
+// bucket). Fill: loads of 0, 1, 2 finish at 1, 2, 3 s and buckets
+// (0,0), (0,1), (0,2) start as each arrives; the other six buckets of the
+// first state run until 10 s. Load 3 evicts 2 (used again last) with no
+// window: write 2 s + read 1 s, stall 10–13. Five buckets run 13–18; load
+// 2 again may start once (3,0) is done (16 s): write of 0 16–18, read
+// 18–19, stall 18–19. The last two buckets run 19–21; the final flush
+// writes three partitions together: 6 s. Epoch 27 s, stall 1 + 3 + 1 = 5 s.
+func TestLegendHandComputed(t *testing.T) {
+	cfg := gpuToy(toyConfig(t, "legend", 4, 3, "beta", false))
+	r, err := Run(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Swaps)
+	assert.InDelta(t, 27, r.EpochSeconds, 1e-3)
+	assert.InDelta(t, 5, r.StallSeconds, 1e-3)
+	assert.InDelta(t, 16, r.ComputeSeconds, 1e-3)
+}
+
+// TestGE2HandComputed: p=4, c=4 (one COVER line holds everything): four
+// fill loads over PCIe at 1000 B/s (1 s each) while the first row of
+// buckets runs as each arrives (stall only 0–1), 16 buckets end at 17 s,
+// then four write-backs share the D2H link: 4 s. Epoch 21 s.
+func TestGE2HandComputed(t *testing.T) {
+	cfg := gpuToy(toyConfig(t, "ge2", 4, 4, "cover", true))
+	cfg.Profile.PCIe = devices.PCIe{H2D: 1000, D2H: 1000}
+	r, err := Run(cfg)
+	require.NoError(t, err)
+	assert.Zero(t, r.Swaps)
+	assert.InDelta(t, 21, r.EpochSeconds, 1e-3)
+	assert.InDelta(t, 1, r.StallSeconds, 1e-3)
+}
+
+// TestResidentGPUAndPipeline: in-GPU runs ten 1-s batches back to back;
+// marius-inmem pipelines a 1-s CPU stage with a 0.5-s GPU stage: the
+// epoch is ten CPU stages plus the last GPU stage.
+func TestResidentGPUAndPipeline(t *testing.T) {
+	cfg := gpuToy(toyConfig(t, "in-gpu", 2, 2, "", true))
+	cfg.Dataset.Edges = 1000
+	r, err := Run(cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 10, r.EpochSeconds, 1e-3)
+	assert.InDelta(t, 1, r.GPUUtilization, 1e-3)
+
+	cfg = toyConfig(t, "marius-inmem", 2, 2, "", true)
+	cfg.Dataset.Edges = 1000
+	// A batch touches rows = 2·100 + 2·100·1 = 400 rows of 125 floats:
+	// 200,000 bytes, moved in 0.5 s.
+	cfg.Profile.PCIe = devices.PCIe{H2D: 400_000, D2H: 1e15}
+	r, err = Run(cfg)
+	require.NoError(t, err)
+	assert.InDelta(t, 10.5, r.EpochSeconds, 1e-3)
+	assert.InDelta(t, 10, r.ComputeSeconds, 1e-3)
+}
