@@ -30,13 +30,14 @@ vet:
 
 # Benchmarks (compare runs with benchstat, never as timed asserts).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./orderings
+	$(GO) test -run '^$$' -bench . -benchmem ./orderings ./sim
 
 # A short fuzzing pass over every fuzz target.
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./orderings -run '^$$' -fuzz '^FuzzReplayValidate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./orderings -run '^$$' -fuzz '^FuzzReadJSON$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./devices -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results
