@@ -283,7 +283,7 @@ func (e *engine) runPartitioned(r *Report) {
 	pl := cfg.Plan
 	p := pl.P
 	r.Ordering, r.P, r.C = pl.Ordering, p, pl.C
-	e.pbytes = float64(PartitionBytes(cfg.Dataset.Nodes, p, cfg.Training.Dim))
+	e.pbytes = float64(cfg.System.PartitionBytes(cfg.Dataset.Nodes, p, cfg.Training.Dim))
 	r.PartitionBytes = int64(e.pbytes)
 	r.Swaps, r.Loads, r.Writes, r.FinalWrites = pl.Counts.Swaps, pl.Counts.Loads, pl.Counts.Writes, pl.Counts.FinalWrites
 	r.ReadBytes, r.WriteBytes = pl.Counts.Bytes(r.PartitionBytes)

@@ -63,6 +63,24 @@ type System struct {
 	// Resident says where the parameters live when not partitioned: "ram"
 	// or "gpu".
 	Resident string `json:"resident,omitempty"`
+	// RowwiseAdagrad keeps one Adagrad accumulator per embedding row
+	// instead of one per parameter (PBG §3 sums the accumulated gradient
+	// over each embedding vector), so a partition holds d + 1 floats a row.
+	RowwiseAdagrad bool `json:"rowwise_adagrad,omitempty"`
+}
+
+// PartitionBytes is the size of one of p node partitions under the
+// system's optimizer state: PartitionBytes for element-wise Adagrad,
+// ceil(nodes/p)·(d+1)·4 for row-wise.
+func (s System) PartitionBytes(nodes int64, p, d int) int64 {
+	if !s.RowwiseAdagrad {
+		return PartitionBytes(nodes, p, d)
+	}
+	if p <= 0 || d <= 0 || nodes <= 0 {
+		return 0
+	}
+	rows := (nodes + int64(p) - 1) / int64(p)
+	return rows * int64(d+1) * BytesPerFloat
 }
 
 // DefaultCapacity is the buffer capacity for systems that leave it open.
@@ -74,8 +92,8 @@ var Systems = []System{
 		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: Pipeline, Prefetch: true, PrefetchDepth: 1, Staleness: 16},
 	{Name: "marius-inmem", Description: "Marius with every parameter in CPU memory (no partitions): the pipeline alone",
 		Ordering: "", Batches: Pipeline, Staleness: 16, Resident: "ram"},
-	{Name: "pbg", Description: "PyTorch-BigGraph: two partitions in memory, synchronous swaps, no prefetch, checkpoint at epoch end",
-		Ordering: "inside-out", Capacity: 2, Partitioned: true, IO: DiskPath, Batches: Synchronous, SyncWrites: true, Staleness: 1},
+	{Name: "pbg", Description: "PyTorch-BigGraph: two partitions in memory, synchronous swaps, no prefetch, checkpoint at epoch end, row-wise Adagrad",
+		Ordering: "inside-out", Capacity: 2, Partitioned: true, IO: DiskPath, Batches: Synchronous, SyncWrites: true, Staleness: 1, RowwiseAdagrad: true},
 	{Name: "legend", Description: "Legend: GPU buffer of 3, SSD-to-GPU direct I/O, batches built on the GPU, next swap overlapping the current state's buckets",
 		Ordering: "legend", Capacity: 3, Partitioned: true, IO: SSDToGPUPath, Batches: OnGPU, Prefetch: true, SyncWrites: true, Staleness: 16},
 	{Name: "ge2", Description: "GE2: parameters in CPU memory, GPU buffer of 4 over PCIe, COVER order, batches built on the GPU",

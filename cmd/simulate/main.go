@@ -144,7 +144,7 @@ func simulate(args []string, stdout io.Writer) error {
 		out.P, out.C = o.p, c
 		out.LowerBoundSwaps = orderings.LowerBound(o.p, c)
 		out.BETAFormula = orderings.BETASwaps(o.p, c)
-		out.PartitionBytes = sim.PartitionBytes(sc.Dataset.Nodes, o.p, o.dim)
+		out.PartitionBytes = sc.System.PartitionBytes(sc.Dataset.Nodes, o.p, o.dim)
 	} else {
 		names = []string{""}
 	}
@@ -331,7 +331,11 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	if out.System.Partitioned {
 		fmt.Fprintf(w, "p=%d c=%d policy=%s; lower bound %d swaps (Marius eq. 2), BETA formula %d swaps (eq. 3)\n",
 			out.P, out.C, out.Policy, out.LowerBoundSwaps, out.BETAFormula)
-		fmt.Fprintf(w, "partition: %.3f GB = ceil(%d nodes / %d) × d=%d × 4 B × 2 (float32 + Adagrad); GB = 10^9 bytes; writes exclude the %d final flushes, write GB include them\n",
+		state := "× d=%d × 4 B × 2 (float32 + Adagrad)"
+		if out.System.RowwiseAdagrad {
+			state = "× (d=%d + 1) × 4 B (float32 + row-wise Adagrad)"
+		}
+		fmt.Fprintf(w, "partition: %.3f GB = ceil(%d nodes / %d) "+state+"; GB = 10^9 bytes; writes exclude the %d final flushes, write GB include them\n",
 			sim.GB(out.PartitionBytes), out.Nodes, out.P, out.Dim, out.C)
 	}
 	if len(out.Results) > 0 {
