@@ -543,3 +543,14 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestTestdataVariants keeps the disk variants that REPRODUCE.md compares
+// loadable: the same machine with a shared and with a full-duplex disk.
+func TestTestdataVariants(t *testing.T) {
+	for _, name := range []string{"p3.2xlarge-shared", "p3.2xlarge-duplex"} {
+		p, err := Load(filepath.Join("testdata", name+".yaml"))
+		require.NoError(t, err, name)
+		assert.Equal(t, name, p.Name)
+		assert.Zero(t, p.Disk.Combined)
+	}
+}
