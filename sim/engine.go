@@ -200,12 +200,7 @@ func (e *engine) run() Report {
 	if n <= 0 {
 		n = 100
 	}
-	g := utilization(e.gpu.log.spans, end, n)
-	rd := utilization(readSpans, end, n)
-	wr := utilization(writeSpans, end, n)
-	for i := 0; i < n; i++ {
-		r.Timeline = append(r.Timeline, TimelinePoint{Start: end * float64(i) / float64(n), End: end * float64(i+1) / float64(n), GPU: g[i], Read: rd[i], Write: wr[i]})
-	}
+	r.Timeline = Timeline(e.gpu.log.spans, readSpans, writeSpans, end, n)
 	r.Warnings = e.warnings
 	return r
 }

@@ -56,6 +56,19 @@ type TimelinePoint struct {
 	Write float64 `json:"write"`
 }
 
+// Timeline turns busy intervals of the compute stage and of the read and
+// write paths into n utilisation points over [0, end).
+func Timeline(compute, read, write []Interval, end float64, n int) []TimelinePoint {
+	g := utilization(compute, end, n)
+	rd := utilization(read, end, n)
+	wr := utilization(write, end, n)
+	out := make([]TimelinePoint, n)
+	for i := range out {
+		out[i] = TimelinePoint{Start: end * float64(i) / float64(n), End: end * float64(i+1) / float64(n), GPU: g[i], Read: rd[i], Write: wr[i]}
+	}
+	return out
+}
+
 // utilization returns the fraction of each of n equal slices of [0, end)
 // covered by spans.
 func utilization(spans []Interval, end float64, n int) []float64 {

@@ -1,0 +1,507 @@
+// Package store is the real engine's on-disk layout: one file per node
+// partition (float32 embeddings followed by their Adagrad state, padded to
+// the I/O alignment and read and written with O_DIRECT), one binary file
+// per edge bucket, the validation and test splits, node degrees, a bucket
+// histogram the simulator reads, and a JSON manifest.
+package store
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"unsafe"
+)
+
+// Version is the on-disk format version; Open refuses any other.
+const Version = 1
+
+// Align is the I/O alignment of partition files and buffers.
+const Align = 4096
+
+// Edge is one edge with dense (relabelled) node ids.
+type Edge struct{ Src, Rel, Dst int32 }
+
+const edgeBytes = 12
+
+// Manifest describes a work directory.
+type Manifest struct {
+	Version   int    `json:"version"`
+	Source    string `json:"source"`
+	Nodes     int64  `json:"nodes"`
+	Relations int    `json:"relations"`
+	P         int    `json:"p"`
+	Dim       int    `json:"dim"`
+	Model     string `json:"model"`
+	Seed      int64  `json:"seed"`
+	// Rows is the number of node rows per partition, ceil(Nodes/P); node
+	// n (after relabelling) lives in partition n / Rows.
+	Rows int64 `json:"rows"`
+	// DataBytes is Rows·Dim·4·2 (embeddings and Adagrad state);
+	// PartitionBytes is the file size, DataBytes rounded up to Align.
+	DataBytes      int64 `json:"data_bytes"`
+	PartitionBytes int64 `json:"partition_bytes"`
+	Train          int64 `json:"train_edges"`
+	Valid          int64 `json:"valid_edges"`
+	Test           int64 `json:"test_edges"`
+	// Buckets are the training edges per bucket, Buckets[src][dst].
+	Buckets [][]int64 `json:"buckets"`
+}
+
+// Split is the part of the data an edge belongs to.
+type Split int
+
+// The splits.
+const (
+	Train Split = iota
+	Valid
+	Test
+)
+
+// Store is an opened work directory.
+type Store struct {
+	Dir string
+	M   Manifest
+}
+
+func partName(i int) string      { return fmt.Sprintf("part-%04d.bin", i) }
+func bucketName(i, j int) string { return fmt.Sprintf("bucket-%04d-%04d.bin", i, j) }
+
+// PartitionPath is the file of partition i.
+func (s *Store) PartitionPath(i int) string {
+	return filepath.Join(s.Dir, "partitions", partName(i))
+}
+
+// Open reads and checks the manifest of a work directory.
+func Open(dir string) (*Store, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, fmt.Errorf("work directory %s: %w", dir, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("work directory %s: manifest: %w", dir, err)
+	}
+	if m.Version != Version {
+		return nil, fmt.Errorf("work directory %s: manifest format version %d, this build reads version %d", dir, m.Version, Version)
+	}
+	if m.P < 1 || m.Dim < 1 || m.Rows < 1 || len(m.Buckets) != m.P {
+		return nil, fmt.Errorf("work directory %s: manifest is inconsistent (p=%d, d=%d, rows=%d)", dir, m.P, m.Dim, m.Rows)
+	}
+	return &Store{Dir: dir, M: m}, nil
+}
+
+// Buffer is page-aligned memory for one partition, as O_DIRECT needs.
+type Buffer struct {
+	b []byte
+}
+
+// NewBuffer allocates an aligned buffer of the store's partition size.
+func (s *Store) NewBuffer() (*Buffer, error) {
+	b, err := alignedBuffer(int(s.M.PartitionBytes))
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d-byte partition buffer: %w", s.M.PartitionBytes, err)
+	}
+	return &Buffer{b: b}, nil
+}
+
+// Free releases the buffer's memory.
+func (b *Buffer) Free() error {
+	if b.b == nil {
+		return nil
+	}
+	err := freeBuffer(b.b)
+	b.b = nil
+	return err
+}
+
+// Floats views the buffer as float32: the first rows·d are the
+// embeddings, the next rows·d the Adagrad state.
+func (b *Buffer) Floats() []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b.b))), len(b.b)/4)
+}
+
+// Bytes is the raw buffer.
+func (b *Buffer) Bytes() []byte { return b.b }
+
+// ReadPartition reads partition i into buf with O_DIRECT and returns the
+// bytes read from the device.
+func (s *Store) ReadPartition(i int, buf *Buffer) (int64, error) {
+	f, err := openDirect(s.PartitionPath(i), os.O_RDONLY)
+	if err != nil {
+		return 0, fmt.Errorf("read partition %d: %w", i, err)
+	}
+	defer f.Close()
+	n, err := io.ReadFull(f, buf.b)
+	if err != nil {
+		return int64(n), fmt.Errorf("read partition %d: %w", i, err)
+	}
+	return int64(n), nil
+}
+
+// WritePartition writes buf to partition i's file with O_DIRECT.
+func (s *Store) WritePartition(i int, buf *Buffer) (int64, error) {
+	return writeDirect(s.PartitionPath(i), buf.b)
+}
+
+func writeDirect(path string, b []byte) (int64, error) {
+	f, err := openDirect(path, os.O_WRONLY|os.O_CREATE)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	n, err := f.Write(b)
+	if err != nil {
+		f.Close()
+		return int64(n), fmt.Errorf("write %s: %w", path, err)
+	}
+	return int64(n), f.Close()
+}
+
+// ReadBucket returns the training edges of bucket (i, j).
+func (s *Store) ReadBucket(i, j int) ([]Edge, error) {
+	return readEdges(filepath.Join(s.Dir, "buckets", bucketName(i, j)), s.M.Buckets[i][j])
+}
+
+// ReadSplit returns the validation or test edges.
+func (s *Store) ReadSplit(sp Split) ([]Edge, error) {
+	switch sp {
+	case Valid:
+		return readEdges(filepath.Join(s.Dir, "valid.bin"), s.M.Valid)
+	case Test:
+		return readEdges(filepath.Join(s.Dir, "test.bin"), s.M.Test)
+	}
+	return nil, fmt.Errorf("split %d has no single file (training edges live in buckets)", sp)
+}
+
+func readEdges(path string, n int64) ([]Edge, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && n == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != n*edgeBytes {
+		return nil, fmt.Errorf("%s: %d bytes, want %d edges of %d bytes", path, len(data), n, edgeBytes)
+	}
+	out := make([]Edge, n)
+	for k := range out {
+		b := data[k*edgeBytes:]
+		out[k] = Edge{int32(binary.LittleEndian.Uint32(b)), int32(binary.LittleEndian.Uint32(b[4:])), int32(binary.LittleEndian.Uint32(b[8:]))}
+	}
+	return out, nil
+}
+
+// Degrees returns every node's degree in the training edges.
+func (s *Store) Degrees() ([]int32, error) {
+	data, err := os.ReadFile(filepath.Join(s.Dir, "degrees.bin"))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != 4*s.M.Nodes {
+		return nil, fmt.Errorf("degrees.bin: %d bytes for %d nodes", len(data), s.M.Nodes)
+	}
+	out := make([]int32, s.M.Nodes)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return out, nil
+}
+
+// Permutation returns, for every original node id, its id in the store
+// (the relabelling that spreads nodes uniformly over partitions).
+func (s *Store) Permutation() ([]int32, error) {
+	data, err := os.ReadFile(filepath.Join(s.Dir, "perm.bin"))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != 4*s.M.Nodes {
+		return nil, fmt.Errorf("perm.bin: %d bytes for %d nodes", len(data), s.M.Nodes)
+	}
+	out := make([]int32, s.M.Nodes)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return out, nil
+}
+
+// HistogramPath is the bucket histogram in the simulator's format.
+func (s *Store) HistogramPath() string { return filepath.Join(s.Dir, "histogram.json") }
+
+// InitPartitions (re)writes every partition file: embeddings uniform in
+// [-scale, scale] drawn from seed, Adagrad state zero.
+func (s *Store) InitPartitions(seed int64, scale float32) error {
+	buf, err := s.NewBuffer()
+	if err != nil {
+		return err
+	}
+	defer buf.Free()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x696e6974)) // "init"
+	f := buf.Floats()
+	n := int(s.M.Rows) * s.M.Dim
+	for i := 0; i < s.M.P; i++ {
+		for k := range f {
+			f[k] = 0
+		}
+		for k := 0; k < n; k++ {
+			f[k] = (2*rng.Float32() - 1) * scale
+		}
+		if _, err := s.WritePartition(i, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Builder creates a work directory from a stream of edges: node ids are
+// relabelled by a seeded permutation (so partitions are uniform random
+// node sets, as PBG and Marius partition), training edges go to their
+// bucket's file, the others to the split files. Nothing is visible at dir
+// until Finish renames the finished temporary directory into place.
+type Builder struct {
+	dir, tmp string
+	m        Manifest
+	perm     []int32
+	degrees  []int32
+	pending  [][]Edge // per bucket, flushed in blocks
+	splits   [2]*bufio.Writer
+	files    [2]*os.File
+	edgeBuf  [edgeBytes]byte
+}
+
+const flushEdges = 4096
+
+// NewBuilder starts building a work directory for a graph of the given
+// size, partitioned into p.
+func NewBuilder(dir, source string, nodes int64, relations, p int, seed int64) (*Builder, error) {
+	if nodes < 1 || nodes > math.MaxInt32 {
+		return nil, fmt.Errorf("%d nodes: want 1 to %d", nodes, int64(math.MaxInt32))
+	}
+	if p < 1 || int64(p) > nodes {
+		return nil, fmt.Errorf("p = %d partitions for %d nodes", p, nodes)
+	}
+	if relations < 1 {
+		relations = 1
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("work directory %s: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".building-*")
+	if err != nil {
+		return nil, fmt.Errorf("work directory %s: %w", dir, err)
+	}
+	b := &Builder{dir: dir, tmp: tmp}
+	for _, sub := range []string{"partitions", "buckets"} {
+		if err := os.Mkdir(filepath.Join(tmp, sub), 0o755); err != nil {
+			b.Abort()
+			return nil, err
+		}
+	}
+	rows := (nodes + int64(p) - 1) / int64(p)
+	b.m = Manifest{Version: Version, Source: source, Nodes: nodes, Relations: relations, P: p, Seed: seed, Rows: rows}
+	b.m.Buckets = make([][]int64, p)
+	for i := range b.m.Buckets {
+		b.m.Buckets[i] = make([]int64, p)
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x7065726d)) // "perm"
+	b.perm = make([]int32, nodes)
+	for i := range b.perm {
+		b.perm[i] = int32(i)
+	}
+	rng.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
+	b.degrees = make([]int32, nodes)
+	b.pending = make([][]Edge, p*p)
+	for k, name := range []string{"valid.bin", "test.bin"} {
+		f, err := os.Create(filepath.Join(tmp, name))
+		if err != nil {
+			b.Abort()
+			return nil, err
+		}
+		b.files[k] = f
+		b.splits[k] = bufio.NewWriterSize(f, 1<<16)
+	}
+	return b, nil
+}
+
+// Add records one edge with original dense ids.
+func (b *Builder) Add(src, rel, dst int64, sp Split) error {
+	n := b.m.Nodes
+	if src < 0 || src >= n || dst < 0 || dst >= n {
+		return fmt.Errorf("edge (%d, %d): node id outside [0, %d)", src, dst, n)
+	}
+	if rel < 0 || rel >= int64(b.m.Relations) {
+		return fmt.Errorf("edge (%d, %d): relation %d outside [0, %d)", src, dst, rel, b.m.Relations)
+	}
+	e := Edge{b.perm[src], int32(rel), b.perm[dst]}
+	switch sp {
+	case Train:
+		i, j := int(int64(e.Src)/b.m.Rows), int(int64(e.Dst)/b.m.Rows)
+		k := i*b.m.P + j
+		b.pending[k] = append(b.pending[k], e)
+		b.m.Buckets[i][j]++
+		b.m.Train++
+		b.degrees[e.Src]++
+		b.degrees[e.Dst]++
+		if len(b.pending[k]) >= flushEdges {
+			return b.flushBucket(i, j)
+		}
+		return nil
+	case Valid, Test:
+		w := b.splits[sp-1]
+		putEdge(b.edgeBuf[:], e)
+		if _, err := w.Write(b.edgeBuf[:]); err != nil {
+			return err
+		}
+		if sp == Valid {
+			b.m.Valid++
+		} else {
+			b.m.Test++
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown split %d", sp)
+}
+
+func putEdge(buf []byte, e Edge) {
+	binary.LittleEndian.PutUint32(buf, uint32(e.Src))
+	binary.LittleEndian.PutUint32(buf[4:], uint32(e.Rel))
+	binary.LittleEndian.PutUint32(buf[8:], uint32(e.Dst))
+}
+
+func (b *Builder) flushBucket(i, j int) error {
+	k := i*b.m.P + j
+	if len(b.pending[k]) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(b.tmp, "buckets", bucketName(i, j)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	data := make([]byte, len(b.pending[k])*edgeBytes)
+	for n, e := range b.pending[k] {
+		putEdge(data[n*edgeBytes:], e)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	b.pending[k] = b.pending[k][:0]
+	return f.Close()
+}
+
+// Finish writes the partitions (initialised from the seed), degrees,
+// histogram and manifest, and renames the directory into place. An
+// existing directory at dir is replaced only if it holds a manifest (a
+// previous tierflow work directory); anything else is an error.
+func (b *Builder) Finish(dim int, model string, initScale float32) (*Store, error) {
+	if err := b.finish(dim, model, initScale); err != nil {
+		b.Abort()
+		return nil, err
+	}
+	return Open(b.dir)
+}
+
+func (b *Builder) finish(dim int, model string, initScale float32) error {
+	if dim < 1 {
+		return fmt.Errorf("dimension %d: want at least 1", dim)
+	}
+	b.m.Dim, b.m.Model = dim, model
+	b.m.DataBytes = b.m.Rows * int64(dim) * 4 * 2
+	b.m.PartitionBytes = (b.m.DataBytes + Align - 1) / Align * Align
+	for i := 0; i < b.m.P; i++ {
+		for j := 0; j < b.m.P; j++ {
+			if err := b.flushBucket(i, j); err != nil {
+				return err
+			}
+		}
+	}
+	for k := range b.splits {
+		if err := b.splits[k].Flush(); err != nil {
+			return err
+		}
+		if err := b.files[k].Close(); err != nil {
+			return err
+		}
+		b.files[k] = nil
+	}
+	perm := make([]byte, 4*len(b.perm))
+	for i, v := range b.perm {
+		binary.LittleEndian.PutUint32(perm[4*i:], uint32(v))
+	}
+	if err := os.WriteFile(filepath.Join(b.tmp, "perm.bin"), perm, 0o644); err != nil {
+		return err
+	}
+	deg := make([]byte, 4*len(b.degrees))
+	for i, d := range b.degrees {
+		binary.LittleEndian.PutUint32(deg[4*i:], uint32(d))
+	}
+	if err := os.WriteFile(filepath.Join(b.tmp, "degrees.bin"), deg, 0o644); err != nil {
+		return err
+	}
+	hist, err := json.Marshal(struct {
+		P     int       `json:"p"`
+		Edges [][]int64 `json:"edges"`
+	}{b.m.P, b.m.Buckets})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(b.tmp, "histogram.json"), hist, 0o644); err != nil {
+		return err
+	}
+	s := &Store{Dir: b.tmp, M: b.m}
+	if err := s.InitPartitions(b.m.Seed, initScale); err != nil {
+		return err
+	}
+	man, err := json.MarshalIndent(b.m, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(b.tmp, "manifest.json"), man, 0o644); err != nil {
+		return err
+	}
+	if _, err := os.Stat(b.dir); err == nil {
+		if _, err := os.Stat(filepath.Join(b.dir, "manifest.json")); err != nil {
+			return fmt.Errorf("work directory %s exists and is not a tierflow work directory; refusing to replace it", b.dir)
+		}
+		if err := os.RemoveAll(b.dir); err != nil {
+			return err
+		}
+	}
+	return os.Rename(b.tmp, b.dir)
+}
+
+// AddFile writes an extra file (such as the id table of an edge file)
+// into the directory being built.
+func (b *Builder) AddFile(name string, write func(io.Writer) error) error {
+	f, err := os.Create(filepath.Join(b.tmp, filepath.Base(name)))
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Abort removes the temporary directory; nothing is left behind.
+func (b *Builder) Abort() {
+	for _, f := range b.files {
+		if f != nil {
+			f.Close()
+		}
+	}
+	os.RemoveAll(b.tmp)
+}

@@ -1,0 +1,186 @@
+package store
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func build(t *testing.T, dir string) *Store {
+	t.Helper()
+	b, err := NewBuilder(dir, "test", 100, 2, 4, 7)
+	require.NoError(t, err)
+	for k := int64(0); k < 1000; k++ {
+		sp := Train
+		if k%20 == 0 {
+			sp = Valid
+		} else if k%20 == 1 {
+			sp = Test
+		}
+		require.NoError(t, b.Add(k%100, k%2, (k*7+3)%100, sp))
+	}
+	s, err := b.Finish(10, "dot", 0.1)
+	require.NoError(t, err)
+	return s
+}
+
+func TestBuildAndRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "work")
+	s := build(t, dir)
+	assert.Equal(t, int64(25), s.M.Rows)
+	assert.Equal(t, int64(25*10*8), s.M.DataBytes)
+	assert.Equal(t, int64(Align), s.M.PartitionBytes)
+	assert.Equal(t, int64(900), s.M.Train)
+	assert.Equal(t, int64(50), s.M.Valid)
+	assert.Equal(t, int64(50), s.M.Test)
+	var total int64
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 4; j++ {
+			edges, err := s.ReadBucket(i, j)
+			require.NoError(t, err)
+			require.Len(t, edges, int(s.M.Buckets[i][j]))
+			for _, e := range edges {
+				assert.Equal(t, i, int(int64(e.Src)/s.M.Rows))
+				assert.Equal(t, j, int(int64(e.Dst)/s.M.Rows))
+			}
+			total += int64(len(edges))
+		}
+	}
+	assert.Equal(t, s.M.Train, total)
+	test, err := s.ReadSplit(Test)
+	require.NoError(t, err)
+	assert.Len(t, test, 50)
+	deg, err := s.Degrees()
+	require.NoError(t, err)
+	var sum int64
+	for _, d := range deg {
+		sum += int64(d)
+	}
+	assert.Equal(t, 2*s.M.Train, sum)
+	var hist struct {
+		P     int       `json:"p"`
+		Edges [][]int64 `json:"edges"`
+	}
+	data, err := os.ReadFile(s.HistogramPath())
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &hist))
+	assert.Equal(t, s.M.Buckets, hist.Edges)
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary directory left")
+}
+
+func TestPartitionRoundTrip(t *testing.T) {
+	s := build(t, filepath.Join(t.TempDir(), "work"))
+	buf, err := s.NewBuffer()
+	require.NoError(t, err)
+	defer buf.Free()
+	n, err := s.ReadPartition(2, buf)
+	require.NoError(t, err)
+	assert.Equal(t, s.M.PartitionBytes, n)
+	f := buf.Floats()
+	emb := f[:int(s.M.Rows)*s.M.Dim]
+	for _, x := range emb {
+		assert.LessOrEqual(t, x, float32(0.1))
+		assert.GreaterOrEqual(t, x, float32(-0.1))
+	}
+	assert.Zero(t, f[int(s.M.Rows)*s.M.Dim], "Adagrad state starts at zero")
+	f[0] = 42
+	_, err = s.WritePartition(2, buf)
+	require.NoError(t, err)
+	other, err := s.NewBuffer()
+	require.NoError(t, err)
+	defer other.Free()
+	_, err = s.ReadPartition(2, other)
+	require.NoError(t, err)
+	assert.Equal(t, float32(42), other.Floats()[0])
+}
+
+func procIO(t *testing.T) map[string]int64 {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skipf("no /proc/self/io: %v", err)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		out[k], _ = strconv.ParseInt(v, 10, 64)
+	}
+	return out
+}
+
+// TestPageCacheBypassed reads a partition right after writing it: through
+// the page cache that read would be served from memory and not count as
+// device bytes; with O_DIRECT /proc/self/io's read_bytes grows by the
+// partition size every time.
+func TestPageCacheBypassed(t *testing.T) {
+	if runtime.GOOS != "linux" || !DirectIO {
+		t.Skip("O_DIRECT is only used on Linux")
+	}
+	b, err := NewBuilder(filepath.Join(t.TempDir(), "work"), "test", 1000, 1, 2, 1)
+	require.NoError(t, err)
+	require.NoError(t, b.Add(0, 0, 1, Train))
+	s, err := b.Finish(256, "dot", 0.1) // 500 rows × 256 × 8 B ≈ 1 MB per partition
+	require.NoError(t, err)
+	buf, err := s.NewBuffer()
+	require.NoError(t, err)
+	defer buf.Free()
+	for round := 0; round < 3; round++ {
+		_, err = s.WritePartition(0, buf)
+		require.NoError(t, err)
+		before := procIO(t)
+		_, err = s.ReadPartition(0, buf)
+		require.NoError(t, err)
+		after := procIO(t)
+		assert.GreaterOrEqual(t, after["read_bytes"]-before["read_bytes"], s.M.PartitionBytes,
+			"round %d: a read right after a write must still come from the device", round)
+	}
+}
+
+func TestOpenRejectsOtherVersion(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "work")
+	s := build(t, dir)
+	s.M.Version = 99
+	data, _ := json.Marshal(s.M)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644))
+	_, err := Open(dir)
+	assert.ErrorContains(t, err, "format version 99")
+}
+
+func TestBuilderErrorsLeaveNothing(t *testing.T) {
+	parent := t.TempDir()
+	b, err := NewBuilder(filepath.Join(parent, "work"), "test", 10, 1, 2, 1)
+	require.NoError(t, err)
+	assert.Error(t, b.Add(10, 0, 1, Train))
+	assert.Error(t, b.Add(1, 3, 1, Train))
+	b.Abort()
+	entries, _ := os.ReadDir(parent)
+	assert.Empty(t, entries)
+	// A directory that is not a work directory is never replaced.
+	other := filepath.Join(parent, "mine")
+	require.NoError(t, os.Mkdir(other, 0o755))
+	b, err = NewBuilder(other, "test", 10, 1, 2, 1)
+	require.NoError(t, err)
+	_, err = b.Finish(4, "dot", 0.1)
+	assert.ErrorContains(t, err, "not a tierflow work directory")
+	_, err = os.Stat(other)
+	assert.NoError(t, err)
+}
+
+func TestPermutation(t *testing.T) {
+	s := build(t, filepath.Join(t.TempDir(), "work"))
+	perm, err := s.Permutation()
+	require.NoError(t, err)
+	seen := map[int32]bool{}
+	for _, v := range perm {
+		seen[v] = true
+	}
+	assert.Len(t, seen, 100)
+}
