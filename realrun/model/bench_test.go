@@ -1,0 +1,90 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// chunkFlops counts the floating-point operations of the score GEMMs of one
+// ChunkGrad call (elementwise work, the softmax and the positive scores are
+// not counted):
+//
+//	forward:  2 sides × Q·Nᵀ           = 2·(2·n·m·d)
+//	backward: 2 sides × (G·N and Gᵀ·Q) = 2·(2·2·n·m·d)
+//
+// i.e. 12·n·m·d per chunk.
+func chunkFlops(n, m, d int) float64 {
+	return 2*(2*float64(n*m*d)) + 2*(2*2*float64(n*m*d))
+}
+
+func BenchmarkChunkGrad(b *testing.B) {
+	const n, m = 50, 100
+	for _, k := range Kinds {
+		for _, d := range []int{100, 400} {
+			b.Run(fmt.Sprintf("%s/d=%d,n=%d,m=%d", k, d, n, m), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 2))
+				c := newChunk(rng, k, d, n, m, 0.1)
+				sc := NewScratch()
+				ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
+				}
+				sec := b.Elapsed().Seconds()
+				b.ReportMetric(float64(n)*float64(b.N)/sec, "edges/s")
+				b.ReportMetric(chunkFlops(n, m, d)*float64(b.N)/sec/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkSgemmNT measures the single-core ceiling of the GEMM kernel
+// (2·m·n·k flops per call).
+func BenchmarkSgemmNT(b *testing.B) {
+	for _, sz := range [][3]int{{256, 256, 256}, {50, 100, 100}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		b.Run(fmt.Sprintf("m=%d,n=%d,k=%d", m, n, k), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			A, B, C := randVec(rng, m*k, 1), randVec(rng, n*k, 1), make([]float32, m*n)
+			b.ResetTimer()
+			for b.Loop() {
+				SgemmNT(m, n, k, A, B, C)
+			}
+			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func BenchmarkSgemmNNTN(b *testing.B) {
+	const m, n, k = 256, 256, 256
+	rng := rand.New(rand.NewPCG(3, 4))
+	A, B, C := randVec(rng, m*k, 1), randVec(rng, n*k, 1), make([]float32, m*n)
+	for _, v := range []struct {
+		name string
+		f    func(m, n, k int, A, B, C []float32)
+	}{{"NN", SgemmNN}, {"TN", SgemmTN}} {
+		b.Run(fmt.Sprintf("%s/m=%d,n=%d,k=%d", v.name, m, n, k), func(b *testing.B) {
+			for b.Loop() {
+				v.f(m, n, k, A, B, C)
+			}
+			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func BenchmarkRankCounts(b *testing.B) {
+	const d, m = 100, 10000
+	for _, k := range Kinds {
+		b.Run(fmt.Sprintf("%s/d=%d,m=%d", k, d, m), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			s, r, dst, C := randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, m*d, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				RankCounts(k, d, s, r, dst, DstSide, C, m, nil)
+			}
+			b.ReportMetric(float64(m)*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
+		})
+	}
+}

@@ -1,0 +1,339 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Scratch holds the reusable buffers of ChunkGrad. Buffers grow on demand and
+// are kept, so after the first chunk of the largest shape ChunkGrad does not
+// allocate. A Scratch must not be used by two goroutines at once; give each
+// worker its own. The zero value is ready to use.
+type Scratch struct {
+	q   []float32 // n×d: the query rows Q (or Q′) of the current side
+	gq  []float32 // n×d: dL/dQ
+	t   []float32 // n×m: scores, then softmax weights G
+	gt  []float32 // m×n: Gᵀ
+	qt  []float32 // d×n: Qᵀ
+	nt  []float32 // d×m: Nᵀ (shared by both sides)
+	gp  []float32 // n: dL/d(positive score)
+	pos []float32 // n: positive scores
+}
+
+// NewScratch returns an empty Scratch.
+func NewScratch() *Scratch { return &Scratch{} }
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// CheckChunk validates the arguments of ChunkGrad: k and d (see CheckDim),
+// n, m ≥ 0, len(S) = len(D) = len(gS) = len(gD) = n·d, len(N) = len(gN) = m·d,
+// and, when k.UsesRelations(), len(R) = len(gR) = n·d (R and gR are ignored
+// for Dot).
+func CheckChunk(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32) error {
+	if err := k.CheckDim(d); err != nil {
+		return err
+	}
+	if n < 0 || m < 0 {
+		return fmt.Errorf("model: chunk sizes n=%d, m=%d must be non-negative", n, m)
+	}
+	type arg struct {
+		name string
+		got  int
+		want int
+	}
+	args := []arg{
+		{"S", len(S), n * d}, {"D", len(D), n * d}, {"N", len(N), m * d},
+		{"gS", len(gS), n * d}, {"gD", len(gD), n * d}, {"gN", len(gN), m * d},
+	}
+	if k.UsesRelations() {
+		args = append(args, arg{"R", len(R), n * d}, arg{"gR", len(gR), n * d})
+	}
+	for _, a := range args {
+		if a.got != a.want {
+			return fmt.Errorf("model: chunk (n=%d, m=%d, d=%d): len(%s) = %d, want %d", n, m, d, a.name, a.got, a.want)
+		}
+	}
+	return nil
+}
+
+// ChunkGrad computes the softmax contrastive loss of one chunk of n positive
+// edges sharing m negative nodes (PBG §4.3, Marius eq. 1), corrupting both
+// sides:
+//
+//	L = Σ_i [ logsumexp({f(s_i,r_i,d_i)} ∪ {f(s_i,r_i,n_k)}_k) − f(s_i,r_i,d_i) ]
+//	  + Σ_i [ logsumexp({f(s_i,r_i,d_i)} ∪ {f(n_k,r_i,d_i)}_k) − f(s_i,r_i,d_i) ]
+//
+// and adds dL/dS, dL/dR, dL/dD, dL/dN into gS, gR, gD, gN. It returns L.
+//
+// S, D, gS, gD are n×d, N and gN are m×d, R and gR are n×d (the relation
+// vector of each edge; ignored, and may be nil, for Dot); all row-major.
+// Lengths and d are assumed validated (CheckChunk); ChunkGrad does not re-check
+// them. The gradient slices must not alias the inputs. For an unknown kind it
+// returns NaN and leaves the gradients untouched.
+//
+// For the destination side f(s_i,r_i,x) = <Q_i, x> with Q_i = s_i (Dot),
+// s_i∘r_i (DistMult) or the complex product s_i·r_i (ComplEx, stored as
+// [re | im], so the real part of Q_i·conj(x) is the plain dot product of the
+// two real layouts). For the source side f(x,r_i,d_i) = <Q′_i, x> with
+// Q′_i = d_i, r_i∘d_i, or (Re, −Im) of r_i·conj(d_i). The negative scores of
+// each side are the n×m product Q·Nᵀ; the backward is G·N (n×d) and Gᵀ·Q (m×d).
+func ChunkGrad(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float32 {
+	if !k.Valid() {
+		return nan32()
+	}
+	if n <= 0 || d <= 0 {
+		return 0
+	}
+	if sc == nil {
+		sc = NewScratch()
+	}
+	sc.t = grow(sc.t, n*m)
+	sc.gt = grow(sc.gt, m*n)
+	sc.qt = grow(sc.qt, d*n)
+	sc.nt = grow(sc.nt, d*m)
+	sc.gp = grow(sc.gp, n)
+	sc.pos = grow(sc.pos, n)
+	if k != Dot {
+		sc.q = grow(sc.q, n*d)
+		sc.gq = grow(sc.gq, n*d)
+	}
+	transpose(m, d, N, sc.nt)
+
+	var loss float64
+	// Destination side: queries built from (s, r); positives are D; the
+	// gradient of the positive term flows into gD.
+	switch k {
+	case Dot:
+		loss += side(d, n, m, S, D, N, gS, gD, gN, sc)
+	case DistMult:
+		hadamard(S[:n*d], R, sc.q)
+		clear(sc.gq)
+		loss += side(d, n, m, sc.q, D, N, sc.gq, gD, gN, sc)
+		hadamardAcc(sc.gq, R, gS)
+		hadamardAcc(sc.gq, S, gR)
+	case ComplEx:
+		complexQ(d, n, S, R, sc.q)
+		clear(sc.gq)
+		loss += side(d, n, m, sc.q, D, N, sc.gq, gD, gN, sc)
+		complexQBack(d, n, S, R, sc.gq, gS, gR)
+	}
+	// Source side: queries built from (r, d); positives are S.
+	switch k {
+	case Dot:
+		loss += side(d, n, m, D, S, N, gD, gS, gN, sc)
+	case DistMult:
+		hadamard(D[:n*d], R, sc.q)
+		clear(sc.gq)
+		loss += side(d, n, m, sc.q, S, N, sc.gq, gS, gN, sc)
+		hadamardAcc(sc.gq, R, gD)
+		hadamardAcc(sc.gq, D, gR)
+	case ComplEx:
+		complexQSrc(d, n, R, D, sc.q)
+		clear(sc.gq)
+		loss += side(d, n, m, sc.q, S, N, sc.gq, gS, gN, sc)
+		complexQSrcBack(d, n, R, D, sc.gq, gR, gD)
+	}
+	return float32(loss)
+}
+
+// side computes one corrupted side of the loss for queries Q (n×d) whose
+// positive partners are X (n×d) and whose negatives are N (m×d, with Nᵀ
+// already in sc.nt). It adds dL/dQ into gQ, dL/dX into gX and dL/dN into gN,
+// and returns the side's loss.
+func side(d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
+	pos := sc.pos[:n]
+	gp := sc.gp[:n]
+	for i := range pos {
+		pos[i] = dot(Q[i*d:i*d+d], X[i*d:i*d+d])
+	}
+	t := sc.t[:n*m]
+	clear(t)
+	SgemmNT(n, m, d, Q, N, t)
+
+	// Row-wise stable softmax over {positive} ∪ negatives; t becomes G.
+	var loss float64
+	for i, p := range pos {
+		row := t[i*m : i*m+m]
+		mx := p
+		for _, v := range row {
+			if v > mx {
+				mx = v
+			}
+		}
+		ep := expNeg(p - mx)
+		z := ep
+		for j, v := range row {
+			e := expNeg(v - mx)
+			row[j] = e
+			z += e
+		}
+		inv := 1 / z
+		for j := range row {
+			row[j] *= inv
+		}
+		gp[i] = ep*inv - 1
+		loss += float64(mx) + math.Log(float64(z)) - float64(p)
+	}
+
+	// Positive term: p_i = <Q_i, X_i>.
+	for i, g := range gp {
+		axpy(g, X[i*d:i*d+d], gQ[i*d:i*d+d])
+		axpy(g, Q[i*d:i*d+d], gX[i*d:i*d+d])
+	}
+	if m == 0 {
+		return loss
+	}
+	// gQ += G·N  (as G · (Nᵀ)ᵀ);  gN += Gᵀ·Q  (as Gᵀ · (Qᵀ)ᵀ).
+	SgemmNT(n, d, m, t, sc.nt, gQ)
+	transpose(n, m, t, sc.gt)
+	transpose(n, d, Q, sc.qt)
+	SgemmNT(m, d, n, sc.gt, sc.qt, gN)
+	return loss
+}
+
+// hadamard sets q = a∘b (len(b) ≥ len(a), len(q) ≥ len(a)).
+func hadamard(a, b, q []float32) {
+	b = b[:len(a)]
+	q = q[:len(a)]
+	for i, v := range a {
+		q[i] = v * b[i]
+	}
+}
+
+// hadamardAcc adds g∘b into out (len(b), len(out) ≥ len(g)).
+func hadamardAcc(g, b, out []float32) {
+	b = b[:len(g)]
+	out = out[:len(g)]
+	for i, v := range g {
+		out[i] += v * b[i]
+	}
+}
+
+// complexQ sets each row of q to the complex product s_i·r_i ([re | im]).
+func complexQ(d, n int, S, R, q []float32) {
+	h := d / 2
+	for i := 0; i < n; i++ {
+		o := i * d
+		sre, sim := S[o:o+h], S[o+h:o+d]
+		rre, rim := R[o:o+h], R[o+h:o+d]
+		qre, qim := q[o:o+h], q[o+h:o+d]
+		sim, rre, rim, qre, qim = sim[:len(sre)], rre[:len(sre)], rim[:len(sre)], qre[:len(sre)], qim[:len(sre)]
+		for j, a := range sre {
+			b, c, e := sim[j], rre[j], rim[j]
+			qre[j] = a*c - b*e
+			qim[j] = a*e + b*c
+		}
+	}
+}
+
+// complexQBack adds the gradient of Q = s·r (complex) into gS and gR.
+func complexQBack(d, n int, S, R, gq, gS, gR []float32) {
+	h := d / 2
+	for i := 0; i < n; i++ {
+		o := i * d
+		sre, sim := S[o:o+h], S[o+h:o+d]
+		rre, rim := R[o:o+h], R[o+h:o+d]
+		gre, gim := gq[o:o+h], gq[o+h:o+d]
+		gsre, gsim := gS[o:o+h], gS[o+h:o+d]
+		grre, grim := gR[o:o+h], gR[o+h:o+d]
+		sim, rre, rim = sim[:len(sre)], rre[:len(sre)], rim[:len(sre)]
+		gre, gim = gre[:len(sre)], gim[:len(sre)]
+		gsre, gsim, grre, grim = gsre[:len(sre)], gsim[:len(sre)], grre[:len(sre)], grim[:len(sre)]
+		for j, a := range sre {
+			b, c, e := sim[j], rre[j], rim[j]
+			x, y := gre[j], gim[j]
+			gsre[j] += x*c + y*e
+			gsim[j] += y*c - x*e
+			grre[j] += x*a + y*b
+			grim[j] += y*a - x*b
+		}
+	}
+}
+
+// complexQSrc sets each row of q to Q′ = (Re, −Im) of r_i·conj(d_i), so that
+// <Q′, x> = Re(Σ x r conj(d)).
+func complexQSrc(d, n int, R, D, q []float32) {
+	h := d / 2
+	for i := 0; i < n; i++ {
+		o := i * d
+		rre, rim := R[o:o+h], R[o+h:o+d]
+		dre, dim := D[o:o+h], D[o+h:o+d]
+		qre, qim := q[o:o+h], q[o+h:o+d]
+		rim, dre, dim, qre, qim = rim[:len(rre)], dre[:len(rre)], dim[:len(rre)], qre[:len(rre)], qim[:len(rre)]
+		for j, c := range rre {
+			e, u, v := rim[j], dre[j], dim[j]
+			qre[j] = c*u + e*v
+			qim[j] = c*v - e*u
+		}
+	}
+}
+
+// complexQSrcBack adds the gradient of Q′ (see complexQSrc) into gR and gD.
+func complexQSrcBack(d, n int, R, D, gq, gR, gD []float32) {
+	h := d / 2
+	for i := 0; i < n; i++ {
+		o := i * d
+		rre, rim := R[o:o+h], R[o+h:o+d]
+		dre, dim := D[o:o+h], D[o+h:o+d]
+		gre, gim := gq[o:o+h], gq[o+h:o+d]
+		grre, grim := gR[o:o+h], gR[o+h:o+d]
+		gdre, gdim := gD[o:o+h], gD[o+h:o+d]
+		rim, dre, dim = rim[:len(rre)], dre[:len(rre)], dim[:len(rre)]
+		gre, gim = gre[:len(rre)], gim[:len(rre)]
+		grre, grim, gdre, gdim = grre[:len(rre)], grim[:len(rre)], gdre[:len(rre)], gdim[:len(rre)]
+		for j, c := range rre {
+			e, u, v := rim[j], dre[j], dim[j]
+			x, y := gre[j], gim[j]
+			grre[j] += x*u + y*v
+			grim[j] += x*v - y*u
+			gdre[j] += x*c - y*e
+			gdim[j] += x*e + y*c
+		}
+	}
+}
+
+// expNeg returns e^x for x ≤ 0 (as produced by subtracting a row maximum),
+// to about 1 ulp of float32, without a float64 round trip: Cody–Waite range
+// reduction x = k·ln2 + r and the Cephes expf polynomial on |r| ≤ ln2/2.
+// Results below the smallest normal float32 flush to 0.
+func expNeg(x float32) float32 {
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375
+		ln2lo = -2.12194440e-4
+	)
+	if !(x > -87.3) { // also catches NaN
+		if x != x {
+			return x
+		}
+		return 0
+	}
+	kf := float32(int32(x*log2e - 0.5)) // round to nearest for x ≤ 0
+	r := x - kf*ln2hi - kf*ln2lo
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	y := p*r*r + r + 1
+	return y * math.Float32frombits(uint32(int32(kf)+127)<<23)
+}
+
+// Adagrad applies one Adagrad step elementwise: state += g²;
+// emb −= lr·g/(√state + eps). emb, state and grad must have equal length
+// (assumed, not checked).
+func Adagrad(emb, state, grad []float32, lr, eps float32) {
+	state = state[:len(emb)]
+	grad = grad[:len(emb)]
+	for i, g := range grad {
+		s := state[i] + g*g
+		state[i] = s
+		emb[i] -= lr * g / (float32(math.Sqrt(float64(s))) + eps)
+	}
+}
