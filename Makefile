@@ -1,7 +1,7 @@
 # tierflow — build, run, test and reproduce. Needs only Go (see go.mod).
 GO ?= go
 BIN := bin
-CMDS := simulate reproduce
+CMDS := simulate reproduce realrun
 
 .PHONY: all build run test fmt-check vet bench fuzz reproduce clean
 

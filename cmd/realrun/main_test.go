@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func runCmd(args ...string) (string, string, int) {
+	var o, e bytes.Buffer
+	code := run(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func TestTinyRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	npy := filepath.Join(dir, "emb.npy")
+	out, errOut, code := runCmd("--dataset", "twitter", "--scale", "0.0002", "--p", "4", "--c", "2", "--dim", "16",
+		"--epochs", "2", "--workdir", filepath.Join(dir, "work"), "--progress", "none", "--json", "--export", npy,
+		"--timeline", filepath.Join(dir, "t.png"))
+	require.Equal(t, 0, code, errOut)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	for _, k := range []string{"ordering", "p", "c", "partition_bytes", "epochs"} {
+		assert.Contains(t, got, k)
+	}
+	epochs := got["epochs"].([]any)
+	require.Len(t, epochs, 2)
+	e := epochs[0].(map[string]any)
+	for _, k := range []string{"epoch", "epoch_seconds", "stall_seconds", "compute_seconds", "swaps", "loads", "writes", "final_writes", "read_bytes", "write_bytes", "mrr", "hits_at_1", "hits_at_10"} {
+		assert.Contains(t, e, k)
+	}
+	pb := got["partition_bytes"].(float64)
+	assert.Equal(t, e["loads"].(float64)*pb, e["read_bytes"].(float64))
+	assert.Equal(t, (e["writes"].(float64)+e["final_writes"].(float64))*pb, e["write_bytes"].(float64))
+
+	data, err := os.ReadFile(npy)
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(data, []byte("\x93NUMPY\x01\x00")))
+	hl := int(binary.LittleEndian.Uint16(data[8:10]))
+	assert.Zero(t, (10+hl)%64)
+	header := string(data[10 : 10+hl])
+	assert.Contains(t, header, "'shape': (8320, 16)")
+	assert.Len(t, data, 10+hl+8320*16*4)
+	st, err := os.Stat(filepath.Join(dir, "t.png"))
+	require.NoError(t, err)
+	assert.Positive(t, st.Size())
+}
+
+func TestEdgeFileWithStringIDs(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("# a SNAP-style comment\n")
+	for i := 0; i < 3000; i++ {
+		b.WriteString("user" + itoa(i%200) + "\tfollows\tuser" + itoa((i*7+3)%200) + "\n")
+	}
+	edges := filepath.Join(dir, "edges.tsv")
+	require.NoError(t, os.WriteFile(edges, []byte(b.String()), 0o644))
+	tsv := filepath.Join(dir, "emb.tsv")
+	out, errOut, code := runCmd("--edges", edges, "--model", "distmult", "--p", "4", "--c", "2", "--dim", "8",
+		"--workdir", filepath.Join(dir, "work"), "--progress", "none", "--export", tsv, "--export-format", "tsv")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "MRR")
+	data, err := os.ReadFile(tsv)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	assert.Len(t, lines, 200)
+	assert.True(t, strings.HasPrefix(lines[0], "user0\t"))
+	assert.Len(t, strings.Fields(strings.SplitN(lines[0], "\t", 2)[1]), 8)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.tsv")
+	require.NoError(t, os.WriteFile(bad, []byte("a b\nc d\ne f g h\n"), 0o644))
+	tests := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"malformed edge file", []string{"--edges", bad}, "bad.tsv:3: want 2 or 3 fields, got 4"},
+		{"missing edge file", []string{"--edges", filepath.Join(dir, "none.tsv")}, "none.tsv"},
+		{"unknown dataset", []string{"--dataset", "orkut"}, "--dataset"},
+		{"c above p", []string{"--p", "4", "--c", "5"}, "exceeds p"},
+		{"odd dim for complex", []string{"--dataset", "fb15k", "--dim", "7"}, "--dim 7"},
+		{"bad export format", []string{"--export-format", "csv"}, "--export-format"},
+		{"bad scale", []string{"--scale", "2"}, "--scale"},
+		{"negative lr", []string{"--lr", "-1"}, "--lr"},
+		{"unknown ordering", []string{"--ordering", "zigzag"}, "unknown ordering"},
+		{"cover needs 4^k", []string{"--ordering", "cover", "--p", "8", "--c", "4"}, "needs p = 4^k"},
+		{"valid without edges", []string{"--valid", bad}, "--valid and --test go with --edges"},
+		// A path below a regular file cannot be created, even by root.
+		{"workdir not writable", []string{"--scale", "0.0001", "--workdir", filepath.Join(bad, "work")}, "--workdir"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--progress", "none"}, tt.args...)
+			if !strings.Contains(strings.Join(args, " "), "--workdir") {
+				args = append(args, "--workdir", filepath.Join(dir, "w-"+strings.ReplaceAll(tt.name, " ", "-")))
+			}
+			out, errOut, code := runCmd(args...)
+			assert.Equal(t, 2, code, "stdout %q stderr %q", out, errOut)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+			assert.Contains(t, errOut, tt.msg)
+		})
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		assert.False(t, strings.HasPrefix(e.Name(), "w-"), "no work directory may be left behind: %s", e.Name())
+	}
+}

@@ -1,0 +1,242 @@
+package realrun
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// IOEvent is one partition read or write as it happened.
+type IOEvent struct {
+	Kind      string  `json:"kind"` // "load" or "write"
+	Partition int     `json:"partition"`
+	Start     float64 `json:"start"` // seconds since the epoch began
+	End       float64 `json:"end"`
+	Bytes     int64   `json:"bytes"`
+	Final     bool    `json:"final,omitempty"` // an end-of-epoch flush
+}
+
+// BucketEvent is one bucket's training as it happened.
+type BucketEvent struct {
+	Src, Dst     int
+	Edges        int
+	Start        float64 // when the trainer asked for the bucket's partitions
+	ComputeStart float64 // when they were resident and training began
+	End          float64
+}
+
+// bufferManager executes a Plan's load schedule with real I/O: c slots,
+// a loader goroutine that issues each load at the Plan's issue point (or,
+// without prefetch, once every earlier bucket is done), and an async
+// writer that writes evicted partitions back from spare buffers. It never
+// derives a schedule of its own.
+type bufferManager struct {
+	st       *store.Store
+	plan     *orderings.Plan
+	prefetch bool
+	t0       time.Time
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	slots     []*store.Buffer
+	where     []int // partition → slot, or None
+	loadsDone int
+	completed int // buckets finished, in order
+	failed    error
+
+	spare  chan *store.Buffer // free write buffers
+	writes chan writeJob
+	wg     sync.WaitGroup
+
+	evMu   sync.Mutex
+	events []IOEvent
+}
+
+type writeJob struct {
+	part  int
+	buf   *store.Buffer
+	final bool
+}
+
+// spareBuffers is how many evicted partitions may be waiting to be written
+// at once; the loader blocks when all are busy.
+const spareBuffers = 1
+
+func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool) (*bufferManager, error) {
+	m := &bufferManager{st: st, plan: plan, prefetch: prefetch}
+	m.cond = sync.NewCond(&m.mu)
+	m.where = make([]int, plan.P)
+	for i := range m.where {
+		m.where[i] = orderings.None
+	}
+	m.spare = make(chan *store.Buffer, spareBuffers+plan.C)
+	for i := 0; i < plan.C; i++ {
+		b, err := st.NewBuffer()
+		if err != nil {
+			m.free()
+			return nil, err
+		}
+		m.slots = append(m.slots, b)
+	}
+	for i := 0; i < spareBuffers; i++ {
+		b, err := st.NewBuffer()
+		if err != nil {
+			m.free()
+			return nil, err
+		}
+		m.spare <- b
+	}
+	return m, nil
+}
+
+func (m *bufferManager) free() {
+	for _, b := range m.slots {
+		b.Free()
+	}
+	for {
+		select {
+		case b := <-m.spare:
+			b.Free()
+		default:
+			return
+		}
+	}
+}
+
+func (m *bufferManager) since() float64 { return time.Since(m.t0).Seconds() }
+
+func (m *bufferManager) record(e IOEvent) {
+	m.evMu.Lock()
+	m.events = append(m.events, e)
+	m.evMu.Unlock()
+}
+
+func (m *bufferManager) fail(err error) {
+	m.mu.Lock()
+	if m.failed == nil {
+		m.failed = err
+	}
+	m.cond.Broadcast()
+	m.mu.Unlock()
+}
+
+// start launches the loader and the writer.
+func (m *bufferManager) start() {
+	m.t0 = time.Now()
+	m.writes = make(chan writeJob, len(m.slots)+spareBuffers)
+	m.wg.Add(2)
+	go m.writer()
+	go m.loader()
+}
+
+func (m *bufferManager) writer() {
+	defer m.wg.Done()
+	for job := range m.writes {
+		start := m.since()
+		n, err := m.st.WritePartition(job.part, job.buf)
+		m.record(IOEvent{Kind: "write", Partition: job.part, Start: start, End: m.since(), Bytes: n, Final: job.final})
+		if err != nil {
+			m.fail(err)
+		}
+		if !job.final {
+			m.spare <- job.buf
+		}
+	}
+}
+
+func (m *bufferManager) loader() {
+	defer m.wg.Done()
+	for j, l := range m.plan.Loads {
+		m.mu.Lock()
+		for m.failed == nil && (m.completed < l.IssueAt || (!m.prefetch && m.completed < l.NeededAt)) {
+			m.cond.Wait()
+		}
+		failed := m.failed
+		m.mu.Unlock()
+		if failed != nil {
+			return
+		}
+		buf := m.slots[l.Slot]
+		if l.Evicts != orderings.None {
+			// Hand the evicted partition's buffer to the writer and load
+			// into a spare one, so the write overlaps the read.
+			spare := <-m.spare
+			m.writes <- writeJob{part: l.Evicts, buf: buf}
+			buf = spare
+		}
+		start := m.since()
+		n, err := m.st.ReadPartition(l.Partition, buf)
+		m.record(IOEvent{Kind: "load", Partition: l.Partition, Start: start, End: m.since(), Bytes: n})
+		if err != nil {
+			m.fail(fmt.Errorf("load %d: %w", j, err))
+			return
+		}
+		m.mu.Lock()
+		m.slots[l.Slot] = buf
+		if l.Evicts != orderings.None {
+			m.where[l.Evicts] = orderings.None
+		}
+		m.where[l.Partition] = l.Slot
+		m.loadsDone++
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	}
+}
+
+// acquire blocks until every load the bucket at position k needs has
+// arrived and returns the buffers of its source and destination.
+func (m *bufferManager) acquire(k, need int, src, dst int) (*store.Buffer, *store.Buffer, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for m.failed == nil && m.loadsDone < need {
+		m.cond.Wait()
+	}
+	if m.failed != nil {
+		return nil, nil, m.failed
+	}
+	s, d := m.where[src], m.where[dst]
+	if s == orderings.None || d == orderings.None {
+		return nil, nil, fmt.Errorf("bucket %d (%d,%d): partition not resident after its loads (plan and buffer disagree)", k, src, dst)
+	}
+	return m.slots[s], m.slots[d], nil
+}
+
+// done marks bucket k finished, which may open prefetch windows.
+func (m *bufferManager) done(k int) {
+	m.mu.Lock()
+	m.completed = k + 1
+	m.cond.Broadcast()
+	m.mu.Unlock()
+}
+
+// finish waits for the loader, flushes every resident partition and waits
+// for the writer.
+func (m *bufferManager) finish() error {
+	m.mu.Lock()
+	m.completed = len(m.plan.Buckets)
+	m.cond.Broadcast()
+	m.mu.Unlock()
+	// The loader exits after its last load; wait for it by draining the
+	// writer only after all loads are done.
+	m.mu.Lock()
+	for m.failed == nil && m.loadsDone < len(m.plan.Loads) {
+		m.cond.Wait()
+	}
+	failed := m.failed
+	m.mu.Unlock()
+	if failed == nil {
+		for s, p := range m.plan.FinalResident {
+			if p != orderings.None {
+				m.writes <- writeJob{part: p, buf: m.slots[s], final: true}
+			}
+		}
+	}
+	close(m.writes)
+	m.wg.Wait()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failed
+}

@@ -1,0 +1,208 @@
+package realrun
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// Quality is link-prediction quality on held-out edges, both sides
+// corrupted and averaged.
+type Quality struct {
+	MRR      float64 `json:"mrr"`
+	HitsAt1  float64 `json:"hits_at_1"`
+	HitsAt3  float64 `json:"hits_at_3"`
+	HitsAt10 float64 `json:"hits_at_10"`
+	// Mode is "filtered" (ranked against every node, other true edges
+	// removed) or "sampled" (against Uniform + ByDegree sampled nodes).
+	Mode     string  `json:"mode"`
+	Edges    int     `json:"edges"`
+	Uniform  int     `json:"uniform_negatives,omitempty"`
+	ByDegree int     `json:"degree_negatives,omitempty"`
+	Baseline float64 `json:"random_mrr"`
+}
+
+// EvalOptions choose how to evaluate.
+type EvalOptions struct {
+	// FilteredMaxNodes: graphs with at most this many nodes are ranked
+	// filtered against all nodes (fb15k-sized); larger ones against
+	// sampled negatives (Marius §5.1: 1,000 uniform + 1,000 by degree).
+	FilteredMaxNodes  int64
+	Uniform, ByDegree int
+	// MaxEdges caps the test edges evaluated (a seeded sample).
+	MaxEdges int
+	Workers  int
+	Seed     int64
+}
+
+// DefaultEval is the evaluation of the papers.
+var DefaultEval = EvalOptions{FilteredMaxNodes: 100_000, Uniform: 1000, ByDegree: 1000, MaxEdges: 10_000, Workers: 2}
+
+// LoadEmbeddings reads every partition's embeddings (not the Adagrad
+// state) into one nodes×d matrix. These reads are not part of any epoch.
+func LoadEmbeddings(st *store.Store) ([]float32, error) {
+	d := st.M.Dim
+	need := st.M.Nodes * int64(d) * 4
+	if need > 8<<30 {
+		return nil, fmt.Errorf("evaluation needs every embedding in memory: %d GB is too much", need>>30)
+	}
+	out := make([]float32, st.M.Nodes*int64(d))
+	buf, err := st.NewBuffer()
+	if err != nil {
+		return nil, err
+	}
+	defer buf.Free()
+	for i := 0; i < st.M.P; i++ {
+		if _, err := st.ReadPartition(i, buf); err != nil {
+			return nil, err
+		}
+		lo := int64(i) * st.M.Rows
+		hi := min(lo+st.M.Rows, st.M.Nodes)
+		if lo < hi {
+			copy(out[lo*int64(d):hi*int64(d)], buf.Floats()[:(hi-lo)*int64(d)])
+		}
+	}
+	return out, nil
+}
+
+// Evaluate ranks the test edges with the trained embeddings.
+func Evaluate(st *store.Store, kind model.Kind, rel []float32, degrees []int32, opt EvalOptions) (Quality, error) {
+	test, err := st.ReadSplit(store.Test)
+	if err != nil {
+		return Quality{}, err
+	}
+	if len(test) == 0 {
+		return Quality{}, fmt.Errorf("no test edges to evaluate")
+	}
+	emb, err := LoadEmbeddings(st)
+	if err != nil {
+		return Quality{}, err
+	}
+	d := st.M.Dim
+	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x6576616c)) // "eval"
+	if opt.MaxEdges > 0 && len(test) > opt.MaxEdges {
+		rng.Shuffle(len(test), func(i, j int) { test[i], test[j] = test[j], test[i] })
+		test = test[:opt.MaxEdges]
+	}
+	q := Quality{Edges: len(test)}
+	nodes := int(st.M.Nodes)
+	var cand []float32
+	var m int
+	var truth map[[2]int64]map[int32]bool // (node, rel) → true partners, for filtering
+	if st.M.Nodes <= opt.FilteredMaxNodes {
+		q.Mode = "filtered"
+		cand, m = emb, nodes
+		truth, err = trueEdges(st)
+		if err != nil {
+			return Quality{}, err
+		}
+		q.Baseline = 1 / float64(nodes)
+	} else {
+		q.Mode, q.Uniform, q.ByDegree = "sampled", opt.Uniform, opt.ByDegree
+		ps := newPartSampler(degrees)
+		m = opt.Uniform + opt.ByDegree
+		cand = make([]float32, m*d)
+		for k := 0; k < m; k++ {
+			var v int32
+			if k < opt.Uniform {
+				v = ps.uniform(rng)
+			} else {
+				v = ps.byDegree(rng)
+			}
+			copy(cand[k*d:(k+1)*d], emb[int(v)*d:int(v+1)*d])
+		}
+		q.Baseline = 1 / float64(m+1)
+	}
+	relVec := func(r int32) []float32 {
+		if !kind.UsesRelations() {
+			return nil
+		}
+		return rel[int(r)*d : int(r+1)*d]
+	}
+	ranks := make([]float64, 2*len(test))
+	var wg sync.WaitGroup
+	workers := max(opt.Workers, 1)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(test); i += workers {
+				e := test[i]
+				s, r, dd := emb[int(e.Src)*d:int(e.Src+1)*d], relVec(e.Rel), emb[int(e.Dst)*d:int(e.Dst+1)*d]
+				for side := 0; side < 2; side++ {
+					var skip func(j int) bool
+					if truth != nil {
+						var partners map[int32]bool
+						var self int32
+						if side == 0 {
+							partners, self = truth[[2]int64{int64(e.Src), int64(e.Rel)}], e.Dst
+						} else {
+							partners, self = truth[[2]int64{-1 - int64(e.Dst), int64(e.Rel)}], e.Src
+						}
+						skip = func(j int) bool { return int32(j) == self || partners[int32(j)] }
+					}
+					higher, equal := model.RankCounts(kind, d, s, r, dd, model.Side(side), cand, m, skip)
+					ranks[2*i+side] = 1 + float64(higher) + float64(equal)/2
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, rk := range ranks {
+		q.MRR += 1 / rk
+		if rk <= 1 {
+			q.HitsAt1++
+		}
+		if rk <= 3 {
+			q.HitsAt3++
+		}
+		if rk <= 10 {
+			q.HitsAt10++
+		}
+	}
+	n := float64(len(ranks))
+	q.MRR, q.HitsAt1, q.HitsAt3, q.HitsAt10 = q.MRR/n, q.HitsAt1/n, q.HitsAt3/n, q.HitsAt10/n
+	return q, nil
+}
+
+// trueEdges indexes every known edge (train, valid, test) for filtered
+// ranking: key (src, rel) → destinations, key (-1-dst, rel) → sources.
+func trueEdges(st *store.Store) (map[[2]int64]map[int32]bool, error) {
+	out := map[[2]int64]map[int32]bool{}
+	add := func(e store.Edge) {
+		k := [2]int64{int64(e.Src), int64(e.Rel)}
+		if out[k] == nil {
+			out[k] = map[int32]bool{}
+		}
+		out[k][e.Dst] = true
+		k = [2]int64{-1 - int64(e.Dst), int64(e.Rel)}
+		if out[k] == nil {
+			out[k] = map[int32]bool{}
+		}
+		out[k][e.Src] = true
+	}
+	for i := 0; i < st.M.P; i++ {
+		for j := 0; j < st.M.P; j++ {
+			edges, err := st.ReadBucket(i, j)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range edges {
+				add(e)
+			}
+		}
+	}
+	for _, sp := range []store.Split{store.Valid, store.Test} {
+		edges, err := st.ReadSplit(sp)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range edges {
+			add(e)
+		}
+	}
+	return out, nil
+}
