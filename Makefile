@@ -30,7 +30,7 @@ vet:
 
 # Benchmarks (compare runs with benchstat, never as timed asserts).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./orderings ./sim
+	$(GO) test -run '^$$' -bench . -benchmem ./orderings ./sim ./realrun/model
 
 # A short fuzzing pass over every fuzz target.
 FUZZTIME ?= 30s
@@ -38,6 +38,7 @@ fuzz:
 	$(GO) test ./orderings -run '^$$' -fuzz '^FuzzReplayValidate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./orderings -run '^$$' -fuzz '^FuzzReadJSON$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./devices -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./realrun/graph -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results
