@@ -109,7 +109,9 @@ func TestMRRRises(t *testing.T) {
 				mrr = append(mrr, q.MRR)
 			}
 			assert.Greater(t, mrr[2], mrr[0], "MRR per epoch %v", mrr)
-			assert.Greater(t, mrr[2], 3*q.Baseline, "MRR %v against random %v", mrr[2], q.Baseline)
+			t.Logf("%s: MRR per epoch %v, random %.4f", kind, mrr, q.Baseline)
+			assert.Greater(t, mrr[1], mrr[0], "MRR per epoch %v", mrr)
+			assert.Greater(t, mrr[2], 10*q.Baseline, "MRR %v against random %v", mrr[2], q.Baseline)
 		})
 	}
 }
