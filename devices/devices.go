@@ -75,6 +75,39 @@ type CPU struct {
 	BatchEdges EdgeRate `yaml:"batch_edges" json:"batch_edges_per_s"`
 	// GatherBW is the whole machine's embedding gather/update bandwidth.
 	GatherBW Bandwidth `yaml:"gather_bandwidth" json:"gather_bandwidth_bytes_per_s"`
+	// Train is the cost of tierflow's own CPU training engine, per score
+	// function, as `realrun calibrate` measures it (zero: not measured).
+	Train CPUTrain `yaml:"train,omitempty" json:"train"`
+}
+
+// CPUTrain holds the CPU engine's training cost per score function.
+type CPUTrain struct {
+	Dot      TrainCost `yaml:"dot,omitempty" json:"dot"`
+	DistMult TrainCost `yaml:"distmult,omitempty" json:"distmult"`
+	ComplEx  TrainCost `yaml:"complex,omitempty" json:"complex"`
+}
+
+// TrainCost models the whole machine's time for a chunk of n edges that
+// share m negatives at dimension d: n ÷ Edges + (2n + m)·d·4 bytes ÷
+// RowBW + 12·n·m·d FLOPs ÷ FLOPS (gathering and updating rows, and the
+// score products of the forward and backward pass).
+type TrainCost struct {
+	Edges EdgeRate  `yaml:"edges,omitempty" json:"edges_per_s"`
+	RowBW Bandwidth `yaml:"row_bandwidth,omitempty" json:"row_bandwidth_bytes_per_s"`
+	FLOPS FLOPRate  `yaml:"flops,omitempty" json:"flops"`
+}
+
+// For returns the cost of the named score function.
+func (t CPUTrain) For(model string) (TrainCost, bool) {
+	switch model {
+	case "dot":
+		return t.Dot, t.Dot.Edges > 0
+	case "distmult":
+		return t.DistMult, t.DistMult.Edges > 0
+	case "complex":
+		return t.ComplEx, t.ComplEx.Edges > 0
+	}
+	return TrainCost{}, false
 }
 
 // DiskReadWriteShared reports whether disk reads and writes share one
@@ -361,11 +394,37 @@ func (p Profile) Validate() error {
 		checkBytes("cpu.memory", p.CPU.Memory, "must be > 0"),
 		checkFloat("cpu.batch_edges", p.CPU.BatchEdges, "edge rate", "must be > 0"),
 		checkFloat("cpu.gather_bandwidth", p.CPU.GatherBW, "bandwidth", "must be > 0"),
+		checkTrain("cpu.train.dot", p.CPU.Train.Dot),
+		checkTrain("cpu.train.distmult", p.CPU.Train.DistMult),
+		checkTrain("cpu.train.complex", p.CPU.Train.ComplEx),
 	}
 	for _, err := range checks {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkTrain checks that a training cost is absent or complete.
+func checkTrain(path string, t TrainCost) error {
+	for _, err := range []error{
+		checkFloat(path+".edges", t.Edges, "edge rate", ""),
+		checkFloat(path+".row_bandwidth", t.RowBW, "bandwidth", ""),
+		checkFloat(path+".flops", t.FLOPS, "FLOP rate", ""),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	set := 0
+	for _, v := range []float64{float64(t.Edges), float64(t.RowBW), float64(t.FLOPS)} {
+		if v > 0 {
+			set++
+		}
+	}
+	if set != 0 && set != 3 {
+		return fmt.Errorf("%s: give edges, row_bandwidth and flops together", path)
 	}
 	return nil
 }

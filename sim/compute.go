@@ -139,3 +139,65 @@ func GPUBatchCost(prof devices.Profile, t Training, b int) Cost {
 func splitBatches(n int64, batch int) (full int64, rest int) {
 	return n / int64(batch), int(n % int64(batch))
 }
+
+// CPUBucketTime is the time tierflow's CPU engine takes for a bucket of
+// edges: batches of Training.Batch edges handed to cpu.workers goroutines
+// as they free up, every chunk of ChunkSize edges (default Negatives)
+// costing, at the whole machine's calibrated rates (devices.TrainCost),
+// n ÷ edges + (2n + m)·d·4 ÷ row_bandwidth + 12·n·m·d ÷ flops; one
+// worker alone takes workers times as long. The bucket ends when its last
+// batch does.
+func CPUBucketTime(prof devices.Profile, t Training, edges int64) float64 {
+	tc, ok := prof.CPU.Train.For(string(t.Model))
+	if !ok || edges <= 0 {
+		return 0
+	}
+	w := max(prof.CPU.Workers, 1)
+	chunkTime := func(n int) float64 {
+		m, d := float64(t.Negatives), float64(t.Dim)
+		fn := float64(n)
+		return fn/float64(tc.Edges) + (2*fn+m)*d*BytesPerFloat/float64(tc.RowBW) + 12*fn*m*d/float64(tc.FLOPS)
+	}
+	batchTime := func(b int) float64 {
+		var s float64
+		ch := t.chunk()
+		for lo := 0; lo < b; lo += ch {
+			s += chunkTime(min(ch, b-lo))
+		}
+		return s * float64(w)
+	}
+	full, rest := splitBatches(edges, t.Batch)
+	// Workers take batches in order as they free up: with equal batches
+	// the makespan is ceil(batches / workers) batch times, plus the
+	// remainder batch on the worker that frees up first.
+	free := make([]float64, w)
+	bt := batchTime(t.Batch)
+	assign := func(d float64) {
+		best := 0
+		for i := range free {
+			if free[i] < free[best] {
+				best = i
+			}
+		}
+		free[best] += d
+	}
+	if full > int64(4*w) {
+		// Whole rounds first, so long buckets cost O(workers).
+		rounds := full/int64(w) - 1
+		for i := range free {
+			free[i] = float64(rounds) * bt
+		}
+		full -= rounds * int64(w)
+	}
+	for i := int64(0); i < full; i++ {
+		assign(bt)
+	}
+	if rest > 0 {
+		assign(batchTime(rest))
+	}
+	var end float64
+	for _, f := range free {
+		end = max(end, f)
+	}
+	return end
+}

@@ -36,12 +36,20 @@ func Run(cfg Config) (Report, error) {
 		return Report{}, fmt.Errorf("%w: device: %v", ErrConfig, err)
 	}
 	sys := cfg.System
-	needGPU := sys.Batches != "" // every model computes on a GPU
+	needGPU := sys.Batches != OnCPU // every other model computes on a GPU
 	if needGPU && cfg.Profile.GPU.Count < 1 {
 		return Report{}, fmt.Errorf("%w: system %s needs a GPU and device %s has none", ErrConfig, sys.Name, cfg.Profile.Name)
 	}
 	if sys.IO == SSDToGPUPath && cfg.Profile.SSDToGPU.Read <= 0 {
 		return Report{}, fmt.Errorf("%w: system %s reads partitions SSD-to-GPU and device %s has no such path", ErrConfig, sys.Name, cfg.Profile.Name)
+	}
+	if sys.Batches == OnCPU {
+		if _, ok := cfg.Profile.CPU.Train.For(string(cfg.Training.Model)); !ok {
+			return Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost; measure it with realrun calibrate", ErrConfig, sys.Name, cfg.Training.Model)
+		}
+		if !sys.Partitioned {
+			return Report{}, fmt.Errorf("%w: system %s must be partitioned", ErrConfig, sys.Name)
+		}
 	}
 	if sys.Batches == OnGPU && cfg.Profile.GPU.BatchEdges <= 0 {
 		return Report{}, fmt.Errorf("%w: system %s builds batches on the GPU and device %s gives no gpu.batch_edges", ErrConfig, sys.Name, cfg.Profile.Name)
@@ -93,12 +101,13 @@ type engine struct {
 	// buffer manager: loads are read one at a time in Plan order (nextRead),
 	// possibly into a staging buffer before their slot is free, and
 	// installed in order once their slot is free (loadsDone).
-	nextRead  int
-	reading   bool
-	staged    int // read, not yet installed
-	written   []bool
-	loadsDone int
-	full      Cost
+	nextRead      int
+	reading       bool
+	staged        int // read, not yet installed
+	pendingWrites int
+	written       []bool
+	loadsDone     int
+	full          Cost
 }
 
 func newEngine(cfg Config) *engine {
@@ -128,8 +137,11 @@ func time2s(d devices.Duration) float64 { return float64(d) / 1e9 }
 
 // cost is the cost of one batch of b edges under the system's batch mode.
 func (e *engine) cost(b int) Cost {
-	if e.cfg.System.Batches == OnGPU {
+	switch e.cfg.System.Batches {
+	case OnGPU:
 		return GPUBatchCost(e.cfg.Profile, e.cfg.Training, b)
+	case OnCPU:
+		return Cost{}
 	}
 	return CPUBatchCost(e.cfg.Profile, e.cfg.Training, b)
 }
@@ -137,6 +149,11 @@ func (e *engine) cost(b int) Cost {
 // feedBatch sends one batch of b edges through the system's stages and
 // calls done when its last stage finishes.
 func (e *engine) feedBatch(b int, done func()) {
+	if e.cfg.System.Batches == OnCPU {
+		e.batches += (b + e.cfg.Training.Batch - 1) / e.cfg.Training.Batch
+		e.cpu.Do(CPUBucketTime(e.cfg.Profile, e.cfg.Training, int64(b)), done)
+		return
+	}
 	c := e.full
 	if b != e.cfg.Training.Batch {
 		c = e.cost(b)
@@ -322,6 +339,12 @@ func (e *engine) runPartitioned(r *Report) {
 }
 
 func (e *engine) batchesOf(k int) int {
+	if e.cfg.System.Batches == OnCPU {
+		if e.edges[k] > 0 {
+			return 1
+		}
+		return 0
+	}
 	b := int64(e.cfg.Training.Batch)
 	return int((e.edges[k] + b - 1) / b)
 }
@@ -351,6 +374,9 @@ func (e *engine) tryFeed() {
 			size := e.cfg.Training.Batch
 			if e.bi == n-1 {
 				size = int(e.edges[k] - int64(n-1)*int64(size))
+			}
+			if e.cfg.System.Batches == OnCPU {
+				size = int(e.edges[k])
 			}
 			e.bi++
 			e.inFlight++
@@ -427,6 +453,18 @@ func (e *engine) tryIssue() {
 		e.written[j] = true
 		e.write.Transfer(e.pbytes, Write, read)
 		return
+	}
+	if slotFree && l.Evicts != orderings.None && sys.WriteBuffers > 0 {
+		if e.pendingWrites >= sys.WriteBuffers {
+			e.reading = false
+			return // wait for the writer to free a buffer
+		}
+		e.written[j] = true
+		e.pendingWrites++
+		e.write.Transfer(e.pbytes, Write, func() {
+			e.pendingWrites--
+			e.tryIssue()
+		})
 	}
 	read()
 }

@@ -31,6 +31,9 @@ const (
 	Synchronous BatchMode = "sync"
 	// OnGPU: built and computed on the GPU (Legend, GE2, in-GPU training).
 	OnGPU BatchMode = "gpu"
+	// OnCPU: tierflow's own CPU engine (realrun): a bucket's batches run on
+	// all CPU workers and the bucket ends when the last batch does.
+	OnCPU BatchMode = "cpu"
 )
 
 // System is a training system's design, as a set of knobs.
@@ -58,6 +61,10 @@ type System struct {
 	// when the Plan's issue point is reached (a buffer of exactly c
 	// partitions, as Legend's GPU buffer of three).
 	PrefetchDepth int `json:"prefetch_depth"`
+	// WriteBuffers, when positive, bounds the evicted partitions waiting
+	// for the async writer: a load that evicts waits for a free one, and
+	// its write starts when the load does (realrun's spare buffer).
+	WriteBuffers int `json:"write_buffers,omitempty"`
 	// Staleness bounds the batches in flight (Marius uses 16).
 	Staleness int `json:"staleness"`
 	// Resident says where the parameters live when not partitioned: "ram"
@@ -102,6 +109,8 @@ var Systems = []System{
 		Batches: Synchronous, Staleness: 1, Resident: "ram"},
 	{Name: "in-gpu", Description: "everything resident in GPU memory, batches built on the GPU",
 		Batches: OnGPU, Staleness: 16, Resident: "gpu"},
+	{Name: "realrun", Description: "tierflow's real engine on this machine's CPU: buffer of c, loads at the Plan's issue points, one spare buffer for the async writer, a bucket's batches on all workers (needs a calibrated device profile)",
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: 1, Staleness: 1},
 }
 
 // SystemNames lists the presets in display order.
