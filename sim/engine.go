@@ -22,6 +22,10 @@ type Config struct {
 	BucketEdges []int64
 	// TimelineSlices is the number of timeline points (0: 100).
 	TimelineSlices int
+	// PartitionBytes, when positive, overrides the partition size computed
+	// from the dataset (the real engine pads partitions to its I/O
+	// alignment).
+	PartitionBytes int64
 }
 
 // ErrConfig wraps every configuration error.
@@ -296,6 +300,9 @@ func (e *engine) runPartitioned(r *Report) {
 	p := pl.P
 	r.Ordering, r.P, r.C = pl.Ordering, p, pl.C
 	e.pbytes = float64(cfg.System.PartitionBytes(cfg.Dataset.Nodes, p, cfg.Training.Dim))
+	if cfg.PartitionBytes > 0 {
+		e.pbytes = float64(cfg.PartitionBytes)
+	}
 	r.PartitionBytes = int64(e.pbytes)
 	r.Swaps, r.Loads, r.Writes, r.FinalWrites = pl.Counts.Swaps, pl.Counts.Loads, pl.Counts.Writes, pl.Counts.FinalWrites
 	r.ReadBytes, r.WriteBytes = pl.Counts.Bytes(r.PartitionBytes)

@@ -71,6 +71,8 @@ type options struct {
 	seed                        int64
 	noPrefetch, asJSON, asCSV   bool
 	progress                    string
+	orderingList, device, plot  string
+	compareSim                  bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -78,6 +80,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func realrunMain(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "calibrate" {
+		return calibrateMain(args[1:], stdout, stderr)
+	}
 	var o options
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.StringVar(&o.dataset, "dataset", "twitter", "generated dataset: "+presetNames())
@@ -105,6 +110,10 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.export, "export", "", "write the trained node embeddings to `FILE` (.npy)")
 	fs.StringVar(&o.exportFormat, "export-format", "npy", "npy or tsv")
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto, bar, lines or none")
+	fs.StringVar(&o.orderingList, "orderings", "", "with --compare-sim: comma-separated orderings to run one after another")
+	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
+	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
+	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	fs.BoolVar(&o.asCSV, "csv", false, "print CSV")
 	if err := cli.Parse(fs, args, stdout); err != nil {
@@ -118,13 +127,15 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.compareSim {
+		return compareMain(o, spec, h, plan, stdout, stderr, format)
+	}
+	if o.orderingList != "" || o.device != "" || o.plot != "" {
+		return cli.Usagef("--orderings, --device and --plot go with --compare-sim")
+	}
 	st, reused, err := openOrPrepare(spec)
 	if err != nil {
-		var bad *realrun.BadInput
-		if errors.As(err, &bad) {
-			return cli.Usagef("%v", err)
-		}
-		return err
+		return asUsage(err)
 	}
 	if reused {
 		if err := st.InitPartitions(spec.Seed, 0.1); err != nil {
@@ -172,6 +183,17 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	}
 	return print(stdout, format, out)
 }
+
+// asUsage turns the engine's bad-input errors into usage errors (exit 2).
+func asUsage(err error) error {
+	var bad *realrun.BadInput
+	if errors.As(err, &bad) {
+		return cli.Usagef("%v", err)
+	}
+	return err
+}
+
+func newFlagSet(name string) *flag.FlagSet { return flag.NewFlagSet(name, flag.ContinueOnError) }
 
 func presetNames() string {
 	var names []string

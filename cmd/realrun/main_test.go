@@ -119,3 +119,41 @@ func TestBadInput(t *testing.T) {
 		assert.False(t, strings.HasPrefix(e.Name(), "w-"), "no work directory may be left behind: %s", e.Name())
 	}
 }
+
+func TestCompareSimTiny(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "dev.yaml")
+	require.NoError(t, os.WriteFile(prof, []byte(`name: tiny
+disk: {read: 1 GB/s, write: 1 GB/s, latency: 100us, full_duplex: true}
+cpu:
+  workers: 2
+  memory: 8 GB
+  batch_edges: 1M edges/s
+  gather_bandwidth: 10 GB/s
+  train:
+    dot: {edges: 500k edges/s, row_bandwidth: 10 GB/s, flops: 10 GFLOP/s}
+`), 0o644))
+	out, errOut, code := runCmd("--dataset", "twitter", "--scale", "0.0002", "--p", "4", "--c", "3", "--dim", "16",
+		"--orderings", "beta,hilbert,legend", "--compare-sim", "--device", prof, "--workdir", filepath.Join(dir, "work"),
+		"--progress", "none", "--json", "--plot", filepath.Join(dir, "scatter.svg"))
+	require.Equal(t, 0, code, errOut)
+	var got struct {
+		Results []struct {
+			Ordering  string
+			Measured  map[string]any
+			Predicted map[string]any
+			Relative  map[string]float64 `json:"relative_error"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Results, 3)
+	for _, r := range got.Results {
+		assert.Equal(t, r.Measured["read_bytes"], r.Predicted["read_bytes"], r.Ordering)
+		assert.Equal(t, r.Measured["write_bytes"], r.Predicted["write_bytes"], r.Ordering)
+		assert.Zero(t, r.Relative["read_bytes"])
+		assert.Contains(t, r.Relative, "epoch_seconds")
+		assert.Positive(t, r.Predicted["epoch_seconds"])
+	}
+	_, err := os.Stat(filepath.Join(dir, "scatter.svg"))
+	assert.NoError(t, err)
+}

@@ -99,7 +99,8 @@ func Open(dir string) (*Store, error) {
 
 // Buffer is page-aligned memory for one partition, as O_DIRECT needs.
 type Buffer struct {
-	b []byte
+	b        []byte
+	borrowed bool
 }
 
 // NewBuffer allocates an aligned buffer of the store's partition size.
@@ -111,9 +112,19 @@ func (s *Store) NewBuffer() (*Buffer, error) {
 	return &Buffer{b: b}, nil
 }
 
+// BufferOf wraps float32s already in memory as a Buffer (for in-memory
+// benchmarks; it cannot be used for O_DIRECT I/O unless aligned).
+func BufferOf(f []float32) *Buffer {
+	return &Buffer{b: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f)), borrowed: true}
+}
+
+// OpenDirect opens a file for O_DIRECT I/O where the platform has it.
+func OpenDirect(path string, flag int) (*os.File, error) { return openDirect(path, flag) }
+
 // Free releases the buffer's memory.
 func (b *Buffer) Free() error {
-	if b.b == nil {
+	if b.b == nil || b.borrowed {
+		b.b = nil
 		return nil
 	}
 	err := freeBuffer(b.b)

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+
+	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/realrun"
+)
+
+// CompareOutput is what --compare-sim prints with --json.
+type CompareOutput struct {
+	Device  string               `json:"device"`
+	Results []realrun.Comparison `json:"results"`
+}
+
+// compareMain runs each ordering for real on one work directory (its
+// partitions re-initialised before each run), simulates the same Plan on
+// the calibrated profile, and prints predicted against measured.
+func compareMain(o options, spec realrun.DataSpec, h realrun.Hyper, first *orderings.Plan, stdout, stderr io.Writer, format cli.Format) error {
+	names := []string{first.Ordering}
+	if o.orderingList != "" {
+		names = cli.SplitList(o.orderingList)
+	}
+	plans := make([]*orderings.Plan, 0, len(names))
+	for _, n := range names {
+		pl, err := orderings.Build(n, first.P, first.C, orderings.Policy(first.Policy), o.seed)
+		if err != nil {
+			return cli.Usagef("--orderings: %v", err)
+		}
+		plans = append(plans, pl)
+	}
+	var prof devices.Profile
+	var err error
+	if o.device != "" {
+		if prof, err = devices.Load(o.device); err != nil {
+			return cli.Usagef("--device: %v", err)
+		}
+	} else {
+		fmt.Fprintln(stderr, "calibrating this machine (no --device given)…")
+		cal, err := realrun.Calibrate(realrun.CalibrateOptions{Dir: os.TempDir(), Name: "this-machine", Workers: h.Workers})
+		if err != nil {
+			return err
+		}
+		prof = cal.Profile
+	}
+	st, _, err := openOrPrepare(spec)
+	if err != nil {
+		return asUsage(err)
+	}
+	if o.device == "" {
+		// Measure the engine at exactly this training shape and partition
+		// size (synthetic buckets: nothing of the runs below).
+		tc, err := realrun.CalibrateShape(h, st.M.Rows)
+		if err != nil {
+			return err
+		}
+		switch h.Model {
+		case "dot":
+			prof.CPU.Train.Dot = tc
+		case "distmult":
+			prof.CPU.Train.DistMult = tc
+		case "complex":
+			prof.CPU.Train.ComplEx = tc
+		}
+		fmt.Fprintf(stderr, "calibrated %s at d=%d, %d negatives, %d workers: %.0f edges/s\n", h.Model, h.Dim, h.Negatives, h.Workers, float64(tc.Edges))
+	}
+	degrees, err := st.Degrees()
+	if err != nil {
+		return err
+	}
+	out := CompareOutput{Device: prof.Name}
+	progress := pickProgress(o.progress, stderr)
+	for _, pl := range plans {
+		if err := st.InitPartitions(spec.Seed, 0.1); err != nil {
+			return err
+		}
+		eng := realrun.NewCPU(h, st, degrees, spec.Seed)
+		var last realrun.Epoch
+		for e := 1; e <= o.epochs; e++ {
+			if last, err = realrun.RunEpoch(st, pl, eng, !o.noPrefetch, spec.Seed, e, progress); err != nil {
+				return err
+			}
+		}
+		pred, err := realrun.Predict(st, pl, h, !o.noPrefetch, prof)
+		if err != nil {
+			return err
+		}
+		out.Results = append(out.Results, realrun.Compare(last.Report, pred))
+	}
+	if o.plot != "" {
+		if err := scatter(o.plot, out); err != nil {
+			return cli.Usagef("--plot: %v", err)
+		}
+	}
+	switch format {
+	case cli.JSON:
+		return cli.PrintJSON(stdout, out)
+	case cli.CSV:
+		return compareTable(out, false).CSV(stdout)
+	}
+	if err := compareTable(out, true).Render(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "predicted by the realrun system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", prof.Name)
+	return nil
+}
+
+func compareTable(out CompareOutput, human bool) plots.Table {
+	t := plots.Table{Header: []string{"ordering", "epoch s measured", "epoch s predicted", "epoch error %", "stall s measured", "stall s predicted",
+		"compute s measured", "compute s predicted", "read bytes measured", "read bytes predicted", "write bytes measured", "write bytes predicted", "swaps"}}
+	if !human {
+		t.Header = []string{"ordering", "measured_epoch_seconds", "predicted_epoch_seconds", "epoch_relative_error", "measured_stall_seconds", "predicted_stall_seconds",
+			"measured_compute_seconds", "predicted_compute_seconds", "measured_read_bytes", "predicted_read_bytes", "measured_write_bytes", "predicted_write_bytes", "swaps"}
+	}
+	for _, c := range out.Results {
+		m, p := c.Measured, c.Predicted
+		errCol := f64(100*c.RelativeError["epoch_seconds"], 1)
+		if !human {
+			errCol = f64(c.RelativeError["epoch_seconds"], 4)
+		}
+		t.Rows = append(t.Rows, []string{c.Ordering, f64(m.EpochSeconds, 2), f64(p.EpochSeconds, 2), errCol,
+			f64(m.StallSeconds, 2), f64(p.StallSeconds, 2), f64(m.ComputeSeconds, 2), f64(p.ComputeSeconds, 2),
+			strconv.FormatInt(m.ReadBytes, 10), strconv.FormatInt(p.ReadBytes, 10), strconv.FormatInt(m.WriteBytes, 10), strconv.FormatInt(p.WriteBytes, 10),
+			strconv.Itoa(m.Swaps)})
+	}
+	return t
+}
+
+// scatter plots predicted against measured epoch seconds with the y = x
+// line.
+func scatter(path string, out CompareOutput) error {
+	lc := plots.LineChart{Title: "Predicted vs measured epoch time", XLabel: "measured (s)", YLabel: "predicted (s)"}
+	hi := 0.0
+	for _, c := range out.Results {
+		lc.Series = append(lc.Series, plots.Series{Name: c.Ordering, X: []float64{c.Measured.EpochSeconds}, Y: []float64{c.Predicted.EpochSeconds}})
+		hi = math.Max(hi, math.Max(c.Measured.EpochSeconds, c.Predicted.EpochSeconds))
+	}
+	lc.Series = append(lc.Series, plots.Series{Name: "y = x", X: []float64{0, hi * 1.1}, Y: []float64{0, hi * 1.1}})
+	return plots.SaveStack(path, lc)
+}
+
+// calibrateMain is `realrun calibrate`: it measures the disk holding --dir
+// and the CPU engine, prints the figures and writes a device profile.
+func calibrateMain(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("realrun calibrate")
+	dir := fs.String("dir", os.TempDir(), "measure the disk holding `DIR` (scratch files are removed)")
+	size := fs.Int("size", 64, "scratch file size in MB (like a partition)")
+	out := fs.String("out", "calibrated.yaml", "write the device profile to `FILE`")
+	name := fs.String("name", "this-machine", "profile name")
+	workers := fs.Int("workers", 0, "training goroutines to measure with (default: all CPUs)")
+	asJSON := fs.Bool("json", false, "print the measurements as JSON")
+	if err := cli.Parse(fs, args, stdout); err != nil {
+		return err
+	}
+	if *size < 1 {
+		return cli.Usagef("--size %d: must be at least 1 MB", *size)
+	}
+	if *workers < 0 {
+		return cli.Usagef("--workers %d: must not be negative", *workers)
+	}
+	cal, err := realrun.Calibrate(realrun.CalibrateOptions{Dir: *dir, FileBytes: int64(*size) << 20, Files: 4, Workers: *workers, Name: *name})
+	if err != nil {
+		return cli.Usagef("--dir: %v", err)
+	}
+	data, err := cal.Profile.YAML()
+	if err != nil {
+		return err
+	}
+	header := []byte("# Measured by `realrun calibrate`: disk figures from O_DIRECT transfers of\n# partition-sized scratch files, cpu.train from the CPU engine on synthetic\n# in-memory buckets. No GPU is recorded (none was found).\n")
+	if err := cli.WriteFileAtomic(*out, func(w io.Writer) error {
+		if _, err := w.Write(header); err != nil {
+			return err
+		}
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
+		return cli.Usagef("--out: %v", err)
+	}
+	if *asJSON {
+		return cli.PrintJSON(stdout, cal)
+	}
+	t := plots.Table{Header: []string{"measurement", "value"}}
+	p := cal.Profile
+	t.Rows = [][]string{
+		{"disk read (O_DIRECT)", fmt.Sprintf("%.0f MB/s", float64(p.Disk.Read)/1e6)}, {"disk write (O_DIRECT)", fmt.Sprintf("%.0f MB/s", float64(p.Disk.Write)/1e6)},
+		{"reads + writes at once", fmt.Sprintf("%.0f MB/s", cal.BothBW/1e6)}, {"full duplex", strconv.FormatBool(p.Disk.FullDuplex)},
+		{"request latency", fmt.Sprintf("%.0f µs", cal.LatencySeconds*1e6)}, {"memory copy", fmt.Sprintf("%.1f GB/s", cal.CopyBW/1e9)},
+	}
+	for _, k := range []string{"dot", "distmult", "complex"} {
+		tc, _ := p.CPU.Train.For(k)
+		t.Rows = append(t.Rows, []string{"train " + k, fmt.Sprintf("%.2fM edges/s, %.1f GB/s of rows, %.1f GFLOP/s", float64(tc.Edges)/1e6, float64(tc.RowBW)/1e9, float64(tc.FLOPS)/1e9)})
+	}
+	if err := t.Render(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (use it with simulate --device or realrun --compare-sim --device)\n", *out)
+	return nil
+}

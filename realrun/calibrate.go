@@ -1,0 +1,490 @@
+package realrun
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// Calibration is what `realrun calibrate` measured, with the profile it
+// derives. It never looks at a training run's timings: the disk figures
+// come from partition-sized O_DIRECT transfers of scratch files and the
+// compute figures from the CPU engine training synthetic in-memory buckets.
+type Calibration struct {
+	Profile devices.Profile `json:"profile"`
+	// Disk
+	ReadBW, WriteBW float64 `json:"-"`
+	BothBW          float64 `json:"-"`
+	LatencySeconds  float64 `json:"-"`
+	CopyBW          float64 `json:"-"`
+	// Compute: one row per microbenchmark.
+	Points []CalPoint `json:"points"`
+}
+
+// CalPoint is one compute microbenchmark.
+type CalPoint struct {
+	Model     string  `json:"model"`
+	Dim       int     `json:"dim"`
+	Negatives int     `json:"negatives"`
+	Edges     int     `json:"edges"`
+	Seconds   float64 `json:"seconds"`
+	Predicted float64 `json:"predicted_seconds"`
+}
+
+// CalibrateOptions size the measurements.
+type CalibrateOptions struct {
+	Dir       string // scratch directory on the disk to measure
+	FileBytes int64  // one scratch file (a partition's size)
+	Files     int
+	Workers   int
+	Name      string
+	Quick     bool // smaller compute benchmarks (tests)
+}
+
+// Calibrate measures this machine.
+func Calibrate(opt CalibrateOptions) (Calibration, error) {
+	var cal Calibration
+	if opt.Workers < 1 {
+		opt.Workers = runtime.NumCPU()
+	}
+	if opt.FileBytes < store.Align {
+		opt.FileBytes = 64 << 20
+	}
+	opt.FileBytes = (opt.FileBytes + store.Align - 1) / store.Align * store.Align
+	if opt.Files < 2 {
+		opt.Files = 4
+	}
+	if err := calibrateDisk(&cal, opt); err != nil {
+		return cal, err
+	}
+	cal.CopyBW = measureCopy()
+	train, points, err := calibrateCompute(opt)
+	if err != nil {
+		return cal, err
+	}
+	cal.Points = points
+	mem := memTotal()
+	shared := cal.BothBW < 0.95*(cal.ReadBW+cal.WriteBW)
+	combined := 0.0
+	if shared {
+		combined = math.Min(math.Max(cal.BothBW, math.Max(cal.ReadBW, cal.WriteBW)), cal.ReadBW+cal.WriteBW)
+	}
+	cal.Profile = devices.Profile{
+		Name:        opt.Name,
+		Description: fmt.Sprintf("measured by realrun calibrate on %s (%d CPUs), %s", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), opt.Dir),
+		Disk: devices.Disk{
+			Read: devices.Bandwidth(cal.ReadBW), Write: devices.Bandwidth(cal.WriteBW),
+			Latency:    devices.Duration(time.Duration(cal.LatencySeconds * 1e9)),
+			FullDuplex: !shared, Combined: devices.Bandwidth(combined),
+		},
+		CPU: devices.CPU{
+			Workers: opt.Workers, Memory: devices.Bytes(mem),
+			// The marius model's CPU rates do not describe this engine;
+			// they are set from the measured copy bandwidth and Dot rate
+			// so the profile also loads for the other systems.
+			BatchEdges: train.Dot.Edges, GatherBW: devices.Bandwidth(cal.CopyBW),
+			Train: train,
+		},
+	}
+	if err := cal.Profile.Validate(); err != nil {
+		return cal, fmt.Errorf("calibrated profile: %w", err)
+	}
+	return cal, nil
+}
+
+func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
+	dir, err := os.MkdirTemp(opt.Dir, ".tierflow-calibrate-*")
+	if err != nil {
+		return fmt.Errorf("calibrate: scratch directory in %s: %w", opt.Dir, err)
+	}
+	defer os.RemoveAll(dir)
+	st := &store.Store{Dir: dir, M: store.Manifest{PartitionBytes: opt.FileBytes}}
+	if err := os.Mkdir(filepath.Join(dir, "partitions"), 0o755); err != nil {
+		return err
+	}
+	buf, err := st.NewBuffer()
+	if err != nil {
+		return err
+	}
+	defer buf.Free()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range buf.Bytes() {
+		buf.Bytes()[i] = byte(rng.Uint32())
+	}
+	n := opt.Files
+	// Create the files once so the timed writes overwrite, as partition
+	// write-backs do.
+	for i := 0; i < 2*n; i++ {
+		if _, err := st.WritePartition(i, buf); err != nil {
+			return err
+		}
+	}
+	timeIt := func(f func() error) (float64, error) {
+		t := time.Now()
+		err := f()
+		return time.Since(t).Seconds(), err
+	}
+	total := float64(opt.FileBytes) * float64(n)
+	// Each figure is the median of three passes: the disk is shared.
+	median := func(f func() error) (float64, error) {
+		var xs []float64
+		for r := 0; r < 3; r++ {
+			sec, err := timeIt(f)
+			if err != nil {
+				return 0, err
+			}
+			xs = append(xs, sec)
+		}
+		sort.Float64s(xs)
+		return xs[1], nil
+	}
+	sec, err := median(func() error {
+		for i := 0; i < n; i++ {
+			if _, err := st.WritePartition(i, buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	cal.WriteBW = total / sec
+	sec, err = median(func() error {
+		for i := 0; i < n; i++ {
+			if _, err := st.ReadPartition(i, buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	cal.ReadBW = total / sec
+	// Reads and writes at once: do they add up, or share the device?
+	other, err := st.NewBuffer()
+	if err != nil {
+		return err
+	}
+	defer other.Free()
+	var wg sync.WaitGroup
+	var werr error
+	sec, err = median(func() error {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := n; i < 2*n; i++ {
+				if _, err := st.WritePartition(i, other); err != nil {
+					werr = err
+					return
+				}
+			}
+		}()
+		for i := 0; i < n; i++ {
+			if _, err := st.ReadPartition(i, buf); err != nil {
+				return err
+			}
+		}
+		wg.Wait()
+		return werr
+	})
+	if err != nil {
+		return err
+	}
+	cal.BothBW = 2 * total / sec
+	// Per-request latency: small aligned O_DIRECT reads at random offsets.
+	f, err := store.OpenDirect(st.PartitionPath(0), os.O_RDONLY)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	small := buf.Bytes()[:store.Align]
+	const probes = 200
+	sec, err = timeIt(func() error {
+		for i := 0; i < probes; i++ {
+			off := rng.Int64N(opt.FileBytes/store.Align) * store.Align
+			if _, err := f.ReadAt(small, off); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	cal.LatencySeconds = sec / probes
+	return nil
+}
+
+func measureCopy() float64 {
+	const n = 64 << 20
+	a, b := make([]byte, n), make([]byte, n)
+	copy(b, a)
+	start := time.Now()
+	rounds := 0
+	for time.Since(start) < 300*time.Millisecond {
+		copy(b, a)
+		rounds++
+	}
+	return float64(rounds) * n / time.Since(start).Seconds()
+}
+
+func memTotal() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 8 << 30
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			fields := strings.Fields(rest)
+			if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 8 << 30
+}
+
+// calibrateCompute trains synthetic in-memory buckets with the CPU engine
+// at several shapes per score function and fits the TrainCost model by
+// least squares.
+func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error) {
+	var train devices.CPUTrain
+	var points []CalPoint
+	type shape struct{ d, m int }
+	// Shapes around the configurations tierflow validates: few and many
+	// negatives, small and large dimensions.
+	shapes := []shape{{64, 4}, {256, 4}, {64, 16}, {256, 16}, {64, 100}, {256, 100}, {128, 50}}
+	target := 3e9 // FLOPs per measurement
+	if opt.Quick {
+		shapes = []shape{{16, 16}, {16, 64}, {48, 16}, {32, 32}}
+		target = 5e7
+	}
+	for _, kind := range model.Kinds {
+		var rows [][3]float64
+		var ys []float64
+		var kp []CalPoint
+		for _, sh := range shapes {
+			edges := int(math.Max(4000, target/(12*float64(sh.m*sh.d)+1)))
+			sec, err := timeBucket(kind, sh.d, sh.m, edges, opt.Workers)
+			if err != nil {
+				return train, nil, err
+			}
+			chunks := float64((edges + sh.m - 1) / sh.m)
+			n := float64(edges) / chunks
+			rows = append(rows, [3]float64{n * chunks, (2*n + float64(sh.m)) * float64(sh.d) * 4 * chunks, 12 * n * float64(sh.m*sh.d) * chunks})
+			ys = append(ys, sec)
+			kp = append(kp, CalPoint{Model: string(kind), Dim: sh.d, Negatives: sh.m, Edges: edges, Seconds: sec})
+		}
+		x := nonNegativeLeastSquares(rows, ys)
+		rate := func(v float64) float64 {
+			if v <= 0 {
+				return 1e15 // not limiting
+			}
+			return 1 / v
+		}
+		tc := devices.TrainCost{Edges: devices.EdgeRate(rate(x[0])), RowBW: devices.Bandwidth(rate(x[1])), FLOPS: devices.FLOPRate(rate(x[2]))}
+		for i := range kp {
+			kp[i].Predicted = rows[i][0]*x[0] + rows[i][1]*x[1] + rows[i][2]*x[2]
+		}
+		points = append(points, kp...)
+		switch kind {
+		case model.Dot:
+			train.Dot = tc
+		case model.DistMult:
+			train.DistMult = tc
+		case model.ComplEx:
+			train.ComplEx = tc
+		}
+	}
+	return train, points, nil
+}
+
+// CalibrateShape measures the CPU engine's training rate at one training
+// shape (score function, d, negatives, chunk, batch, workers) on two
+// synthetic in-memory partitions of the given rows, the median of three
+// buckets of about half a second each. It knows nothing of any run but its
+// shape. The result is a TrainCost with only the per-edge rate set (rows
+// and FLOPs are folded into it), valid for that shape.
+func CalibrateShape(h Hyper, rows int64) (devices.TrainCost, error) {
+	rng := rand.New(rand.NewPCG(uint64(h.Dim), uint64(h.Negatives)))
+	d := h.Dim
+	mk := func() *store.Buffer {
+		f := make([]float32, 2*int(rows)*d)
+		for i := 0; i < int(rows)*d; i++ {
+			f[i] = 0.1 * (2*rng.Float32() - 1)
+		}
+		return store.BufferOf(f)
+	}
+	src, dst := mk(), mk()
+	st := &store.Store{M: store.Manifest{P: 2, Rows: rows, Nodes: 2 * rows, Relations: 10, Dim: d}}
+	deg := make([]int32, 2*rows)
+	for i := range deg {
+		deg[i] = int32(1 + rng.IntN(20))
+	}
+	eng := NewCPU(h, st, deg, 1)
+	perEdge := 12*float64(h.Negatives*d) + 200 // rough FLOPs, to size the bucket
+	edges := int(math.Max(5000, 3e9/perEdge))
+	es := make([]store.Edge, edges)
+	var times []float64
+	for r := 0; r < 4; r++ {
+		for i := range es {
+			es[i] = store.Edge{Src: int32(rng.Int64N(rows)), Rel: int32(rng.IntN(10)), Dst: int32(rows + rng.Int64N(rows))}
+		}
+		start := time.Now()
+		if _, err := eng.TrainBucket(es, 0, src, 1, dst, rng); err != nil {
+			return devices.TrainCost{}, err
+		}
+		if r > 0 { // the first round warms up
+			times = append(times, time.Since(start).Seconds())
+		}
+	}
+	sort.Float64s(times)
+	return devices.TrainCost{Edges: devices.EdgeRate(float64(edges) / times[1]), RowBW: 1e15, FLOPS: 1e15}, nil
+}
+
+// timeBucket trains one synthetic bucket of the given shape in memory and
+// returns the seconds it took.
+func timeBucket(kind model.Kind, d, m, edges, workers int) (float64, error) {
+	const nodes = 20000
+	rows := int64(nodes)
+	rng := rand.New(rand.NewPCG(uint64(d), uint64(m)))
+	floats := make([]float32, 2*nodes*d)
+	for i := 0; i < nodes*d; i++ {
+		floats[i] = 0.1 * (2*rng.Float32() - 1)
+	}
+	st := &store.Store{M: store.Manifest{P: 1, Rows: rows, Nodes: rows, Relations: 10, Dim: d}}
+	deg := make([]int32, nodes)
+	for i := range deg {
+		deg[i] = int32(1 + rng.IntN(20))
+	}
+	h := Hyper{Model: kind, Dim: d, Batch: 10000, Negatives: m, DegreeFrac: 0.5, LR: 0.01, Workers: workers}
+	eng := NewCPU(h, st, deg, 1)
+	buf := store.BufferOf(floats)
+	es := make([]store.Edge, edges)
+	for i := range es {
+		es[i] = store.Edge{Src: int32(rng.IntN(nodes)), Rel: int32(rng.IntN(10)), Dst: int32(rng.IntN(nodes))}
+	}
+	// One warm-up round, then the timed one.
+	if _, err := eng.TrainBucket(es[:min(len(es), 2000)], 0, buf, 0, buf, rng); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if _, err := eng.TrainBucket(es, 0, buf, 0, buf, rng); err != nil {
+		return 0, err
+	}
+	return time.Since(start).Seconds(), nil
+}
+
+// nonNegativeLeastSquares fits y ≈ A·x with x ≥ 0 for three unknowns by
+// trying every subset of active columns and keeping the best feasible fit.
+func nonNegativeLeastSquares(A [][3]float64, y []float64) [3]float64 {
+	best, bestErr := [3]float64{}, math.Inf(1)
+	for mask := 1; mask < 8; mask++ {
+		var cols []int
+		for c := 0; c < 3; c++ {
+			if mask&(1<<c) != 0 {
+				cols = append(cols, c)
+			}
+		}
+		k := len(cols)
+		// Normal equations, scaled per column for conditioning.
+		scale := make([]float64, k)
+		for j, c := range cols {
+			for _, r := range A {
+				scale[j] = math.Max(scale[j], math.Abs(r[c]))
+			}
+			if scale[j] == 0 {
+				scale[j] = 1
+			}
+		}
+		M := make([][]float64, k)
+		v := make([]float64, k)
+		for i := range M {
+			M[i] = make([]float64, k)
+		}
+		for r, row := range A {
+			for i, ci := range cols {
+				v[i] += row[ci] / scale[i] * y[r]
+				for j, cj := range cols {
+					M[i][j] += row[ci] / scale[i] * row[cj] / scale[j]
+				}
+			}
+		}
+		sol, ok := solve(M, v)
+		if !ok {
+			continue
+		}
+		var x [3]float64
+		feasible := true
+		for j, c := range cols {
+			x[c] = sol[j] / scale[j]
+			if x[c] < 0 {
+				feasible = false
+			}
+		}
+		if !feasible {
+			continue
+		}
+		var e float64
+		for r, row := range A {
+			// Relative error: small and large benchmarks count alike.
+			p := row[0]*x[0] + row[1]*x[1] + row[2]*x[2]
+			e += (p - y[r]) * (p - y[r]) / (y[r] * y[r])
+		}
+		if e < bestErr {
+			best, bestErr = x, e
+		}
+	}
+	return best
+}
+
+// solve is Gaussian elimination with partial pivoting.
+func solve(M [][]float64, v []float64) ([]float64, bool) {
+	n := len(v)
+	for c := 0; c < n; c++ {
+		p := c
+		for r := c + 1; r < n; r++ {
+			if math.Abs(M[r][c]) > math.Abs(M[p][c]) {
+				p = r
+			}
+		}
+		if math.Abs(M[p][c]) < 1e-12 {
+			return nil, false
+		}
+		M[c], M[p] = M[p], M[c]
+		v[c], v[p] = v[p], v[c]
+		for r := c + 1; r < n; r++ {
+			f := M[r][c] / M[c][c]
+			for k := c; k < n; k++ {
+				M[r][k] -= f * M[c][k]
+			}
+			v[r] -= f * v[c]
+		}
+	}
+	x := make([]float64, n)
+	for r := n - 1; r >= 0; r-- {
+		s := v[r]
+		for k := r + 1; k < n; k++ {
+			s -= M[r][k] * x[k]
+		}
+		x[r] = s / M[r][r]
+	}
+	return x, true
+}
