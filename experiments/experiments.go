@@ -48,6 +48,8 @@ type Experiment struct {
 	Name        string
 	Description string
 	Run         func() (Result, error)
+	// Slow experiments run real training for minutes; tests skip them.
+	Slow bool
 }
 
 var registry = map[string]Experiment{}

@@ -52,6 +52,9 @@ type CalibrateOptions struct {
 	Workers   int
 	Name      string
 	Quick     bool // smaller compute benchmarks (tests)
+	// DiskOnly skips the compute benchmarks (the profile then has no
+	// cpu.train costs; see CalibrateShape).
+	DiskOnly bool
 }
 
 // Calibrate measures this machine.
@@ -71,11 +74,13 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 		return cal, err
 	}
 	cal.CopyBW = measureCopy()
-	train, points, err := calibrateCompute(opt)
-	if err != nil {
-		return cal, err
+	var train devices.CPUTrain
+	if !opt.DiskOnly {
+		var err error
+		if train, cal.Points, err = calibrateCompute(opt); err != nil {
+			return cal, err
+		}
 	}
-	cal.Points = points
 	mem := memTotal()
 	shared := cal.BothBW < 0.95*(cal.ReadBW+cal.WriteBW)
 	combined := 0.0
@@ -95,7 +100,7 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 			// The marius model's CPU rates do not describe this engine;
 			// they are set from the measured copy bandwidth and Dot rate
 			// so the profile also loads for the other systems.
-			BatchEdges: train.Dot.Edges, GatherBW: devices.Bandwidth(cal.CopyBW),
+			BatchEdges: max(train.Dot.Edges, 1), GatherBW: devices.Bandwidth(cal.CopyBW),
 			Train: train,
 		},
 	}

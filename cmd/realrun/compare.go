@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
@@ -36,40 +37,32 @@ func compareMain(o options, spec realrun.DataSpec, h realrun.Hyper, first *order
 		}
 		plans = append(plans, pl)
 	}
+	st, _, err := openOrPrepare(spec)
+	if err != nil {
+		return asUsage(err)
+	}
 	var prof devices.Profile
-	var err error
 	if o.device != "" {
 		if prof, err = devices.Load(o.device); err != nil {
 			return cli.Usagef("--device: %v", err)
 		}
 	} else {
+		// Calibrate now: the disk with transfers of this run's partition
+		// size, the engine at exactly this training shape and partition
+		// size (scratch files and synthetic buckets: nothing of the runs).
 		fmt.Fprintln(stderr, "calibrating this machine (no --device given)…")
-		cal, err := realrun.Calibrate(realrun.CalibrateOptions{Dir: os.TempDir(), Name: "this-machine", Workers: h.Workers})
+		cal, err := realrun.Calibrate(realrun.CalibrateOptions{Dir: filepath.Dir(st.Dir), FileBytes: st.M.PartitionBytes, Files: 8, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
 		if err != nil {
 			return err
 		}
 		prof = cal.Profile
-	}
-	st, _, err := openOrPrepare(spec)
-	if err != nil {
-		return asUsage(err)
-	}
-	if o.device == "" {
-		// Measure the engine at exactly this training shape and partition
-		// size (synthetic buckets: nothing of the runs below).
 		tc, err := realrun.CalibrateShape(h, st.M.Rows)
 		if err != nil {
 			return err
 		}
-		switch h.Model {
-		case "dot":
-			prof.CPU.Train.Dot = tc
-		case "distmult":
-			prof.CPU.Train.DistMult = tc
-		case "complex":
-			prof.CPU.Train.ComplEx = tc
-		}
-		fmt.Fprintf(stderr, "calibrated %s at d=%d, %d negatives, %d workers: %.0f edges/s\n", h.Model, h.Dim, h.Negatives, h.Workers, float64(tc.Edges))
+		prof.CPU.Train.Dot, prof.CPU.Train.DistMult, prof.CPU.Train.ComplEx = tc, tc, tc
+		fmt.Fprintf(stderr, "calibrated: disk read %.0f MB/s, write %.0f MB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s\n",
+			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, h.Model, h.Dim, h.Negatives, h.Workers, float64(tc.Edges))
 	}
 	degrees, err := st.Degrees()
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 func TestReproduceWritesFiles(t *testing.T) {
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	code := run([]string{"--out", dir}, &out, &errOut)
+	code := run([]string{"--out", dir, "--experiments", "fig7,legend-table6"}, &out, &errOut)
 	require.Equal(t, 0, code, errOut.String())
 	for _, f := range []string{"fig7/fig7.csv", "fig7/fig7.md", "fig7/fig7.png", "fig7/fig7.svg",
 		"legend-table6/legend-table6.csv", "legend-table6/legend-table6.png"} {
