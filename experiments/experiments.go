@@ -33,12 +33,14 @@ type Series struct {
 // bar chart (Bars true) draws one group per Categories entry and one bar
 // per series, taking series i's value in category j from Series[i].Y[j].
 type Chart struct {
-	File       string   `json:"file"`
-	Title      string   `json:"title"`
-	XLabel     string   `json:"x_label"`
-	YLabel     string   `json:"y_label"`
-	LogY       bool     `json:"log_y"`
-	Bars       bool     `json:"bars,omitempty"`
+	File   string `json:"file"`
+	Title  string `json:"title"`
+	XLabel string `json:"x_label"`
+	YLabel string `json:"y_label"`
+	LogY   bool   `json:"log_y"`
+	Bars   bool   `json:"bars,omitempty"`
+	// Scatter draws markers only; series named "y = x" keep their line.
+	Scatter    bool     `json:"scatter,omitempty"`
 	Categories []string `json:"categories,omitempty"`
 	Series     []Series `json:"series"`
 }

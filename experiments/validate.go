@@ -67,7 +67,7 @@ func Validate() (Result, error) {
 		return r, err
 	}
 	defer os.RemoveAll(base)
-	scatter := Chart{File: "validate", Title: "Validation: predicted vs measured epoch time", XLabel: "measured (s)", YLabel: "predicted (s)"}
+	scatter := Chart{File: "validate", Title: "Validation: predicted vs measured epoch time", XLabel: "measured (s)", YLabel: "predicted (s)", Scatter: true}
 	var hi float64
 	misses, rankMisses := 0, 0
 	var notes []string

@@ -26,13 +26,18 @@ const (
 type Series struct {
 	Name string
 	X, Y []float64
+	// Line keeps this series' line in a scatter chart (a reference line
+	// such as y = x).
+	Line bool
 }
 
-// LineChart describes a line chart with markers; LogY selects a log10 y axis.
+// LineChart describes a line chart with markers; LogY selects a log10 y
+// axis; Scatter draws markers only (except for series with Line set).
 type LineChart struct {
 	Title, XLabel, YLabel string
 	Series                []Series
 	LogY                  bool
+	Scatter               bool
 }
 
 // BarSeries is one named set of bars, one value per category.
@@ -117,6 +122,11 @@ func (c LineChart) plot() (*plot.Plot, error) {
 		line.Color = col
 		points.Color = col
 		points.Shape = plotutil.Shape(i)
+		if c.Scatter && !s.Line {
+			p.Add(points)
+			p.Legend.Add(s.Name, points)
+			continue
+		}
 		p.Add(line, points)
 		p.Legend.Add(s.Name, line, points)
 	}

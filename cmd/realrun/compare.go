@@ -129,13 +129,13 @@ func compareTable(out CompareOutput, human bool) plots.Table {
 // scatter plots predicted against measured epoch seconds with the y = x
 // line.
 func scatter(path string, out CompareOutput) error {
-	lc := plots.LineChart{Title: "Predicted vs measured epoch time", XLabel: "measured (s)", YLabel: "predicted (s)"}
+	lc := plots.LineChart{Title: "Predicted vs measured epoch time", XLabel: "measured (s)", YLabel: "predicted (s)", Scatter: true}
 	hi := 0.0
 	for _, c := range out.Results {
 		lc.Series = append(lc.Series, plots.Series{Name: c.Ordering, X: []float64{c.Measured.EpochSeconds}, Y: []float64{c.Predicted.EpochSeconds}})
 		hi = math.Max(hi, math.Max(c.Measured.EpochSeconds, c.Predicted.EpochSeconds))
 	}
-	lc.Series = append(lc.Series, plots.Series{Name: "y = x", X: []float64{0, hi * 1.1}, Y: []float64{0, hi * 1.1}})
+	lc.Series = append(lc.Series, plots.Series{Name: "y = x", X: []float64{0, hi * 1.1}, Y: []float64{0, hi * 1.1}, Line: true})
 	return plots.SaveStack(path, lc)
 }
 

@@ -137,9 +137,9 @@ func write(dir string, r experiments.Result) error {
 			}
 			chart = bc
 		} else {
-			lc := plots.LineChart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel, LogY: c.LogY}
+			lc := plots.LineChart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel, LogY: c.LogY, Scatter: c.Scatter}
 			for _, s := range c.Series {
-				lc.Series = append(lc.Series, plots.Series{Name: s.Name, X: s.X, Y: s.Y})
+				lc.Series = append(lc.Series, plots.Series{Name: s.Name, X: s.X, Y: s.Y, Line: s.Name == "y = x"})
 			}
 			chart = lc
 		}
