@@ -69,7 +69,7 @@ type options struct {
 	batch, negatives, chunk     int
 	workers                     int
 	seed                        int64
-	noPrefetch, asJSON, asCSV   bool
+	noPrefetch                  bool
 	progress                    string
 	orderingList, device, plot  string
 	compareSim                  bool
@@ -114,12 +114,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
 	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
-	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
-	fs.BoolVar(&o.asCSV, "csv", false, "print CSV")
-	if err := cli.Parse(fs, args, stdout); err != nil {
-		return err
-	}
-	format, err := cli.PickFormat(o.asJSON, o.asCSV)
+	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
 	}

@@ -30,12 +30,7 @@ func reproduce(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	out := fs.String("out", "results", "write each experiment's files under `DIR`/NAME/ (empty: write nothing)")
 	list := fs.String("experiments", "all", "comma-separated experiments, or all: "+strings.Join(experiments.Names(), ", "))
-	asJSON := fs.Bool("json", false, "print the results as JSON")
-	asCSV := fs.Bool("csv", false, "print the tables as CSV")
-	if err := cli.Parse(fs, args, stdout); err != nil {
-		return err
-	}
-	format, err := cli.PickFormat(*asJSON, *asCSV)
+	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
 	}

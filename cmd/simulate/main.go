@@ -90,7 +90,6 @@ type options struct {
 	staleness                  int
 	skew                       float64
 	noPrefetch, syncWrites     bool
-	asJSON, asCSV              bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -119,12 +118,7 @@ func simulate(args []string, stdout io.Writer) error {
 	fs.Int64Var(&o.seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")
 	fs.StringVar(&o.plan, "plan", "", "write the Plan JSON of the (single) selected ordering to `FILE`")
 	fs.StringVar(&o.plot, "plot", "", "draw epoch time per ordering and the utilisation timelines to `FILE`.png or .svg")
-	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
-	fs.BoolVar(&o.asCSV, "csv", false, "print CSV")
-	if err := cli.Parse(fs, args, stdout); err != nil {
-		return err
-	}
-	format, err := cli.PickFormat(o.asJSON, o.asCSV)
+	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,17 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	return nil
 }
 
+// ParseFormat registers --json and --csv on fs, parses args like Parse and
+// returns the output format they select.
+func ParseFormat(fs *flag.FlagSet, args []string, stdout io.Writer) (Format, error) {
+	asJSON := fs.Bool("json", false, "print JSON")
+	asCSV := fs.Bool("csv", false, "print CSV")
+	if err := Parse(fs, args, stdout); err != nil {
+		return Table, err
+	}
+	return PickFormat(*asJSON, *asCSV)
+}
+
 // Format is an output format.
 type Format int
 
