@@ -32,9 +32,10 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// DefaultScale makes one twitter epoch take one to three minutes on two
-// cores with the default training shape (see README).
-const DefaultScale = 0.01
+// DefaultScales make one epoch of each preset take one to three minutes
+// on two cores with the default training shape (twitter measured: 109 s;
+// the others hold about as many edges; fb15k is small at full size).
+var DefaultScales = map[string]float64{"twitter": 0.01, "livejournal": 0.2, "freebase86m": 0.04, "fb15k": 1}
 
 // Output is what realrun prints with --json.
 type Output struct {
@@ -86,7 +87,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.StringVar(&o.dataset, "dataset", "twitter", "generated dataset: "+presetNames())
-	fs.Float64Var(&o.scale, "scale", DefaultScale, "shrink the dataset preset by this factor (0 < f ≤ 1)")
+	fs.Float64Var(&o.scale, "scale", 0, "shrink the dataset preset by this factor, 0 < f ≤ 1 (default: twitter 0.01, livejournal 0.2, freebase86m 0.04, fb15k 1)")
 	fs.StringVar(&o.edges, "edges", "", "train on this edge `FILE` (src dst or src rel dst per line) instead of a generated dataset")
 	fs.StringVar(&o.valid, "valid", "", "validation edges `FILE` (with --edges)")
 	fs.StringVar(&o.test, "test", "", "test edges `FILE` (with --edges; otherwise a seeded 90/5/5 split)")
@@ -239,6 +240,12 @@ func configure(o *options) (realrun.DataSpec, realrun.Hyper, *orderings.Plan, er
 		}
 		if modelName == "" {
 			modelName = pr.Model
+		}
+		if o.scale == 0 {
+			o.scale = DefaultScales[pr.Name]
+			if o.scale == 0 {
+				o.scale = 0.01
+			}
 		}
 	} else {
 		source = filepath.Base(o.edges)
