@@ -62,7 +62,11 @@ type writeJob struct {
 }
 
 // spareBuffers is how many evicted partitions may be waiting to be written
-// at once; the loader blocks when all are busy.
+// at once; the loader blocks when all are busy. It must stay 1: a later
+// load of a partition evicted earlier in the epoch reads its file, and only
+// because every load that evicts waits for the spare buffer — which the
+// writer returns after finishing the previous write — is that write
+// guaranteed to be on disk before the partition is read again.
 const spareBuffers = 1
 
 func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool) (*bufferManager, error) {

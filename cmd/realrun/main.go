@@ -281,6 +281,10 @@ func configure(o *options) (realrun.DataSpec, realrun.Hyper, *orderings.Plan, er
 // openOrPrepare reuses a work directory built from the same data with the
 // same layout (its partitions are re-initialised), or builds it.
 func openOrPrepare(spec realrun.DataSpec) (*store.Store, bool, error) {
+	if _, err := store.Open(spec.Workdir); errors.Is(err, store.ErrVersion) {
+		// Never replace data this build cannot read.
+		return nil, false, &realrun.BadInput{Err: fmt.Errorf("--workdir: %v; remove it or choose another --workdir", err)}
+	}
 	if spec.Edges == "" {
 		if st, err := store.Open(spec.Workdir); err == nil {
 			m := st.M

@@ -22,6 +22,9 @@ import (
 // Version is the on-disk format version; Open refuses any other.
 const Version = 1
 
+// ErrVersion is wrapped by Open when the manifest has another version.
+var ErrVersion = errors.New("format version mismatch")
+
 // Align is the I/O alignment of partition files and buffers.
 const Align = 4096
 
@@ -89,7 +92,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("work directory %s: manifest: %w", dir, err)
 	}
 	if m.Version != Version {
-		return nil, fmt.Errorf("work directory %s: manifest format version %d, this build reads version %d", dir, m.Version, Version)
+		return nil, fmt.Errorf("work directory %s: manifest format version %d, this build reads version %d: %w", dir, m.Version, Version, ErrVersion)
 	}
 	if m.P < 1 || m.Dim < 1 || m.Rows < 1 || len(m.Buckets) != m.P {
 		return nil, fmt.Errorf("work directory %s: manifest is inconsistent (p=%d, d=%d, rows=%d)", dir, m.P, m.Dim, m.Rows)

@@ -78,12 +78,15 @@ func TestBadInputCorpus(t *testing.T) {
 		{"edges mixed columns", "realrun", []string{"--edges", bad("edges-mixed-columns.tsv")}, "edges-mixed-columns.tsv:2"},
 		{"edges only comments", "realrun", []string{"--edges", bad("edges-only-comments.tsv")}, "no edges"},
 		{"edges missing file", "realrun", []string{"--edges", bad("no-such-file.tsv")}, "no-such-file.tsv"},
+		// A work directory written by another format version is refused,
+		// never replaced.
+		{"manifest of another version", "realrun", []string{"--workdir", bad("workdir-version-99"), "--progress", "none"}, "format version 99"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string(nil), tt.args...)
-			if tt.cmd == "realrun" {
+			if tt.cmd == "realrun" && !strings.Contains(strings.Join(args, " "), "--workdir") {
 				args = append(args, "--workdir", filepath.Join(dir, "work"), "--progress", "none")
 			}
 			cmd := exec.Command(filepath.Join(bin, tt.cmd), args...)
