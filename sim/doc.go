@@ -21,7 +21,11 @@
 // legend (GPU buffer of 3, SSD-to-GPU reads and writes, batches built on
 // the GPU, the next load in flight during the current state's other
 // buckets), ge2 (parameters in CPU memory, GPU buffer of 4 over PCIe),
-// dglke (everything in CPU memory, every batch synchronous) and in-gpu.
+// dglke (everything in CPU memory, every batch synchronous), in-gpu, and
+// realrun — tierflow's own CPU engine, whose bucket time is the makespan
+// of its batches over the CPU workers at the rates `realrun calibrate`
+// measures (devices.TrainCost), with one spare buffer for the async
+// writer, so that a real run and its prediction can be compared.
 // The buffer manager never derives its own schedule: loads are read in the
 // Plan's order and installed when the Plan's issue point is reached (the
 // partition they replace has had its last use); with prefetch a load may be
