@@ -61,6 +61,7 @@ type workerScratch struct {
 	relIdx         []int32
 	negRow         []int32 // local rows
 	negSide        []bool  // true: row in the destination partition
+	src            *rand.PCG
 	rng            *rand.Rand
 }
 
@@ -160,7 +161,8 @@ func NewCPU(h Hyper, st *store.Store, degrees []int32, seed int64) *CPU {
 func newWorkerScratch(h Hyper, seed int64) *workerScratch {
 	chunk := h.chunk()
 	d := h.Dim
-	ws := &workerScratch{sc: model.NewScratch(), rng: rand.New(rand.NewPCG(uint64(seed), 0x776b7273))} // "wkrs"
+	src := rand.NewPCG(uint64(seed), 0x776b7273) // "wkrs"
+	ws := &workerScratch{sc: model.NewScratch(), src: src, rng: rand.New(src)}
 	ws.S, ws.R, ws.D = make([]float32, chunk*d), make([]float32, chunk*d), make([]float32, chunk*d)
 	ws.gS, ws.gR, ws.gD = make([]float32, chunk*d), make([]float32, chunk*d), make([]float32, chunk*d)
 	ws.N, ws.gN = make([]float32, h.Negatives*d), make([]float32, h.Negatives*d)
@@ -187,6 +189,12 @@ const adagradEps = 1e-10
 // TrainBucket implements Compute.
 func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
 	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
+	// Every worker's sampler is reseeded from the bucket's generator, so
+	// that with one worker training depends only on (seed, epoch, bucket).
+	seeds := make(chan uint64, c.h.Workers)
+	for w := 0; w < c.h.Workers; w++ {
+		seeds <- rng.Uint64()
+	}
 	batches := make(chan []store.Edge, c.h.Workers)
 	var wg sync.WaitGroup
 	var lossMu sync.Mutex
@@ -197,6 +205,7 @@ func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int,
 			defer wg.Done()
 			ws := <-c.scratch
 			defer func() { c.scratch <- ws }()
+			ws.src.Seed(<-seeds, 0x776b7273)
 			var l float64
 			for b := range batches {
 				l += c.trainBatch(ws, b, si, src, di, dst)
