@@ -20,7 +20,7 @@ run: $(BIN)/simulate
 	./$(BIN)/simulate --p 32 --c 8
 
 test: fmt-check vet
-	$(GO) test ./...
+	$(GO) test -count=1 ./...
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

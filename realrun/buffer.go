@@ -2,6 +2,7 @@ package realrun
 
 import (
 	"fmt"
+	"hash/crc64"
 	"sync"
 	"time"
 
@@ -38,6 +39,11 @@ type bufferManager struct {
 	plan     *orderings.Plan
 	prefetch bool
 	t0       time.Time
+	// from is the checkpoint the epoch reads; every write goes to to, and
+	// a partition written this epoch is read back from to.
+	from, to  int
+	written   []bool
+	checksums map[int]uint64
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -69,8 +75,8 @@ type writeJob struct {
 // guaranteed to be on disk before the partition is read again.
 const spareBuffers = 1
 
-func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool) (*bufferManager, error) {
-	m := &bufferManager{st: st, plan: plan, prefetch: prefetch}
+func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from, to int) (*bufferManager, error) {
+	m := &bufferManager{st: st, plan: plan, prefetch: prefetch, from: from, to: to, written: make([]bool, plan.P), checksums: map[int]uint64{}}
 	m.cond = sync.NewCond(&m.mu)
 	m.where = make([]int, plan.P)
 	for i := range m.where {
@@ -138,13 +144,19 @@ func (m *bufferManager) start() {
 
 func (m *bufferManager) writer() {
 	defer m.wg.Done()
+	table := crc64.MakeTable(crc64.ECMA)
 	for job := range m.writes {
+		sum := crc64.Checksum(job.buf.Bytes(), table)
 		start := m.since()
-		n, err := m.st.WritePartition(job.part, job.buf)
+		n, err := m.st.WritePartitionAt(m.to, job.part, job.buf)
 		m.record(IOEvent{Kind: "write", Partition: job.part, Start: start, End: m.since(), Bytes: n, Final: job.final})
 		if err != nil {
 			m.fail(err)
 		}
+		m.mu.Lock()
+		m.written[job.part] = true
+		m.checksums[job.part] = sum
+		m.mu.Unlock()
 		if !job.final {
 			m.spare <- job.buf
 		}
@@ -171,8 +183,14 @@ func (m *bufferManager) loader() {
 			m.writes <- writeJob{part: l.Evicts, buf: buf}
 			buf = spare
 		}
+		m.mu.Lock()
+		version := m.from
+		if m.written[l.Partition] {
+			version = m.to
+		}
+		m.mu.Unlock()
 		start := m.since()
-		n, err := m.st.ReadPartition(l.Partition, buf)
+		n, err := m.st.ReadPartitionAt(version, l.Partition, buf)
 		m.record(IOEvent{Kind: "load", Partition: l.Partition, Start: start, End: m.since(), Bytes: n})
 		if err != nil {
 			m.fail(fmt.Errorf("load %d: %w", j, err))

@@ -32,6 +32,8 @@ type Epoch struct {
 	EdgesPerSecond float64     `json:"edges_per_second"`
 	IO             []IOEvent   `json:"io,omitempty"`
 	Buckets        []BucketRun `json:"buckets,omitempty"`
+	// Checksums are the CRC-64 of every partition as written this epoch.
+	Checksums map[int]uint64 `json:"-"`
 }
 
 // BucketRun is the measured training of one bucket.
@@ -48,12 +50,20 @@ type BucketRun struct {
 // Progress receives a line of progress; Final says the epoch is done.
 type Progress func(epoch, done, total int, edgesPerSec, stall float64, final bool)
 
-// RunEpoch trains one epoch in plan order and returns its measurement.
+// RunEpoch trains one epoch in plan order and returns its measurement. It
+// reads the store's current checkpoint and writes every partition to a new
+// checkpoint, which it commits at the end (with the engine's extra state)
+// unless commit is false; the epoch's randomness depends only on seed and
+// epoch.
 func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, prefetch bool, seed int64, epoch int, progress Progress) (Epoch, error) {
 	if plan.P != st.M.P {
 		return Epoch{}, fmt.Errorf("plan has p = %d, the work directory %d", plan.P, st.M.P)
 	}
-	bm, err := newBufferManager(st, plan, prefetch)
+	from, to := st.Current, st.Current+1
+	if err := st.Begin(to); err != nil {
+		return Epoch{}, err
+	}
+	bm, err := newBufferManager(st, plan, prefetch, from, to)
 	if err != nil {
 		return Epoch{}, err
 	}
@@ -112,11 +122,18 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, prefetch bool,
 	if trainErr != nil {
 		return Epoch{}, trainErr
 	}
+	extra, err := checkpointExtra(eng, bm.checksums)
+	if err != nil {
+		return Epoch{}, err
+	}
+	if err := st.Commit(to, extra); err != nil {
+		return Epoch{}, fmt.Errorf("checkpoint %d: %w", to, err)
+	}
 	total := bm.since()
 	if progress != nil {
 		progress(epoch, len(plan.Buckets), len(plan.Buckets), float64(edgesDone)/math.Max(compute, 1e-9), stall, true)
 	}
-	ep := Epoch{Epoch: epoch, Loss: loss, IO: bm.events, Buckets: runs}
+	ep := Epoch{Epoch: epoch, Loss: loss, IO: bm.events, Buckets: runs, Checksums: bm.checksums}
 	r := &ep.Report
 	r.System, r.Ordering, r.Device, r.Dataset = "realrun-"+eng.Name(), plan.Ordering, "this machine", st.M.Source
 	r.Dim, r.P, r.C = st.M.Dim, plan.P, plan.C

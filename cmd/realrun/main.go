@@ -73,7 +73,7 @@ type options struct {
 	noPrefetch                  bool
 	progress                    string
 	orderingList, device, plot  string
-	compareSim                  bool
+	compareSim, resume          bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -106,6 +106,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "training goroutines (1 makes training deterministic)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for generation, relabelling, initialisation, sampling and evaluation")
 	fs.BoolVar(&o.noPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
+	fs.BoolVar(&o.resume, "resume", false, "continue from the work directory's last complete epoch checkpoint (start afresh if there is none)")
 	fs.StringVar(&o.workdir, "workdir", "", "work `DIR` for partitions and buckets (default: under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
 	fs.StringVar(&o.export, "export", "", "write the trained node embeddings to `FILE` (.npy)")
@@ -133,24 +134,32 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	if reused {
-		if err := st.InitPartitions(spec.Seed, 0.1); err != nil {
-			return err
-		}
-	}
 	degrees, err := st.Degrees()
 	if err != nil {
 		return err
 	}
 	progress := pickProgress(o.progress, stderr)
 	eng := realrun.NewCPU(h, st, degrees, spec.Seed)
+	first := 1
+	switch {
+	case o.resume && reused && st.Current > 0:
+		if err := realrun.Resume(st, eng); err != nil {
+			return err
+		}
+		first = st.Current + 1
+		fmt.Fprintf(stderr, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+	case reused:
+		if err := st.InitPartitions(spec.Seed, 0.1); err != nil {
+			return err
+		}
+	}
 	out := Output{
 		Ordering: plan.Ordering, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
 		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
 		Model: string(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
 		Workers: h.Workers, Prefetch: !o.noPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),
 	}
-	for e := 1; e <= o.epochs; e++ {
+	for e := first; e <= o.epochs; e++ {
 		ep, err := realrun.RunEpoch(st, plan, eng, !o.noPrefetch, spec.Seed, e, progress)
 		if err != nil {
 			return err

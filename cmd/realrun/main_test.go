@@ -4,15 +4,34 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestMain lets a test run this binary as the realrun command: with
+// TIERFLOW_AS_REALRUN=1 it runs main on the arguments after "--".
+func TestMain(m *testing.M) {
+	if os.Getenv("TIERFLOW_AS_REALRUN") == "1" {
+		args := os.Args[1:]
+		for i, a := range args {
+			if a == "--" {
+				args = args[i+1:]
+				break
+			}
+		}
+		os.Exit(run(args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 func runCmd(args ...string) (string, string, int) {
 	var o, e bytes.Buffer
@@ -156,4 +175,68 @@ cpu:
 	}
 	_, err := os.Stat(filepath.Join(dir, "scatter.svg"))
 	assert.NoError(t, err)
+}
+
+// TestKillAndResume kills realrun with SIGKILL at 20 random moments
+// (generation, training, writes, checkpoints, evaluation) and resumes it
+// each time: every resume must succeed, no partition may be torn (Resume
+// checks the checksums), and the final embeddings must equal those of an
+// uninterrupted run with the same seed (one worker: deterministic).
+func TestKillAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts the command 20 times")
+	}
+	dir := t.TempDir()
+	args := func(work, export string) []string {
+		return []string{"--dataset", "livejournal", "--scale", "0.0005", "--p", "4", "--c", "2", "--dim", "8", "--epochs", "3",
+			"--workers", "1", "--progress", "none", "--workdir", work, "--export", export}
+	}
+	ref := filepath.Join(dir, "ref.npy")
+	_, errOut, code := runCmd(args(filepath.Join(dir, "ref"), ref)...)
+	require.Equal(t, 0, code, errOut)
+	want, err := os.ReadFile(ref)
+	require.NoError(t, err)
+
+	work, got := filepath.Join(dir, "work"), filepath.Join(dir, "got.npy")
+	start := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, append(args(work, got), "--resume")...)...)
+		cmd.Env = append(os.Environ(), "TIERFLOW_AS_REALRUN=1")
+		return cmd
+	}
+	// Time one uninterrupted child run to spread the kills over it.
+	t0 := time.Now()
+	out, err := start().CombinedOutput()
+	require.NoError(t, err, string(out))
+	span := time.Since(t0)
+	require.NoError(t, os.RemoveAll(work))
+	rng := rand.New(rand.NewPCG(7, 7))
+	kills, resumed := 0, 0
+	for kills < 20 {
+		cmd := start()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			// It finished before the kill: the resume worked; start over.
+			require.NoError(t, err, stderr.String())
+			require.NoError(t, os.RemoveAll(work))
+		case <-time.After(time.Duration(rng.Float64() * float64(span))):
+			require.NoError(t, cmd.Process.Kill())
+			<-done
+			kills++
+			if strings.Contains(stderr.String(), "resuming after epoch") {
+				resumed++
+			}
+		}
+	}
+	out, err = start().CombinedOutput()
+	require.NoError(t, err, "resume after %d kills: %s", kills, out)
+	t.Logf("%d kills over a %v run; %d of the killed runs had resumed from a checkpoint", kills, span, resumed)
+	assert.Positive(t, resumed, "some kills must land after a checkpoint")
+	have, err := os.ReadFile(got)
+	require.NoError(t, err)
+	assert.Equal(t, want, have, "embeddings after kills and resumes differ from an uninterrupted run")
 }

@@ -16,6 +16,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -71,14 +73,25 @@ const (
 type Store struct {
 	Dir string
 	M   Manifest
+	// Current is the last committed checkpoint (0: the initial
+	// partitions); every read of "the" partitions reads this version.
+	Current int
 }
 
 func partName(i int) string      { return fmt.Sprintf("part-%04d.bin", i) }
 func bucketName(i, j int) string { return fmt.Sprintf("bucket-%04d-%04d.bin", i, j) }
 
-// PartitionPath is the file of partition i.
-func (s *Store) PartitionPath(i int) string {
-	return filepath.Join(s.Dir, "partitions", partName(i))
+// PartitionPath is the file of partition i in the current checkpoint.
+func (s *Store) PartitionPath(i int) string { return s.PartitionPathAt(s.Current, i) }
+
+// PartitionPathAt is the file of partition i in checkpoint v.
+func (s *Store) PartitionPathAt(v, i int) string { return filepath.Join(s.versionDir(v), partName(i)) }
+
+func (s *Store) versionDir(v int) string {
+	if v == 0 {
+		return filepath.Join(s.Dir, "partitions")
+	}
+	return filepath.Join(s.Dir, fmt.Sprintf("ckpt-%04d", v))
 }
 
 // Open reads and checks the manifest of a work directory.
@@ -97,7 +110,15 @@ func Open(dir string) (*Store, error) {
 	if m.P < 1 || m.Dim < 1 || m.Rows < 1 || len(m.Buckets) != m.P {
 		return nil, fmt.Errorf("work directory %s: manifest is inconsistent (p=%d, d=%d, rows=%d)", dir, m.P, m.Dim, m.Rows)
 	}
-	return &Store{Dir: dir, M: m}, nil
+	st := &Store{Dir: dir, M: m}
+	if data, err := os.ReadFile(filepath.Join(dir, "CURRENT")); err == nil {
+		v, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("work directory %s: CURRENT holds %q, not a checkpoint number", dir, data)
+		}
+		st.Current = v
+	}
+	return st, nil
 }
 
 // Buffer is page-aligned memory for one partition, as O_DIRECT needs.
@@ -144,10 +165,15 @@ func (b *Buffer) Floats() []float32 {
 // Bytes is the raw buffer.
 func (b *Buffer) Bytes() []byte { return b.b }
 
-// ReadPartition reads partition i into buf with O_DIRECT and returns the
-// bytes read from the device.
+// ReadPartition reads partition i of the current checkpoint into buf with
+// O_DIRECT and returns the bytes read from the device.
 func (s *Store) ReadPartition(i int, buf *Buffer) (int64, error) {
-	f, err := openDirect(s.PartitionPath(i), os.O_RDONLY)
+	return s.ReadPartitionAt(s.Current, i, buf)
+}
+
+// ReadPartitionAt reads partition i of checkpoint v.
+func (s *Store) ReadPartitionAt(v, i int, buf *Buffer) (int64, error) {
+	f, err := openDirect(s.PartitionPathAt(v, i), os.O_RDONLY)
 	if err != nil {
 		return 0, fmt.Errorf("read partition %d: %w", i, err)
 	}
@@ -159,9 +185,111 @@ func (s *Store) ReadPartition(i int, buf *Buffer) (int64, error) {
 	return int64(n), nil
 }
 
-// WritePartition writes buf to partition i's file with O_DIRECT.
+// WritePartition writes buf to partition i's file in the current
+// checkpoint with O_DIRECT.
 func (s *Store) WritePartition(i int, buf *Buffer) (int64, error) {
 	return writeDirect(s.PartitionPath(i), buf.b)
+}
+
+// WritePartitionAt writes buf to partition i's file in checkpoint v.
+func (s *Store) WritePartitionAt(v, i int, buf *Buffer) (int64, error) {
+	return writeDirect(s.PartitionPathAt(v, i), buf.b)
+}
+
+// Begin prepares an empty checkpoint directory v for an epoch's writes
+// (a partial one left by a crash is discarded).
+func (s *Store) Begin(v int) error {
+	if v <= s.Current {
+		return fmt.Errorf("checkpoint %d is not after the current %d", v, s.Current)
+	}
+	if err := os.RemoveAll(s.versionDir(v)); err != nil {
+		return err
+	}
+	return os.Mkdir(s.versionDir(v), 0o755)
+}
+
+// Commit makes checkpoint v current the way PyTorch-BigGraph does: its
+// partition files and the extra files (relation embeddings, checksums) are
+// synced, then the CURRENT pointer is replaced atomically, then older
+// checkpoints are deleted. A crash before the rename leaves the previous
+// checkpoint current and intact; partitions are never modified in place.
+func (s *Store) Commit(v int, extra map[string][]byte) error {
+	dir := s.versionDir(v)
+	for name, data := range extra {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := syncFile(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	if err := syncFile(dir); err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.Dir, "CURRENT.tmp")
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(v)+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(s.Dir, "CURRENT")); err != nil {
+		return err
+	}
+	if err := syncFile(s.Dir); err != nil {
+		return err
+	}
+	old := s.Current
+	s.Current = v
+	if old > 0 {
+		return os.RemoveAll(s.versionDir(old))
+	}
+	return nil
+}
+
+// ReadExtra reads an extra file of the current checkpoint (nil, nil when
+// absent or at checkpoint 0).
+func (s *Store) ReadExtra(name string) ([]byte, error) {
+	if s.Current == 0 {
+		return nil, nil
+	}
+	data, err := os.ReadFile(filepath.Join(s.versionDir(s.Current), name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
+}
+
+// Reset drops every checkpoint: training starts again from checkpoint 0.
+func (s *Store) Reset() error {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "ckpt-") || strings.HasPrefix(e.Name(), "CURRENT") {
+			if err := os.RemoveAll(filepath.Join(s.Dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	s.Current = 0
+	return syncFile(s.Dir)
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 func writeDirect(path string, b []byte) (int64, error) {
@@ -248,9 +376,13 @@ func (s *Store) Permutation() ([]int32, error) {
 // HistogramPath is the bucket histogram in the simulator's format.
 func (s *Store) HistogramPath() string { return filepath.Join(s.Dir, "histogram.json") }
 
-// InitPartitions (re)writes every partition file: embeddings uniform in
+// InitPartitions starts training afresh: it drops every checkpoint and
+// rewrites the initial partitions (checkpoint 0): embeddings uniform in
 // [-scale, scale] drawn from seed, Adagrad state zero.
 func (s *Store) InitPartitions(seed int64, scale float32) error {
+	if err := s.Reset(); err != nil {
+		return err
+	}
 	buf, err := s.NewBuffer()
 	if err != nil {
 		return err
