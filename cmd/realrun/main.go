@@ -74,6 +74,7 @@ type options struct {
 	progress                    string
 	orderingList, device, plot  string
 	compareSim, resume          bool
+	planFile                    string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -106,6 +107,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "training goroutines (1 makes training deterministic)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed for generation, relabelling, initialisation, sampling and evaluation")
 	fs.BoolVar(&o.noPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
+	fs.StringVar(&o.planFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
 	fs.BoolVar(&o.resume, "resume", false, "continue from the work directory's last complete epoch checkpoint (start afresh if there is none)")
 	fs.StringVar(&o.workdir, "workdir", "", "work `DIR` for partitions and buckets (default: under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
@@ -272,9 +274,23 @@ func configure(o *options) (realrun.DataSpec, realrun.Hyper, *orderings.Plan, er
 	if err := kind.CheckDim(o.dim); err != nil {
 		return spec, h, nil, cli.Usagef("--dim %d: %v", o.dim, err)
 	}
-	plan, err := orderings.Build(o.ordering, o.p, o.c, policy, o.seed)
-	if err != nil {
-		return spec, h, nil, cli.Usagef("--ordering: %v", err)
+	var plan *orderings.Plan
+	if o.planFile != "" {
+		f, err := os.Open(o.planFile)
+		if err != nil {
+			return spec, h, nil, cli.Usagef("--plan: %v", err)
+		}
+		plan, err = orderings.ReadJSON(f)
+		f.Close()
+		if err != nil {
+			return spec, h, nil, cli.Usagef("--plan %s: %v", o.planFile, err)
+		}
+		o.p, o.c = plan.P, plan.C
+	} else {
+		plan, err = orderings.Build(o.ordering, o.p, o.c, policy, o.seed)
+		if err != nil {
+			return spec, h, nil, cli.Usagef("--ordering: %v", err)
+		}
 	}
 	workdir := o.workdir
 	if workdir == "" {

@@ -34,62 +34,35 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func bad(name string) string { return filepath.Join("..", "..", "..", "testdata", "bad", name) }
+// corpus is testdata/bad/, relative to this package.
+var corpus = filepath.Join("..", "..", "..", "testdata", "bad")
 
-// TestBadInputCorpus runs every malformed input through the real binary.
+// TestBadInputCorpus runs every case of testdata/bad/cases.txt through the
+// real binary, in testdata/bad/ so the cases name their files plainly.
 func TestBadInputCorpus(t *testing.T) {
-	tests := []struct {
-		name string
-		cmd  string
-		args []string
-		msg  string // stderr must contain it
-	}{
-		// Flags.
-		{"c below 2", "simulate", []string{"--c", "1"}, "c must be at least 2"},
-		{"c above p", "simulate", []string{"--p", "5", "--c", "6"}, "exceeds p"},
-		{"non-numeric p", "simulate", []string{"--p", "abc"}, `invalid value "abc" for flag --p`},
-		{"negative p", "simulate", []string{"--p", "-4"}, "p must be at least 2"},
-		{"plan too large for memory", "simulate", []string{"--p", "100000", "--c", "4"}, "GB for the order alone"},
-		{"unknown ordering", "simulate", []string{"--orderings", "zigzag"}, `unknown ordering "zigzag"`},
-		{"unknown system", "simulate", []string{"--system", "graphvite"}, `unknown system "graphvite"`},
-		{"unknown device", "simulate", []string{"--device", "tpu-v9"}, `unknown device "tpu-v9"`},
-		{"unknown dataset", "simulate", []string{"--dataset", "orkut"}, `unknown dataset "orkut"`},
-		{"negative negatives", "simulate", []string{"--negatives", "-1"}, "--negatives -1"},
-		{"realrun negative dim", "realrun", []string{"--dim", "-1"}, "--dim -1"},
-		{"realrun unknown dataset", "realrun", []string{"--dataset", "orkut"}, "--dataset"},
-		{"realrun c above p", "realrun", []string{"--p", "4", "--c", "9"}, "exceeds p"},
-		// Device profiles.
-		{"profile missing field", "simulate", []string{"--device", bad("profile-missing-field.yaml")}, "missing required field cpu.workers"},
-		{"profile wrong units", "simulate", []string{"--device", bad("profile-wrong-units.yaml")}, "disk.read: \"400 MB\" is a size"},
-		{"profile negative bandwidth", "simulate", []string{"--device", bad("profile-negative-bandwidth.yaml")}, "disk.read"},
-		{"profile unknown field", "simulate", []string{"--device", bad("profile-unknown-field.yaml")}, "disk.iops: unknown field"},
-		{"profile not YAML", "simulate", []string{"--device", bad("profile-not-yaml.yaml")}, "not valid YAML"},
-		// Bucket histograms.
-		{"histogram short row", "simulate", []string{"--p", "2", "--c", "2", "--edges", bad("histogram-short-row.json")}, "rows, want p = 2"},
-		{"histogram negative", "simulate", []string{"--p", "2", "--c", "2", "--edges", bad("histogram-negative.json")}, "negative count"},
-		{"histogram wrong p", "simulate", []string{"--p", "2", "--c", "2", "--edges", bad("histogram-wrong-p.json")}, "histogram has p = 4"},
-		{"histogram not JSON", "simulate", []string{"--edges", bad("histogram-not-json.json")}, "histogram"},
-		// Edge files.
-		{"edges empty", "realrun", []string{"--edges", bad("edges-empty.tsv")}, "edges-empty.tsv: no edges"},
-		{"edges binary", "realrun", []string{"--edges", bad("edges-binary.tsv")}, "edges-binary.tsv:1: not a text edge list"},
-		{"edges invalid UTF-8", "realrun", []string{"--edges", bad("edges-invalid-utf8.tsv")}, "edges-invalid-utf8.tsv:2"},
-		{"edges one column", "realrun", []string{"--edges", bad("edges-one-column.tsv")}, "edges-one-column.tsv:1: want 2 or 3 fields, got 1"},
-		{"edges four columns", "realrun", []string{"--edges", bad("edges-four-columns.tsv")}, "edges-four-columns.tsv:1: want 2 or 3 fields, got 4"},
-		{"edges mixed columns", "realrun", []string{"--edges", bad("edges-mixed-columns.tsv")}, "edges-mixed-columns.tsv:2"},
-		{"edges only comments", "realrun", []string{"--edges", bad("edges-only-comments.tsv")}, "no edges"},
-		{"edges missing file", "realrun", []string{"--edges", bad("no-such-file.tsv")}, "no-such-file.tsv"},
-		// A work directory written by another format version is refused,
-		// never replaced.
-		{"manifest of another version", "realrun", []string{"--workdir", bad("workdir-version-99"), "--progress", "none"}, "format version 99"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(corpus, "cases.txt"))
+	require.NoError(t, err)
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		cmdline, msg, ok := strings.Cut(line, " => ")
+		require.True(t, ok, "case %q has no \" => \"", line)
+		fields := strings.Fields(cmdline)
+		n++
+		t.Run(cmdline, func(t *testing.T) {
 			dir := t.TempDir()
-			args := append([]string(nil), tt.args...)
-			if tt.cmd == "realrun" && !strings.Contains(strings.Join(args, " "), "--workdir") {
-				args = append(args, "--workdir", filepath.Join(dir, "work"), "--progress", "none")
+			name, args := fields[0], fields[1:]
+			if name == "realrun" {
+				args = append(args, "--progress", "none")
+				if !strings.Contains(cmdline, "--workdir") {
+					args = append(args, "--workdir", filepath.Join(dir, "work"))
+				}
 			}
-			cmd := exec.Command(filepath.Join(bin, tt.cmd), args...)
+			cmd := exec.Command(filepath.Join(bin, name), args...)
+			cmd.Dir = corpus
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -97,14 +70,30 @@ func TestBadInputCorpus(t *testing.T) {
 			require.True(t, errors.As(err, &exit), "want a failing exit, got %v; stdout %q", err, stdout.String())
 			assert.Equal(t, 2, exit.ExitCode(), stderr.String())
 			assert.Empty(t, stdout.String())
-			msg := stderr.String()
-			assert.Equal(t, 1, strings.Count(msg, "\n"), "exactly one line: %q", msg)
-			assert.True(t, strings.HasPrefix(msg, tt.cmd+": "), msg)
-			assert.NotContains(t, msg, "goroutine", "no stack trace")
-			assert.Contains(t, msg, tt.msg)
+			got := stderr.String()
+			assert.Equal(t, 1, strings.Count(got, "\n"), "exactly one line: %q", got)
+			assert.True(t, strings.HasPrefix(got, name+": "), got)
+			assert.NotContains(t, got, "goroutine", "no stack trace")
+			assert.Contains(t, got, msg)
 			entries, err := os.ReadDir(dir)
 			require.NoError(t, err)
 			assert.Empty(t, entries, "nothing may be left behind")
 		})
 	}
+	assert.GreaterOrEqual(t, n, 25, "the corpus must hold at least 25 cases")
+	// The corpus itself is untouched (the version-99 work directory too).
+	entries, err := os.ReadDir(filepath.Join(corpus, "workdir-version-99"))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1)
+}
+
+// TestTolerantInput: CRLF line ends, commas and a missing final newline are
+// not errors.
+func TestTolerantInput(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "realrun"), "--edges", filepath.Join("..", "..", "..", "testdata", "ok", "edges-crlf-no-final-newline.csv"),
+		"--p", "2", "--c", "2", "--dim", "4", "--progress", "none", "--workdir", filepath.Join(dir, "work"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "MRR")
 }
