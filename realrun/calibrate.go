@@ -323,8 +323,9 @@ func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error
 
 // CalibrateShape measures the CPU engine's training rate at one training
 // shape (score function, d, negatives, chunk, batch, workers) on two
-// synthetic in-memory partitions of the given rows, the median of three
-// buckets of about half a second each. It knows nothing of any run but its
+// synthetic in-memory partitions of the given rows: the median of seven
+// buckets of about half a second each (after one to warm up), so that a
+// passing slow spell of a shared machine does not decide it. It knows nothing of any run but its
 // shape. The result is a TrainCost with only the per-edge rate set (rows
 // and FLOPs are folded into it), valid for that shape.
 func CalibrateShape(h Hyper, rows int64) (devices.TrainCost, error) {
@@ -345,10 +346,10 @@ func CalibrateShape(h Hyper, rows int64) (devices.TrainCost, error) {
 	}
 	eng := NewCPU(h, st, deg, 1)
 	perEdge := 12*float64(h.Negatives*d) + 200 // rough FLOPs, to size the bucket
-	edges := int(math.Max(5000, 3e9/perEdge))
+	edges := int(math.Max(5000, 2e9/perEdge))
 	es := make([]store.Edge, edges)
 	var times []float64
-	for r := 0; r < 4; r++ {
+	for r := 0; r < 8; r++ {
 		for i := range es {
 			es[i] = store.Edge{Src: int32(rng.Int64N(rows)), Rel: int32(rng.IntN(10)), Dst: int32(rows + rng.Int64N(rows))}
 		}
@@ -361,7 +362,7 @@ func CalibrateShape(h Hyper, rows int64) (devices.TrainCost, error) {
 		}
 	}
 	sort.Float64s(times)
-	return devices.TrainCost{Edges: devices.EdgeRate(float64(edges) / times[1]), RowBW: 1e15, FLOPS: 1e15}, nil
+	return devices.TrainCost{Edges: devices.EdgeRate(float64(edges) / times[len(times)/2]), RowBW: 1e15, FLOPS: 1e15}, nil
 }
 
 // timeBucket trains one synthetic bucket of the given shape in memory and
