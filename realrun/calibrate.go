@@ -346,7 +346,11 @@ func CalibrateShape(h Hyper, rows int64) (devices.TrainCost, error) {
 	}
 	eng := NewCPU(h, st, deg, 1)
 	perEdge := 12*float64(h.Negatives*d) + 200 // rough FLOPs, to size the bucket
-	edges := int(math.Max(5000, 2e9/perEdge))
+	// Whole rounds of batches for every worker: the rate must not include
+	// the last round's imbalance, which the model's bucket makespan adds
+	// for each real bucket itself.
+	round := h.Batch * max(h.Workers, 1)
+	edges := int(math.Max(2, math.Round(2e9/perEdge/float64(round)))) * round
 	es := make([]store.Edge, edges)
 	var times []float64
 	for r := 0; r < 8; r++ {
