@@ -15,21 +15,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/cmd/internal/cli"
 )
 
 // TestMain lets a test run this binary as the realrun command: with
 // TIERFLOW_AS_REALRUN=1 it runs main on the arguments after "--".
 func TestMain(m *testing.M) {
-	if os.Getenv("TIERFLOW_AS_REALRUN") == "1" {
-		args := os.Args[1:]
-		for i, a := range args {
-			if a == "--" {
-				args = args[i+1:]
-				break
-			}
-		}
-		os.Exit(run(args, os.Stdout, os.Stderr))
-	}
+	cli.ChildMain("TIERFLOW_AS_REALRUN", run)
 	os.Exit(m.Run())
 }
 

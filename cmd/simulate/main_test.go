@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/cmd/internal/cli"
+
 	"github.com/tierflow/tierflow/orderings"
 )
 
@@ -21,16 +23,7 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // TestMain lets a test run this binary as the simulate command: with
 // TIERFLOW_AS_SIMULATE=1 it runs main on the arguments after "--".
 func TestMain(m *testing.M) {
-	if os.Getenv("TIERFLOW_AS_SIMULATE") == "1" {
-		args := os.Args[1:]
-		for i, a := range args {
-			if a == "--" {
-				args = args[i+1:]
-				break
-			}
-		}
-		os.Exit(run(args, os.Stdout, os.Stderr))
-	}
+	cli.ChildMain("TIERFLOW_AS_SIMULATE", run)
 	os.Exit(m.Run())
 }
 

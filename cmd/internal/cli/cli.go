@@ -75,6 +75,23 @@ func ParseFormat(fs *flag.FlagSet, args []string, stdout io.Writer) (Format, err
 	return PickFormat(*asJSON, *asCSV)
 }
 
+// ChildMain lets a command's tests run the test binary as the command
+// itself: when the environment variable env is "1" it runs run on the
+// arguments after "--" and exits with its status; otherwise it returns.
+func ChildMain(env string, run func(args []string, stdout, stderr io.Writer) int) {
+	if os.Getenv(env) != "1" {
+		return
+	}
+	args := os.Args[1:]
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Exit(run(args, os.Stdout, os.Stderr))
+}
+
 // Format is an output format.
 type Format int
 
