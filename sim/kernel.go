@@ -134,9 +134,9 @@ type Sharing struct {
 	Combined float64
 }
 
-// rates returns the bandwidth of the read and write directions given which
+// Rates returns the bandwidth of the read and write directions given which
 // are active.
-func (s Sharing) rates(reading, writing bool) (r, w float64) {
+func (s Sharing) Rates(reading, writing bool) (r, w float64) {
 	switch {
 	case !reading || !writing || s.FullDuplex:
 		return s.ReadBW, s.WriteBW
@@ -216,7 +216,7 @@ func (l *Link) reschedule() {
 	for _, f := range l.flows {
 		n[f.dir]++
 	}
-	r, w := l.share.rates(n[Read] > 0, n[Write] > 0)
+	r, w := l.share.Rates(n[Read] > 0, n[Write] > 0)
 	next := math.Inf(1)
 	for _, f := range l.flows {
 		if f.dir == Read {

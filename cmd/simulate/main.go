@@ -111,7 +111,7 @@ func simulate(args []string, stdout io.Writer) error {
 	fs.IntVar(&o.batch, "batch", 0, "edges per batch (default: the papers' 50000; fb15k 10000)")
 	fs.IntVar(&o.negatives, "negatives", 0, "negatives per chunk (default 1000)")
 	fs.IntVar(&o.staleness, "staleness", 0, "batches in flight (default: the system's; marius 16)")
-	fs.BoolVar(&o.noPrefetch, "no-prefetch", false, "load each partition only when its bucket is next")
+	fs.BoolVar(&o.noPrefetch, "no-prefetch", false, "turn the lookahead reader off: load each partition only when its bucket is next (with --sync-writes: Marius run with prefetching off)")
 	fs.BoolVar(&o.syncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
 	fs.StringVar(&o.edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
 	fs.Float64Var(&o.skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
