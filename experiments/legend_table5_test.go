@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/sim"
 )
 
 // Every Legend case of Table 5 and Figure 18 respects the lower bound, and
@@ -44,6 +46,17 @@ func TestLegendTable5(t *testing.T) {
 	assert.Len(t, r.Charts[0].Series, 4)
 	assert.Equal(t, 29.83, round2(legendSpeedup(235.0, 181.0)))
 	assert.Equal(t, 11.24, round2(legendSpeedup(271.2, 243.8)))
+}
+
+// TestLegendComputeFit: the legend-a100 profile is fitted to Legend §4's
+// t ≈ 1e-7 s per edge at the shape Table 5 runs (Dot, d=100, batches of
+// 50,000, 1,000 negatives).
+func TestLegendComputeFit(t *testing.T) {
+	rep, err := LegendSimulate(LegendCase{Dataset: "twitter", P: LegendPartitions["twitter"]})
+	require.NoError(t, err)
+	tw, err := sim.LookupDataset("twitter")
+	require.NoError(t, err)
+	assert.InEpsilon(t, 1e-7, rep.ComputeSeconds/float64(tw.TrainEdges()), 0.01)
 }
 
 func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }

@@ -60,6 +60,10 @@
 // within 1% of Table 4's 3 h 28 min for 10 epochs (1,248 s per epoch). The
 // GPU terms use the V100's data-sheet bandwidth, PCIe 3 at 12 GB/s and 45%
 // of its peak FLOPs, and stay below the CPU stage at the papers' settings.
+// The legend-a100 GPU's flops (15.6 TFLOP/s) are fitted to Legend §4's
+// t ≈ 1e-7 s per edge: 12·1,000·100 FLOPs ÷ 15.6 TFLOP/s + 1 ÷ 50M edges/s
+// + 4,800 B ÷ 1,555 GB/s = 1.0e-7 s for a Dot edge at d=100, batches of
+// 50,000 and 1,000 negatives.
 //
 // # Counting and bounds
 //
