@@ -307,18 +307,9 @@ func (e *engine) runPartitioned(r *Report) {
 	r.Swaps, r.Loads, r.Writes, r.FinalWrites = pl.Counts.Swaps, pl.Counts.Loads, pl.Counts.Writes, pl.Counts.FinalWrites
 	r.ReadBytes, r.WriteBytes = pl.Counts.Bytes(r.PartitionBytes)
 	r.PrefetchableSwaps = pl.Counts.PrefetchableSwaps
-	var limit float64
-	switch cfg.System.IO {
-	case DiskPath, PCIePath:
-		limit = float64(cfg.Profile.CPU.Memory)
-		if cfg.System.IO == PCIePath {
-			limit = float64(cfg.Profile.GPU.Memory)
-		}
-	case SSDToGPUPath:
-		limit = float64(cfg.Profile.GPU.Memory)
-	}
-	if buf := e.pbytes * float64(pl.C); buf > limit {
-		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions (%.1f GB) exceeds the memory it lives in (%.1f GB)", pl.C, buf/1e9, limit/1e9))
+	if buf := cfg.System.Buffer(cfg.Profile, pl.C, r.PartitionBytes); !buf.Fits() {
+		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers (%.1f GB) exceeds the %s memory it lives in (%.1f GB)",
+			buf.Slots, buf.Staging, GB(buf.Bytes), buf.Where, GB(buf.Limit)))
 	}
 
 	edges := cfg.BucketEdges

@@ -1,0 +1,37 @@
+package sim
+
+import "github.com/tierflow/tierflow/devices"
+
+// BufferMemory is the memory a partitioned system's buffer occupies: its c
+// slots plus the staging buffers of its prefetch reader and async writer,
+// and the memory they live in (host memory on the disk path, GPU memory
+// when the buffer is on the GPU).
+type BufferMemory struct {
+	Slots   int    `json:"slots"`
+	Staging int    `json:"staging"`
+	Bytes   int64  `json:"bytes"`
+	Limit   int64  `json:"limit"`
+	Where   string `json:"where"`
+}
+
+// Fits reports whether the buffer fits in the memory it lives in.
+func (b BufferMemory) Fits() bool { return b.Bytes <= b.Limit }
+
+// Buffer returns the memory of a buffer of c partitions of partitionBytes
+// each on the profile. Staging counts PrefetchDepth buffers when the system
+// prefetches and one write buffer (or WriteBuffers) when it writes back
+// asynchronously — Marius's lookahead and async-write blocks.
+func (s System) Buffer(prof devices.Profile, c int, partitionBytes int64) BufferMemory {
+	b := BufferMemory{Slots: c, Limit: int64(prof.CPU.Memory), Where: "CPU"}
+	if s.IO == SSDToGPUPath || s.IO == PCIePath {
+		b.Limit, b.Where = int64(prof.GPU.Memory), "GPU"
+	}
+	if s.Prefetch {
+		b.Staging += s.PrefetchDepth
+	}
+	if !s.SyncWrites {
+		b.Staging += max(s.WriteBuffers, 1)
+	}
+	b.Bytes = int64(b.Slots+b.Staging) * partitionBytes
+	return b
+}
