@@ -39,6 +39,7 @@ fuzz:
 	$(GO) test ./orderings -run '^$$' -fuzz '^FuzzReadJSON$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./devices -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./realrun/graph -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cmd/internal/cli -run '^$$' -fuzz '^FuzzIntList$$' -fuzztime $(FUZZTIME)
 
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results

@@ -97,25 +97,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func simulate(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "sweep" {
+		return sweep(args[1:], stdout)
+	}
 	var o options
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.IntVar(&o.p, "p", 32, "number of node partitions")
 	fs.IntVar(&o.c, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own; marius: 8)")
-	fs.StringVar(&o.orderings, "orderings", "all", "comma-separated orderings, or all")
-	fs.StringVar(&o.policy, "policy", string(orderings.Belady), "eviction policy: belady, lru or fifo")
-	fs.StringVar(&o.system, "system", "marius", "system model: "+strings.Join(sim.SystemNames(), ", "))
 	fs.StringVar(&o.device, "device", "p3.2xlarge", "device profile: a preset ("+strings.Join(devices.PresetNames(), ", ")+") or a YAML `FILE`")
-	fs.StringVar(&o.dataset, "dataset", "freebase86m", "dataset preset: "+strings.Join(sim.DatasetNames(), ", "))
-	fs.IntVar(&o.dim, "dim", 100, "embedding dimension d")
-	fs.StringVar(&o.model, "model", "", "score function: dot, distmult or complex (default: the dataset's)")
-	fs.IntVar(&o.batch, "batch", 0, "edges per batch (default: the papers' 50000; fb15k 10000)")
-	fs.IntVar(&o.negatives, "negatives", 0, "negatives per chunk (default 1000)")
-	fs.IntVar(&o.staleness, "staleness", 0, "batches in flight (default: the system's; marius 16)")
-	fs.BoolVar(&o.noPrefetch, "no-prefetch", false, "turn the lookahead reader off: load each partition only when its bucket is next (with --sync-writes: Marius run with prefetching off)")
-	fs.BoolVar(&o.syncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
-	fs.StringVar(&o.edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
-	fs.Float64Var(&o.skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
-	fs.Int64Var(&o.seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")
+	addScenarioFlags(fs, &o)
 	fs.StringVar(&o.plan, "plan", "", "write the Plan JSON of the (single) selected ordering to `FILE`")
 	fs.StringVar(&o.plot, "plot", "", "draw epoch time per ordering and the utilisation timelines to `FILE`.png or .svg")
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -170,6 +160,25 @@ func simulate(args []string, stdout io.Writer) error {
 		}
 	}
 	return print(stdout, format, out)
+}
+
+// addScenarioFlags registers the flags simulate and simulate sweep share:
+// everything but p, c, the device and the outputs.
+func addScenarioFlags(fs *flag.FlagSet, o *options) {
+	fs.StringVar(&o.orderings, "orderings", "all", "comma-separated orderings, or all")
+	fs.StringVar(&o.policy, "policy", string(orderings.Belady), "eviction policy: belady, lru or fifo")
+	fs.StringVar(&o.system, "system", "marius", "system model: "+strings.Join(sim.SystemNames(), ", "))
+	fs.StringVar(&o.dataset, "dataset", "freebase86m", "dataset preset: "+strings.Join(sim.DatasetNames(), ", "))
+	fs.IntVar(&o.dim, "dim", 100, "embedding dimension d")
+	fs.StringVar(&o.model, "model", "", "score function: dot, distmult or complex (default: the dataset's)")
+	fs.IntVar(&o.batch, "batch", 0, "edges per batch (default: the papers' 50000; fb15k 10000)")
+	fs.IntVar(&o.negatives, "negatives", 0, "negatives per chunk (default 1000)")
+	fs.IntVar(&o.staleness, "staleness", 0, "batches in flight (default: the system's; marius 16)")
+	fs.BoolVar(&o.noPrefetch, "no-prefetch", false, "turn the lookahead reader off: load each partition only when its bucket is next (with --sync-writes: Marius run with prefetching off)")
+	fs.BoolVar(&o.syncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
+	fs.StringVar(&o.edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
+	fs.Float64Var(&o.skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
+	fs.Int64Var(&o.seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")
 }
 
 // scenario turns the flags into a Scenario and the list of orderings,

@@ -116,13 +116,18 @@ func TestHistogramEdges(t *testing.T) {
 func TestGoldenJSON(t *testing.T) {
 	out, errOut, code := runCmd("--p", "16", "--c", "4", "--dataset", "twitter", "--orderings", "beta,cover", "--json")
 	require.Equal(t, 0, code, errOut)
-	golden := filepath.Join("testdata", "p16_c4_twitter.json")
+	assertGolden(t, filepath.Join("testdata", "p16_c4_twitter.json"), out)
+}
+
+// assertGolden compares got with the golden file; -update rewrites it.
+func assertGolden(t *testing.T, golden, got string) {
+	t.Helper()
 	if *update {
-		require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(golden)
 	require.NoError(t, err)
-	assert.Equal(t, string(want), out, "go test ./cmd/simulate -update regenerates")
+	assert.Equal(t, string(want), got, "go test ./cmd/simulate -update regenerates")
 }
 
 func TestTableAndCSV(t *testing.T) {

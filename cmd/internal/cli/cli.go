@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -131,6 +132,52 @@ func SplitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// MaxListItems caps the values an IntList may expand to.
+const MaxListItems = 1024
+
+// IntList parses a comma-separated list of positive integers and inclusive
+// ranges ("8,16,32", "2-16", "2-4,8"). Repeated values are dropped; the
+// order of first appearance is kept.
+func IntList(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	add := func(v int) error {
+		if !seen[v] {
+			if len(out) == MaxListItems {
+				return fmt.Errorf("more than %d values", MaxListItems)
+			}
+			seen[v] = true
+			out = append(out, v)
+		}
+		return nil
+	}
+	for _, item := range SplitList(s) {
+		lo, hi, isRange := strings.Cut(item, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil || a < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer or a range a-b", item)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a range a-b with 1 ≤ a ≤ b", item)
+			}
+		}
+		if b-a >= MaxListItems {
+			return nil, fmt.Errorf("%q: more than %d values", item, MaxListItems)
+		}
+		for k := 0; k <= b-a; k++ {
+			if err := add(a + k); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty list")
+	}
+	return out, nil
 }
 
 // WriteFileAtomic writes a file through write into a temporary file in the

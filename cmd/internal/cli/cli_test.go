@@ -54,3 +54,58 @@ func TestSplitListAndFormat(t *testing.T) {
 	_, err = PickFormat(true, true)
 	assert.Error(t, err)
 }
+
+func TestIntList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		err  string
+	}{
+		{"8,16,32", []int{8, 16, 32}, ""},
+		{"2-5", []int{2, 3, 4, 5}, ""},
+		{" 2-3 , 8 ,3", []int{2, 3, 8}, ""},
+		{"4-4", []int{4}, ""},
+		{"", nil, "empty list"},
+		{",", nil, "empty list"},
+		{"x", nil, `"x" is not a positive integer`},
+		{"0", nil, `"0" is not a positive integer`},
+		{"-3", nil, `"-3" is not a positive integer`},
+		{"5-2", nil, `"5-2" is not a range`},
+		{"2-", nil, `"2-" is not a range`},
+		{"1-5000", nil, "more than 1024 values"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := IntList(tt.in)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// FuzzIntList: any input either fails with an error or yields between 1
+// and MaxListItems distinct positive values.
+func FuzzIntList(f *testing.F) {
+	for _, s := range []string{"8,16,32", "2-16", "1-1024", "3,3,3", "9-1", "a", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := IntList(s)
+		if err != nil {
+			return
+		}
+		require.NotEmpty(t, got)
+		require.LessOrEqual(t, len(got), MaxListItems)
+		seen := map[int]bool{}
+		for _, v := range got {
+			require.Positive(t, v)
+			require.False(t, seen[v], "duplicate %d", v)
+			seen[v] = true
+		}
+	})
+}
