@@ -77,7 +77,7 @@ type SweepOutput struct {
 // device, ranked by epoch time among the buffers that fit in memory.
 func sweep(args []string, stdout io.Writer) error {
 	var o options
-	var ps, cs, devs string
+	var ps, cs, devs, plotPath string
 	var top int
 	var share float64
 	fs := flag.NewFlagSet(prog+" sweep", flag.ContinueOnError)
@@ -85,6 +85,7 @@ func sweep(args []string, stdout io.Writer) error {
 	fs.StringVar(&cs, "c", "", "buffer capacities, a `LIST` like --p; c > p is skipped (default 2,4,8,16, or the system's own)")
 	fs.StringVar(&devs, "device", "p3.2xlarge", "comma-separated device `LIST`: presets ("+strings.Join(devices.PresetNames(), ", ")+") or YAML files")
 	fs.IntVar(&top, "top", 10, "rows of the human table (all rows with --json and --csv)")
+	fs.StringVar(&plotPath, "plot", "", "draw, per device and c, the best ordering's epoch time against p (buffers that fit) to `FILE`.png or .svg")
 	fs.Float64Var(&share, "memory-share", 0.8, "share of the buffer's memory (CPU, or GPU for GPU buffers) that c partitions plus staging buffers may take")
 	addScenarioFlags(fs, &o)
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -257,7 +258,64 @@ func sweep(args []string, stdout io.Writer) error {
 		}
 		return 0
 	})
+	if plotPath != "" {
+		if err := plotSweep(plotPath, out); err != nil {
+			return cli.Usagef("--plot: %v", err)
+		}
+	}
 	return printSweep(stdout, format, out, top)
+}
+
+// plotSweep draws one line per (device, c): the epoch time of the best
+// ordering at each p whose buffer fits.
+func plotSweep(path string, out SweepOutput) error {
+	type key struct {
+		device string
+		c      int
+	}
+	best := map[key]map[int]SweepRow{}
+	var keys []key
+	for _, r := range out.Rows {
+		if !r.Fits {
+			continue
+		}
+		k := key{r.Device, r.C}
+		if best[k] == nil {
+			best[k] = map[int]SweepRow{}
+			keys = append(keys, k)
+		}
+		if b, ok := best[k][r.P]; !ok || r.EpochSeconds < b.EpochSeconds {
+			best[k][r.P] = r
+		}
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("nothing to plot: no configuration fits in memory")
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.device != b.device {
+			return strings.Compare(a.device, b.device)
+		}
+		return a.c - b.c
+	})
+	chart := plots.LineChart{
+		Title:  fmt.Sprintf("Best ordering's epoch: %s, %s d=%d", out.System.Name, out.Dataset, out.Dim),
+		XLabel: "partitions p", YLabel: "epoch (minutes)",
+	}
+	for _, k := range keys {
+		name := fmt.Sprintf("c=%d", k.c)
+		if len(out.Devices) > 1 {
+			name = k.device + " " + name
+		}
+		s := plots.Series{Name: name}
+		for _, p := range out.Ps {
+			if r, ok := best[k][p]; ok {
+				s.X = append(s.X, float64(p))
+				s.Y = append(s.Y, r.EpochSeconds/60)
+			}
+		}
+		chart.Series = append(chart.Series, s)
+	}
+	return chart.Save(path)
 }
 
 // dedupeSkipped keeps one entry per (p, c, ordering): the same ordering is

@@ -123,3 +123,16 @@ func TestSweepDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	assert.Equal(t, outs[0], outs[1])
 	assert.Contains(t, outs[0], `"rows"`)
 }
+
+func TestSweepPlot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sweep.svg")
+	_, errOut, code := runCmd("sweep", "--p", "8,16,32", "--c", "2,4", "--orderings", "beta", "--plot", path)
+	require.Equal(t, 0, code, errOut)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Positive(t, st.Size())
+	// Nothing fits: a 1% memory share leaves no buffer.
+	_, errOut, code = runCmd("sweep", "--p", "8", "--c", "4", "--memory-share", "0.01", "--plot", path+"2.png")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "no configuration fits")
+}
