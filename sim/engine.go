@@ -469,34 +469,50 @@ func (e *engine) tryIssue() {
 
 // tryInstall moves read partitions into their slots, in Plan order, once
 // the partition each replaces has had its last use; the replaced partition
-// goes to the writer (or, with synchronous writes, is written first).
+// goes to the writer (or, with synchronous writes, is written first). With
+// WriteBuffers set, an evicted partition needs a free write buffer, so a
+// load waits while the writer is still busy with earlier evictions.
 func (e *engine) tryInstall() {
 	pl := e.cfg.Plan
+	sys := e.cfg.System
 	for e.staged > 0 {
 		j := e.loadsDone
 		l := pl.Loads[j]
 		if e.completed < l.IssueAt {
 			return
 		}
-		e.staged--
 		install := func() {
 			e.loadsDone++
 			e.tryFeed()
 			e.tryIssue()
 		}
 		if l.Evicts == orderings.None || e.written[j] {
+			e.staged--
 			install()
 			continue
 		}
+		if !sys.SyncWrites && sys.WriteBuffers > 0 && e.pendingWrites >= sys.WriteBuffers {
+			return // retried when a write completes
+		}
+		e.staged--
 		e.written[j] = true
-		if e.cfg.System.SyncWrites {
+		if sys.SyncWrites {
 			e.write.Transfer(e.pbytes, Write, func() {
 				install()
 				e.tryInstall()
 			})
 			return
 		}
-		e.write.Transfer(e.pbytes, Write, func() {})
+		if sys.WriteBuffers > 0 {
+			e.pendingWrites++
+			e.write.Transfer(e.pbytes, Write, func() {
+				e.pendingWrites--
+				e.tryInstall()
+				e.tryIssue()
+			})
+		} else {
+			e.write.Transfer(e.pbytes, Write, func() {})
+		}
 		install()
 	}
 }

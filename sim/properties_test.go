@@ -58,3 +58,27 @@ func TestBoundAndFasterDisk(t *testing.T) {
 	}
 	require.Greater(t, runs, 100)
 }
+
+// TestFewerWriteBuffersNeverFaster: bounding the async writer (a load
+// waits for a free write buffer) never makes an epoch faster than an
+// unbounded writer, and one buffer is never faster than two.
+func TestFewerWriteBuffersNeverFaster(t *testing.T) {
+	for _, ds := range []string{"freebase86m", "twitter"} {
+		for _, d := range []int{50, 200} {
+			for _, ord := range []string{"beta", "hilbert", "hilbert-symmetric", "random"} {
+				sc := scenarioFor(t, "marius", "p3.2xlarge", ds, d, 16, ord)
+				sc.C = 4
+				epoch := map[int]float64{}
+				for _, wb := range []int{0, 1, 2} {
+					sc.System.WriteBuffers = wb
+					rep, err := Simulate(sc)
+					require.NoError(t, err)
+					epoch[wb] = rep.EpochSeconds
+				}
+				name := fmt.Sprintf("%s d=%d %s", ds, d, ord)
+				require.GreaterOrEqual(t, epoch[1], epoch[2]-1e-9, name)
+				require.GreaterOrEqual(t, epoch[2], epoch[0]-1e-9, name)
+			}
+		}
+	}
+}

@@ -87,7 +87,7 @@ type options struct {
 	model, edges, plot         string
 	seed                       int64
 	batch, negatives           int
-	staleness                  int
+	staleness, writeBuffers    int
 	skew                       float64
 	noPrefetch, syncWrites     bool
 }
@@ -176,6 +176,7 @@ func addScenarioFlags(fs *flag.FlagSet, o *options) {
 	fs.IntVar(&o.staleness, "staleness", 0, "batches in flight (default: the system's; marius 16)")
 	fs.BoolVar(&o.noPrefetch, "no-prefetch", false, "turn the lookahead reader off: load each partition only when its bucket is next (with --sync-writes: Marius run with prefetching off)")
 	fs.BoolVar(&o.syncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
+	fs.IntVar(&o.writeBuffers, "write-buffers", 0, "evicted partitions the async writer may hold; a load waits for a free one (default: the system's; marius: unbounded, Marius's released code has 1)")
 	fs.StringVar(&o.edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
 	fs.Float64Var(&o.skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
 	fs.Int64Var(&o.seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")
@@ -214,7 +215,7 @@ func scenario(o options) (sim.Scenario, []string, error) {
 		name string
 		v    int
 		dst  *int
-	}{{"batch", o.batch, &tr.Batch}, {"negatives", o.negatives, &tr.Negatives}, {"staleness", o.staleness, &sys.Staleness}} {
+	}{{"batch", o.batch, &tr.Batch}, {"negatives", o.negatives, &tr.Negatives}, {"staleness", o.staleness, &sys.Staleness}, {"write-buffers", o.writeBuffers, &sys.WriteBuffers}} {
 		if f.v < 0 {
 			return sc, nil, cli.Usagef("--%s %d: must be positive", f.name, f.v)
 		}
