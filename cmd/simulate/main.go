@@ -2,7 +2,8 @@
 // ordering at a given number of partitions p and buffer capacity c: swaps,
 // loads, writes and bytes against Marius' lower bound, and — from a
 // discrete-event model of the system on a device profile — epoch time, I/O
-// stall, GPU utilisation and the ratio to a bound no schedule can beat.
+// stall, GPU utilisation and the ratio to a bound no schedule can beat — and,
+// as `simulate sweep`, ranks every p, c and device whose buffer fits.
 package main
 
 import (
