@@ -110,16 +110,19 @@ func sweep(args []string, stdout io.Writer) error {
 		return cli.Usagef("--system %s keeps every parameter resident: there is no p or c to sweep", sys.Name)
 	}
 	cList := []int{0}
-	switch {
-	case sys.Capacity > 0 && cs != "":
-		return cli.Usagef("--c: system %s has a buffer of %d partitions by design", sys.Name, sys.Capacity)
-	case sys.Capacity == 0:
-		if cs == "" {
-			cs = "2,4,8,16"
-		}
+	if sys.Capacity == 0 && cs == "" {
+		cs = "2,4,8,16"
+	}
+	if cs != "" {
 		if cList, err = cli.IntList(cs); err != nil {
 			return cli.Usagef("--c: %v", err)
 		}
+	}
+	if sys.Capacity > 0 {
+		if cs != "" && !slices.Equal(cList, []int{sys.Capacity}) {
+			return cli.Usagef("--c %s: system %s has a buffer of %d partitions by design", cs, sys.Name, sys.Capacity)
+		}
+		cList = []int{0}
 	}
 	devList := cli.SplitList(devs)
 	if len(devList) == 0 {

@@ -85,6 +85,8 @@ func TestSweepFixedCapacity(t *testing.T) {
 	_, errOut, code = runCmd("sweep", "--system", "legend", "--c", "4")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "buffer of 3 partitions by design")
+	_, errOut, code = runCmd("sweep", "--system", "legend", "--device", "legend-a100", "--p", "8", "--c", "3")
+	assert.Equal(t, 0, code, errOut)
 }
 
 func TestSweepBadInput(t *testing.T) {
