@@ -145,7 +145,7 @@ func Validate() (Result, error) {
 		s := Series{Name: label}
 		for _, rn := range runs {
 			m, p := rn.cmp.Measured, rn.cmp.Predicted
-			e := rn.cmp.RelativeError["epoch_seconds"]
+			e := rn.cmp.RelativeError.EpochSeconds
 			ok := math.Abs(e) <= 0.15
 			if !ok {
 				misses++

@@ -20,15 +20,6 @@ type IOEvent struct {
 	Final     bool    `json:"final,omitempty"` // an end-of-epoch flush
 }
 
-// BucketEvent is one bucket's training as it happened.
-type BucketEvent struct {
-	Src, Dst     int
-	Edges        int
-	Start        float64 // when the trainer asked for the bucket's partitions
-	ComputeStart float64 // when they were resident and training began
-	End          float64
-}
-
 // bufferManager executes a Plan's load schedule with real I/O: c slots,
 // a loader goroutine that issues each load at the Plan's issue point (or,
 // without prefetch, once every earlier bucket is done), and an async
@@ -40,16 +31,21 @@ type bufferManager struct {
 	prefetch bool
 	t0       time.Time
 	// from is the checkpoint the epoch reads; every write goes to to, and
-	// a partition written this epoch is read back from to.
-	from, to  int
-	written   []bool
+	// a partition saved this epoch is read back from to.
+	from, to int
+	// saved is indexed by partition: written to checkpoint to this epoch.
+	saved     []bool
 	checksums map[int]uint64
 
 	mu        sync.Mutex
 	cond      *sync.Cond
 	slots     []*store.Buffer
 	where     []int // partition → slot, or None
+	resident  int   // slots holding a partition
 	loadsDone int
+	// counts are the loads, swaps and writes performed, counted as they
+	// happen (never copied from the Plan).
+	counts    orderings.Counts
 	completed int // buckets finished, in order
 	failed    error
 
@@ -76,7 +72,7 @@ type writeJob struct {
 const spareBuffers = 1
 
 func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from, to int) (*bufferManager, error) {
-	m := &bufferManager{st: st, plan: plan, prefetch: prefetch, from: from, to: to, written: make([]bool, plan.P), checksums: map[int]uint64{}}
+	m := &bufferManager{st: st, plan: plan, prefetch: prefetch, from: from, to: to, saved: make([]bool, plan.P), checksums: map[int]uint64{}}
 	m.cond = sync.NewCond(&m.mu)
 	m.where = make([]int, plan.P)
 	for i := range m.where {
@@ -154,8 +150,13 @@ func (m *bufferManager) writer() {
 			m.fail(err)
 		}
 		m.mu.Lock()
-		m.written[job.part] = true
+		m.saved[job.part] = true
 		m.checksums[job.part] = sum
+		if job.final {
+			m.counts.FinalWrites++
+		} else {
+			m.counts.Writes++
+		}
 		m.mu.Unlock()
 		if !job.final {
 			m.spare <- job.buf
@@ -167,7 +168,7 @@ func (m *bufferManager) loader() {
 	defer m.wg.Done()
 	for j, l := range m.plan.Loads {
 		m.mu.Lock()
-		for m.failed == nil && (m.completed < l.IssueAt || (!m.prefetch && m.completed < l.NeededAt)) {
+		for m.failed == nil && !(l.SlotFree(m.completed) && l.MayIssue(m.completed, m.prefetch)) {
 			m.cond.Wait()
 		}
 		failed := m.failed
@@ -185,7 +186,7 @@ func (m *bufferManager) loader() {
 		}
 		m.mu.Lock()
 		version := m.from
-		if m.written[l.Partition] {
+		if m.saved[l.Partition] {
 			version = m.to
 		}
 		m.mu.Unlock()
@@ -198,6 +199,12 @@ func (m *bufferManager) loader() {
 		}
 		m.mu.Lock()
 		m.slots[l.Slot] = buf
+		m.counts.Loads++
+		if m.resident == len(m.slots) {
+			m.counts.Swaps++ // the buffer was full: this load replaced a partition
+		} else {
+			m.resident++
+		}
 		if l.Evicts != orderings.None {
 			m.where[l.Evicts] = orderings.None
 		}

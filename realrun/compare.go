@@ -9,10 +9,13 @@ import (
 
 // Comparison is one ordering run for real and simulated on the same Plan.
 type Comparison struct {
-	Ordering      string             `json:"ordering"`
-	Measured      sim.Report         `json:"measured"`
-	Predicted     sim.Report         `json:"predicted"`
-	RelativeError map[string]float64 `json:"relative_error"`
+	Ordering      string            `json:"ordering"`
+	Measured      sim.Report        `json:"measured"`
+	Predicted     sim.Report        `json:"predicted"`
+	RelativeError sim.RelativeError `json:"relative_error"`
+	// CountsMatch is true when the measured loads, swaps, writes and bytes
+	// equal the prediction's (the Plan's).
+	CountsMatch bool `json:"counts_match"`
 }
 
 // Predict simulates a measured run's Plan with the realrun system model on
@@ -42,25 +45,10 @@ func Predict(st *store.Store, plan *orderings.Plan, h Hyper, prefetch bool, prof
 	return sim.Run(cfg)
 }
 
-// Compare pairs a measurement with its prediction.
+// Compare pairs a measurement with its prediction and checks the counts:
+// the loads, swaps and writes the engine performed must be the Plan's.
 func Compare(measured, predicted sim.Report) Comparison {
-	c := Comparison{Ordering: measured.Ordering, Measured: measured, Predicted: predicted, RelativeError: map[string]float64{}}
-	rel := func(key string, p, m float64) {
-		switch {
-		case m != 0:
-			c.RelativeError[key] = (p - m) / m
-		case p == 0:
-			c.RelativeError[key] = 0
-		} // a prediction of a measured zero has no relative error: omitted
-	}
-	rel("epoch_seconds", predicted.EpochSeconds, measured.EpochSeconds)
-	rel("compute_seconds", predicted.ComputeSeconds, measured.ComputeSeconds)
-	rel("read_bytes", float64(predicted.ReadBytes), float64(measured.ReadBytes))
-	rel("write_bytes", float64(predicted.WriteBytes), float64(measured.WriteBytes))
-	rel("swaps", float64(predicted.Swaps), float64(measured.Swaps))
-	// Stall is often near zero: its error is relative to the epoch.
-	if measured.EpochSeconds > 0 {
-		c.RelativeError["stall_seconds"] = (predicted.StallSeconds - measured.StallSeconds) / measured.EpochSeconds
-	}
+	c := Comparison{Ordering: measured.Ordering, Measured: measured, Predicted: predicted, RelativeError: predicted.Errors(measured)}
+	c.CountsMatch = measured.Counts == predicted.Counts && measured.ReadBytes == predicted.ReadBytes && measured.WriteBytes == predicted.WriteBytes
 	return c
 }

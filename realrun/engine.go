@@ -71,14 +71,7 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, prefetch bool,
 		return Epoch{}, err
 	}
 	defer bm.free()
-	need := make([]int, len(plan.Buckets))
-	j := 0
-	for k := range plan.Buckets {
-		for j < len(plan.Loads) && plan.Loads[j].NeededAt <= k {
-			j++
-		}
-		need[k] = j
-	}
+	need := plan.Arrivals()
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(epoch)))
 	bm.start()
 	var runs []BucketRun
@@ -125,6 +118,9 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, prefetch bool,
 	if trainErr != nil {
 		return Epoch{}, trainErr
 	}
+	if err := checkCounts(bm.counts, plan.Counts); err != nil {
+		return Epoch{}, err
+	}
 	// The epoch ends when the last partition is written; committing the
 	// checkpoint (syncs and the pointer flip) is timed on its own.
 	total := bm.since()
@@ -145,7 +141,9 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, prefetch bool,
 	r.Dim, r.P, r.C = st.M.Dim, plan.P, plan.C
 	r.PartitionBytes = st.M.PartitionBytes
 	r.EpochSeconds, r.StallSeconds, r.ComputeSeconds = total, stall, compute
-	r.Swaps, r.Loads, r.Writes, r.FinalWrites = plan.Counts.Swaps, plan.Counts.Loads, plan.Counts.Writes, plan.Counts.FinalWrites
+	// Loads, swaps and writes are what the buffer manager performed;
+	// whether a swap is prefetchable is a property of the order.
+	r.Counts = bm.counts
 	r.PrefetchableSwaps = plan.Counts.PrefetchableSwaps
 	var readBusy, writeBusy float64
 	var readSpans, writeSpans, computeSpans []sim.Interval
@@ -170,7 +168,7 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, prefetch bool,
 			{Name: "disk read", BusySeconds: readBusy, Bytes: r.ReadBytes, Utilization: readBusy / total},
 			{Name: "disk write", BusySeconds: writeBusy, Bytes: r.WriteBytes, Utilization: writeBusy / total},
 		}
-		r.Timeline = sim.Timeline(computeSpans, readSpans, writeSpans, total, 100)
+		r.Timeline = sim.Timeline(computeSpans, nil, readSpans, writeSpans, total, 100)
 	}
 	if compute > 0 {
 		ep.EdgesPerSecond = float64(edgesDone) / compute
@@ -215,4 +213,16 @@ func BarProgress(w io.Writer) Progress {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// checkCounts compares the loads, swaps and writes an engine performed
+// with its Plan's: any difference means the engine did not execute the
+// Plan, and the measurement must not be reported as the Plan's.
+func checkCounts(performed, plan orderings.Counts) error {
+	performed.PrefetchableSwaps = plan.PrefetchableSwaps // a property of the order, not performed
+	if performed != plan {
+		return fmt.Errorf("the engine performed %d loads, %d swaps, %d writes and %d final writes; the Plan has %d, %d, %d and %d",
+			performed.Loads, performed.Swaps, performed.Writes, performed.FinalWrites, plan.Loads, plan.Swaps, plan.Writes, plan.FinalWrites)
+	}
+	return nil
 }

@@ -196,3 +196,33 @@ func TestSingleWorkerDeterministic(t *testing.T) {
 	}
 	assert.Equal(t, parts[0], parts[1])
 }
+
+// TestCountsAreMeasured: the engine counts the loads, swaps and writes it
+// performs; a Plan whose counts disagree with its own schedule (so the
+// engine cannot perform what it claims) fails the epoch instead of being
+// reported as measured.
+func TestCountsAreMeasured(t *testing.T) {
+	st := prepare(t, "twitter", 0.0001, 6, 8, model.Dot)
+	deg, err := st.Degrees()
+	require.NoError(t, err)
+	for _, tamper := range []struct {
+		name string
+		f    func(*orderings.Counts)
+	}{{"loads", func(c *orderings.Counts) { c.Loads++ }}, {"swaps", func(c *orderings.Counts) { c.Swaps-- }},
+		{"writes", func(c *orderings.Counts) { c.Writes++ }}, {"final writes", func(c *orderings.Counts) { c.FinalWrites-- }}} {
+		t.Run(tamper.name, func(t *testing.T) {
+			plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
+			require.NoError(t, err)
+			tamper.f(&plan.Counts)
+			eng := NewCPU(hyper(model.Dot, 8), st, deg, 1)
+			_, err = RunEpoch(st, plan, eng, true, 1, 1, nil)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the engine performed")
+		})
+	}
+	plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
+	require.NoError(t, err)
+	ep, err := RunEpoch(st, plan, NewCPU(hyper(model.Dot, 8), st, deg, 1), false, 1, 1, nil)
+	require.NoError(t, err)
+	assert.Equal(t, plan.Counts, ep.Counts, "without prefetch too")
+}

@@ -105,13 +105,13 @@ type engine struct {
 	// buffer manager: loads are read one at a time in Plan order (nextRead),
 	// possibly into a staging buffer before their slot is free, and
 	// installed in order once their slot is free (loadsDone).
-	nextRead      int
-	reading       bool
-	staged        int // read, not yet installed
-	pendingWrites int
-	written       []bool
-	loadsDone     int
-	full          Cost
+	nextRead        int
+	reading         bool
+	staged          int // read, not yet installed
+	pendingWrites   int
+	evictionWritten []bool // by load: the write of the partition it evicts has started
+	loadsDone       int
+	full            Cost
 }
 
 func newEngine(cfg Config) *engine {
@@ -221,7 +221,11 @@ func (e *engine) run() Report {
 	if n <= 0 {
 		n = 100
 	}
-	r.Timeline = Timeline(e.gpu.log.spans, readSpans, writeSpans, end, n)
+	compute := e.gpu.log.spans // the training stage: the GPU, or the CPU engine's cores
+	if cfg.System.Batches == OnCPU {
+		compute = e.cpu.log.spans
+	}
+	r.Timeline = Timeline(compute, e.gpu.log.spans, readSpans, writeSpans, end, n)
 	r.Warnings = e.warnings
 	return r
 }
@@ -304,9 +308,8 @@ func (e *engine) runPartitioned(r *Report) {
 		e.pbytes = float64(cfg.PartitionBytes)
 	}
 	r.PartitionBytes = int64(e.pbytes)
-	r.Swaps, r.Loads, r.Writes, r.FinalWrites = pl.Counts.Swaps, pl.Counts.Loads, pl.Counts.Writes, pl.Counts.FinalWrites
+	r.Counts = pl.Counts
 	r.ReadBytes, r.WriteBytes = pl.Counts.Bytes(r.PartitionBytes)
-	r.PrefetchableSwaps = pl.Counts.PrefetchableSwaps
 	if buf := cfg.System.Buffer(cfg.Profile, pl.C, r.PartitionBytes); !buf.Fits() {
 		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers (%.1f GB) exceeds the %s memory it lives in (%.1f GB)",
 			buf.Slots, buf.Staging, GB(buf.Bytes), buf.Where, GB(buf.Limit)))
@@ -320,15 +323,8 @@ func (e *engine) runPartitioned(r *Report) {
 	}
 	e.remaining = make([]int, e.nb)
 	e.fed = make([]bool, e.nb)
-	e.need = make([]int, e.nb)
-	e.written = make([]bool, len(pl.Loads))
-	j := 0
-	for k := 0; k < e.nb; k++ {
-		for j < len(pl.Loads) && pl.Loads[j].NeededAt <= k {
-			j++
-		}
-		e.need[k] = j
-	}
+	e.need = pl.Arrivals()
+	e.evictionWritten = make([]bool, len(pl.Loads))
 	e.k.At(0, func() {
 		e.tryIssue()
 		e.tryFeed()
@@ -430,9 +426,9 @@ func (e *engine) tryIssue() {
 	}
 	j := e.nextRead
 	l := pl.Loads[j]
-	slotFree := e.completed >= l.IssueAt && e.loadsDone == j
+	slotFree := l.SlotFree(e.completed) && e.loadsDone == j
 	switch {
-	case !sys.Prefetch && e.completed < l.NeededAt:
+	case !l.MayIssue(e.completed, sys.Prefetch):
 		return // on demand: wait until every earlier bucket is done
 	case !slotFree && (!sys.Prefetch || e.staged >= sys.PrefetchDepth):
 		return
@@ -448,7 +444,7 @@ func (e *engine) tryIssue() {
 		})
 	}
 	if slotFree && l.Evicts != orderings.None && sys.SyncWrites {
-		e.written[j] = true
+		e.evictionWritten[j] = true
 		e.write.Transfer(e.pbytes, Write, read)
 		return
 	}
@@ -457,7 +453,7 @@ func (e *engine) tryIssue() {
 			e.reading = false
 			return // wait for the writer to free a buffer
 		}
-		e.written[j] = true
+		e.evictionWritten[j] = true
 		e.pendingWrites++
 		e.write.Transfer(e.pbytes, Write, func() {
 			e.pendingWrites--
@@ -478,7 +474,7 @@ func (e *engine) tryInstall() {
 	for e.staged > 0 {
 		j := e.loadsDone
 		l := pl.Loads[j]
-		if e.completed < l.IssueAt {
+		if !l.SlotFree(e.completed) {
 			return
 		}
 		install := func() {
@@ -486,7 +482,7 @@ func (e *engine) tryInstall() {
 			e.tryFeed()
 			e.tryIssue()
 		}
-		if l.Evicts == orderings.None || e.written[j] {
+		if l.Evicts == orderings.None || e.evictionWritten[j] {
 			e.staged--
 			install()
 			continue
@@ -495,7 +491,7 @@ func (e *engine) tryInstall() {
 			return // retried when a write completes
 		}
 		e.staged--
-		e.written[j] = true
+		e.evictionWritten[j] = true
 		if sys.SyncWrites {
 			e.write.Transfer(e.pbytes, Write, func() {
 				install()

@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/tierflow/tierflow/orderings"
+
 // Report is one epoch, predicted by the simulator or measured by the real
 // engine: the same fields either way, so the two compare field by field.
 // Times are seconds, bytes are bytes.
@@ -23,19 +25,55 @@ type Report struct {
 	BoundSeconds   float64 `json:"bound_seconds"`
 	GPUUtilization float64 `json:"gpu_utilization"`
 
-	Swaps             int   `json:"swaps"`
-	Loads             int   `json:"loads"`
-	Writes            int   `json:"writes"`
-	FinalWrites       int   `json:"final_writes"`
-	ReadBytes         int64 `json:"read_bytes"`
-	WriteBytes        int64 `json:"write_bytes"`
-	PrefetchableSwaps int   `json:"prefetchable_swaps"`
+	// Counts are the epoch's partition loads, swaps and writes: the Plan's
+	// in a prediction, the ones the engine performed in a measurement.
+	orderings.Counts
+	ReadBytes  int64 `json:"read_bytes"`
+	WriteBytes int64 `json:"write_bytes"`
 
 	Batches   int             `json:"batches"`
 	Events    int             `json:"events"`
 	Resources []ResourceUsage `json:"resources"`
 	Timeline  []TimelinePoint `json:"timeline,omitempty"`
 	Warnings  []string        `json:"warnings,omitempty"`
+}
+
+// RelativeError is a prediction's error against a measurement of the same
+// Plan, field by field: (predicted − measured) ÷ measured, except the stall,
+// which is often near zero and is taken relative to the measured epoch. A
+// field whose measurement is zero has error 0 when the prediction is zero
+// too, and 1 (entirely wrong) otherwise.
+type RelativeError struct {
+	EpochSeconds   float64 `json:"epoch_seconds"`
+	ComputeSeconds float64 `json:"compute_seconds"`
+	StallSeconds   float64 `json:"stall_seconds"`
+	ReadBytes      float64 `json:"read_bytes"`
+	WriteBytes     float64 `json:"write_bytes"`
+	Swaps          float64 `json:"swaps"`
+}
+
+// Errors returns the prediction's relative error against measured.
+func (predicted Report) Errors(measured Report) RelativeError {
+	rel := func(p, m float64) float64 {
+		switch {
+		case m != 0:
+			return (p - m) / m
+		case p == 0:
+			return 0
+		}
+		return 1
+	}
+	e := RelativeError{
+		EpochSeconds:   rel(predicted.EpochSeconds, measured.EpochSeconds),
+		ComputeSeconds: rel(predicted.ComputeSeconds, measured.ComputeSeconds),
+		ReadBytes:      rel(float64(predicted.ReadBytes), float64(measured.ReadBytes)),
+		WriteBytes:     rel(float64(predicted.WriteBytes), float64(measured.WriteBytes)),
+		Swaps:          rel(float64(predicted.Swaps), float64(measured.Swaps)),
+	}
+	if measured.EpochSeconds > 0 {
+		e.StallSeconds = (predicted.StallSeconds - measured.StallSeconds) / measured.EpochSeconds
+	}
+	return e
 }
 
 // ResourceUsage is how long one resource was busy in the epoch.
@@ -46,25 +84,29 @@ type ResourceUsage struct {
 	Utilization float64 `json:"utilization"`
 }
 
-// TimelinePoint is the utilisation of the GPU (or compute stage) and of
-// the read and write paths over one slice of the epoch.
+// TimelinePoint is the utilisation of the compute stage, of the GPU and of
+// the read and write paths over one slice of the epoch. Compute is whatever
+// trains (the GPU in the papers' systems, the CPU in tierflow's CPU engine);
+// GPU is the GPU alone, zero where no GPU is used.
 type TimelinePoint struct {
-	Start float64 `json:"start"`
-	End   float64 `json:"end"`
-	GPU   float64 `json:"gpu"`
-	Read  float64 `json:"read"`
-	Write float64 `json:"write"`
+	Start   float64 `json:"start"`
+	End     float64 `json:"end"`
+	Compute float64 `json:"compute"`
+	GPU     float64 `json:"gpu"`
+	Read    float64 `json:"read"`
+	Write   float64 `json:"write"`
 }
 
-// Timeline turns busy intervals of the compute stage and of the read and
-// write paths into n utilisation points over [0, end).
-func Timeline(compute, read, write []Interval, end float64, n int) []TimelinePoint {
-	g := utilization(compute, end, n)
+// Timeline turns busy intervals of the compute stage, the GPU and the read
+// and write paths into n utilisation points over [0, end).
+func Timeline(compute, gpu, read, write []Interval, end float64, n int) []TimelinePoint {
+	c := utilization(compute, end, n)
+	g := utilization(gpu, end, n)
 	rd := utilization(read, end, n)
 	wr := utilization(write, end, n)
 	out := make([]TimelinePoint, n)
 	for i := range out {
-		out[i] = TimelinePoint{Start: end * float64(i) / float64(n), End: end * float64(i+1) / float64(n), GPU: g[i], Read: rd[i], Write: wr[i]}
+		out[i] = TimelinePoint{Start: end * float64(i) / float64(n), End: end * float64(i+1) / float64(n), Compute: c[i], GPU: g[i], Read: rd[i], Write: wr[i]}
 	}
 	return out
 }

@@ -114,9 +114,9 @@ func compareTable(out CompareOutput, human bool) plots.Table {
 	}
 	for _, c := range out.Results {
 		m, p := c.Measured, c.Predicted
-		errCol := f64(100*c.RelativeError["epoch_seconds"], 1)
+		errCol := f64(100*c.RelativeError.EpochSeconds, 1)
 		if !human {
-			errCol = f64(c.RelativeError["epoch_seconds"], 4)
+			errCol = f64(c.RelativeError.EpochSeconds, 4)
 		}
 		t.Rows = append(t.Rows, []string{c.Ordering, f64(m.EpochSeconds, 2), f64(p.EpochSeconds, 2), errCol,
 			f64(m.StallSeconds, 2), f64(p.StallSeconds, 2), f64(m.ComputeSeconds, 2), f64(p.ComputeSeconds, 2),

@@ -404,7 +404,7 @@ func drawTimeline(path string, out Output) error {
 	series := map[string]*plots.Series{"compute": {Name: "compute"}, "read": {Name: "disk read"}, "write": {Name: "disk write"}}
 	for _, pt := range e.Timeline {
 		x := (pt.Start + pt.End) / 2
-		for k, v := range map[string]float64{"compute": pt.GPU, "read": pt.Read, "write": pt.Write} {
+		for k, v := range map[string]float64{"compute": pt.Compute, "read": pt.Read, "write": pt.Write} {
 			s := series[k]
 			s.X, s.Y = append(s.X, x), append(s.Y, v)
 		}
