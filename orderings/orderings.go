@@ -220,3 +220,25 @@ func sortedCopy(s []int) []int {
 	sort.Ints(t)
 	return t
 }
+
+// ParseList parses a comma-separated list of ordering names, or "all" (or
+// "") for every ordering, checking each name.
+func ParseList(s string) ([]string, error) {
+	if s == "all" || s == "" {
+		return Names(), nil
+	}
+	var names []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if _, err := Lookup(f); err != nil {
+			return nil, err
+		}
+		names = append(names, f)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("empty list")
+	}
+	return names, nil
+}

@@ -201,3 +201,6 @@ func CPUBucketTime(prof devices.Profile, t Training, edges int64) float64 {
 	}
 	return end
 }
+
+// ModelNames lists the score functions for help texts.
+func ModelNames() string { return "dot, distmult or complex" }

@@ -194,6 +194,9 @@ func (e *engine) run() Report {
 		r.ComputeSeconds = math.Max(e.cpu.Busy(), e.gpu.Busy())
 	}
 	r.BoundSeconds = math.Max(r.ComputeSeconds, e.ioBound(r.P, r.C))
+	if r.BoundSeconds > 0 {
+		r.EpochOverBound = r.EpochSeconds / r.BoundSeconds
+	}
 	if end > 0 {
 		r.GPUUtilization = e.gpu.Busy() / end
 	}

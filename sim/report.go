@@ -22,7 +22,9 @@ type Report struct {
 	StallSeconds   float64 `json:"stall_seconds"`
 	// BoundSeconds is a lower bound no schedule can beat: the larger of the
 	// compute and the I/O the lower-bound number of swaps needs.
-	BoundSeconds   float64 `json:"bound_seconds"`
+	BoundSeconds float64 `json:"bound_seconds"`
+	// EpochOverBound is EpochSeconds ÷ BoundSeconds (0 without a bound).
+	EpochOverBound float64 `json:"epoch_over_bound"`
 	GPUUtilization float64 `json:"gpu_utilization"`
 
 	// Counts are the epoch's partition loads, swaps and writes: the Plan's

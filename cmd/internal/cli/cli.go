@@ -52,6 +52,10 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if h, ok := helps[fs]; ok {
+				h.Print(stdout, fs)
+				return err
+			}
 			fs.SetOutput(stdout)
 			fmt.Fprintf(stdout, "Usage of %s:\n", fs.Name())
 			fs.PrintDefaults()

@@ -1,0 +1,156 @@
+package plots
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Column declares one column of a command's output once: the human table
+// and the CSV are both derived from it, and the CSV header is the field's
+// JSON name, so a field's machine name is written in exactly one place (its
+// struct tag). Adding a metric to an output is adding the field to its
+// struct and one Column to its list.
+type Column struct {
+	// Field is the Go field of the row, a dotted path through nested or
+	// embedded structs ("Measured.EpochSeconds"); promoted fields of
+	// embedded structs may be named directly.
+	Field string
+	// Key overrides the CSV header; by default it is the JSON names along
+	// the path joined with "_" ("measured_epoch_seconds").
+	Key string
+	// Head is the human table's header; empty leaves the column out of the
+	// human table.
+	Head string
+	// Scale multiplies the value in the human table (0 means 1): 1/60 for
+	// minutes, 1e-9 for GB, 100 for a percentage.
+	Scale float64
+	// Prec is the number of decimals of a float (or scaled) value in the
+	// human table; CSVPrec in the CSV.
+	Prec, CSVPrec int
+	// NoCSV leaves the column out of the CSV.
+	NoCSV bool
+}
+
+// Columns is an output's column list.
+type Columns []Column
+
+// Human returns the human table of rows (a slice of structs).
+func (cs Columns) Human(rows any) Table { return cs.table(rows, true) }
+
+// CSV returns the machine table of rows: the header is the JSON names.
+func (cs Columns) CSV(rows any) Table { return cs.table(rows, false) }
+
+// Keys returns the CSV header of rows of type T.
+func (cs Columns) Keys(row any) []string {
+	t := reflect.TypeOf(row)
+	var keys []string
+	for _, c := range cs {
+		if !c.NoCSV {
+			keys = append(keys, c.key(t))
+		}
+	}
+	return keys
+}
+
+func (cs Columns) table(rows any, human bool) Table {
+	rv := reflect.ValueOf(rows)
+	if rv.Kind() != reflect.Slice {
+		panic(fmt.Sprintf("plots: Columns want a slice of rows, got %T", rows))
+	}
+	var t Table
+	et := rv.Type().Elem()
+	for _, c := range cs {
+		switch {
+		case human && c.Head != "":
+			t.Header = append(t.Header, c.Head)
+		case !human && !c.NoCSV:
+			t.Header = append(t.Header, c.key(et))
+		}
+	}
+	for i := 0; i < rv.Len(); i++ {
+		row := rv.Index(i)
+		var cells []string
+		for _, c := range cs {
+			switch {
+			case human && c.Head != "":
+				cells = append(cells, c.format(row, c.Scale, c.Prec))
+			case !human && !c.NoCSV:
+				cells = append(cells, c.format(row, 0, c.CSVPrec))
+			}
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+// key is the CSV header of c in rows of type t.
+func (c Column) key(t reflect.Type) string {
+	if c.Key != "" {
+		return c.Key
+	}
+	var parts []string
+	for _, name := range strings.Split(c.Field, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		f, ok := t.FieldByName(name)
+		if !ok {
+			panic(fmt.Sprintf("plots: %s has no field %s", t, c.Field))
+		}
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "" || tag == "-" {
+			panic(fmt.Sprintf("plots: field %s of %s has no JSON name: give the Column a Key", c.Field, t))
+		}
+		parts = append(parts, tag)
+		t = f.Type
+	}
+	return strings.Join(parts, "_")
+}
+
+// format renders the field of row, scaled (scale 0: as it is).
+func (c Column) format(row reflect.Value, scale float64, prec int) string {
+	v := row
+	for _, name := range strings.Split(c.Field, ".") {
+		for v.Kind() == reflect.Pointer {
+			v = v.Elem()
+		}
+		v = v.FieldByName(name)
+		if !v.IsValid() {
+			panic(fmt.Sprintf("plots: %s has no field %s", row.Type(), c.Field))
+		}
+	}
+	var x float64
+	switch v.Kind() {
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if scale == 0 {
+			return strconv.FormatInt(v.Int(), 10)
+		}
+		x = float64(v.Int())
+	case reflect.Float32, reflect.Float64:
+		x = v.Float()
+		if scale == 0 {
+			scale = 1
+		}
+	default:
+		panic(fmt.Sprintf("plots: field %s is a %s, not a number, string or bool", c.Field, v.Kind()))
+	}
+	return strconv.FormatFloat(x*scale, 'f', prec, 64)
+}
+
+// DropHuman returns a copy of cs without the named field in the human
+// table (the CSV keeps it).
+func (cs Columns) DropHuman(field string) Columns {
+	out := append(Columns(nil), cs...)
+	for i := range out {
+		if out[i].Field == field {
+			out[i].Head = ""
+		}
+	}
+	return out
+}

@@ -1,0 +1,403 @@
+// Package sweep ranks whole configurations: it simulates every ordering at
+// every (p, c) on every device and orders those whose buffer fits in
+// memory by epoch time — the answer `simulate sweep` prints.
+package sweep
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/sim"
+)
+
+// MaxSimulations caps the simulations one sweep may run.
+const MaxSimulations = 20_000
+
+// DefaultCs are the capacities swept when none are given and the system
+// does not fix its own.
+var DefaultCs = []int{2, 4, 8, 16}
+
+// NearFastest is how close to the fastest epoch a configuration must be
+// for the sweep to weigh it by I/O and memory instead: within the noise of
+// any real run.
+const NearFastest = 0.01
+
+// Grid is what to sweep: partition counts, capacities (nil: DefaultCs, or
+// the system's own), devices (presets or profile files) and the share of
+// the buffer's memory a configuration may take to fit.
+type Grid struct {
+	Ps, Cs      []int
+	Devices     []string
+	MemoryShare float64
+}
+
+// Row is one (device, p, c, ordering): its simulated Report plus what the
+// sweep adds — the buffer's memory, whether it fits, and its rank.
+type Row struct {
+	sim.Report
+	BufferBytes    int64  `json:"buffer_bytes"`
+	StagingBuffers int    `json:"staging_buffers"`
+	MemoryBytes    int64  `json:"memory_bytes"`
+	Memory         string `json:"memory"`
+	Fits           bool   `json:"fits"`
+	LowerBound     int    `json:"lower_bound_swaps"`
+	// IOBytes is read plus written bytes.
+	IOBytes int64 `json:"io_bytes"`
+	// Rank is the position among the rows that fit (1 = fastest), 0 for a
+	// row that does not fit; OverBest is its epoch over the fastest's.
+	Rank     int     `json:"rank"`
+	OverBest float64 `json:"over_best"`
+}
+
+// Skipped is an ordering that is not defined at one (p, c).
+type Skipped struct {
+	P        int    `json:"p"`
+	C        int    `json:"c"`
+	Ordering string `json:"ordering"`
+	Reason   string `json:"reason"`
+}
+
+// Output is the whole answer of one sweep: every row, fitting ones first,
+// each group fastest first.
+type Output struct {
+	System     sim.System   `json:"system"`
+	Dataset    string       `json:"dataset"`
+	Nodes      int64        `json:"nodes"`
+	TrainEdges int64        `json:"train_edges"`
+	Dim        int          `json:"dim"`
+	Training   sim.Training `json:"training"`
+	// MemoryShare is the share of the memory a buffer may take to count
+	// as fitting (the rest is for the edges, the OS and the framework).
+	MemoryShare float64   `json:"memory_share"`
+	Devices     []string  `json:"devices"`
+	Ps          []int     `json:"p"`
+	Cs          []int     `json:"c"`
+	Orderings   []string  `json:"orderings"`
+	Rows        []Row     `json:"rows"`
+	Skipped     []Skipped `json:"skipped"`
+}
+
+type job struct {
+	sc       sim.Scenario
+	name     string
+	fits     sim.BufferMemory
+	lb, p, c int
+}
+
+// Run sweeps the grid for the request (its P, C and Device are replaced by
+// the grid's). Bad input is a sim.InputError naming the flag. The output
+// does not depend on GOMAXPROCS.
+func Run(base sim.Request, g Grid) (Output, error) {
+	if !(g.MemoryShare > 0 && g.MemoryShare <= 1) {
+		return Output{}, sim.Inputf("--memory-share %v: must be in (0, 1]", g.MemoryShare)
+	}
+	sys, err := sim.LookupSystem(base.System)
+	if err != nil {
+		return Output{}, sim.Inputf("--system: %w", err)
+	}
+	if !sys.Partitioned {
+		return Output{}, sim.Inputf("--system %s keeps every parameter resident: there is no p or c to sweep", sys.Name)
+	}
+	cs := g.Cs
+	switch {
+	case sys.Capacity > 0 && cs != nil && !slices.Equal(cs, []int{sys.Capacity}):
+		return Output{}, sim.Inputf("--c %s: system %s has a buffer of %d partitions by design", joinInts(cs, ","), sys.Name, sys.Capacity)
+	case sys.Capacity > 0:
+		cs = []int{0}
+	case cs == nil:
+		cs = DefaultCs
+	}
+	if len(g.Devices) == 0 {
+		return Output{}, sim.Inputf("--device: empty list")
+	}
+	pairs := 0
+	for _, p := range g.Ps {
+		for _, c := range cs {
+			if max(c, sys.Capacity) <= p {
+				pairs++
+			}
+		}
+	}
+	names, err := orderings.ParseList(base.Orderings)
+	if err != nil {
+		return Output{}, sim.Inputf("--orderings: %w", err)
+	}
+	if n := len(g.Devices) * pairs * len(names); n > MaxSimulations {
+		return Output{}, sim.Inputf("%d simulations: more than %d; narrow --p, --c, --device or --orderings", n, MaxSimulations)
+	}
+	out := Output{Ps: g.Ps, MemoryShare: g.MemoryShare, Rows: []Row{}, Skipped: []Skipped{}}
+	jobs, err := plan(base, g, cs, sys, &out)
+	if err != nil {
+		return out, err
+	}
+	if len(jobs) == 0 {
+		return out, sim.Inputf("--p %s --c %s: no pair with 2 ≤ c ≤ p", joinInts(g.Ps, ","), joinInts(cs, ","))
+	}
+	if err := simulate(jobs, &out); err != nil {
+		return out, err
+	}
+	rank(&out)
+	return out, nil
+}
+
+// plan makes one job per (device, p, c, ordering); Request.Assemble
+// validates every field.
+func plan(base sim.Request, g Grid, cs []int, sys sim.System, out *Output) ([]job, error) {
+	var jobs []job
+	for _, dev := range g.Devices {
+		profile := ""
+		for _, p := range g.Ps {
+			for _, c := range cs {
+				if max(c, sys.Capacity) > p {
+					continue
+				}
+				q := base
+				q.Device, q.P, q.C = dev, p, c
+				sc, names, err := q.Assemble()
+				if err != nil {
+					return nil, err
+				}
+				if out.Orderings == nil {
+					out.System, out.Dataset, out.Nodes, out.TrainEdges = sc.System, sc.Dataset.Name, sc.Dataset.Nodes, sc.Dataset.TrainEdges()
+					out.Dim, out.Training, out.Orderings = sc.Training.Dim, sc.Training, names
+				}
+				profile = sc.Profile.Name
+				c = sc.Capacity()
+				if !slices.Contains(out.Cs, c) {
+					out.Cs = append(out.Cs, c)
+				}
+				part := sc.System.PartitionBytes(sc.Dataset.Nodes, p, sc.Training.Dim)
+				for _, name := range names {
+					sc.Ordering = name
+					jobs = append(jobs, job{sc: sc, name: name, fits: sc.System.Buffer(sc.Profile, c, part), lb: orderings.LowerBound(p, c), p: p, c: c})
+				}
+			}
+		}
+		if profile != "" {
+			out.Devices = append(out.Devices, profile)
+		}
+	}
+	return jobs, nil
+}
+
+// simulate runs the jobs in parallel; each result lands at its job's
+// index, so the output does not depend on scheduling.
+func simulate(jobs []job, out *Output) error {
+	type result struct {
+		rep sim.Report
+		na  *orderings.NotApplicableError
+		err error
+	}
+	res := make([]result, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				cfg, err := jobs[i].sc.Config()
+				if errors.As(err, &res[i].na) {
+					continue
+				}
+				if err == nil {
+					cfg.TimelineSlices = 1
+					res[i].rep, err = sim.Run(cfg)
+				}
+				res[i].err = err
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	seen := map[Skipped]bool{}
+	for i, j := range jobs {
+		r := res[i]
+		switch {
+		case r.na != nil:
+			// The same ordering is skipped on every device for the same reason.
+			s := Skipped{P: j.p, C: j.c, Ordering: j.name, Reason: r.na.Reason}
+			if !seen[s] {
+				seen[s] = true
+				out.Skipped = append(out.Skipped, s)
+			}
+			continue
+		case r.err != nil:
+			return sim.Inputf("%s p=%d c=%d %s: %w", j.sc.Profile.Name, j.p, j.c, j.name, r.err)
+		}
+		out.Rows = append(out.Rows, Row{
+			Report: r.rep, BufferBytes: j.fits.Bytes, StagingBuffers: j.fits.Staging,
+			MemoryBytes: j.fits.Limit, Memory: j.fits.Where, Fits: float64(j.fits.Bytes) <= out.MemoryShare*float64(j.fits.Limit),
+			LowerBound: j.lb, IOBytes: r.rep.ReadBytes + r.rep.WriteBytes,
+		})
+	}
+	return nil
+}
+
+// rank puts fitting rows first, each group fastest first (ties keep sweep
+// order), and numbers the fitting ones.
+func rank(out *Output) {
+	slices.SortStableFunc(out.Rows, func(a, b Row) int {
+		if a.Fits != b.Fits {
+			if a.Fits {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case a.EpochSeconds < b.EpochSeconds:
+			return -1
+		case a.EpochSeconds > b.EpochSeconds:
+			return 1
+		}
+		return 0
+	})
+	for i := range out.Rows {
+		r := &out.Rows[i]
+		if r.Fits {
+			r.Rank = i + 1
+		}
+		if best := out.Rows[0].EpochSeconds; best > 0 {
+			r.OverBest = r.EpochSeconds / best
+		}
+	}
+}
+
+// Fitting returns the rows whose buffer fits, fastest first.
+func (o Output) Fitting() []Row {
+	n := 0
+	for n < len(o.Rows) && o.Rows[n].Fits {
+		n++
+	}
+	return o.Rows[:n]
+}
+
+// NearBest returns the fitting rows whose epoch is within frac of the
+// fastest, and among them the one with the least I/O and the one with the
+// smallest buffer.
+func (o Output) NearBest(frac float64) (near []Row, leastIO, smallest Row) {
+	fit := o.Fitting()
+	for len(near) < len(fit) && fit[len(near)].EpochSeconds <= fit[0].EpochSeconds*(1+frac) {
+		near = fit[:len(near)+1]
+	}
+	if len(near) == 0 {
+		return nil, Row{}, Row{}
+	}
+	leastIO, smallest = near[0], near[0]
+	for _, r := range near {
+		if r.IOBytes < leastIO.IOBytes {
+			leastIO = r
+		}
+		if r.BufferBytes < smallest.BufferBytes {
+			smallest = r
+		}
+	}
+	return near, leastIO, smallest
+}
+
+// SkippedNames lists the orderings skipped somewhere, once each.
+func (o Output) SkippedNames() string {
+	var names []string
+	for _, s := range o.Skipped {
+		if !slices.Contains(names, s.Ordering) {
+			names = append(names, s.Ordering)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// Chart draws one line per (device, c): the epoch time of the best
+// ordering at each p whose buffer fits.
+func (o Output) Chart() (plots.LineChart, error) {
+	type key struct {
+		device string
+		c      int
+	}
+	best := map[key]map[int]Row{}
+	var keys []key
+	for _, r := range o.Fitting() {
+		k := key{r.Device, r.C}
+		if best[k] == nil {
+			best[k] = map[int]Row{}
+			keys = append(keys, k)
+		}
+		if b, ok := best[k][r.P]; !ok || r.EpochSeconds < b.EpochSeconds {
+			best[k][r.P] = r
+		}
+	}
+	if len(keys) == 0 {
+		return plots.LineChart{}, fmt.Errorf("nothing to plot: no configuration fits in memory")
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.device != b.device {
+			return strings.Compare(a.device, b.device)
+		}
+		return a.c - b.c
+	})
+	chart := plots.LineChart{
+		Title:  fmt.Sprintf("Best ordering's epoch: %s, %s d=%d", o.System.Name, o.Dataset, o.Dim),
+		XLabel: "partitions p", YLabel: "epoch (minutes)",
+	}
+	for _, k := range keys {
+		name := fmt.Sprintf("c=%d", k.c)
+		if len(o.Devices) > 1 {
+			name = k.device + " " + name
+		}
+		s := plots.Series{Name: name}
+		for _, p := range o.Ps {
+			if r, ok := best[k][p]; ok {
+				s.X = append(s.X, float64(p))
+				s.Y = append(s.Y, r.EpochSeconds/60)
+			}
+		}
+		chart.Series = append(chart.Series, s)
+	}
+	return chart, nil
+}
+
+func joinInts(xs []int, sep string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, sep)
+}
+
+// JoinInts formats a list of integers for a summary line ("8, 16, 32").
+func JoinInts(xs []int) string { return joinInts(xs, ", ") }
+
+// Columns are `simulate sweep`'s table and CSV columns.
+var Columns = plots.Columns{
+	{Field: "Rank", Head: "rank", NoCSV: true},
+	{Field: "Device", Head: "device"},
+	{Field: "P", Head: "p"},
+	{Field: "C", Head: "c"},
+	{Field: "Ordering", Head: "ordering"},
+	{Field: "PartitionBytes"},
+	{Field: "BufferBytes", Head: "buffer GB", Scale: 1e-9, Prec: 1},
+	{Field: "StagingBuffers"},
+	{Field: "MemoryBytes"},
+	{Field: "Memory"},
+	{Field: "Fits"},
+	{Field: "Swaps", Head: "swaps"},
+	{Field: "LowerBound"},
+	{Field: "ReadBytes"},
+	{Field: "WriteBytes"},
+	{Field: "IOBytes", Head: "I/O GB", Scale: 1e-9, Prec: 1, NoCSV: true},
+	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "ComputeSeconds", CSVPrec: 3},
+	{Field: "BoundSeconds", CSVPrec: 3},
+	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
+	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true},
+}
