@@ -12,6 +12,7 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/sim"
 )
 
 func init() {
@@ -77,22 +78,12 @@ func Validate() (Result, error) {
 		if err != nil {
 			return r, fmt.Errorf("validate %s: %w", label, err)
 		}
-		h := realrun.Hyper{Model: vc.Model, Dim: vc.Dim, Batch: vc.Batch, Negatives: vc.Negatives, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+		h := realrun.Hyper{Training: sim.Training{Model: vc.Model, Dim: vc.Dim, Batch: vc.Batch, Negatives: vc.Negatives}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 		// Calibrate the disk with transfers of this configuration's
 		// partition size, and the engine at its training shape.
-		cal, err := realrun.Calibrate(realrun.CalibrateOptions{Dir: base, FileBytes: st.M.PartitionBytes, Files: 8, Name: "this-machine", DiskOnly: true})
+		cal, err := realrun.ShapeProfile(st, h, base)
 		if err != nil {
 			return r, fmt.Errorf("validate: calibrate: %w", err)
-		}
-		prof := cal.Profile
-		tc, err := realrun.CalibrateShape(h, st.M.Rows)
-		if err != nil {
-			return r, err
-		}
-		prof.CPU.Train.Dot, prof.CPU.Train.DistMult, prof.CPU.Train.ComplEx = tc, tc, tc
-		degrees, err := st.Degrees()
-		if err != nil {
-			return r, err
 		}
 		type run struct {
 			name     string
@@ -106,29 +97,15 @@ func Validate() (Result, error) {
 				return r, err
 			}
 			// The median of three runs: the machine is shared and noisy.
-			var eps []realrun.Epoch
-			for rep := 0; rep < ValidateRepeats; rep++ {
-				if err := st.InitPartitions(1, 0.1); err != nil {
-					return r, err
-				}
-				eng := realrun.NewCPU(h, st, degrees, 1)
-				ep, err := realrun.RunEpoch(st, pl, eng, true, 1, 1, nil)
-				if err != nil {
-					return r, fmt.Errorf("validate %s %s: %w", label, name, err)
-				}
-				eps = append(eps, ep)
-			}
-			sort.Slice(eps, func(a, b int) bool { return eps[a].EpochSeconds < eps[b].EpochSeconds })
-			ep := eps[len(eps)/2]
-			pred, err := realrun.Predict(st, pl, h, true, prof)
+			cmp, ep, err := realrun.RunAndCompare(st, pl, h, cal.Profile, realrun.CompareOptions{Epochs: 1, Repeats: ValidateRepeats, Prefetch: true, Seed: 1})
 			if err != nil {
-				return r, err
+				return r, fmt.Errorf("validate %s %s: %w", label, name, err)
 			}
 			var busy float64
 			for _, e := range ep.IO {
 				busy += e.End - e.Start
 			}
-			runs = append(runs, run{name, realrun.Compare(ep.Report, pred), busy})
+			runs = append(runs, run{name, cmp, busy})
 		}
 		// The regime comes from the measurement: data-bound when the disk
 		// was busier than the compute in most runs of the configuration.
@@ -171,7 +148,7 @@ func Validate() (Result, error) {
 		}
 		d := cal.Profile.Disk
 		notes = append(notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s, latency %.0f µs.",
-			label, regime, vc.Why, float64(tc.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothBW/1e6, float64(d.Latency)/1e3))
+			label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothBW/1e6, float64(d.Latency)/1e3))
 	}
 	scatter.Series = append(scatter.Series, Series{Name: "y = x", X: []float64{0, 1.1 * hi}, Y: []float64{0, 1.1 * hi}})
 	r.Charts = []Chart{scatter}

@@ -292,33 +292,40 @@ func render(p *plot.Plot, format string, w io.Writer) (err error) {
 	return err
 }
 
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+func writeFileAtomic(path string, data []byte) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileAtomic writes a file through write into a temporary file in the
+// same directory and renames it to path on success, so a failure never
+// leaves a half-written file behind. Every output file of tierflow is
+// written this way.
+func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("plots: save %q: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
 	defer func() {
 		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
+			f.Close()
+			os.Remove(f.Name())
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("plots: save %q: %w", path, err)
+	if err = write(f); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("plots: save %q: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("plots: save %q: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("plots: save %q: %w", path, err)
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
 )
 
 // Calibration is what `realrun calibrate` measured, with the profile it
@@ -384,7 +385,7 @@ func timeBucket(kind model.Kind, d, m, edges, workers int) (float64, error) {
 	for i := range deg {
 		deg[i] = int32(1 + rng.IntN(20))
 	}
-	h := Hyper{Model: kind, Dim: d, Batch: 10000, Negatives: m, DegreeFrac: 0.5, LR: 0.01, Workers: workers}
+	h := Hyper{Training: sim.Training{Model: kind, Dim: d, Batch: 10000, Negatives: m}, DegreeFrac: 0.5, LR: 0.01, Workers: workers}
 	eng := NewCPU(h, st, deg, 1)
 	buf := store.BufferOf(floats)
 	es := make([]store.Edge, edges)

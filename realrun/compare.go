@@ -1,8 +1,12 @@
 package realrun
 
 import (
+	"fmt"
+	"sort"
+
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/sim"
 )
@@ -51,4 +55,82 @@ func Compare(measured, predicted sim.Report) Comparison {
 	c := Comparison{Ordering: measured.Ordering, Measured: measured, Predicted: predicted, RelativeError: predicted.Errors(measured)}
 	c.CountsMatch = measured.Counts == predicted.Counts && measured.ReadBytes == predicted.ReadBytes && measured.WriteBytes == predicted.WriteBytes
 	return c
+}
+
+// ShapeProfile calibrates this machine for one run without looking at any
+// training run: the disk holding scratchDir with O_DIRECT transfers of the
+// work directory's partition size, and the engine at exactly the run's
+// training shape and partition size (synthetic buckets).
+// The profile is cal.Profile; cal keeps the disk measurements beside it.
+func ShapeProfile(st *store.Store, h Hyper, scratchDir string) (Calibration, error) {
+	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: 8, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
+	if err != nil {
+		return cal, err
+	}
+	tc, err := CalibrateShape(h, st.M.Rows)
+	if err != nil {
+		return cal, err
+	}
+	t := &cal.Profile.CPU.Train
+	t.Dot, t.DistMult, t.ComplEx = tc, tc, tc
+	return cal, nil
+}
+
+// CompareOptions say how to measure a Plan for a comparison: epochs per
+// run, runs (the median epoch is kept: the machine is shared and noisy),
+// prefetch, the seed, and where progress goes.
+type CompareOptions struct {
+	Epochs, Repeats int
+	Prefetch        bool
+	Seed            int64
+	Progress        Progress
+}
+
+// RunAndCompare trains plan for real from freshly initialised partitions
+// (opt.Repeats times, opt.Epochs epochs each), keeps the run whose last
+// epoch is the median, simulates the same Plan on prof with the realrun
+// system model and compares the two. It returns the kept epoch too.
+func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.Profile, opt CompareOptions) (Comparison, Epoch, error) {
+	degrees, err := st.Degrees()
+	if err != nil {
+		return Comparison{}, Epoch{}, err
+	}
+	var eps []Epoch
+	for rep := 0; rep < max(opt.Repeats, 1); rep++ {
+		if err := st.InitPartitions(opt.Seed, initScale); err != nil {
+			return Comparison{}, Epoch{}, err
+		}
+		eng := NewCPU(h, st, degrees, opt.Seed)
+		var last Epoch
+		for e := 1; e <= max(opt.Epochs, 1); e++ {
+			if last, err = RunEpoch(st, plan, eng, EpochOptions{Prefetch: opt.Prefetch, Seed: opt.Seed, Epoch: e, Progress: opt.Progress}); err != nil {
+				return Comparison{}, Epoch{}, fmt.Errorf("%s: %w", plan.Ordering, err)
+			}
+		}
+		eps = append(eps, last)
+	}
+	sort.Slice(eps, func(a, b int) bool { return eps[a].EpochSeconds < eps[b].EpochSeconds })
+	ep := eps[len(eps)/2]
+	pred, err := Predict(st, plan, h, opt.Prefetch, prof)
+	if err != nil {
+		return Comparison{}, Epoch{}, err
+	}
+	return Compare(ep.Report, pred), ep, nil
+}
+
+// ComparisonColumns are `realrun --compare-sim`'s table and CSV columns.
+var ComparisonColumns = plots.Columns{
+	{Field: "Ordering", Head: "ordering"},
+	{Field: "Measured.EpochSeconds", Head: "epoch s measured", Prec: 2, CSVPrec: 2},
+	{Field: "Predicted.EpochSeconds", Head: "epoch s predicted", Prec: 2, CSVPrec: 2},
+	{Field: "RelativeError.EpochSeconds", Key: "epoch_relative_error", Head: "epoch error %", Scale: 100, Prec: 1, CSVPrec: 4},
+	{Field: "Measured.StallSeconds", Head: "stall s measured", Prec: 2, CSVPrec: 2},
+	{Field: "Predicted.StallSeconds", Head: "stall s predicted", Prec: 2, CSVPrec: 2},
+	{Field: "Measured.ComputeSeconds", Head: "compute s measured", Prec: 2, CSVPrec: 2},
+	{Field: "Predicted.ComputeSeconds", Head: "compute s predicted", Prec: 2, CSVPrec: 2},
+	{Field: "Measured.ReadBytes", Head: "read bytes measured"},
+	{Field: "Predicted.ReadBytes", Head: "read bytes predicted"},
+	{Field: "Measured.WriteBytes", Head: "write bytes measured"},
+	{Field: "Predicted.WriteBytes", Head: "write bytes predicted"},
+	{Field: "Measured.Swaps", Key: "swaps", Head: "swaps"},
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
 )
 
 // DataSpec says where the edges come from and how to lay them out.
@@ -26,12 +27,6 @@ type DataSpec struct {
 	Workdir string
 }
 
-// BadInput marks errors caused by the user's files or parameters.
-type BadInput struct{ Err error }
-
-func (e *BadInput) Error() string { return e.Err.Error() }
-func (e *BadInput) Unwrap() error { return e.Err }
-
 const initScale = 0.1
 
 // Prepare builds the work directory: generates or parses the edges,
@@ -44,18 +39,18 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 	}
 	pr, err := graph.LookupPreset(spec.Dataset)
 	if err != nil {
-		return nil, &BadInput{err}
+		return nil, &sim.InputError{Err: err}
 	}
 	sc, err := pr.Scaled(spec.Scale)
 	if err != nil {
-		return nil, &BadInput{fmt.Errorf("--scale: %w", err)}
+		return nil, sim.Inputf("--scale: %w", err)
 	}
 	if int64(spec.P) > sc.Nodes {
-		return nil, &BadInput{fmt.Errorf("--p %d exceeds the %d nodes of %s at scale %g", spec.P, sc.Nodes, sc.Name, spec.Scale)}
+		return nil, sim.Inputf("--p %d exceeds the %d nodes of %s at scale %g", spec.P, sc.Nodes, sc.Name, spec.Scale)
 	}
 	b, err := store.NewBuilder(spec.Workdir, fmt.Sprintf("%s@%g", sc.Name, spec.Scale), sc.Nodes, sc.Relations, spec.P, spec.Seed)
 	if err != nil {
-		return nil, &BadInput{fmt.Errorf("--workdir: %w", err)}
+		return nil, sim.Inputf("--workdir: %w", err)
 	}
 	split := graph.NewSplitter(spec.Seed, 0.05, 0.05)
 	err = graph.Generate(sc, spec.Seed, func(src, rel, dst int64) error {
@@ -81,11 +76,11 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	nodes.Freeze()
 	rels.Freeze()
 	if int64(spec.P) > nodes.Len() {
-		return nil, &BadInput{fmt.Errorf("--p %d exceeds the %d nodes of %s", spec.P, nodes.Len(), spec.Edges)}
+		return nil, sim.Inputf("--p %d exceeds the %d nodes of %s", spec.P, nodes.Len(), spec.Edges)
 	}
 	b, err := store.NewBuilder(spec.Workdir, spec.Edges, nodes.Len(), int(max(rels.Len(), 1)), spec.P, spec.Seed)
 	if err != nil {
-		return nil, &BadInput{fmt.Errorf("--workdir: %w", err)}
+		return nil, sim.Inputf("--workdir: %w", err)
 	}
 	fail := func(err error) (*store.Store, error) {
 		b.Abort()
@@ -123,12 +118,12 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 func parseFile(path string, nodes, rels *graph.IDs, emit func(src, rel, dst int64) error) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, &BadInput{fmt.Errorf("%s: %w", path, errors.Unwrap(err))}
+		return 0, sim.Inputf("%s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	cols, err := graph.Parse(io.Reader(f), path, nodes, rels, emit)
 	if err != nil {
-		return 0, &BadInput{err}
+		return 0, &sim.InputError{Err: err}
 	}
 	return cols, nil
 }

@@ -53,12 +53,22 @@ type BucketRun struct {
 // Progress receives a line of progress; Final says the epoch is done.
 type Progress func(epoch, done, total int, edgesPerSec, stall float64, final bool)
 
+// EpochOptions say how to run one epoch: whether loads may be issued
+// before their bucket is next (prefetch), the seed and epoch number the
+// epoch's randomness depends on, and where progress goes (nil: nowhere).
+type EpochOptions struct {
+	Prefetch bool
+	Seed     int64
+	Epoch    int
+	Progress Progress
+}
+
 // RunEpoch trains one epoch in plan order and returns its measurement. It
 // reads the store's current checkpoint and writes every partition to a new
-// checkpoint, which it commits at the end (with the engine's extra state)
-// unless commit is false; the epoch's randomness depends only on seed and
-// epoch.
-func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, prefetch bool, seed int64, epoch int, progress Progress) (Epoch, error) {
+// checkpoint, which it commits at the end with the engine's extra state;
+// the epoch's randomness depends only on the seed and the epoch.
+func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptions) (Epoch, error) {
+	prefetch, seed, epoch, progress := opt.Prefetch, opt.Seed, opt.Epoch, opt.Progress
 	if plan.P != st.M.P {
 		return Epoch{}, fmt.Errorf("plan has p = %d, the work directory %d", plan.P, st.M.P)
 	}

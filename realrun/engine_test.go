@@ -14,6 +14,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
 )
 
 func prepare(t *testing.T, dataset string, scale float64, p, d int, kind model.Kind) *store.Store {
@@ -24,7 +25,7 @@ func prepare(t *testing.T, dataset string, scale float64, p, d int, kind model.K
 }
 
 func hyper(kind model.Kind, d int) Hyper {
-	return Hyper{Model: kind, Dim: d, Batch: 2000, Negatives: 50, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+	return Hyper{Training: sim.Training{Model: kind, Dim: d, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 }
 
 func epoch(t *testing.T, st *store.Store, ordering string, c int, prefetch bool) Epoch {
@@ -34,7 +35,7 @@ func epoch(t *testing.T, st *store.Store, ordering string, c int, prefetch bool)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
 	eng := NewCPU(hyper(model.Kind(st.M.Model), st.M.Dim), st, deg, 1)
-	ep, err := RunEpoch(st, plan, eng, prefetch, 1, 1, nil)
+	ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: prefetch, Seed: 1, Epoch: 1})
 	require.NoError(t, err)
 	return ep
 }
@@ -106,7 +107,7 @@ func TestMRRRises(t *testing.T) {
 			var mrr []float64
 			var q Quality
 			for e := 1; e <= 3; e++ {
-				_, err := RunEpoch(st, plan, eng, true, 1, e, nil)
+				_, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
 				require.NoError(t, err)
 				q, err = Evaluate(st, kind, eng.Relations(), deg, EvalOptions{FilteredMaxNodes: 0, Uniform: 50, ByDegree: 50, MaxEdges: 2000, Workers: 2, Seed: 1})
 				require.NoError(t, err)
@@ -151,7 +152,7 @@ func TestRelationsAreLearned(t *testing.T) {
 		require.NoError(t, err)
 		eng := NewCPU(hyper(kind, 32), st, deg, 1)
 		for e := 1; e <= 3; e++ {
-			_, err := RunEpoch(st, plan, eng, true, 1, e, nil)
+			_, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
 			require.NoError(t, err)
 		}
 		q, err := Evaluate(st, kind, eng.Relations(), deg, EvalOptions{FilteredMaxNodes: 10_000, MaxEdges: 2000, Workers: 2, Seed: 1})
@@ -183,7 +184,7 @@ func TestSingleWorkerDeterministic(t *testing.T) {
 			if run == 1 && e == 2 {
 				eng = NewCPU(h, st, deg, 1) // as after a restart
 			}
-			_, err := RunEpoch(st, plan, eng, true, 1, e, nil)
+			_, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
 			require.NoError(t, err)
 		}
 		var all []byte
@@ -215,14 +216,14 @@ func TestCountsAreMeasured(t *testing.T) {
 			require.NoError(t, err)
 			tamper.f(&plan.Counts)
 			eng := NewCPU(hyper(model.Dot, 8), st, deg, 1)
-			_, err = RunEpoch(st, plan, eng, true, 1, 1, nil)
+			_, err = RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: 1})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "the engine performed")
 		})
 	}
 	plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
 	require.NoError(t, err)
-	ep, err := RunEpoch(st, plan, NewCPU(hyper(model.Dot, 8), st, deg, 1), false, 1, 1, nil)
+	ep, err := RunEpoch(st, plan, NewCPU(hyper(model.Dot, 8), st, deg, 1), EpochOptions{Seed: 1, Epoch: 1})
 	require.NoError(t, err)
 	assert.Equal(t, plan.Counts, ep.Counts, "without prefetch too")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
 )
 
 // Compute trains the edges of one bucket on resident partitions. It is the
@@ -20,11 +21,9 @@ type Compute interface {
 
 // Hyper are the training hyper-parameters.
 type Hyper struct {
-	Model      model.Kind
-	Dim        int
-	Batch      int
-	Negatives  int
-	ChunkSize  int
+	// Training is the shape the simulator models: score function,
+	// dimension, batch, negatives and chunk size.
+	sim.Training
 	DegreeFrac float64
 	LR         float32
 	Workers    int

@@ -3,38 +3,23 @@ package sim
 import (
 	"fmt"
 
+	"github.com/tierflow/tierflow/sim/workload"
+
 	"github.com/tierflow/tierflow/devices"
 )
 
-// Model is a score function.
-type Model string
+// Model is a score function (the one vocabulary: package workload).
+type Model = workload.Model
 
-// The score functions (PyTorch-BigGraph / Marius definitions).
+// The score functions.
 const (
-	Dot      Model = "dot"
-	DistMult Model = "distmult"
-	ComplEx  Model = "complex"
+	Dot      = workload.Dot
+	DistMult = workload.DistMult
+	ComplEx  = workload.ComplEx
 )
 
-// ParseModel returns the named score function.
-func ParseModel(name string) (Model, error) {
-	switch Model(name) {
-	case Dot, DistMult, ComplEx:
-		return Model(name), nil
-	}
-	return "", fmt.Errorf("unknown model %q (want dot, distmult or complex)", name)
-}
-
-// costFactor is the model's work per dimension relative to Dot: ComplEx
-// multiplies pairs of reals as complex numbers (four real products per
-// pair, two per real coordinate); DistMult adds one element-wise product
-// to Dot's, which is small beside the gather cost.
-func (m Model) costFactor() float64 {
-	if m == ComplEx {
-		return 2
-	}
-	return 1
-}
+// ParseModel returns the named score function, case-insensitively.
+func ParseModel(name string) (Model, error) { return workload.ParseModel(name) }
 
 // Training is the shape of the computation of one epoch.
 type Training struct {
@@ -83,7 +68,7 @@ func (t Training) rows(b int) float64 {
 // chunk's negatives on both sides (2·N·d multiply-adds), two FLOPs per
 // multiply-add, and three times the forward pass for forward plus backward.
 func (t Training) flops(b int) float64 {
-	return 12 * float64(b) * float64(t.Negatives) * float64(t.Dim) * t.Model.costFactor()
+	return 12 * float64(b) * float64(t.Negatives) * float64(t.Dim) * t.Model.CostFactor()
 }
 
 // Cost is the time and traffic of one batch.
@@ -112,7 +97,7 @@ func CPUBatchCost(prof devices.Profile, t Training, b int) Cost {
 	rows := t.rows(b)
 	bytes := rows * float64(t.Dim) * BytesPerFloat
 	c := Cost{
-		CPU: float64(b)/float64(prof.CPU.BatchEdges) + bytes*t.Model.costFactor()/float64(prof.CPU.GatherBW),
+		CPU: float64(b)/float64(prof.CPU.BatchEdges) + bytes*t.Model.CostFactor()/float64(prof.CPU.GatherBW),
 		H2D: bytes, D2H: bytes,
 	}
 	c.GPU = t.flops(b) / float64(prof.GPU.FLOPS)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,31 +14,47 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/sim"
 )
 
 // CompareOutput is what --compare-sim prints with --json.
 type CompareOutput struct {
 	Device  string               `json:"device"`
 	Results []realrun.Comparison `json:"results"`
+	// Skipped are the orderings not defined for (p, c), with the reason.
+	Skipped []sim.Skipped `json:"skipped"`
 }
 
 // compareMain runs each ordering for real on one work directory (its
 // partitions re-initialised before each run), simulates the same Plan on
-// the calibrated profile, and prints predicted against measured.
-func compareMain(o options, spec realrun.DataSpec, h realrun.Hyper, first *orderings.Plan, stdout, stderr io.Writer, format cli.Format) error {
+// the calibrated profile, and prints predicted against measured. Orderings
+// not defined for (p, c) are skipped with the reason, as simulate does.
+func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) error {
+	spec, h, first, err := realrun.Configure(o.Options)
+	if err != nil {
+		return asUsage(err)
+	}
+	out := CompareOutput{Skipped: []sim.Skipped{}}
 	names := []string{first.Ordering}
 	if o.orderingList != "" {
-		names = cli.SplitList(o.orderingList)
+		if names, err = orderings.ParseList(o.orderingList); err != nil {
+			return cli.Usagef("--orderings: %v", err)
+		}
 	}
-	plans := make([]*orderings.Plan, 0, len(names))
+	var plans []*orderings.Plan
 	for _, n := range names {
-		pl, err := orderings.Build(n, first.P, first.C, orderings.Policy(first.Policy), o.seed)
-		if err != nil {
+		pl, err := orderings.Build(n, first.P, first.C, orderings.Policy(first.Policy), o.Seed)
+		var na *orderings.NotApplicableError
+		switch {
+		case errors.As(err, &na):
+			out.Skipped = append(out.Skipped, sim.Skipped{Ordering: n, Reason: na.Reason})
+			continue
+		case err != nil:
 			return cli.Usagef("--orderings: %v", err)
 		}
 		plans = append(plans, pl)
 	}
-	st, _, err := openOrPrepare(spec)
+	st, _, err := realrun.OpenOrPrepare(spec)
 	if err != nil {
 		return asUsage(err)
 	}
@@ -47,45 +64,23 @@ func compareMain(o options, spec realrun.DataSpec, h realrun.Hyper, first *order
 			return cli.Usagef("--device: %v", err)
 		}
 	} else {
-		// Calibrate now: the disk with transfers of this run's partition
-		// size, the engine at exactly this training shape and partition
-		// size (scratch files and synthetic buckets: nothing of the runs).
 		fmt.Fprintln(stderr, "calibrating this machine (no --device given)…")
-		cal, err := realrun.Calibrate(realrun.CalibrateOptions{Dir: filepath.Dir(st.Dir), FileBytes: st.M.PartitionBytes, Files: 8, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
+		cal, err := realrun.ShapeProfile(st, h, filepath.Dir(st.Dir))
 		if err != nil {
 			return err
 		}
 		prof = cal.Profile
-		tc, err := realrun.CalibrateShape(h, st.M.Rows)
-		if err != nil {
-			return err
-		}
-		prof.CPU.Train.Dot, prof.CPU.Train.DistMult, prof.CPU.Train.ComplEx = tc, tc, tc
 		fmt.Fprintf(stderr, "calibrated: disk read %.0f MB/s, write %.0f MB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s\n",
-			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, h.Model, h.Dim, h.Negatives, h.Workers, float64(tc.Edges))
+			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges))
 	}
-	degrees, err := st.Degrees()
-	if err != nil {
-		return err
-	}
-	out := CompareOutput{Device: prof.Name}
-	progress := pickProgress(o.progress, stderr)
+	out.Device = prof.Name
+	opt := realrun.CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: pickProgress(o.progress, stderr)}
 	for _, pl := range plans {
-		if err := st.InitPartitions(spec.Seed, 0.1); err != nil {
-			return err
-		}
-		eng := realrun.NewCPU(h, st, degrees, spec.Seed)
-		var last realrun.Epoch
-		for e := 1; e <= o.epochs; e++ {
-			if last, err = realrun.RunEpoch(st, pl, eng, !o.noPrefetch, spec.Seed, e, progress); err != nil {
-				return err
-			}
-		}
-		pred, err := realrun.Predict(st, pl, h, !o.noPrefetch, prof)
+		cmp, _, err := realrun.RunAndCompare(st, pl, h, prof, opt)
 		if err != nil {
 			return err
 		}
-		out.Results = append(out.Results, realrun.Compare(last.Report, pred))
+		out.Results = append(out.Results, cmp)
 	}
 	if o.plot != "" {
 		if err := scatter(o.plot, out); err != nil {
@@ -96,34 +91,21 @@ func compareMain(o options, spec realrun.DataSpec, h realrun.Hyper, first *order
 	case cli.JSON:
 		return cli.PrintJSON(stdout, out)
 	case cli.CSV:
-		return compareTable(out, false).CSV(stdout)
+		return realrun.ComparisonColumns.CSV(out.Results).CSV(stdout)
 	}
-	if err := compareTable(out, true).Render(stdout); err != nil {
+	if err := realrun.ComparisonColumns.Human(out.Results).Render(stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "predicted by the realrun system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", prof.Name)
-	return nil
-}
-
-func compareTable(out CompareOutput, human bool) plots.Table {
-	t := plots.Table{Header: []string{"ordering", "epoch s measured", "epoch s predicted", "epoch error %", "stall s measured", "stall s predicted",
-		"compute s measured", "compute s predicted", "read bytes measured", "read bytes predicted", "write bytes measured", "write bytes predicted", "swaps"}}
-	if !human {
-		t.Header = []string{"ordering", "measured_epoch_seconds", "predicted_epoch_seconds", "epoch_relative_error", "measured_stall_seconds", "predicted_stall_seconds",
-			"measured_compute_seconds", "predicted_compute_seconds", "measured_read_bytes", "predicted_read_bytes", "measured_write_bytes", "predicted_write_bytes", "swaps"}
-	}
 	for _, c := range out.Results {
-		m, p := c.Measured, c.Predicted
-		errCol := f64(100*c.RelativeError.EpochSeconds, 1)
-		if !human {
-			errCol = f64(c.RelativeError.EpochSeconds, 4)
+		if !c.CountsMatch {
+			fmt.Fprintf(stdout, "warning: %s: the measured loads, swaps, writes or bytes differ from the Plan's\n", c.Ordering)
 		}
-		t.Rows = append(t.Rows, []string{c.Ordering, f64(m.EpochSeconds, 2), f64(p.EpochSeconds, 2), errCol,
-			f64(m.StallSeconds, 2), f64(p.StallSeconds, 2), f64(m.ComputeSeconds, 2), f64(p.ComputeSeconds, 2),
-			strconv.FormatInt(m.ReadBytes, 10), strconv.FormatInt(p.ReadBytes, 10), strconv.FormatInt(m.WriteBytes, 10), strconv.FormatInt(p.WriteBytes, 10),
-			strconv.Itoa(m.Swaps)})
 	}
-	return t
+	for _, s := range out.Skipped {
+		fmt.Fprintf(stdout, "not valid here: %s: %s\n", s.Ordering, s.Reason)
+	}
+	return nil
 }
 
 // scatter plots predicted against measured epoch seconds with the y = x

@@ -13,66 +13,26 @@
 package model
 
 import (
-	"fmt"
-	"strings"
+	"github.com/tierflow/tierflow/sim/workload"
 )
 
-// Kind names a score function.
-type Kind string
+// Kind names a score function: the one vocabulary of package workload,
+// shared with the simulator.
+type Kind = workload.Model
 
 // The supported score functions.
 const (
-	// Dot scores an edge as <s, d>; it has no relation parameters.
-	Dot Kind = "dot"
-	// DistMult scores an edge as Σ s_k r_k d_k.
-	DistMult Kind = "distmult"
-	// ComplEx scores an edge as Re(Σ s_k r_k conj(d_k)) with vectors of even
-	// length d laid out as [real parts (d/2) | imaginary parts (d/2)].
-	ComplEx Kind = "complex"
+	Dot      = workload.Dot
+	DistMult = workload.DistMult
+	ComplEx  = workload.ComplEx
 )
 
 // Kinds lists the supported kinds in a stable order.
-var Kinds = []Kind{Dot, DistMult, ComplEx}
+var Kinds = workload.Models
 
 // ParseKind returns the Kind named by s (case-insensitive, surrounding space
-// ignored; "complex" and "complEx" both name ComplEx).
-func ParseKind(s string) (Kind, error) {
-	switch Kind(strings.ToLower(strings.TrimSpace(s))) {
-	case Dot:
-		return Dot, nil
-	case DistMult:
-		return DistMult, nil
-	case ComplEx:
-		return ComplEx, nil
-	}
-	return "", fmt.Errorf("model: unknown score function %q (choices: %q, %q, %q)", s, Dot, DistMult, ComplEx)
-}
-
-// Valid reports whether k is one of the supported kinds.
-func (k Kind) Valid() bool {
-	return k == Dot || k == DistMult || k == ComplEx
-}
-
-// UsesRelations reports whether k has per-relation parameters (false for Dot).
-func (k Kind) UsesRelations() bool {
-	return k == DistMult || k == ComplEx
-}
-
-// CheckDim reports whether d is a usable embedding dimension for k: d must be
-// positive, and even for ComplEx (first half real, second half imaginary
-// parts). It also rejects an unknown kind.
-func (k Kind) CheckDim(d int) error {
-	if !k.Valid() {
-		return fmt.Errorf("model: unknown score function %q (choices: %q, %q, %q)", string(k), Dot, DistMult, ComplEx)
-	}
-	if d <= 0 {
-		return fmt.Errorf("model: embedding dimension %d must be positive", d)
-	}
-	if k == ComplEx && d%2 != 0 {
-		return fmt.Errorf("model: %s needs an even embedding dimension (real and imaginary halves), got %d", k, d)
-	}
-	return nil
-}
+// ignored; "complex" and "ComplEx" both name ComplEx).
+func ParseKind(s string) (Kind, error) { return workload.ParseModel(s) }
 
 // Score returns the score of one edge with source, relation and destination
 // vectors s, r, d of equal length:

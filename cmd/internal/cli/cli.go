@@ -8,9 +8,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tierflow/tierflow/plots"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -184,32 +184,6 @@ func IntList(s string) ([]int, error) {
 	return out, nil
 }
 
-// WriteFileAtomic writes a file through write into a temporary file in the
-// same directory and renames it to path on success, so a failure never
-// leaves a half-written file behind.
-func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
+// WriteFileAtomic writes a file through a temporary name and a rename
+// (plots.WriteFileAtomic).
+var WriteFileAtomic = plots.WriteFileAtomic
