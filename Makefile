@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin
 CMDS := simulate reproduce realrun
 
-.PHONY: all build run test fmt-check vet bench fuzz reproduce clean
+.PHONY: all build run test fmt-check vet tidy-check bench fuzz reproduce clean
 
 all: build
 
@@ -19,7 +19,7 @@ FORCE:
 run: $(BIN)/simulate
 	./$(BIN)/simulate --p 32 --c 8
 
-test: fmt-check vet
+test: fmt-check vet tidy-check
 	$(GO) test -count=1 ./...
 
 fmt-check:
@@ -27,6 +27,10 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# go.mod and go.sum must be what `go mod tidy` makes of them.
+tidy-check:
+	@$(GO) mod tidy -diff >/dev/null 2>&1 || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 
 # Benchmarks (compare runs with benchstat, never as timed asserts).
 bench:

@@ -65,6 +65,9 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	if q.Dim < 1 {
 		return sc, nil, Inputf("--dim %d: the dimension must be at least 1", q.Dim)
 	}
+	if q.Policy == "" {
+		q.Policy = string(orderings.Belady)
+	}
 	policy, err := orderings.ParsePolicy(q.Policy)
 	if err != nil {
 		return sc, nil, Inputf("--policy: %w", err)
