@@ -3,58 +3,24 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tierflow/tierflow/sim/workload"
 	"io"
 	"math"
 	"sort"
-	"strings"
 )
 
-// Dataset is the shape of a graph as the papers report it.
-type Dataset struct {
-	Name      string `json:"name"`
-	Nodes     int64  `json:"nodes"`
-	Edges     int64  `json:"edges"`
-	Relations int    `json:"relations"`
-	// TrainFraction is the share of edges in the training split.
-	TrainFraction float64 `json:"train_fraction"`
-	// Model is the score function the papers train on it.
-	Model Model `json:"model"`
-	// Source says where the numbers come from.
-	Source string `json:"source"`
-}
+// Dataset is the shape of a graph as the papers report it (package
+// workload holds the one table of presets).
+type Dataset = workload.Dataset
 
-// Datasets are the presets, with the sizes of Marius Table 1 (rounded as
-// the paper prints them) and, for full Freebase, PyTorch-BigGraph §5.4.2.
-// Splits: FB15k 80/10/10, all others 90/5/5 (Marius §5.1, PBG §5.4.2).
-var Datasets = []Dataset{
-	{Name: "fb15k", Nodes: 15_000, Edges: 592_000, Relations: 1_300, TrainFraction: 0.8, Model: ComplEx, Source: "Marius Table 1: 592k edges, 15k nodes, 1.3k relations"},
-	{Name: "livejournal", Nodes: 4_800_000, Edges: 68_000_000, Relations: 1, TrainFraction: 0.9, Model: Dot, Source: "Marius Table 1: 68M edges, 4.8M nodes"},
-	{Name: "twitter", Nodes: 41_600_000, Edges: 1_460_000_000, Relations: 1, TrainFraction: 0.9, Model: Dot, Source: "Marius Table 1: 1.46B edges, 41.6M nodes"},
-	{Name: "freebase86m", Nodes: 86_100_000, Edges: 338_000_000, Relations: 14_800, TrainFraction: 0.9, Model: ComplEx, Source: "Marius Table 1: 338M edges, 86.1M nodes, 14.8K relations"},
-	{Name: "freebase", Nodes: 121_216_723, Edges: 2_725_070_599, Relations: 25_291, TrainFraction: 0.9, Model: ComplEx, Source: "PyTorch-BigGraph §5.4.2: 121,216,723 nodes, 25,291 relations, 2,725,070,599 edges"},
-}
-
-// TrainEdges is the number of edges one epoch trains on.
-func (d Dataset) TrainEdges() int64 { return int64(math.Round(float64(d.Edges) * d.TrainFraction)) }
+// Datasets are the presets (workload.Datasets).
+var Datasets = workload.Datasets
 
 // DatasetNames lists the preset names in display order.
-func DatasetNames() []string {
-	names := make([]string, len(Datasets))
-	for i, d := range Datasets {
-		names[i] = d.Name
-	}
-	return names
-}
+func DatasetNames() []string { return workload.DatasetNames() }
 
 // LookupDataset returns the preset with the given name.
-func LookupDataset(name string) (Dataset, error) {
-	for _, d := range Datasets {
-		if d.Name == name {
-			return d, nil
-		}
-	}
-	return Dataset{}, fmt.Errorf("unknown dataset %q (want one of %s)", name, strings.Join(DatasetNames(), ", "))
-}
+func LookupDataset(name string) (Dataset, error) { return workload.LookupDataset(name) }
 
 // BytesPerFloat is the size of one float32 parameter.
 const BytesPerFloat = 4

@@ -5,6 +5,7 @@ package graph
 
 import (
 	"fmt"
+	"github.com/tierflow/tierflow/sim/workload"
 	"math"
 	"strings"
 )
@@ -14,24 +15,29 @@ import (
 // papers train on it.
 type Preset struct {
 	Name      string
-	Nodes     int64  // at scale 1
-	Edges     int64  // at scale 1
-	Relations int    // 1 for social graphs
-	Model     string // "dot" (social) or "complex" (knowledge graphs)
+	Nodes     int64          // at scale 1
+	Edges     int64          // at scale 1
+	Relations int            // 1 for social graphs
+	Model     workload.Model // dot (social) or complex (knowledge graphs)
 }
 
-// Presets are the four datasets of Marius (Mohoney et al., OSDI 2021),
-// Table 1 (../shared/seeds/000_*.txt): |V|, |E| and |R| as printed there
-// (Twitter 41.6M/1.46B, LiveJournal 4.8M/68M, Freebase86m 86.1M/338M/14.8K).
-// For FB15k Table 1 prints rounded values (15k/592k/1.3k); we use the exact
-// counts of the standard FB15k release (14,951 entities, 592,213 triples,
-// 1,345 relations). Models follow the paper's evaluation section: Dot on the
-// social graphs, ComplEx on the knowledge graphs.
-var Presets = []Preset{
-	{"twitter", 41_600_000, 1_460_000_000, 1, "dot"},
-	{"livejournal", 4_800_000, 68_000_000, 1, "dot"},
-	{"freebase86m", 86_100_000, 338_000_000, 14_800, "complex"},
-	{"fb15k", 14_951, 592_213, 1_345, "complex"},
+// Presets are the graphs the generator imitates: the dataset table the
+// simulator uses too (workload.Datasets — Marius Table 1's sizes, FB15k's
+// exact release counts), so a generated graph and a simulated one are the
+// same graph.
+// PBG's full Freebase is simulated only: too large to generate here.
+var Presets = presetsOf("twitter", "livejournal", "freebase86m", "fb15k")
+
+func presetsOf(names ...string) []Preset {
+	var out []Preset
+	for _, n := range names {
+		d, err := workload.LookupDataset(n)
+		if err != nil {
+			panic(err) // a name above is missing from the table: a programming error
+		}
+		out = append(out, Preset{Name: d.Name, Nodes: d.Nodes, Edges: d.Edges, Relations: d.Relations, Model: d.Model})
+	}
+	return out
 }
 
 // Floors of Scaled: a scaled preset never has fewer nodes or edges than this.
