@@ -34,10 +34,10 @@ var ErrConfig = errors.New("bad simulation config")
 // Run simulates one epoch and returns its Report.
 func Run(cfg Config) (Report, error) {
 	if err := cfg.Training.Validate(); err != nil {
-		return Report{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := cfg.Profile.Validate(); err != nil {
-		return Report{}, fmt.Errorf("%w: device: %v", ErrConfig, err)
+		return Report{}, fmt.Errorf("%w: device: %w", ErrConfig, err)
 	}
 	sys := cfg.System
 	needGPU := sys.Batches != OnCPU // every other model computes on a GPU
@@ -72,7 +72,7 @@ func Run(cfg Config) (Report, error) {
 	if sys.Partitioned && cfg.BucketEdges == nil {
 		edges, err := BucketEdges(cfg.Dataset.TrainEdges(), cfg.Plan.P, Uniform, 0)
 		if err != nil {
-			return Report{}, fmt.Errorf("%w: %v", ErrConfig, err)
+			return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		cfg.BucketEdges = edges
 	}

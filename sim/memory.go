@@ -15,7 +15,12 @@ type BufferMemory struct {
 }
 
 // Fits reports whether the buffer fits in the memory it lives in.
-func (b BufferMemory) Fits() bool { return b.Bytes <= b.Limit }
+func (b BufferMemory) Fits() bool { return b.FitsIn(1) }
+
+// FitsIn reports whether the buffer takes at most share of the memory it
+// lives in (the rest is for edges, the OS and the framework). This is the
+// one definition of "fits in memory".
+func (b BufferMemory) FitsIn(share float64) bool { return float64(b.Bytes) <= share*float64(b.Limit) }
 
 // Buffer returns the memory of a buffer of c partitions of partitionBytes
 // each on the profile. Staging counts PrefetchDepth buffers when the system

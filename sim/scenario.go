@@ -89,7 +89,7 @@ func (s Scenario) Config() (Config, error) {
 		}
 		cfg.BucketEdges, err = BucketEdges(s.Dataset.TrainEdges(), s.P, s.Edges, skew)
 		if err != nil {
-			return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+			return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
 	return cfg, nil

@@ -38,7 +38,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 	names := []string{first.Ordering}
 	if o.orderingList != "" {
 		if names, err = orderings.ParseList(o.orderingList); err != nil {
-			return cli.Usagef("--orderings: %v", err)
+			return cli.Usagef("--orderings: %w", err)
 		}
 	}
 	var plans []*orderings.Plan
@@ -50,7 +50,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 			out.Skipped = append(out.Skipped, sim.Skipped{Ordering: n, Reason: na.Reason})
 			continue
 		case err != nil:
-			return cli.Usagef("--orderings: %v", err)
+			return cli.Usagef("--orderings: %w", err)
 		}
 		plans = append(plans, pl)
 	}
@@ -61,7 +61,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 	var prof devices.Profile
 	if o.device != "" {
 		if prof, err = devices.Load(o.device); err != nil {
-			return cli.Usagef("--device: %v", err)
+			return cli.Usagef("--device: %w", err)
 		}
 	} else {
 		fmt.Fprintln(stderr, "calibrating this machine (no --device given)…")
@@ -84,7 +84,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 	}
 	if o.plot != "" {
 		if err := scatter(o.plot, out); err != nil {
-			return cli.Usagef("--plot: %v", err)
+			return cli.Usagef("--plot: %w", err)
 		}
 	}
 	switch format {
@@ -142,7 +142,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 	}
 	cal, err := realrun.Calibrate(realrun.CalibrateOptions{Dir: *dir, FileBytes: int64(*size) << 20, Files: 4, Workers: *workers, Name: *name})
 	if err != nil {
-		return cli.Usagef("--dir: %v", err)
+		return cli.Usagef("--dir: %w", err)
 	}
 	data, err := cal.Profile.YAML()
 	if err != nil {
@@ -156,7 +156,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	}); err != nil {
-		return cli.Usagef("--out: %v", err)
+		return cli.Usagef("--out: %w", err)
 	}
 	if *asJSON {
 		return cli.PrintJSON(stdout, cal)

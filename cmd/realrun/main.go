@@ -98,7 +98,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.timeline != "" {
 		if err := drawTimeline(o.timeline, out); err != nil {
-			return cli.Usagef("--timeline: %v", err)
+			return cli.Usagef("--timeline: %w", err)
 		}
 	}
 	return print(stdout, format, out)
@@ -126,7 +126,7 @@ var help = cli.Help{
 func asUsage(err error) error {
 	var bad *sim.InputError
 	if errors.As(err, &bad) {
-		return cli.Usagef("%v", err)
+		return cli.Usagef("%w", err)
 	}
 	return err
 }

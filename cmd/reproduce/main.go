@@ -45,13 +45,13 @@ func reproduce(args []string, stdout io.Writer) error {
 	for _, n := range names {
 		e, err := experiments.Lookup(n)
 		if err != nil {
-			return cli.Usagef("--experiments: %v", err)
+			return cli.Usagef("--experiments: %w", err)
 		}
 		exps = append(exps, e)
 	}
 	if *out != "" {
 		if err := os.MkdirAll(*out, 0o755); err != nil {
-			return cli.Usagef("--out: %v", err)
+			return cli.Usagef("--out: %w", err)
 		}
 	}
 	var results []experiments.Result

@@ -80,12 +80,12 @@ func simulate(args []string, stdout io.Writer) error {
 	}
 	if planPath != "" && len(out.Plans) == 1 {
 		if err := cli.WriteFileAtomic(planPath, out.Plans[0].WriteJSON); err != nil {
-			return cli.Usagef("--plan: %v", err)
+			return cli.Usagef("--plan: %w", err)
 		}
 	}
 	if plotPath != "" {
 		if err := plot(plotPath, out); err != nil {
-			return cli.Usagef("--plot: %v", err)
+			return cli.Usagef("--plot: %w", err)
 		}
 	}
 	return print(stdout, format, out)
@@ -94,7 +94,7 @@ func simulate(args []string, stdout io.Writer) error {
 // usage turns a sim.InputError into a usage error (exit status 2).
 func usage(err error) error {
 	if ie := (*sim.InputError)(nil); errors.As(err, &ie) {
-		return cli.Usagef("%v", err)
+		return cli.Usagef("%w", err)
 	}
 	return err
 }

@@ -48,11 +48,11 @@ func sweepMain(args []string, stdout io.Writer) error {
 		return cli.Usagef("--top %d: must be at least 1", top)
 	}
 	if g.Ps, err = cli.IntList(ps); err != nil {
-		return cli.Usagef("--p: %v", err)
+		return cli.Usagef("--p: %w", err)
 	}
 	if cs != "" {
 		if g.Cs, err = cli.IntList(cs); err != nil {
-			return cli.Usagef("--c: %v", err)
+			return cli.Usagef("--c: %w", err)
 		}
 	}
 	g.Devices = cli.SplitList(devs)
@@ -66,7 +66,7 @@ func sweepMain(args []string, stdout io.Writer) error {
 			err = chart.Save(plotPath)
 		}
 		if err != nil {
-			return cli.Usagef("--plot: %v", err)
+			return cli.Usagef("--plot: %w", err)
 		}
 	}
 	return printSweep(stdout, format, out, top)

@@ -237,7 +237,7 @@ func simulate(jobs []job, out *Output) error {
 		}
 		out.Rows = append(out.Rows, Row{
 			Report: r.rep, BufferBytes: j.fits.Bytes, StagingBuffers: j.fits.Staging,
-			MemoryBytes: j.fits.Limit, Memory: j.fits.Where, Fits: float64(j.fits.Bytes) <= out.MemoryShare*float64(j.fits.Limit),
+			MemoryBytes: j.fits.Limit, Memory: j.fits.Where, Fits: j.fits.FitsIn(out.MemoryShare),
 			LowerBound: j.lb, IOBytes: r.rep.ReadBytes + r.rep.WriteBytes,
 		})
 	}

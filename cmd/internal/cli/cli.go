@@ -20,13 +20,19 @@ const ExitUsage = 2
 
 // UsageError is bad input from the user: it is printed as one line and the
 // command exits with status 2.
-type UsageError struct{ Msg string }
+type UsageError struct {
+	Msg string
+	Err error // the wrapped cause, if the message wraps one (%w)
+}
 
 func (e *UsageError) Error() string { return e.Msg }
+func (e *UsageError) Unwrap() error { return e.Err }
 
-// Usagef returns a UsageError with a formatted message.
+// Usagef returns a UsageError with a formatted message; %w wraps an error
+// as fmt.Errorf does.
 func Usagef(format string, args ...any) error {
-	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	return &UsageError{Msg: err.Error(), Err: errors.Unwrap(err)}
 }
 
 // Exit prints err as one line prefixed with the program name and returns
