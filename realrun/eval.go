@@ -17,8 +17,10 @@ type Quality struct {
 	HitsAt1  float64 `json:"hits_at_1"`
 	HitsAt3  float64 `json:"hits_at_3"`
 	HitsAt10 float64 `json:"hits_at_10"`
-	// Mode is "filtered" (ranked against every node, other true edges
-	// removed) or "sampled" (against Uniform + ByDegree sampled nodes).
+	// Mode is the protocol: "filtered" (ranked against every node, other
+	// true edges removed) or "sampled" (against Uniform + ByDegree sampled
+	// nodes); MRRs of the two protocols are not comparable. "none" marks an
+	// epoch that was not evaluated.
 	Mode     string `json:"mode"`
 	Edges    int    `json:"edges"`
 	Uniform  int    `json:"uniform_negatives,omitempty"`
@@ -27,13 +29,17 @@ type Quality struct {
 	// true node's rank is then uniform over the k = candidates + 1 places,
 	// so E[1/rank] = H_k / k (not 1/k), averaged over the ranked sides.
 	Baseline float64 `json:"random_mrr"`
+	// Seconds is the wall time of the evaluation (not part of the epoch).
+	Seconds float64 `json:"eval_seconds"`
 }
 
 // EvalOptions choose how to evaluate.
 type EvalOptions struct {
-	// FilteredMaxNodes: graphs with at most this many nodes are ranked
-	// filtered against all nodes (fb15k-sized); larger ones against
-	// sampled negatives (Marius §5.1: 1,000 uniform + 1,000 by degree).
+	// Protocol is "filtered", "sampled", or "" (auto): graphs with at most
+	// FilteredMaxNodes nodes are ranked filtered against all nodes, larger
+	// ones against sampled negatives (Marius §5.1: 1,000 uniform + 1,000
+	// by degree).
+	Protocol          string
 	FilteredMaxNodes  int64
 	Uniform, ByDegree int
 	// MaxEdges caps the test edges evaluated (a seeded sample).
@@ -96,7 +102,14 @@ func Evaluate(st *store.Store, kind model.Kind, rel []float32, degrees []int32, 
 	var cand []float32
 	var m int
 	var truth map[[2]int64]map[int32]bool // (node, rel) → true partners, for filtering
-	if st.M.Nodes <= opt.FilteredMaxNodes {
+	filtered := st.M.Nodes <= opt.FilteredMaxNodes
+	switch opt.Protocol {
+	case "filtered":
+		filtered = true
+	case "sampled":
+		filtered = false
+	}
+	if filtered {
 		q.Mode = "filtered"
 		cand, m = emb, nodes
 		truth, err = trueEdges(st)
@@ -132,21 +145,32 @@ func Evaluate(st *store.Store, kind model.Kind, rel []float32, degrees []int32, 
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			// excluded marks the candidates a filtered ranking skips: set
+			// for one query's true partners and cleared after it, so the
+			// per-candidate test is an index, not a map lookup.
+			var excluded []bool
+			if truth != nil {
+				excluded = make([]bool, m)
+			}
 			for i := w; i < len(test); i += workers {
 				e := test[i]
 				s, r, dd := emb[int(e.Src)*d:int(e.Src+1)*d], relVec(e.Rel), emb[int(e.Dst)*d:int(e.Dst+1)*d]
 				for side := 0; side < 2; side++ {
 					var skip func(j int) bool
 					places[2*i+side] = m + 1
+					var partners map[int32]bool
+					var self int32
 					if truth != nil {
-						var partners map[int32]bool
-						var self int32
 						if side == 0 {
 							partners, self = truth[[2]int64{int64(e.Src), int64(e.Rel)}], e.Dst
 						} else {
 							partners, self = truth[[2]int64{-1 - int64(e.Dst), int64(e.Rel)}], e.Src
 						}
-						skip = func(j int) bool { return int32(j) == self || partners[int32(j)] }
+						excluded[self] = true
+						for j := range partners {
+							excluded[j] = true
+						}
+						skip = func(j int) bool { return excluded[j] }
 						skipped := len(partners)
 						if !partners[self] {
 							skipped++
@@ -155,6 +179,12 @@ func Evaluate(st *store.Store, kind model.Kind, rel []float32, degrees []int32, 
 					}
 					higher, equal := model.RankCounts(kind, d, s, r, dd, model.Side(side), cand, m, skip)
 					ranks[2*i+side] = 1 + float64(higher) + float64(equal)/2
+					if truth != nil {
+						excluded[self] = false
+						for j := range partners {
+							excluded[j] = false
+						}
+					}
 				}
 			}
 		}(w)
