@@ -291,9 +291,7 @@ func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error
 			if err != nil {
 				return train, nil, err
 			}
-			chunks := float64((edges + sh.m - 1) / sh.m)
-			n := float64(edges) / chunks
-			rows = append(rows, [3]float64{n * chunks, (2*n + float64(sh.m)) * float64(sh.d) * 4 * chunks, 12 * n * float64(sh.m*sh.d) * chunks})
+			rows = append(rows, costRow(sh.d, sh.m, edges))
 			ys = append(ys, sec)
 			kp = append(kp, CalPoint{Model: string(kind), Dim: sh.d, Negatives: sh.m, Edges: edges, Seconds: sec})
 		}
@@ -400,6 +398,15 @@ func timeBucket(kind model.Kind, d, m, edges, workers int) (float64, error) {
 		return 0, err
 	}
 	return time.Since(start).Seconds(), nil
+}
+
+// costRow is the row of the compute-cost fit for a bucket of edges trained
+// at dimension d with m negatives: the coefficients of (1/Edges, 1/RowBW,
+// 1/FLOPS) in the bucket's time.
+func costRow(d, m, edges int) [3]float64 {
+	chunks := float64((edges + m - 1) / m)
+	n := float64(edges) / chunks
+	return [3]float64{n * chunks, (2*n + float64(m)) * float64(d) * 4 * chunks, 12 * n * float64(m*d) * chunks}
 }
 
 // nonNegativeLeastSquares fits y ≈ A·x with x ≥ 0 for three unknowns by
