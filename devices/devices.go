@@ -129,11 +129,25 @@ func Parse(data []byte, source string) (Profile, error) {
 	p, err := parse(data)
 	if err != nil {
 		if msg := err.Error(); strings.ContainsAny(msg, "\r\n") {
-			err = errors.New(oneLine(msg))
+			err = reworded{oneLine(msg), err}
 		}
 		return Profile{}, fmt.Errorf("%s: %w", oneLine(source), err)
 	}
 	return p, nil
+}
+
+// reworded is err under another message; errors.Is and As still see err.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (r reworded) Error() string { return r.msg }
+func (r reworded) Unwrap() error { return r.err }
+
+// notYAML reports a syntax error of the YAML parser.
+func notYAML(err error) error {
+	return reworded{"not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), err}
 }
 
 func parse(data []byte) (Profile, error) {
@@ -145,12 +159,12 @@ func parse(data []byte) (Profile, error) {
 		if errors.Is(err, io.EOF) {
 			return Profile{}, errors.New("empty profile")
 		}
-		return Profile{}, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return Profile{}, notYAML(err)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return Profile{}, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+			return Profile{}, notYAML(err)
 		}
 		return Profile{}, errors.New("more than one YAML document (want one profile)")
 	}
