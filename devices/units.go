@@ -74,9 +74,11 @@ func isBinary(sym string) bool { return strings.HasSuffix(sym, "i") }
 
 // multiplier is the value of a prefix.
 func multiplier(sym string) float64 {
-	for _, p := range append(decimalDesc, binaryDesc...) {
-		if p.sym == sym {
-			return p.mult
+	for _, fam := range [][]prefix{decimalDesc, binaryDesc} {
+		for _, p := range fam {
+			if p.sym == sym {
+				return p.mult
+			}
 		}
 	}
 	return 1
