@@ -6,6 +6,7 @@ require (
 	github.com/olekukonko/tablewriter v1.1.0
 	github.com/stretchr/testify v1.11.1
 	go.yaml.in/yaml/v3 v3.0.4
+	gonum.org/v1/gonum v0.15.1
 	gonum.org/v1/plot v0.15.2
 )
 

@@ -5,6 +5,7 @@ package devices
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -127,11 +129,25 @@ func Parse(data []byte, source string) (Profile, error) {
 	p, err := parse(data)
 	if err != nil {
 		if msg := err.Error(); strings.ContainsAny(msg, "\r\n") {
-			err = errors.New(oneLine(msg))
+			err = reworded{oneLine(msg), err}
 		}
 		return Profile{}, fmt.Errorf("%s: %w", oneLine(source), err)
 	}
 	return p, nil
+}
+
+// reworded is err under another message; errors.Is and As still see err.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (r reworded) Error() string { return r.msg }
+func (r reworded) Unwrap() error { return r.err }
+
+// notYAML reports a syntax error of the YAML parser.
+func notYAML(err error) error {
+	return reworded{"not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), err}
 }
 
 func parse(data []byte) (Profile, error) {
@@ -143,12 +159,12 @@ func parse(data []byte) (Profile, error) {
 		if errors.Is(err, io.EOF) {
 			return Profile{}, errors.New("empty profile")
 		}
-		return Profile{}, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return Profile{}, notYAML(err)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return Profile{}, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+			return Profile{}, notYAML(err)
 		}
 		return Profile{}, errors.New("more than one YAML document (want one profile)")
 	}
@@ -232,103 +248,71 @@ func decodeValue(n *yaml.Node, v reflect.Value, path string) error {
 		v.SetZero()
 		return nil
 	}
-	if u, ok := v.Addr().Interface().(yaml.Unmarshaler); ok {
-		if err := u.UnmarshalYAML(n); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		return nil
+	var err error
+	switch p := v.Addr().Interface().(type) {
+	case yaml.Unmarshaler:
+		err = p.UnmarshalYAML(n)
+	case *string:
+		err = decodeScalar(n, "a string", func(s string) (string, error) { return s, nil }, p)
+	case *bool:
+		err = decodeTagged(n, "!!bool", "true or false", p)
+	case *int:
+		err = decodeTagged(n, "!!int", "a whole number", p)
+	default:
+		err = fmt.Errorf("cannot decode into %s", v.Type()) // not reached: every field type is handled
 	}
-	want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Int: "a whole number"}[v.Kind()]
-	if want == "" {
-		return fmt.Errorf("%s: cannot decode into %s", path, v.Type()) // not reached: every field kind is handled
-	}
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("%s: want %s, got %s", path, want, describe(n))
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString(n.Value)
-	case reflect.Bool:
-		var b bool
-		if n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-			return fmt.Errorf("%s: want %s, got %q", path, want, n.Value)
-		}
-		v.SetBool(b)
-	case reflect.Int:
-		var i int
-		if n.ShortTag() != "!!int" || n.Decode(&i) != nil {
-			return fmt.Errorf("%s: want %s, got %q", path, want, n.Value)
-		}
-		v.SetInt(int64(i))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
 
+// decodeTagged decodes a scalar of the given YAML tag into *dst.
+func decodeTagged[T any](n *yaml.Node, tag, want string, dst *T) error {
+	return decodeScalar(n, want, func(s string) (v T, err error) {
+		if n.ShortTag() != tag || n.Decode(&v) != nil {
+			err = fmt.Errorf("want %s, got %q", want, s)
+		}
+		return v, err
+	}, dst)
+}
+
 // decodeStruct decodes a mapping into the struct v, field by yaml tag.
 func decodeStruct(n *yaml.Node, v reflect.Value, path string) error {
-	names := fieldNames(v.Type())
-	if isNull(n) {
+	names := make([]string, v.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+	}
+	list, within := strings.Join(names, ", "), cmp.Or(path, "a profile")
+	switch {
+	case isNull(n):
 		v.SetZero()
 		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		if path == "" {
-			return fmt.Errorf("want a mapping of profile fields (%s), got %s", strings.Join(names, ", "), describe(n))
-		}
-		return fmt.Errorf("%s: want a mapping with %s, got %s", path, strings.Join(names, ", "), describe(n))
+	case n.Kind != yaml.MappingNode && path == "":
+		return fmt.Errorf("want a mapping of profile fields (%s), got %s", list, describe(n))
+	case n.Kind != yaml.MappingNode:
+		return fmt.Errorf("%s: want a mapping with %s, got %s", path, list, describe(n))
 	}
 	seen := make(map[string]int, len(names))
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := deref(n.Content[i]), n.Content[i+1]
 		if key.Kind != yaml.ScalarNode {
-			return fmt.Errorf("%s: line %d: want a field name, got %s", orRoot(path), key.Line, describe(key))
+			return fmt.Errorf("%s: line %d: want a field name, got %s", within, key.Line, describe(key))
 		}
-		fp := join(path, key.Value)
+		fp := strings.TrimPrefix(path+"."+key.Value, ".")
 		if line, dup := seen[key.Value]; dup {
 			return fmt.Errorf("%s: defined twice (lines %d and %d)", fp, line, key.Line)
 		}
 		seen[key.Value] = key.Line
-		idx := indexOf(names, key.Value)
+		idx := slices.Index(names, key.Value)
 		if idx < 0 {
-			return fmt.Errorf("%s: unknown field (%s has %s)", fp, orRoot(path), strings.Join(names, ", "))
+			return fmt.Errorf("%s: unknown field (%s has %s)", fp, within, list)
 		}
 		if err := decodeValue(val, v.Field(idx), fp); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// fieldNames lists the yaml names of t's fields, in field order.
-func fieldNames(t reflect.Type) []string {
-	names := make([]string, t.NumField())
-	for i := range names {
-		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-	}
-	return names
-}
-
-func indexOf(names []string, name string) int {
-	for i, n := range names {
-		if n == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
-func orRoot(path string) string {
-	if path == "" {
-		return "a profile"
-	}
-	return path
 }
 
 // deref follows aliases.

@@ -2,6 +2,7 @@ package devices
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -553,4 +554,15 @@ func TestTestdataVariants(t *testing.T) {
 		assert.Equal(t, name, p.Name)
 		assert.Zero(t, p.Disk.Combined)
 	}
+}
+
+// TestParseErrorChain checks that rewording the YAML parser's error for
+// the user keeps it in the chain.
+func TestParseErrorChain(t *testing.T) {
+	_, err := Parse([]byte("name: [unclosed\n"), "p.yaml")
+	require.Error(t, err)
+	assert.Equal(t, "p.yaml: not valid YAML: line 1: did not find expected ',' or ']'", err.Error())
+	inner := errors.Unwrap(errors.Unwrap(err))
+	require.NotNil(t, inner)
+	assert.Equal(t, "yaml: line 1: did not find expected ',' or ']'", inner.Error())
 }

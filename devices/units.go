@@ -1,9 +1,11 @@
 package devices
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,265 +33,140 @@ type EdgeRate float64
 // ("1ms", "100us") and JSON writes as float seconds.
 type Duration time.Duration
 
-// unitKind is what a unit word measures.
-type unitKind int
+// unit is what a unit word measures and how values of it are written.
+type unit struct {
+	article, noun string // "a", "bandwidth"
+	layout        string // a value from its number and prefix
+	binary        bool   // takes the IEC prefixes (Ki, Mi, ...) too
+	exNum, exSym  string // the example value in "want ..." hints
+}
 
-const (
-	kindNone unitKind = iota // a bare number
-	kindSize
-	kindBandwidth
-	kindFLOPRate
-	kindEdgeRate
+var (
+	bandwidth = &unit{"a", "bandwidth", "%s %sB/s", true, "400", "M"}
+	size      = &unit{"a", "size", "%s %sB", true, "16", "G"}
+	flopRate  = &unit{"a", "FLOP rate", "%s %sFLOP/s", false, "7", "T"}
+	edgeRate  = &unit{"an", "edge rate", "%s%s edges/s", false, "50", "M"}
+	// unitWords maps the words after a prefix to their unit.
+	unitWords = map[string]*unit{"B/s": bandwidth, "B": size, "FLOP/s": flopRate, "FLOPS": flopRate, "edges/s": edgeRate}
 )
-
-// noun names a kind in error messages.
-func (k unitKind) noun() string {
-	switch k {
-	case kindSize:
-		return "size"
-	case kindBandwidth:
-		return "bandwidth"
-	case kindFLOPRate:
-		return "FLOP rate"
-	case kindEdgeRate:
-		return "edge rate"
-	}
-	return "bare number"
-}
-
-// example is an example of a value of kind k, for "want ..." hints; num and
-// sym (a decimal prefix) shape it after what the user wrote when given.
-func (k unitKind) example(num, sym string) string {
-	switch k {
-	case kindSize:
-		if num == "" {
-			num, sym = "16", "G"
-		}
-		return fmt.Sprintf("a size such as %q", num+" "+sym+"B")
-	case kindFLOPRate:
-		if num == "" || isBinary(sym) {
-			num, sym = "7", "T"
-		}
-		return fmt.Sprintf("a FLOP rate such as %q", num+" "+sym+"FLOP/s")
-	case kindEdgeRate:
-		if num == "" || isBinary(sym) {
-			num, sym = "50", "M"
-		}
-		return fmt.Sprintf("an edge rate such as %q", num+sym+" edges/s")
-	}
-	if num == "" {
-		num, sym = "400", "M"
-	}
-	return fmt.Sprintf("a bandwidth such as %q", num+" "+sym+"B/s")
-}
-
-// withArticle puts "a" or "an" before noun.
-func withArticle(noun string) string {
-	if strings.ContainsRune("aeiou", rune(noun[0])) {
-		return "an " + noun
-	}
-	return "a " + noun
-}
-
-// defaultSym is the prefix used in the example for a bare number.
-func (k unitKind) defaultSym() string {
-	switch k {
-	case kindSize:
-		return "G"
-	case kindFLOPRate:
-		return "T"
-	}
-	return "M"
-}
 
 type prefix struct {
 	sym  string
 	mult float64
 }
 
-// decimalDesc are the SI prefixes and binaryDesc the IEC ones (sizes and
-// bandwidths only), largest first.
+// decimalDesc are the SI prefixes and binaryDesc the IEC ones, largest
+// first.
 var (
 	decimalDesc = []prefix{{"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}, {"", 1}}
 	binaryDesc  = []prefix{{"Pi", 1 << 50}, {"Ti", 1 << 40}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}}
-	// byteUnits is every prefix a size or bandwidth may take.
-	byteUnits = append(append([]prefix(nil), decimalDesc...), binaryDesc...)
+)
+
+// numberRE is a decimal number: sign, fraction and exponent optional
+// ("5edges/s" is 5 edges/s: an exponent needs digits). unitRE is what may
+// follow: a prefix, a unit word, both, or neither.
+var (
+	numberRE = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?`)
+	unitRE   = regexp.MustCompile(`^(Pi|Ti|Gi|Mi|Ki|P|T|G|M|k)?(?:[ \t]*(B/s|B|FLOP/s|FLOPS|edges/s))?$`)
 )
 
 func isBinary(sym string) bool { return strings.HasSuffix(sym, "i") }
 
-// unitWords are the unit words after the prefix.
-var unitWords = []struct {
-	word     string
-	kind     unitKind
-	binaryOK bool
-}{
-	{"B/s", kindBandwidth, true},
-	{"B", kindSize, true},
-	{"FLOP/s", kindFLOPRate, false},
-	{"FLOPS", kindFLOPRate, false},
-	{"edges/s", kindEdgeRate, false},
-}
-
-// quantity is a parsed "number [prefix]unit".
-type quantity struct {
-	num   string // the number as written
-	sym   string // the prefix as written
-	kind  unitKind
-	value float64 // in base units (bytes, bytes/s, FLOP/s, edges/s)
-}
-
-// scanNumber splits s into a leading decimal number (optional sign, digits,
-// optional fraction, optional exponent) and the rest.
-func scanNumber(s string) (num, rest string, ok bool) {
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return "", s, false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		k := j
-		for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-			k++
-		}
-		if k > j { // an exponent needs digits; "5edges/s" is 5 edges/s
-			i = k
-		}
-	}
-	return s[:i], s[i:], true
-}
-
-// parseUnit reads "[prefix][ ]word" or nothing; a lone prefix ("50M") is
-// a bare number.
-func parseUnit(u string) (kind unitKind, p prefix, ok bool) {
-	for _, p := range byteUnits {
-		if u == p.sym {
-			return kindNone, p, true
-		}
-		if !strings.HasPrefix(u, p.sym) {
-			continue
-		}
-		w := u[len(p.sym):]
-		if p.sym != "" {
-			w = strings.TrimLeft(w, " \t")
-		}
-		for _, uw := range unitWords {
-			if w == uw.word && (uw.binaryOK || !isBinary(p.sym)) {
-				return uw.kind, p, true
+// multiplier is the value of a prefix.
+func multiplier(sym string) float64 {
+	for _, fam := range [][]prefix{decimalDesc, binaryDesc} {
+		for _, p := range fam {
+			if p.sym == sym {
+				return p.mult
 			}
 		}
 	}
-	return kindNone, prefix{}, false
+	return 1
 }
 
-// parseQuantity reads "number [prefix]unit" of any kind. Negative values
+// quantity is a parsed "number [prefix]unit"; unit nil is a bare number.
+type quantity struct {
+	num, sym string // the number and prefix as written
+	unit     *unit
+	value    float64 // in base units (bytes, bytes/s, FLOP/s, edges/s)
+}
+
+// parseQuantity reads "number [prefix]unit" of any unit. Negative values
 // are returned as such; NaN, infinities and garbage are errors.
 func parseQuantity(s string) (quantity, error) {
 	t := strings.TrimSpace(s)
-	if t == "" {
+	num := numberRE.FindString(t)
+	switch low := strings.ToLower(strings.TrimLeft(t, "+-.")); {
+	case t == "":
 		return quantity{}, errors.New("empty value")
-	}
-	num, rest, ok := scanNumber(t)
-	if !ok {
-		low := strings.ToLower(strings.TrimLeft(t, "+-."))
-		if strings.HasPrefix(low, "nan") || strings.HasPrefix(low, "inf") {
-			return quantity{}, fmt.Errorf("%q is not a finite number", s)
-		}
+	case num == "" && (strings.HasPrefix(low, "nan") || strings.HasPrefix(low, "inf")):
+		return quantity{}, fmt.Errorf("%q is not a finite number", s)
+	case num == "":
 		return quantity{}, fmt.Errorf("%q does not start with a number", s)
 	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return quantity{}, fmt.Errorf("bad number in %q", s)
+	f, _ := strconv.ParseFloat(num, 64) // numberRE admits only valid syntax; ±Inf on overflow
+	rest := strings.TrimSpace(t[len(num):])
+	m := unitRE.FindStringSubmatch(rest)
+	if m == nil || m[2] != "" && !unitWords[m[2]].binary && isBinary(m[1]) {
+		return quantity{}, fmt.Errorf("unknown unit %q in %q", rest, s)
 	}
-	unit := strings.TrimSpace(rest)
-	kind, p, ok := parseUnit(unit)
-	if !ok {
-		return quantity{}, fmt.Errorf("unknown unit %q in %q", unit, s)
-	}
-	v := f * p.mult
-	if math.IsInf(v, 0) || math.IsNaN(v) {
+	v := f * multiplier(m[1])
+	if math.IsInf(v, 0) {
 		return quantity{}, fmt.Errorf("%q is too large", s)
 	}
 	if v == 0 {
 		v = 0 // no negative zero
 	}
-	return quantity{num: num, sym: p.sym, kind: kind, value: v}, nil
+	return quantity{num: num, sym: m[1], unit: unitWords[m[2]], value: v}, nil
 }
 
-// parseAs reads s as a non-negative quantity of kind want. A bare number is
-// accepted only when it is zero.
-func parseAs(s string, want unitKind) (quantity, error) {
+// example is "a bandwidth such as ..." shaped after num and sym when given.
+func (u *unit) example(num, sym string) string {
+	if num == "" || isBinary(sym) && !u.binary {
+		num, sym = u.exNum, u.exSym
+	}
+	return fmt.Sprintf("%s %s such as %q", u.article, u.noun, fmt.Sprintf(u.layout, num, sym))
+}
+
+// parseAs reads s as a non-negative quantity of unit want. A bare number
+// is accepted only when it is zero.
+func parseAs(s string, want *unit) (quantity, error) {
 	q, err := parseQuantity(s)
-	if err != nil {
-		return q, fmt.Errorf("%w; want %s", err, want.example("", ""))
-	}
 	switch {
-	case q.kind == want:
-	case q.kind == kindNone && q.value == 0:
-	case q.kind == kindNone:
-		sym := q.sym
-		if sym == "" {
-			sym = want.defaultSym()
-		}
-		return q, fmt.Errorf("missing unit in %q; want %s", s, want.example(q.num, sym))
-	default:
-		return q, fmt.Errorf("%q is %s; want %s", s, withArticle(q.kind.noun()), want.example(q.num, q.sym))
-	}
-	if q.value < 0 {
-		return q, fmt.Errorf("negative %s %q", want.noun(), s)
+	case err != nil:
+		return q, fmt.Errorf("%w; want %s", err, want.example("", ""))
+	case q.unit == nil && q.value != 0:
+		return q, fmt.Errorf("missing unit in %q; want %s", s, want.example(q.num, cmp.Or(q.sym, want.exSym)))
+	case q.unit != nil && q.unit != want:
+		return q, fmt.Errorf("%q is %s %s; want %s", s, q.unit.article, q.unit.noun, want.example(q.num, q.sym))
+	case q.value < 0:
+		return q, fmt.Errorf("negative %s %q", want.noun, s)
 	}
 	return q, nil
 }
 
-// ParseBandwidth reads a bandwidth such as "400 MB/s", "12 GiB/s" or "0".
-func ParseBandwidth(s string) (Bandwidth, error) {
-	q, err := parseAs(s, kindBandwidth)
+// parseRate reads a non-negative float quantity of unit u.
+func parseRate[T ~float64](s string, u *unit) (T, error) {
+	q, err := parseAs(s, u)
 	if err != nil {
 		return 0, err
 	}
-	return Bandwidth(q.value), nil
+	return T(q.value), nil
 }
+
+// ParseBandwidth reads a bandwidth such as "400 MB/s", "12 GiB/s" or "0".
+func ParseBandwidth(s string) (Bandwidth, error) { return parseRate[Bandwidth](s, bandwidth) }
 
 // ParseFLOPRate reads a compute rate such as "7 TFLOP/s" or "7 TFLOPS".
-func ParseFLOPRate(s string) (FLOPRate, error) {
-	q, err := parseAs(s, kindFLOPRate)
-	if err != nil {
-		return 0, err
-	}
-	return FLOPRate(q.value), nil
-}
+func ParseFLOPRate(s string) (FLOPRate, error) { return parseRate[FLOPRate](s, flopRate) }
 
 // ParseEdgeRate reads an edge rate such as "1.462M edges/s".
-func ParseEdgeRate(s string) (EdgeRate, error) {
-	q, err := parseAs(s, kindEdgeRate)
-	if err != nil {
-		return 0, err
-	}
-	return EdgeRate(q.value), nil
-}
+func ParseEdgeRate(s string) (EdgeRate, error) { return parseRate[EdgeRate](s, edgeRate) }
 
 // ParseBytes reads a size such as "16 GB", "61 GiB" or "0". The size must be
 // a whole number of bytes.
 func ParseBytes(s string) (Bytes, error) {
-	q, err := parseAs(s, kindSize)
+	q, err := parseAs(s, size)
 	if err != nil {
 		return 0, err
 	}
@@ -299,12 +176,7 @@ func ParseBytes(s string) (Bytes, error) {
 // bytes converts q to a whole number of bytes, exactly when the number was
 // written as an integer.
 func (q quantity) bytes(s string) (Bytes, error) {
-	mult := int64(1)
-	for _, p := range byteUnits {
-		if p.sym == q.sym {
-			mult = int64(p.mult)
-		}
-	}
+	mult := int64(multiplier(q.sym))
 	if n, err := strconv.ParseInt(strings.TrimPrefix(q.num, "+"), 10, 64); err == nil {
 		if n != 0 && (n > math.MaxInt64/mult || n < math.MinInt64/mult) {
 			return 0, fmt.Errorf("%q is too large", s)
@@ -328,10 +200,10 @@ func ParseDuration(s string) (Duration, error) {
 	d, err := time.ParseDuration(t)
 	if err != nil {
 		if q, qerr := parseQuantity(t); qerr == nil {
-			if q.kind == kindNone {
+			if q.unit == nil {
 				return 0, fmt.Errorf("missing unit in duration %q; want Go syntax such as \"1ms\" or \"100us\"", s)
 			}
-			return 0, fmt.Errorf("%q is %s; want a duration such as \"1ms\"", s, withArticle(q.kind.noun()))
+			return 0, fmt.Errorf("%q is %s %s; want a duration such as \"1ms\"", s, q.unit.article, q.unit.noun)
 		}
 		return 0, fmt.Errorf("invalid duration %q; want Go syntax such as \"1ms\" or \"100us\"", s)
 	}
@@ -341,15 +213,15 @@ func ParseDuration(s string) (Duration, error) {
 	return Duration(d), nil
 }
 
-// String writes a value in the prefix family (decimal, binary) that gives
-// the shorter number, decimal on a tie, with the largest prefix of that
-// family that leaves a number ≥ 1 and parses back exactly; bare base units
-// are the fallback.
-
-// format writes v (in base units) with render(num, prefix), choosing the
-// prefix as described above; exact reports whether a rendering parses back
-// to v. It returns "" when nothing does.
-func format(v float64, families [][]prefix, render func(num, sym string) string, exact func(s string) bool) string {
+// format writes v (in base units) in the prefix family (decimal, binary
+// when u takes it) that gives the shorter number, decimal on a tie, with
+// the largest prefix of that family that leaves a number ≥ 1 and that
+// exact accepts (it parses back to v). It returns "" when nothing does.
+func (u *unit) format(v float64, exact func(s string) bool) string {
+	families := [][]prefix{decimalDesc}
+	if u.binary {
+		families = append(families, binaryDesc)
+	}
 	best, bestNum := "", ""
 	for _, fam := range families {
 		for _, p := range fam {
@@ -358,67 +230,55 @@ func format(v float64, families [][]prefix, render func(num, sym string) string,
 				continue
 			}
 			num := strconv.FormatFloat(x, 'g', -1, 64)
-			s := render(num, p.sym)
-			if !exact(s) {
-				continue
+			if s := fmt.Sprintf(u.layout, num, p.sym); exact(s) {
+				if best == "" || len(num) < len(bestNum) {
+					best, bestNum = s, num
+				}
+				break
 			}
-			if best == "" || len(num) < len(bestNum) {
-				best, bestNum = s, num
-			}
-			break
 		}
 	}
 	return best
 }
 
-// formatFloat writes a float quantity; the empty prefix always parses back
+// formatRate writes a float quantity; the empty prefix always parses back
 // exactly, so the result is never empty.
-func formatFloat(v float64, families [][]prefix, render func(num, sym string) string) string {
+func (u *unit) formatRate(v float64) string {
 	if v == 0 {
 		return "0"
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return render(strconv.FormatFloat(v, 'g', -1, 64), "")
+		return fmt.Sprintf(u.layout, strconv.FormatFloat(v, 'g', -1, 64), "")
 	}
-	return format(v, families, render, func(s string) bool {
+	return u.format(v, func(s string) bool {
 		q, err := parseQuantity(s)
 		return err == nil && q.value == v
 	})
 }
 
 // String writes b as "400 MB/s", "12 GiB/s" or "0"; it parses back to b.
-func (b Bandwidth) String() string {
-	return formatFloat(float64(b), [][]prefix{decimalDesc, binaryDesc}, func(num, sym string) string { return num + " " + sym + "B/s" })
-}
+func (b Bandwidth) String() string { return bandwidth.formatRate(float64(b)) }
 
 // String writes r as "7 TFLOP/s" or "0"; it parses back to r.
-func (r FLOPRate) String() string {
-	return formatFloat(float64(r), [][]prefix{decimalDesc}, func(num, sym string) string { return num + " " + sym + "FLOP/s" })
-}
+func (r FLOPRate) String() string { return flopRate.formatRate(float64(r)) }
 
 // String writes r as "50M edges/s" or "0"; it parses back to r.
-func (r EdgeRate) String() string {
-	return formatFloat(float64(r), [][]prefix{decimalDesc}, func(num, sym string) string { return num + sym + " edges/s" })
-}
+func (r EdgeRate) String() string { return edgeRate.formatRate(float64(r)) }
 
 // String writes b as "16 GB", "61 GiB" or "0"; it parses back to b.
 func (b Bytes) String() string {
 	if b == 0 {
 		return "0"
 	}
-	s := format(float64(b), [][]prefix{decimalDesc, binaryDesc}, func(num, sym string) string { return num + " " + sym + "B" },
-		func(s string) bool {
-			q, err := parseQuantity(s)
-			if err != nil {
-				return false
-			}
-			n, err := q.bytes(s)
-			return err == nil && n == b
-		})
-	if s == "" { // float64(b) is inexact beyond 2^53
-		s = strconv.FormatInt(int64(b), 10) + " B"
-	}
-	return s
+	s := size.format(float64(b), func(s string) bool {
+		q, err := parseQuantity(s)
+		if err != nil {
+			return false
+		}
+		n, err := q.bytes(s)
+		return err == nil && n == b
+	})
+	return cmp.Or(s, strconv.FormatInt(int64(b), 10)+" B") // float64(b) is inexact beyond 2^53
 }
 
 // String writes d in Go syntax with "us" for microseconds.
@@ -445,80 +305,61 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// scalarText returns the text of a scalar YAML node, or an error saying
+// decodeScalar sets *dst to parse of the text of a scalar node, or says
 // what was wanted.
-func scalarText(n *yaml.Node, want string) (string, error) {
-	n = deref(n)
-	if n.Kind != yaml.ScalarNode {
-		return "", fmt.Errorf("want %s, got %s", want, describe(n))
+func decodeScalar[T any](n *yaml.Node, want string, parse func(string) (T, error), dst *T) error {
+	if n = deref(n); n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("want %s, got %s", want, describe(n))
 	}
-	return n.Value, nil
+	v, err := parse(n.Value)
+	*dst = v
+	return err
 }
 
 // UnmarshalYAML reads a bandwidth with its unit.
 func (b *Bandwidth) UnmarshalYAML(n *yaml.Node) error {
-	s, err := scalarText(n, kindBandwidth.example("", ""))
-	if err == nil {
-		*b, err = ParseBandwidth(s)
-	}
-	return err
+	return decodeScalar(n, bandwidth.example("", ""), ParseBandwidth, b)
 }
 
 // UnmarshalYAML reads a size with its unit.
 func (b *Bytes) UnmarshalYAML(n *yaml.Node) error {
-	s, err := scalarText(n, kindSize.example("", ""))
-	if err == nil {
-		*b, err = ParseBytes(s)
-	}
-	return err
+	return decodeScalar(n, size.example("", ""), ParseBytes, b)
 }
 
 // UnmarshalYAML reads a FLOP rate with its unit.
 func (r *FLOPRate) UnmarshalYAML(n *yaml.Node) error {
-	s, err := scalarText(n, kindFLOPRate.example("", ""))
-	if err == nil {
-		*r, err = ParseFLOPRate(s)
-	}
-	return err
+	return decodeScalar(n, flopRate.example("", ""), ParseFLOPRate, r)
 }
 
 // UnmarshalYAML reads an edge rate with its unit.
 func (r *EdgeRate) UnmarshalYAML(n *yaml.Node) error {
-	s, err := scalarText(n, kindEdgeRate.example("", ""))
-	if err == nil {
-		*r, err = ParseEdgeRate(s)
-	}
-	return err
+	return decodeScalar(n, edgeRate.example("", ""), ParseEdgeRate, r)
 }
 
 // UnmarshalYAML reads a duration in Go syntax.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	s, err := scalarText(n, `a duration such as "1ms"`)
-	if err == nil {
-		*d, err = ParseDuration(s)
-	}
-	return err
+	return decodeScalar(n, `a duration such as "1ms"`, ParseDuration, d)
 }
 
-// yamlValue is what MarshalYAML emits: a plain 0 for zero, else the text.
-func yamlValue(zero bool, s string) any {
-	if zero {
-		return 0
+// yamlText is what MarshalYAML emits: a plain 0 for "0", else the text.
+func yamlText(s string) (any, error) {
+	if s == "0" {
+		return 0, nil
 	}
-	return s
+	return s, nil
 }
 
 // MarshalYAML writes b as String does (zero as a plain 0).
-func (b Bandwidth) MarshalYAML() (any, error) { return yamlValue(b == 0, b.String()), nil }
+func (b Bandwidth) MarshalYAML() (any, error) { return yamlText(b.String()) }
 
 // MarshalYAML writes b as String does (zero as a plain 0).
-func (b Bytes) MarshalYAML() (any, error) { return yamlValue(b == 0, b.String()), nil }
+func (b Bytes) MarshalYAML() (any, error) { return yamlText(b.String()) }
 
 // MarshalYAML writes r as String does (zero as a plain 0).
-func (r FLOPRate) MarshalYAML() (any, error) { return yamlValue(r == 0, r.String()), nil }
+func (r FLOPRate) MarshalYAML() (any, error) { return yamlText(r.String()) }
 
 // MarshalYAML writes r as String does (zero as a plain 0).
-func (r EdgeRate) MarshalYAML() (any, error) { return yamlValue(r == 0, r.String()), nil }
+func (r EdgeRate) MarshalYAML() (any, error) { return yamlText(r.String()) }
 
 // MarshalYAML writes d as String does.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }

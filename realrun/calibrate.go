@@ -8,11 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/realrun/model"
@@ -268,8 +271,8 @@ func memTotal() int64 {
 }
 
 // calibrateCompute trains synthetic in-memory buckets with the CPU engine
-// at several shapes per score function and fits the TrainCost model by
-// least squares.
+// at several shapes per score function and fits the TrainCost model to the
+// times (costRow derives the fit; nonNegativeLeastSquares solves it).
 func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error) {
 	var train devices.CPUTrain
 	var points []CalPoint
@@ -292,9 +295,7 @@ func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error
 			if err != nil {
 				return train, nil, err
 			}
-			chunks := float64((edges + sh.m - 1) / sh.m)
-			n := float64(edges) / chunks
-			rows = append(rows, [3]float64{n * chunks, (2*n + float64(sh.m)) * float64(sh.d) * 4 * chunks, 12 * n * float64(sh.m*sh.d) * chunks})
+			rows = append(rows, costRow(sh.d, sh.m, edges))
 			ys = append(ys, sec)
 			kp = append(kp, CalPoint{Model: string(kind), Dim: sh.d, Negatives: sh.m, Edges: edges, Seconds: sec})
 		}
@@ -403,99 +404,71 @@ func timeBucket(kind model.Kind, d, m, edges, workers int) (float64, error) {
 	return time.Since(start).Seconds(), nil
 }
 
-// nonNegativeLeastSquares fits y ≈ A·x with x ≥ 0 for three unknowns by
-// trying every subset of active columns and keeping the best feasible fit.
+// costRow is the row of the compute-cost fit for a bucket of edges trained
+// at dimension d with m negatives: its time's coefficients of
+// x = (1/Edges, 1/RowBW, 1/FLOPS), the unknowns of devices.TrainCost.
+//
+// The engine trains the bucket in chunks = ⌈edges/m⌉ chunks of (on average)
+// n = edges/chunks edges that share m negatives. TrainCost prices one chunk
+// at n/Edges + (2n + m)·d·4/RowBW + 12·n·m·d/FLOPS:
+//
+//   - n edges of batch work;
+//   - 2n source and destination rows and m negative rows of d float32s (4
+//     bytes each) gathered and updated;
+//   - the score products: forward Q·Nᵀ for both sides, 2·(2·n·m·d) FLOPs,
+//     and backward G·N and Gᵀ·Q for both sides, 2·(2·2·n·m·d), in all
+//     12·n·m·d (realrun/model's chunkFlops counts the same).
+//
+// Summed over the chunks, the bucket's time is row·x with row = chunks ·
+// (n, (2n + m)·d·4, 12·n·m·d): linear in x, so the measured seconds of
+// several shapes fit x by least squares (nonNegativeLeastSquares).
+func costRow(d, m, edges int) [3]float64 {
+	chunks := float64((edges + m - 1) / m)
+	n := float64(edges) / chunks
+	return [3]float64{n * chunks, (2*n + float64(m)) * float64(d) * 4 * chunks, 12 * n * float64(m*d) * chunks}
+}
+
+// nonNegativeLeastSquares fits y ≈ A·x with x ≥ 0 for three unknowns: it
+// solves the least-squares problem on every non-empty subset of A's
+// columns (the others held at 0), drops the subsets that are rank-deficient
+// or give a negative coefficient, and keeps the one with the smallest
+// relative error Σ((A·x − y)/y)², so small and large benchmarks count alike.
+// It returns zeros when no subset is feasible.
 func nonNegativeLeastSquares(A [][3]float64, y []float64) [3]float64 {
+	full := mat.NewDense(len(A), 3, nil)
+	for r, row := range A {
+		full.SetRow(r, row[:])
+	}
+	b := mat.NewVecDense(len(y), slices.Clone(y))
 	best, bestErr := [3]float64{}, math.Inf(1)
 	for mask := 1; mask < 8; mask++ {
 		var cols []int
-		for c := 0; c < 3; c++ {
+		for c := range 3 {
 			if mask&(1<<c) != 0 {
 				cols = append(cols, c)
 			}
 		}
-		k := len(cols)
-		// Normal equations, scaled per column for conditioning.
-		scale := make([]float64, k)
+		sub := mat.NewDense(len(A), len(cols), nil)
 		for j, c := range cols {
-			for _, r := range A {
-				scale[j] = math.Max(scale[j], math.Abs(r[c]))
-			}
-			if scale[j] == 0 {
-				scale[j] = 1
-			}
+			sub.SetCol(j, mat.Col(nil, c, full))
 		}
-		M := make([][]float64, k)
-		v := make([]float64, k)
-		for i := range M {
-			M[i] = make([]float64, k)
-		}
-		for r, row := range A {
-			for i, ci := range cols {
-				v[i] += row[ci] / scale[i] * y[r]
-				for j, cj := range cols {
-					M[i][j] += row[ci] / scale[i] * row[cj] / scale[j]
-				}
-			}
-		}
-		sol, ok := solve(M, v)
-		if !ok {
+		var sol mat.VecDense
+		if err := sol.SolveVec(sub, b); err != nil || mat.Min(&sol) < 0 {
 			continue
 		}
 		var x [3]float64
-		feasible := true
 		for j, c := range cols {
-			x[c] = sol[j] / scale[j]
-			if x[c] < 0 {
-				feasible = false
-			}
+			x[c] = sol.AtVec(j)
 		}
-		if !feasible {
-			continue
-		}
+		var fit mat.VecDense
+		fit.MulVec(full, mat.NewVecDense(3, x[:]))
 		var e float64
-		for r, row := range A {
-			// Relative error: small and large benchmarks count alike.
-			p := row[0]*x[0] + row[1]*x[1] + row[2]*x[2]
-			e += (p - y[r]) * (p - y[r]) / (y[r] * y[r])
+		for r := range y {
+			e += math.Pow((fit.AtVec(r)-y[r])/y[r], 2)
 		}
 		if e < bestErr {
 			best, bestErr = x, e
 		}
 	}
 	return best
-}
-
-// solve is Gaussian elimination with partial pivoting.
-func solve(M [][]float64, v []float64) ([]float64, bool) {
-	n := len(v)
-	for c := 0; c < n; c++ {
-		p := c
-		for r := c + 1; r < n; r++ {
-			if math.Abs(M[r][c]) > math.Abs(M[p][c]) {
-				p = r
-			}
-		}
-		if math.Abs(M[p][c]) < 1e-12 {
-			return nil, false
-		}
-		M[c], M[p] = M[p], M[c]
-		v[c], v[p] = v[p], v[c]
-		for r := c + 1; r < n; r++ {
-			f := M[r][c] / M[c][c]
-			for k := c; k < n; k++ {
-				M[r][k] -= f * M[c][k]
-			}
-			v[r] -= f * v[c]
-		}
-	}
-	x := make([]float64, n)
-	for r := n - 1; r >= 0; r-- {
-		s := v[r]
-		for k := r + 1; k < n; k++ {
-			s -= M[r][k] * x[k]
-		}
-		x[r] = s / M[r][r]
-	}
-	return x, true
 }
