@@ -48,6 +48,11 @@ fuzz:
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results
 
+# The quality experiment needs Debian's WordNet database.
+reproduce-quality: $(BIN)/reproduce
+	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; }
+	./$(BIN)/reproduce --out results --experiments quality
+
 # reproduce-NAME runs one experiment (see `bin/reproduce --help` for names).
 reproduce-%: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments $*

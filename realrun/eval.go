@@ -131,65 +131,30 @@ func Evaluate(st *store.Store, kind model.Kind, rel []float32, degrees []int32, 
 			copy(cand[k*d:(k+1)*d], emb[int(v)*d:int(v+1)*d])
 		}
 	}
-	relVec := func(r int32) []float32 {
-		if !kind.UsesRelations() {
-			return nil
-		}
-		return rel[int(r)*d : int(r+1)*d]
-	}
 	ranks := make([]float64, 2*len(test))
 	places := make([]int, 2*len(test)) // k of each ranking, for the baseline
-	var wg sync.WaitGroup
 	workers := max(opt.Workers, 1)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			// excluded marks the candidates a filtered ranking skips: set
-			// for one query's true partners and cleared after it, so the
-			// per-candidate test is an index, not a map lookup.
-			var excluded []bool
-			if truth != nil {
-				excluded = make([]bool, m)
-			}
-			for i := w; i < len(test); i += workers {
-				e := test[i]
-				s, r, dd := emb[int(e.Src)*d:int(e.Src+1)*d], relVec(e.Rel), emb[int(e.Dst)*d:int(e.Dst+1)*d]
-				for side := 0; side < 2; side++ {
-					var skip func(j int) bool
-					places[2*i+side] = m + 1
-					var partners map[int32]bool
-					var self int32
-					if truth != nil {
-						if side == 0 {
-							partners, self = truth[[2]int64{int64(e.Src), int64(e.Rel)}], e.Dst
-						} else {
-							partners, self = truth[[2]int64{-1 - int64(e.Dst), int64(e.Rel)}], e.Src
-						}
-						excluded[self] = true
-						for j := range partners {
-							excluded[j] = true
-						}
-						skip = func(j int) bool { return excluded[j] }
-						skipped := len(partners)
-						if !partners[self] {
-							skipped++
-						}
-						places[2*i+side] = m - skipped + 1
-					}
-					higher, equal := model.RankCounts(kind, d, s, r, dd, model.Side(side), cand, m, skip)
-					ranks[2*i+side] = 1 + float64(higher) + float64(equal)/2
-					if truth != nil {
-						excluded[self] = false
-						for j := range partners {
-							excluded[j] = false
-						}
+	if truth != nil {
+		rankFiltered(kind, d, emb, rel, test, truth, workers, ranks, places)
+	} else {
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := w; i < len(test); i += workers {
+					e := test[i]
+					s, r, dd := emb[int(e.Src)*d:int(e.Src+1)*d], relVec(kind, rel, d, e.Rel), emb[int(e.Dst)*d:int(e.Dst+1)*d]
+					for side := 0; side < 2; side++ {
+						higher, equal := model.RankCounts(kind, d, s, r, dd, model.Side(side), cand, m, nil)
+						ranks[2*i+side] = 1 + float64(higher) + float64(equal)/2
+						places[2*i+side] = m + 1
 					}
 				}
-			}
-		}(w)
+			}(w)
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	for i, rk := range ranks {
 		q.Baseline += RandomMRR(places[i])
 		q.MRR += 1 / rk
@@ -267,4 +232,96 @@ func trueEdges(st *store.Store) (map[[2]int64]map[int32]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// relVec is relation r's embedding, nil for Dot.
+func relVec(kind model.Kind, rel []float32, d int, r int32) []float32 {
+	if !kind.UsesRelations() {
+		return nil
+	}
+	return rel[int(r)*d : int(r+1)*d]
+}
+
+// rankBlock is how many queries filtered ranking scores at once: one
+// matrix product of a block of query vectors with every node's embedding
+// reads the embeddings once per block instead of once per query.
+const rankBlock = 32
+
+// rankFiltered ranks every test edge on both sides against every node,
+// skipping the other known partners (filtered ranking). Queries are scored
+// in blocks by one matrix product; a query's true score is read from the
+// same product, so the true node and a candidate with equal embeddings
+// score bit-identically.
+func rankFiltered(kind model.Kind, d int, emb, rel []float32, test []store.Edge, truth map[[2]int64]map[int32]bool, workers int, ranks []float64, places []int) {
+	m := len(emb) / d
+	queries := 2 * len(test)
+	blocks := (queries + rankBlock - 1) / rankBlock
+	var next sync.Mutex
+	b := 0
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			Q := make([]float32, rankBlock*d)
+			S := make([]float32, rankBlock*m)
+			excluded := make([]bool, m)
+			for {
+				next.Lock()
+				blk := b
+				b++
+				next.Unlock()
+				if blk >= blocks {
+					return
+				}
+				lo, hi := blk*rankBlock, min((blk+1)*rankBlock, queries)
+				for qi := lo; qi < hi; qi++ {
+					e := test[qi/2]
+					s, r, dd := emb[int(e.Src)*d:int(e.Src+1)*d], relVec(kind, rel, d, e.Rel), emb[int(e.Dst)*d:int(e.Dst+1)*d]
+					row := Q[(qi-lo)*d : (qi-lo+1)*d]
+					copy(row, model.Query(kind, d, s, r, dd, model.Side(qi%2), row))
+				}
+				n := hi - lo
+				clear(S[:n*m])
+				model.SgemmNT(n, m, d, Q[:n*d], emb, S[:n*m])
+				for qi := lo; qi < hi; qi++ {
+					e := test[qi/2]
+					var partners map[int32]bool
+					var self int32
+					if qi%2 == 0 {
+						partners, self = truth[[2]int64{int64(e.Src), int64(e.Rel)}], e.Dst
+					} else {
+						partners, self = truth[[2]int64{-1 - int64(e.Dst), int64(e.Rel)}], e.Src
+					}
+					excluded[self] = true
+					for j := range partners {
+						excluded[j] = true
+					}
+					scores := S[(qi-lo)*m : (qi-lo+1)*m]
+					ts := scores[self]
+					higher, equal := 0, 0
+					for j, v := range scores {
+						if v >= ts && !excluded[j] {
+							if v > ts {
+								higher++
+							} else {
+								equal++
+							}
+						}
+					}
+					excluded[self] = false
+					for j := range partners {
+						excluded[j] = false
+					}
+					skipped := len(partners)
+					if !partners[self] {
+						skipped++
+					}
+					ranks[qi] = 1 + float64(higher) + float64(equal)/2
+					places[qi] = m - skipped + 1
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

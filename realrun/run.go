@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,13 @@ type Options struct {
 	// ranked (a seeded sample).
 	Eval, EvalProtocol   string
 	EvalEvery, EvalEdges int
+}
+
+// Defaults are realrun's defaults, the flags' and any caller's.
+var Defaults = Options{
+	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
+	Batch: 10000, Negatives: 100, DegreeFrac: 0.5, LR: 0.1, Workers: runtime.NumCPU(), Seed: 1,
+	ExportFormat: "npy", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
 }
 
 // EvalNone is the Quality.Mode of an epoch that was not evaluated.
