@@ -214,8 +214,9 @@ func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int,
 			lossMu.Unlock()
 		}()
 	}
-	for lo := 0; lo < len(edges); lo += c.h.Batch {
-		batches <- edges[lo:min(lo+c.h.Batch, len(edges))]
+	unit := sim.WorkUnit(len(edges), c.h.Batch, c.h.chunk(), c.h.Workers)
+	for lo := 0; lo < len(edges); lo += unit {
+		batches <- edges[lo:min(lo+unit, len(edges))]
 	}
 	close(batches)
 	wg.Wait()

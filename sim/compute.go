@@ -125,8 +125,24 @@ func splitBatches(n int64, batch int) (full int64, rest int) {
 	return n / int64(batch), int(n % int64(batch))
 }
 
+// WorkUnit is how many of a bucket's edges one worker of tierflow's CPU
+// engine takes at a time: a batch, or — when the bucket holds fewer than
+// one batch per worker — an equal share rounded up to whole chunks, so
+// that every worker has work on small buckets too. Units are whole chunks,
+// so the chunks (the unit of every update) are the same whatever the unit;
+// with one worker a bucket is trained exactly as batch by batch. The
+// engine and its model (CPUBucketTime) both use this rule.
+func WorkUnit(edges, batch, chunk, workers int) int {
+	per := (edges + workers - 1) / max(workers, 1)
+	if per >= batch {
+		return batch
+	}
+	return max(chunk, (per+chunk-1)/chunk*chunk)
+}
+
 // CPUBucketTime is the time tierflow's CPU engine takes for a bucket of
-// edges: batches of Training.Batch edges handed to cpu.workers goroutines
+// edges: work units (WorkUnit: batches of Training.Batch edges, or equal
+// whole-chunk shares of a small bucket) handed to cpu.workers goroutines
 // as they free up, every chunk of ChunkSize edges (default Negatives)
 // costing, at the whole machine's calibrated rates (devices.TrainCost),
 // n ÷ edges + (2n + m)·d·4 ÷ row_bandwidth + 12·n·m·d ÷ flops; one
@@ -151,12 +167,13 @@ func CPUBucketTime(prof devices.Profile, t Training, edges int64) float64 {
 		}
 		return s * float64(w)
 	}
-	full, rest := splitBatches(edges, t.Batch)
-	// Workers take batches in order as they free up: with equal batches
-	// the makespan is ceil(batches / workers) batch times, plus the
-	// remainder batch on the worker that frees up first.
+	unit := WorkUnit(int(min(edges, 1<<40)), t.Batch, t.chunk(), w)
+	full, rest := splitBatches(edges, unit)
+	// Workers take units in order as they free up: with equal units the
+	// makespan is ceil(units / workers) unit times, plus the remainder
+	// unit on the worker that frees up first.
 	free := make([]float64, w)
-	bt := batchTime(t.Batch)
+	bt := batchTime(unit)
 	assign := func(d float64) {
 		best := 0
 		for i := range free {
