@@ -64,8 +64,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Batch, "batch", realrun.Defaults.Batch, "edges per batch")
 	fs.IntVar(&o.Negatives, "negatives", realrun.Defaults.Negatives, "negative nodes shared by each chunk")
 	fs.IntVar(&o.Chunk, "chunk", 0, "edges per chunk (0: as many as --negatives)")
-	fs.Float64Var(&o.DegreeFrac, "degree-frac", realrun.Defaults.DegreeFrac, "share of negatives drawn by degree (the rest uniformly)")
-	fs.Float64Var(&o.LR, "lr", realrun.Defaults.LR, "Adagrad learning rate")
+	fs.Float64Var(&o.DegreeFrac, "degree-frac", realrun.Defaults.DegreeFrac, "share of negatives drawn by degree, the rest uniformly (default: 0 for knowledge graphs, 0.5 otherwise)")
+	fs.Float64Var(&o.LR, "lr", realrun.Defaults.LR, "Adagrad learning rate (default: 0.3 for knowledge graphs, 0.1 otherwise)")
 	fs.IntVar(&o.Workers, "workers", realrun.Defaults.Workers, "training goroutines (1 makes training deterministic)")
 	fs.Int64Var(&o.Seed, "seed", realrun.Defaults.Seed, "seed for generation, relabelling, initialisation, sampling and evaluation")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
@@ -172,8 +172,8 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	if err := realrun.EpochColumns.Human(out.Epochs).Render(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
-		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
+	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
+		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
 	fmt.Fprintf(w, "%s order, p=%d c=%d, partitions of %.1f MB (O_DIRECT: %v), prefetch %v; work directory %s\n",
 		out.Ordering, out.P, out.C, float64(out.PartitionBytes)/1e6, out.DirectIO, out.Prefetch, out.Workdir)
 	for i := len(out.Epochs) - 1; i >= 0; i-- {

@@ -66,7 +66,7 @@ func (h Help) Print(w io.Writer, fs *flag.FlagSet) {
 			if arg != "" {
 				line += " " + arg
 			}
-			if def := f.DefValue; def != "" && def != "false" && def != "0" {
+			if def := f.DefValue; def != "" && def != "false" && def != "0" && !strings.Contains(usage, "(default") {
 				usage += fmt.Sprintf(" (default %s)", def)
 			}
 			fmt.Fprintf(w, "%-28s %s\n", line, strings.ReplaceAll(usage, "\n", "\n"+strings.Repeat(" ", 29)))
