@@ -51,12 +51,12 @@ type Options struct {
 // Defaults are realrun's defaults, the flags' and any caller's.
 var Defaults = Options{
 	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
-	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: Auto, Workers: runtime.NumCPU(), Seed: 1,
+	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1,
 	ExportFormat: "npy", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
 }
 
-// Auto, as Options.LR or Options.DegreeFrac, picks the value tuned for the
-// kind of graph (GraphDefaults).
+// Auto, as Options.DegreeFrac, picks the share tuned for the kind of
+// graph (GraphDefaults); so does 0 as Options.LR.
 const Auto = -1
 
 // GraphDefaults are the learning rate and the share of negatives drawn by
@@ -99,7 +99,7 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 		return spec, h, nil, sim.Inputf("--chunk %d: must not be negative", o.Chunk)
 	case o.DegreeFrac != Auto && !(o.DegreeFrac >= 0 && o.DegreeFrac <= 1):
 		return spec, h, nil, sim.Inputf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
-	case o.LR != Auto && !(o.LR > 0):
+	case o.LR != 0 && !(o.LR > 0):
 		return spec, h, nil, sim.Inputf("--lr %v: must be positive", o.LR)
 	case o.ExportFormat != "npy" && o.ExportFormat != "tsv":
 		return spec, h, nil, sim.Inputf("--export-format %q: want npy or tsv", o.ExportFormat)
@@ -167,7 +167,7 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 	spec = DataSpec{Dataset: o.Dataset, Scale: o.Scale, Edges: o.Edges, Valid: o.Valid, Test: o.Test,
 		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: workdir}
 	def := GraphDefaults[kind.UsesRelations()]
-	if o.LR == Auto {
+	if o.LR == 0 {
 		o.LR = def.LR
 	}
 	if o.DegreeFrac == Auto {
