@@ -1,0 +1,274 @@
+package realrun
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
+)
+
+// DefaultScales make one epoch of each preset take one to three minutes
+// on two cores with the default training shape (twitter measured: 109 s;
+// the others hold about as many edges; fb15k is small at full size).
+var DefaultScales = map[string]float64{"twitter": 0.01, "livejournal": 0.2, "freebase86m": 0.04, "fb15k": 1}
+
+// Options is one `realrun` invocation in names and numbers (its flags);
+// Configure checks them and turns them into a DataSpec, a Hyper and a Plan.
+type Options struct {
+	Dataset, Edges, Valid, Test string
+	Scale                       float64 // 0: DefaultScales
+	Model                       string  // "": the dataset's (dot for edge files)
+	Dim, Epochs, P, C           int
+	Ordering, Policy, PlanFile  string
+	Batch, Negatives, Chunk     int
+	DegreeFrac, LR              float64
+	Workers                     int
+	Seed                        int64
+	NoPrefetch, Resume          bool
+	Workdir                     string // "": under the system temp dir
+	Export, ExportFormat        string
+}
+
+// Configure validates the options and builds the data spec, the training
+// hyper-parameters and the Plan. Bad input is a sim.InputError naming the
+// flag.
+func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
+	var spec DataSpec
+	var h Hyper
+	if err := orderings.CheckPC(o.P, o.C); err != nil {
+		return spec, h, nil, sim.Inputf("--p %d --c %d: %w", o.P, o.C, err)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"dim", o.Dim}, {"epochs", o.Epochs}, {"batch", o.Batch}, {"negatives", o.Negatives}, {"workers", o.Workers}} {
+		if f.v < 1 {
+			return spec, h, nil, sim.Inputf("--%s %d: must be at least 1", f.name, f.v)
+		}
+	}
+	switch {
+	case o.Chunk < 0:
+		return spec, h, nil, sim.Inputf("--chunk %d: must not be negative", o.Chunk)
+	case !(o.DegreeFrac >= 0 && o.DegreeFrac <= 1):
+		return spec, h, nil, sim.Inputf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
+	case !(o.LR > 0):
+		return spec, h, nil, sim.Inputf("--lr %v: must be positive", o.LR)
+	case o.ExportFormat != "npy" && o.ExportFormat != "tsv":
+		return spec, h, nil, sim.Inputf("--export-format %q: want npy or tsv", o.ExportFormat)
+	case o.Edges == "" && (o.Valid != "" || o.Test != ""):
+		return spec, h, nil, sim.Inputf("--valid and --test go with --edges")
+	}
+	policy, err := orderings.ParsePolicy(o.Policy)
+	if err != nil {
+		return spec, h, nil, sim.Inputf("--policy: %w", err)
+	}
+	modelName, source := o.Model, o.Dataset
+	if o.Edges == "" {
+		pr, err := graph.LookupPreset(o.Dataset)
+		if err != nil {
+			return spec, h, nil, sim.Inputf("--dataset: %w", err)
+		}
+		if modelName == "" {
+			modelName = string(pr.Model)
+		}
+		if o.Scale == 0 {
+			if o.Scale = DefaultScales[pr.Name]; o.Scale == 0 {
+				o.Scale = 0.01
+			}
+		}
+	} else {
+		source = filepath.Base(o.Edges)
+		if modelName == "" {
+			modelName = "dot"
+		}
+	}
+	kind, err := model.ParseKind(modelName)
+	if err != nil {
+		return spec, h, nil, sim.Inputf("--model: %w", err)
+	}
+	if err := kind.CheckDim(o.Dim); err != nil {
+		return spec, h, nil, sim.Inputf("--dim %d: %w", o.Dim, err)
+	}
+	var plan *orderings.Plan
+	if o.PlanFile != "" {
+		f, err := os.Open(o.PlanFile)
+		if err != nil {
+			return spec, h, nil, sim.Inputf("--plan: %w", err)
+		}
+		plan, err = orderings.ReadJSON(f)
+		f.Close()
+		if err != nil {
+			return spec, h, nil, sim.Inputf("--plan %s: %w", o.PlanFile, err)
+		}
+		o.P, o.C = plan.P, plan.C
+	} else if plan, err = orderings.Build(o.Ordering, o.P, o.C, policy, o.Seed); err != nil {
+		return spec, h, nil, sim.Inputf("--ordering: %w", err)
+	}
+	workdir := o.Workdir
+	if workdir == "" {
+		workdir = filepath.Join(os.TempDir(), "tierflow-"+source)
+	}
+	spec = DataSpec{Dataset: o.Dataset, Scale: o.Scale, Edges: o.Edges, Valid: o.Valid, Test: o.Test,
+		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: workdir}
+	h = Hyper{Training: sim.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
+		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers}
+	return spec, h, plan, nil
+}
+
+// OpenOrPrepare reuses a work directory built from the same generated data
+// with the same layout (p, d, model, seed), or builds it; reused reports
+// which. A work directory of another format version is refused, never
+// replaced.
+func OpenOrPrepare(spec DataSpec) (st *store.Store, reused bool, err error) {
+	if _, err := store.Open(spec.Workdir); errors.Is(err, store.ErrVersion) {
+		return nil, false, sim.Inputf("--workdir: %v; remove it or choose another --workdir", err)
+	}
+	if spec.Edges == "" {
+		if st, err := store.Open(spec.Workdir); err == nil {
+			m := st.M
+			if m.Source == fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale) && m.P == spec.P && m.Dim == spec.Dim && m.Model == spec.Model && m.Seed == spec.Seed {
+				return st, true, nil
+			}
+		}
+	}
+	st, err = Prepare(spec)
+	return st, false, err
+}
+
+// Output is one `realrun` training run: its configuration and every
+// epoch's measurement (what realrun prints with --json).
+type Output struct {
+	Ordering       string  `json:"ordering"`
+	Policy         string  `json:"policy"`
+	P              int     `json:"p"`
+	C              int     `json:"c"`
+	PartitionBytes int64   `json:"partition_bytes"`
+	Dataset        string  `json:"dataset"`
+	Workdir        string  `json:"workdir"`
+	Nodes          int64   `json:"nodes"`
+	TrainEdges     int64   `json:"train_edges"`
+	Model          string  `json:"model"`
+	Dim            int     `json:"dim"`
+	Batch          int     `json:"batch"`
+	Negatives      int     `json:"negatives"`
+	DegreeFrac     float64 `json:"degree_frac"`
+	Workers        int     `json:"workers"`
+	Prefetch       bool    `json:"prefetch"`
+	DirectIO       bool    `json:"direct_io"`
+	Histogram      string  `json:"histogram"`
+	Epochs         []Epoch `json:"epochs"`
+	// Resumed is the epoch training resumed after (0: from scratch).
+	Resumed int `json:"resumed,omitempty"`
+}
+
+// EpochColumns are realrun's table and CSV columns.
+var EpochColumns = plots.Columns{
+	{Field: "Epoch", Head: "epoch"},
+	{Field: "EpochSeconds", Head: "epoch s", Prec: 1, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall s", Prec: 1, CSVPrec: 3},
+	{Field: "ComputeSeconds", Head: "compute s", Prec: 1, CSVPrec: 3},
+	{Field: "Swaps", Head: "swaps"},
+	{Field: "Loads", Head: "loads"},
+	{Field: "Writes", Head: "writes"},
+	{Field: "FinalWrites"},
+	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1},
+	{Field: "WriteBytes", Head: "write MB", Scale: 1e-6, Prec: 1},
+	{Field: "EdgesPerSecond", Head: "edges/s", Prec: 0, CSVPrec: 0},
+	{Field: "Loss", CSVPrec: 2},
+	{Field: "MRR", Head: "MRR", Prec: 3, CSVPrec: 4},
+	{Field: "HitsAt1", Head: "Hits@1", Prec: 3, CSVPrec: 4},
+	{Field: "HitsAt3", CSVPrec: 4},
+	{Field: "HitsAt10", Head: "Hits@10", Prec: 3, CSVPrec: 4},
+}
+
+// Train is `realrun`: it prepares (or reuses) the work directory, resumes
+// from its last checkpoint if asked, trains and evaluates every epoch, and
+// exports the embeddings if asked. keepEvents keeps every epoch's I/O and
+// bucket events in the Output; log receives one-line notices.
+func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output, error) {
+	spec, h, plan, err := Configure(o)
+	if err != nil {
+		return Output{}, err
+	}
+	st, reused, err := OpenOrPrepare(spec)
+	if err != nil {
+		return Output{}, err
+	}
+	degrees, err := st.Degrees()
+	if err != nil {
+		return Output{}, err
+	}
+	eng := NewCPU(h, st, degrees, spec.Seed)
+	out := Output{
+		Ordering: plan.Ordering, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
+		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
+		Model: string(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
+		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),
+	}
+	first := 1
+	switch {
+	case o.Resume && reused && st.Current > 0:
+		if err := Resume(st, eng); err != nil {
+			return out, err
+		}
+		first, out.Resumed = st.Current+1, st.Current
+		fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+	case reused:
+		if err := st.InitPartitions(spec.Seed, initScale); err != nil {
+			return out, err
+		}
+	}
+	for e := first; e <= o.Epochs; e++ {
+		ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: !o.NoPrefetch, Seed: spec.Seed, Epoch: e, Progress: progress})
+		if err != nil {
+			return out, err
+		}
+		ev := DefaultEval
+		ev.Seed, ev.Workers = spec.Seed, h.Workers
+		q, err := Evaluate(st, model.Kind(h.Model), eng.Relations(), degrees, ev)
+		if err != nil {
+			return out, err
+		}
+		ep.Quality, ep.MRR, ep.HitsAt1, ep.HitsAt3, ep.HitsAt10 = q, q.MRR, q.HitsAt1, q.HitsAt3, q.HitsAt10
+		if !keepEvents {
+			ep.IO, ep.Buckets = ep.IO[:0:0], nil
+		}
+		out.Epochs = append(out.Epochs, ep)
+	}
+	if o.Export != "" {
+		if err := ExportFile(o.Export, o.ExportFormat, st); err != nil {
+			return out, sim.Inputf("--export: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// ExportFile writes the trained node embeddings to path in input id order
+// (npy or tsv), naming nodes by their ids in the input file when the work
+// directory was built from one; the file is written atomically.
+func ExportFile(path, format string, st *store.Store) error {
+	names := func(i int64) string { return strconv.FormatInt(i, 10) }
+	if data, err := os.ReadFile(filepath.Join(st.Dir, "ids.tsv")); err == nil {
+		table := map[int64]string{}
+		sc := bufio.NewScanner(strings.NewReader(string(data)))
+		for sc.Scan() {
+			id, name, ok := strings.Cut(sc.Text(), "\t")
+			if n, err := strconv.ParseInt(id, 10, 64); ok && err == nil {
+				table[n] = name
+			}
+		}
+		names = func(i int64) string { return table[i] }
+	}
+	return plots.WriteFileAtomic(path, func(w io.Writer) error { return Export(w, st, format, names) })
+}
