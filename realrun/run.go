@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
@@ -38,6 +39,11 @@ type Options struct {
 	NoPrefetch, Resume          bool
 	Workdir                     string // "": under the system temp dir
 	Export, ExportFormat        string
+	// CheckpointEvery is how often to checkpoint inside an epoch.
+	CheckpointEvery Interval
+	// Stop, once closed, stops training at the next bucket boundary with
+	// a checkpoint: Train then returns a *StopError.
+	Stop <-chan struct{}
 }
 
 // Configure validates the options and builds the data spec, the training
@@ -201,6 +207,11 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 	if err != nil {
 		return Output{}, err
 	}
+	unlock, err := LockWorkdir(spec.Workdir)
+	if err != nil {
+		return Output{}, sim.Inputf("--workdir: %w", err)
+	}
+	defer unlock()
 	st, reused, err := OpenOrPrepare(spec)
 	if err != nil {
 		return Output{}, err
@@ -217,20 +228,30 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),
 	}
 	first := 1
+	var pos *Position
 	switch {
-	case o.Resume && reused && st.Current > 0:
-		if err := Resume(st, eng); err != nil {
+	case o.Resume && reused && (st.Current > 0 || st.Bucket > 0):
+		if pos, err = Resume(st, eng); err != nil {
 			return out, err
 		}
 		first, out.Resumed = st.Current+1, st.Current
-		fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+		if pos != nil {
+			fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, pos.Bucket, len(plan.Buckets))
+		} else {
+			fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+		}
 	case reused:
 		if err := st.InitPartitions(spec.Seed, initScale); err != nil {
 			return out, err
 		}
 	}
 	for e := first; e <= o.Epochs; e++ {
-		ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: !o.NoPrefetch, Seed: spec.Seed, Epoch: e, Progress: progress})
+		if stopped(o.Stop) {
+			return out, &StopError{Epochs: st.Current, Bucket: st.Bucket, Buckets: len(plan.Buckets)}
+		}
+		ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: !o.NoPrefetch, Seed: spec.Seed, Epoch: e, Progress: progress,
+			Checkpoint: o.CheckpointEvery, Stop: o.Stop, From: pos})
+		pos = nil
 		if err != nil {
 			return out, err
 		}
@@ -247,7 +268,9 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		out.Epochs = append(out.Epochs, ep)
 	}
 	if o.Export != "" {
-		if err := ExportFile(o.Export, o.ExportFormat, st); err != nil {
+		if err := ExportFile(o.Export, o.ExportFormat, st); errors.Is(err, syscall.ENOSPC) {
+			return out, err
+		} else if err != nil {
 			return out, sim.Inputf("--export: %w", err)
 		}
 	}
@@ -270,5 +293,11 @@ func ExportFile(path, format string, st *store.Store) error {
 		}
 		names = func(i int64) string { return table[i] }
 	}
-	return plots.WriteFileAtomic(path, func(w io.Writer) error { return Export(w, st, format, names) })
+	// The npy header is at most a few hundred bytes; tsv needs about
+	// twice the binary size.
+	need := st.M.Nodes*int64(st.M.Dim)*4 + 256
+	if format == "tsv" {
+		need *= 2
+	}
+	return store.SpaceError(path, need, plots.WriteFileAtomic(path, func(w io.Writer) error { return Export(w, st, format, names) }))
 }
