@@ -92,8 +92,8 @@ type EpochOptions struct {
 
 // StopError is returned when a run was stopped (EpochOptions.Stop): its
 // last checkpoint holds Epochs complete epochs and Bucket buckets of the
-// next (of Buckets).
-type StopError struct{ Epochs, Bucket, Buckets int }
+// next (of Buckets). Code is the exit status the stopper asked for.
+type StopError struct{ Epochs, Bucket, Buckets, Code int }
 
 func (e *StopError) Error() string {
 	if e.Bucket == 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,8 +43,24 @@ type Options struct {
 	// CheckpointEvery is how often to checkpoint inside an epoch.
 	CheckpointEvery Interval
 	// Stop, once closed, stops training at the next bucket boundary with
-	// a checkpoint: Train then returns a *StopError.
-	Stop <-chan struct{}
+	// a checkpoint: Train then returns a *StopError whose Code is
+	// *StopCode (the exit status the stopper asks for; nil: 0).
+	Stop     <-chan struct{}
+	StopCode *int
+}
+
+// ResumeArgs are a command line's arguments with --resume added (once).
+func ResumeArgs(args []string) string {
+	out := append([]string(nil), args...)
+	if !slices.Contains(out, "--resume") && !slices.Contains(out, "-resume") {
+		out = append(out, "--resume")
+	}
+	for i, a := range out {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // Configure validates the options and builds the data spec, the training
@@ -247,12 +264,14 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 	}
 	for e := first; e <= o.Epochs; e++ {
 		if stopped(o.Stop) {
-			return out, &StopError{Epochs: st.Current, Bucket: st.Bucket, Buckets: len(plan.Buckets)}
+			return out, o.stopError(&StopError{Epochs: st.Current, Bucket: st.Bucket, Buckets: len(plan.Buckets)})
 		}
 		ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: !o.NoPrefetch, Seed: spec.Seed, Epoch: e, Progress: progress,
 			Checkpoint: o.CheckpointEvery, Stop: o.Stop, From: pos})
 		pos = nil
-		if err != nil {
+		if se := (*StopError)(nil); errors.As(err, &se) {
+			return out, o.stopError(se)
+		} else if err != nil {
 			return out, err
 		}
 		ev := DefaultEval
@@ -300,4 +319,31 @@ func ExportFile(path, format string, st *store.Store) error {
 		need *= 2
 	}
 	return store.SpaceError(path, need, plots.WriteFileAtomic(path, func(w io.Writer) error { return Export(w, st, format, names) }))
+}
+
+func (o Options) stopError(se *StopError) *StopError {
+	if o.StopCode != nil {
+		se.Code = *o.StopCode
+	}
+	return se
+}
+
+// DrawTimeline plots, for the last epoch, compute and I/O busy over time,
+// to path (.png or .svg).
+func (out Output) DrawTimeline(path string) error {
+	if len(out.Epochs) == 0 {
+		return fmt.Errorf("no epoch to plot")
+	}
+	e := out.Epochs[len(out.Epochs)-1]
+	lc := plots.LineChart{Title: fmt.Sprintf("realrun epoch %d: %s, p=%d c=%d", e.Epoch, out.Ordering, out.P, out.C), XLabel: "seconds", YLabel: "busy (fraction)"}
+	series := map[string]*plots.Series{"compute": {Name: "compute"}, "read": {Name: "disk read"}, "write": {Name: "disk write"}}
+	for _, pt := range e.Timeline {
+		x := (pt.Start + pt.End) / 2
+		for k, v := range map[string]float64{"compute": pt.Compute, "read": pt.Read, "write": pt.Write} {
+			s := series[k]
+			s.X, s.Y = append(s.X, x), append(s.Y, v)
+		}
+	}
+	lc.Series = []plots.Series{*series["compute"], *series["read"], *series["write"]}
+	return plots.SaveStack(path, lc)
 }

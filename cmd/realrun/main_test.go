@@ -9,7 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,44 +174,84 @@ cpu:
 	assert.NoError(t, err)
 }
 
+// child runs the test binary as the realrun command.
+func child(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "TIERFLOW_AS_REALRUN=1")
+	return cmd
+}
+
+// lockedBuffer collects a child's stderr while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "waiting for %s", what)
+	}
+}
+
+// smallRun is a run of a few seconds on one worker (deterministic).
+func smallRun(work, export string, epochs int, extra ...string) []string {
+	return append([]string{"--dataset", "livejournal", "--scale", "0.0005", "--p", "4", "--c", "2", "--dim", "8",
+		"--epochs", strconv.Itoa(epochs), "--workers", "1", "--progress", "none", "--workdir", work, "--export", export}, extra...)
+}
+
 // TestKillAndResume kills realrun with SIGKILL at 20 random moments
-// (generation, training, writes, checkpoints, evaluation) and resumes it
-// each time: every resume must succeed, no partition may be torn (Resume
-// checks the checksums), and the final embeddings must equal those of an
-// uninterrupted run with the same seed (one worker: deterministic).
+// (generation, training, writes, checkpoints inside and between epochs,
+// evaluation) and resumes it each time: every resume must succeed, no
+// partition may be torn (Resume checks the checksums), and the final
+// embeddings must equal those of an uninterrupted run without
+// checkpoints inside epochs (one worker: deterministic). It measures the
+// work lost per kill: the time since the last committed checkpoint.
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts the command 20 times")
 	}
+	const every = 2 // buckets between checkpoints inside an epoch
 	dir := t.TempDir()
-	args := func(work, export string) []string {
-		return []string{"--dataset", "livejournal", "--scale", "0.0005", "--p", "4", "--c", "2", "--dim", "8", "--epochs", "3",
-			"--workers", "1", "--progress", "none", "--workdir", work, "--export", export}
-	}
 	ref := filepath.Join(dir, "ref.npy")
-	_, errOut, code := runCmd(args(filepath.Join(dir, "ref"), ref)...)
+	out, errOut, code := runCmd(append(smallRun(filepath.Join(dir, "ref"), ref, 3), "--json")...)
 	require.Equal(t, 0, code, errOut)
+	var refOut Output
+	require.NoError(t, json.Unmarshal([]byte(out), &refOut))
 	want, err := os.ReadFile(ref)
 	require.NoError(t, err)
 
 	work, got := filepath.Join(dir, "work"), filepath.Join(dir, "got.npy")
 	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, append(args(work, got), "--resume")...)...)
-		cmd.Env = append(os.Environ(), "TIERFLOW_AS_REALRUN=1")
-		return cmd
+		return child(smallRun(work, got, 3, "--resume", "--checkpoint-every", strconv.Itoa(every)+"b")...)
 	}
 	// Time one uninterrupted child run to spread the kills over it.
 	t0 := time.Now()
-	out, err := start().CombinedOutput()
-	require.NoError(t, err, string(out))
+	out2, err := start().CombinedOutput()
+	require.NoError(t, err, string(out2))
 	span := time.Since(t0)
 	require.NoError(t, os.RemoveAll(work))
 	rng := rand.New(rand.NewPCG(7, 7))
-	kills, resumed := 0, 0
+	kills, resumed, inside := 0, 0, 0
+	var lost []time.Duration
+	position := regexp.MustCompile(`at bucket (\d+) of`)
 	for kills < 20 {
 		cmd := start()
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		began := time.Now()
 		require.NoError(t, cmd.Start())
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -218,18 +262,123 @@ func TestKillAndResume(t *testing.T) {
 			require.NoError(t, os.RemoveAll(work))
 		case <-time.After(time.Duration(rng.Float64() * float64(span))):
 			require.NoError(t, cmd.Process.Kill())
+			at := time.Now()
 			<-done
 			kills++
 			if strings.Contains(stderr.String(), "resuming after epoch") {
 				resumed++
 			}
+			if m := position.FindStringSubmatch(stderr.String()); m != nil {
+				inside++
+				k, _ := strconv.Atoi(m[1])
+				assert.Zero(t, k%every, "checkpoints inside an epoch are taken every %d buckets", every)
+			}
+			// Work lost: training since the last checkpoint committed
+			// (or since this run began, if it committed none).
+			since := began
+			if fi, err := os.Stat(filepath.Join(work, "CURRENT")); err == nil && fi.ModTime().After(since) {
+				since = fi.ModTime()
+			}
+			lost = append(lost, at.Sub(since))
 		}
 	}
-	out, err = start().CombinedOutput()
-	require.NoError(t, err, "resume after %d kills: %s", kills, out)
-	t.Logf("%d kills over a %v run; %d of the killed runs had resumed from a checkpoint", kills, span, resumed)
+	out2, err = start().CombinedOutput()
+	require.NoError(t, err, "resume after %d kills: %s", kills, out2)
+	var bucketSeconds float64
+	var buckets int
+	for _, e := range refOut.Epochs {
+		bucketSeconds += e.EpochSeconds
+		buckets += 16 // p² buckets per epoch
+	}
+	slices.Sort(lost)
+	t.Logf("%d kills over a %v run; %d resumed from a checkpoint, %d of them inside an epoch; work lost per kill: median %v, max %v; one interval (%d buckets) is %.0f ms of training",
+		kills, span, resumed, inside, lost[len(lost)/2], lost[len(lost)-1], every, 1000*float64(every)*bucketSeconds/float64(buckets))
 	assert.Positive(t, resumed, "some kills must land after a checkpoint")
+	assert.Positive(t, inside, "some kills must land after a checkpoint inside an epoch")
 	have, err := os.ReadFile(got)
 	require.NoError(t, err)
 	assert.Equal(t, want, have, "embeddings after kills and resumes differ from an uninterrupted run")
+}
+
+// TestWorkdirLock: a second realrun on a work directory in use exits 2
+// naming the process holding it; once that process is killed (SIGKILL:
+// its lock file stays behind) the work directory is free again.
+func TestWorkdirLock(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	first := child(smallRun(work, filepath.Join(dir, "a.npy"), 100)...)
+	require.NoError(t, first.Start())
+	defer first.Process.Kill()
+	pid := strconv.Itoa(first.Process.Pid)
+	waitFor(t, "the first run's lock", func() bool {
+		data, _ := os.ReadFile(work + ".lock")
+		return strings.TrimSpace(string(data)) == pid
+	})
+	out, errOut, code := runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 1)...)
+	assert.Equal(t, 2, code, out)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	assert.Contains(t, errOut, "used by process "+pid)
+	require.NoError(t, first.Process.Kill())
+	first.Wait()
+	_, err := os.Stat(work + ".lock")
+	require.NoError(t, err, "a killed run leaves its lock file")
+	_, errOut, code = runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 1)...)
+	assert.Equal(t, 0, code, errOut)
+	_, err = os.Stat(work + ".lock")
+	assert.True(t, os.IsNotExist(err), "a finished run removes its lock file")
+}
+
+// TestSignals: SIGINT and SIGTERM finish the bucket in progress, write a
+// checkpoint, print how to resume and exit 130 and 143; a second SIGINT
+// exits at once. Resuming as printed ends with the embeddings of an
+// uninterrupted run.
+func TestSignals(t *testing.T) {
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref.npy")
+	// More negatives: training, not evaluation, takes most of the time.
+	slow := []string{"--negatives", "300"}
+	_, errOut, code := runCmd(smallRun(filepath.Join(dir, "ref"), ref, 2, slow...)...)
+	require.Equal(t, 0, code, errOut)
+	want, err := os.ReadFile(ref)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		signals []os.Signal
+		code    int
+	}{{"SIGINT", []os.Signal{os.Interrupt}, 130}, {"SIGTERM", []os.Signal{syscall.SIGTERM}, 143}, {"second SIGINT", []os.Signal{os.Interrupt, os.Interrupt}, 130}} {
+		t.Run(tc.name, func(t *testing.T) {
+			work, got := filepath.Join(dir, "w-"+strconv.Itoa(tc.code)+strconv.Itoa(len(tc.signals))), filepath.Join(dir, "got.npy")
+			args := append(smallRun(work, got, 2, slow...), "--progress", "lines")
+			if len(tc.signals) > 1 {
+				// Checkpoints after every bucket: the second signal
+				// lands while one is being written or between two.
+				args = append(args, "--checkpoint-every", "1b")
+			}
+			cmd := child(args...)
+			var stderr lockedBuffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			waitFor(t, "training", func() bool { return strings.Contains(stderr.String(), "epoch 1: ") })
+			for _, s := range tc.signals {
+				require.NoError(t, cmd.Process.Signal(s))
+				time.Sleep(20 * time.Millisecond) // two signals, not one coalesced
+			}
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, stderr.String())
+			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
+			if len(tc.signals) == 1 {
+				assert.Contains(t, stderr.String(), "stopped; the checkpoint holds 0 complete epochs and", "a checkpoint inside epoch 1")
+				assert.Contains(t, stderr.String(), "resume with: realrun "+strings.Join(args, " ")+" --resume")
+			} else {
+				assert.NotContains(t, stderr.String(), "resume with", "the second signal exits at once")
+			}
+			_, errOut, code := runCmd(append(args, "--resume")...)
+			require.Equal(t, 0, code, errOut)
+			assert.Contains(t, errOut, "resuming after epoch 0 at bucket")
+			have, err := os.ReadFile(got)
+			require.NoError(t, err)
+			assert.Equal(t, want, have, "embeddings after a stop and a resume differ from an uninterrupted run")
+		})
+	}
 }

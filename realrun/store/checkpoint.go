@@ -58,7 +58,7 @@ func SpaceError(path string, need int64, err error) error {
 	if err == nil || !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
-	return fmt.Errorf("disk full writing %s: %d bytes needed, %d bytes free on its file system: %w", path, need, freeBytes(filepath.Dir(path)), err)
+	return fmt.Errorf("disk full writing %s: %d bytes needed, %d bytes free on its file system: %w", path, need, freeBytes(filepath.Dir(path)), syscall.ENOSPC)
 }
 
 func parseCurrent(s string) (e, k int, err error) {
@@ -133,7 +133,7 @@ func writeSums(dir string, parts map[int]uint64, extra map[string][]byte) error 
 		return err
 	}
 	path := filepath.Join(dir, sumsFile)
-	return SpaceError(path, int64(len(data)), os.WriteFile(path, data, 0o644))
+	return writeFile(path, data)
 }
 
 // Sums reads a checkpoint directory's checksums.json: the recorded CRC-64
@@ -196,8 +196,7 @@ func ReadPartitionChecked(dir string, i int, buf *Buffer, want uint64) (int64, e
 func (s *Store) Commit(e, k int, sums map[int]uint64, extra map[string][]byte) error {
 	dir := s.CheckpointDir(e, k)
 	for name, data := range extra {
-		path := filepath.Join(dir, name)
-		if err := SpaceError(path, int64(len(data)), os.WriteFile(path, data, 0o644)); err != nil {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
 	}
@@ -221,7 +220,7 @@ func (s *Store) Commit(e, k int, sums map[int]uint64, extra map[string][]byte) e
 	if k > 0 {
 		ptr += "+" + strconv.Itoa(k)
 	}
-	if err := SpaceError(tmp, int64(len(ptr)+1), os.WriteFile(tmp, []byte(ptr+"\n"), 0o644)); err != nil {
+	if err := writeFile(tmp, []byte(ptr+"\n")); err != nil {
 		return err
 	}
 	if err := syncFile(tmp); err != nil {
@@ -305,9 +304,23 @@ func writeDirect(path string, b []byte) (int64, error) {
 	if err == nil && n < len(b) {
 		err = io.ErrShortWrite
 	}
-	if err != nil {
+	if err == nil {
+		err = f.Close()
+	} else {
 		f.Close()
+	}
+	if err != nil {
+		os.Remove(path) // a partial file is never read; free its space
 		return int64(n), SpaceError(path, int64(len(b)), fmt.Errorf("write %s: %w", path, err))
 	}
-	return int64(n), SpaceError(path, int64(len(b)), f.Close())
+	return int64(n), nil
+}
+
+// writeFile writes a small checkpoint file; a partial one is removed.
+func writeFile(path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		os.Remove(path)
+		return SpaceError(path, int64(len(data)), err)
+	}
+	return nil
 }
