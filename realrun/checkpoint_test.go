@@ -12,6 +12,7 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
 )
 
 // finalState is every partition file and the engine state of a work
@@ -86,7 +87,7 @@ func TestCheckpointCost(t *testing.T) {
 	require.NoError(t, err)
 	plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
 	require.NoError(t, err)
-	ep, err := RunEpoch(st, plan, NewCPU(hyper(model.DistMult, 8), st, deg, 1), EpochOptions{Prefetch: true, Seed: 1, Epoch: 1, Checkpoint: Interval{Buckets: 3}})
+	ep, err := RunEpoch(st, plan, NewCPU(hyper(model.DistMult, 8), st, deg, 1), EpochOptions{Prefetch: true, Seed: 1, Epoch: 1, Checkpoint: sim.CheckpointInterval{Buckets: 3}})
 	require.NoError(t, err)
 	require.Len(t, ep.Checkpoints, (len(plan.Buckets)-1)/3)
 	state := int64(4 * 2 * st.M.Relations * 8)

@@ -82,7 +82,7 @@ type EpochOptions struct {
 	Progress Progress
 	// Checkpoint is how often to checkpoint inside the epoch (zero:
 	// only at its end).
-	Checkpoint Interval
+	Checkpoint sim.CheckpointInterval
 	// Stop, once closed, ends the epoch at the next bucket boundary with
 	// a checkpoint; RunEpoch then returns a *StopError.
 	Stop <-chan struct{}
@@ -253,6 +253,11 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	ep := Epoch{Epoch: epoch, Loss: loss, IO: bm.events, Buckets: runs, Checksums: sums, CheckpointSeconds: commit,
 		Checkpoints: ckpts, ResumedAtBucket: first}
 	r := &ep.Report
+	for _, c := range ckpts {
+		r.InsideCheckpoints++
+		r.CheckpointBytes += c.Bytes
+		r.CheckpointWaitSeconds += c.Seconds
+	}
 	r.System, r.Ordering, r.Device, r.Dataset = "realrun-"+eng.Name(), plan.Ordering, "this machine", st.M.Source
 	r.Dim, r.P, r.C = st.M.Dim, plan.P, plan.C
 	r.PartitionBytes = st.M.PartitionBytes

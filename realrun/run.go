@@ -41,7 +41,7 @@ type Options struct {
 	Workdir                     string // "": under the system temp dir
 	Export, ExportFormat        string
 	// CheckpointEvery is how often to checkpoint inside an epoch.
-	CheckpointEvery Interval
+	CheckpointEvery sim.CheckpointInterval
 	// Stop, once closed, stops training at the next bucket boundary with
 	// a checkpoint: Train then returns a *StopError whose Code is
 	// *StopCode (the exit status the stopper asks for; nil: 0).
