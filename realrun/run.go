@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -150,19 +151,27 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 }
 
 // OpenOrPrepare reuses a work directory built from the same generated data
-// with the same layout (p, d, model, seed), or builds it; reused reports
-// which. A work directory of another format version is refused, never
+// or the same edge files (unchanged: their checksums are recorded) with the
+// same layout (p, d, model, seed), or builds it; reused reports which. A work directory of another format version is refused, never
 // replaced.
 func OpenOrPrepare(spec DataSpec) (st *store.Store, reused bool, err error) {
 	if _, err := store.Open(spec.Workdir); errors.Is(err, store.ErrVersion) {
 		return nil, false, sim.Inputf("--workdir: %v; remove it or choose another --workdir", err)
 	}
-	if spec.Edges == "" {
-		if st, err := store.Open(spec.Workdir); err == nil {
-			m := st.M
-			if m.Source == fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale) && m.P == spec.P && m.Dim == spec.Dim && m.Model == spec.Model && m.Seed == spec.Seed {
-				return st, true, nil
-			}
+	if st, err := store.Open(spec.Workdir); err == nil {
+		m := st.M
+		same := m.P == spec.P && m.Dim == spec.Dim && m.Model == spec.Model && m.Seed == spec.Seed
+		if spec.Edges == "" {
+			same = same && m.Source == fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale)
+		} else if same && m.Source == spec.Edges {
+			// An edge file is reused only unchanged (same checksums).
+			inputs, err := inputSums(spec)
+			same = err == nil && maps.Equal(inputs, m.Inputs)
+		} else {
+			same = false
+		}
+		if same {
+			return st, true, nil
 		}
 	}
 	st, err = Prepare(spec)

@@ -386,3 +386,28 @@ func TestSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestEdgeFileResume: a work directory built from an edge file is resumed
+// while the file is unchanged, and rebuilt once it changes.
+func TestEdgeFileResume(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; i < 2000; i++ {
+		b.WriteString(itoa(i%150) + " " + itoa((i*11+5)%150) + "\n")
+	}
+	edges := filepath.Join(dir, "edges.txt")
+	require.NoError(t, os.WriteFile(edges, []byte(b.String()), 0o644))
+	args := func(epochs int) []string {
+		return []string{"--edges", edges, "--p", "4", "--c", "2", "--dim", "8", "--epochs", itoa(epochs), "--workers", "1",
+			"--workdir", filepath.Join(dir, "work"), "--progress", "none", "--resume"}
+	}
+	_, errOut, code := runCmd(args(1)...)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = runCmd(args(2)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "resuming after epoch 1")
+	require.NoError(t, os.WriteFile(edges, []byte(b.String()+"7 8\n"), 0o644))
+	_, errOut, code = runCmd(args(3)...)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, errOut, "resuming", "a changed edge file is not resumed")
+}

@@ -64,6 +64,10 @@ type Manifest struct {
 	// permutation file, by path relative to the work directory; every
 	// read checks them.
 	Checksums map[string]uint64 `json:"checksums"`
+	// Inputs are the CRC-64 of the edge files the directory was built
+	// from, by path: a work directory is reused (and resumed) only for
+	// the same input.
+	Inputs map[string]uint64 `json:"inputs,omitempty"`
 }
 
 // Split is the part of the data an edge belongs to.
@@ -555,6 +559,23 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 		}
 	}
 	return os.Rename(b.tmp, b.dir)
+}
+
+// SetInputs records the checksums of the input files (Manifest.Inputs).
+func (b *Builder) SetInputs(sums map[string]uint64) { b.m.Inputs = sums }
+
+// FileChecksum is the CRC-64 of a file's content, read in a stream.
+func FileChecksum(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	h := crc64.New(crcTable)
+	if _, err := io.Copy(h, f); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return h.Sum64(), nil
 }
 
 // AddFile writes an extra file (such as the id table of an edge file)
