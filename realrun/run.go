@@ -262,6 +262,9 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		}
 		first, out.Resumed = st.Current+1, st.Current
 		if pos != nil {
+			if err := pos.check(plan, first, st.Bucket); err != nil {
+				return out, sim.Inputf("--resume: %w", err)
+			}
 			fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, pos.Bucket, len(plan.Buckets))
 		} else {
 			fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -121,9 +120,4 @@ func verify(t *testing.T, work string) {
 	h := realrun.Hyper{Training: sim.Training{Model: sim.Model(st.M.Model), Dim: st.M.Dim, Batch: 1, Negatives: 1}, Workers: 1}
 	_, err = realrun.Resume(st, realrun.NewCPU(h, st, deg, 1))
 	assert.NoError(t, err, "the current checkpoint verifies")
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	return lines[len(lines)-1]
 }

@@ -377,6 +377,12 @@ func TestSignals(t *testing.T) {
 			} else {
 				assert.NotContains(t, stderr.String(), "resume with", "the second signal exits at once")
 			}
+			if len(tc.signals) == 1 {
+				// A checkpoint inside an epoch resumes only with its Plan.
+				_, errOut, code := runCmd(append(args, "--resume", "--ordering", "hilbert")...)
+				assert.Equal(t, 2, code, errOut)
+				assert.Contains(t, lastLine(errOut), "--resume: the checkpoint inside epoch 1 was taken with another Plan")
+			}
 			_, errOut, code := runCmd(append(args, "--resume")...)
 			require.Equal(t, 0, code, errOut)
 			assert.Contains(t, errOut, "resuming after epoch 0 at bucket")
@@ -410,4 +416,9 @@ func TestEdgeFileResume(t *testing.T) {
 	_, errOut, code = runCmd(args(3)...)
 	require.Equal(t, 0, code, errOut)
 	assert.NotContains(t, errOut, "resuming", "a changed edge file is not resumed")
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return lines[len(lines)-1]
 }
