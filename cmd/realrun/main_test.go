@@ -429,3 +429,24 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestCorruptBucket: a flipped byte in a bucket file stops the run with
+// one line naming the file, before training on it.
+func TestCorruptBucket(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	_, errOut, code := runCmd(smallRun(work, filepath.Join(dir, "a.npy"), 1)...)
+	require.Equal(t, 0, code, errOut)
+	bucket := filepath.Join(work, "buckets", "bucket-0002-0001.bin")
+	data, err := os.ReadFile(bucket)
+	require.NoError(t, err)
+	data[len(data)/2] ^= 1
+	require.NoError(t, os.WriteFile(bucket, data, 0o644))
+	out, errOut, code := runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 2, "--resume")...)
+	assert.Equal(t, 1, code, out)
+	line := lastLine(errOut)
+	assert.Contains(t, line, bucket+": checksum")
+	assert.Contains(t, line, "the file was altered after it was written")
+	_, err = os.Stat(filepath.Join(dir, "b.npy"))
+	assert.True(t, os.IsNotExist(err), "no embeddings exported")
+}
