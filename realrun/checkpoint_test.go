@@ -2,6 +2,7 @@ package realrun
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -98,6 +99,9 @@ func TestCheckpointCost(t *testing.T) {
 		assert.Greater(t, c.Bytes, int64(c.Partitions)*st.M.PartitionBytes+state, "partitions, state and position")
 		assert.Positive(t, c.Seconds)
 	}
+	assert.Equal(t, len(ep.Checkpoints), ep.InsideCheckpoints)
+	assert.Contains(t, Output{Epochs: []Epoch{ep}}.CheckpointSummary(), fmt.Sprintf("checkpoints inside epochs: %d,", len(ep.Checkpoints)))
+	assert.Empty(t, Output{}.CheckpointSummary())
 	assert.Equal(t, int64(ep.Loads)*st.M.PartitionBytes, ep.ReadBytes)
 	assert.Equal(t, int64(ep.Writes+ep.FinalWrites)*st.M.PartitionBytes, ep.WriteBytes)
 	entries, err := filepath.Glob(filepath.Join(st.Dir, "ckpt-*"))

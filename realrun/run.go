@@ -359,3 +359,18 @@ func (out Output) DrawTimeline(path string) error {
 	lc.Series = []plots.Series{*series["compute"], *series["read"], *series["write"]}
 	return plots.SaveStack(path, lc)
 }
+
+// CheckpointSummary is one line on the checkpoints taken inside epochs
+// ("" when none was).
+func (out Output) CheckpointSummary() string {
+	var n int
+	var bytes int64
+	var secs float64
+	for _, e := range out.Epochs {
+		n, bytes, secs = n+e.InsideCheckpoints, bytes+e.CheckpointBytes, secs+e.CheckpointWaitSeconds
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("checkpoints inside epochs: %d, %.1f MB written, training waited %.1f s for them", n, float64(bytes)/1e6, secs)
+}

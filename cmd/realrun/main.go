@@ -202,6 +202,9 @@ func print(w io.Writer, format cli.Format, out Output) error {
 		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
 	fmt.Fprintf(w, "%s order, p=%d c=%d, partitions of %.1f MB (O_DIRECT: %v), prefetch %v; work directory %s\n",
 		out.Ordering, out.P, out.C, float64(out.PartitionBytes)/1e6, out.DirectIO, out.Prefetch, out.Workdir)
+	if s := out.CheckpointSummary(); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if len(out.Epochs) > 0 {
 		q := out.Epochs[len(out.Epochs)-1].Quality
 		fmt.Fprintf(w, "evaluation: %s ranking of %d test edges, both sides; random MRR %.4f; bucket histogram for simulate --edges: %s\n",
