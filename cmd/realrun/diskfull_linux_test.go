@@ -51,16 +51,10 @@ func fill(t *testing.T, dir string, free int64) string {
 // verifies, and resuming after freeing space ends with the embeddings of
 // an uninterrupted run.
 func TestDiskFull(t *testing.T) {
-	dir := t.TempDir()
-	ref := filepath.Join(dir, "ref.npy")
-	_, errOut, code := runCmd(smallRun(filepath.Join(dir, "ref"), ref, 3)...)
-	require.Equal(t, 0, code, errOut)
-	want, err := os.ReadFile(ref)
-	require.NoError(t, err)
-
+	want := reference(t, t.TempDir(), 3)
 	small := smallFS(t)
 	work, got := filepath.Join(small, "work"), filepath.Join(small, "got.npy")
-	_, errOut, code = runCmd(smallRun(work, got, 1)...)
+	_, errOut, code := runCmd(smallRun(work, got, 1)...)
 	require.Equal(t, 0, code, errOut)
 	st, err := store.Open(work)
 	require.NoError(t, err)

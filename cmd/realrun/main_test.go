@@ -212,6 +212,18 @@ func smallRun(work, export string, epochs int, extra ...string) []string {
 		"--epochs", strconv.Itoa(epochs), "--workers", "1", "--progress", "none", "--workdir", work, "--export", export}, extra...)
 }
 
+// reference trains a smallRun uninterrupted and returns its exported
+// embeddings.
+func reference(t *testing.T, dir string, epochs int, extra ...string) []byte {
+	t.Helper()
+	ref := filepath.Join(dir, "ref.npy")
+	_, errOut, code := runCmd(smallRun(filepath.Join(dir, "ref"), ref, epochs, extra...)...)
+	require.Equal(t, 0, code, errOut)
+	want, err := os.ReadFile(ref)
+	require.NoError(t, err)
+	return want
+}
+
 // TestKillAndResume kills realrun with SIGKILL at 20 random moments
 // (generation, training, writes, checkpoints inside and between epochs,
 // evaluation) and resumes it each time: every resume must succeed, no
@@ -225,11 +237,7 @@ func TestKillAndResume(t *testing.T) {
 	}
 	const every = 2 // buckets between checkpoints inside an epoch
 	dir := t.TempDir()
-	ref := filepath.Join(dir, "ref.npy")
-	_, errOut, code := runCmd(smallRun(filepath.Join(dir, "ref"), ref, 3)...)
-	require.Equal(t, 0, code, errOut)
-	want, err := os.ReadFile(ref)
-	require.NoError(t, err)
+	want := reference(t, dir, 3)
 
 	work, got := filepath.Join(dir, "work"), filepath.Join(dir, "got.npy")
 	start := func() *exec.Cmd {
@@ -345,13 +353,9 @@ func TestWorkdirLock(t *testing.T) {
 // uninterrupted run.
 func TestSignals(t *testing.T) {
 	dir := t.TempDir()
-	ref := filepath.Join(dir, "ref.npy")
 	// More negatives: training, not evaluation, takes most of the time.
 	slow := []string{"--negatives", "300"}
-	_, errOut, code := runCmd(smallRun(filepath.Join(dir, "ref"), ref, 2, slow...)...)
-	require.Equal(t, 0, code, errOut)
-	want, err := os.ReadFile(ref)
-	require.NoError(t, err)
+	want := reference(t, dir, 2, slow...)
 	for _, tc := range []struct {
 		name    string
 		signals []os.Signal
