@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test ./devices -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./realrun/graph -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/internal/cli -run '^$$' -fuzz '^FuzzIntList$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./sim -run '^$$' -fuzz '^FuzzParseInterval$$' -fuzztime $(FUZZTIME)
 
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results

@@ -2,7 +2,6 @@ package realrun
 
 import (
 	"fmt"
-	"hash/crc64"
 	"sync"
 	"time"
 
@@ -12,7 +11,10 @@ import (
 
 // IOEvent is one partition read or write as it happened.
 type IOEvent struct {
-	Kind      string  `json:"kind"` // "load" or "write"
+	// Kind is "load" or "write" (the Plan's I/O), "checkpoint" (a
+	// resident partition written by a checkpoint inside the epoch) or
+	// "restore" (a resident partition read back on resuming inside one).
+	Kind      string  `json:"kind"`
 	Partition int     `json:"partition"`
 	Start     float64 `json:"start"` // seconds since the epoch began
 	End       float64 `json:"end"`
@@ -30,12 +32,22 @@ type bufferManager struct {
 	plan     *orderings.Plan
 	prefetch bool
 	t0       time.Time
-	// from is the checkpoint the epoch reads; every write goes to to, and
-	// a partition saved this epoch is read back from to.
-	from, to int
-	// saved is indexed by partition: written to checkpoint to this epoch.
+	// from is the checkpoint directory the epoch reads (the last
+	// checkpoint, inside the epoch too) and fromSums its partitions'
+	// checksums; every write goes to directory to, and a partition saved
+	// there since from was committed is read back from it.
+	from, to string
+	fromSums map[int]uint64
+	// saved is indexed by partition: written to to since from; checksums
+	// are the checksums of the partitions written to to.
 	saved     []bool
 	checksums map[int]uint64
+	// dirty is indexed by partition: resident and trained since loaded
+	// or checkpointed.
+	dirty []bool
+	// nextLoad is the first Plan load the loader issues (not 0 when
+	// resuming inside an epoch).
+	nextLoad int
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -48,6 +60,11 @@ type bufferManager struct {
 	counts    orderings.Counts
 	completed int // buckets finished, in order
 	failed    error
+	// paused holds the loader back while a checkpoint is taken; loading
+	// says a load is in flight, pendingWrites how many write-backs are.
+	paused        bool
+	loading       bool
+	pendingWrites int
 
 	spare  chan *store.Buffer // free write buffers
 	writes chan writeJob
@@ -71,9 +88,11 @@ type writeJob struct {
 // guaranteed to be on disk before the partition is read again.
 const spareBuffers = 1
 
-func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from, to int) (*bufferManager, error) {
-	m := &bufferManager{st: st, plan: plan, prefetch: prefetch, from: from, to: to, saved: make([]bool, plan.P), checksums: map[int]uint64{}}
+func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from, to string, fromSums map[int]uint64) (*bufferManager, error) {
+	m := &bufferManager{st: st, plan: plan, prefetch: prefetch, from: from, to: to, fromSums: fromSums,
+		saved: make([]bool, plan.P), checksums: map[int]uint64{}, dirty: make([]bool, plan.P)}
 	m.cond = sync.NewCond(&m.mu)
+	m.t0 = time.Now()
 	m.where = make([]int, plan.P)
 	for i := range m.where {
 		m.where[i] = orderings.None
@@ -114,6 +133,23 @@ func (m *bufferManager) free() {
 
 func (m *bufferManager) since() float64 { return time.Since(m.t0).Seconds() }
 
+// read reads partition p into buf from wherever its latest copy is and
+// checks it against the checksum recorded when that copy was written.
+func (m *bufferManager) read(p int, buf *store.Buffer) (int64, error) {
+	m.mu.Lock()
+	dir, want, ok := m.from, m.fromSums[p], true
+	if m.saved[p] {
+		dir, want = m.to, m.checksums[p]
+	} else {
+		_, ok = m.fromSums[p]
+	}
+	m.mu.Unlock()
+	if !ok {
+		return 0, fmt.Errorf("%s: no checksum recorded: %w", store.PartitionIn(dir, p), store.ErrCorrupt)
+	}
+	return store.ReadPartitionChecked(dir, p, buf, want)
+}
+
 func (m *bufferManager) record(e IOEvent) {
 	m.evMu.Lock()
 	m.events = append(m.events, e)
@@ -131,7 +167,6 @@ func (m *bufferManager) fail(err error) {
 
 // start launches the loader and the writer.
 func (m *bufferManager) start() {
-	m.t0 = time.Now()
 	m.writes = make(chan writeJob, len(m.slots)+spareBuffers)
 	m.wg.Add(2)
 	go m.writer()
@@ -140,11 +175,10 @@ func (m *bufferManager) start() {
 
 func (m *bufferManager) writer() {
 	defer m.wg.Done()
-	table := crc64.MakeTable(crc64.ECMA)
 	for job := range m.writes {
-		sum := crc64.Checksum(job.buf.Bytes(), table)
+		sum := store.Checksum(job.buf.Bytes())
 		start := m.since()
-		n, err := m.st.WritePartitionAt(m.to, job.part, job.buf)
+		n, err := store.WritePartitionIn(m.to, job.part, job.buf)
 		m.record(IOEvent{Kind: "write", Partition: job.part, Start: start, End: m.since(), Bytes: n, Final: job.final})
 		if err != nil {
 			m.fail(err)
@@ -157,6 +191,8 @@ func (m *bufferManager) writer() {
 		} else {
 			m.counts.Writes++
 		}
+		m.pendingWrites--
+		m.cond.Broadcast()
 		m.mu.Unlock()
 		if !job.final {
 			m.spare <- job.buf
@@ -166,12 +202,17 @@ func (m *bufferManager) writer() {
 
 func (m *bufferManager) loader() {
 	defer m.wg.Done()
-	for j, l := range m.plan.Loads {
+	for j := m.nextLoad; j < len(m.plan.Loads); j++ {
+		l := m.plan.Loads[j]
 		m.mu.Lock()
-		for m.failed == nil && !(l.SlotFree(m.completed) && l.MayIssue(m.completed, m.prefetch)) {
+		for m.failed == nil && (m.paused || !(l.SlotFree(m.completed) && l.MayIssue(m.completed, m.prefetch))) {
 			m.cond.Wait()
 		}
 		failed := m.failed
+		m.loading = failed == nil
+		if failed == nil && l.Evicts != orderings.None {
+			m.pendingWrites++
+		}
 		m.mu.Unlock()
 		if failed != nil {
 			return
@@ -184,20 +225,16 @@ func (m *bufferManager) loader() {
 			m.writes <- writeJob{part: l.Evicts, buf: buf}
 			buf = spare
 		}
-		m.mu.Lock()
-		version := m.from
-		if m.saved[l.Partition] {
-			version = m.to
-		}
-		m.mu.Unlock()
 		start := m.since()
-		n, err := m.st.ReadPartitionAt(version, l.Partition, buf)
+		n, err := m.read(l.Partition, buf)
 		m.record(IOEvent{Kind: "load", Partition: l.Partition, Start: start, End: m.since(), Bytes: n})
 		if err != nil {
 			m.fail(fmt.Errorf("load %d: %w", j, err))
 			return
 		}
 		m.mu.Lock()
+		m.loading = false
+		m.dirty[l.Partition] = false
 		m.slots[l.Slot] = buf
 		m.counts.Loads++
 		if m.resident == len(m.slots) {
@@ -207,6 +244,7 @@ func (m *bufferManager) loader() {
 		}
 		if l.Evicts != orderings.None {
 			m.where[l.Evicts] = orderings.None
+			m.dirty[l.Evicts] = false
 		}
 		m.where[l.Partition] = l.Slot
 		m.loadsDone++
@@ -233,9 +271,11 @@ func (m *bufferManager) acquire(k, need int, src, dst int) (*store.Buffer, *stor
 	return m.slots[s], m.slots[d], nil
 }
 
-// done marks bucket k finished, which may open prefetch windows.
-func (m *bufferManager) done(k int) {
+// done marks bucket k, which trained partitions src and dst, finished,
+// which may open prefetch windows.
+func (m *bufferManager) done(k, src, dst int) {
 	m.mu.Lock()
+	m.dirty[src], m.dirty[dst] = true, true
 	m.completed = k + 1
 	m.cond.Broadcast()
 	m.mu.Unlock()
@@ -259,6 +299,9 @@ func (m *bufferManager) finish() error {
 	if failed == nil {
 		for s, p := range m.plan.FinalResident {
 			if p != orderings.None {
+				m.mu.Lock()
+				m.pendingWrites++
+				m.mu.Unlock()
 				m.writes <- writeJob{part: p, buf: m.slots[s], final: true}
 			}
 		}
@@ -268,4 +311,72 @@ func (m *bufferManager) finish() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.failed
+}
+
+// quiesce holds the loader back and waits until no load or write-back is
+// in flight: then slots, where, saved and dirty describe the state after
+// the buckets completed so far, and every saved partition is on disk.
+func (m *bufferManager) quiesce() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.paused = true
+	for m.failed == nil && (m.loading || m.pendingWrites > 0) {
+		m.cond.Wait()
+	}
+	return m.failed
+}
+
+// checkpointed records that checkpoint directory dir, with checksums
+// sums, now holds the latest copy of every partition, and lets the loader
+// go on.
+func (m *bufferManager) checkpointed(dir string, sums map[int]uint64) {
+	m.mu.Lock()
+	m.from, m.fromSums = dir, sums
+	clear(m.saved)
+	clear(m.dirty)
+	m.checksums = map[int]uint64{}
+	m.paused = false
+	m.cond.Broadcast()
+	m.mu.Unlock()
+}
+
+// restore puts the buffer where a checkpoint inside the epoch left it:
+// bucket and load positions, counts, and the resident partitions read
+// back into their slots from the checkpoint.
+func (m *bufferManager) restore(pos *Position) error {
+	if len(pos.Slots) != len(m.slots) {
+		return fmt.Errorf("checkpoint holds %d buffer slots, the Plan has c = %d", len(pos.Slots), len(m.slots))
+	}
+	m.completed, m.nextLoad, m.loadsDone, m.counts = pos.Bucket, pos.Loads, pos.Loads, pos.Counts
+	for s, p := range pos.Slots {
+		if p == orderings.None {
+			continue
+		}
+		if p < 0 || p >= m.plan.P {
+			return fmt.Errorf("checkpoint slot %d holds partition %d of %d", s, p, m.plan.P)
+		}
+		start := m.since()
+		n, err := m.read(p, m.slots[s])
+		m.record(IOEvent{Kind: "restore", Partition: p, Start: start, End: m.since(), Bytes: n})
+		if err != nil {
+			return err
+		}
+		m.where[p] = s
+		m.resident++
+	}
+	return nil
+}
+
+// slotPartitions is the partition in every slot (None: empty).
+func (m *bufferManager) slotPartitions() []int {
+	out := make([]int, len(m.slots))
+	for s := range out {
+		out[s] = orderings.None
+	}
+	for p, s := range m.where {
+		if s != orderings.None {
+			out[s] = p
+		}
+	}
+	return out
 }

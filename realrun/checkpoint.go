@@ -4,15 +4,16 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash/crc64"
 	"math"
-	"strconv"
 
+	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // Stateful engines keep state beside the partitions (relation
-// embeddings) that a checkpoint must carry.
+// embeddings and their optimizer state) that a checkpoint must carry.
+// Checkpoints hold it as opaque little-endian float32s, so that every
+// engine (CPU, GPU) writes the same format.
 type Stateful interface {
 	// State returns the engine's state to checkpoint.
 	State() []float32
@@ -35,71 +36,194 @@ func (c *CPU) Restore(state []float32) error {
 	return nil
 }
 
-func checkpointExtra(eng Compute, sums map[int]uint64) (map[string][]byte, error) {
+// The extra files of a checkpoint: the engine's state and, inside an
+// epoch, the position.
+const (
+	stateFile    = "state.bin"
+	positionFile = "position.json"
+)
+
+// Position is where a checkpoint inside an epoch stands: everything
+// besides the partitions and the engine state needed to continue from
+// its bucket as if uninterrupted.
+type Position struct {
+	// Plan is a checksum of the Plan's buckets and loads: a checkpoint
+	// resumes only with the Plan it was taken with.
+	Plan uint64 `json:"plan"`
+	// Epoch is the epoch in progress, Bucket how many of its buckets are
+	// done and Loads how many of the Plan's loads.
+	Epoch  int `json:"epoch"`
+	Bucket int `json:"bucket"`
+	Loads  int `json:"loads"`
+	// Slots is the partition in every buffer slot (-1: empty).
+	Slots []int `json:"slots"`
+	// Counts are the loads, swaps and writes performed so far.
+	Counts orderings.Counts `json:"counts"`
+	// Loss is the epoch's summed loss so far.
+	Loss float64 `json:"loss"`
+	// RNG is the state of the epoch's random generator (PCG).
+	RNG []byte `json:"rng"`
+}
+
+// planSum identifies a Plan by its bucket order and load schedule.
+func planSum(plan *orderings.Plan) uint64 {
+	data, _ := json.Marshal(struct {
+		B any
+		L any
+	}{plan.Buckets, plan.Loads})
+	return store.Checksum(data)
+}
+
+func (pos *Position) check(plan *orderings.Plan, epoch, bucket int) error {
+	switch {
+	case pos.Plan != planSum(plan):
+		return fmt.Errorf("the checkpoint inside epoch %d was taken with another Plan (ordering, p, c, policy or seed differ); resume with the same flags", pos.Epoch)
+	case pos.Epoch != epoch || pos.Bucket != bucket:
+		return fmt.Errorf("checkpoint position epoch %d bucket %d, resuming epoch %d, the work directory says bucket %d", pos.Epoch, pos.Bucket, epoch, bucket)
+	case pos.Bucket < 1 || pos.Bucket >= len(plan.Buckets) || pos.Loads < 0 || pos.Loads > len(plan.Loads):
+		return fmt.Errorf("checkpoint position bucket %d, load %d outside the Plan", pos.Bucket, pos.Loads)
+	}
+	return nil
+}
+
+// engineState is the engine's part of a checkpoint.
+func engineState(eng Compute) (map[string][]byte, error) {
 	extra := map[string][]byte{}
-	strs := map[string]string{}
-	for p, s := range sums {
-		strs[strconv.Itoa(p)] = strconv.FormatUint(s, 16)
-	}
-	data, err := json.Marshal(strs)
-	if err != nil {
-		return nil, err
-	}
-	extra["checksums.json"] = data
 	if sf, ok := eng.(Stateful); ok {
 		st := sf.State()
 		b := make([]byte, 4*len(st))
 		for i, x := range st {
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 		}
-		extra["state.bin"] = b
+		extra[stateFile] = b
 	}
 	return extra, nil
 }
 
-// Resume restores the engine's state from the store's current checkpoint
-// and checks every partition against the checksum recorded when it was
-// written; a torn or altered partition is an error.
-func Resume(st *store.Store, eng Compute) error {
-	if st.Current == 0 {
-		return nil
+// checkpointInside commits a checkpoint after pos.Bucket buckets of the
+// epoch: with the loader held back and every write-back on disk, resident
+// partitions trained since loaded are written, every other partition is
+// linked from where its latest copy is, and the engine state and position
+// go beside them. Training waits for it; its cost is returned.
+func checkpointInside(st *store.Store, bm *bufferManager, eng Compute, base int, pos Position) (CheckpointCost, error) {
+	t0 := bm.since()
+	if err := bm.quiesce(); err != nil {
+		return CheckpointCost{}, err
 	}
-	data, err := st.ReadExtra("checksums.json")
+	cost := CheckpointCost{Bucket: pos.Bucket}
+	e := base
+	dir, err := st.Begin(e, pos.Bucket)
 	if err != nil {
-		return err
+		return cost, err
 	}
-	var strs map[string]string
-	if err := json.Unmarshal(data, &strs); err != nil {
-		return fmt.Errorf("checkpoint %d: checksums: %w", st.Current, err)
+	sums := map[int]uint64{}
+	for p := 0; p < st.M.P; p++ {
+		switch s := bm.where[p]; {
+		case s != orderings.None && bm.dirty[p]:
+			start := bm.since()
+			n, err := store.WritePartitionIn(dir, p, bm.slots[s])
+			bm.record(IOEvent{Kind: "checkpoint", Partition: p, Start: start, End: bm.since(), Bytes: n})
+			if err != nil {
+				return cost, err
+			}
+			sums[p] = store.Checksum(bm.slots[s].Bytes())
+			cost.Bytes += n
+			cost.Partitions++
+		case bm.saved[p]:
+			if err := store.Link(bm.to, dir, p); err != nil {
+				return cost, err
+			}
+			sums[p] = bm.checksums[p]
+		default:
+			if err := store.Link(bm.from, dir, p); err != nil {
+				return cost, err
+			}
+			sums[p] = bm.fromSums[p]
+		}
+	}
+	pos.Loads, pos.Slots, pos.Counts = bm.loadsDone, bm.slotPartitions(), bm.counts
+	extra, err := engineState(eng)
+	if err != nil {
+		return cost, err
+	}
+	if extra[positionFile], err = json.Marshal(pos); err != nil {
+		return cost, err
+	}
+	for _, b := range extra {
+		cost.Bytes += int64(len(b))
+	}
+	if err := st.Commit(e, pos.Bucket, sums, extra); err != nil {
+		return cost, fmt.Errorf("checkpoint inside epoch %d: %w", pos.Epoch, err)
+	}
+	bm.checkpointed(dir, sums)
+	cost.Seconds = bm.since() - t0
+	return cost, nil
+}
+
+// epochSums are the checksums of the epoch's checkpoint; a partition not
+// written since the last checkpoint is linked from it.
+func epochSums(st *store.Store, bm *bufferManager) (map[int]uint64, error) {
+	sums := map[int]uint64{}
+	for p := 0; p < st.M.P; p++ {
+		if bm.saved[p] {
+			sums[p] = bm.checksums[p]
+			continue
+		}
+		if err := store.Link(bm.from, bm.to, p); err != nil {
+			return nil, err
+		}
+		sums[p] = bm.fromSums[p]
+	}
+	return sums, nil
+}
+
+// Resume restores the engine's state from the store's current checkpoint
+// after checking every partition and extra file against the checksums
+// recorded when they were written (a torn or altered file is an error
+// naming it), and returns the position inside an epoch the checkpoint
+// was taken at (nil for an epoch checkpoint).
+func Resume(st *store.Store, eng Compute) (*Position, error) {
+	if st.Current == 0 && st.Bucket == 0 {
+		return nil, nil
+	}
+	dir := st.CurrentDir()
+	sums, err := st.PartitionSums(dir)
+	if err != nil {
+		return nil, err
 	}
 	buf, err := st.NewBuffer()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer buf.Free()
-	table := crc64.MakeTable(crc64.ECMA)
 	for p := 0; p < st.M.P; p++ {
-		want, err := strconv.ParseUint(strs[strconv.Itoa(p)], 16, 64)
-		if err != nil {
-			return fmt.Errorf("checkpoint %d: no checksum for partition %d", st.Current, p)
-		}
-		if _, err := st.ReadPartition(p, buf); err != nil {
-			return err
-		}
-		if got := crc64.Checksum(buf.Bytes(), table); got != want {
-			return fmt.Errorf("checkpoint %d: partition %d is torn (checksum %x, recorded %x)", st.Current, p, got, want)
+		if _, err := store.ReadPartitionChecked(dir, p, buf, sums[p]); err != nil {
+			return nil, err
 		}
 	}
 	if sf, ok := eng.(Stateful); ok {
-		b, err := st.ReadExtra("state.bin")
+		b, err := st.ReadExtra(stateFile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		state := make([]float32, len(b)/4)
 		for i := range state {
 			state[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		}
-		return sf.Restore(state)
+		if err := sf.Restore(state); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	if st.Bucket == 0 {
+		return nil, nil
+	}
+	data, err := st.ReadExtra(positionFile)
+	if err != nil {
+		return nil, err
+	}
+	var pos Position
+	if err := json.Unmarshal(data, &pos); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %s: %w", dir, positionFile, err)
+	}
+	return &pos, nil
 }

@@ -89,6 +89,11 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	if err := b.AddFile("ids.tsv", nodes.WriteTSV); err != nil {
 		return fail(err)
 	}
+	inputs, err := inputSums(spec)
+	if err != nil {
+		return fail(err)
+	}
+	b.SetInputs(inputs)
 	split := graph.NewSplitter(spec.Seed, 0.05, 0.05)
 	given := spec.Valid != "" || spec.Test != ""
 	_, err = parseFile(spec.Edges, nodes, rels, func(src, rel, dst int64) error {
@@ -126,4 +131,20 @@ func parseFile(path string, nodes, rels *graph.IDs, emit func(src, rel, dst int6
 		return 0, &sim.InputError{Err: err}
 	}
 	return cols, nil
+}
+
+// inputSums are the checksums of a spec's edge files, by path.
+func inputSums(spec DataSpec) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	for _, path := range []string{spec.Edges, spec.Valid, spec.Test} {
+		if path == "" {
+			continue
+		}
+		sum, err := store.FileChecksum(path)
+		if err != nil {
+			return nil, sim.Inputf("%w", err)
+		}
+		out[path] = sum
+	}
+	return out, nil
 }

@@ -37,6 +37,23 @@ type Epoch struct {
 	// CheckpointSeconds is the time to commit the epoch's checkpoint
 	// (not part of EpochSeconds).
 	CheckpointSeconds float64 `json:"checkpoint_seconds"`
+	// Checkpoints are the checkpoints taken inside the epoch
+	// (--checkpoint-every), part of EpochSeconds.
+	Checkpoints []CheckpointCost `json:"checkpoints,omitempty"`
+	// ResumedAtBucket is the bucket this epoch resumed at (0: it ran
+	// from its start); the times then cover only the rest of it.
+	ResumedAtBucket int `json:"resumed_at_bucket,omitempty"`
+}
+
+// CheckpointCost is what one checkpoint inside an epoch cost: the
+// seconds training waited for it and the bytes it wrote (dirty resident
+// partitions and engine state; unchanged partitions are linked).
+type CheckpointCost struct {
+	Bucket  int     `json:"bucket"`
+	Seconds float64 `json:"seconds"`
+	Bytes   int64   `json:"bytes"`
+	// Partitions is how many resident partitions it wrote.
+	Partitions int `json:"partitions"`
 }
 
 // BucketRun is the measured training of one bucket.
@@ -55,41 +72,102 @@ type Progress func(epoch, done, total int, edgesPerSec, stall float64, final boo
 
 // EpochOptions say how to run one epoch: whether loads may be issued
 // before their bucket is next (prefetch), the seed and epoch number the
-// epoch's randomness depends on, and where progress goes (nil: nowhere).
+// epoch's randomness depends on, where progress goes (nil: nowhere), how
+// often to checkpoint inside the epoch, when to stop, and where a resumed
+// epoch continues.
 type EpochOptions struct {
 	Prefetch bool
 	Seed     int64
 	Epoch    int
 	Progress Progress
+	// Checkpoint is how often to checkpoint inside the epoch (zero:
+	// only at its end).
+	Checkpoint sim.CheckpointInterval
+	// Stop, once closed, ends the epoch at the next bucket boundary with
+	// a checkpoint; RunEpoch then returns a *StopError.
+	Stop <-chan struct{}
+	// From is where the epoch resumes (Resume returns it; nil: its start).
+	From *Position
+}
+
+// StopError is returned when a run was stopped (EpochOptions.Stop): its
+// last checkpoint holds Epochs complete epochs and Bucket buckets of the
+// next (of Buckets). Code is the exit status the stopper asked for.
+type StopError struct{ Epochs, Bucket, Buckets, Code int }
+
+func (e *StopError) Error() string {
+	if e.Bucket == 0 {
+		return fmt.Sprintf("stopped; the checkpoint holds %d complete epochs", e.Epochs)
+	}
+	return fmt.Sprintf("stopped; the checkpoint holds %d complete epochs and %d of %d buckets of epoch %d", e.Epochs, e.Bucket, e.Buckets, e.Epochs+1)
+}
+
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // RunEpoch trains one epoch in plan order and returns its measurement. It
-// reads the store's current checkpoint and writes every partition to a new
-// checkpoint, which it commits at the end with the engine's extra state;
-// the epoch's randomness depends only on the seed and the epoch.
+// reads the store's current checkpoint and writes every partition to a new checkpoint, which it
+// commits at the end with the engine's extra state; inside the epoch it
+// checkpoints as opt.Checkpoint says and when opt.Stop is closed. The
+// epoch's randomness depends only on the seed and the epoch, so that a
+// resumed epoch trains as an uninterrupted one would.
 func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptions) (Epoch, error) {
 	prefetch, seed, epoch, progress := opt.Prefetch, opt.Seed, opt.Epoch, opt.Progress
 	if plan.P != st.M.P {
 		return Epoch{}, fmt.Errorf("plan has p = %d, the work directory %d", plan.P, st.M.P)
 	}
-	from, to := st.Current, st.Current+1
-	if err := st.Begin(to); err != nil {
+	// The checkpoint numbers count epochs run in this work directory;
+	// epoch (which seeds the randomness) is usually base+1.
+	base := st.Current
+	if err := st.Tidy(); err != nil {
 		return Epoch{}, err
 	}
-	bm, err := newBufferManager(st, plan, prefetch, from, to)
+	fromSums, err := st.PartitionSums(st.CurrentDir())
+	if err != nil {
+		return Epoch{}, err
+	}
+	to, err := st.Begin(base+1, 0)
+	if err != nil {
+		return Epoch{}, err
+	}
+	bm, err := newBufferManager(st, plan, prefetch, st.CurrentDir(), to, fromSums)
 	if err != nil {
 		return Epoch{}, err
 	}
 	defer bm.free()
 	need := plan.Arrivals()
-	rng := rand.New(rand.NewPCG(uint64(seed), uint64(epoch)))
+	pcg := rand.NewPCG(uint64(seed), uint64(epoch))
+	rng := rand.New(pcg)
+	first := 0
+	var loss float64
+	if pos := opt.From; pos != nil {
+		if err := pos.check(plan, epoch, st.Bucket); err != nil {
+			return Epoch{}, err
+		}
+		if err := pcg.UnmarshalBinary(pos.RNG); err != nil {
+			return Epoch{}, fmt.Errorf("checkpoint %s: random state: %w", st.CurrentDir(), err)
+		}
+		if err := bm.restore(pos); err != nil {
+			return Epoch{}, err
+		}
+		first, loss = pos.Bucket, pos.Loss
+	}
 	bm.start()
 	var runs []BucketRun
-	var loss, stall, compute float64
+	var ckpts []CheckpointCost
+	var stall, compute float64
 	var edgesDone int64
-	lastReport := time.Now()
+	lastReport, lastCkpt := time.Now(), time.Now()
 	var trainErr error
-	for k, b := range plan.Buckets {
+	var stop *StopError
+	for k := first; k < len(plan.Buckets); k++ {
+		b := plan.Buckets[k]
 		edges, err := st.ReadBucket(b.Src, b.Dst)
 		if err != nil {
 			trainErr = fmt.Errorf("bucket (%d,%d): %w", b.Src, b.Dst, err)
@@ -108,7 +186,7 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 			break
 		}
 		end := bm.since()
-		bm.done(k)
+		bm.done(k, b.Src, b.Dst)
 		loss += l
 		stall += got - ask
 		compute += end - got
@@ -118,11 +196,34 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 			progress(epoch, k+1, len(plan.Buckets), float64(edgesDone)/math.Max(compute, 1e-9), stall, false)
 			lastReport = time.Now()
 		}
+		if k+1 == len(plan.Buckets) {
+			break // the epoch's own checkpoint follows
+		}
+		halt := stopped(opt.Stop)
+		if halt || opt.Checkpoint.Due(k+1, time.Since(lastCkpt)) {
+			pos := Position{Plan: planSum(plan), Epoch: epoch, Bucket: k + 1, Loss: loss}
+			if pos.RNG, err = pcg.MarshalBinary(); err != nil {
+				trainErr = err
+				break
+			}
+			c, err := checkpointInside(st, bm, eng, base, pos)
+			if err != nil {
+				trainErr = err
+				break
+			}
+			ckpts = append(ckpts, c)
+			lastCkpt = time.Now()
+			if halt {
+				stop = &StopError{Epochs: base, Bucket: k + 1, Buckets: len(plan.Buckets)}
+				trainErr = stop
+				break
+			}
+		}
 	}
 	if trainErr != nil {
 		bm.fail(trainErr)
 	}
-	if err := bm.finish(); err != nil {
+	if err := bm.finish(); err != nil && stop == nil {
 		return Epoch{}, err
 	}
 	if trainErr != nil {
@@ -134,19 +235,29 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	// The epoch ends when the last partition is written; committing the
 	// checkpoint (syncs and the pointer flip) is timed on its own.
 	total := bm.since()
-	extra, err := checkpointExtra(eng, bm.checksums)
+	sums, err := epochSums(st, bm)
 	if err != nil {
 		return Epoch{}, err
 	}
-	if err := st.Commit(to, extra); err != nil {
-		return Epoch{}, fmt.Errorf("checkpoint %d: %w", to, err)
+	extra, err := engineState(eng)
+	if err != nil {
+		return Epoch{}, err
+	}
+	if err := st.Commit(base+1, 0, sums, extra); err != nil {
+		return Epoch{}, fmt.Errorf("checkpoint %d: %w", base+1, err)
 	}
 	commit := bm.since() - total
 	if progress != nil {
 		progress(epoch, len(plan.Buckets), len(plan.Buckets), float64(edgesDone)/math.Max(compute, 1e-9), stall, true)
 	}
-	ep := Epoch{Epoch: epoch, Loss: loss, IO: bm.events, Buckets: runs, Checksums: bm.checksums, CheckpointSeconds: commit}
+	ep := Epoch{Epoch: epoch, Loss: loss, IO: bm.events, Buckets: runs, Checksums: sums, CheckpointSeconds: commit,
+		Checkpoints: ckpts, ResumedAtBucket: first}
 	r := &ep.Report
+	for _, c := range ckpts {
+		r.InsideCheckpoints++
+		r.CheckpointBytes += c.Bytes
+		r.CheckpointWaitSeconds += c.Seconds
+	}
 	r.System, r.Ordering, r.Device, r.Dataset = "realrun-"+eng.Name(), plan.Ordering, "this machine", st.M.Source
 	r.Dim, r.P, r.C = st.M.Dim, plan.P, plan.C
 	r.PartitionBytes = st.M.PartitionBytes
@@ -158,14 +269,21 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	var readBusy, writeBusy float64
 	var readSpans, writeSpans, computeSpans []sim.Interval
 	for _, e := range bm.events {
-		if e.Kind == "load" {
-			r.ReadBytes += e.Bytes
+		switch e.Kind {
+		case "load", "restore":
 			readBusy += e.End - e.Start
 			readSpans = append(readSpans, sim.Interval{Start: e.Start, End: e.End})
-		} else {
-			r.WriteBytes += e.Bytes
+		default:
 			writeBusy += e.End - e.Start
 			writeSpans = append(writeSpans, sim.Interval{Start: e.Start, End: e.End})
+		}
+		// Only the Plan's loads and writes are the Report's bytes, which
+		// must equal the Plan's; checkpoint bytes are in Checkpoints.
+		switch e.Kind {
+		case "load":
+			r.ReadBytes += e.Bytes
+		case "write":
+			r.WriteBytes += e.Bytes
 		}
 	}
 	for _, b := range runs {

@@ -52,7 +52,8 @@ type EvalOptions struct {
 var DefaultEval = EvalOptions{FilteredMaxNodes: 100_000, Uniform: 1000, ByDegree: 1000, MaxEdges: 10_000, Workers: 2}
 
 // LoadEmbeddings reads every partition's embeddings (not the Adagrad
-// state) into one nodes×d matrix. These reads are not part of any epoch.
+// state) into one nodes×d matrix, checking each against its recorded
+// checksum. These reads are not part of any epoch.
 func LoadEmbeddings(st *store.Store) ([]float32, error) {
 	d := st.M.Dim
 	need := st.M.Nodes * int64(d) * 4
@@ -65,8 +66,12 @@ func LoadEmbeddings(st *store.Store) ([]float32, error) {
 		return nil, err
 	}
 	defer buf.Free()
+	sums, err := st.PartitionSums(st.CurrentDir())
+	if err != nil {
+		return nil, err
+	}
 	for i := 0; i < st.M.P; i++ {
-		if _, err := st.ReadPartition(i, buf); err != nil {
+		if _, err := store.ReadPartitionChecked(st.CurrentDir(), i, buf, sums[i]); err != nil {
 			return nil, err
 		}
 		lo := int64(i) * st.M.Rows

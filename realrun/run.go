@@ -8,8 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tierflow/tierflow/orderings"
@@ -46,6 +49,27 @@ type Options struct {
 	// ranked (a seeded sample).
 	Eval, EvalProtocol   string
 	EvalEvery, EvalEdges int
+	// CheckpointEvery is how often to checkpoint inside an epoch.
+	CheckpointEvery sim.CheckpointInterval
+	// Stop, once closed, stops training at the next bucket boundary with
+	// a checkpoint: Train then returns a *StopError whose Code is
+	// *StopCode (the exit status the stopper asks for; nil: 0).
+	Stop     <-chan struct{}
+	StopCode *int
+}
+
+// ResumeArgs are a command line's arguments with --resume added (once).
+func ResumeArgs(args []string) string {
+	out := append([]string(nil), args...)
+	if !slices.Contains(out, "--resume") && !slices.Contains(out, "-resume") {
+		out = append(out, "--resume")
+	}
+	for i, a := range out {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // Defaults are realrun's defaults, the flags' and any caller's.
@@ -179,19 +203,27 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 }
 
 // OpenOrPrepare reuses a work directory built from the same generated data
-// with the same layout (p, d, model, seed), or builds it; reused reports
-// which. A work directory of another format version is refused, never
+// or the same edge files (unchanged: their checksums are recorded) with the
+// same layout (p, d, model, seed), or builds it; reused reports which. A work directory of another format version is refused, never
 // replaced.
 func OpenOrPrepare(spec DataSpec) (st *store.Store, reused bool, err error) {
 	if _, err := store.Open(spec.Workdir); errors.Is(err, store.ErrVersion) {
 		return nil, false, sim.Inputf("--workdir: %v; remove it or choose another --workdir", err)
 	}
-	if spec.Edges == "" {
-		if st, err := store.Open(spec.Workdir); err == nil {
-			m := st.M
-			if m.Source == fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale) && m.P == spec.P && m.Dim == spec.Dim && m.Model == spec.Model && m.Seed == spec.Seed {
-				return st, true, nil
-			}
+	if st, err := store.Open(spec.Workdir); err == nil {
+		m := st.M
+		same := m.P == spec.P && m.Dim == spec.Dim && m.Model == spec.Model && m.Seed == spec.Seed
+		if spec.Edges == "" {
+			same = same && m.Source == fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale)
+		} else if same && m.Source == spec.Edges {
+			// An edge file is reused only unchanged (same checksums).
+			inputs, err := inputSums(spec)
+			same = err == nil && maps.Equal(inputs, m.Inputs)
+		} else {
+			same = false
+		}
+		if same {
+			return st, true, nil
 		}
 	}
 	st, err = Prepare(spec)
@@ -285,6 +317,11 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 	if err != nil {
 		return Output{}, err
 	}
+	unlock, err := LockWorkdir(spec.Workdir)
+	if err != nil {
+		return Output{}, sim.Inputf("--workdir: %w", err)
+	}
+	defer unlock()
 	st, reused, err := OpenOrPrepare(spec)
 	if err != nil {
 		return Output{}, err
@@ -301,13 +338,21 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),
 	}
 	first := 1
+	var pos *Position
 	switch {
-	case o.Resume && reused && st.Current > 0:
-		if err := Resume(st, eng); err != nil {
+	case o.Resume && reused && (st.Current > 0 || st.Bucket > 0):
+		if pos, err = Resume(st, eng); err != nil {
 			return out, err
 		}
 		first, out.Resumed = st.Current+1, st.Current
-		fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+		if pos != nil {
+			if err := pos.check(plan, first, st.Bucket); err != nil {
+				return out, sim.Inputf("--resume: %w", err)
+			}
+			fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, pos.Bucket, len(plan.Buckets))
+		} else {
+			fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+		}
 	case reused:
 		if err := st.InitPartitions(spec.Seed, initScale); err != nil {
 			return out, err
@@ -326,8 +371,15 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		ev.Protocol = o.EvalProtocol
 	}
 	for e := first; e <= o.Epochs; e++ {
-		ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: !o.NoPrefetch, Seed: spec.Seed, Epoch: e, Progress: progress})
-		if err != nil {
+		if stopped(o.Stop) {
+			return out, o.stopError(&StopError{Epochs: st.Current, Bucket: st.Bucket, Buckets: len(plan.Buckets)})
+		}
+		ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: !o.NoPrefetch, Seed: spec.Seed, Epoch: e, Progress: progress,
+			Checkpoint: o.CheckpointEvery, Stop: o.Stop, From: pos})
+		pos = nil
+		if se := (*StopError)(nil); errors.As(err, &se) {
+			return out, o.stopError(se)
+		} else if err != nil {
 			return out, err
 		}
 		ep.Quality.Mode = EvalNone
@@ -346,7 +398,9 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		out.Epochs = append(out.Epochs, ep)
 	}
 	if o.Export != "" {
-		if err := ExportFile(o.Export, o.ExportFormat, st); err != nil {
+		if err := ExportFile(o.Export, o.ExportFormat, st); errors.Is(err, syscall.ENOSPC) {
+			return out, err
+		} else if err != nil {
 			return out, sim.Inputf("--export: %w", err)
 		}
 	}
@@ -369,5 +423,53 @@ func ExportFile(path, format string, st *store.Store) error {
 		}
 		names = func(i int64) string { return table[i] }
 	}
-	return plots.WriteFileAtomic(path, func(w io.Writer) error { return Export(w, st, format, names) })
+	// The npy header is at most a few hundred bytes; tsv needs about
+	// twice the binary size.
+	need := st.M.Nodes*int64(st.M.Dim)*4 + 256
+	if format == "tsv" {
+		need *= 2
+	}
+	return store.SpaceError(path, need, plots.WriteFileAtomic(path, func(w io.Writer) error { return Export(w, st, format, names) }))
+}
+
+func (o Options) stopError(se *StopError) *StopError {
+	if o.StopCode != nil {
+		se.Code = *o.StopCode
+	}
+	return se
+}
+
+// DrawTimeline plots, for the last epoch, compute and I/O busy over time,
+// to path (.png or .svg).
+func (out Output) DrawTimeline(path string) error {
+	if len(out.Epochs) == 0 {
+		return fmt.Errorf("no epoch to plot")
+	}
+	e := out.Epochs[len(out.Epochs)-1]
+	lc := plots.LineChart{Title: fmt.Sprintf("realrun epoch %d: %s, p=%d c=%d", e.Epoch, out.Ordering, out.P, out.C), XLabel: "seconds", YLabel: "busy (fraction)"}
+	series := map[string]*plots.Series{"compute": {Name: "compute"}, "read": {Name: "disk read"}, "write": {Name: "disk write"}}
+	for _, pt := range e.Timeline {
+		x := (pt.Start + pt.End) / 2
+		for k, v := range map[string]float64{"compute": pt.Compute, "read": pt.Read, "write": pt.Write} {
+			s := series[k]
+			s.X, s.Y = append(s.X, x), append(s.Y, v)
+		}
+	}
+	lc.Series = []plots.Series{*series["compute"], *series["read"], *series["write"]}
+	return plots.SaveStack(path, lc)
+}
+
+// CheckpointSummary is one line on the checkpoints taken inside epochs
+// ("" when none was).
+func (out Output) CheckpointSummary() string {
+	var n int
+	var bytes int64
+	var secs float64
+	for _, e := range out.Epochs {
+		n, bytes, secs = n+e.InsideCheckpoints, bytes+e.CheckpointBytes, secs+e.CheckpointWaitSeconds
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("checkpoints inside epochs: %d, %.1f MB written, training waited %.1f s for them", n, float64(bytes)/1e6, secs)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
@@ -26,6 +27,10 @@ type Config struct {
 	// from the dataset (the real engine pads partitions to its I/O
 	// alignment).
 	PartitionBytes int64
+	// Checkpoint is how often to checkpoint inside the epoch
+	// (partitioned systems): at a due bucket boundary training waits
+	// while the dirty resident partitions are written.
+	Checkpoint CheckpointInterval
 }
 
 // ErrConfig wraps every configuration error.
@@ -112,6 +117,17 @@ type engine struct {
 	evictionWritten []bool // by load: the write of the partition it evicts has started
 	loadsDone       int
 	full            Cost
+
+	// checkpoints inside the epoch (Config.Checkpoint): resident and
+	// dirty are by partition, lastCkpt is the boundary and time of the
+	// last one, checkpointing says one is being written.
+	resident, dirty []bool
+	lastCkptAt      int
+	lastCkptTime    float64
+	checkpointing   bool
+	ckpts           int
+	ckptBytes       float64
+	ckptWait        float64
 }
 
 func newEngine(cfg Config) *engine {
@@ -230,7 +246,47 @@ func (e *engine) run() Report {
 	}
 	r.Timeline = Timeline(compute, e.gpu.log.spans, readSpans, writeSpans, end, n)
 	r.Warnings = e.warnings
+	r.InsideCheckpoints, r.CheckpointBytes, r.CheckpointWaitSeconds = e.ckpts, int64(math.Round(e.ckptBytes)), e.ckptWait
 	return r
+}
+
+// checkpointDue says whether training must checkpoint before bucket k.
+func (e *engine) checkpointDue(k int) bool {
+	iv := e.cfg.Checkpoint
+	if iv == (CheckpointInterval{}) || k == 0 || k >= e.nb || k == e.lastCkptAt {
+		return false
+	}
+	return iv.Due(k, time.Duration((e.k.Now()-e.lastCkptTime)*1e9))
+}
+
+// checkpoint writes the dirty resident partitions once every bucket
+// before k is done, holding training back until the write completes.
+func (e *engine) checkpoint(k int) {
+	if e.completed < k || e.inFlight > 0 || e.checkpointing {
+		return
+	}
+	var n int
+	for x := range e.dirty {
+		if e.dirty[x] && e.resident[x] {
+			n++
+		}
+		e.dirty[x] = false
+	}
+	e.checkpointing = true
+	start := e.k.Now()
+	done := func() {
+		e.checkpointing = false
+		e.lastCkptAt, e.lastCkptTime = k, e.k.Now()
+		e.ckpts++
+		e.ckptWait += e.k.Now() - start
+		e.tryFeed()
+	}
+	e.ckptBytes += float64(n) * e.pbytes
+	if n == 0 {
+		done()
+		return
+	}
+	e.write.Transfer(float64(n)*e.pbytes, Write, done)
 }
 
 // ioBound is the I/O time of the fewest loads and writes any order needs:
@@ -328,6 +384,7 @@ func (e *engine) runPartitioned(r *Report) {
 	e.fed = make([]bool, e.nb)
 	e.need = pl.Arrivals()
 	e.evictionWritten = make([]bool, len(pl.Loads))
+	e.resident, e.dirty = make([]bool, p), make([]bool, p)
 	e.k.At(0, func() {
 		e.tryIssue()
 		e.tryFeed()
@@ -350,6 +407,13 @@ func (e *engine) tryFeed() {
 	sys := e.cfg.System
 	for e.kb < e.nb && e.inFlight < sys.Staleness {
 		k := e.kb
+		if e.checkpointing {
+			return
+		}
+		if e.bi == 0 && e.checkpointDue(k) {
+			e.checkpoint(k)
+			return
+		}
 		if e.loadsDone < e.need[k] {
 			// Stall is time the compute stages sit idle for want of a
 			// partition: blocked with nothing left in flight.
@@ -401,6 +465,8 @@ func (e *engine) batchDone(k int) {
 func (e *engine) advance() {
 	moved := false
 	for e.completed < e.nb && e.fed[e.completed] && e.remaining[e.completed] == 0 {
+		b := e.cfg.Plan.Buckets[e.completed]
+		e.dirty[b.Src], e.dirty[b.Dst] = true, true
 		e.completed++
 		moved = true
 	}
@@ -481,6 +547,10 @@ func (e *engine) tryInstall() {
 			return
 		}
 		install := func() {
+			e.resident[l.Partition] = true
+			if l.Evicts != orderings.None {
+				e.resident[l.Evicts], e.dirty[l.Evicts] = false, false
+			}
 			e.loadsDone++
 			e.tryFeed()
 			e.tryIssue()

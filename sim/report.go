@@ -33,6 +33,14 @@ type Report struct {
 	ReadBytes  int64 `json:"read_bytes"`
 	WriteBytes int64 `json:"write_bytes"`
 
+	// InsideCheckpoints are the checkpoints taken inside the epoch
+	// (--checkpoint-every), CheckpointBytes what they wrote and
+	// CheckpointWaitSeconds how long training waited for them (part of
+	// EpochSeconds).
+	InsideCheckpoints     int     `json:"inside_checkpoints,omitempty"`
+	CheckpointBytes       int64   `json:"checkpoint_bytes,omitempty"`
+	CheckpointWaitSeconds float64 `json:"checkpoint_wait_seconds,omitempty"`
+
 	Batches   int             `json:"batches"`
 	Events    int             `json:"events"`
 	Resources []ResourceUsage `json:"resources"`

@@ -43,6 +43,9 @@ type Request struct {
 	Orderings, Policy string
 	Seed              int64
 	Plan              bool
+	// CheckpointEvery is how often to checkpoint inside an epoch
+	// (ParseInterval: 30s or 64b; "" never).
+	CheckpointEvery string
 }
 
 // Assemble resolves and checks every field of the request and returns the
@@ -93,6 +96,9 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	sys.Prefetch = sys.Prefetch && !q.NoPrefetch
 	sys.SyncWrites = sys.SyncWrites || q.SyncWrites
 	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed}
+	if sc.Checkpoint, err = ParseInterval(q.CheckpointEvery); err != nil {
+		return sc, nil, Inputf("--checkpoint-every %w", err)
+	}
 	switch q.Edges {
 	case "uniform", "skewed", "":
 		sc.Edges = Distribution(q.Edges)

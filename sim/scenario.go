@@ -38,6 +38,8 @@ type Scenario struct {
 	Edges     Distribution
 	Skew      float64
 	Histogram *Histogram
+	// Checkpoint is how often to checkpoint inside an epoch.
+	Checkpoint CheckpointInterval
 }
 
 // Capacity returns the buffer capacity the scenario runs with: the
@@ -55,7 +57,7 @@ func (s Scenario) Capacity() int {
 // Config builds the simulation input. A plan that the ordering cannot build
 // for (p, c) returns its error (orderings.ErrNotApplicable for a mismatch).
 func (s Scenario) Config() (Config, error) {
-	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training}
+	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, Checkpoint: s.Checkpoint}
 	if !s.System.Partitioned {
 		return cfg, nil
 	}

@@ -54,6 +54,11 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 		}
 		plans = append(plans, pl)
 	}
+	unlock, err := realrun.LockWorkdir(spec.Workdir)
+	if err != nil {
+		return cli.Usagef("--workdir: %v", err)
+	}
+	defer unlock()
 	st, _, err := realrun.OpenOrPrepare(spec)
 	if err != nil {
 		return asUsage(err)

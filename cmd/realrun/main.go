@@ -11,11 +11,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/sim"
@@ -40,7 +41,32 @@ type cmdOptions struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	return cli.Exit(stderr, prog, realrunMain(args, stdout, stderr))
+	err := realrunMain(args, stdout, stderr)
+	code := cli.Exit(stderr, prog, err)
+	if se := (*realrun.StopError)(nil); errors.As(err, &se) && se.Code != 0 {
+		return se.Code
+	}
+	return code
+}
+
+// stopOnSignal closes stop on the first SIGINT or SIGTERM, so that
+// training checkpoints at the next bucket boundary and ends with the exit
+// status 128+signal; a second signal exits at once (the last committed
+// checkpoint stays intact).
+func stopOnSignal(o *realrun.Options) (done func()) {
+	stop, ch := make(chan struct{}), make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	o.Stop, o.StopCode = stop, new(int)
+	go func() {
+		if s, ok := <-ch; ok {
+			*o.StopCode = 128 + int(s.(syscall.Signal))
+			close(stop)
+			if _, ok := <-ch; ok {
+				os.Exit(*o.StopCode)
+			}
+		}
+	}()
+	return func() { signal.Stop(ch); close(ch) }
 }
 
 func realrunMain(args []string, stdout, stderr io.Writer) error {
@@ -70,7 +96,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&o.Seed, "seed", realrun.Defaults.Seed, "seed for generation, relabelling, initialisation, sampling and evaluation")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
 	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
-	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last complete epoch checkpoint (start afresh if there is none)")
+	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint (start afresh if there is none)")
+	fs.Var(&o.CheckpointEvery, "checkpoint-every", "also checkpoint inside epochs, every `DURATION` (30s, 5m) or N buckets (64b)")
 	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for partitions and buckets (default: under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
 	fs.StringVar(&o.Export, "export", "", "write the trained node embeddings to `FILE` (.npy)")
@@ -95,12 +122,15 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	if o.orderingList != "" || o.device != "" || o.plot != "" {
 		return cli.Usagef("--orderings, --device and --plot go with --compare-sim")
 	}
+	defer stopOnSignal(&o.Options)()
 	out, err := realrun.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, stderr)
-	if err != nil {
+	if se := (*realrun.StopError)(nil); errors.As(err, &se) {
+		return fmt.Errorf("%w; resume with: %s %s", err, prog, realrun.ResumeArgs(args))
+	} else if err != nil {
 		return asUsage(err)
 	}
 	if o.timeline != "" {
-		if err := drawTimeline(o.timeline, out); err != nil {
+		if err := out.DrawTimeline(o.timeline); err != nil {
 			return cli.Usagef("--timeline: %w", err)
 		}
 	}
@@ -114,7 +144,7 @@ var help = cli.Help{
 	Groups: []cli.FlagGroup{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "policy", "plan", "no-prefetch", "workdir"}},
-		{Title: "Run control", Flags: []string{"workers", "resume", "progress"}},
+		{Title: "Run control", Flags: []string{"workers", "resume", "checkpoint-every", "progress"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "device", "plot"}},
@@ -176,6 +206,9 @@ func print(w io.Writer, format cli.Format, out Output) error {
 		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
 	fmt.Fprintf(w, "%s order, p=%d c=%d, partitions of %.1f MB (O_DIRECT: %v), prefetch %v; work directory %s\n",
 		out.Ordering, out.P, out.C, float64(out.PartitionBytes)/1e6, out.DirectIO, out.Prefetch, out.Workdir)
+	if s := out.CheckpointSummary(); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	for i := len(out.Epochs) - 1; i >= 0; i-- {
 		if q := out.Epochs[i].Quality; q.Mode != realrun.EvalNone {
 			fmt.Fprintf(w, "evaluation: %s ranking of %d test edges, both sides (%.1f s); random MRR %.4f; filtered and sampled MRRs are not comparable\n",
@@ -185,23 +218,4 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	}
 	fmt.Fprintf(w, "bucket histogram for simulate --edges: %s\n", out.Histogram)
 	return nil
-}
-
-// drawTimeline plots, for the last epoch, compute and I/O busy over time.
-func drawTimeline(path string, out Output) error {
-	if len(out.Epochs) == 0 {
-		return fmt.Errorf("no epoch to plot")
-	}
-	e := out.Epochs[len(out.Epochs)-1]
-	lc := plots.LineChart{Title: fmt.Sprintf("realrun epoch %d: %s, p=%d c=%d", e.Epoch, out.Ordering, out.P, out.C), XLabel: "seconds", YLabel: "busy (fraction)"}
-	series := map[string]*plots.Series{"compute": {Name: "compute"}, "read": {Name: "disk read"}, "write": {Name: "disk write"}}
-	for _, pt := range e.Timeline {
-		x := (pt.Start + pt.End) / 2
-		for k, v := range map[string]float64{"compute": pt.Compute, "read": pt.Read, "write": pt.Write} {
-			s := series[k]
-			s.X, s.Y = append(s.X, x), append(s.Y, v)
-		}
-	}
-	lc.Series = []plots.Series{*series["compute"], *series["read"], *series["write"]}
-	return plots.SaveStack(path, lc)
 }

@@ -8,8 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,44 +174,105 @@ cpu:
 	assert.NoError(t, err)
 }
 
+// child runs the test binary as the realrun command.
+func child(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "TIERFLOW_AS_REALRUN=1")
+	return cmd
+}
+
+// lockedBuffer collects a child's stderr while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "waiting for %s", what)
+	}
+}
+
+// smallRun is a run of a few seconds on one worker (deterministic).
+func smallRun(work, export string, epochs int, extra ...string) []string {
+	return append([]string{"--dataset", "livejournal", "--scale", "0.0005", "--p", "4", "--c", "2", "--dim", "8",
+		"--epochs", strconv.Itoa(epochs), "--workers", "1", "--progress", "none", "--workdir", work, "--export", export}, extra...)
+}
+
+// reference trains a smallRun uninterrupted and returns its exported
+// embeddings.
+func reference(t *testing.T, dir string, epochs int, extra ...string) []byte {
+	t.Helper()
+	ref := filepath.Join(dir, "ref.npy")
+	_, errOut, code := runCmd(smallRun(filepath.Join(dir, "ref"), ref, epochs, extra...)...)
+	require.Equal(t, 0, code, errOut)
+	want, err := os.ReadFile(ref)
+	require.NoError(t, err)
+	return want
+}
+
 // TestKillAndResume kills realrun with SIGKILL at 20 random moments
-// (generation, training, writes, checkpoints, evaluation) and resumes it
-// each time: every resume must succeed, no partition may be torn (Resume
-// checks the checksums), and the final embeddings must equal those of an
-// uninterrupted run with the same seed (one worker: deterministic).
+// (generation, training, writes, checkpoints inside and between epochs,
+// evaluation) and resumes it each time: every resume must succeed, no
+// partition may be torn (Resume checks the checksums), and the final
+// embeddings must equal those of an uninterrupted run without
+// checkpoints inside epochs (one worker: deterministic). It measures the
+// work lost per kill: the time since the last committed checkpoint.
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts the command 20 times")
 	}
+	const every = 2 // buckets between checkpoints inside an epoch
 	dir := t.TempDir()
-	args := func(work, export string) []string {
-		return []string{"--dataset", "livejournal", "--scale", "0.0005", "--p", "4", "--c", "2", "--dim", "8", "--epochs", "3",
-			"--workers", "1", "--progress", "none", "--workdir", work, "--export", export}
-	}
-	ref := filepath.Join(dir, "ref.npy")
-	_, errOut, code := runCmd(args(filepath.Join(dir, "ref"), ref)...)
-	require.Equal(t, 0, code, errOut)
-	want, err := os.ReadFile(ref)
-	require.NoError(t, err)
+	want := reference(t, dir, 3)
 
 	work, got := filepath.Join(dir, "work"), filepath.Join(dir, "got.npy")
 	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, append(args(work, got), "--resume")...)...)
-		cmd.Env = append(os.Environ(), "TIERFLOW_AS_REALRUN=1")
-		return cmd
+		return child(smallRun(work, got, 3, "--resume", "--checkpoint-every", strconv.Itoa(every)+"b")...)
 	}
-	// Time one uninterrupted child run to spread the kills over it.
+	// Time one uninterrupted child run to spread the kills over it, and
+	// its intervals: from the end of the bucket of one checkpoint to the
+	// end of the next one's (two buckets and a checkpoint).
 	t0 := time.Now()
-	out, err := start().CombinedOutput()
-	require.NoError(t, err, string(out))
+	out, err := child(append(smallRun(work, got, 3, "--checkpoint-every", strconv.Itoa(every)+"b"), "--json")...).Output()
+	require.NoError(t, err)
 	span := time.Since(t0)
+	var timed Output
+	require.NoError(t, json.Unmarshal(out, &timed))
+	var intervals []time.Duration
+	for _, e := range timed.Epochs {
+		ends := map[int]float64{}
+		for k, b := range e.Buckets {
+			ends[k+1] = b.End
+		}
+		for i := 1; i < len(e.Checkpoints); i++ {
+			intervals = append(intervals, time.Duration(1e9*(ends[e.Checkpoints[i].Bucket]-ends[e.Checkpoints[i-1].Bucket])))
+		}
+	}
+	require.NotEmpty(t, intervals)
 	require.NoError(t, os.RemoveAll(work))
 	rng := rand.New(rand.NewPCG(7, 7))
-	kills, resumed := 0, 0
+	kills, resumed, inside := 0, 0, 0
+	var lost []time.Duration
+	position := regexp.MustCompile(`at bucket (\d+) of`)
 	for kills < 20 {
 		cmd := start()
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		began := time.Now()
 		require.NoError(t, cmd.Start())
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -218,18 +283,174 @@ func TestKillAndResume(t *testing.T) {
 			require.NoError(t, os.RemoveAll(work))
 		case <-time.After(time.Duration(rng.Float64() * float64(span))):
 			require.NoError(t, cmd.Process.Kill())
+			at := time.Now()
 			<-done
 			kills++
 			if strings.Contains(stderr.String(), "resuming after epoch") {
 				resumed++
 			}
+			if m := position.FindStringSubmatch(stderr.String()); m != nil {
+				inside++
+				k, _ := strconv.Atoi(m[1])
+				assert.Zero(t, k%every, "checkpoints inside an epoch are taken every %d buckets", every)
+			}
+			// Work lost: while the current checkpoint is one inside an
+			// epoch, everything since it was committed is training (and
+			// checkpointing) that the resume repeats.
+			cur, err := os.ReadFile(filepath.Join(work, "CURRENT"))
+			if fi, err2 := os.Stat(filepath.Join(work, "CURRENT")); err == nil && err2 == nil && strings.Contains(string(cur), "+") && fi.ModTime().After(began) {
+				lost = append(lost, at.Sub(fi.ModTime()))
+			}
 		}
 	}
 	out, err = start().CombinedOutput()
 	require.NoError(t, err, "resume after %d kills: %s", kills, out)
-	t.Logf("%d kills over a %v run; %d of the killed runs had resumed from a checkpoint", kills, span, resumed)
+	slices.Sort(lost)
+	slices.Sort(intervals)
+	t.Logf("%d kills over a %v run; %d resumed from a checkpoint, %d of them inside an epoch", kills, span, resumed, inside)
+	if len(lost) > 0 {
+		t.Logf("work lost by the %d kills after a checkpoint inside an epoch: median %v, max %v; one interval (%d buckets and a checkpoint): median %v, max %v",
+			len(lost), lost[len(lost)/2], lost[len(lost)-1], every, intervals[len(intervals)/2], intervals[len(intervals)-1])
+	}
 	assert.Positive(t, resumed, "some kills must land after a checkpoint")
+	assert.Positive(t, inside, "some kills must land after a checkpoint inside an epoch")
 	have, err := os.ReadFile(got)
 	require.NoError(t, err)
 	assert.Equal(t, want, have, "embeddings after kills and resumes differ from an uninterrupted run")
+}
+
+// TestWorkdirLock: a second realrun on a work directory in use exits 2
+// naming the process holding it; once that process is killed (SIGKILL:
+// its lock file stays behind) the work directory is free again.
+func TestWorkdirLock(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	first := child(smallRun(work, filepath.Join(dir, "a.npy"), 100)...)
+	require.NoError(t, first.Start())
+	defer first.Process.Kill()
+	pid := strconv.Itoa(first.Process.Pid)
+	waitFor(t, "the first run's lock", func() bool {
+		data, _ := os.ReadFile(work + ".lock")
+		return strings.TrimSpace(string(data)) == pid
+	})
+	out, errOut, code := runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 1)...)
+	assert.Equal(t, 2, code, out)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	assert.Contains(t, errOut, "used by process "+pid)
+	require.NoError(t, first.Process.Kill())
+	first.Wait()
+	_, err := os.Stat(work + ".lock")
+	require.NoError(t, err, "a killed run leaves its lock file")
+	_, errOut, code = runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 1)...)
+	assert.Equal(t, 0, code, errOut)
+	_, err = os.Stat(work + ".lock")
+	assert.True(t, os.IsNotExist(err), "a finished run removes its lock file")
+}
+
+// TestSignals: SIGINT and SIGTERM finish the bucket in progress, write a
+// checkpoint, print how to resume and exit 130 and 143; a second SIGINT
+// exits at once. Resuming as printed ends with the embeddings of an
+// uninterrupted run.
+func TestSignals(t *testing.T) {
+	dir := t.TempDir()
+	// More negatives: training, not evaluation, takes most of the time.
+	slow := []string{"--negatives", "300"}
+	want := reference(t, dir, 2, slow...)
+	for _, tc := range []struct {
+		name    string
+		signals []os.Signal
+		code    int
+	}{{"SIGINT", []os.Signal{os.Interrupt}, 130}, {"SIGTERM", []os.Signal{syscall.SIGTERM}, 143}, {"second SIGINT", []os.Signal{os.Interrupt, os.Interrupt}, 130}} {
+		t.Run(tc.name, func(t *testing.T) {
+			work, got := filepath.Join(dir, "w-"+strconv.Itoa(tc.code)+strconv.Itoa(len(tc.signals))), filepath.Join(dir, "got.npy")
+			args := append(smallRun(work, got, 2, slow...), "--progress", "lines")
+			if len(tc.signals) > 1 {
+				// Checkpoints after every bucket: the second signal
+				// lands while one is being written or between two.
+				args = append(args, "--checkpoint-every", "1b")
+			}
+			cmd := child(args...)
+			var stderr lockedBuffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			waitFor(t, "training", func() bool { return strings.Contains(stderr.String(), "epoch 1: ") })
+			for _, s := range tc.signals {
+				require.NoError(t, cmd.Process.Signal(s))
+				time.Sleep(20 * time.Millisecond) // two signals, not one coalesced
+			}
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, stderr.String())
+			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
+			if len(tc.signals) == 1 {
+				assert.Contains(t, stderr.String(), "stopped; the checkpoint holds 0 complete epochs and", "a checkpoint inside epoch 1")
+				assert.Contains(t, stderr.String(), "resume with: realrun "+strings.Join(args, " ")+" --resume")
+			} else {
+				assert.NotContains(t, stderr.String(), "resume with", "the second signal exits at once")
+			}
+			if len(tc.signals) == 1 {
+				// A checkpoint inside an epoch resumes only with its Plan.
+				_, errOut, code := runCmd(append(args, "--resume", "--ordering", "hilbert")...)
+				assert.Equal(t, 2, code, errOut)
+				assert.Contains(t, lastLine(errOut), "--resume: the checkpoint inside epoch 1 was taken with another Plan")
+			}
+			_, errOut, code := runCmd(append(args, "--resume")...)
+			require.Equal(t, 0, code, errOut)
+			assert.Contains(t, errOut, "resuming after epoch 0 at bucket")
+			have, err := os.ReadFile(got)
+			require.NoError(t, err)
+			assert.Equal(t, want, have, "embeddings after a stop and a resume differ from an uninterrupted run")
+		})
+	}
+}
+
+// TestEdgeFileResume: a work directory built from an edge file is resumed
+// while the file is unchanged, and rebuilt once it changes.
+func TestEdgeFileResume(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; i < 2000; i++ {
+		b.WriteString(itoa(i%150) + " " + itoa((i*11+5)%150) + "\n")
+	}
+	edges := filepath.Join(dir, "edges.txt")
+	require.NoError(t, os.WriteFile(edges, []byte(b.String()), 0o644))
+	args := func(epochs int) []string {
+		return []string{"--edges", edges, "--p", "4", "--c", "2", "--dim", "8", "--epochs", itoa(epochs), "--workers", "1",
+			"--workdir", filepath.Join(dir, "work"), "--progress", "none", "--resume"}
+	}
+	_, errOut, code := runCmd(args(1)...)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = runCmd(args(2)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "resuming after epoch 1")
+	require.NoError(t, os.WriteFile(edges, []byte(b.String()+"7 8\n"), 0o644))
+	_, errOut, code = runCmd(args(3)...)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, errOut, "resuming", "a changed edge file is not resumed")
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestCorruptBucket: a flipped byte in a bucket file stops the run with
+// one line naming the file, before training on it.
+func TestCorruptBucket(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	_, errOut, code := runCmd(smallRun(work, filepath.Join(dir, "a.npy"), 1)...)
+	require.Equal(t, 0, code, errOut)
+	bucket := filepath.Join(work, "buckets", "bucket-0002-0001.bin")
+	data, err := os.ReadFile(bucket)
+	require.NoError(t, err)
+	data[len(data)/2] ^= 1
+	require.NoError(t, os.WriteFile(bucket, data, 0o644))
+	out, errOut, code := runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 2, "--resume")...)
+	assert.Equal(t, 1, code, out)
+	line := lastLine(errOut)
+	assert.Contains(t, line, bucket+": checksum")
+	assert.Contains(t, line, "the file was altered after it was written")
+	_, err = os.Stat(filepath.Join(dir, "b.npy"))
+	assert.True(t, os.IsNotExist(err), "no embeddings exported")
 }

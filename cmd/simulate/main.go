@@ -40,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
 	{Title: "What to train", Flags: []string{"dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
-	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share"}},
+	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "plan", "top"}},
 }
@@ -114,6 +114,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.BoolVar(&q.NoPrefetch, "no-prefetch", false, "turn the lookahead reader off: load each partition only when its bucket is next (with --sync-writes: Marius run with prefetching off)")
 	fs.BoolVar(&q.SyncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
 	fs.IntVar(&q.WriteBuffers, "write-buffers", 0, "evicted partitions the async writer may hold; a load waits for a free one (default: the system's; marius: unbounded, Marius's released code has 1)")
+	fs.StringVar(&q.CheckpointEvery, "checkpoint-every", "", "also checkpoint inside the epoch every `DURATION` (30s) or N buckets (64b): training waits while the dirty resident partitions are written")
 	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
 	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
 	fs.Int64Var(&q.Seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")

@@ -3,6 +3,7 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -22,6 +23,22 @@ func alignedBuffer(n int) ([]byte, error) {
 
 func freeBuffer(b []byte) error { return syscall.Munmap(b) }
 
+// openDirect opens with O_DIRECT; a file system that refuses it (tmpfs
+// before Linux 6.6) gets buffered I/O instead.
 func openDirect(path string, flag int) (*os.File, error) {
-	return os.OpenFile(path, flag|directFlag, 0o644)
+	f, err := os.OpenFile(path, flag|directFlag, 0o644)
+	if errors.Is(err, syscall.EINVAL) {
+		return os.OpenFile(path, flag, 0o644)
+	}
+	return f, err
+}
+
+// freeBytes is the space left to unprivileged writers on dir's file
+// system (-1: unknown).
+func freeBytes(dir string) int64 {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return -1
+	}
+	return int64(fs.Bavail) * int64(fs.Bsize)
 }

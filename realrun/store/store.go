@@ -11,18 +11,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc64"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"unsafe"
 )
 
-// Version is the on-disk format version; Open refuses any other.
-const Version = 1
+// Version is the on-disk format version; Open refuses any other. Version
+// 2 added CRC-64 checksums of every data file (Manifest.Checksums) and of
+// every checkpoint file (checksums.json), and checkpoints inside an epoch.
+const Version = 2
 
 // ErrVersion is wrapped by Open when the manifest has another version.
 var ErrVersion = errors.New("format version mismatch")
@@ -57,6 +60,14 @@ type Manifest struct {
 	Test           int64 `json:"test_edges"`
 	// Buckets are the training edges per bucket, Buckets[src][dst].
 	Buckets [][]int64 `json:"buckets"`
+	// Checksums are the CRC-64 (ECMA) of every bucket, split, degree and
+	// permutation file, by path relative to the work directory; every
+	// read checks them.
+	Checksums map[string]uint64 `json:"checksums"`
+	// Inputs are the CRC-64 of the edge files the directory was built
+	// from, by path: a work directory is reused (and resumed) only for
+	// the same input.
+	Inputs map[string]uint64 `json:"inputs,omitempty"`
 }
 
 // Split is the part of the data an edge belongs to.
@@ -73,25 +84,36 @@ const (
 type Store struct {
 	Dir string
 	M   Manifest
-	// Current is the last committed checkpoint (0: the initial
-	// partitions); every read of "the" partitions reads this version.
-	Current int
+	// Current is the number of complete epochs in the current checkpoint
+	// (0: the initial partitions) and Bucket the buckets of epoch
+	// Current+1 it also holds (0: an epoch checkpoint); every read of
+	// "the" partitions reads this checkpoint.
+	Current, Bucket int
 }
 
 func partName(i int) string      { return fmt.Sprintf("part-%04d.bin", i) }
 func bucketName(i, j int) string { return fmt.Sprintf("bucket-%04d-%04d.bin", i, j) }
 
 // PartitionPath is the file of partition i in the current checkpoint.
-func (s *Store) PartitionPath(i int) string { return s.PartitionPathAt(s.Current, i) }
+func (s *Store) PartitionPath(i int) string { return PartitionIn(s.CurrentDir(), i) }
 
-// PartitionPathAt is the file of partition i in checkpoint v.
-func (s *Store) PartitionPathAt(v, i int) string { return filepath.Join(s.versionDir(v), partName(i)) }
+// PartitionIn is the file of partition i in a checkpoint directory.
+func PartitionIn(dir string, i int) string { return filepath.Join(dir, partName(i)) }
 
-func (s *Store) versionDir(v int) string {
-	if v == 0 {
+// CurrentDir is the current checkpoint's directory.
+func (s *Store) CurrentDir() string { return s.CheckpointDir(s.Current, s.Bucket) }
+
+// CheckpointDir is the directory of the checkpoint after epoch e and k
+// buckets of epoch e+1: partitions/ for (0, 0), ckpt-EEEE after a whole
+// epoch, ckpt-EEEE+KKKKKK inside one.
+func (s *Store) CheckpointDir(e, k int) string {
+	switch {
+	case e == 0 && k == 0:
 		return filepath.Join(s.Dir, "partitions")
+	case k == 0:
+		return filepath.Join(s.Dir, fmt.Sprintf("ckpt-%04d", e))
 	}
-	return filepath.Join(s.Dir, fmt.Sprintf("ckpt-%04d", v))
+	return filepath.Join(s.Dir, fmt.Sprintf("ckpt-%04d+%06d", e, k))
 }
 
 // Open reads and checks the manifest of a work directory.
@@ -112,11 +134,11 @@ func Open(dir string) (*Store, error) {
 	}
 	st := &Store{Dir: dir, M: m}
 	if data, err := os.ReadFile(filepath.Join(dir, "CURRENT")); err == nil {
-		v, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil || v < 0 {
-			return nil, fmt.Errorf("work directory %s: CURRENT holds %q, not a checkpoint number", dir, data)
+		e, k, err := parseCurrent(strings.TrimSpace(string(data)))
+		if err != nil {
+			return nil, fmt.Errorf("work directory %s: CURRENT holds %q, not a checkpoint (EPOCH or EPOCH+BUCKETS)", dir, data)
 		}
-		st.Current = v
+		st.Current, st.Bucket = e, k
 	}
 	return st, nil
 }
@@ -166,14 +188,15 @@ func (b *Buffer) Floats() []float32 {
 func (b *Buffer) Bytes() []byte { return b.b }
 
 // ReadPartition reads partition i of the current checkpoint into buf with
-// O_DIRECT and returns the bytes read from the device.
+// O_DIRECT and returns the bytes read from the device (unchecked: see
+// ReadPartitionChecked).
 func (s *Store) ReadPartition(i int, buf *Buffer) (int64, error) {
-	return s.ReadPartitionAt(s.Current, i, buf)
+	return ReadPartitionIn(s.CurrentDir(), i, buf)
 }
 
-// ReadPartitionAt reads partition i of checkpoint v.
-func (s *Store) ReadPartitionAt(v, i int, buf *Buffer) (int64, error) {
-	f, err := openDirect(s.PartitionPathAt(v, i), os.O_RDONLY)
+// ReadPartitionIn reads partition i of checkpoint directory dir.
+func ReadPartitionIn(dir string, i int, buf *Buffer) (int64, error) {
+	f, err := openDirect(PartitionIn(dir, i), os.O_RDONLY)
 	if err != nil {
 		return 0, fmt.Errorf("read partition %d: %w", i, err)
 	}
@@ -188,145 +211,42 @@ func (s *Store) ReadPartitionAt(v, i int, buf *Buffer) (int64, error) {
 // WritePartition writes buf to partition i's file in the current
 // checkpoint with O_DIRECT.
 func (s *Store) WritePartition(i int, buf *Buffer) (int64, error) {
-	return writeDirect(s.PartitionPath(i), buf.b)
+	return WritePartitionIn(s.CurrentDir(), i, buf)
 }
 
-// WritePartitionAt writes buf to partition i's file in checkpoint v.
-func (s *Store) WritePartitionAt(v, i int, buf *Buffer) (int64, error) {
-	return writeDirect(s.PartitionPathAt(v, i), buf.b)
-}
-
-// Begin prepares an empty checkpoint directory v for an epoch's writes
-// (a partial one left by a crash is discarded).
-func (s *Store) Begin(v int) error {
-	if v <= s.Current {
-		return fmt.Errorf("checkpoint %d is not after the current %d", v, s.Current)
-	}
-	if err := os.RemoveAll(s.versionDir(v)); err != nil {
-		return err
-	}
-	return os.Mkdir(s.versionDir(v), 0o755)
-}
-
-// Commit makes checkpoint v current the way PyTorch-BigGraph does: its
-// partition files and the extra files (relation embeddings, checksums) are
-// synced, then the CURRENT pointer is replaced atomically, then older
-// checkpoints are deleted. A crash before the rename leaves the previous
-// checkpoint current and intact; partitions are never modified in place.
-func (s *Store) Commit(v int, extra map[string][]byte) error {
-	dir := s.versionDir(v)
-	for name, data := range extra {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return err
-		}
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := syncFile(filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
-	}
-	if err := syncFile(dir); err != nil {
-		return err
-	}
-	tmp := filepath.Join(s.Dir, "CURRENT.tmp")
-	if err := os.WriteFile(tmp, []byte(strconv.Itoa(v)+"\n"), 0o644); err != nil {
-		return err
-	}
-	if err := syncFile(tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(s.Dir, "CURRENT")); err != nil {
-		return err
-	}
-	if err := syncFile(s.Dir); err != nil {
-		return err
-	}
-	old := s.Current
-	s.Current = v
-	if old > 0 {
-		return os.RemoveAll(s.versionDir(old))
-	}
-	return nil
-}
-
-// ReadExtra reads an extra file of the current checkpoint (nil, nil when
-// absent or at checkpoint 0).
-func (s *Store) ReadExtra(name string) ([]byte, error) {
-	if s.Current == 0 {
-		return nil, nil
-	}
-	data, err := os.ReadFile(filepath.Join(s.versionDir(s.Current), name))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	return data, err
-}
-
-// Reset drops every checkpoint: training starts again from checkpoint 0.
-func (s *Store) Reset() error {
-	entries, err := os.ReadDir(s.Dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "ckpt-") || strings.HasPrefix(e.Name(), "CURRENT") {
-			if err := os.RemoveAll(filepath.Join(s.Dir, e.Name())); err != nil {
-				return err
-			}
-		}
-	}
-	s.Current = 0
-	return syncFile(s.Dir)
-}
-
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
-}
-
-func writeDirect(path string, b []byte) (int64, error) {
-	f, err := openDirect(path, os.O_WRONLY|os.O_CREATE)
-	if err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	n, err := f.Write(b)
-	if err != nil {
-		f.Close()
-		return int64(n), fmt.Errorf("write %s: %w", path, err)
-	}
-	return int64(n), f.Close()
+// WritePartitionIn writes buf to partition i's file in directory dir. The
+// file is replaced, never written in place: a checkpoint that links the
+// previous file keeps it.
+func WritePartitionIn(dir string, i int, buf *Buffer) (int64, error) {
+	return writeDirect(PartitionIn(dir, i), buf.b)
 }
 
 // ReadBucket returns the training edges of bucket (i, j).
 func (s *Store) ReadBucket(i, j int) ([]Edge, error) {
-	return readEdges(filepath.Join(s.Dir, "buckets", bucketName(i, j)), s.M.Buckets[i][j])
+	return s.readEdges(filepath.Join("buckets", bucketName(i, j)), s.M.Buckets[i][j])
 }
 
 // ReadSplit returns the validation or test edges.
 func (s *Store) ReadSplit(sp Split) ([]Edge, error) {
 	switch sp {
 	case Valid:
-		return readEdges(filepath.Join(s.Dir, "valid.bin"), s.M.Valid)
+		return s.readEdges("valid.bin", s.M.Valid)
 	case Test:
-		return readEdges(filepath.Join(s.Dir, "test.bin"), s.M.Test)
+		return s.readEdges("test.bin", s.M.Test)
 	}
 	return nil, fmt.Errorf("split %d has no single file (training edges live in buckets)", sp)
 }
 
-func readEdges(path string, n int64) ([]Edge, error) {
+func (s *Store) readEdges(name string, n int64) ([]Edge, error) {
+	path := filepath.Join(s.Dir, name)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) && n == 0 {
 		return nil, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := s.verify(name, data); err != nil {
 		return nil, err
 	}
 	if int64(len(data)) != n*edgeBytes {
@@ -342,7 +262,7 @@ func readEdges(path string, n int64) ([]Edge, error) {
 
 // Degrees returns every node's degree in the training edges.
 func (s *Store) Degrees() ([]int32, error) {
-	data, err := os.ReadFile(filepath.Join(s.Dir, "degrees.bin"))
+	data, err := s.readData("degrees.bin")
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +279,7 @@ func (s *Store) Degrees() ([]int32, error) {
 // Permutation returns, for every original node id, its id in the store
 // (the relabelling that spreads nodes uniformly over partitions).
 func (s *Store) Permutation() ([]int32, error) {
-	data, err := os.ReadFile(filepath.Join(s.Dir, "perm.bin"))
+	data, err := s.readData("perm.bin")
 	if err != nil {
 		return nil, err
 	}
@@ -391,6 +311,7 @@ func (s *Store) InitPartitions(seed int64, scale float32) error {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x696e6974)) // "init"
 	f := buf.Floats()
 	n := int(s.M.Rows) * s.M.Dim
+	sums := map[int]uint64{}
 	for i := 0; i < s.M.P; i++ {
 		for k := range f {
 			f[k] = 0
@@ -401,8 +322,9 @@ func (s *Store) InitPartitions(seed int64, scale float32) error {
 		if _, err := s.WritePartition(i, buf); err != nil {
 			return err
 		}
+		sums[i] = Checksum(buf.Bytes())
 	}
-	return nil
+	return writeSums(s.CheckpointDir(0, 0), sums, nil)
 }
 
 // Builder creates a work directory from a stream of edges: node ids are
@@ -416,7 +338,9 @@ type Builder struct {
 	perm     []int32
 	degrees  []int32
 	pending  [][]Edge // per bucket, flushed in blocks
+	sums     []uint64 // per bucket, updated as blocks are flushed
 	splits   [2]*bufio.Writer
+	splitSum [2]hash.Hash64
 	files    [2]*os.File
 	edgeBuf  [edgeBytes]byte
 }
@@ -464,6 +388,7 @@ func NewBuilder(dir, source string, nodes int64, relations, p int, seed int64) (
 	rng.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
 	b.degrees = make([]int32, nodes)
 	b.pending = make([][]Edge, p*p)
+	b.sums = make([]uint64, p*p)
 	for k, name := range []string{"valid.bin", "test.bin"} {
 		f, err := os.Create(filepath.Join(tmp, name))
 		if err != nil {
@@ -471,7 +396,8 @@ func NewBuilder(dir, source string, nodes int64, relations, p int, seed int64) (
 			return nil, err
 		}
 		b.files[k] = f
-		b.splits[k] = bufio.NewWriterSize(f, 1<<16)
+		b.splitSum[k] = crc64.New(crcTable)
+		b.splits[k] = bufio.NewWriterSize(io.MultiWriter(f, b.splitSum[k]), 1<<16)
 	}
 	return b, nil
 }
@@ -534,6 +460,7 @@ func (b *Builder) flushBucket(i, j int) error {
 	for n, e := range b.pending[k] {
 		putEdge(data[n*edgeBytes:], e)
 	}
+	b.sums[k] = crc64.Update(b.sums[k], crcTable, data)
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
@@ -568,10 +495,19 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 			}
 		}
 	}
-	for k := range b.splits {
+	b.m.Checksums = map[string]uint64{}
+	for i := 0; i < b.m.P; i++ {
+		for j := 0; j < b.m.P; j++ {
+			if b.m.Buckets[i][j] > 0 {
+				b.m.Checksums[filepath.Join("buckets", bucketName(i, j))] = b.sums[i*b.m.P+j]
+			}
+		}
+	}
+	for k, name := range []string{"valid.bin", "test.bin"} {
 		if err := b.splits[k].Flush(); err != nil {
 			return err
 		}
+		b.m.Checksums[name] = b.splitSum[k].Sum64()
 		if err := b.files[k].Close(); err != nil {
 			return err
 		}
@@ -581,6 +517,7 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 	for i, v := range b.perm {
 		binary.LittleEndian.PutUint32(perm[4*i:], uint32(v))
 	}
+	b.m.Checksums["perm.bin"] = Checksum(perm)
 	if err := os.WriteFile(filepath.Join(b.tmp, "perm.bin"), perm, 0o644); err != nil {
 		return err
 	}
@@ -588,6 +525,7 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 	for i, d := range b.degrees {
 		binary.LittleEndian.PutUint32(deg[4*i:], uint32(d))
 	}
+	b.m.Checksums["degrees.bin"] = Checksum(deg)
 	if err := os.WriteFile(filepath.Join(b.tmp, "degrees.bin"), deg, 0o644); err != nil {
 		return err
 	}
@@ -621,6 +559,23 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 		}
 	}
 	return os.Rename(b.tmp, b.dir)
+}
+
+// SetInputs records the checksums of the input files (Manifest.Inputs).
+func (b *Builder) SetInputs(sums map[string]uint64) { b.m.Inputs = sums }
+
+// FileChecksum is the CRC-64 of a file's content, read in a stream.
+func FileChecksum(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	h := crc64.New(crcTable)
+	if _, err := io.Copy(h, f); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return h.Sum64(), nil
 }
 
 // AddFile writes an extra file (such as the id table of an edge file)

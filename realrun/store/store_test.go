@@ -184,3 +184,13 @@ func TestPermutation(t *testing.T) {
 	}
 	assert.Len(t, seen, 100)
 }
+
+// BenchmarkChecksum is the CRC-64 every partition load is checked with,
+// over a 20 MB partition (twitter at its default scale).
+func BenchmarkChecksum(b *testing.B) {
+	buf := make([]byte, 20<<20)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		Checksum(buf)
+	}
+}

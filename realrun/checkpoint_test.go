@@ -1,0 +1,162 @@
+package realrun
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
+)
+
+// finalState is every partition file and the engine state of a work
+// directory's current checkpoint.
+func finalState(t *testing.T, dir string) []byte {
+	t.Helper()
+	st, err := store.Open(dir)
+	require.NoError(t, err)
+	require.Positive(t, st.Current)
+	var all []byte
+	for i := 0; i < st.M.P; i++ {
+		data, err := os.ReadFile(st.PartitionPath(i))
+		require.NoError(t, err)
+		all = append(all, data...)
+	}
+	state, err := st.ReadExtra(stateFile)
+	require.NoError(t, err)
+	return append(all, state...)
+}
+
+// TestStopAtEveryBucketResumesIdentically stops training at every bucket
+// boundary of two epochs (a checkpoint inside the epoch each time), and
+// resumes each time from the work directory alone, with a fresh engine:
+// with one worker the final partitions and relation embeddings equal an
+// uninterrupted run's byte for byte.
+func TestStopAtEveryBucketResumesIdentically(t *testing.T) {
+	const epochs = 2
+	h := hyper(model.DistMult, 8)
+	h.Workers = 1
+	plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	run := func(st *store.Store, stop <-chan struct{}) (stops int) {
+		deg, err := st.Degrees()
+		require.NoError(t, err)
+		for {
+			st, err = store.Open(st.Dir)
+			require.NoError(t, err)
+			eng := NewCPU(h, st, deg, 1)
+			pos, err := Resume(st, eng)
+			require.NoError(t, err)
+			for e := st.Current + 1; e <= epochs; e++ {
+				_, err = RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: e, Stop: stop, From: pos})
+				pos = nil
+				var se *StopError
+				if errors.As(err, &se) {
+					break
+				}
+				require.NoError(t, err)
+			}
+			if err == nil {
+				return stops
+			}
+			stops++
+		}
+	}
+	ref := prepare(t, "livejournal", 0.0005, 4, 8, model.DistMult)
+	run(ref, nil)
+	got := prepare(t, "livejournal", 0.0005, 4, 8, model.DistMult)
+	closed := make(chan struct{})
+	close(closed)
+	stops := run(got, closed)
+	assert.Equal(t, epochs*(len(plan.Buckets)-1), stops, "one stop at every boundary inside an epoch")
+	assert.Equal(t, finalState(t, ref.Dir), finalState(t, got.Dir), "stopped and resumed training differs from uninterrupted")
+}
+
+// TestCheckpointCost: checkpoints every 3 buckets are reported with the
+// bytes they wrote (dirty resident partitions plus engine state), and the
+// Plan's own bytes are unchanged by them.
+func TestCheckpointCost(t *testing.T) {
+	st := prepare(t, "twitter", 0.0001, 6, 8, model.DistMult)
+	deg, err := st.Degrees()
+	require.NoError(t, err)
+	plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
+	require.NoError(t, err)
+	ep, err := RunEpoch(st, plan, NewCPU(hyper(model.DistMult, 8), st, deg, 1), EpochOptions{Prefetch: true, Seed: 1, Epoch: 1, Checkpoint: sim.CheckpointInterval{Buckets: 3}})
+	require.NoError(t, err)
+	require.Len(t, ep.Checkpoints, (len(plan.Buckets)-1)/3)
+	state := int64(4 * 2 * st.M.Relations * 8)
+	for _, c := range ep.Checkpoints {
+		assert.Zero(t, c.Bucket%3)
+		assert.GreaterOrEqual(t, c.Partitions, 1)
+		assert.LessOrEqual(t, c.Partitions, plan.C)
+		assert.Greater(t, c.Bytes, int64(c.Partitions)*st.M.PartitionBytes+state, "partitions, state and position")
+		assert.Positive(t, c.Seconds)
+	}
+	assert.Equal(t, len(ep.Checkpoints), ep.InsideCheckpoints)
+	assert.Contains(t, Output{Epochs: []Epoch{ep}}.CheckpointSummary(), fmt.Sprintf("checkpoints inside epochs: %d,", len(ep.Checkpoints)))
+	assert.Empty(t, Output{}.CheckpointSummary())
+	assert.Equal(t, int64(ep.Loads)*st.M.PartitionBytes, ep.ReadBytes)
+	assert.Equal(t, int64(ep.Writes+ep.FinalWrites)*st.M.PartitionBytes, ep.WriteBytes)
+	entries, err := filepath.Glob(filepath.Join(st.Dir, "ckpt-*"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{st.CurrentDir()}, entries, "older checkpoints are deleted")
+}
+
+func flipByte(t *testing.T, path string, at int64) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	data[at%int64(len(data))] ^= 0x40
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+}
+
+// TestCorruptionIsDetected flips one byte in a bucket, a partition of the
+// current checkpoint, the engine state and the position of a checkpoint
+// inside an epoch: training and resuming refuse with ErrCorrupt naming
+// the file, before training on the data.
+func TestCorruptionIsDetected(t *testing.T) {
+	h := hyper(model.DistMult, 8)
+	plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	closed := make(chan struct{})
+	close(closed)
+	for _, tc := range []struct {
+		name string
+		file func(st *store.Store) string
+	}{
+		{"bucket", func(st *store.Store) string { return filepath.Join(st.Dir, "buckets", "bucket-0001-0002.bin") }},
+		{"partition", func(st *store.Store) string { return st.PartitionPath(3) }},
+		{"state", func(st *store.Store) string { return filepath.Join(st.CurrentDir(), stateFile) }},
+		{"position", func(st *store.Store) string { return filepath.Join(st.CurrentDir(), positionFile) }},
+		{"test split", func(st *store.Store) string { return filepath.Join(st.Dir, "test.bin") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := prepare(t, "livejournal", 0.0005, 4, 8, model.DistMult)
+			deg, err := st.Degrees()
+			require.NoError(t, err)
+			// A checkpoint inside epoch 1, after its first bucket.
+			_, err = RunEpoch(st, plan, NewCPU(h, st, deg, 1), EpochOptions{Seed: 1, Epoch: 1, Stop: closed})
+			var se *StopError
+			require.ErrorAs(t, err, &se)
+			path := tc.file(st)
+			flipByte(t, path, 1000)
+			eng := NewCPU(h, st, deg, 1)
+			pos, err := Resume(st, eng)
+			if err == nil {
+				_, err = RunEpoch(st, plan, eng, EpochOptions{Seed: 1, Epoch: 1, From: pos})
+				if err == nil {
+					_, err = Evaluate(st, model.DistMult, eng.Relations(), deg, DefaultEval)
+				}
+			}
+			require.ErrorIs(t, err, store.ErrCorrupt)
+			assert.Contains(t, err.Error(), filepath.Base(path))
+		})
+	}
+}

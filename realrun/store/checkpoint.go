@@ -1,0 +1,326 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc64"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ErrCorrupt is wrapped by every read whose data does not match the
+// checksum recorded when it was written.
+var ErrCorrupt = errors.New("checksum mismatch: the file was altered after it was written")
+
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// Checksum is the CRC-64 (ECMA) every file of a work directory is
+// checked with.
+func Checksum(b []byte) uint64 { return crc64.Checksum(b, crcTable) }
+
+// CheckSum returns nil when data's checksum is want, else an ErrCorrupt
+// naming path.
+func CheckSum(path string, data []byte, want uint64) error {
+	if got := Checksum(data); got != want {
+		return fmt.Errorf("%s: checksum %016x, recorded %016x: %w", path, got, want, ErrCorrupt)
+	}
+	return nil
+}
+
+// verify checks a data file (name relative to the work directory) against
+// the manifest.
+func (s *Store) verify(name string, data []byte) error {
+	want, ok := s.M.Checksums[name]
+	if !ok {
+		return fmt.Errorf("%s: no checksum recorded in the manifest: %w", filepath.Join(s.Dir, name), ErrCorrupt)
+	}
+	return CheckSum(filepath.Join(s.Dir, name), data, want)
+}
+
+// readData reads and checks a data file of the work directory.
+func (s *Store) readData(name string) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(s.Dir, name))
+	if err != nil {
+		return nil, err
+	}
+	return data, s.verify(name, data)
+}
+
+// SpaceError turns a failed write of need bytes to path into one line
+// naming the path, the bytes needed and the bytes free when the device is
+// full; other errors (and nil) pass unchanged.
+func SpaceError(path string, need int64, err error) error {
+	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+		return err
+	}
+	return fmt.Errorf("disk full writing %s: %d bytes needed, %d bytes free on its file system: %w", path, need, freeBytes(filepath.Dir(path)), syscall.ENOSPC)
+}
+
+func parseCurrent(s string) (e, k int, err error) {
+	es, ks, mid := strings.Cut(s, "+")
+	if e, err = strconv.Atoi(es); err != nil || e < 0 {
+		return 0, 0, fmt.Errorf("bad epoch %q", es)
+	}
+	if mid {
+		if k, err = strconv.Atoi(ks); err != nil || k < 1 {
+			return 0, 0, fmt.Errorf("bad bucket %q", ks)
+		}
+	}
+	return e, k, nil
+}
+
+// Begin prepares an empty checkpoint directory for (e, k), after the
+// current one (a partial one left by a crash is discarded), and returns it.
+func (s *Store) Begin(e, k int) (string, error) {
+	if e < s.Current || e == s.Current && k <= s.Bucket {
+		return "", fmt.Errorf("checkpoint %d+%d is not after the current %d+%d", e, k, s.Current, s.Bucket)
+	}
+	dir := s.CheckpointDir(e, k)
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	return dir, os.Mkdir(dir, 0o755)
+}
+
+// Tidy removes every checkpoint directory but the current one (partial
+// ones left by a crash or a full disk).
+func (s *Store) Tidy() error {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return err
+	}
+	cur := filepath.Base(s.CurrentDir())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "ckpt-") && e.Name() != cur {
+			if err := os.RemoveAll(filepath.Join(s.Dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Link makes partition i of directory to the same file as in from
+// (replacing any file there): a checkpoint shares unchanged partitions
+// with its predecessor instead of copying them.
+func Link(from, to string, i int) error {
+	dst := PartitionIn(to, i)
+	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.Link(PartitionIn(from, i), dst)
+}
+
+const sumsFile = "checksums.json"
+
+// writeSums writes a checkpoint's checksums.json: the CRC-64 of every
+// partition and of every extra file, in hex by file name.
+func writeSums(dir string, parts map[int]uint64, extra map[string][]byte) error {
+	m := map[string]string{}
+	for p, s := range parts {
+		m[partName(p)] = strconv.FormatUint(s, 16)
+	}
+	for name, data := range extra {
+		m[name] = strconv.FormatUint(Checksum(data), 16)
+	}
+	data, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, sumsFile)
+	return writeFile(path, data)
+}
+
+// Sums reads a checkpoint directory's checksums.json: the recorded CRC-64
+// of every file by name.
+func Sums(dir string) (map[string]uint64, error) {
+	path := filepath.Join(dir, sumsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]string
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", path, err, ErrCorrupt)
+	}
+	out := map[string]uint64{}
+	for name, h := range m {
+		v, err := strconv.ParseUint(h, 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a checksum: %w", path, h, ErrCorrupt)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// PartitionSums are the recorded checksums of a checkpoint's partitions;
+// a partition without one is an error.
+func (s *Store) PartitionSums(dir string) (map[int]uint64, error) {
+	all, err := Sums(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]uint64{}
+	for p := 0; p < s.M.P; p++ {
+		v, ok := all[partName(p)]
+		if !ok {
+			return nil, fmt.Errorf("%s: no checksum recorded for %s: %w", filepath.Join(dir, sumsFile), partName(p), ErrCorrupt)
+		}
+		out[p] = v
+	}
+	return out, nil
+}
+
+// ReadPartitionChecked reads partition i of directory dir and checks it
+// against want.
+func ReadPartitionChecked(dir string, i int, buf *Buffer, want uint64) (int64, error) {
+	n, err := ReadPartitionIn(dir, i, buf)
+	if err != nil {
+		return n, err
+	}
+	return n, CheckSum(PartitionIn(dir, i), buf.b, want)
+}
+
+// Commit makes checkpoint (e, k), already holding its partition files,
+// current the way PyTorch-BigGraph does: its checksums and extra files
+// (engine state, progress) are written, every file is synced, then the
+// CURRENT pointer is replaced atomically, then the previous checkpoint is
+// deleted. A crash or a full disk before the rename leaves the previous
+// checkpoint current and intact; partitions are never modified in place.
+func (s *Store) Commit(e, k int, sums map[int]uint64, extra map[string][]byte) error {
+	dir := s.CheckpointDir(e, k)
+	for name, data := range extra {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+			return err
+		}
+	}
+	if err := writeSums(dir, sums, extra); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, ent := range entries {
+		if err := syncFile(filepath.Join(dir, ent.Name())); err != nil {
+			return err
+		}
+	}
+	if err := syncFile(dir); err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.Dir, "CURRENT.tmp")
+	ptr := strconv.Itoa(e)
+	if k > 0 {
+		ptr += "+" + strconv.Itoa(k)
+	}
+	if err := writeFile(tmp, []byte(ptr+"\n")); err != nil {
+		return err
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(s.Dir, "CURRENT")); err != nil {
+		return err
+	}
+	if err := syncFile(s.Dir); err != nil {
+		return err
+	}
+	old := s.CurrentDir()
+	s.Current, s.Bucket = e, k
+	if old != s.CheckpointDir(0, 0) {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
+
+// ReadExtra reads an extra file of the current checkpoint and checks it
+// against the checkpoint's checksums (nil, nil when absent or at
+// checkpoint 0).
+func (s *Store) ReadExtra(name string) ([]byte, error) {
+	if s.Current == 0 && s.Bucket == 0 {
+		return nil, nil
+	}
+	path := filepath.Join(s.CurrentDir(), name)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sums, err := Sums(s.CurrentDir())
+	if err != nil {
+		return nil, err
+	}
+	want, ok := sums[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: no checksum recorded: %w", path, ErrCorrupt)
+	}
+	return data, CheckSum(path, data, want)
+}
+
+// Reset drops every checkpoint: training starts again from checkpoint 0.
+func (s *Store) Reset() error {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "ckpt-") || strings.HasPrefix(e.Name(), "CURRENT") {
+			if err := os.RemoveAll(filepath.Join(s.Dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	s.Current, s.Bucket = 0, 0
+	return syncFile(s.Dir)
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+func writeDirect(path string, b []byte) (int64, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := openDirect(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	n, err := f.Write(b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = f.Close()
+	} else {
+		f.Close()
+	}
+	if err != nil {
+		os.Remove(path) // a partial file is never read; free its space
+		return int64(n), SpaceError(path, int64(len(b)), fmt.Errorf("write %s: %w", path, err))
+	}
+	return int64(n), nil
+}
+
+// writeFile writes a small checkpoint file; a partial one is removed.
+func writeFile(path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		os.Remove(path)
+		return SpaceError(path, int64(len(data)), err)
+	}
+	return nil
+}
