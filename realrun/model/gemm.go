@@ -1,6 +1,6 @@
 package model
 
-// The matrix kernels below are scalar Go, register-blocked in 2×3 tiles of C
+// The portable matrix kernels below (sgemm*Go) are scalar Go, register-blocked in 2×3 tiles of C
 // with the k loop unrolled by 4 (NT). Wider tiles (4×4, 4×2) do not fit the
 // 15 usable XMM registers once Go's scheduler hoists the multiplies, spill,
 // and run slower; 2×3 keeps the loop bound by the FP add/mul ports.
@@ -9,8 +9,38 @@ package model
 // long as their shapes require; non-positive sizes are a no-op.
 
 // SgemmNT computes C (m×n) += A (m×k) · Bᵀ, where B is n×k; all row-major.
-// It is the kernel ChunkGrad uses for all of its products.
+// At a SIMD level it packs both operands and runs the assembly micro-kernel;
+// at Generic it is the scalar sgemmNTGo.
 func SgemmNT(m, n, k int, A, B, C []float32) {
+	if level == Generic {
+		sgemmNTGo(m, n, k, A, B, C)
+		return
+	}
+	withPack(func(pb *packBuf) { gemmNT(m, n, k, A, B, C, pb) })
+}
+
+// SgemmNN computes C (m×n) += A (m×k) · B, where B is k×n; all row-major.
+func SgemmNN(m, n, k int, A, B, C []float32) {
+	if level == Generic {
+		sgemmNNGo(m, n, k, A, B, C)
+		return
+	}
+	withPack(func(pb *packBuf) { gemmNN(m, n, k, A, B, C, pb) })
+}
+
+// SgemmTN computes C (m×n) += Aᵀ · B, where A is k×m and B is k×n; all
+// row-major.
+func SgemmTN(m, n, k int, A, B, C []float32) {
+	if level == Generic {
+		sgemmTNGo(m, n, k, A, B, C)
+		return
+	}
+	withPack(func(pb *packBuf) { gemmTN(m, n, k, A, B, C, pb) })
+}
+
+// sgemmNTGo is the portable SgemmNT; the Generic ChunkGrad uses it for all
+// of its products.
+func sgemmNTGo(m, n, k int, A, B, C []float32) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
 	}
@@ -141,8 +171,8 @@ func dot13(a0, b0, b1, b2 []float32) (c00, c01, c02 float32) {
 	return
 }
 
-// SgemmNN computes C (m×n) += A (m×k) · B, where B is k×n; all row-major.
-func SgemmNN(m, n, k int, A, B, C []float32) {
+// sgemmNNGo is the portable SgemmNN.
+func sgemmNNGo(m, n, k int, A, B, C []float32) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
 	}
@@ -201,9 +231,8 @@ func SgemmNN(m, n, k int, A, B, C []float32) {
 	}
 }
 
-// SgemmTN computes C (m×n) += Aᵀ · B, where A is k×m and B is k×n; all
-// row-major.
-func SgemmTN(m, n, k int, A, B, C []float32) {
+// sgemmTNGo is the portable SgemmTN.
+func sgemmTNGo(m, n, k int, A, B, C []float32) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
 	}
