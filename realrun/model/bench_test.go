@@ -30,12 +30,9 @@ func BenchmarkChunkGrad(b *testing.B) {
 					ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
 					b.ReportAllocs()
 					b.ResetTimer()
-					for b.Loop() {
-						ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
-					}
-					sec := b.Elapsed().Seconds()
-					b.ReportMetric(float64(n)*float64(b.N)/sec, "edges/s")
-					reportPeak(b, chunkFlops(n, m, d))
+					cpu := cpuLoop(b, func() { ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc) })
+					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+					reportPeak(b, chunkFlops(n, m, d), cpu)
 				})
 			})
 		}
