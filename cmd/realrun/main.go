@@ -75,13 +75,14 @@ type options struct {
 	orderingList, device, plot  string
 	compareSim, resume          bool
 	planFile                    string
+	cpuprofile                  string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	return cli.Exit(stderr, prog, realrunMain(args, stdout, stderr))
 }
 
-func realrunMain(args []string, stdout, stderr io.Writer) error {
+func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "calibrate" {
 		return calibrateMain(args[1:], stdout, stderr)
 	}
@@ -118,9 +119,17 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
 	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
+	}
+	if o.cpuprofile != "" {
+		stop, perr := startCPUProfile(o.cpuprofile)
+		if perr != nil {
+			return perr
+		}
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	spec, h, plan, err := configure(&o)
 	if err != nil {
