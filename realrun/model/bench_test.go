@@ -77,13 +77,14 @@ func BenchmarkRankCounts(b *testing.B) {
 	const d, m = 100, 10000
 	for _, k := range Kinds {
 		b.Run(fmt.Sprintf("%s/d=%d,m=%d", k, d, m), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(5, 6))
-			s, r, dst, C := randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, m*d, 1)
-			b.ReportAllocs()
-			for b.Loop() {
-				RankCounts(k, d, s, r, dst, DstSide, C, m, nil)
-			}
-			b.ReportMetric(float64(m)*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
+			atLevels(b, func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				s, r, dst, C := randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, m*d, 1)
+				b.ReportAllocs()
+				cpu := cpuLoop(b, func() { RankCounts(k, d, s, r, dst, DstSide, C, m, nil) })
+				b.ReportMetric(float64(m)*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
+				b.ReportMetric(float64(m)*float64(b.N)/cpu, "candidates/cpu-s")
+			})
 		})
 	}
 }
