@@ -3,6 +3,8 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,6 +41,20 @@ func TestChooseLevel(t *testing.T) {
 	assert.Equal(t, Generic, SupportedLevels()[0])
 	assert.Equal(t, "avx512", AVX512.String())
 	assert.Panics(t, func() { SetLevel(Level(99)) })
+}
+
+// TestNoSIMDEnv runs this test binary again with TIERFLOW_NOSIMD=1 and
+// checks that the child chose the portable kernels.
+func TestNoSIMDEnv(t *testing.T) {
+	if os.Getenv("TIERFLOW_TEST_CHILD") == "1" {
+		os.Stdout.WriteString("level=" + ActiveLevel().String() + "\n")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNoSIMDEnv$")
+	cmd.Env = append(os.Environ(), "TIERFLOW_TEST_CHILD=1", NoSIMDEnv+"=1")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "level=generic")
 }
 
 // raggedSizes are vector lengths around and between the vector widths.
@@ -166,7 +182,13 @@ func TestChunkGradLevelsAgree(t *testing.T) {
 				prev := SetLevel(l)
 				c.zeroGrad()
 				loss := ChunkGrad(k, d, c.S, c.R, c.D, c.N, s.n, s.m, c.gS, c.gR, c.gD, c.gN, NewScratch())
+				// Deterministic: the same inputs give bit-identical results.
+				again := &chunk{gS: make([]float32, len(c.gS)), gR: make([]float32, len(c.gR)), gD: make([]float32, len(c.gD)), gN: make([]float32, len(c.gN))}
+				loss2 := ChunkGrad(k, d, c.S, c.R, c.D, c.N, s.n, s.m, again.gS, again.gR, again.gD, again.gN, NewScratch())
 				SetLevel(prev)
+				require.Equal(t, loss, loss2, "%s %v %s deterministic loss", k, s, l)
+				require.Equal(t, c.gN, again.gN, "%s %v %s deterministic gN", k, s, l)
+				require.Equal(t, c.gS, again.gS, "%s %v %s deterministic gS", k, s, l)
 				if ref == nil {
 					ref = &chunk{gS: append([]float32(nil), c.gS...), gR: append([]float32(nil), c.gR...),
 						gD: append([]float32(nil), c.gD...), gN: append([]float32(nil), c.gN...)}
