@@ -12,30 +12,18 @@ package model
 // At a SIMD level it packs both operands and runs the assembly micro-kernel;
 // at Generic it is the scalar sgemmNTGo.
 func SgemmNT(m, n, k int, A, B, C []float32) {
-	if level == Generic {
-		sgemmNTGo(m, n, k, A, B, C)
-		return
-	}
-	withPack(func(pb *packBuf) { gemmNT(m, n, k, A, B, C, pb) })
+	sgemm(m, n, k, A, B, C, sgemmNTGo, mat{A, k, 1}, mat{B, 1, k})
 }
 
 // SgemmNN computes C (m×n) += A (m×k) · B, where B is k×n; all row-major.
 func SgemmNN(m, n, k int, A, B, C []float32) {
-	if level == Generic {
-		sgemmNNGo(m, n, k, A, B, C)
-		return
-	}
-	withPack(func(pb *packBuf) { gemmNN(m, n, k, A, B, C, pb) })
+	sgemm(m, n, k, A, B, C, sgemmNNGo, mat{A, k, 1}, mat{B, n, 1})
 }
 
 // SgemmTN computes C (m×n) += Aᵀ · B, where A is k×m and B is k×n; all
 // row-major.
 func SgemmTN(m, n, k int, A, B, C []float32) {
-	if level == Generic {
-		sgemmTNGo(m, n, k, A, B, C)
-		return
-	}
-	withPack(func(pb *packBuf) { gemmTN(m, n, k, A, B, C, pb) })
+	sgemm(m, n, k, A, B, C, sgemmTNGo, mat{A, 1, m}, mat{B, n, 1})
 }
 
 // sgemmNTGo is the portable SgemmNT; the Generic ChunkGrad uses it for all

@@ -401,50 +401,19 @@ func packA(dst []float32, A mat, i0, mb, p0, kb, mr int) {
 }
 
 // packB writes rows p0..p0+kb of B, columns j0..j0+nb, as kb rows of w
-// floats (dst[p*w + c]), zero-padding columns nb..w.
+// floats (dst[p*w + c]), zero-padding columns nb..w: packA of Bᵀ.
 func packB(dst []float32, B mat, p0, kb, j0, nb, w int) {
-	if nb < w {
-		clear(dst[:kb*w])
-	}
-	if B.cs == 1 { // rows of B are contiguous: copy nb floats per p
-		for p := 0; p < kb; p++ {
-			o := (p0+p)*B.rs + j0
-			copy(dst[p*w:p*w+nb], B.data[o:o+nb])
-		}
+	packA(dst, mat{B.data, B.cs, B.rs}, j0, nb, p0, kb, w)
+}
+
+// sgemm runs portable at Generic, else gemm on the views a and b with a
+// pooled packing buffer; C is m×n row-major.
+func sgemm(m, n, k int, A, B, C []float32, portable func(m, n, k int, A, B, C []float32), a, b mat) {
+	if level == Generic {
+		portable(m, n, k, A, B, C)
 		return
 	}
-	for c := 0; c < nb; c++ {
-		o := p0*B.rs + (j0+c)*B.cs
-		if B.rs == 1 {
-			src := B.data[o : o+kb]
-			d := dst[c : c+(kb-1)*w+1]
-			for p, v := range src {
-				d[p*w] = v
-			}
-			continue
-		}
-		for p := 0; p < kb; p++ {
-			dst[p*w+c] = B.data[o+p*B.rs]
-		}
-	}
-}
-
-// The exported GEMMs at a SIMD level: views of the row-major operands.
-func gemmNT(m, n, k int, A, B, C []float32, pb *packBuf) {
-	gemm(m, n, k, mat{A, k, 1}, mat{B, 1, k}, C, n, pb)
-}
-
-func gemmNN(m, n, k int, A, B, C []float32, pb *packBuf) {
-	gemm(m, n, k, mat{A, k, 1}, mat{B, n, 1}, C, n, pb)
-}
-
-func gemmTN(m, n, k int, A, B, C []float32, pb *packBuf) {
-	gemm(m, n, k, mat{A, 1, m}, mat{B, n, 1}, C, n, pb)
-}
-
-// withPack runs f with a pooled packing buffer.
-func withPack(f func(pb *packBuf)) {
 	pb := packPool.Get().(*packBuf)
-	f(pb)
+	gemm(m, n, k, a, b, C, n, pb)
 	packPool.Put(pb)
 }
