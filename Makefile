@@ -36,7 +36,7 @@ bench:
 # work, still what TIERFLOW_NOSIMD=1 runs): FMA peak, micro-kernel, the GEMMs
 # at the chunk shapes, ChunkGrad and RankCounts per level, then benchstat of
 # each SIMD level against generic. Output in $(BENCHDIR).
-BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20250106171221-62ad9bb02ffe
+BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 BENCHDIR ?= /tmp/tierflow-bench
 BENCHCOUNT ?= 6
 bench-kernels:
