@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin
 CMDS := simulate reproduce realrun
 
-.PHONY: all build run test fmt-check vet tidy-check bench fuzz reproduce clean
+.PHONY: all build run test fmt-check vet tidy-check bench bench-kernels generate fuzz reproduce clean
 
 all: build
 
@@ -35,6 +35,25 @@ tidy-check:
 # Benchmarks (compare runs with benchstat, never as timed asserts).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./orderings ./sim ./realrun/model
+
+# The SIMD kernels against the portable Go ones (the kernels before the SIMD
+# work, still what TIERFLOW_NOSIMD=1 runs): FMA peak, micro-kernel, the GEMMs
+# at the chunk shapes, ChunkGrad and RankCounts per level, then benchstat of
+# each SIMD level against generic. Output in $(BENCHDIR).
+BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+BENCHDIR ?= /tmp/tierflow-bench
+BENCHCOUNT ?= 6
+bench-kernels:
+	@mkdir -p $(BENCHDIR)
+	$(GO) test ./realrun/model -run '^$$' -bench 'FMAPeak|MicroKernel' -count $(BENCHCOUNT) | tee $(BENCHDIR)/peak.txt
+	$(GO) test ./realrun/model -run '^$$' -bench 'GEMM|ChunkGrad/dot|RankCounts/dot' -benchtime 40x -count $(BENCHCOUNT) | tee $(BENCHDIR)/all.txt
+	$(GO) test ./realrun -run '^$$' -bench 'TrainBucket' -benchtime 2x -count 3 | tee $(BENCHDIR)/train.txt
+	@for l in generic avx2 avx512; do cat $(BENCHDIR)/all.txt $(BENCHDIR)/train.txt | grep -E "^Bench.*/$$l(/|-)" | sed "s,/$$l,," > $(BENCHDIR)/$$l.txt; done
+	@for l in avx2 avx512; do if [ -s $(BENCHDIR)/$$l.txt ]; then echo "== generic vs $$l"; $(BENCHSTAT) $(BENCHDIR)/generic.txt $(BENCHDIR)/$$l.txt; fi; done
+
+# Regenerate the assembly kernels (realrun/model/internal/asmgen, avo).
+generate:
+	$(GO) generate ./realrun/model
 
 # A short fuzzing pass over every fuzz target.
 FUZZTIME ?= 30s

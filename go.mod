@@ -3,9 +3,11 @@ module github.com/tierflow/tierflow
 go 1.26
 
 require (
+	github.com/mmcloughlin/avo v0.6.0
 	github.com/olekukonko/tablewriter v1.1.0
 	github.com/stretchr/testify v1.11.1
 	go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/sys v0.30.0
 	gonum.org/v1/gonum v0.15.1
 	gonum.org/v1/plot v0.15.2
 )
@@ -28,7 +30,9 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
 	golang.org/x/image v0.24.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
+	golang.org/x/mod v0.23.0 // indirect
+	golang.org/x/sync v0.11.0 // indirect
 	golang.org/x/text v0.22.0 // indirect
+	golang.org/x/tools v0.30.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

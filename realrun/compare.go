@@ -1,7 +1,10 @@
 package realrun
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"sort"
 
 	"github.com/tierflow/tierflow/devices"
@@ -133,4 +136,81 @@ var ComparisonColumns = plots.Columns{
 	{Field: "Measured.WriteBytes", Head: "write bytes measured"},
 	{Field: "Predicted.WriteBytes", Head: "write bytes predicted"},
 	{Field: "Measured.Swaps", Key: "swaps", Head: "swaps"},
+}
+
+// CompareOutput is the answer of CompareOrderings (what realrun
+// --compare-sim prints with --json).
+type CompareOutput struct {
+	Device  string       `json:"device"`
+	Results []Comparison `json:"results"`
+	// Skipped are the orderings not defined for (p, c), with the reason.
+	Skipped []sim.Skipped `json:"skipped"`
+}
+
+// CompareOrderings is realrun --compare-sim: it trains each of the named
+// orderings (a comma-separated list; "" for o's own) for real on one work
+// directory, its partitions re-initialised before each, simulates the same
+// Plan with the realrun system model on the device profile at devicePath
+// (or, when that is "", on a calibration of this machine at the run's own
+// shape) and compares the two. Orderings not defined for (p, c) are listed
+// as skipped with the reason, as simulate lists them. Notices go to log.
+func CompareOrderings(o Options, orderingList, devicePath string, progress Progress, log io.Writer) (CompareOutput, error) {
+	out := CompareOutput{Skipped: []sim.Skipped{}}
+	spec, h, first, err := Configure(o)
+	if err != nil {
+		return out, err
+	}
+	names := []string{first.Ordering}
+	if orderingList != "" {
+		if names, err = orderings.ParseList(orderingList); err != nil {
+			return out, sim.Inputf("--orderings: %w", err)
+		}
+	}
+	var plans []*orderings.Plan
+	for _, n := range names {
+		pl, err := orderings.Build(n, first.P, first.C, orderings.Policy(first.Policy), o.Seed)
+		var na *orderings.NotApplicableError
+		switch {
+		case errors.As(err, &na):
+			out.Skipped = append(out.Skipped, sim.Skipped{Ordering: n, Reason: na.Reason})
+			continue
+		case err != nil:
+			return out, sim.Inputf("--orderings: %w", err)
+		}
+		plans = append(plans, pl)
+	}
+	unlock, err := LockWorkdir(spec.Workdir)
+	if err != nil {
+		return out, sim.Inputf("--workdir: %w", err)
+	}
+	defer unlock()
+	st, _, err := OpenOrPrepare(spec)
+	if err != nil {
+		return out, err
+	}
+	var prof devices.Profile
+	if devicePath != "" {
+		if prof, err = devices.Load(devicePath); err != nil {
+			return out, sim.Inputf("--device: %w", err)
+		}
+	} else {
+		fmt.Fprintln(log, "calibrating this machine (no --device given)…")
+		cal, err := ShapeProfile(st, h, filepath.Dir(st.Dir))
+		if err != nil {
+			return out, err
+		}
+		prof = cal.Profile
+		fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s\n",
+			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges))
+	}
+	out.Device = prof.Name
+	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress}
+	for _, pl := range plans {
+		cmp, _, err := RunAndCompare(st, pl, h, prof, opt)
+		if err != nil {
+			return out, err
+		}
+		out.Results = append(out.Results, cmp)
+	}
+	return out, nil
 }

@@ -232,6 +232,13 @@ func (c *CPU) trainBatch(ws *workerScratch, batch []store.Edge, si int, src *sto
 	return loss
 }
 
+// prefetchRow prefetches row r of a partition buffer f (embeddings in the
+// first rowsD floats, Adagrad state after them).
+func prefetchRow(f []float32, r, d, rowsD int) {
+	model.Prefetch(f[r*d : (r+1)*d])
+	model.Prefetch(f[rowsD+r*d : rowsD+(r+1)*d])
+}
+
 func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
 	d := c.h.Dim
 	n, m := len(ch), c.h.Negatives
@@ -239,14 +246,15 @@ func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.
 	rowsD := int(c.rows) * d
 	srcBase, dstBase := int64(si)*c.rows, int64(di)*c.rows
 	uses := c.h.Model.UsesRelations()
+	// Rows are read at random from partitions far larger than the caches:
+	// first pick every row (edges, then negatives: the generator's sequence
+	// is unchanged) and prefetch it with the Adagrad state row it will
+	// update, then gather, so that the cache misses overlap.
 	for i, e := range ch {
 		sr, dr := int32(int64(e.Src)-srcBase), int32(int64(e.Dst)-dstBase)
 		ws.srcRow[i], ws.dstRow[i], ws.relIdx[i] = sr, dr, e.Rel
-		copy(ws.S[i*d:(i+1)*d], sf[int(sr)*d:int(sr+1)*d])
-		copy(ws.D[i*d:(i+1)*d], df[int(dr)*d:int(dr+1)*d])
-		if uses {
-			copy(ws.R[i*d:(i+1)*d], c.rel.emb[int(e.Rel)*d:int(e.Rel+1)*d])
-		}
+		prefetchRow(sf, int(sr), d, rowsD)
+		prefetchRow(df, int(dr), d, rowsD)
 	}
 	// Negatives: half from each side's partition (the bucket's two
 	// partitions are the resident ones it trains on), a DegreeFrac share
@@ -254,8 +262,9 @@ func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.
 	for k := 0; k < m; k++ {
 		side := k%2 == 1
 		ps := c.samp[si]
+		f := sf
 		if side {
-			ps = c.samp[di]
+			ps, f = c.samp[di], df
 		}
 		var row int32
 		if ws.rng.Float64() < c.h.DegreeFrac {
@@ -264,11 +273,24 @@ func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.
 			row = ps.uniform(ws.rng)
 		}
 		ws.negRow[k], ws.negSide[k] = row, side
+		prefetchRow(f, int(row), d, rowsD)
+	}
+	for i := range ch {
+		sr, dr := int(ws.srcRow[i]), int(ws.dstRow[i])
+		copy(ws.S[i*d:(i+1)*d], sf[sr*d:(sr+1)*d])
+		copy(ws.D[i*d:(i+1)*d], df[dr*d:(dr+1)*d])
+		if uses {
+			r := int(ws.relIdx[i])
+			copy(ws.R[i*d:(i+1)*d], c.rel.emb[r*d:(r+1)*d])
+		}
+	}
+	for k := 0; k < m; k++ {
 		f := sf
-		if side {
+		if ws.negSide[k] {
 			f = df
 		}
-		copy(ws.N[k*d:(k+1)*d], f[int(row)*d:int(row+1)*d])
+		row := int(ws.negRow[k])
+		copy(ws.N[k*d:(k+1)*d], f[row*d:(row+1)*d])
 	}
 	clear(ws.gS[:n*d])
 	clear(ws.gD[:n*d])

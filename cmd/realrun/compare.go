@@ -1,92 +1,27 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
-	"github.com/tierflow/tierflow/devices"
-	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/sim"
 )
 
 // CompareOutput is what --compare-sim prints with --json.
-type CompareOutput struct {
-	Device  string               `json:"device"`
-	Results []realrun.Comparison `json:"results"`
-	// Skipped are the orderings not defined for (p, c), with the reason.
-	Skipped []sim.Skipped `json:"skipped"`
-}
+type CompareOutput = realrun.CompareOutput
 
-// compareMain runs each ordering for real on one work directory (its
-// partitions re-initialised before each run), simulates the same Plan on
-// the calibrated profile, and prints predicted against measured. Orderings
-// not defined for (p, c) are skipped with the reason, as simulate does.
+// compareMain is --compare-sim: realrun.CompareOrderings, then printing.
 func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) error {
-	spec, h, first, err := realrun.Configure(o.Options)
+	out, err := realrun.CompareOrderings(o.Options, o.orderingList, o.device, pickProgress(o.progress, stderr), stderr)
 	if err != nil {
 		return asUsage(err)
 	}
-	out := CompareOutput{Skipped: []sim.Skipped{}}
-	names := []string{first.Ordering}
-	if o.orderingList != "" {
-		if names, err = orderings.ParseList(o.orderingList); err != nil {
-			return cli.Usagef("--orderings: %w", err)
-		}
-	}
-	var plans []*orderings.Plan
-	for _, n := range names {
-		pl, err := orderings.Build(n, first.P, first.C, orderings.Policy(first.Policy), o.Seed)
-		var na *orderings.NotApplicableError
-		switch {
-		case errors.As(err, &na):
-			out.Skipped = append(out.Skipped, sim.Skipped{Ordering: n, Reason: na.Reason})
-			continue
-		case err != nil:
-			return cli.Usagef("--orderings: %w", err)
-		}
-		plans = append(plans, pl)
-	}
-	unlock, err := realrun.LockWorkdir(spec.Workdir)
-	if err != nil {
-		return cli.Usagef("--workdir: %v", err)
-	}
-	defer unlock()
-	st, _, err := realrun.OpenOrPrepare(spec)
-	if err != nil {
-		return asUsage(err)
-	}
-	var prof devices.Profile
-	if o.device != "" {
-		if prof, err = devices.Load(o.device); err != nil {
-			return cli.Usagef("--device: %w", err)
-		}
-	} else {
-		fmt.Fprintln(stderr, "calibrating this machine (no --device given)…")
-		cal, err := realrun.ShapeProfile(st, h, filepath.Dir(st.Dir))
-		if err != nil {
-			return err
-		}
-		prof = cal.Profile
-		fmt.Fprintf(stderr, "calibrated: disk read %.0f MB/s, write %.0f MB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s\n",
-			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges))
-	}
-	out.Device = prof.Name
-	opt := realrun.CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: pickProgress(o.progress, stderr)}
-	for _, pl := range plans {
-		cmp, _, err := realrun.RunAndCompare(st, pl, h, prof, opt)
-		if err != nil {
-			return err
-		}
-		out.Results = append(out.Results, cmp)
-	}
+	prof := out.Device
 	if o.plot != "" {
 		if err := scatter(o.plot, out); err != nil {
 			return cli.Usagef("--plot: %w", err)
@@ -101,7 +36,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 	if err := realrun.ComparisonColumns.Human(out.Results).Render(stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "predicted by the realrun system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", prof.Name)
+	fmt.Fprintf(stdout, "predicted by the realrun system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", prof)
 	for _, c := range out.Results {
 		if !c.CountsMatch {
 			fmt.Fprintf(stdout, "warning: %s: the measured loads, swaps, writes or bytes differ from the Plan's\n", c.Ordering)

@@ -38,6 +38,7 @@ type cmdOptions struct {
 	timeline, progress         string
 	orderingList, device, plot string
 	compareSim                 bool
+	cpuprofile                 string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -69,7 +70,7 @@ func stopOnSignal(o *realrun.Options) (done func()) {
 	return func() { signal.Stop(ch); close(ch) }
 }
 
-func realrunMain(args []string, stdout, stderr io.Writer) error {
+func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "calibrate" {
 		return calibrateMain(args[1:], stdout, stderr)
 	}
@@ -111,10 +112,18 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
 	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	cli.SetHelp(fs, help)
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
+	}
+	if o.cpuprofile != "" {
+		stop, perr := startCPUProfile(o.cpuprofile)
+		if perr != nil {
+			return perr
+		}
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	if o.compareSim {
 		return compareMain(o, stdout, stderr, format)

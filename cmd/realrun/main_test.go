@@ -354,7 +354,7 @@ func TestWorkdirLock(t *testing.T) {
 func TestSignals(t *testing.T) {
 	dir := t.TempDir()
 	// More negatives: training, not evaluation, takes most of the time.
-	slow := []string{"--negatives", "300"}
+	slow := []string{"--negatives", "2000", "--dim", "64"}
 	want := reference(t, dir, 2, slow...)
 	for _, tc := range []struct {
 		name    string

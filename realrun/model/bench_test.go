@@ -19,22 +19,21 @@ func chunkFlops(n, m, d int) float64 {
 }
 
 func BenchmarkChunkGrad(b *testing.B) {
-	const n, m = 50, 100
+	const n, m = 100, 200
 	for _, k := range Kinds {
 		for _, d := range []int{100, 400} {
 			b.Run(fmt.Sprintf("%s/d=%d,n=%d,m=%d", k, d, n, m), func(b *testing.B) {
-				rng := rand.New(rand.NewPCG(1, 2))
-				c := newChunk(rng, k, d, n, m, 0.1)
-				sc := NewScratch()
-				ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
+				atLevels(b, func(b *testing.B) {
+					rng := rand.New(rand.NewPCG(1, 2))
+					c := newChunk(rng, k, d, n, m, 0.1)
+					sc := NewScratch()
 					ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
-				}
-				sec := b.Elapsed().Seconds()
-				b.ReportMetric(float64(n)*float64(b.N)/sec, "edges/s")
-				b.ReportMetric(chunkFlops(n, m, d)*float64(b.N)/sec/1e9, "GFLOP/s")
+					b.ReportAllocs()
+					b.ResetTimer()
+					cpu := cpuLoop(b, func() { ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc) })
+					b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+					reportPeak(b, chunkFlops(n, m, d), cpu)
+				})
 			})
 		}
 	}
@@ -78,13 +77,14 @@ func BenchmarkRankCounts(b *testing.B) {
 	const d, m = 100, 10000
 	for _, k := range Kinds {
 		b.Run(fmt.Sprintf("%s/d=%d,m=%d", k, d, m), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(5, 6))
-			s, r, dst, C := randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, m*d, 1)
-			b.ReportAllocs()
-			for b.Loop() {
-				RankCounts(k, d, s, r, dst, DstSide, C, m, nil)
-			}
-			b.ReportMetric(float64(m)*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
+			atLevels(b, func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				s, r, dst, C := randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, m*d, 1)
+				b.ReportAllocs()
+				cpu := cpuLoop(b, func() { RankCounts(k, d, s, r, dst, DstSide, C, m, nil) })
+				b.ReportMetric(float64(m)*float64(b.N)/b.Elapsed().Seconds(), "candidates/s")
+				b.ReportMetric(float64(m)*float64(b.N)/cpu, "candidates/cpu-s")
+			})
 		})
 	}
 }

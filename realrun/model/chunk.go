@@ -18,6 +18,7 @@ type Scratch struct {
 	nt  []float32 // d×m: Nᵀ (shared by both sides)
 	gp  []float32 // n: dL/d(positive score)
 	pos []float32 // n: positive scores
+	pk  packBuf   // packed GEMM panels (SIMD levels)
 }
 
 // NewScratch returns an empty Scratch.
@@ -93,16 +94,20 @@ func ChunkGrad(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []f
 		sc = NewScratch()
 	}
 	sc.t = grow(sc.t, n*m)
-	sc.gt = grow(sc.gt, m*n)
-	sc.qt = grow(sc.qt, d*n)
-	sc.nt = grow(sc.nt, d*m)
 	sc.gp = grow(sc.gp, n)
 	sc.pos = grow(sc.pos, n)
 	if k != Dot {
 		sc.q = grow(sc.q, n*d)
 		sc.gq = grow(sc.gq, n*d)
 	}
-	transpose(m, d, N, sc.nt)
+	side := sideSIMD
+	if level == Generic {
+		side = sideGo
+		sc.gt = grow(sc.gt, m*n)
+		sc.qt = grow(sc.qt, d*n)
+		sc.nt = grow(sc.nt, d*m)
+		transpose(m, d, N, sc.nt)
+	}
 
 	var loss float64
 	// Destination side: queries built from (s, r); positives are D; the
@@ -141,11 +146,47 @@ func ChunkGrad(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []f
 	return float32(loss)
 }
 
-// side computes one corrupted side of the loss for queries Q (n×d) whose
-// positive partners are X (n×d) and whose negatives are N (m×d, with Nᵀ
-// already in sc.nt). It adds dL/dQ into gQ, dL/dX into gX and dL/dN into gN,
-// and returns the side's loss.
-func side(d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
+// sideSIMD computes one corrupted side of the loss for queries Q (n×d)
+// whose positive partners are X (n×d) and whose negatives are N (m×d). It
+// adds dL/dQ into gQ, dL/dX into gX and dL/dN into gN, and returns the side's
+// loss. It is sideGo on the SIMD kernels: the three products read their
+// operands through strided views, so no transposes are needed.
+func sideSIMD(d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
+	pos := sc.pos[:n]
+	gp := sc.gp[:n]
+	for i := range pos {
+		pos[i] = vecDot(Q[i*d:i*d+d], X[i*d:i*d+d])
+	}
+	t := sc.t[:n*m]
+	clear(t)
+	// T = Q·Nᵀ: B(p, j) = N[j*d + p].
+	gemm(n, m, d, mat{Q, d, 1}, mat{N, 1, d}, t, m, &sc.pk)
+	var loss float64
+	for i, p := range pos {
+		row := t[i*m : i*m+m]
+		mx := vecMax(p, row)
+		ep := expNeg(p - mx)
+		z := ep + vecExpSum(row, mx)
+		inv := 1 / z
+		vecScal(inv, row)
+		gp[i] = ep*inv - 1
+		loss += float64(mx) + math.Log(float64(z)) - float64(p)
+	}
+	for i, g := range gp {
+		vecAxpy(g, X[i*d:i*d+d], gQ[i*d:i*d+d])
+		vecAxpy(g, Q[i*d:i*d+d], gX[i*d:i*d+d])
+	}
+	if m == 0 {
+		return loss
+	}
+	// gQ += G·N;  gN += Gᵀ·Q with A(i, p) = G[p*m + i].
+	gemm(n, d, m, mat{t, m, 1}, mat{N, d, 1}, gQ, d, &sc.pk)
+	gemm(m, d, n, mat{t, 1, m}, mat{Q, d, 1}, gN, d, &sc.pk)
+	return loss
+}
+
+// sideGo is the portable sideSIMD (Nᵀ already in sc.nt).
+func sideGo(d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
 	pos := sc.pos[:n]
 	gp := sc.gp[:n]
 	for i := range pos {
@@ -153,7 +194,7 @@ func side(d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
 	}
 	t := sc.t[:n*m]
 	clear(t)
-	SgemmNT(n, m, d, Q, N, t)
+	sgemmNTGo(n, m, d, Q, N, t)
 
 	// Row-wise stable softmax over {positive} ∪ negatives; t becomes G.
 	var loss float64
@@ -189,10 +230,10 @@ func side(d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
 		return loss
 	}
 	// gQ += G·N  (as G · (Nᵀ)ᵀ);  gN += Gᵀ·Q  (as Gᵀ · (Qᵀ)ᵀ).
-	SgemmNT(n, d, m, t, sc.nt, gQ)
+	sgemmNTGo(n, d, m, t, sc.nt, gQ)
 	transpose(n, m, t, sc.gt)
 	transpose(n, d, Q, sc.qt)
-	SgemmNT(m, d, n, sc.gt, sc.qt, gN)
+	sgemmNTGo(m, d, n, sc.gt, sc.qt, gN)
 	return loss
 }
 
@@ -325,10 +366,8 @@ func expNeg(x float32) float32 {
 	return y * math.Float32frombits(uint32(int32(kf)+127)<<23)
 }
 
-// Adagrad applies one Adagrad step elementwise: state += g²;
-// emb −= lr·g/(√state + eps). emb, state and grad must have equal length
-// (assumed, not checked).
-func Adagrad(emb, state, grad []float32, lr, eps float32) {
+// adagradGo is the portable Adagrad step.
+func adagradGo(emb, state, grad []float32, lr, eps float32) {
 	state = state[:len(emb)]
 	grad = grad[:len(emb)]
 	for i, g := range grad {

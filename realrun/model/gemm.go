@@ -1,6 +1,6 @@
 package model
 
-// The matrix kernels below are scalar Go, register-blocked in 2×3 tiles of C
+// The portable matrix kernels below (sgemm*Go) are scalar Go, register-blocked in 2×3 tiles of C
 // with the k loop unrolled by 4 (NT). Wider tiles (4×4, 4×2) do not fit the
 // 15 usable XMM registers once Go's scheduler hoists the multiplies, spill,
 // and run slower; 2×3 keeps the loop bound by the FP add/mul ports.
@@ -9,8 +9,26 @@ package model
 // long as their shapes require; non-positive sizes are a no-op.
 
 // SgemmNT computes C (m×n) += A (m×k) · Bᵀ, where B is n×k; all row-major.
-// It is the kernel ChunkGrad uses for all of its products.
+// At a SIMD level it packs both operands and runs the assembly micro-kernel;
+// at Generic it is the scalar sgemmNTGo.
 func SgemmNT(m, n, k int, A, B, C []float32) {
+	sgemm(m, n, k, A, B, C, sgemmNTGo, mat{A, k, 1}, mat{B, 1, k})
+}
+
+// SgemmNN computes C (m×n) += A (m×k) · B, where B is k×n; all row-major.
+func SgemmNN(m, n, k int, A, B, C []float32) {
+	sgemm(m, n, k, A, B, C, sgemmNNGo, mat{A, k, 1}, mat{B, n, 1})
+}
+
+// SgemmTN computes C (m×n) += Aᵀ · B, where A is k×m and B is k×n; all
+// row-major.
+func SgemmTN(m, n, k int, A, B, C []float32) {
+	sgemm(m, n, k, A, B, C, sgemmTNGo, mat{A, 1, m}, mat{B, n, 1})
+}
+
+// sgemmNTGo is the portable SgemmNT; the Generic ChunkGrad uses it for all
+// of its products.
+func sgemmNTGo(m, n, k int, A, B, C []float32) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
 	}
@@ -141,8 +159,8 @@ func dot13(a0, b0, b1, b2 []float32) (c00, c01, c02 float32) {
 	return
 }
 
-// SgemmNN computes C (m×n) += A (m×k) · B, where B is k×n; all row-major.
-func SgemmNN(m, n, k int, A, B, C []float32) {
+// sgemmNNGo is the portable SgemmNN.
+func sgemmNNGo(m, n, k int, A, B, C []float32) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
 	}
@@ -201,9 +219,8 @@ func SgemmNN(m, n, k int, A, B, C []float32) {
 	}
 }
 
-// SgemmTN computes C (m×n) += Aᵀ · B, where A is k×m and B is k×n; all
-// row-major.
-func SgemmTN(m, n, k int, A, B, C []float32) {
+// sgemmTNGo is the portable SgemmTN.
+func sgemmTNGo(m, n, k int, A, B, C []float32) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
 	}

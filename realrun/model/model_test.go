@@ -410,8 +410,10 @@ func TestAdagrad(t *testing.T) {
 	}, f64(emb), 1e-6)
 }
 
-func TestRankCounts(t *testing.T) {
-	const d, m = 8, 23
+func TestRankCounts(t *testing.T) { eachLevel(t, testRankCounts) }
+
+func testRankCounts(t *testing.T) {
+	const d, m = 40, 23
 	rng := rand.New(rand.NewPCG(4, 4))
 	for _, k := range Kinds {
 		for _, side := range []Side{DstSide, SrcSide} {

@@ -33,8 +33,9 @@ const rankStack = 1024
 // for filtered ranking. The rank of the true edge is then higher+1
 // (optimistic) to higher+equal+1 (pessimistic).
 //
-// The true score and the candidate scores go through the same arithmetic, so
-// a candidate identical to the true node counts as equal. Lengths are assumed
+// The true score and the candidate scores go through the same arithmetic (the
+// SIMD dot product at a SIMD level, a sequential one at Generic), so a
+// candidate identical to the true node counts as equal. Lengths are assumed
 // validated; an unknown kind or side returns (0, 0).
 func RankCounts(k Kind, d int, s, r, dst []float32, side Side, C []float32, m int, skip func(j int) bool) (higher, equal int) {
 	if !k.Valid() || d <= 0 || m <= 0 || (side != DstSide && side != SrcSide) {
@@ -72,6 +73,9 @@ func RankCounts(k Kind, d int, s, r, dst []float32, side Side, C []float32, m in
 		}
 	}
 	ts := seqDot(q, truth)
+	if level != Generic {
+		ts = vecDot(q, truth)
+	}
 	count := func(j int, v float32) {
 		if skip != nil && skip(j) {
 			return
@@ -83,6 +87,11 @@ func RankCounts(k Kind, d int, s, r, dst []float32, side Side, C []float32, m in
 		}
 	}
 	j := 0
+	if level != Generic {
+		for ; j < m; j++ {
+			count(j, vecDot(q, C[j*d:j*d+d]))
+		}
+	}
 	for ; j+4 <= m; j += 4 {
 		o := j * d
 		v0, v1, v2, v3 := seqDot4(q, C[o:o+d], C[o+d:o+2*d], C[o+2*d:o+3*d], C[o+3*d:o+4*d])

@@ -1,0 +1,74 @@
+//go:build !amd64 || purego
+
+package model
+
+import (
+	"math"
+	"unsafe"
+)
+
+// Without the assembly (another architecture, or the purego build tag) only
+// Generic runs; the functions below keep the dispatch code compiling and,
+// should they ever be reached, compute the same results in portable Go.
+
+func supportedLevels() []Level { return nil }
+
+func fmaPeakY(n int) {}
+func fmaPeakZ(n int) {}
+
+func dotY(a, b *float32, n int) float32 { return dot(unsafe.Slice(a, n), unsafe.Slice(b, n)) }
+func dotZ(a, b *float32, n int) float32 { return dotY(a, b, n) }
+
+func axpyY(alpha float32, x, y *float32, n int) { axpy(alpha, unsafe.Slice(x, n), unsafe.Slice(y, n)) }
+func axpyZ(alpha float32, x, y *float32, n int) { axpyY(alpha, x, y, n) }
+
+func scalY(alpha float32, x *float32, n int) {
+	for i := range unsafe.Slice(x, n) {
+		unsafe.Slice(x, n)[i] *= alpha
+	}
+}
+func scalZ(alpha float32, x *float32, n int) { scalY(alpha, x, n) }
+
+func vmaxY(x *float32, n int) float32 { return vecMax(float32(math.Inf(-1)), unsafe.Slice(x, n)) }
+func vmaxZ(x *float32, n int) float32 { return vmaxY(x, n) }
+
+func expSumY(x *float32, n int, mx float32) float32 { return vecExpSum(unsafe.Slice(x, n), mx) }
+func expSumZ(x *float32, n int, mx float32) float32 { return expSumY(x, n, mx) }
+
+func adagradY(emb, state, grad *float32, n int, lr, eps float32) {
+	adagradGo(unsafe.Slice(emb, n), unsafe.Slice(state, n), unsafe.Slice(grad, n), lr, eps)
+}
+func adagradZ(emb, state, grad *float32, n int, lr, eps float32) {
+	adagradY(emb, state, grad, n, lr, eps)
+}
+
+func gatherColsY(dst *float32, lddst int, src *float32, idx *int32, kb int) {
+	gatherGo(8, dst, lddst, src, idx, kb)
+}
+func gatherColsZ(dst *float32, lddst int, src *float32, idx *int32, kb int) {
+	gatherGo(16, dst, lddst, src, idx, kb)
+}
+
+func gatherGo(lanes int, dst *float32, lddst int, src *float32, idx *int32, kb int) {
+	ix := unsafe.Slice(idx, lanes)
+	D := unsafe.Slice(dst, (kb-1)*lddst+lanes)
+	for p := 0; p < kb; p++ {
+		for l, o := range ix {
+			D[p*lddst+l] = *(*float32)(unsafe.Add(unsafe.Pointer(src), 4*(p+int(o))))
+		}
+	}
+}
+
+func prefetch(p *float32, n int) {}
+
+// kernGo is the micro-kernel contract in plain Go.
+func kernGo(mr, nr, k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int) {
+	A := unsafe.Slice(a, (mr-1)*rsa+(k-1)*csa+1)
+	B := unsafe.Slice(b, (k-1)*ldb+nr)
+	C := unsafe.Slice(c, (mr-1)*ldc+nr)
+	for p := 0; p < k; p++ {
+		for r := 0; r < mr; r++ {
+			axpy(A[r*rsa+p*csa], B[p*ldb:p*ldb+nr], C[r*ldc:r*ldc+nr])
+		}
+	}
+}
