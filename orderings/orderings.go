@@ -74,6 +74,8 @@ var registry = []Spec{
 	{Name: "hilbert-symmetric", Source: "Hilbert, with (j,i) right after (i,j) (Marius §4.1)", gen: hilbertSymmetricOrder},
 	{Name: "cover", Source: "GE2's COVER as in Legend §7.4, reconstructed from AG(k,4); p = 4^k, c = 4", gen: coverOrder},
 	{Name: "legend", Source: "Legend Alg. 1+2 (§4); c = 3", gen: legendOrder},
+	{Name: "legend-c", Source: "Legend's pivot/mover idea for any c ≥ 3: c-2 pivots, two sliding movers (orderings/legendc.go); c = 3 is legend", gen: legendCOrder},
+	{Name: "tierflow", Source: "ours: ≤ BETA's swaps, prefetch-aware (orderings/tierflow.go)", gen: tierflowOrder},
 	{Name: "inside-out", Source: "PyTorch-BigGraph §4.1: layers p-1…0", gen: insideOutOrder},
 	{Name: "outside-in", Source: "PyTorch-BigGraph §4.1: layers 0…p-1", gen: outsideInOrder},
 	{Name: "row-major", Source: "baseline: (0,0), (0,1), …", gen: rowMajorOrder},

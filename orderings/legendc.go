@@ -1,0 +1,134 @@
+package orderings
+
+// legendCStates generalises Legend's pivot/mover idea (Legend §4,
+// Algorithm 1) to a buffer of c ≥ 4: c − 2 slots hold pivots and two hold
+// movers. A pivot stays until every pair it is in has been covered; the
+// movers slide, each swap evicting the older mover, so the partition just
+// loaded is never the next victim (Legend Theorem 1, property 1) and the
+// buckets it adds with the pivots can run while the next load is in
+// flight. When a resident partition is dead (all its pairs covered) it is
+// evicted instead (the lowest-numbered such slot of the oldest load), which
+// turns the older mover into a pivot. The partition loaded is the one that
+// covers the most new pairs with the partitions that stay; ties go to the
+// one covering the most new pairs with the pivots (Legend's "pivot's column
+// first"), then to the one with the fewest uncovered pairs left (so that
+// partitions close to done are finished and do not strand a pivot), then
+// to the lowest id. States that cover nothing new never occur: a load is
+// only chosen among partitions with an uncovered pair, and with c ≥ 3 some
+// such pair is always reachable.
+//
+// For c = 3 the published algorithm is used as is (legendStates), so the
+// c = 3 output of legend-c is the legend ordering's.
+func legendCStates(p, c int) [][]int {
+	if c == 3 {
+		return legendStates(p)
+	}
+	cov := make([]bool, p*p)
+	unc := make([]int, p) // uncovered pairs per partition
+	for x := range unc {
+		unc[x] = p - 1
+	}
+	left := p * (p - 1) / 2
+	buf := make([]int, c)
+	age := make([]int, c) // when each slot was loaded
+	for i := range buf {
+		buf[i], age[i] = i, i
+	}
+	var states [][]int
+	mark := func() {
+		for i, a := range buf {
+			for _, b := range buf[i+1:] {
+				if !cov[a*p+b] {
+					cov[a*p+b], cov[b*p+a] = true, true
+					unc[a]--
+					unc[b]--
+					left--
+				}
+			}
+		}
+		states = append(states, append([]int(nil), buf...))
+	}
+	mark()
+	for tick := c; left > 0; tick++ {
+		newest := 0
+		for i := range buf {
+			if age[i] > age[newest] {
+				newest = i
+			}
+		}
+		victim := -1
+		for i := range buf { // a dead partition other than the newest
+			if i != newest && unc[buf[i]] == 0 && (victim < 0 || age[i] < age[victim]) {
+				victim = i
+			}
+		}
+		if victim < 0 { // else the older mover: the second newest slot
+			for i := range buf {
+				if i != newest && (victim < 0 || age[i] > age[victim]) {
+					victim = i
+				}
+			}
+		}
+		best, bestScore := None, -1
+		for x := range p {
+			if unc[x] == 0 || containsInt(buf, x) {
+				continue
+			}
+			gain, pivotGain := 0, 0
+			for i, y := range buf {
+				if i != victim && !cov[x*p+y] {
+					gain++
+					if i != newest {
+						pivotGain++
+					}
+				}
+			}
+			// gain ≤ c and pivotGain ≤ c, unc ≤ p - 1: a lexicographic key.
+			score := (gain*(c+1)+pivotGain)*p + (p - 1 - unc[x])
+			if score > bestScore {
+				best, bestScore = x, score
+			}
+		}
+		buf[victim], age[victim] = best, tick
+		mark()
+	}
+	return states
+}
+
+// legendCOrder is legend-c: legendCStates turned into buckets with Legend
+// Algorithm 2's rule (the new buckets touching the next victim first).
+func legendCOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
+	if c < 3 {
+		return nil, nil, notApplicable("needs c ≥ 3 (a pivot and two movers), got c = %d", c)
+	}
+	if p <= c {
+		states := [][]int{allPartitions(p)}
+		return statesToOrder(p, states, nil, nil), states, nil
+	}
+	states := legendCStates(p, c)
+	return statesToOrder(p, states, nextVictim(states), nil), states, nil
+}
+
+func allPartitions(p int) []int {
+	out := make([]int, p)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// nextVictim is Legend Algorithm 2's rule for a state sequence: the
+// partition of state i that state i+1 no longer holds (None for the last).
+func nextVictim(states [][]int) func(i int) int {
+	return func(i int) int {
+		if i+1 >= len(states) {
+			return None
+		}
+		for _, x := range states[i] {
+			if !containsInt(states[i+1], x) {
+				return x
+			}
+		}
+		return None
+	}
+}
