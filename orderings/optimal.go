@@ -285,3 +285,8 @@ func maskMembers(m uint16) []int {
 	}
 	return out
 }
+
+// StatesOrder turns a buffer-state sequence into a bucket order (Marius
+// Algorithm 4: each state's buckets not emitted before), e.g. to replay
+// OptimalResult.States.
+func StatesOrder(p int, states [][]int) []Bucket { return statesToOrder(p, states, nil, nil) }

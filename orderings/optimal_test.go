@@ -31,7 +31,7 @@ func checkOptimalCertificate(t *testing.T, r OptimalResult) {
 			assert.Equal(t, 1, added, "state %d differs from %d by one swap", i, i-1)
 		}
 	}
-	order := statesToOrder(p, r.States, nil, nil)
+	order := StatesOrder(p, r.States)
 	s, err := Replay(p, c, order, Belady)
 	require.NoError(t, err)
 	pl := &Plan{Ordering: "optimal", Policy: string(Belady), P: p, C: c, Buckets: order, States: r.States,
