@@ -1,5 +1,7 @@
 package orderings
 
+import "math/bits"
+
 // legendCStates generalises Legend's pivot/mover idea (Legend §4,
 // Algorithm 1) to a buffer of c ≥ 4: c − 2 slots hold pivots and two hold
 // movers. A pivot stays until every pair it is in has been covered; the
@@ -23,6 +25,17 @@ func legendCStates(p, c int) [][]int {
 	if c == 3 {
 		return legendStates(p)
 	}
+	return fanStates(p, c, false)
+}
+
+// fanStates is the pivot/mover sequence of legendCStates for any c ≥ 3.
+// With warnsdorff set, a further tie-break (after the new pairs with the
+// pivots) prefers the partition with the fewest uncovered pairs to the
+// non-resident partitions that still need a pivot, the rule Warnsdorff
+// gave for Hamiltonian paths: the movers then trace a path through the
+// pivots' remaining partners that does not strand one. It costs O(p²) per
+// swap.
+func fanStates(p, c int, warnsdorff bool) [][]int {
 	cov := make([]bool, p*p)
 	unc := make([]int, p) // uncovered pairs per partition
 	for x := range unc {
@@ -30,16 +43,25 @@ func legendCStates(p, c int) [][]int {
 	}
 	left := p * (p - 1) / 2
 	buf := make([]int, c)
+	inBuf := make([]bool, p)
 	age := make([]int, c) // when each slot was loaded
 	for i := range buf {
 		buf[i], age[i] = i, i
+		inBuf[i] = true
 	}
+	// Warnsdorff's sets as bit rows: covered pairs per partition, and the
+	// non-resident partitions that still need a pivot.
+	words := (p + 63) / 64
+	covBits := make([]uint64, p*words)
+	needBits := make([]uint64, words)
 	var states [][]int
 	mark := func() {
 		for i, a := range buf {
 			for _, b := range buf[i+1:] {
 				if !cov[a*p+b] {
 					cov[a*p+b], cov[b*p+a] = true, true
+					covBits[a*words+b/64] |= 1 << (b % 64)
+					covBits[b*words+a/64] |= 1 << (a % 64)
 					unc[a]--
 					unc[b]--
 					left--
@@ -69,9 +91,26 @@ func legendCStates(p, c int) [][]int {
 				}
 			}
 		}
-		best, bestScore := None, -1
+		if warnsdorff {
+			clear(needBits)
+			for z := range p {
+				if inBuf[z] {
+					continue
+				}
+				for i, y := range buf {
+					if i != victim && i != newest && !cov[z*p+y] {
+						needBits[z/64] |= 1 << (z % 64)
+						break
+					}
+				}
+			}
+		}
+		// The key is lexicographic: new pairs, new pairs with the pivots,
+		// then (Warnsdorff) fewest stranding pairs, then fewest uncovered
+		// pairs; the stranding count is only computed for contenders.
+		best, bestPrimary, bestRest := None, -1, -1
 		for x := range p {
-			if unc[x] == 0 || containsInt(buf, x) {
+			if unc[x] == 0 || inBuf[x] {
 				continue
 			}
 			gain, pivotGain := 0, 0
@@ -83,12 +122,23 @@ func legendCStates(p, c int) [][]int {
 					}
 				}
 			}
-			// gain ≤ c and pivotGain ≤ c, unc ≤ p - 1: a lexicographic key.
-			score := (gain*(c+1)+pivotGain)*p + (p - 1 - unc[x])
-			if score > bestScore {
-				best, bestScore = x, score
+			primary := gain*(c+1) + pivotGain
+			if primary < bestPrimary {
+				continue
+			}
+			strand := 0
+			if warnsdorff {
+				row := covBits[x*words : (x+1)*words]
+				for w, m := range needBits {
+					strand += bits.OnesCount64(m &^ row[w])
+				}
+			}
+			rest := (p-1-strand)*p + (p - 1 - unc[x])
+			if primary > bestPrimary || rest > bestRest {
+				best, bestPrimary, bestRest = x, primary, rest
 			}
 		}
+		inBuf[buf[victim]], inBuf[best] = false, true
 		buf[victim], age[victim] = best, tick
 		mark()
 	}

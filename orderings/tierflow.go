@@ -71,6 +71,12 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			return nil, nil, err
 		}
 	}
+	if c >= 3 && p > c && p <= fanWarnsdorffMaxP {
+		states := fanStates(p, c, true)
+		if err := consider(statesToOrder(p, states, nextVictim(states), nil), states); err != nil {
+			return nil, nil, err
+		}
+	}
 	betaSt := betaStates(p, c, nil)
 	if err := consider(fillerOrder(p, betaSt), betaSt); err != nil {
 		return nil, nil, err
@@ -89,6 +95,10 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 	}
 	return best.order, best.states, nil
 }
+
+// fanWarnsdorffMaxP is the largest p for which tierflow tries the
+// pivot/mover sequence with Warnsdorff's rule (O(p⁴/c) to build).
+const fanWarnsdorffMaxP = 128
 
 // optimalCandidateP is the largest p for which tierflow runs the exact
 // search (every c takes under 10 ms there).
@@ -129,6 +139,13 @@ func fillerOrder(p int, states [][]int) []Bucket {
 					rest = append(rest, Bucket{a, b})
 				}
 			}
+		}
+		// The state's first bucket is a new one, so the load it needs is
+		// issued while the held buckets of the victim are still to run;
+		// otherwise Belady would see two dead partitions and evict the
+		// lower id, which may be the victim's predecessor.
+		if len(touch) == 0 && len(rest) > 0 {
+			touch, rest = rest[:1:1], rest[1:]
 		}
 		keep := held[:0:0]
 		for _, b := range held {
