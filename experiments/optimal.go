@@ -74,7 +74,7 @@ func Optimal() (Result, error) {
 	r.Notes = append([]string{
 		"Optimum: IDA* over (resident partitions, covered pairs), one swap per step (orderings/optimal.go argues why that loses nothing), with an admissible bound max(⌈uncovered pairs ÷ (c−1)⌉, non-resident partitions with an uncovered pair), dominance pruning (evict a finished partition first, never load one) and relabelling symmetry (of the partitions never resident, only the lowest is loaded).",
 		"Certificate: every optimal state sequence is replayed under Belady and validated as a Plan with exactly the optimum swaps before the row is printed; the iteration at bound optimum − 1 explored the 'nodes at optimum − 1' nodes and found no sequence, which proves the optimum (where the optimum equals the first bound, the admissible bound itself is the proof).",
-		"tierflow uses the exact search's states for p ≤ 9 where they beat BETA, so it is optimal there; for 10 ≤ p ≤ 11 it uses legend-c or BETA's states.",
+		"tierflow uses the exact search's states for p ≤ 9 where they beat BETA, so it is optimal there; for 10 ≤ p ≤ 11 it uses legend-c, the Warnsdorff pivot/mover sequence or BETA's states.",
 	}, notes...)
 	return r, nil
 }

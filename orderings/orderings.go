@@ -6,7 +6,10 @@
 // Hilbert-symmetric (Marius §4.1), COVER (GE2, as compared in Legend §7.4),
 // Legend's prefetch-friendly order (Legend, Algorithms 1 and 2), PyTorch-
 // BigGraph's inside-out and outside-in layers, and the row-major and random
-// baselines.
+// baselines; beyond the papers, legend-c (Legend's pivot/mover idea for any
+// c ≥ 3, legendc.go), tierflow (never more swaps than BETA, prefetch-aware,
+// tierflow.go) and OptimalSwaps, an exact search for the minimum swaps over
+// all bucket orders for p ≤ MaxOptimalP (optimal.go).
 //
 // COVER is a reconstruction: GE2's code is not public, so its buffer states
 // are built as the lines of the affine geometry AG(k,4) over GF(4), which

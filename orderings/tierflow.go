@@ -4,18 +4,21 @@ import "fmt"
 
 // tierflowOrder is tierflow's own ordering: at most BETA's swaps at every
 // (p, c), and as many prefetchable swaps as its candidates allow. It
-// builds three candidate state sequences, replays each under Belady, drops
-// those with more swaps than BETA (Marius eq. 3) and keeps the best by
-// (share of prefetchable swaps ≥ 95%, fewest swaps, most prefetchable
-// swaps, candidate order):
+// builds up to four candidate state sequences, replays each under Belady,
+// drops those with more swaps than BETA (Marius eq. 3) and keeps the best
+// by (share of prefetchable swaps ≥ PrefetchTarget, fewest swaps, most
+// prefetchable swaps, candidate order):
 //
 //   - legend-c (c ≥ 3): c − 2 pivots and two sliding movers with Legend
 //     Algorithm 2's within-state order; the partition just loaded is never
 //     the next victim, so the buckets it adds with the pivots fill the
-//     window of the next load. It wins for buffers that are large relative
-//     to p (roughly c ≥ p/5), often with fewer swaps than BETA.
+//     window of the next load.
+//   - the same pivot/mover sequence with Warnsdorff's tie-break (fanStates,
+//     p ≤ fanWarnsdorffMaxP): fewer stranded pivots, so fewer swaps; with
+//     legend-c it wins for buffers above about p/14, often with fewer
+//     swaps than BETA.
 //   - BETA's states (Marius Algorithm 3) with the filler order below: the
-//     same swaps as BETA; in a BETA sweep every new bucket of a state
+//     same swaps as BETA. In a BETA sweep every new bucket of a state
 //     touches the mover evicted next, so without fillers those swaps
 //     cannot be prefetched.
 //   - for p ≤ optimalCandidateP, an optimal state sequence from the exact
@@ -27,10 +30,18 @@ import "fmt"
 // stay resident for the next two states is held back and spent later as
 // the last bucket of a state whose own new buckets all touch its victim,
 // so that state's swap still has one bucket to overlap. Held buckets are
-// flushed, victim first, before either of their partitions leaves.
+// flushed, after one new bucket and before the state's other buckets,
+// when either of their partitions is the next victim.
 //
-// Replaying the candidates is O(p²) each; the exact search for p ≤ 9 takes
-// milliseconds.
+// Where none of the candidates reaches PrefetchTarget within BETA's swaps
+// (small c for its p; testdata/tierflow_prefetch_misses.txt lists the
+// pairs for p ≤ 128) tierflow is BETA's states with the filler order.
+//
+// The staging buffer: the Plan's windows are what a system without one
+// (Legend, PrefetchDepth 0) can overlap; with a staging buffer (Marius's
+// lookahead block) a load may also start before its window, so the extra
+// windows matter less there (see REPRODUCE.md, "does the ordering matter
+// in time?").
 func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 	type cand struct {
 		order  []Bucket
