@@ -286,7 +286,25 @@ func maskMembers(m uint16) []int {
 	return out
 }
 
-// StatesOrder turns a buffer-state sequence into a bucket order (Marius
-// Algorithm 4: each state's buckets not emitted before), e.g. to replay
-// OptimalResult.States.
-func StatesOrder(p int, states [][]int) []Bucket { return statesToOrder(p, states, nil, nil) }
+// Plan replays the result's states (Marius Algorithm 4's order) under
+// Belady and returns the validated Plan; it fails unless the replay needs
+// exactly Swaps swaps. It is the checkable half of the certificate.
+func (r OptimalResult) Plan() (*Plan, error) {
+	if len(r.States) != r.Swaps+1 {
+		return nil, fmt.Errorf("optimal p=%d c=%d: %d states for %d swaps", r.P, r.C, len(r.States), r.Swaps)
+	}
+	order := statesToOrder(r.P, r.States, nil, nil)
+	s, err := Replay(r.P, r.C, order, Belady)
+	if err != nil {
+		return nil, fmt.Errorf("optimal p=%d c=%d: %w", r.P, r.C, err)
+	}
+	pl := &Plan{Ordering: "optimal", Policy: string(Belady), P: r.P, C: r.C, Buckets: order, States: r.States,
+		Loads: s.Loads, FinalResident: s.FinalResident, Counts: s.Counts}
+	if err := pl.Validate(); err != nil {
+		return nil, fmt.Errorf("optimal p=%d c=%d: %w", r.P, r.C, err)
+	}
+	if s.Counts.Swaps != r.Swaps {
+		return nil, fmt.Errorf("optimal p=%d c=%d: the replay needs %d swaps, the search claims %d", r.P, r.C, s.Counts.Swaps, r.Swaps)
+	}
+	return pl, nil
+}

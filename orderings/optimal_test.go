@@ -18,6 +18,13 @@ func checkOptimalCertificate(t *testing.T, r OptimalResult) {
 	t.Helper()
 	p, c := r.P, r.C
 	require.Len(t, r.States, r.Swaps+1)
+	bad := r
+	bad.Swaps--
+	bad.States = bad.States[:len(bad.States)-1]
+	if r.Swaps > 0 {
+		_, err := bad.Plan()
+		require.Error(t, err, "a sequence one state short must not pass")
+	}
 	assert.Equal(t, allPartitions(c), r.States[0])
 	for i, st := range r.States {
 		require.Len(t, st, c, "state %d", i)
@@ -31,13 +38,9 @@ func checkOptimalCertificate(t *testing.T, r OptimalResult) {
 			assert.Equal(t, 1, added, "state %d differs from %d by one swap", i, i-1)
 		}
 	}
-	order := StatesOrder(p, r.States)
-	s, err := Replay(p, c, order, Belady)
+	pl, err := r.Plan()
 	require.NoError(t, err)
-	pl := &Plan{Ordering: "optimal", Policy: string(Belady), P: p, C: c, Buckets: order, States: r.States,
-		Loads: s.Loads, FinalResident: s.FinalResident, Counts: s.Counts}
-	require.NoError(t, pl.Validate())
-	assert.Equal(t, r.Swaps, s.Counts.Swaps, "Belady replays the optimal states with exactly the optimum")
+	assert.Equal(t, r.Swaps, pl.Counts.Swaps, "Belady replays the optimal states with exactly the optimum")
 	assert.GreaterOrEqual(t, r.RootBound, LowerBound(p, c))
 	require.NotEmpty(t, r.Iterations)
 	var total int64
