@@ -25,7 +25,7 @@ func legendCStates(p, c int) [][]int {
 	if c == 3 {
 		return legendStates(p)
 	}
-	return fanStates(p, c, false)
+	return fanStates(p, c, false, false)
 }
 
 // fanStates is the pivot/mover sequence of legendCStates for any c ≥ 3.
@@ -33,9 +33,12 @@ func legendCStates(p, c int) [][]int {
 // pivots) prefers the partition with the fewest uncovered pairs to the
 // non-resident partitions that still need a pivot, the rule Warnsdorff
 // gave for Hamiltonian paths: the movers then trace a path through the
-// pivots' remaining partners that does not strand one. It costs O(p²) per
-// swap.
-func fanStates(p, c int, warnsdorff bool) [][]int {
+// pivots' remaining partners that does not strand one. It costs O(p²/64)
+// per candidate that ties on the new pairs. With flexible set, a swap whose
+// best load covers fewer than c-1 new pairs may retire a live pivot
+// instead of the older mover, when that covers more (the pivot comes back
+// later as a mover); this pays off for the smallest buffers only.
+func fanStates(p, c int, warnsdorff, flexible bool) [][]int {
 	cov := make([]bool, p*p)
 	unc := make([]int, p) // uncovered pairs per partition
 	for x := range unc {
@@ -91,51 +94,67 @@ func fanStates(p, c int, warnsdorff bool) [][]int {
 				}
 			}
 		}
-		if warnsdorff {
-			clear(needBits)
-			for z := range p {
-				if inBuf[z] {
+		pick := func(victim int) (best, bestPrimary, bestRest int) {
+			if warnsdorff {
+				clear(needBits)
+				for z := range p {
+					if inBuf[z] {
+						continue
+					}
+					for i, y := range buf {
+						if i != victim && i != newest && !cov[z*p+y] {
+							needBits[z/64] |= 1 << (z % 64)
+							break
+						}
+					}
+				}
+			}
+			// The key is lexicographic: new pairs, new pairs with the pivots,
+			// then (Warnsdorff) fewest stranding pairs, then fewest uncovered
+			// pairs; the stranding count is only computed for contenders.
+			best, bestPrimary, bestRest = None, -1, -1
+			for x := range p {
+				if unc[x] == 0 || inBuf[x] {
 					continue
 				}
+				gain, pivotGain := 0, 0
 				for i, y := range buf {
-					if i != victim && i != newest && !cov[z*p+y] {
-						needBits[z/64] |= 1 << (z % 64)
-						break
+					if i != victim && !cov[x*p+y] {
+						gain++
+						if i != newest {
+							pivotGain++
+						}
 					}
 				}
+				primary := gain*(c+1) + pivotGain
+				if primary < bestPrimary {
+					continue
+				}
+				strand := 0
+				if warnsdorff {
+					row := covBits[x*words : (x+1)*words]
+					for w, m := range needBits {
+						strand += bits.OnesCount64(m &^ row[w])
+					}
+				}
+				rest := (p-1-strand)*p + (p - 1 - unc[x])
+				if primary > bestPrimary || rest > bestRest {
+					best, bestPrimary, bestRest = x, primary, rest
+				}
 			}
+			return best, bestPrimary, bestRest
 		}
-		// The key is lexicographic: new pairs, new pairs with the pivots,
-		// then (Warnsdorff) fewest stranding pairs, then fewest uncovered
-		// pairs; the stranding count is only computed for contenders.
-		best, bestPrimary, bestRest := None, -1, -1
-		for x := range p {
-			if unc[x] == 0 || inBuf[x] {
-				continue
-			}
-			gain, pivotGain := 0, 0
-			for i, y := range buf {
-				if i != victim && !cov[x*p+y] {
-					gain++
-					if i != newest {
-						pivotGain++
-					}
+		best, primary, _ := pick(victim)
+		if flexible && primary/(c+1) < c-1 {
+			// No partition covers a full c-1 new pairs with the movers
+			// sliding: try retiring a live pivot early instead.
+			for i := range buf {
+				if i == newest || i == victim {
+					continue
 				}
-			}
-			primary := gain*(c+1) + pivotGain
-			if primary < bestPrimary {
-				continue
-			}
-			strand := 0
-			if warnsdorff {
-				row := covBits[x*words : (x+1)*words]
-				for w, m := range needBits {
-					strand += bits.OnesCount64(m &^ row[w])
+				if b, pr, _ := pick(i); b != None && pr/(c+1) > primary/(c+1) {
+					best, primary, victim = b, pr, i
 				}
-			}
-			rest := (p-1-strand)*p + (p - 1 - unc[x])
-			if primary > bestPrimary || rest > bestRest {
-				best, bestPrimary, bestRest = x, primary, rest
 			}
 		}
 		inBuf[buf[victim]], inBuf[best] = false, true

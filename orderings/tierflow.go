@@ -4,7 +4,7 @@ import "fmt"
 
 // tierflowOrder is tierflow's own ordering: at most BETA's swaps at every
 // (p, c), and as many prefetchable swaps as its candidates allow. It
-// builds up to four candidate state sequences, replays each under Belady,
+// builds up to five candidate state sequences, replays each under Belady,
 // drops those with more swaps than BETA (Marius eq. 3) and keeps the best
 // by (share of prefetchable swaps ≥ PrefetchTarget, fewest swaps, most
 // prefetchable swaps, candidate order):
@@ -16,7 +16,8 @@ import "fmt"
 //   - the same pivot/mover sequence with Warnsdorff's tie-break (fanStates,
 //     p ≤ fanWarnsdorffMaxP): fewer stranded pivots, so fewer swaps; with
 //     legend-c it wins for buffers above about p/14, often with fewer
-//     swaps than BETA.
+//     swaps than BETA. For c ≤ flexibleMaxC also its flexible variant,
+//     which may retire a pivot early.
 //   - BETA's states (Marius Algorithm 3) with the filler order below: the
 //     same swaps as BETA. In a BETA sweep every new bucket of a state
 //     touches the mover evicted next, so without fillers those swaps
@@ -83,9 +84,16 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 		}
 	}
 	if c >= 3 && p > c && p <= fanWarnsdorffMaxP {
-		states := fanStates(p, c, true)
-		if err := consider(statesToOrder(p, states, nextVictim(states), nil), states); err != nil {
-			return nil, nil, err
+		// The flexible variant (a live pivot may retire early) only pays
+		// off for the smallest buffers.
+		for _, flexible := range []bool{false, true} {
+			if flexible && c > flexibleMaxC {
+				break
+			}
+			states := fanStates(p, c, true, flexible)
+			if err := consider(statesToOrder(p, states, nextVictim(states), nil), states); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	betaSt := betaStates(p, c, nil)
@@ -110,6 +118,10 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 // fanWarnsdorffMaxP is the largest p for which tierflow tries the
 // pivot/mover sequence with Warnsdorff's rule (O(p⁴/c) to build).
 const fanWarnsdorffMaxP = 128
+
+// flexibleMaxC is the largest c for which tierflow also tries the
+// flexible pivot/mover sequence.
+const flexibleMaxC = 5
 
 // optimalCandidateP is the largest p for which tierflow runs the exact
 // search (every c takes under 10 ms there).
