@@ -50,9 +50,25 @@ import (
 // no sequence of optimum−1 swaps exists. Where the optimum equals the root
 // bound, the bound itself is the proof.
 
-// MaxOptimalP is the largest p the exact search accepts: the covered pairs
-// are a 64-bit mask, and p = 11 has 55 pairs.
-const MaxOptimalP = 11
+// MaxOptimalP is the largest p the exact search accepts: resident sets are
+// 16-bit masks and the covered pairs a 128-bit one (p = 16 has 120 pairs).
+// Whether it finishes is another matter: p ≤ 11 takes seconds.
+const MaxOptimalP = 16
+
+// pset is a set of partition pairs, bit k of the 128.
+type pset [2]uint64
+
+func (a pset) or(b pset) pset     { return pset{a[0] | b[0], a[1] | b[1]} }
+func (a pset) and(b pset) pset    { return pset{a[0] & b[0], a[1] & b[1]} }
+func (a pset) andNot(b pset) pset { return pset{a[0] &^ b[0], a[1] &^ b[1]} }
+func (a pset) empty() bool        { return a[0]|a[1] == 0 }
+func (a pset) count() int         { return bits.OnesCount64(a[0]) + bits.OnesCount64(a[1]) }
+
+func pairBit(k int) pset {
+	var m pset
+	m[k/64] = 1 << (k % 64)
+	return m
+}
 
 // SearchIteration is one IDA* iteration: the swap bound tried and the nodes
 // expanded under it.
@@ -86,15 +102,15 @@ var ErrSearchLimit = fmt.Errorf("exact search: node limit reached")
 
 type optKey struct {
 	live uint16
-	cov  uint64
+	cov  pset
 }
 
 type optSearch struct {
 	p, c     int
-	full     uint64
-	pairOf   [][]uint64 // pairOf[x][y]: the bit of pair {x,y}
-	incident []uint64   // all pairs of x
-	cover    [][]uint64 // cover[x][S]: pairs of x with the partitions in S
+	full     pset
+	pairOf   [][]pset // pairOf[x][y]: the bit of pair {x,y}
+	incident []pset   // all pairs of x
+	cover    [][]pset // cover[x][S]: pairs of x with the partitions in S
 	tt       map[optKey]int
 	ttLimit  int
 	nodes    int64
@@ -139,49 +155,49 @@ func OptimalSwaps(p, c int, maxNodes int64) (OptimalResult, error) {
 
 func newOptSearch(p, c int, maxNodes int64) *optSearch {
 	s := &optSearch{p: p, c: c, maxNodes: maxNodes, tt: map[optKey]int{}, ttLimit: 1 << 22}
-	s.pairOf = make([][]uint64, p)
-	s.incident = make([]uint64, p)
+	s.pairOf = make([][]pset, p)
+	s.incident = make([]pset, p)
 	k := 0
 	for x := range p {
-		s.pairOf[x] = make([]uint64, p)
+		s.pairOf[x] = make([]pset, p)
 	}
 	for x := 0; x < p; x++ {
 		for y := x + 1; y < p; y++ {
-			s.pairOf[x][y] = 1 << k
-			s.pairOf[y][x] = 1 << k
-			s.incident[x] |= 1 << k
-			s.incident[y] |= 1 << k
+			s.pairOf[x][y] = pairBit(k)
+			s.pairOf[y][x] = pairBit(k)
+			s.incident[x] = s.incident[x].or(pairBit(k))
+			s.incident[y] = s.incident[y].or(pairBit(k))
+			s.full = s.full.or(pairBit(k))
 			k++
 		}
 	}
-	s.full = 1<<k - 1
-	s.cover = make([][]uint64, p)
+	s.cover = make([][]pset, p)
 	for x := range p {
-		s.cover[x] = make([]uint64, 1<<p)
+		s.cover[x] = make([]pset, 1<<p)
 		for set := 1; set < 1<<p; set++ {
 			y := bits.TrailingZeros(uint(set))
-			s.cover[x][set] = s.cover[x][set&(set-1)] | s.pairOf[x][y]
+			s.cover[x][set] = s.cover[x][set&(set-1)].or(s.pairOf[x][y])
 		}
 	}
 	return s
 }
 
 // within returns the pairs inside the set.
-func (s *optSearch) within(set uint16) uint64 {
-	var m uint64
+func (s *optSearch) within(set uint16) pset {
+	var m pset
 	for x := range s.p {
 		if set&(1<<x) != 0 {
-			m |= s.cover[x][set]
+			m = m.or(s.cover[x][set])
 		}
 	}
 	return m
 }
 
 // alive returns the partitions with an uncovered pair.
-func (s *optSearch) alive(cov uint64) uint16 {
+func (s *optSearch) alive(cov pset) uint16 {
 	var a uint16
 	for x := range s.p {
-		if s.incident[x]&^cov != 0 {
+		if !s.incident[x].andNot(cov).empty() {
 			a |= 1 << x
 		}
 	}
@@ -189,10 +205,10 @@ func (s *optSearch) alive(cov uint64) uint16 {
 }
 
 // touched returns the partitions with at least one covered pair.
-func (s *optSearch) touched(cov uint64) uint16 {
+func (s *optSearch) touched(cov pset) uint16 {
 	var t uint16
 	for x := range s.p {
-		if s.incident[x]&cov != 0 {
+		if !s.incident[x].and(cov).empty() {
 			t |= 1 << x
 		}
 	}
@@ -200,8 +216,8 @@ func (s *optSearch) touched(cov uint64) uint16 {
 }
 
 // h is the admissible bound on the swaps still needed.
-func (s *optSearch) h(set uint16, cov uint64) int {
-	u := bits.OnesCount64(s.full &^ cov)
+func (s *optSearch) h(set uint16, cov pset) int {
+	u := s.full.andNot(cov).count()
 	if u == 0 {
 		return 0
 	}
@@ -212,11 +228,11 @@ func (s *optSearch) h(set uint16, cov uint64) int {
 
 type optMove struct {
 	next uint16
-	cov  uint64
+	cov  pset
 	gain int
 }
 
-func (s *optSearch) dfs(set uint16, cov uint64, g, bound int) bool {
+func (s *optSearch) dfs(set uint16, cov pset, g, bound int) bool {
 	if cov == s.full {
 		s.solution = append([]uint16(nil), s.path...)
 		return true
@@ -252,8 +268,8 @@ func (s *optSearch) dfs(set uint16, cov uint64, g, bound int) bool {
 		for v := victims; v != 0; v &= v - 1 {
 			y := bits.TrailingZeros16(v)
 			rest := set &^ (1 << y)
-			nc := cov | s.cover[x][rest]
-			moves[n] = optMove{next: rest | 1<<x, cov: nc, gain: bits.OnesCount64(nc &^ cov)}
+			nc := cov.or(s.cover[x][rest])
+			moves[n] = optMove{next: rest | 1<<x, cov: nc, gain: nc.andNot(cov).count()}
 			n++
 		}
 	}

@@ -91,9 +91,9 @@ func bfsOptimum(p, c int) int {
 	s := newOptSearch(p, c, 0)
 	type node struct {
 		set uint16
-		cov uint64
+		cov pset
 	}
-	start := node{uint16(1)<<c - 1, 0}
+	start := node{set: uint16(1)<<c - 1}
 	start.cov = s.within(start.set)
 	seen := map[node]bool{start: true}
 	frontier := []node{start}
@@ -112,7 +112,7 @@ func bfsOptimum(p, c int) int {
 						continue
 					}
 					rest := n.set &^ (1 << y)
-					m := node{rest | 1<<x, n.cov | s.cover[x][rest]}
+					m := node{rest | 1<<x, n.cov.or(s.cover[x][rest])}
 					if !seen[m] {
 						seen[m] = true
 						next = append(next, m)
@@ -135,7 +135,7 @@ func TestOptimalMatchesBreadthFirst(t *testing.T) {
 }
 
 func TestOptimalErrors(t *testing.T) {
-	_, err := OptimalSwaps(12, 3, 0)
+	_, err := OptimalSwaps(17, 3, 0)
 	assert.ErrorContains(t, err, "exceeds")
 	_, err = OptimalSwaps(4, 1, 0)
 	assert.ErrorContains(t, err, "c must be")
