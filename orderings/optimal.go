@@ -132,7 +132,8 @@ func OptimalSwaps(p, c int, maxNodes int64) (OptimalResult, error) {
 	s := newOptSearch(p, c, maxNodes)
 	start := uint16(1)<<c - 1
 	cov := s.within(start)
-	res := OptimalResult{P: p, C: c, RootBound: s.h(start, cov)}
+	alive, _ := s.status(cov)
+	res := OptimalResult{P: p, C: c, RootBound: s.h(start, cov, alive)}
 	for bound := res.RootBound; ; bound++ {
 		before := s.nodes
 		s.path = append(s.path[:0], start)
@@ -193,36 +194,28 @@ func (s *optSearch) within(set uint16) pset {
 	return m
 }
 
-// alive returns the partitions with an uncovered pair.
-func (s *optSearch) alive(cov pset) uint16 {
-	var a uint16
+// status returns the partitions with an uncovered pair (alive) and those
+// with a covered one (touched).
+func (s *optSearch) status(cov pset) (alive, touched uint16) {
 	for x := range s.p {
 		if !s.incident[x].andNot(cov).empty() {
-			a |= 1 << x
+			alive |= 1 << x
 		}
-	}
-	return a
-}
-
-// touched returns the partitions with at least one covered pair.
-func (s *optSearch) touched(cov pset) uint16 {
-	var t uint16
-	for x := range s.p {
 		if !s.incident[x].and(cov).empty() {
-			t |= 1 << x
+			touched |= 1 << x
 		}
 	}
-	return t
+	return alive, touched
 }
 
 // h is the admissible bound on the swaps still needed.
-func (s *optSearch) h(set uint16, cov pset) int {
+func (s *optSearch) h(set uint16, cov pset, alive uint16) int {
 	u := s.full.andNot(cov).count()
 	if u == 0 {
 		return 0
 	}
 	h1 := (u + s.c - 2) / (s.c - 1)
-	h2 := bits.OnesCount16(s.alive(cov) &^ set)
+	h2 := bits.OnesCount16(alive &^ set)
 	return max(h1, h2)
 }
 
@@ -237,9 +230,9 @@ func (s *optSearch) dfs(set uint16, cov pset, g, bound int) bool {
 		s.solution = append([]uint16(nil), s.path...)
 		return true
 	}
-	alive := s.alive(cov)
+	alive, touched := s.status(cov)
 	key := optKey{live: set & alive, cov: cov}
-	h := s.h(set, cov)
+	h := s.h(set, cov, alive)
 	if v, ok := s.tt[key]; ok && v > h {
 		h = v
 	}
@@ -258,7 +251,7 @@ func (s *optSearch) dfs(set uint16, cov pset, g, bound int) bool {
 	}
 	// Loads: live non-residents; of the never-touched ones only the lowest.
 	loads := alive &^ set
-	if fresh := loads &^ s.touched(cov); fresh != 0 {
+	if fresh := loads &^ touched; fresh != 0 {
 		loads = loads&^fresh | fresh&-fresh
 	}
 	var moves [64]optMove
