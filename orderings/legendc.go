@@ -8,16 +8,16 @@ import "math/bits"
 // movers slide, each swap evicting the older mover, so the partition just
 // loaded is never the next victim (Legend Theorem 1, property 1) and the
 // buckets it adds with the pivots can run while the next load is in
-// flight. When a resident partition is dead (all its pairs covered) it is
-// evicted instead (the lowest-numbered such slot of the oldest load), which
-// turns the older mover into a pivot. The partition loaded is the one that
+// flight. When a resident partition other than the newest is dead (all
+// its pairs covered) it is evicted instead (the one loaded earliest),
+// which turns the older mover into a pivot. The partition loaded is the one that
 // covers the most new pairs with the partitions that stay; ties go to the
 // one covering the most new pairs with the pivots (Legend's "pivot's column
 // first"), then to the one with the fewest uncovered pairs left (so that
 // partitions close to done are finished and do not strand a pivot), then
-// to the lowest id. States that cover nothing new never occur: a load is
-// only chosen among partitions with an uncovered pair, and with c ≥ 3 some
-// such pair is always reachable.
+// to the lowest id. Only partitions with an uncovered pair are loaded, so
+// the sequence ends; a state can still cover nothing new when no such
+// partition pairs with a resident one (rare: once in p = 64, c = 4).
 //
 // For c = 3 the published algorithm is used as is (legendStates), so the
 // c = 3 output of legend-c is the legend ordering's.
