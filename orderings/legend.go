@@ -155,16 +155,5 @@ func legendOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 		return nil, nil, notApplicable("needs p ≥ 4, got p = %d", p)
 	}
 	states := legendStates(p)
-	first := func(i int) int {
-		if i+1 >= len(states) {
-			return None
-		}
-		for _, x := range states[i] {
-			if !containsInt(states[i+1], x) {
-				return x
-			}
-		}
-		return None
-	}
-	return statesToOrder(p, states, first, nil), states, nil
+	return statesToOrder(p, states, nextVictim(states), nil), states, nil
 }

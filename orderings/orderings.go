@@ -6,7 +6,10 @@
 // Hilbert-symmetric (Marius §4.1), COVER (GE2, as compared in Legend §7.4),
 // Legend's prefetch-friendly order (Legend, Algorithms 1 and 2), PyTorch-
 // BigGraph's inside-out and outside-in layers, and the row-major and random
-// baselines.
+// baselines; beyond the papers, legend-c (Legend's pivot/mover idea for any
+// c ≥ 3, legendc.go), tierflow (never more swaps than BETA, prefetch-aware,
+// tierflow.go) and OptimalSwaps, an exact search for the minimum swaps over
+// all bucket orders for p ≤ MaxOptimalP (optimal.go).
 //
 // COVER is a reconstruction: GE2's code is not public, so its buffer states
 // are built as the lines of the affine geometry AG(k,4) over GF(4), which
@@ -74,6 +77,8 @@ var registry = []Spec{
 	{Name: "hilbert-symmetric", Source: "Hilbert, with (j,i) right after (i,j) (Marius §4.1)", gen: hilbertSymmetricOrder},
 	{Name: "cover", Source: "GE2's COVER as in Legend §7.4, reconstructed from AG(k,4); p = 4^k, c = 4", gen: coverOrder},
 	{Name: "legend", Source: "Legend Alg. 1+2 (§4); c = 3", gen: legendOrder},
+	{Name: "legend-c", Source: "Legend's pivot/mover idea for any c ≥ 3: c-2 pivots, two sliding movers (orderings/legendc.go); c = 3 is legend", gen: legendCOrder},
+	{Name: "tierflow", Source: "ours: ≤ BETA's swaps, prefetch-aware (orderings/tierflow.go)", gen: tierflowOrder},
 	{Name: "inside-out", Source: "PyTorch-BigGraph §4.1: layers p-1…0", gen: insideOutOrder},
 	{Name: "outside-in", Source: "PyTorch-BigGraph §4.1: layers 0…p-1", gen: outsideInOrder},
 	{Name: "row-major", Source: "baseline: (0,0), (0,1), …", gen: rowMajorOrder},

@@ -1,0 +1,214 @@
+package orderings
+
+import "fmt"
+
+// tierflowOrder is tierflow's own ordering: at most BETA's swaps at every
+// (p, c), and as many prefetchable swaps as its candidates allow. It
+// builds up to five candidate state sequences, replays each under Belady,
+// drops those with more swaps than BETA (Marius eq. 3) and keeps the best
+// by (share of prefetchable swaps ≥ PrefetchTarget, fewest swaps, most
+// prefetchable swaps, candidate order):
+//
+//   - legend-c (c ≥ 3): c − 2 pivots and two sliding movers with Legend
+//     Algorithm 2's within-state order; the partition just loaded is never
+//     the next victim, so the buckets it adds with the pivots fill the
+//     window of the next load.
+//   - the same pivot/mover sequence with Warnsdorff's tie-break (fanStates,
+//     p ≤ fanWarnsdorffMaxP): fewer stranded pivots, so fewer swaps; with
+//     legend-c it wins for buffers above about p/14, often with fewer
+//     swaps than BETA. For c ≤ flexibleMaxC also its flexible variant,
+//     which may retire a pivot early.
+//   - BETA's states (Marius Algorithm 3) with the filler order below: the
+//     same swaps as BETA. In a BETA sweep every new bucket of a state
+//     touches the mover evicted next, so without fillers those swaps
+//     cannot be prefetched.
+//   - for p ≤ optimalCandidateP, an optimal state sequence from the exact
+//     search (OptimalSwaps) with the filler order: fewer swaps than BETA
+//     wherever BETA is not optimal.
+//
+// The filler order (fillerOrder) is Legend's rule (the buckets touching the
+// next victim first) plus deferral: a bucket between two partitions that
+// stay resident for the next two states is held back and spent later as
+// the last bucket of a state whose own new buckets all touch its victim,
+// so that state's swap still has one bucket to overlap. Held buckets are
+// flushed, after one new bucket and before the state's other buckets,
+// when either of their partitions is the next victim.
+//
+// Where none of the candidates reaches PrefetchTarget within BETA's swaps
+// (small c for its p; testdata/tierflow_prefetch_misses.txt lists the
+// pairs for p ≤ 128) tierflow is BETA's states with the filler order.
+//
+// The staging buffer: the Plan's windows are what a system without one
+// (Legend, PrefetchDepth 0) can overlap; with a staging buffer (Marius's
+// lookahead block) a load may also start before its window, so the extra
+// windows matter less there (see REPRODUCE.md, "does the ordering matter
+// in time?").
+func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
+	type cand struct {
+		order  []Bucket
+		states [][]int
+		counts Counts
+	}
+	var best *cand
+	betterThan := func(a, b *cand) bool {
+		ga, gb := prefetchGoal(a.counts), prefetchGoal(b.counts)
+		switch {
+		case ga != gb:
+			return ga
+		case a.counts.Swaps != b.counts.Swaps:
+			return a.counts.Swaps < b.counts.Swaps
+		}
+		return a.counts.PrefetchableSwaps > b.counts.PrefetchableSwaps
+	}
+	consider := func(order []Bucket, states [][]int) error {
+		s, err := Replay(p, c, order, Belady)
+		if err != nil {
+			return err
+		}
+		if s.Counts.Swaps > BETASwaps(p, c) {
+			return nil
+		}
+		cd := &cand{order: order, states: states, counts: s.Counts}
+		if best == nil || betterThan(cd, best) {
+			best = cd
+		}
+		return nil
+	}
+	if c >= 3 {
+		order, states, err := legendCOrder(p, c, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := consider(order, states); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c >= 3 && p > c && p <= fanWarnsdorffMaxP {
+		// The flexible variant (a live pivot may retire early) only pays
+		// off for the smallest buffers.
+		for _, flexible := range []bool{false, true} {
+			if flexible && c > flexibleMaxC {
+				break
+			}
+			states := fanStates(p, c, true, flexible)
+			if err := consider(statesToOrder(p, states, nextVictim(states), nil), states); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	betaSt := betaStates(p, c, nil)
+	if err := consider(fillerOrder(p, betaSt), betaSt); err != nil {
+		return nil, nil, err
+	}
+	if p <= optimalCandidateP {
+		res, err := OptimalSwaps(p, c, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := consider(fillerOrder(p, res.States), res.States); err != nil {
+			return nil, nil, err
+		}
+	}
+	if best == nil { // BETA's own states always qualify
+		return nil, nil, fmt.Errorf("no candidate within BETA's %d swaps", BETASwaps(p, c))
+	}
+	return best.order, best.states, nil
+}
+
+// fanWarnsdorffMaxP is the largest p for which tierflow tries the
+// pivot/mover sequence with Warnsdorff's rule (O(p⁴/c) to build).
+const fanWarnsdorffMaxP = 128
+
+// flexibleMaxC is the largest c for which tierflow also tries the
+// flexible pivot/mover sequence.
+const flexibleMaxC = 5
+
+// optimalCandidateP is the largest p for which tierflow runs the exact
+// search (every c takes under 10 ms there).
+const optimalCandidateP = 9
+
+// PrefetchTarget is the share of swaps tierflow aims to make prefetchable.
+const PrefetchTarget = 0.95
+
+// prefetchGoal reports whether at least PrefetchTarget of the swaps are
+// prefetchable (true when there are none).
+func prefetchGoal(c Counts) bool {
+	return float64(c.PrefetchableSwaps) >= PrefetchTarget*float64(c.Swaps)
+}
+
+// fillerOrder turns states into a bucket order: in every state the
+// buckets touching the partition evicted next come first (held-back ones
+// included), then the state's other new buckets except those held back,
+// and, if none is left to end the state with, one held-back bucket.
+func fillerOrder(p int, states [][]int) []Bucket {
+	victim := nextVictim(states)
+	seen := make([]bool, p*p)
+	var held []Bucket
+	order := make([]Bucket, 0, p*p)
+	inPrev := make([]bool, p)
+	for i, st := range states {
+		v := victim(i)
+		var touch, rest []Bucket
+		for _, a := range st {
+			for _, b := range st {
+				// Pairs of two partitions of the previous state were seen there.
+				if (inPrev[a] && inPrev[b]) || seen[a*p+b] {
+					continue
+				}
+				seen[a*p+b] = true
+				if a == v || b == v {
+					touch = append(touch, Bucket{a, b})
+				} else {
+					rest = append(rest, Bucket{a, b})
+				}
+			}
+		}
+		// The state's first bucket is a new one, so the load it needs is
+		// issued while the held buckets of the victim are still to run;
+		// otherwise Belady would see two dead partitions and evict the
+		// lower id, which may be the victim's predecessor.
+		if len(touch) == 0 && len(rest) > 0 {
+			touch, rest = rest[:1:1], rest[1:]
+		}
+		keep := held[:0:0]
+		for _, b := range held {
+			if v == None || b.Src == v || b.Dst == v {
+				touch = append(touch, b)
+			} else {
+				keep = append(keep, b)
+			}
+		}
+		held = keep
+		if i > 0 {
+			for _, x := range states[i-1] {
+				inPrev[x] = false
+			}
+		}
+		for _, x := range st {
+			inPrev[x] = true
+		}
+		order = append(order, touch...)
+		if v == None {
+			order = append(order, rest...)
+			continue
+		}
+		// A bucket of state i stays coverable through state i+2 when
+		// neither of its partitions is the victim of state i or i+1.
+		v1 := victim(i + 1)
+		var emit []Bucket
+		for k, b := range rest {
+			stays := i+2 < len(states) && b.Src != v1 && b.Dst != v1
+			if stays && (k < len(rest)-1 || len(emit) > 0) {
+				held = append(held, b)
+				continue
+			}
+			emit = append(emit, b)
+		}
+		if len(emit) == 0 && len(held) > 0 {
+			emit = append(emit, held[0])
+			held = held[1:]
+		}
+		order = append(order, emit...)
+	}
+	return append(order, held...)
+}
