@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/sim"
 )
 
@@ -37,6 +38,8 @@ type Epoch struct {
 	// CheckpointSeconds is the time to commit the epoch's checkpoint
 	// (not part of EpochSeconds).
 	CheckpointSeconds float64 `json:"checkpoint_seconds"`
+	// GPU is what a GPU engine measured (absent for the CPU engine).
+	GPU *telemetry.Report `json:"gpu,omitempty"`
 }
 
 // BucketRun is the measured training of one bucket.

@@ -75,6 +75,7 @@ type options struct {
 	orderingList, device, plot  string
 	compareSim, resume          bool
 	planFile                    string
+	engine, buffer              string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -118,9 +119,14 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
 	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
+	fs.StringVar(&o.engine, "engine", "cpu", "training engine: cpu, or cuda (a build with -tags cuda: make build-cuda)")
+	fs.StringVar(&o.buffer, "buffer", "", "with --engine cuda: gpu (partition slots in GPU memory, default) or host (partitions in host memory, rows shipped per batch)")
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
+	}
+	if err := realrun.CheckEngine(o.engine, o.buffer); err != nil {
+		return cli.Usagef("%v", err)
 	}
 	spec, h, plan, err := configure(&o)
 	if err != nil {
@@ -141,7 +147,13 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	progress := pickProgress(o.progress, stderr)
-	eng := realrun.NewCPU(h, st, degrees, spec.Seed)
+	eng, err := realrun.NewCompute(realrun.EngineOptions{Engine: o.engine, Buffer: o.buffer, Hyper: h, Store: st, Degrees: degrees, Seed: spec.Seed, C: plan.C})
+	if err != nil {
+		return err
+	}
+	if c, ok := eng.(io.Closer); ok {
+		defer c.Close()
+	}
 	first := 1
 	switch {
 	case o.resume && reused && st.Current > 0:
