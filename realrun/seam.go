@@ -191,3 +191,38 @@ func ApplyGPU(ep *Epoch, rep telemetry.Report) {
 	}
 	ep.Resources = append(res, ep.Resources...)
 }
+
+// GPUCalibration is what a GPU engine measured for the device profile.
+type GPUCalibration struct {
+	Name        string  `json:"name"`
+	MemoryBytes int64   `json:"memory_bytes"`
+	H2D         float64 `json:"h2d_bytes_per_s"` // pinned, partition-sized copies
+	D2H         float64 `json:"d2h_bytes_per_s"`
+	// EdgesPerSecond is the engine's training rate at the calibrated
+	// shape with both partitions on the GPU (kernels only, CUDA events).
+	EdgesPerSecond float64 `json:"edges_per_second"`
+	Shape          string  `json:"shape"`
+}
+
+var gpuCalibrator func(partitionBytes int64, h Hyper, rows int64) (GPUCalibration, error)
+
+// RegisterGPUCalibrator is called by the CUDA engine's package init.
+func RegisterGPUCalibrator(f func(partitionBytes int64, h Hyper, rows int64) (GPUCalibration, error)) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	gpuCalibrator = f
+}
+
+// CalibrateGPU measures the GPU (pinned H2D and D2H bandwidth at partition
+// size, its memory, the CUDA engine's training rate at shape h on
+// partitions of rows rows). Without the CUDA engine in the build the error
+// is an *EngineUnavailable.
+func CalibrateGPU(partitionBytes int64, h Hyper, rows int64) (GPUCalibration, error) {
+	enginesMu.Lock()
+	f := gpuCalibrator
+	enginesMu.Unlock()
+	if f == nil {
+		return GPUCalibration{}, &EngineUnavailable{Name: "cuda", Hint: "GPU calibration needs a build with -tags cuda (make build-cuda)"}
+	}
+	return f(partitionBytes, h, rows)
+}

@@ -116,6 +116,8 @@ type Engine struct {
 
 	// Measurement.
 	h2d, d2h      int64
+	slotIn        int64 // partition bytes installed into GPU slots
+	slotOut       int64 // partition bytes evicted from GPU slots
 	kernelSeconds float64
 	nvml          *telemetry.NVML
 	sampler       *telemetry.Sampler
@@ -394,6 +396,7 @@ func (e *Engine) Install(slot, part int, buf *store.Buffer) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.h2d += int64(len(b))
+	e.slotIn += int64(len(b))
 	for p, s := range e.where {
 		if s == slot {
 			delete(e.where, p)
@@ -430,6 +433,7 @@ func (e *Engine) Evict(slot, part int, buf *store.Buffer) error {
 	}
 	e.mu.Lock()
 	e.d2h += int64(len(b))
+	e.slotOut += int64(len(b))
 	e.mu.Unlock()
 	return nil
 }
@@ -438,7 +442,7 @@ func (e *Engine) Evict(slot, part int, buf *store.Buffer) error {
 // starts sampling the GPU every 100 ms.
 func (e *Engine) StartEpoch(epoch int) error {
 	e.mu.Lock()
-	e.h2d, e.d2h, e.kernelSeconds = 0, 0, 0
+	e.h2d, e.d2h, e.slotIn, e.slotOut, e.kernelSeconds = 0, 0, 0, 0, 0
 	e.mu.Unlock()
 	e.sampler = nil
 	if e.nvml != nil {
@@ -472,12 +476,17 @@ func (e *Engine) FinishEpoch(ep *realrun.Epoch) error {
 	return nil
 }
 
-// Transfers returns the bytes copied host → GPU and GPU → host so far this
-// epoch.
-func (e *Engine) Transfers() (h2d, d2h int64) {
+// Transfers are the bytes an epoch copied between host and GPU.
+type Transfers struct {
+	H2D, D2H        int64 // everything
+	SlotIn, SlotOut int64 // whole partitions into and out of GPU slots (--buffer gpu)
+}
+
+// Transfers returns the bytes copied so far this epoch.
+func (e *Engine) Transfers() Transfers {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.h2d, e.d2h
+	return Transfers{H2D: e.h2d, D2H: e.d2h, SlotIn: e.slotIn, SlotOut: e.slotOut}
 }
 
 // TrainBucket implements realrun.Compute. Edges are shuffled and every

@@ -1,0 +1,241 @@
+//go:build cuda
+
+package cuda
+
+// These tests need a GPU. On a machine without one the probe package ends
+// the test binary before they run, printing a SKIP line (see probe).
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorgonia.org/cu"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// memStore is a store with only a manifest: enough for New.
+func memStore(rows int64, d, relations int) (*store.Store, []int32) {
+	m := store.Manifest{Nodes: rows, Relations: relations, P: 1, Dim: d, Rows: rows, PartitionBytes: 2 * 4 * rows * int64(d)}
+	return &store.Store{M: m}, make([]int32, rows)
+}
+
+func randFloats(rng *rand.Rand, n int) []float32 {
+	f := make([]float32, n)
+	for i := range f {
+		f[i] = float32(rng.NormFloat64()) * 0.5
+	}
+	return f
+}
+
+func upload(t *testing.T, dst cu.DevicePtr, f []float32) {
+	t.Helper()
+	if len(f) > 0 {
+		require.NoError(t, cu.MemcpyHtoD(dst, unsafe.Pointer(&f[0]), int64(4*len(f))))
+	}
+}
+
+func download(t *testing.T, src cu.DevicePtr, n int) []float32 {
+	t.Helper()
+	f := make([]float32, n)
+	if n > 0 {
+		require.NoError(t, cu.MemcpyDtoH(unsafe.Pointer(&f[0]), src, int64(4*n)))
+	}
+	return f
+}
+
+func uploadInts(t *testing.T, dst cu.DevicePtr, v []int32) {
+	t.Helper()
+	require.NoError(t, cu.MemcpyHtoD(dst, unsafe.Pointer(&v[0]), int64(4*len(v))))
+}
+
+func closeTo(t *testing.T, want, got []float32, tol float64, what string) {
+	t.Helper()
+	require.Equal(t, len(want), len(got), what)
+	for i := range want {
+		if d := math.Abs(float64(want[i] - got[i])); d > tol*(1+math.Abs(float64(want[i]))) {
+			t.Fatalf("%s[%d]: GPU %g, CPU %g", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestChunkMatchesModel runs one group of g chunks through the GPU kernels
+// (gather, queries, batched GEMMs, softmax loss, gradients, scatter-add)
+// and compares the loss and every gradient with model.ChunkGrad, then the
+// Adagrad kernel with model.Adagrad, for Dot, DistMult and ComplEx.
+func TestChunkMatchesModel(t *testing.T) {
+	for _, kind := range model.Kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			const d, n, m, g = 12, 7, 5, 3
+			rng := rand.New(rand.NewPCG(1, uint64(len(kind))))
+			E, M := g*n, g*m
+			// Table A holds the sources then the negatives, table B the
+			// destinations; every occurrence has its own row.
+			st, deg := memStore(int64(E+M), d, 4)
+			e, err := New(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Store: st, Degrees: deg, Seed: 1, C: 2,
+				Hyper: realrun.Hyper{Model: kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n, LR: 0.1, Workers: 1}})
+			require.NoError(t, err)
+			defer e.Close()
+			done, err := e.bind()
+			require.NoError(t, err)
+			defer done()
+			S, D, N := randFloats(rng, E*d), randFloats(rng, E*d), randFloats(rng, M*d)
+			rels := make([]int32, E)
+			for i := range rels {
+				rels[i] = int32(rng.IntN(4))
+			}
+			relEmb := e.Relations()
+			rows := int64(E + M)
+			tabA := append(append([]float32(nil), S...), N...)
+			upload(t, e.slotMem[0].p, tabA)
+			upload(t, e.slotMem[1].p, D)
+			idx := make([]int32, 0, 3*E+2*M)
+			for i := 0; i < E; i++ {
+				idx = append(idx, int32(i))
+			}
+			for i := 0; i < E; i++ {
+				idx = append(idx, int32(i))
+			}
+			idx = append(idx, rels...)
+			for i := 0; i < M; i++ {
+				idx = append(idx, int32(E+i))
+			}
+			idx = append(idx, make([]int32, M)...)
+			uploadInts(t, e.idx.p, idx)
+			bi := batchIndex{n: E, negs: M, offSrc: 0, offDst: int64(E), offRel: int64(2 * E), offN: int64(3 * E), offSel: int64(3*E + M)}
+			rd := rows * d
+			tA := e.accA.table(e.slotMem[0].p, e.slotMem[0].at(rd), rows)
+			tB := e.accB.table(e.slotMem[1].p, e.slotMem[1].at(rd), rows)
+			require.NoError(t, cu.MemsetD32(e.loss.p, 0, 2))
+			require.NoError(t, e.trainGroup(&bi, 0, g, n, tA, tB))
+			require.NoError(t, e.compute.Synchronize())
+			accA := download(t, e.accA.acc.p, int(rows)*d)
+			accB := download(t, e.accB.acc.p, E*d)
+			var lossGPU float64
+			require.NoError(t, cu.MemcpyDtoH(unsafe.Pointer(&lossGPU), e.loss.p, 8))
+			var lossCPU float64
+			for c := 0; c < g; c++ {
+				sl := func(f []float32, lo, k int) []float32 { return f[lo*d : (lo+k)*d] }
+				var R, gR []float32
+				if kind.UsesRelations() {
+					R, gR = make([]float32, n*d), make([]float32, n*d)
+					for i := 0; i < n; i++ {
+						r := int(rels[c*n+i])
+						copy(R[i*d:(i+1)*d], relEmb[r*d:(r+1)*d])
+					}
+				}
+				gS, gD, gN := make([]float32, n*d), make([]float32, n*d), make([]float32, m*d)
+				lossCPU += float64(model.ChunkGrad(kind, d, sl(S, c*n, n), R, sl(D, c*n, n), sl(N, c*m, m), n, m, gS, gR, gD, gN, nil))
+				closeTo(t, gS, sl(accA, c*n, n), 1e-4, "gS")
+				closeTo(t, gD, sl(accB, c*n, n), 1e-4, "gD")
+				closeTo(t, gN, sl(accA, E+c*m, m), 1e-4, "gN")
+			}
+			assert.InDelta(t, lossCPU, lossGPU, 1e-4*math.Abs(lossCPU)+1e-4)
+			// Adagrad on table A with the accumulated gradients.
+			emb := download(t, tA.emb, int(rows)*d)
+			state := download(t, tA.state, int(rows)*d)
+			require.NoError(t, e.adagrad(tA))
+			require.NoError(t, e.compute.Synchronize())
+			model.Adagrad(emb, state, accA, 0.1, adagradEps)
+			closeTo(t, emb, download(t, tA.emb, int(rows)*d), 1e-5, "emb after Adagrad")
+			closeTo(t, state, download(t, tA.state, int(rows)*d), 1e-5, "state after Adagrad")
+			assert.Equal(t, make([]float32, int(rows)*d), download(t, e.accA.acc.p, int(rows)*d), "accumulator cleared")
+		})
+	}
+}
+
+func prepare(t *testing.T) (*store.Store, []int32) {
+	t.Helper()
+	st, err := realrun.Prepare(realrun.DataSpec{Dataset: "fb15k", Scale: 0.2, Seed: 3, P: 4, Dim: 32, Model: "distmult", Workdir: filepath.Join(t.TempDir(), "work")})
+	require.NoError(t, err)
+	deg, err := st.Degrees()
+	require.NoError(t, err)
+	return st, deg
+}
+
+func hyper() realrun.Hyper {
+	return realrun.Hyper{Model: model.DistMult, Dim: 32, Batch: 1000, Negatives: 50, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
+}
+
+// TestBufferBytesMatchPlan: with --buffer gpu every load installs one
+// partition and every write evicts one; with --buffer host no whole
+// partition crosses PCIe. (Needs RunEpoch to call the SlotResident hooks.)
+func TestBufferBytesMatchPlan(t *testing.T) {
+	st, deg := prepare(t)
+	plan, err := orderings.Build("beta", st.M.P, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	for _, mode := range []string{realrun.BufferGPU, realrun.BufferHost} {
+		t.Run(mode, func(t *testing.T) {
+			require.NoError(t, st.InitPartitions(3, 0.1))
+			e, err := New(realrun.EngineOptions{Engine: "cuda", Buffer: mode, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: plan.C})
+			require.NoError(t, err)
+			defer e.Close()
+			ep, err := realrun.RunEpoch(st, plan, e, true, 1, 1, nil)
+			require.NoError(t, err)
+			tr := e.Transfers()
+			pb := st.M.PartitionBytes
+			if mode == realrun.BufferGPU {
+				assert.Equal(t, int64(plan.Counts.Loads)*pb, tr.SlotIn)
+				assert.Equal(t, int64(plan.Counts.Writes+plan.Counts.FinalWrites)*pb, tr.SlotOut)
+			} else {
+				assert.Zero(t, tr.SlotIn+tr.SlotOut)
+			}
+			assert.Equal(t, int64(plan.Counts.Loads)*pb, ep.ReadBytes)
+			require.NotNil(t, ep.GPU, "FinishEpoch records the GPU")
+			assert.NotEmpty(t, ep.GPU.Name)
+			t.Logf("%s: %s, h2d %d, d2h %d, kernels %.3f s, utilisation %.2f", mode, ep.GPU.Name, tr.H2D, tr.D2H, ep.GPU.KernelSeconds, ep.GPU.Utilization)
+		})
+	}
+}
+
+// TestMRRMatchesCPU trains two epochs on the CPU engine (one worker) and
+// on both GPU buffer modes from the same initial partitions and seed; the
+// MRRs must agree within noise (the GPU sums a batch's gradients per row
+// before one Adagrad step, the CPU steps per chunk).
+func TestMRRMatchesCPU(t *testing.T) {
+	st, deg := prepare(t)
+	plan, err := orderings.Build("beta", st.M.P, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	mrr := func(eng realrun.Engine) float64 {
+		require.NoError(t, st.InitPartitions(3, 0.1))
+		var q realrun.Quality
+		for ep := 1; ep <= 2; ep++ {
+			_, err := realrun.RunEpoch(st, plan, eng, true, 1, ep, nil)
+			require.NoError(t, err)
+		}
+		ev := realrun.DefaultEval
+		ev.Seed = 1
+		q, err := realrun.Evaluate(st, model.DistMult, eng.Relations(), deg, ev)
+		require.NoError(t, err)
+		return q.MRR
+	}
+	cpu := mrr(realrun.NewCPU(hyper(), st, deg, 1))
+	for _, mode := range []string{realrun.BufferGPU, realrun.BufferHost} {
+		e, err := New(realrun.EngineOptions{Engine: "cuda", Buffer: mode, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: plan.C})
+		require.NoError(t, err)
+		got := mrr(e)
+		e.Close()
+		t.Logf("MRR cpu %.4f, cuda --buffer %s %.4f", cpu, mode, got)
+		assert.InDelta(t, cpu, got, 0.1*cpu+0.01, "--buffer %s", mode)
+	}
+}
+
+// TestCalibrate measures the GPU at a small shape: positive bandwidths and
+// rate, and the GPU's name.
+func TestCalibrate(t *testing.T) {
+	cal, err := Calibrate(8<<20, realrun.Hyper{Model: model.Dot, Dim: 32, Batch: 1000, Negatives: 50, LR: 0.1, Workers: 1}, 10_000)
+	require.NoError(t, err)
+	assert.NotEmpty(t, cal.Name)
+	assert.Positive(t, cal.H2D)
+	assert.Positive(t, cal.D2H)
+	assert.Positive(t, cal.EdgesPerSecond)
+	t.Logf("%+v", cal)
+}
