@@ -444,6 +444,9 @@ func (e *Engine) StartEpoch(epoch int) error {
 	e.mu.Lock()
 	e.h2d, e.d2h, e.slotIn, e.slotOut, e.kernelSeconds = 0, 0, 0, 0, 0
 	e.mu.Unlock()
+	if e.sampler != nil { // a failed epoch never finished
+		e.sampler.Stop()
+	}
 	e.sampler = nil
 	if e.nvml != nil {
 		s, err := telemetry.NewSampler(e.nvml, telemetry.DefaultInterval)
