@@ -1,5 +1,3 @@
-//go:build cuda
-
 package cuda
 
 import (
@@ -8,19 +6,15 @@ import (
 	"sort"
 	"time"
 
-	"gorgonia.org/cu"
-
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
 )
-
-func init() { realrun.RegisterGPUCalibrator(Calibrate) }
 
 // Calibrate measures pinned host↔GPU bandwidth with partition-sized
 // copies (median of five each way), the GPU's memory, and the engine's
 // training rate at shape h on two synthetic partitions of rows rows held
 // on the GPU (median of five buckets timed with CUDA events).
-func Calibrate(partitionBytes int64, h realrun.Hyper, rows int64) (realrun.GPUCalibration, error) {
+func Calibrate(g gpu, partitionBytes int64, h realrun.Hyper, rows int64) (realrun.GPUCalibration, error) {
 	var cal realrun.GPUCalibration
 	d := int64(h.Dim)
 	st := &store.Store{M: store.Manifest{P: 2, Rows: rows, Nodes: 2 * rows, Relations: 10, Dim: h.Dim, PartitionBytes: 2 * 4 * rows * d}}
@@ -30,7 +24,7 @@ func Calibrate(partitionBytes int64, h realrun.Hyper, rows int64) (realrun.GPUCa
 		deg[i] = int32(1 + rng.IntN(20))
 	}
 	h.Workers = 1
-	e, err := New(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Hyper: h, Store: st, Degrees: deg, Seed: 1, C: 2})
+	e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Hyper: h, Store: st, Degrees: deg, Seed: 1, C: 2}, g)
 	if err != nil {
 		return cal, err
 	}
@@ -49,7 +43,7 @@ func Calibrate(partitionBytes int64, h realrun.Hyper, rows int64) (realrun.GPUCa
 			return cal, err
 		}
 	}
-	edges := make([]store.Edge, max(20*h.Batch, 200_000))
+	edges := make([]store.Edge, max(50*h.Batch, 20_000))
 	var rates []float64
 	for r := 0; r < 6; r++ {
 		for i := range edges {
@@ -81,45 +75,41 @@ func bandwidth(e *Engine, n int64) (h2d, d2h float64, err error) {
 		return 0, 0, err
 	}
 	defer done()
-	host, err := allocPinned(n)
+	host, err := e.allocPinned(n)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer host.free()
-	gpu, err := allocDev(n)
+	defer e.g.hostFree(host.p)
+	buf, err := e.alloc(n)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer gpu.free()
 	time1 := func(copy func() error) (float64, error) {
 		var ts []float64
 		for i := 0; i < 6; i++ {
-			if err := e.start.Record(e.copy); err != nil {
+			if err := e.g.record(0, copyStream); err != nil {
 				return 0, err
 			}
 			if err := copy(); err != nil {
 				return 0, err
 			}
-			if err := e.stop.Record(e.copy); err != nil {
+			if err := e.g.record(1, copyStream); err != nil {
 				return 0, err
 			}
-			if err := e.stop.Synchronize(); err != nil {
-				return 0, err
-			}
-			ms, err := e.start.Elapsed(e.stop)
+			secs, err := e.g.elapsed()
 			if err != nil {
 				return 0, err
 			}
 			if i > 0 {
-				ts = append(ts, ms/1000)
+				ts = append(ts, secs)
 			}
 		}
 		sort.Float64s(ts)
 		return float64(n) / ts[len(ts)/2], nil
 	}
-	if h2d, err = time1(func() error { return cu.MemcpyHtoDAsync(gpu.p, host.p, n, e.copy) }); err != nil {
+	if h2d, err = time1(func() error { return e.g.htod(buf.p, host.p, n, copyStream) }); err != nil {
 		return 0, 0, err
 	}
-	d2h, err = time1(func() error { return cu.MemcpyDtoHAsync(host.p, gpu.p, n, e.copy) })
+	d2h, err = time1(func() error { return e.g.dtoh(host.p, buf.p, n, copyStream) })
 	return h2d, d2h, err
 }

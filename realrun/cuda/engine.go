@@ -1,36 +1,26 @@
-//go:build cuda
-
 package cuda
 
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/cuda/kernels"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 )
-
-func init() {
-	realrun.RegisterEngine("cuda", func(o realrun.EngineOptions) (realrun.Engine, error) { return New(o) })
-}
 
 const adagradEps = 1e-10 // as the CPU engine
 
 // table is an embedding table with its Adagrad state and the gradient
 // accumulator, touched-row flags and list that scatter_add fills.
 type table struct {
-	emb, state   cu.DevicePtr
-	acc          cu.DevicePtr
-	flag, list   cu.DevicePtr
-	count        cu.DevicePtr
+	emb, state   ptr
+	acc          ptr
+	flag, list   ptr
+	count        ptr
 	rows, maxHit int64 // rows in the table; most rows one batch can touch
 }
 
@@ -40,39 +30,31 @@ type accum struct {
 	rows                   int64
 }
 
-func newAccum(rows int64, d int) (accum, error) {
+func (e *Engine) newAccum(rows int64) (accum, error) {
 	var a accum
 	var err error
 	a.rows = rows
 	for _, x := range []struct {
 		p *dev
 		n int64
-	}{{&a.acc, 4 * rows * int64(d)}, {&a.flag, 4 * rows}, {&a.list, 4 * rows}, {&a.count, 4}} {
-		if *x.p, err = allocDev(x.n); err != nil {
-			a.free()
+	}{{&a.acc, 4 * rows * int64(e.d)}, {&a.flag, 4 * rows}, {&a.list, 4 * rows}, {&a.count, 4}} {
+		if *x.p, err = e.alloc(x.n); err != nil {
 			return a, err
 		}
-		if err = cu.MemsetD32(x.p.p, 0, x.n/4); err != nil {
-			a.free()
+		if err = e.g.memset32(x.p.p, 0, x.n/4, computeStream); err != nil {
 			return a, err
 		}
 	}
-	return a, nil
+	return a, e.g.sync(computeStream)
 }
 
-func (a *accum) free() {
-	for _, p := range []*dev{&a.acc, &a.flag, &a.list, &a.count} {
-		p.free()
-	}
-}
-
-func (a accum) table(emb, state cu.DevicePtr, maxHit int64) table {
+func (a accum) table(emb, state ptr, maxHit int64) table {
 	return table{emb: emb, state: state, acc: a.acc.p, flag: a.flag.p, list: a.list.p, count: a.count.p, rows: a.rows, maxHit: min(maxHit, a.rows)}
 }
 
-// Engine trains buckets on one GPU. It implements realrun.Engine,
-// realrun.Stateful, realrun.SlotResident (--buffer gpu) and
-// realrun.EpochHooks.
+// Engine trains buckets on one GPU (or on the emulator of tests). It
+// implements realrun.Engine, realrun.Stateful, realrun.SlotResident
+// (--buffer gpu) and realrun.EpochHooks.
 type Engine struct {
 	h      realrun.Hyper
 	mode   string
@@ -81,14 +63,8 @@ type Engine struct {
 	nrel   int64
 	pbytes int64
 	neg    *realrun.NegativeSampler
-
-	ctx     cu.CUContext
-	device  cu.Device
-	k       *launcher
-	compute cu.Stream
-	copy    cu.Stream
-	start   cu.Event
-	stop    cu.Event
+	g      gpu
+	allocs []dev // everything alloc returned, freed by Close
 
 	rel, relState dev
 	relAcc        accum
@@ -124,13 +100,50 @@ type Engine struct {
 	info          telemetry.Info
 }
 
-// New opens GPU o.Device and allocates the engine for the store's shape.
-func New(o realrun.EngineOptions) (*Engine, error) {
+// dev is device memory of n bytes.
+type dev struct {
+	p ptr
+	n int64
+}
+
+// at is the address of the float32 or int32 element i.
+func (d dev) at(i int64) ptr { return d.p + ptr(4*i) }
+
+// pinned is page-locked host memory.
+type pinned struct {
+	p unsafe.Pointer
+	n int64
+}
+
+func (h pinned) int32s() []int32   { return unsafe.Slice((*int32)(h.p), h.n/4) }
+func (h pinned) floats() []float32 { return unsafe.Slice((*float32)(h.p), h.n/4) }
+
+func (e *Engine) alloc(n int64) (dev, error) {
+	n = max(n, 4)
+	p, err := e.g.alloc(n)
+	if err != nil {
+		return dev{}, fmt.Errorf("GPU memory, %d bytes: %w", n, err)
+	}
+	d := dev{p: p, n: n}
+	e.allocs = append(e.allocs, d)
+	return d, nil
+}
+
+func (e *Engine) allocPinned(n int64) (pinned, error) {
+	p, err := e.g.hostAlloc(n)
+	if err != nil {
+		return pinned{}, fmt.Errorf("pinned host memory, %d bytes: %w", n, err)
+	}
+	return pinned{p: p, n: n}, nil
+}
+
+// newEngine allocates the engine for the store's shape on g.
+func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	h, st := o.Hyper, o.Store
 	if err := h.Model.CheckDim(h.Dim); err != nil {
 		return nil, err
 	}
-	e := &Engine{h: h, mode: o.Buffer, d: h.Dim, rows: st.M.Rows, pbytes: st.M.PartitionBytes,
+	e := &Engine{h: h, mode: o.Buffer, d: h.Dim, rows: st.M.Rows, pbytes: st.M.PartitionBytes, g: g,
 		where: map[int]int{}, regd: map[unsafe.Pointer][]byte{}}
 	if e.mode == "" {
 		e.mode = realrun.BufferGPU
@@ -141,77 +154,49 @@ func New(o realrun.EngineOptions) (*Engine, error) {
 		e.chunk = h.Negatives
 	}
 	e.maxChunks = (h.Batch + e.chunk - 1) / e.chunk
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var err error
-	if e.device, err = cu.GetDevice(o.Device); err != nil {
-		return nil, fmt.Errorf("cuda device %d: %w", o.Device, err)
-	}
-	if e.ctx, err = e.device.RetainPrimaryCtx(); err != nil {
-		return nil, fmt.Errorf("cuda context: %w", err)
-	}
-	if err := cu.SetCurrentContext(e.ctx); err != nil {
+	done, err := e.bind()
+	if err != nil {
+		g.close()
 		return nil, err
 	}
-	if err := e.alloc(st, o); err != nil {
+	err = e.allocAll(st, o)
+	done()
+	if err != nil {
 		e.Close()
 		return nil, err
 	}
-	e.info = e.deviceInfo()
-	if src, err := telemetry.OpenNVML(o.Device); err == nil {
-		e.nvml = src
-		if in, err := src.Info(); err == nil {
-			e.info = in
+	e.info = g.info()
+	if g.real() {
+		if src, err := telemetry.OpenNVML(o.Device); err == nil {
+			e.nvml = src
+			if in, err := src.Info(); err == nil {
+				e.info = in
+			}
 		}
 	}
 	return e, nil
 }
 
-func (e *Engine) deviceInfo() telemetry.Info {
-	in := telemetry.Info{Driver: "unknown (no NVML)"}
-	in.Name, _ = e.device.Name()
-	in.MemoryBytes, _ = e.device.TotalMem()
-	if v := cu.Version(); v > 0 {
-		in.CUDA = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
-	}
-	return in
-}
-
-func (e *Engine) alloc(st *store.Store, o realrun.EngineOptions) error {
+func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 	var err error
-	if e.k, err = loadKernels(kernels.TrainPTX, kernels.Train); err != nil {
-		return err
-	}
-	if e.compute, err = cu.MakeStream(cu.NonBlocking); err != nil {
-		return err
-	}
-	if e.copy, err = cu.MakeStream(cu.NonBlocking); err != nil {
-		return err
-	}
-	if e.start, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
-		return err
-	}
-	if e.stop, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
-		return err
-	}
 	d := int64(e.d)
 	b := int64(e.h.Batch)
 	m := int64(e.h.Negatives)
 	negs := int64(e.maxChunks) * m
 	e.nrel = int64(st.M.Relations)
-	// Relations start as the CPU engine starts them (same seed, same rule).
-	init := realrun.NewCPU(realrun.Hyper{Model: e.h.Model, Dim: e.h.Dim, Negatives: 1, Batch: 1, Workers: 1}, st, o.Degrees, o.Seed).State()
 	if e.h.Model.UsesRelations() {
-		if e.rel, err = allocDev(4 * e.nrel * d); err != nil {
+		if e.rel, err = e.alloc(4 * e.nrel * d); err != nil {
 			return err
 		}
-		if e.relState, err = allocDev(4 * e.nrel * d); err != nil {
+		if e.relState, err = e.alloc(4 * e.nrel * d); err != nil {
 			return err
 		}
-		if err := e.Restore(init); err != nil {
+		// Relations start as the CPU engine starts them (same seed, same rule).
+		init := realrun.NewCPU(realrun.Hyper{Model: e.h.Model, Dim: e.h.Dim, Negatives: 1, Batch: 1, Workers: 1}, st, o.Degrees, o.Seed).State()
+		if err := e.restore(init); err != nil {
 			return err
 		}
-		if e.relAcc, err = newAccum(e.nrel, e.h.Dim); err != nil {
+		if e.relAcc, err = e.newAccum(e.nrel); err != nil {
 			return err
 		}
 	}
@@ -220,26 +205,26 @@ func (e *Engine) alloc(st *store.Store, o realrun.EngineOptions) error {
 		e.capRows = b + negs
 		rows = e.capRows
 		for i := range e.compact {
-			if e.compact[i], err = allocDev(2 * 4 * rows * d); err != nil {
+			if e.compact[i], err = e.alloc(2 * 4 * rows * d); err != nil {
 				return err
 			}
 		}
-		if e.stage, err = allocPinned(2 * 2 * 4 * rows * d); err != nil {
+		if e.stage, err = e.allocPinned(2 * 2 * 4 * rows * d); err != nil {
 			return err
 		}
 	} else {
 		for i := 0; i < o.C; i++ {
-			s, err := allocDev(e.pbytes)
+			s, err := e.alloc(e.pbytes)
 			if err != nil {
 				return fmt.Errorf("partition slot %d of %d: %w", i+1, o.C, err)
 			}
 			e.slotMem = append(e.slotMem, s)
 		}
 	}
-	if e.accA, err = newAccum(rows, e.h.Dim); err != nil {
+	if e.accA, err = e.newAccum(rows); err != nil {
 		return err
 	}
-	if e.accB, err = newAccum(rows, e.h.Dim); err != nil {
+	if e.accB, err = e.newAccum(rows); err != nil {
 		return err
 	}
 	for _, x := range []struct {
@@ -248,48 +233,43 @@ func (e *Engine) alloc(st *store.Store, o realrun.EngineOptions) error {
 	}{{&e.S, b * d}, {&e.R, b * d}, {&e.D, b * d}, {&e.gS, b * d}, {&e.gR, b * d}, {&e.gD, b * d},
 		{&e.Q, b * d}, {&e.gQ, b * d}, {&e.N, negs * d}, {&e.gN, negs * d}, {&e.T, b * m},
 		{&e.pos, b}, {&e.gp, b}, {&e.loss, 2}, {&e.idx, 3*b + 2*negs}} {
-		if *x.p, err = allocDev(4 * x.n); err != nil {
+		if *x.p, err = e.alloc(4 * x.n); err != nil {
 			return err
 		}
 	}
-	e.idxHost, err = allocPinned(4 * (3*b + 2*negs))
+	e.idxHost, err = e.allocPinned(4 * (3*b + 2*negs))
 	return err
 }
 
-// Close frees the GPU memory.
+// Close frees the GPU memory and releases the GPU.
 func (e *Engine) Close() error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	cu.SetCurrentContext(e.ctx)
-	for _, p := range []*dev{&e.rel, &e.relState, &e.S, &e.R, &e.D, &e.gS, &e.gR, &e.gD, &e.Q, &e.gQ,
-		&e.N, &e.gN, &e.T, &e.pos, &e.gp, &e.loss, &e.idx, &e.compact[0], &e.compact[1]} {
-		p.free()
+	if e.g == nil {
+		return nil
 	}
-	for i := range e.slotMem {
-		e.slotMem[i].free()
+	if done, err := e.bind(); err == nil {
+		for _, d := range e.allocs {
+			e.g.free(d.p)
+		}
+		for _, h := range []*pinned{&e.stage, &e.idxHost} {
+			if h.p != nil {
+				e.g.hostFree(h.p)
+			}
+		}
+		e.unregisterAll()
+		done()
 	}
-	e.relAcc.free()
-	e.accA.free()
-	e.accB.free()
-	e.stage.free()
-	e.idxHost.free()
-	e.unregisterAll()
+	e.allocs = nil
 	if e.nvml != nil {
 		e.nvml.Close()
 	}
+	e.g.close()
+	e.g = nil
 	return nil
 }
 
 // bind makes the engine's context current on this goroutine's thread; call
 // the returned function when done.
-func (e *Engine) bind() (func(), error) {
-	runtime.LockOSThread()
-	if err := cu.SetCurrentContext(e.ctx); err != nil {
-		runtime.UnlockOSThread()
-		return nil, err
-	}
-	return runtime.UnlockOSThread, nil
-}
+func (e *Engine) bind() (func(), error) { return e.g.bind() }
 
 // Name identifies the engine in reports.
 func (e *Engine) Name() string { return "cuda-" + e.mode }
@@ -316,7 +296,9 @@ func (e *Engine) State() []float32 {
 	defer done()
 	n := e.nrel * int64(e.d)
 	out := make([]float32, 2*n)
-	if cu.MemcpyDtoH(unsafe.Pointer(&out[0]), e.rel.p, 4*n) != nil || cu.MemcpyDtoH(unsafe.Pointer(&out[n]), e.relState.p, 4*n) != nil {
+	if e.g.dtoh(unsafe.Pointer(&out[0]), e.rel.p, 4*n, computeStream) != nil ||
+		e.g.dtoh(unsafe.Pointer(&out[n]), e.relState.p, 4*n, computeStream) != nil ||
+		e.g.sync(computeStream) != nil {
 		return nil
 	}
 	return out
@@ -324,6 +306,15 @@ func (e *Engine) State() []float32 {
 
 // Restore implements realrun.Stateful.
 func (e *Engine) Restore(state []float32) error {
+	done, err := e.bind()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return e.restore(state)
+}
+
+func (e *Engine) restore(state []float32) error {
 	n := e.nrel * int64(e.d)
 	if !e.h.Model.UsesRelations() {
 		if len(state) != 0 {
@@ -334,15 +325,13 @@ func (e *Engine) Restore(state []float32) error {
 	if int64(len(state)) != 2*n {
 		return fmt.Errorf("checkpoint holds %d relation floats, the engine %d", len(state), 2*n)
 	}
-	done, err := e.bind()
-	if err != nil {
+	if err := e.g.htod(e.rel.p, unsafe.Pointer(&state[0]), 4*n, computeStream); err != nil {
 		return err
 	}
-	defer done()
-	if err := cu.MemcpyHtoD(e.rel.p, unsafe.Pointer(&state[0]), 4*n); err != nil {
+	if err := e.g.htod(e.relState.p, unsafe.Pointer(&state[n]), 4*n, computeStream); err != nil {
 		return err
 	}
-	return cu.MemcpyHtoD(e.relState.p, unsafe.Pointer(&state[n]), 4*n)
+	return e.g.sync(computeStream)
 }
 
 // pin registers a host partition buffer as page-locked memory once, so
@@ -353,12 +342,12 @@ func (e *Engine) pin(buf *store.Buffer) {
 	if _, ok := e.regd[key]; ok {
 		return
 	}
-	err := registerHost(b)
+	err := e.g.register(b)
 	if err != nil {
 		// A buffer freed while registered (a failed epoch) leaves its
 		// address registered: drop the old registration and retry.
-		unregisterHost(b)
-		err = registerHost(b)
+		e.g.unregister(b)
+		err = e.g.register(b)
 	}
 	if err == nil {
 		e.regd[key] = b
@@ -367,7 +356,7 @@ func (e *Engine) pin(buf *store.Buffer) {
 
 func (e *Engine) unregisterAll() {
 	for k, b := range e.regd {
-		unregisterHost(b)
+		e.g.unregister(b)
 		delete(e.regd, k)
 	}
 }
@@ -387,10 +376,10 @@ func (e *Engine) Install(slot, part int, buf *store.Buffer) error {
 	e.pin(buf)
 	e.mu.Unlock()
 	b := buf.Bytes()
-	if err := cu.MemcpyHtoDAsync(e.slotMem[slot].p, unsafe.Pointer(&b[0]), int64(len(b)), e.copy); err != nil {
+	if err := e.g.htod(e.slotMem[slot].p, unsafe.Pointer(&b[0]), int64(len(b)), copyStream); err != nil {
 		return fmt.Errorf("install partition %d in GPU slot %d: %w", part, slot, err)
 	}
-	if err := e.copy.Synchronize(); err != nil {
+	if err := e.g.sync(copyStream); err != nil {
 		return fmt.Errorf("install partition %d in GPU slot %d: %w", part, slot, err)
 	}
 	e.mu.Lock()
@@ -425,10 +414,10 @@ func (e *Engine) Evict(slot, part int, buf *store.Buffer) error {
 	e.pin(buf)
 	e.mu.Unlock()
 	b := buf.Bytes()
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&b[0]), e.slotMem[slot].p, int64(len(b)), e.copy); err != nil {
+	if err := e.g.dtoh(unsafe.Pointer(&b[0]), e.slotMem[slot].p, int64(len(b)), copyStream); err != nil {
 		return fmt.Errorf("evict partition %d from GPU slot %d: %w", part, slot, err)
 	}
-	if err := e.copy.Synchronize(); err != nil {
+	if err := e.g.sync(copyStream); err != nil {
 		return fmt.Errorf("evict partition %d from GPU slot %d: %w", part, slot, err)
 	}
 	e.mu.Lock()
@@ -521,10 +510,10 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 			tB = tA
 		}
 	}
-	if err := cu.MemsetD32Async(e.loss.p, 0, 2, e.compute); err != nil {
+	if err := e.g.memset32(e.loss.p, 0, 2, computeStream); err != nil {
 		return 0, err
 	}
-	if err := e.start.Record(e.compute); err != nil {
+	if err := e.g.record(0, computeStream); err != nil {
 		return 0, err
 	}
 	for lo := 0; lo < len(edges); lo += e.h.Batch {
@@ -533,22 +522,22 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 			return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
 		}
 	}
-	if err := e.stop.Record(e.compute); err != nil {
+	if err := e.g.record(1, computeStream); err != nil {
 		return 0, err
 	}
 	var loss float64
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&loss), e.loss.p, 8, e.compute); err != nil {
+	if err := e.g.dtoh(unsafe.Pointer(&loss), e.loss.p, 8, computeStream); err != nil {
 		return 0, err
 	}
-	if err := e.compute.Synchronize(); err != nil {
+	if err := e.g.sync(computeStream); err != nil {
 		return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
 	}
-	ms, err := e.start.Elapsed(e.stop)
+	secs, err := e.g.elapsed()
 	if err != nil {
 		return 0, err
 	}
 	e.mu.Lock()
-	e.kernelSeconds += ms / 1000
+	e.kernelSeconds += secs
 	e.d2h += 8
 	e.mu.Unlock()
 	return loss, nil
@@ -604,7 +593,7 @@ func (e *Engine) trainBatch(batch []store.Edge, si int, src *store.Buffer, di in
 		}
 	}
 	nIdx := int64(3*bi.n + 2*bi.negs)
-	if err := cu.MemcpyHtoDAsync(e.idx.p, e.idxHost.p, 4*nIdx, e.compute); err != nil {
+	if err := e.g.htod(e.idx.p, e.idxHost.p, 4*nIdx, computeStream); err != nil {
 		return err
 	}
 	e.count(4*nIdx, 0)
@@ -648,7 +637,7 @@ func (e *Engine) count(h2d, d2h int64) {
 
 // trainGroup trains g chunks of n edges starting at chunk c0 of the batch.
 func (e *Engine) trainGroup(bi *batchIndex, c0, g, n int, tA, tB table) error {
-	k, s := e.k, e.compute
+	s := computeStream
 	d, m := e.d, e.h.Negatives
 	E, M := int64(g*n), int64(g*m)
 	eOff, nOff := int64(c0*e.chunk), int64(c0*m)
@@ -656,21 +645,21 @@ func (e *Engine) trainGroup(bi *batchIndex, c0, g, n int, tA, tB table) error {
 	negRow, negSel := e.idx.at(bi.offN+nOff), e.idx.at(bi.offSel+nOff)
 	uses := e.h.Model.UsesRelations()
 	ed, md := E*int64(d), M*int64(d)
-	var null cu.DevicePtr
+	var null ptr
 	steps := []func() error{
-		func() error { return k.launch1D(s, "gather_rows", ed, tA.emb, null, srcRow, null, e.S.p, int(E), d) },
-		func() error { return k.launch1D(s, "gather_rows", ed, tB.emb, null, dstRow, null, e.D.p, int(E), d) },
+		func() error { return e.launch1D(s, "gather_rows", ed, tA.emb, null, srcRow, null, e.S.p, int(E), d) },
+		func() error { return e.launch1D(s, "gather_rows", ed, tB.emb, null, dstRow, null, e.D.p, int(E), d) },
 		func() error {
-			return k.launch1D(s, "gather_rows", md, tA.emb, tB.emb, negRow, negSel, e.N.p, int(M), d)
+			return e.launch1D(s, "gather_rows", md, tA.emb, tB.emb, negRow, negSel, e.N.p, int(M), d)
 		},
-		func() error { return cu.MemsetD32Async(e.gS.p, 0, ed, s) },
-		func() error { return cu.MemsetD32Async(e.gD.p, 0, ed, s) },
-		func() error { return cu.MemsetD32Async(e.gN.p, 0, md, s) },
+		func() error { return e.g.memset32(e.gS.p, 0, ed, s) },
+		func() error { return e.g.memset32(e.gD.p, 0, ed, s) },
+		func() error { return e.g.memset32(e.gN.p, 0, md, s) },
 	}
 	if uses {
 		steps = append(steps,
-			func() error { return k.launch1D(s, "gather_rows", ed, e.rel.p, null, rel, null, e.R.p, int(E), d) },
-			func() error { return cu.MemsetD32Async(e.gR.p, 0, ed, s) })
+			func() error { return e.launch1D(s, "gather_rows", ed, e.rel.p, null, rel, null, e.R.p, int(E), d) },
+			func() error { return e.g.memset32(e.gR.p, 0, ed, s) })
 	}
 	for _, f := range steps {
 		if err := f(); err != nil {
@@ -680,7 +669,7 @@ func (e *Engine) trainGroup(bi *batchIndex, c0, g, n int, tA, tB table) error {
 	// Destination side (queries from s, r; positives D), then source side
 	// (queries from r, d; positives S), as model.ChunkGrad.
 	for _, sd := range []struct {
-		a, ga, x, gx cu.DevicePtr
+		a, ga, x, gx ptr
 		mode         int
 	}{{e.S.p, e.gS.p, e.D.p, e.gD.p, 1}, {e.D.p, e.gD.p, e.S.p, e.gS.p, 2}} {
 		if e.h.Model == model.Dot {
@@ -697,16 +686,16 @@ func (e *Engine) trainGroup(bi *batchIndex, c0, g, n int, tA, tB table) error {
 		if mode != 0 {
 			threads = E * int64(d/2)
 		}
-		if err := k.launch1D(s, "make_query", threads, mode, int(E), d, sd.a, e.R.p, e.Q.p); err != nil {
+		if err := e.launch1D(s, "make_query", threads, mode, int(E), d, sd.a, e.R.p, e.Q.p); err != nil {
 			return err
 		}
-		if err := cu.MemsetD32Async(e.gQ.p, 0, ed, s); err != nil {
+		if err := e.g.memset32(e.gQ.p, 0, ed, s); err != nil {
 			return err
 		}
 		if err := e.side(g, n, e.Q.p, sd.x, e.gQ.p, sd.gx); err != nil {
 			return err
 		}
-		if err := k.launch1D(s, "query_back", threads, mode, int(E), d, sd.a, e.R.p, e.gQ.p, sd.ga, e.gR.p); err != nil {
+		if err := e.launch1D(s, "query_back", threads, mode, int(E), d, sd.a, e.R.p, e.gQ.p, sd.ga, e.gR.p); err != nil {
 			return err
 		}
 	}
@@ -731,50 +720,50 @@ func (e *Engine) trainGroup(bi *batchIndex, c0, g, n int, tA, tB table) error {
 
 // side is model's side(): positives <Q_i, X_i>, negative scores Q·Nᵀ per
 // chunk, softmax loss, and gradients into gQ, gX and gN.
-func (e *Engine) side(g, n int, q, x, gq, gx cu.DevicePtr) error {
-	k, s := e.k, e.compute
+func (e *Engine) side(g, n int, q, x, gq, gx ptr) error {
+	s := computeStream
 	d, m := e.d, e.h.Negatives
 	E := int64(g * n)
 	nd, md, nm := int64(n*d), int64(m*d), int64(n*m)
 	gridX := func(cols int) int { return (cols + 15) / 16 }
 	gridY := func(rows int) int { return (rows + 15) / 16 }
-	if err := k.launch1D(s, "row_dot", E, int(E), d, q, x, e.pos.p); err != nil {
+	if err := e.launch1D(s, "row_dot", E, int(E), d, q, x, e.pos.p); err != nil {
 		return err
 	}
 	// T = Q·Nᵀ (n×m per chunk).
-	if err := k.launch(s, "sgemm_batched", gridX(m), gridY(n), g, 16, 16,
+	if err := e.launch(s, "sgemm_batched", gridX(m), gridY(n), g, 16, 16,
 		0, 1, n, m, d, float32(1), q, d, nd, e.N.p, d, md, float32(0), e.T.p, m, nm); err != nil {
 		return err
 	}
-	if err := k.launch1D(s, "softmax_loss", 32*E, int(E), m, e.pos.p, e.T.p, e.gp.p, e.loss.p); err != nil {
+	if err := e.launch1D(s, "softmax_loss", 32*E, int(E), m, e.pos.p, e.T.p, e.gp.p, e.loss.p); err != nil {
 		return err
 	}
-	if err := k.launch1D(s, "pos_grad", E*int64(d), int(E), d, e.gp.p, q, x, gq, gx); err != nil {
+	if err := e.launch1D(s, "pos_grad", E*int64(d), int(E), d, e.gp.p, q, x, gq, gx); err != nil {
 		return err
 	}
 	if m == 0 {
 		return nil
 	}
 	// gQ += G·N (n×d); gN += Gᵀ·Q (m×d).
-	if err := k.launch(s, "sgemm_batched", gridX(d), gridY(n), g, 16, 16,
+	if err := e.launch(s, "sgemm_batched", gridX(d), gridY(n), g, 16, 16,
 		0, 0, n, d, m, float32(1), e.T.p, m, nm, e.N.p, d, md, float32(1), gq, d, nd); err != nil {
 		return err
 	}
-	return k.launch(s, "sgemm_batched", gridX(d), gridY(m), g, 16, 16,
+	return e.launch(s, "sgemm_batched", gridX(d), gridY(m), g, 16, 16,
 		1, 0, m, d, n, float32(1), e.T.p, m, nm, q, d, nd, float32(1), e.gN.p, d, md)
 }
 
-func (e *Engine) scatter(grad, rows, sel cu.DevicePtr, count int64, a, b table) error {
-	return e.k.launch1D(e.compute, "scatter_add", count*int64(e.d), grad, rows, sel, int(count), e.d,
+func (e *Engine) scatter(grad, rows, sel ptr, count int64, a, b table) error {
+	return e.launch1D(computeStream, "scatter_add", count*int64(e.d), grad, rows, sel, int(count), e.d,
 		a.acc, a.flag, a.list, a.count, b.acc, b.flag, b.list, b.count)
 }
 
 func (e *Engine) adagrad(t table) error {
-	if err := e.k.launch1D(e.compute, "adagrad_rows", t.maxHit*int64(e.d), t.emb, t.state, t.acc, t.flag, t.list, t.count,
+	if err := e.launch1D(computeStream, "adagrad_rows", t.maxHit*int64(e.d), t.emb, t.state, t.acc, t.flag, t.list, t.count,
 		int(t.maxHit), e.d, e.h.LR, float32(adagradEps)); err != nil {
 		return err
 	}
-	return cu.MemsetD32Async(t.count, 0, 1, e.compute)
+	return e.g.memset32(t.count, 0, 1, computeStream)
 }
 
 // hostStage is one batch's compact tables (--buffer host): the distinct
@@ -830,7 +819,7 @@ func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, ds
 			copy(state[int64(j)*d:int64(j+1)*d], f[rd+int64(r)*d:rd+int64(r+1)*d])
 		}
 		dm := e.compact[t]
-		if err := cu.MemcpyHtoDAsync(dm.p, unsafe.Pointer(&emb[0]), 4*2*n*d, e.compute); err != nil {
+		if err := e.g.htod(dm.p, unsafe.Pointer(&emb[0]), 4*2*n*d, computeStream); err != nil {
 			return nil, tabs[0], tabs[1], err
 		}
 		hs.bytes += 4 * 2 * n * d
@@ -857,11 +846,11 @@ func (e *Engine) unstageRows(hs *hostStage, src, dst *store.Buffer, tA, tB table
 		}
 		n := int64(len(hs.rows[t]))
 		emb := stage[int64(t)*2*e.capRows*d:]
-		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&emb[0]), e.compact[t].p, 4*2*n*d, e.compute); err != nil {
+		if err := e.g.dtoh(unsafe.Pointer(&emb[0]), e.compact[t].p, 4*2*n*d, computeStream); err != nil {
 			return err
 		}
 	}
-	if err := e.compute.Synchronize(); err != nil {
+	if err := e.g.sync(computeStream); err != nil {
 		return err
 	}
 	e.count(0, hs.bytes)

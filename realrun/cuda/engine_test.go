@@ -1,9 +1,8 @@
-//go:build cuda
-
 package cuda
 
-// These tests need a GPU. On a machine without one the probe package ends
-// the test binary before they run, printing a SKIP line (see probe).
+// These tests run the engine on the emulated GPU (emu.go) in the default
+// build, and on the real GPU with -tags cuda (where, on a machine without
+// one, the probe package ends the test binary with a SKIP line first).
 
 import (
 	"math"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gorgonia.org/cu"
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
@@ -36,25 +34,28 @@ func randFloats(rng *rand.Rand, n int) []float32 {
 	return f
 }
 
-func upload(t *testing.T, dst cu.DevicePtr, f []float32) {
+func upload(t *testing.T, e *Engine, dst ptr, f []float32) {
 	t.Helper()
 	if len(f) > 0 {
-		require.NoError(t, cu.MemcpyHtoD(dst, unsafe.Pointer(&f[0]), int64(4*len(f))))
+		require.NoError(t, e.g.htod(dst, unsafe.Pointer(&f[0]), int64(4*len(f)), computeStream))
+		require.NoError(t, e.g.sync(computeStream))
 	}
 }
 
-func download(t *testing.T, src cu.DevicePtr, n int) []float32 {
+func download(t *testing.T, e *Engine, src ptr, n int) []float32 {
 	t.Helper()
 	f := make([]float32, n)
 	if n > 0 {
-		require.NoError(t, cu.MemcpyDtoH(unsafe.Pointer(&f[0]), src, int64(4*n)))
+		require.NoError(t, e.g.dtoh(unsafe.Pointer(&f[0]), src, int64(4*n), computeStream))
+		require.NoError(t, e.g.sync(computeStream))
 	}
 	return f
 }
 
-func uploadInts(t *testing.T, dst cu.DevicePtr, v []int32) {
+func uploadInts(t *testing.T, e *Engine, dst ptr, v []int32) {
 	t.Helper()
-	require.NoError(t, cu.MemcpyHtoD(dst, unsafe.Pointer(&v[0]), int64(4*len(v))))
+	require.NoError(t, e.g.htod(dst, unsafe.Pointer(&v[0]), int64(4*len(v)), computeStream))
+	require.NoError(t, e.g.sync(computeStream))
 }
 
 func closeTo(t *testing.T, want, got []float32, tol float64, what string) {
@@ -80,7 +81,7 @@ func TestChunkMatchesModel(t *testing.T) {
 			// Table A holds the sources then the negatives, table B the
 			// destinations; every occurrence has its own row.
 			st, deg := memStore(int64(E+M), d, 4)
-			e, err := New(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Store: st, Degrees: deg, Seed: 1, C: 2,
+			e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Store: st, Degrees: deg, Seed: 1, C: 2,
 				Hyper: realrun.Hyper{Model: kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n, LR: 0.1, Workers: 1}})
 			require.NoError(t, err)
 			defer e.Close()
@@ -95,8 +96,8 @@ func TestChunkMatchesModel(t *testing.T) {
 			relEmb := e.Relations()
 			rows := int64(E + M)
 			tabA := append(append([]float32(nil), S...), N...)
-			upload(t, e.slotMem[0].p, tabA)
-			upload(t, e.slotMem[1].p, D)
+			upload(t, e, e.slotMem[0].p, tabA)
+			upload(t, e, e.slotMem[1].p, D)
 			idx := make([]int32, 0, 3*E+2*M)
 			for i := 0; i < E; i++ {
 				idx = append(idx, int32(i))
@@ -109,18 +110,19 @@ func TestChunkMatchesModel(t *testing.T) {
 				idx = append(idx, int32(E+i))
 			}
 			idx = append(idx, make([]int32, M)...)
-			uploadInts(t, e.idx.p, idx)
+			uploadInts(t, e, e.idx.p, idx)
 			bi := batchIndex{n: E, negs: M, offSrc: 0, offDst: int64(E), offRel: int64(2 * E), offN: int64(3 * E), offSel: int64(3*E + M)}
 			rd := rows * d
 			tA := e.accA.table(e.slotMem[0].p, e.slotMem[0].at(rd), rows)
 			tB := e.accB.table(e.slotMem[1].p, e.slotMem[1].at(rd), rows)
-			require.NoError(t, cu.MemsetD32(e.loss.p, 0, 2))
+			require.NoError(t, e.g.memset32(e.loss.p, 0, 2, computeStream))
 			require.NoError(t, e.trainGroup(&bi, 0, g, n, tA, tB))
-			require.NoError(t, e.compute.Synchronize())
-			accA := download(t, e.accA.acc.p, int(rows)*d)
-			accB := download(t, e.accB.acc.p, E*d)
+			require.NoError(t, e.g.sync(computeStream))
+			accA := download(t, e, e.accA.acc.p, int(rows)*d)
+			accB := download(t, e, e.accB.acc.p, E*d)
 			var lossGPU float64
-			require.NoError(t, cu.MemcpyDtoH(unsafe.Pointer(&lossGPU), e.loss.p, 8))
+			require.NoError(t, e.g.dtoh(unsafe.Pointer(&lossGPU), e.loss.p, 8, computeStream))
+			require.NoError(t, e.g.sync(computeStream))
 			var lossCPU float64
 			for c := 0; c < g; c++ {
 				sl := func(f []float32, lo, k int) []float32 { return f[lo*d : (lo+k)*d] }
@@ -140,14 +142,14 @@ func TestChunkMatchesModel(t *testing.T) {
 			}
 			assert.InDelta(t, lossCPU, lossGPU, 1e-4*math.Abs(lossCPU)+1e-4)
 			// Adagrad on table A with the accumulated gradients.
-			emb := download(t, tA.emb, int(rows)*d)
-			state := download(t, tA.state, int(rows)*d)
+			emb := download(t, e, tA.emb, int(rows)*d)
+			state := download(t, e, tA.state, int(rows)*d)
 			require.NoError(t, e.adagrad(tA))
-			require.NoError(t, e.compute.Synchronize())
+			require.NoError(t, e.g.sync(computeStream))
 			model.Adagrad(emb, state, accA, 0.1, adagradEps)
-			closeTo(t, emb, download(t, tA.emb, int(rows)*d), 1e-5, "emb after Adagrad")
-			closeTo(t, state, download(t, tA.state, int(rows)*d), 1e-5, "state after Adagrad")
-			assert.Equal(t, make([]float32, int(rows)*d), download(t, e.accA.acc.p, int(rows)*d), "accumulator cleared")
+			closeTo(t, emb, download(t, e, tA.emb, int(rows)*d), 1e-5, "emb after Adagrad")
+			closeTo(t, state, download(t, e, tA.state, int(rows)*d), 1e-5, "state after Adagrad")
+			assert.Equal(t, make([]float32, int(rows)*d), download(t, e, e.accA.acc.p, int(rows)*d), "accumulator cleared")
 		})
 	}
 }
@@ -175,7 +177,7 @@ func TestBufferBytesMatchPlan(t *testing.T) {
 	for _, mode := range []string{realrun.BufferGPU, realrun.BufferHost} {
 		t.Run(mode, func(t *testing.T) {
 			require.NoError(t, st.InitPartitions(3, 0.1))
-			e, err := New(realrun.EngineOptions{Engine: "cuda", Buffer: mode, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: plan.C})
+			e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: mode, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: plan.C})
 			require.NoError(t, err)
 			defer e.Close()
 			ep, err := realrun.RunEpoch(st, plan, e, true, 1, 1, nil)
@@ -219,7 +221,7 @@ func TestMRRMatchesCPU(t *testing.T) {
 	}
 	cpu := mrr(realrun.NewCPU(hyper(), st, deg, 1))
 	for _, mode := range []string{realrun.BufferGPU, realrun.BufferHost} {
-		e, err := New(realrun.EngineOptions{Engine: "cuda", Buffer: mode, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: plan.C})
+		e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: mode, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: plan.C})
 		require.NoError(t, err)
 		got := mrr(e)
 		e.Close()
@@ -231,7 +233,7 @@ func TestMRRMatchesCPU(t *testing.T) {
 // TestCalibrate measures the GPU at a small shape: positive bandwidths and
 // rate, and the GPU's name.
 func TestCalibrate(t *testing.T) {
-	cal, err := Calibrate(8<<20, realrun.Hyper{Model: model.Dot, Dim: 32, Batch: 1000, Negatives: 50, LR: 0.1, Workers: 1}, 10_000)
+	cal, err := Calibrate(testGPU(t), 8<<20, realrun.Hyper{Model: model.Dot, Dim: 32, Batch: 1000, Negatives: 50, LR: 0.1, Workers: 1}, 10_000)
 	require.NoError(t, err)
 	assert.NotEmpty(t, cal.Name)
 	assert.Positive(t, cal.H2D)
