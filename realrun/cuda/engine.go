@@ -584,6 +584,11 @@ func (e *Engine) indexFor(batch []store.Edge, si, di int, wr *rand.Rand) batchIn
 }
 
 func (e *Engine) trainBatch(batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, wr *rand.Rand, tA, tB table) error {
+	// The previous batch's copy from the pinned index buffer may still be
+	// queued: wait for the stream before overwriting it.
+	if err := e.g.sync(computeStream); err != nil {
+		return err
+	}
 	bi := e.indexFor(batch, si, di, wr)
 	var hs *hostStage
 	if e.mode == realrun.BufferHost {
