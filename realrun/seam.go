@@ -2,11 +2,13 @@ package realrun
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/sim"
@@ -225,4 +227,27 @@ func CalibrateGPU(partitionBytes int64, h Hyper, rows int64) (GPUCalibration, er
 		return GPUCalibration{}, &EngineUnavailable{Name: "cuda", Hint: "GPU calibration needs a build with -tags cuda (make build-cuda)"}
 	}
 	return f(partitionBytes, h, rows)
+}
+
+// Apply writes the measurement into a device profile: PCIe H2D/D2H, the
+// GPU's name and memory, and its training rate folded into gpu.flops as the
+// simulator's GPU batch cost counts it (batch construction and memory
+// traffic set free, so that flops ÷ gpu.flops alone reproduces the measured
+// edges per second at this shape; like the CPU's calibration, valid for
+// this shape).
+func (c GPUCalibration) Apply(p *devices.Profile, h Hyper) error {
+	t := sim.Training{Model: sim.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, ChunkSize: h.ChunkSize}
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("gpu calibration shape: %w", err)
+	}
+	if !(c.EdgesPerSecond > 0 && c.H2D > 0 && c.D2H > 0) {
+		return fmt.Errorf("gpu calibration: non-positive rate (edges/s %g, h2d %g, d2h %g)", c.EdgesPerSecond, c.H2D, c.D2H)
+	}
+	free := devices.Profile{GPU: devices.GPU{FLOPS: 1, BatchEdges: devices.EdgeRate(math.Inf(1)), MemoryBW: devices.Bandwidth(math.Inf(1))}}
+	flops := sim.GPUBatchCost(free, t, h.Batch).GPU // FLOPs of one batch
+	p.PCIe = devices.PCIe{H2D: devices.Bandwidth(c.H2D), D2H: devices.Bandwidth(c.D2H)}
+	p.GPU = devices.GPU{Name: c.Name, Count: 1, Memory: devices.Bytes(c.MemoryBytes),
+		FLOPS:    devices.FLOPRate(flops / float64(h.Batch) * c.EdgesPerSecond),
+		MemoryBW: devices.Bandwidth(1e15), BatchEdges: devices.EdgeRate(1e15)}
+	return nil
 }
