@@ -95,7 +95,7 @@ type Engine struct {
 	slotIn        int64 // partition bytes installed into GPU slots
 	slotOut       int64 // partition bytes evicted from GPU slots
 	kernelSeconds float64
-	nvml          *telemetry.NVML
+	nvml          telemetry.Source // nil: no telemetry
 	sampler       *telemetry.Sampler
 	info          telemetry.Info
 }

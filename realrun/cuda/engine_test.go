@@ -5,10 +5,12 @@ package cuda
 // one, the probe package ends the test binary with a SKIP line first).
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -18,6 +20,7 @@ import (
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/telemetry"
 )
 
 // memStore is a store with only a manifest: enough for New.
@@ -263,4 +266,61 @@ func skipUnwired(t *testing.T, e *Engine, err error) {
 	if err != nil && e.mode == realrun.BufferGPU && e.Transfers().SlotIn == 0 {
 		t.Skipf("the buffer manager does not call realrun.SlotResident yet: %v", err)
 	}
+}
+
+// TestEpochTelemetryJSON: a GPU epoch's JSON names the GPU and carries its
+// sampled utilisation and PCIe bytes (a fake NVML source on the emulated
+// GPU) and the bytes the engine copied.
+func TestEpochTelemetryJSON(t *testing.T) {
+	st, deg := prepare(t)
+	e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferHost, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: 2})
+	require.NoError(t, err)
+	defer e.Close()
+	e.nvml = &telemetry.Fake{
+		GPU:      telemetry.Info{Name: "NVIDIA H100 (fake NVML)", MemoryBytes: 80 << 30, Driver: "580.65", CUDA: "13.0"},
+		Readings: []telemetry.Sample{{Utilization: 0.9, MemoryUsed: 2 << 30, PCIeRXPerSec: 2e10, PCIeTXPerSec: 1e10}},
+	}
+	e.info, _ = e.nvml.Info()
+	require.NoError(t, e.StartEpoch(1))
+	edges, err := st.ReadBucket(0, 1)
+	require.NoError(t, err)
+	src, err := st.NewBuffer()
+	require.NoError(t, err)
+	defer src.Free()
+	dst, err := st.NewBuffer()
+	require.NoError(t, err)
+	defer dst.Free()
+	_, err = st.ReadPartition(0, src)
+	require.NoError(t, err)
+	_, err = st.ReadPartition(1, dst)
+	require.NoError(t, err)
+	_, err = e.TrainBucket(edges, 0, src, 1, dst, rand.New(rand.NewPCG(1, 2)))
+	require.NoError(t, err)
+	time.Sleep(10 * time.Millisecond)
+	ep := realrun.Epoch{Epoch: 1}
+	ep.EpochSeconds = 1
+	require.NoError(t, e.FinishEpoch(&ep))
+	data, err := json.Marshal(ep)
+	require.NoError(t, err)
+	var got struct {
+		Util float64 `json:"gpu_utilization"`
+		GPU  struct {
+			Name   string  `json:"name"`
+			Driver string  `json:"driver"`
+			Util   float64 `json:"utilization"`
+			RX     int64   `json:"pcie_rx_bytes"`
+			H2D    int64   `json:"h2d_bytes"`
+			D2H    int64   `json:"d2h_bytes"`
+			Kernel float64 `json:"kernel_seconds"`
+		} `json:"gpu"`
+	}
+	require.NoError(t, json.Unmarshal(data, &got))
+	assert.Equal(t, "NVIDIA H100 (fake NVML)", got.GPU.Name)
+	assert.Equal(t, "580.65", got.GPU.Driver)
+	assert.InDelta(t, 0.9, got.Util, 1e-12)
+	assert.InDelta(t, 0.9, got.GPU.Util, 1e-12)
+	assert.Positive(t, got.GPU.RX, "PCIe bytes integrated over the epoch")
+	assert.Positive(t, got.GPU.H2D)
+	assert.Positive(t, got.GPU.D2H)
+	assert.Positive(t, got.GPU.Kernel)
 }
