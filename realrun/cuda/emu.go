@@ -90,43 +90,44 @@ func (g *emuGPU) hostFree(p unsafe.Pointer) {
 func (g *emuGPU) register([]byte) error   { return nil }
 func (g *emuGPU) unregister([]byte) error { return nil }
 
+// span is n bytes of device memory at p.
+func (g *emuGPU) span(p ptr, n int64, what string) ([]byte, error) {
+	b, err := g.bytes(p)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) < n {
+		return nil, fmt.Errorf("emulated GPU: %s of %d bytes at %#x overruns its allocation", what, n, uint64(p))
+	}
+	return b[:n], nil
+}
+
 func (g *emuGPU) htod(dst ptr, src unsafe.Pointer, n int64, _ stream) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	b, err := g.bytes(dst)
-	if err != nil {
-		return err
+	b, err := g.span(dst, n, "copy")
+	if err == nil {
+		copy(b, unsafe.Slice((*byte)(src), n))
 	}
-	if int64(len(b)) < n {
-		return fmt.Errorf("emulated GPU: copy of %d bytes to %#x overruns its allocation", n, uint64(dst))
-	}
-	copy(b[:n], unsafe.Slice((*byte)(src), n))
-	return nil
+	return err
 }
 
 func (g *emuGPU) dtoh(dst unsafe.Pointer, src ptr, n int64, _ stream) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	b, err := g.bytes(src)
-	if err != nil {
-		return err
+	b, err := g.span(src, n, "copy")
+	if err == nil {
+		copy(unsafe.Slice((*byte)(dst), n), b)
 	}
-	if int64(len(b)) < n {
-		return fmt.Errorf("emulated GPU: copy of %d bytes from %#x overruns its allocation", n, uint64(src))
-	}
-	copy(unsafe.Slice((*byte)(dst), n), b[:n])
-	return nil
+	return err
 }
 
 func (g *emuGPU) memset32(dst ptr, v uint32, n int64, _ stream) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	b, err := g.bytes(dst)
+	b, err := g.span(dst, 4*n, "memset")
 	if err != nil {
 		return err
-	}
-	if int64(len(b)) < 4*n {
-		return fmt.Errorf("emulated GPU: memset of %d words at %#x overruns its allocation", n, uint64(dst))
 	}
 	w := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), n)
 	for i := range w {

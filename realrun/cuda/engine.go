@@ -364,66 +364,65 @@ func (e *Engine) unregisterAll() {
 // Install implements realrun.SlotResident: partition part, just read into
 // buf, moves to GPU slot slot.
 func (e *Engine) Install(slot, part int, buf *store.Buffer) error {
+	return e.slotCopy(slot, part, buf, true)
+}
+
+// Evict implements realrun.SlotResident: partition part's trained rows
+// and state come back from GPU slot slot into buf for the writer.
+func (e *Engine) Evict(slot, part int, buf *store.Buffer) error {
+	return e.slotCopy(slot, part, buf, false)
+}
+
+// slotCopy moves a whole partition between a host buffer and a GPU slot
+// on the copy stream, so that it overlaps training.
+func (e *Engine) slotCopy(slot, part int, buf *store.Buffer, install bool) error {
 	if e.mode != realrun.BufferGPU {
 		return nil
 	}
+	what := fmt.Sprintf("evict partition %d from GPU slot %d", part, slot)
+	if install {
+		what = fmt.Sprintf("install partition %d in GPU slot %d", part, slot)
+	}
 	done, err := e.bind()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer done()
 	e.mu.Lock()
+	if s, ok := e.where[part]; !install && (!ok || s != slot) {
+		e.mu.Unlock()
+		return fmt.Errorf("%s: the slot holds another partition", what)
+	}
 	e.pin(buf)
 	e.mu.Unlock()
 	b := buf.Bytes()
-	if err := e.g.htod(e.slotMem[slot].p, unsafe.Pointer(&b[0]), int64(len(b)), copyStream); err != nil {
-		return fmt.Errorf("install partition %d in GPU slot %d: %w", part, slot, err)
+	n := int64(len(b))
+	if install {
+		err = e.g.htod(e.slotMem[slot].p, unsafe.Pointer(&b[0]), n, copyStream)
+	} else {
+		err = e.g.dtoh(unsafe.Pointer(&b[0]), e.slotMem[slot].p, n, copyStream)
 	}
-	if err := e.g.sync(copyStream); err != nil {
-		return fmt.Errorf("install partition %d in GPU slot %d: %w", part, slot, err)
+	if err == nil {
+		err = e.g.sync(copyStream)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.h2d += int64(len(b))
-	e.slotIn += int64(len(b))
+	if !install {
+		e.d2h += n
+		e.slotOut += n
+		return nil
+	}
+	e.h2d += n
+	e.slotIn += n
 	for p, s := range e.where {
 		if s == slot {
 			delete(e.where, p)
 		}
 	}
 	e.where[part] = slot
-	return nil
-}
-
-// Evict implements realrun.SlotResident: partition part's trained rows
-// and state come back from GPU slot slot into buf for the writer.
-func (e *Engine) Evict(slot, part int, buf *store.Buffer) error {
-	if e.mode != realrun.BufferGPU {
-		return nil
-	}
-	done, err := e.bind()
-	if err != nil {
-		return err
-	}
-	defer done()
-	e.mu.Lock()
-	if s, ok := e.where[part]; !ok || s != slot {
-		e.mu.Unlock()
-		return fmt.Errorf("evict partition %d from GPU slot %d: the slot holds another partition", part, slot)
-	}
-	e.pin(buf)
-	e.mu.Unlock()
-	b := buf.Bytes()
-	if err := e.g.dtoh(unsafe.Pointer(&b[0]), e.slotMem[slot].p, int64(len(b)), copyStream); err != nil {
-		return fmt.Errorf("evict partition %d from GPU slot %d: %w", part, slot, err)
-	}
-	if err := e.g.sync(copyStream); err != nil {
-		return fmt.Errorf("evict partition %d from GPU slot %d: %w", part, slot, err)
-	}
-	e.mu.Lock()
-	e.d2h += int64(len(b))
-	e.slotOut += int64(len(b))
-	e.mu.Unlock()
 	return nil
 }
 

@@ -20,24 +20,29 @@ __global__ void gather_rows(const float *a, const float *b, const int *rows, con
 	out[t] = base[(long long)rows[i] * d + k];
 }
 
+// query_index maps this thread to its element: mode 0 one float per
+// thread (t), the complex modes one (re, im) pair per thread. False past
+// the end.
+__device__ bool query_index(int mode, int rows, int d, long long *t, long long *re, long long *im) {
+	*t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (mode == 0) return *t < (long long)rows * d;
+	int h = d / 2;
+	if (*t >= (long long)rows * h) return false;
+	*re = (*t / h) * d + *t % h;
+	*im = *re + h;
+	return true;
+}
+
 // make_query builds the query rows of one side (see model.ChunkGrad):
 //   mode 0 (DistMult):        q = a∘r
 //   mode 1 (ComplEx, dst):    q = a·r (complex, [re | im])
 //   mode 2 (ComplEx, src):    q = (Re, −Im) of r·conj(a)
 __global__ void make_query(int mode, int rows, int d, const float *a, const float *r, float *q) {
+	long long t, re, im;
+	if (!query_index(mode, rows, d, &t, &re, &im)) return;
 	if (mode == 0) {
-		long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-		if (t >= (long long)rows * d) return;
 		q[t] = a[t] * r[t];
-		return;
-	}
-	int h = d / 2;
-	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (t >= (long long)rows * h) return;
-	long long i = t / h;
-	int j = (int)(t % h);
-	long long re = i * d + j, im = re + h;
-	if (mode == 1) {
+	} else if (mode == 1) {
 		float sa = a[re], sb = a[im], c = r[re], e = r[im];
 		q[re] = sa * c - sb * e;
 		q[im] = sa * e + sb * c;
@@ -51,19 +56,13 @@ __global__ void make_query(int mode, int rows, int d, const float *a, const floa
 // query_back adds the gradient of make_query's q into ga and gr.
 __global__ void query_back(int mode, int rows, int d, const float *a, const float *r, const float *gq,
                            float *ga, float *gr) {
+	long long t, re, im;
+	if (!query_index(mode, rows, d, &t, &re, &im)) return;
 	if (mode == 0) {
-		long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-		if (t >= (long long)rows * d) return;
 		ga[t] += gq[t] * r[t];
 		gr[t] += gq[t] * a[t];
 		return;
 	}
-	int h = d / 2;
-	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (t >= (long long)rows * h) return;
-	long long i = t / h;
-	int j = (int)(t % h);
-	long long re = i * d + j, im = re + h;
 	float x = gq[re], y = gq[im];
 	if (mode == 1) {
 		float sa = a[re], sb = a[im], c = r[re], e = r[im];
