@@ -12,11 +12,6 @@ static int host_register(void *p, size_t n) { return (int)cuMemHostRegister(p, n
 static int host_unregister(void *p) { return (int)cuMemHostUnregister(p); }
 static int stream_destroy(void *s) { return (int)cuStreamDestroy((CUstream)s); }
 static int event_destroy(void *e) { return (int)cuEventDestroy((CUevent)e); }
-static const char *err_name(int r) {
-	const char *s = 0;
-	if (cuGetErrorName((CUresult)r, &s) != CUDA_SUCCESS || s == 0) return "CUDA_ERROR_UNKNOWN";
-	return s;
-}
 */
 import "C"
 
@@ -29,7 +24,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/cuda/kernels"
-	_ "github.com/tierflow/tierflow/realrun/cuda/probe" // must initialise before gorgonia.org/cu
+	"github.com/tierflow/tierflow/realrun/cuda/probe" // must initialise before gorgonia.org/cu
 	"github.com/tierflow/tierflow/realrun/telemetry"
 )
 
@@ -57,7 +52,7 @@ func cerr(what string, r C.int) error {
 	if r == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s: %s", what, C.GoString(C.err_name(r)))
+	return fmt.Errorf("%s: %s", what, probe.ErrorName(int(r)))
 }
 
 // cudaGPU is the gpu of the CUDA driver API (gorgonia.org/cu).

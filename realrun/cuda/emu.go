@@ -263,25 +263,32 @@ func emuGather(a *args, threads int64) {
 	}
 }
 
+// queryIndex is query_index of train.cu: the element(s) of thread t.
+func queryIndex(mode, rows, d int, t int64) (re, im int64, ok bool) {
+	if mode == 0 {
+		return t, 0, t < int64(rows)*int64(d)
+	}
+	h := int64(d / 2)
+	re = (t/h)*int64(d) + t%h
+	return re, re + h, t < int64(rows)*h
+}
+
 func emuMakeQuery(a *args, threads int64) {
 	mode, rows, d := a.int(), a.int(), a.int()
 	pa, r, q := a.floats(), a.floats(), a.floats()
-	if mode == 0 {
-		for t := int64(0); t < threads && t < int64(rows)*int64(d); t++ {
-			q[t] = pa[t] * r[t]
+	for t := int64(0); t < threads; t++ {
+		re, im, ok := queryIndex(mode, rows, d, t)
+		if !ok {
+			break
 		}
-		return
-	}
-	h := int64(d / 2)
-	for t := int64(0); t < threads && t < int64(rows)*h; t++ {
-		i, j := t/h, t%h
-		re := i*int64(d) + j
-		im := re + h
-		if mode == 1 {
+		switch mode {
+		case 0:
+			q[re] = pa[re] * r[re]
+		case 1:
 			sa, sb, c, e := pa[re], pa[im], r[re], r[im]
 			q[re] = sa*c - sb*e
 			q[im] = sa*e + sb*c
-		} else {
+		default:
 			c, e, u, v := r[re], r[im], pa[re], pa[im]
 			q[re] = c*u + e*v
 			q[im] = c*v - e*u
@@ -292,18 +299,16 @@ func emuMakeQuery(a *args, threads int64) {
 func emuQueryBack(a *args, threads int64) {
 	mode, rows, d := a.int(), a.int(), a.int()
 	pa, r, gq, ga, gr := a.floats(), a.floats(), a.floats(), a.floats(), a.floats()
-	if mode == 0 {
-		for t := int64(0); t < threads && t < int64(rows)*int64(d); t++ {
-			ga[t] += gq[t] * r[t]
-			gr[t] += gq[t] * pa[t]
+	for t := int64(0); t < threads; t++ {
+		re, im, ok := queryIndex(mode, rows, d, t)
+		if !ok {
+			break
 		}
-		return
-	}
-	h := int64(d / 2)
-	for t := int64(0); t < threads && t < int64(rows)*h; t++ {
-		i, j := t/h, t%h
-		re := i*int64(d) + j
-		im := re + h
+		if mode == 0 {
+			ga[re] += gq[re] * r[re]
+			gr[re] += gq[re] * pa[re]
+			continue
+		}
 		x, y := gq[re], gq[im]
 		if mode == 1 {
 			sa, sb, c, e := pa[re], pa[im], r[re], r[im]

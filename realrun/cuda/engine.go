@@ -804,8 +804,6 @@ func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, ds
 		bi.negRow[i] = use(int(bi.negSel[i]), r)
 	}
 	d := int64(e.d)
-	rd := e.rows * d
-	stage := e.stage.floats()
 	var tabs [2]table
 	parts := [2]*store.Buffer{src, dst}
 	accs := [2]accum{e.accA, e.accB}
@@ -814,14 +812,8 @@ func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, ds
 			tabs[1] = tabs[0]
 			break
 		}
-		f := parts[t].Floats()
 		n := int64(len(hs.rows[t]))
-		emb := stage[int64(t)*2*e.capRows*d:]
-		state := emb[n*d:]
-		for j, r := range hs.rows[t] {
-			copy(emb[int64(j)*d:int64(j+1)*d], f[int64(r)*d:int64(r+1)*d])
-			copy(state[int64(j)*d:int64(j+1)*d], f[rd+int64(r)*d:rd+int64(r+1)*d])
-		}
+		emb := e.moveRows(hs, t, parts[t], true)
 		dm := e.compact[t]
 		if err := e.g.htod(dm.p, unsafe.Pointer(&emb[0]), 4*2*n*d, computeStream); err != nil {
 			return nil, tabs[0], tabs[1], err
@@ -842,7 +834,6 @@ func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, ds
 // host partitions.
 func (e *Engine) unstageRows(hs *hostStage, src, dst *store.Buffer, tA, tB table) error {
 	d := int64(e.d)
-	rd := e.rows * d
 	stage := e.stage.floats()
 	for t := 0; t < 2; t++ {
 		if t == 1 && hs.same {
@@ -863,16 +854,33 @@ func (e *Engine) unstageRows(hs *hostStage, src, dst *store.Buffer, tA, tB table
 		if t == 1 && hs.same {
 			break
 		}
-		f := parts[t].Floats()
-		n := int64(len(hs.rows[t]))
-		emb := stage[int64(t)*2*e.capRows*d:]
-		state := emb[n*d:]
-		for j, r := range hs.rows[t] {
-			copy(f[int64(r)*d:int64(r+1)*d], emb[int64(j)*d:int64(j+1)*d])
-			copy(f[rd+int64(r)*d:rd+int64(r+1)*d], state[int64(j)*d:int64(j+1)*d])
-		}
+		e.moveRows(hs, t, parts[t], false)
 	}
 	return nil
+}
+
+// moveRows copies table t's rows (embeddings, then Adagrad state) from the
+// partition into the pinned stage (toStage) or back, and returns the
+// table's stage.
+func (e *Engine) moveRows(hs *hostStage, t int, part *store.Buffer, toStage bool) []float32 {
+	d := int64(e.d)
+	rd := e.rows * d
+	f := part.Floats()
+	n := int64(len(hs.rows[t]))
+	emb := e.stage.floats()[int64(t)*2*e.capRows*d:]
+	state := emb[n*d:]
+	for j, r := range hs.rows[t] {
+		se, ss := emb[int64(j)*d:int64(j+1)*d], state[int64(j)*d:int64(j+1)*d]
+		pe, ps := f[int64(r)*d:int64(r+1)*d], f[rd+int64(r)*d:rd+int64(r+1)*d]
+		if toStage {
+			copy(se, pe)
+			copy(ss, ps)
+		} else {
+			copy(pe, se)
+			copy(ps, ss)
+		}
+	}
+	return emb
 }
 
 var (

@@ -47,7 +47,7 @@ func init() {
 	}
 	reason := "no CUDA device"
 	if r != 0 {
-		reason = "cuInit: " + C.GoString(C.probe_error_name(r))
+		reason = "cuInit: " + ErrorName(int(r))
 	}
 	if testBinary() {
 		fmt.Printf("--- SKIP: %s: no usable CUDA GPU (%s); the cuda-tagged tests need one\n", os.Args[0], reason)
@@ -56,6 +56,9 @@ func init() {
 	fmt.Fprintf(os.Stderr, "realrun: no usable CUDA GPU (%s): this binary was built with -tags cuda and needs an NVIDIA GPU and driver; run the default build (make build) on this machine\n", reason)
 	os.Exit(2)
 }
+
+// ErrorName is the CUresult r's name, e.g. CUDA_ERROR_NO_DEVICE.
+func ErrorName(r int) string { return C.GoString(C.probe_error_name(C.int(r))) }
 
 // testBinary reports whether this process is a `go test` binary (it is
 // given -test.* flags). No strings import: see the package comment.
