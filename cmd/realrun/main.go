@@ -128,6 +128,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) error {
 	if err := realrun.CheckEngine(o.engine, o.buffer); err != nil {
 		return cli.Usagef("%v", err)
 	}
+	if o.compareSim && o.engine != "cpu" {
+		return cli.Usagef("--compare-sim predicts the cpu engine only; it cannot check --engine %s yet", o.engine)
+	}
 	spec, h, plan, err := configure(&o)
 	if err != nil {
 		return err
