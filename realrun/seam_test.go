@@ -116,7 +116,13 @@ func TestGPUCalibrationApply(t *testing.T) {
 	secs := sim.GPUBatchCost(p, tr, h.Batch).GPU
 	assert.InDelta(t, float64(h.Batch)/2e6, secs, 1e-4*secs, "one batch at the measured rate (the 1e15 rates add 1e-5)")
 	assert.Error(t, GPUCalibration{}.Apply(&p, h))
-	_, err := CalibrateGPU(1<<20, h, 1000)
+	// Applied to a whole profile, the result validates.
+	prof, err := devices.Preset("h100-nvme")
+	require.NoError(t, err)
+	require.NoError(t, cal.Apply(&prof, h))
+	assert.NoError(t, prof.Validate())
+	assert.Equal(t, "fake", prof.GPU.Name)
+	_, err = CalibrateGPU(1<<20, h, 1000)
 	if _, ok := engines["cuda"]; !ok {
 		var un *EngineUnavailable
 		assert.True(t, errors.As(err, &un), "%v", err)
