@@ -461,7 +461,12 @@ func (e *Engine) FinishEpoch(ep *realrun.Epoch) error {
 	}
 	e.mu.Lock()
 	rep.H2DBytes, rep.D2HBytes, rep.KernelSeconds = e.h2d, e.d2h, e.kernelSeconds
-	e.unregisterAll()
+	// The buffer manager frees its buffers after the epoch: unpin them now
+	// (with the context current on this thread, as every driver call).
+	if done, err := e.bind(); err == nil {
+		e.unregisterAll()
+		done()
+	}
 	e.mu.Unlock()
 	realrun.ApplyGPU(ep, rep)
 	return nil
