@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin
 CMDS := simulate reproduce realrun
 
-.PHONY: all build run test fmt-check vet tidy-check bench bench-kernels generate fuzz reproduce clean
+.PHONY: all build run test fmt-check vet tidy-check bench bench-kernels generate fuzz reproduce clean cuda-deps ptx build-cuda cuda-check
 
 all: build
 
@@ -76,6 +76,32 @@ reproduce-quality: $(BIN)/reproduce
 # reproduce-NAME runs one experiment (see `bin/reproduce --help` for names).
 reproduce-%: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments $*
+
+# The CUDA engine (-tags cuda). cuda-deps installs Debian's CUDA 11.8
+# headers, libcuda1 and NVRTC (root, about two minutes, once); ptx compiles
+# the kernels with NVRTC (the PTX is committed; cuda-check verifies it is up
+# to date); build-cuda builds bin/realrun with the CUDA engine. The binary
+# needs only the NVIDIA driver at run time.
+CUDA_ARCH ?= compute_70
+KERNELS := $(wildcard realrun/cuda/kernels/*.cu)
+
+cuda-deps:
+	./scripts/install-cuda.sh
+
+$(BIN)/nvrtcc: scripts/nvrtcc.c
+	@mkdir -p $(BIN)
+	gcc -O2 -Wall -o $@ $< -lnvrtc
+
+ptx: $(BIN)/nvrtcc
+	@for k in $(KERNELS); do echo "nvrtc $$k"; ./$(BIN)/nvrtcc -arch $(CUDA_ARCH) -o $${k%.cu}.ptx $$k || exit 1; done
+
+build-cuda: cuda-deps
+	$(MAKE) ptx
+	$(GO) build -tags cuda -o $(BIN)/realrun ./cmd/realrun
+
+# CI's CUDA check (no GPU needed): see scripts/cuda-check.sh.
+cuda-check:
+	./scripts/cuda-check.sh
 
 clean:
 	rm -rf $(BIN)

@@ -3,6 +3,7 @@ module github.com/tierflow/tierflow
 go 1.26
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.0-1
 	github.com/mmcloughlin/avo v0.6.0
 	github.com/olekukonko/tablewriter v1.1.0
 	github.com/stretchr/testify v1.11.1
@@ -10,6 +11,7 @@ require (
 	golang.org/x/sys v0.30.0
 	gonum.org/v1/gonum v0.15.1
 	gonum.org/v1/plot v0.15.2
+	gorgonia.org/cu v0.9.6
 )
 
 require (
@@ -22,11 +24,13 @@ require (
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/fatih/color v1.15.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.19 // indirect
 	github.com/mattn/go-runewidth v0.0.16 // indirect
 	github.com/olekukonko/errors v1.1.0 // indirect
 	github.com/olekukonko/ll v0.0.9 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
 	golang.org/x/image v0.24.0 // indirect

@@ -55,6 +55,10 @@ type bufferManager struct {
 	where     []int // partition → slot, or None
 	resident  int   // slots holding a partition
 	loadsDone int
+	// slotEngine, when the engine keeps the partition slots in its own
+	// memory (the CUDA engine's --buffer gpu), is told of every partition
+	// installed into a slot and asked for every one leaving it.
+	slotEngine SlotResident
 	// counts are the loads, swaps and writes performed, counted as they
 	// happen (never copied from the Plan).
 	counts    orderings.Counts
@@ -222,12 +226,22 @@ func (m *bufferManager) loader() {
 			// Hand the evicted partition's buffer to the writer and load
 			// into a spare one, so the write overlaps the read.
 			spare := <-m.spare
+			if m.slotEngine != nil {
+				if err := m.slotEngine.Evict(l.Slot, l.Evicts, buf); err != nil {
+					m.spare <- spare
+					m.fail(fmt.Errorf("load %d: %w", j, err))
+					return
+				}
+			}
 			m.writes <- writeJob{part: l.Evicts, buf: buf}
 			buf = spare
 		}
 		start := m.since()
 		n, err := m.read(l.Partition, buf)
 		m.record(IOEvent{Kind: "load", Partition: l.Partition, Start: start, End: m.since(), Bytes: n})
+		if err == nil && m.slotEngine != nil {
+			err = m.slotEngine.Install(l.Slot, l.Partition, buf)
+		}
 		if err != nil {
 			m.fail(fmt.Errorf("load %d: %w", j, err))
 			return
@@ -299,6 +313,12 @@ func (m *bufferManager) finish() error {
 	if failed == nil {
 		for s, p := range m.plan.FinalResident {
 			if p != orderings.None {
+				if m.slotEngine != nil {
+					if err := m.slotEngine.Evict(s, p, m.slots[s]); err != nil {
+						m.fail(err)
+						break
+					}
+				}
 				m.mu.Lock()
 				m.pendingWrites++
 				m.mu.Unlock()
@@ -358,6 +378,9 @@ func (m *bufferManager) restore(pos *Position) error {
 		start := m.since()
 		n, err := m.read(p, m.slots[s])
 		m.record(IOEvent{Kind: "restore", Partition: p, Start: start, End: m.since(), Bytes: n})
+		if err == nil && m.slotEngine != nil {
+			err = m.slotEngine.Install(s, p, m.slots[s])
+		}
 		if err != nil {
 			return err
 		}

@@ -160,6 +160,9 @@ func CompareOrderings(o Options, orderingList, devicePath string, progress Progr
 	if err != nil {
 		return out, err
 	}
+	if o.Engine != "" && o.Engine != "cpu" {
+		return out, sim.Inputf("--compare-sim predicts the cpu engine only; it cannot check --engine %s yet", o.Engine)
+	}
 	names := []string{first.Ordering}
 	if orderingList != "" {
 		if names, err = orderings.ParseList(orderingList); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/sim"
 )
 
@@ -37,6 +38,8 @@ type Epoch struct {
 	// CheckpointSeconds is the time to commit the epoch's checkpoint
 	// (not part of EpochSeconds).
 	CheckpointSeconds float64 `json:"checkpoint_seconds"`
+	// GPU is what a GPU engine measured (absent for the CPU engine).
+	GPU *telemetry.Report `json:"gpu,omitempty"`
 	// Checkpoints are the checkpoints taken inside the epoch
 	// (--checkpoint-every), part of EpochSeconds.
 	Checkpoints []CheckpointCost `json:"checkpoints,omitempty"`
@@ -141,6 +144,8 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 		return Epoch{}, err
 	}
 	defer bm.free()
+	bm.slotEngine, _ = eng.(SlotResident)
+	hooks, _ := eng.(EpochHooks)
 	need := plan.Arrivals()
 	pcg := rand.NewPCG(uint64(seed), uint64(epoch))
 	rng := rand.New(pcg)
@@ -159,6 +164,13 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 		first, loss = pos.Bucket, pos.Loss
 	}
 	bm.start()
+	if hooks != nil {
+		if err := hooks.StartEpoch(epoch); err != nil {
+			bm.fail(err)
+			bm.finish()
+			return Epoch{}, err
+		}
+	}
 	var runs []BucketRun
 	var ckpts []CheckpointCost
 	var stall, compute float64
@@ -300,6 +312,11 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	}
 	if compute > 0 {
 		ep.EdgesPerSecond = float64(edgesDone) / compute
+	}
+	if hooks != nil {
+		if err := hooks.FinishEpoch(&ep); err != nil {
+			return Epoch{}, err
+		}
 	}
 	return ep, nil
 }

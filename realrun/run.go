@@ -49,6 +49,9 @@ type Options struct {
 	// ranked (a seeded sample).
 	Eval, EvalProtocol   string
 	EvalEvery, EvalEdges int
+	// Engine is the training engine ("cpu" or "cuda"); Buffer, for the
+	// CUDA engine, where the partition slots live ("gpu" or "host").
+	Engine, Buffer string
 	// CheckpointEvery is how often to checkpoint inside an epoch.
 	CheckpointEvery sim.CheckpointInterval
 	// Stop, once closed, stops training at the next bucket boundary with
@@ -76,7 +79,7 @@ func ResumeArgs(args []string) string {
 var Defaults = Options{
 	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
 	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1,
-	ExportFormat: "npy", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
+	ExportFormat: "npy", Engine: "cpu", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
 }
 
 // Auto, as Options.DegreeFrac, picks the share tuned for the kind of
@@ -137,6 +140,12 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 		return spec, h, nil, sim.Inputf("--eval-every %d: must be at least 1", o.EvalEvery)
 	case o.EvalEdges < 1:
 		return spec, h, nil, sim.Inputf("--eval-edges %d: must be at least 1", o.EvalEdges)
+	}
+	if err := CheckEngine(o.Engine, o.Buffer); err != nil {
+		return spec, h, nil, &sim.InputError{Err: err}
+	}
+	if o.Engine == "cuda" && o.Buffer != BufferHost && o.CheckpointEvery != (sim.CheckpointInterval{}) {
+		return spec, h, nil, sim.Inputf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
 	}
 	policy, err := orderings.ParsePolicy(o.Policy)
 	if err != nil {
@@ -330,7 +339,13 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 	if err != nil {
 		return Output{}, err
 	}
-	eng := NewCPU(h, st, degrees, spec.Seed)
+	eng, err := NewCompute(EngineOptions{Engine: o.Engine, Buffer: o.Buffer, Hyper: h, Store: st, Degrees: degrees, Seed: spec.Seed, C: plan.C})
+	if err != nil {
+		return Output{}, err
+	}
+	if c, ok := eng.(io.Closer); ok {
+		defer c.Close()
+	}
 	out := Output{
 		Ordering: plan.Ordering, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
 		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,

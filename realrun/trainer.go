@@ -48,7 +48,7 @@ type CPU struct {
 	h       Hyper
 	rows    int64
 	rel     *relations
-	samp    []*partSampler // per partition
+	neg     *NegativeSampler
 	scratch chan *workerScratch
 }
 
@@ -140,16 +140,7 @@ func NewCPU(h Hyper, st *store.Store, degrees []int32, seed int64) *CPU {
 			}
 		}
 	}
-	for i := 0; i < st.M.P; i++ {
-		lo := int64(i) * st.M.Rows
-		hi := min(lo+st.M.Rows, st.M.Nodes)
-		if lo > hi {
-			lo = hi
-		}
-		deg := make([]int32, st.M.Rows)
-		copy(deg, degrees[lo:hi])
-		c.samp = append(c.samp, newPartSampler(deg))
-	}
+	c.neg = NewNegativeSampler(st, degrees, h.DegreeFrac)
 	c.scratch = make(chan *workerScratch, h.Workers)
 	for w := 0; w < h.Workers; w++ {
 		c.scratch <- newWorkerScratch(h, seed+int64(w)+1)
@@ -259,21 +250,13 @@ func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.
 	// Negatives: half from each side's partition (the bucket's two
 	// partitions are the resident ones it trains on), a DegreeFrac share
 	// drawn by degree.
+	c.neg.Draw(ws.rng, si, di, ws.negRow[:m], ws.negSide[:m])
 	for k := 0; k < m; k++ {
-		side := k%2 == 1
-		ps := c.samp[si]
 		f := sf
-		if side {
-			ps, f = c.samp[di], df
+		if ws.negSide[k] {
+			f = df
 		}
-		var row int32
-		if ws.rng.Float64() < c.h.DegreeFrac {
-			row = ps.byDegree(ws.rng)
-		} else {
-			row = ps.uniform(ws.rng)
-		}
-		ws.negRow[k], ws.negSide[k] = row, side
-		prefetchRow(f, int(row), d, rowsD)
+		prefetchRow(f, int(ws.negRow[k]), d, rowsD)
 	}
 	for i := range ch {
 		sr, dr := int(ws.srcRow[i]), int(ws.dstRow[i])

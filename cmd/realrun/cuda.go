@@ -1,0 +1,6 @@
+//go:build cuda
+
+package main
+
+// The CUDA engine registers itself as --engine cuda.
+import _ "github.com/tierflow/tierflow/realrun/cuda"

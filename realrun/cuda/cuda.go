@@ -1,0 +1,197 @@
+//go:build cuda
+
+package cuda
+
+/*
+#cgo LDFLAGS: -lcuda
+#include <cuda.h>
+#include <stdlib.h>
+
+static int host_alloc(void **p, size_t n) { return (int)cuMemHostAlloc(p, n, CU_MEMHOSTALLOC_PORTABLE); }
+static int host_register(void *p, size_t n) { return (int)cuMemHostRegister(p, n, CU_MEMHOSTREGISTER_PORTABLE); }
+static int host_unregister(void *p) { return (int)cuMemHostUnregister(p); }
+static int stream_destroy(void *s) { return (int)cuStreamDestroy((CUstream)s); }
+static int event_destroy(void *e) { return (int)cuEventDestroy((CUevent)e); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/cuda/kernels"
+	"github.com/tierflow/tierflow/realrun/cuda/probe" // must initialise before gorgonia.org/cu
+	"github.com/tierflow/tierflow/realrun/telemetry"
+)
+
+func init() {
+	realrun.RegisterEngine("cuda", func(o realrun.EngineOptions) (realrun.Engine, error) { return New(o) })
+	realrun.RegisterGPUCalibrator(func(pb int64, h realrun.Hyper, rows int64) (realrun.GPUCalibration, error) {
+		g, err := openCUDA(0)
+		if err != nil {
+			return realrun.GPUCalibration{}, err
+		}
+		return Calibrate(g, pb, h, rows)
+	})
+}
+
+// New opens GPU o.Device and allocates the engine for the store's shape.
+func New(o realrun.EngineOptions) (*Engine, error) {
+	g, err := openCUDA(o.Device)
+	if err != nil {
+		return nil, err
+	}
+	return newEngine(o, g)
+}
+
+func cerr(what string, r C.int) error {
+	if r == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s", what, probe.ErrorName(int(r)))
+}
+
+// cudaGPU is the gpu of the CUDA driver API (gorgonia.org/cu).
+type cudaGPU struct {
+	device  cu.Device
+	ctx     cu.CUContext
+	mod     cu.Module
+	fn      map[string]cu.Function
+	streams [2]cu.Stream
+	events  [2]cu.Event
+}
+
+func openCUDA(index int) (*cudaGPU, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	g := &cudaGPU{fn: map[string]cu.Function{}}
+	var err error
+	if g.device, err = cu.GetDevice(index); err != nil {
+		return nil, fmt.Errorf("cuda device %d: %w", index, err)
+	}
+	if g.ctx, err = g.device.RetainPrimaryCtx(); err != nil {
+		return nil, fmt.Errorf("cuda context: %w", err)
+	}
+	if err := cu.SetCurrentContext(g.ctx); err != nil {
+		return nil, err
+	}
+	if g.mod, err = cu.LoadData(kernels.TrainPTX); err != nil {
+		return nil, fmt.Errorf("load PTX module: %w", err)
+	}
+	for _, n := range kernels.Train {
+		if g.fn[n], err = g.mod.Function(n); err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", n, err)
+		}
+	}
+	for i := range g.streams {
+		if g.streams[i], err = cu.MakeStream(cu.NonBlocking); err != nil {
+			return nil, err
+		}
+	}
+	for i := range g.events {
+		if g.events[i], err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+func (g *cudaGPU) bind() (func(), error) {
+	runtime.LockOSThread()
+	if err := cu.SetCurrentContext(g.ctx); err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	return runtime.UnlockOSThread, nil
+}
+
+func (g *cudaGPU) alloc(n int64) (ptr, error) {
+	p, err := cu.MemAlloc(n)
+	return ptr(p), err
+}
+
+func (g *cudaGPU) free(p ptr) { cu.MemFree(cu.DevicePtr(p)) }
+
+func (g *cudaGPU) hostAlloc(n int64) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	if err := cerr("cuMemHostAlloc", C.host_alloc(&p, C.size_t(n))); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (g *cudaGPU) hostFree(p unsafe.Pointer) { cu.MemFreeHost(p) }
+
+func (g *cudaGPU) register(b []byte) error {
+	return cerr("cuMemHostRegister", C.host_register(unsafe.Pointer(unsafe.SliceData(b)), C.size_t(len(b))))
+}
+
+func (g *cudaGPU) unregister(b []byte) error {
+	return cerr("cuMemHostUnregister", C.host_unregister(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+func (g *cudaGPU) htod(dst ptr, src unsafe.Pointer, n int64, s stream) error {
+	return cu.MemcpyHtoDAsync(cu.DevicePtr(dst), src, n, g.streams[s])
+}
+
+func (g *cudaGPU) dtoh(dst unsafe.Pointer, src ptr, n int64, s stream) error {
+	return cu.MemcpyDtoHAsync(dst, cu.DevicePtr(src), n, g.streams[s])
+}
+
+func (g *cudaGPU) memset32(dst ptr, v uint32, n int64, s stream) error {
+	return cu.MemsetD32Async(cu.DevicePtr(dst), uint(v), n, g.streams[s])
+}
+
+// launch: cu.Function.Launch copies 8 bytes from each parameter pointer.
+func (g *cudaGPU) launch(s stream, name string, grid [3]int, block [2]int, params []uint64) error {
+	ptrs := make([]unsafe.Pointer, len(params))
+	for i := range params {
+		ptrs[i] = unsafe.Pointer(&params[i])
+	}
+	return g.fn[name].Launch(grid[0], grid[1], grid[2], block[0], block[1], 1, 0, g.streams[s], ptrs)
+}
+
+func (g *cudaGPU) sync(s stream) error { return g.streams[s].Synchronize() }
+
+func (g *cudaGPU) record(ev int, s stream) error { return g.events[ev].Record(g.streams[s]) }
+
+func (g *cudaGPU) elapsed() (float64, error) {
+	if err := g.events[1].Synchronize(); err != nil {
+		return 0, err
+	}
+	ms, err := g.events[0].Elapsed(g.events[1])
+	return ms / 1000, err
+}
+
+func (g *cudaGPU) info() telemetry.Info {
+	in := telemetry.Info{Driver: "unknown (no NVML)"}
+	in.Name, _ = g.device.Name()
+	in.MemoryBytes, _ = g.device.TotalMem()
+	if v := cu.Version(); v > 0 {
+		in.CUDA = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+	}
+	return in
+}
+
+func (g *cudaGPU) real() bool { return true }
+
+func (g *cudaGPU) close() {
+	done, err := g.bind()
+	if err != nil {
+		return
+	}
+	defer done()
+	for i := range g.streams {
+		// cu.Stream and cu.Event are structs holding the handle only.
+		C.stream_destroy(*(*unsafe.Pointer)(unsafe.Pointer(&g.streams[i])))
+	}
+	for i := range g.events {
+		C.event_destroy(*(*unsafe.Pointer)(unsafe.Pointer(&g.events[i])))
+	}
+	g.mod.Unload()
+	g.device.ReleasePrimaryCtx()
+}

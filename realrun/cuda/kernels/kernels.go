@@ -1,0 +1,14 @@
+// Package kernels holds the CUDA engine's kernels: CUDA C sources compiled
+// to PTX by `make ptx` (NVRTC) and embedded here for the driver to JIT.
+package kernels
+
+import _ "embed"
+
+// TrainPTX is train.cu compiled to PTX.
+//
+//go:embed train.ptx
+var TrainPTX string
+
+// Train lists the entry points of TrainPTX the engine launches.
+var Train = []string{"gather_rows", "make_query", "query_back", "row_dot", "sgemm_batched",
+	"softmax_loss", "pos_grad", "scatter_add", "adagrad_rows"}

@@ -1,0 +1,19 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/realrun"
+)
+
+func testEngine(o realrun.EngineOptions) (*Engine, error) { return New(o) }
+
+func testGPU(t *testing.T) gpu {
+	g, err := openCUDA(0)
+	require.NoError(t, err)
+	return g
+}
