@@ -27,6 +27,10 @@ type Hyper struct {
 	DegreeFrac float64
 	LR         float32
 	Workers    int
+	// Micro, when on, trains every batch as a whole — gradients summed
+	// over the batch, one Adagrad step per row at its end — split into
+	// the fewest micro-batches that fit its memory budget (microbatch.go).
+	Micro MicroBatching
 }
 
 // relations are the relation embeddings, kept in memory and updated
@@ -223,12 +227,30 @@ func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int,
 }
 
 func (c *CPU) trainBatch(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
+	if c.h.Micro.On() {
+		return c.trainMicro(ws, batch, si, src, di, dst)
+	}
 	chunk := c.h.chunk()
 	var loss float64
 	for lo := 0; lo < len(batch); lo += chunk {
 		loss += c.trainChunk(ws, batch[lo:min(lo+chunk, len(batch))], si, src, di, dst)
 	}
 	return loss
+}
+
+// drawNegative draws the k-th negative of a chunk: odd ones from the
+// destination partition (side true), even ones from the source's, a
+// DegreeFrac share by degree.
+func (c *CPU) drawNegative(rng *rand.Rand, k, si, di int) (row int32, side bool) {
+	side = k%2 == 1
+	ps := c.samp[si]
+	if side {
+		ps = c.samp[di]
+	}
+	if rng.Float64() < c.h.DegreeFrac {
+		return ps.byDegree(rng), side
+	}
+	return ps.uniform(rng), side
 }
 
 func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
@@ -251,17 +273,7 @@ func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.
 	// partitions are the resident ones it trains on), a DegreeFrac share
 	// drawn by degree.
 	for k := 0; k < m; k++ {
-		side := k%2 == 1
-		ps := c.samp[si]
-		if side {
-			ps = c.samp[di]
-		}
-		var row int32
-		if ws.rng.Float64() < c.h.DegreeFrac {
-			row = ps.byDegree(ws.rng)
-		} else {
-			row = ps.uniform(ws.rng)
-		}
+		row, side := c.drawNegative(ws.rng, k, si, di)
 		ws.negRow[k], ws.negSide[k] = row, side
 		f := sf
 		if side {

@@ -53,7 +53,7 @@ type BatchMemory struct {
 //
 //	rows      = U·d·4·2                 parameters + gradient accumulators
 //	relations = R·d·4·2                 (DistMult, ComplEx)
-//	index     = 3·E·4 + C·m·4 + U·8 + R·8
+//	index     = (2 + ρ)·E·4 + C·m·4 + U·8 + R·8
 //	chunk     = W·4·( (4 + 2ρ + 2κ)·n·d + 2·m·d + 2·n·m + n·d + m·d + 2·n )
 //	total     = rows + relations + index + chunk
 //
@@ -86,7 +86,7 @@ func EstimateBatch(s BatchShape) BatchMemory {
 	var b BatchMemory
 	b.Rows = s.Rows * d * BytesPerFloat * 2
 	b.Relations = rel * d * BytesPerFloat * 2
-	b.Index = 3*int64(s.Edges)*4 + int64(s.Chunks)*m*4 + s.Rows*8 + rel*8
+	b.Index = (2+rho)*int64(s.Edges)*4 + int64(s.Chunks)*m*4 + s.Rows*8 + rel*8
 	if s.Edges > 0 {
 		perChunk := (4+2*rho+2*kappa)*n*d + 2*m*d + 2*n*m + n*d + m*d + 2*n
 		b.Chunk = int64(max(s.Concurrent, 1)) * perChunk * BytesPerFloat
