@@ -26,6 +26,11 @@ type Config struct {
 	// from the dataset (the real engine pads partitions to its I/O
 	// alignment).
 	PartitionBytes int64
+	// GPUMemory, when positive, replaces the device's GPU memory as the
+	// budget batches must fit in; NoMicroBatching keeps a batch that does
+	// not fit whole (with a warning) instead of splitting it (MicroPlan).
+	GPUMemory       int64
+	NoMicroBatching bool
 }
 
 // ErrConfig wraps every configuration error.
@@ -112,6 +117,11 @@ type engine struct {
 	evictionWritten []bool // by load: the write of the partition it evicts has started
 	loadsDone       int
 	full            Cost
+
+	// micro-batching (microbatch.go): the plan, and the epoch's duplicated
+	// rows and the bytes they move
+	micro               MicroPlan
+	dupRows, extraBytes float64
 }
 
 func newEngine(cfg Config) *engine {
@@ -162,6 +172,12 @@ func (e *engine) feedBatch(b int, done func()) {
 	if b != e.cfg.Training.Batch {
 		c = e.cost(b)
 	}
+	if e.micro.K > 1 {
+		var extra float64
+		c, extra = e.microCost(b)
+		e.dupRows += e.micro.DuplicatedRows * float64(b) / float64(e.cfg.Training.Batch)
+		e.extraBytes += extra
+	}
 	e.batches++
 	switch e.cfg.System.Batches {
 	case OnGPU:
@@ -176,6 +192,7 @@ func (e *engine) run() Report {
 	tr := cfg.Training
 	e.full = e.cost(tr.Batch)
 	r := Report{System: cfg.System.Name, Device: cfg.Profile.Name, Dataset: cfg.Dataset.Name, Dim: tr.Dim}
+	e.planMicro()
 	if cfg.System.Partitioned {
 		e.runPartitioned(&r)
 	} else {
@@ -229,8 +246,30 @@ func (e *engine) run() Report {
 		compute = e.cpu.log.spans
 	}
 	r.Timeline = Timeline(compute, e.gpu.log.spans, readSpans, writeSpans, end, n)
+	if e.micro.K > 1 {
+		r.MicroBatches, r.BatchPeakBytes, r.BatchBudgetBytes = e.micro.K, e.micro.Peak, e.micro.Budget
+		r.DuplicatedRows, r.ExtraTransferBytes = int64(math.Round(e.dupRows)), int64(math.Round(e.extraBytes))
+	}
 	r.Warnings = e.warnings
 	return r
+}
+
+// planMicro decides the micro-batches (Config.Micro) and warns when a
+// batch cannot fit.
+func (e *engine) planMicro() {
+	cfg := e.cfg
+	mp, err := cfg.Micro()
+	e.micro = mp
+	switch {
+	case err != nil:
+		e.warnings = append(e.warnings, fmt.Sprintf("a batch does not fit in GPU memory: %v", err))
+		e.micro.K = 1
+	case !mp.Fits():
+		e.warnings = append(e.warnings, fmt.Sprintf("a batch needs %.2f GB of GPU memory and %.2f GB are left; micro-batching is off", GB(mp.Whole), GB(mp.Budget)))
+	}
+	if e.micro.K > 1 {
+		e.full, _ = e.microCost(cfg.Training.Batch)
+	}
 }
 
 // ioBound is the I/O time of the fewest loads and writes any order needs:
@@ -306,10 +345,7 @@ func (e *engine) runPartitioned(r *Report) {
 	pl := cfg.Plan
 	p := pl.P
 	r.Ordering, r.P, r.C = pl.Ordering, p, pl.C
-	e.pbytes = float64(cfg.System.PartitionBytes(cfg.Dataset.Nodes, p, cfg.Training.Dim))
-	if cfg.PartitionBytes > 0 {
-		e.pbytes = float64(cfg.PartitionBytes)
-	}
+	e.pbytes = cfg.partitionBytes()
 	r.PartitionBytes = int64(e.pbytes)
 	r.Counts = pl.Counts
 	r.ReadBytes, r.WriteBytes = pl.Counts.Bytes(r.PartitionBytes)

@@ -43,6 +43,10 @@ type Request struct {
 	Orderings, Policy string
 	Seed              int64
 	Plan              bool
+	// GPUMemory ("16GB"; "" = the device's) is the GPU memory batches must
+	// fit in; NoMicroBatching keeps batches whole when they do not.
+	GPUMemory       string
+	NoMicroBatching bool
 }
 
 // Assemble resolves and checks every field of the request and returns the
@@ -92,7 +96,17 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	}
 	sys.Prefetch = sys.Prefetch && !q.NoPrefetch
 	sys.SyncWrites = sys.SyncWrites || q.SyncWrites
-	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed}
+	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed, NoMicroBatching: q.NoMicroBatching}
+	if q.GPUMemory != "" {
+		mem, err := devices.ParseBytes(q.GPUMemory)
+		if err != nil {
+			return sc, nil, Inputf("--gpu-memory: %w", err)
+		}
+		if mem <= 0 {
+			return sc, nil, Inputf("--gpu-memory %s: must be positive", q.GPUMemory)
+		}
+		sc.GPUMemory = int64(mem)
+	}
 	switch q.Edges {
 	case "uniform", "skewed", "":
 		sc.Edges = Distribution(q.Edges)
@@ -245,6 +259,7 @@ var ResultColumns = plots.Columns{
 	{Field: "ReadBytes", Head: "read GB", Scale: 1e-9, Prec: 1},
 	{Field: "WriteBytes", Head: "write GB", Scale: 1e-9, Prec: 1},
 	{Field: "PrefetchableSwaps", Head: "prefetchable swaps"},
+	{Field: "MicroBatches", Head: "micro-batches"},
 	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},

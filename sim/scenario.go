@@ -38,6 +38,9 @@ type Scenario struct {
 	Edges     Distribution
 	Skew      float64
 	Histogram *Histogram
+	// GPUMemory and NoMicroBatching: see Config.
+	GPUMemory       int64
+	NoMicroBatching bool
 }
 
 // Capacity returns the buffer capacity the scenario runs with: the
@@ -55,7 +58,7 @@ func (s Scenario) Capacity() int {
 // Config builds the simulation input. A plan that the ordering cannot build
 // for (p, c) returns its error (orderings.ErrNotApplicable for a mismatch).
 func (s Scenario) Config() (Config, error) {
-	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training}
+	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, GPUMemory: s.GPUMemory, NoMicroBatching: s.NoMicroBatching}
 	if !s.System.Partitioned {
 		return cfg, nil
 	}

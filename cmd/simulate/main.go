@@ -40,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
 	{Title: "What to train", Flags: []string{"dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
-	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share"}},
+	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "gpu-memory", "no-micro-batching"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "plan", "top"}},
 }
@@ -117,6 +117,8 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
 	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
 	fs.Int64Var(&q.Seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")
+	fs.StringVar(&q.GPUMemory, "gpu-memory", "", "GPU memory a batch must fit in, e.g. 16GB (default: the device's); a batch that does not fit is split into micro-batches")
+	fs.BoolVar(&q.NoMicroBatching, "no-micro-batching", false, "keep a batch that does not fit in GPU memory whole (warn) instead of splitting it into micro-batches")
 }
 
 func print(w io.Writer, format cli.Format, out Output) error {

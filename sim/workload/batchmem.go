@@ -114,7 +114,7 @@ func ExpectedDistinct(pop, draws float64) float64 {
 // each, whose rows are drawn uniformly from nodes rows and whose relations
 // from relations rows: the shape the simulator estimates without a real
 // graph. A micro-batch that does not start at a chunk boundary holds one
-// more piece.
+// more piece. concurrent ≤ 0 means every piece at once (a GPU engine).
 func UniformShape(model Model, dim, edges, chunk, negatives int, nodes, relations int64, concurrent int) BatchShape {
 	chunk = max(chunk, 1)
 	pieces := (edges + chunk - 1) / chunk
@@ -122,6 +122,9 @@ func UniformShape(model Model, dim, edges, chunk, negatives int, nodes, relation
 		pieces++
 	}
 	s := BatchShape{Model: model, Dim: dim, Edges: edges, Chunks: pieces, ChunkEdges: min(chunk, edges), Negatives: negatives, Concurrent: concurrent}
+	if concurrent <= 0 {
+		s.Concurrent = pieces
+	}
 	draws := float64(2*edges) + float64(pieces)*float64(negatives)
 	s.Rows = int64(math.Ceil(ExpectedDistinct(float64(nodes), draws)))
 	if model.UsesRelations() {
