@@ -31,6 +31,9 @@ type Config struct {
 	// not fit whole (with a warning) instead of splitting it (MicroPlan).
 	GPUMemory       int64
 	NoMicroBatching bool
+	// MicroBatches, when positive, splits every batch into that many
+	// micro-batches whether or not it fits (for experiments).
+	MicroBatches int
 }
 
 // ErrConfig wraps every configuration error.

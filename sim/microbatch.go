@@ -48,9 +48,34 @@ func rowPopulation(cfg Config) int64 {
 	return cfg.Dataset.Nodes
 }
 
-func (cfg Config) microShape(edges int) workload.BatchShape {
+func (cfg Config) uniformShape(edges, pieces int) workload.BatchShape {
 	t := cfg.Training
-	return workload.UniformShape(t.Model, t.Dim, edges, t.chunk(), t.Negatives, rowPopulation(cfg), int64(cfg.Dataset.Relations), 0)
+	return workload.UniformShape(t.Model, t.Dim, edges, pieces, t.chunk(), t.Negatives, rowPopulation(cfg), int64(cfg.Dataset.Relations), 0)
+}
+
+// microShape is the largest of k micro-batches of a full batch, split in
+// training order: ceil(b/k) edges over as many pieces as such a run can
+// touch.
+func (cfg Config) microShape(k int) workload.BatchShape {
+	b, ch := cfg.Training.Batch, cfg.Training.chunk()
+	if k <= 1 {
+		return cfg.uniformShape(b, workload.RangePieces(0, b, ch))
+	}
+	e := (b + k - 1) / k
+	return cfg.uniformShape(e, min((e+ch-1)/ch+1, workload.RangePieces(0, b, ch)))
+}
+
+// duplicatedRows is the rows a full batch split into k runs gathers more
+// than the whole batch does.
+func (cfg Config) duplicatedRows(k int) float64 {
+	b, ch := cfg.Training.Batch, cfg.Training.chunk()
+	whole := cfg.uniformShape(b, workload.RangePieces(0, b, ch)).Rows
+	var sum int64
+	for i := 0; i < k; i++ {
+		lo, hi := i*b/k, (i+1)*b/k
+		sum += cfg.uniformShape(hi-lo, workload.RangePieces(lo, hi, ch)).Rows
+	}
+	return math.Max(0, float64(sum-whole))
 }
 
 // Fits reports whether the (micro-)batches fit the memory left to them.
@@ -75,7 +100,7 @@ func (cfg Config) Micro() (MicroPlan, error) {
 	t := cfg.Training
 	pbytes := cfg.partitionBytes()
 	mp := MicroPlan{K: 1}
-	mp.Whole = workload.EstimateBatch(cfg.microShape(t.Batch)).Total
+	mp.Whole = workload.EstimateBatch(cfg.microShape(1)).Total
 	mp.Peak = mp.Whole
 	if cfg.System.Batches == OnCPU {
 		mp.Budget = math.MaxInt64
@@ -86,48 +111,35 @@ func (cfg Config) Micro() (MicroPlan, error) {
 		mem = cfg.GPUMemory
 	}
 	mp.Budget = mem - int64(gpuResident(cfg, pbytes))
-	if mp.Whole <= mp.Budget || cfg.NoMicroBatching {
+	peak := func(k int) int64 { return workload.EstimateBatch(cfg.microShape(k)).Total }
+	k := cfg.MicroBatches
+	switch {
+	case k > 0:
+		k = min(k, t.Batch)
+	case mp.Whole <= mp.Budget || cfg.NoMicroBatching:
 		return mp, nil
-	}
-	if mp.Budget <= 0 {
+	case mp.Budget <= 0:
 		return mp, fmt.Errorf("no GPU memory is left for a batch: the system keeps %.1f GB resident on a %.1f GB GPU", gpuResident(cfg, pbytes)/1e9, float64(mem)/1e9)
+	default:
+		var err error
+		if k, _, err = workload.FewestMicroBatches(mp.Budget, t.Batch, peak); err != nil {
+			return mp, err
+		}
 	}
-	k, peak, err := workload.FewestMicroBatches(mp.Budget, t.Batch, func(k int) int64 {
-		return workload.EstimateBatch(cfg.microShape((t.Batch + k - 1) / k)).Total
-	})
-	if err != nil {
-		return mp, err
-	}
-	mp.K, mp.Peak = k, peak
-	whole := cfg.microShape(t.Batch).Rows
-	var sum int64
-	for i := 0; i < k; i++ {
-		sum += cfg.microShape((i+1)*t.Batch/k - i*t.Batch/k).Rows
-	}
-	mp.DuplicatedRows = math.Max(0, float64(sum-whole))
+	mp.K, mp.Peak = k, peak(k)
+	mp.DuplicatedRows = cfg.duplicatedRows(k)
 	return mp, nil
 }
 
-// microCost is the cost of a batch of b edges split into k micro-batches:
-// the micro-batches' own costs plus moving the rows gathered more than
-// once — over PCIe both ways (parameters in, gradients out) when batches
-// are built on the CPU, as gather, read and write of GPU memory when they
-// are built on the GPU. dup is the duplicated rows of a full batch, scaled
-// to b.
+// microCost is the cost of a batch of b edges split into micro-batches:
+// the unsplit batch's (the same edges against the same negatives: the same
+// arithmetic and rows) plus moving the rows gathered more than once — over
+// PCIe both ways (parameters in, gradients out) when batches are built on
+// the CPU, as gather, read and write of GPU memory when they are built on
+// the GPU. The duplicated rows of a full batch are scaled to b. It returns
+// the cost and the extra bytes.
 func (e *engine) microCost(b int) (Cost, float64) {
-	k := e.micro.K
-	var c Cost
-	for i := 0; i < k; i++ {
-		part := (i+1)*b/k - i*b/k
-		if part == 0 {
-			continue
-		}
-		pc := e.cost(part)
-		c.CPU += pc.CPU
-		c.GPU += pc.GPU
-		c.H2D += pc.H2D
-		c.D2H += pc.D2H
-	}
+	c := e.cost(b)
 	prof, t := e.cfg.Profile, e.cfg.Training
 	dup := e.micro.DuplicatedRows * float64(b) / float64(t.Batch)
 	bytes := dup * float64(t.Dim) * BytesPerFloat

@@ -292,10 +292,28 @@ func (r *regState) moveAll(es []int32, t int) int32 {
 	return d
 }
 
+// piecesIn is the number of chunk pieces in part p.
+func (r *regState) piecesIn(p int) int {
+	n := 0
+	for c := range r.b.Neg {
+		if r.count[(r.negBase+c)*r.k+p] > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // swapPieces tries, for every pair of chunk pieces in different parts,
 // moving one into the other's part and swapping the two, keeping a change
-// only when it lowers the objective and respects the balance bound.
+// only when it lowers the objective and respects the balance bounds: edges
+// as for every move, and no part holding more chunk pieces than the most
+// any part held before (a GPU computes a micro-batch's pieces at once, so
+// pieces are memory — Betty §4.4's balance).
 func (r *regState) swapPieces(rng *rand.Rand) {
+	maxPieces := 0
+	for p := 0; p < r.k; p++ {
+		maxPieces = max(maxPieces, r.piecesIn(p))
+	}
 	for pass := 0; pass < 8; pass++ {
 		ps := r.pieces()
 		rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
@@ -312,7 +330,7 @@ func (r *regState) swapPieces(rng *rand.Rand) {
 				}
 				// Move u alone into v's part.
 				if r.size[bp]+len(u) <= r.limit {
-					if d := r.moveAll(u, bp); d < 0 {
+					if d := r.moveAll(u, bp); d < 0 && r.piecesIn(bp) <= maxPieces {
 						improved = true
 						continue
 					}

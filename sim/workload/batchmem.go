@@ -109,19 +109,14 @@ func ExpectedDistinct(pop, draws float64) float64 {
 	return pop * -math.Expm1(draws*math.Log1p(-1/pop))
 }
 
-// UniformShape is the expected shape of a micro-batch of edges edges from
-// a batch trained with chunks of chunk edges sharing negatives negatives
-// each, whose rows are drawn uniformly from nodes rows and whose relations
-// from relations rows: the shape the simulator estimates without a real
-// graph. A micro-batch that does not start at a chunk boundary holds one
-// more piece. concurrent ≤ 0 means every piece at once (a GPU engine).
-func UniformShape(model Model, dim, edges, chunk, negatives int, nodes, relations int64, concurrent int) BatchShape {
-	chunk = max(chunk, 1)
-	pieces := (edges + chunk - 1) / chunk
-	if edges%chunk != 0 && edges > chunk {
-		pieces++
-	}
-	s := BatchShape{Model: model, Dim: dim, Edges: edges, Chunks: pieces, ChunkEdges: min(chunk, edges), Negatives: negatives, Concurrent: concurrent}
+// UniformShape is the expected shape of a (micro-)batch of edges edges in
+// pieces chunk pieces of at most chunkEdges edges, each piece sharing
+// negatives negative rows, whose rows are drawn uniformly from nodes rows
+// and whose relations from relations rows: the shape the simulator
+// estimates without a real graph. concurrent ≤ 0 means every piece at
+// once (a GPU engine).
+func UniformShape(model Model, dim, edges, pieces, chunkEdges, negatives int, nodes, relations int64, concurrent int) BatchShape {
+	s := BatchShape{Model: model, Dim: dim, Edges: edges, Chunks: pieces, ChunkEdges: min(chunkEdges, edges), Negatives: negatives, Concurrent: concurrent}
 	if concurrent <= 0 {
 		s.Concurrent = pieces
 	}
@@ -131,6 +126,15 @@ func UniformShape(model Model, dim, edges, chunk, negatives int, nodes, relation
 		s.Relations = int64(math.Ceil(ExpectedDistinct(float64(relations), float64(edges))))
 	}
 	return s
+}
+
+// RangePieces is the chunk pieces of edges [lo, hi) of a batch trained in
+// chunks of chunk edges.
+func RangePieces(lo, hi, chunk int) int {
+	if hi <= lo {
+		return 0
+	}
+	return (hi-1)/chunk - lo/chunk + 1
 }
 
 // MaxMicroBatches bounds the micro-batches a batch may be split into.
