@@ -146,6 +146,10 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	}
 	if len(out.Results) > 0 {
 		fmt.Fprintf(w, "÷ bound: epoch over max(compute alone, I/O of the fill + lower-bound swaps) — no schedule beats 1.00\n")
+		if r := out.Results[0]; r.MicroBatches > 1 {
+			fmt.Fprintf(w, "micro-batches: a batch does not fit the %.2f GB of GPU memory left to it; each is split into %d of at most %.2f GB, gathering %d rows more per epoch (%.1f GB moved, in the epoch time)\n",
+				sim.GB(r.BatchBudgetBytes), r.MicroBatches, sim.GB(r.BatchPeakBytes), r.DuplicatedRows, sim.GB(r.ExtraTransferBytes))
+		}
 		for _, msg := range out.Results[0].Warnings {
 			fmt.Fprintf(w, "warning: %s\n", msg)
 		}
