@@ -1,5 +1,6 @@
 // Package workload is the vocabulary the simulator and every engine share
-// for what is trained: the score functions, parsed one way everywhere.
+// for what is trained: the score functions, parsed one way everywhere, and
+// the peak device memory of a batch of a given shape (EstimateBatch).
 package workload
 
 import (
