@@ -13,6 +13,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/micro"
 	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/sim/workload"
 )
@@ -209,4 +210,38 @@ func TestMicroBatchingInTheEngine(t *testing.T) {
 	chunked := run(MicroBatching{})
 	assert.LessOrEqual(t, maxRelDiff(whole, split), 1e-5)
 	assert.Greater(t, maxRelDiff(whole, chunked), 1e-3)
+}
+
+// BenchmarkTrainBatch trains one 2,000-edge ComplEx batch (d = 64,
+// chunks of 250 sharing 100 negatives) per op: the default per-chunk path
+// and the micro-batched path unsplit and in 4 REG micro-batches.
+func BenchmarkTrainBatch(b *testing.B) {
+	f := newMicroFixture(b, workload.ComplEx, 64, 2000, 250, 100)
+	rows := int64(f.nodes)
+	table := make([]float32, 2*f.nodes*f.d)
+	copy(table, f.emb)
+	copy(table[f.nodes*f.d:], f.st)
+	buf := store.BufferOf(table)
+	deg := make([]int32, f.nodes)
+	edges := make([]store.Edge, f.b.Edges())
+	for i := range edges {
+		edges[i] = store.Edge{Src: int32(f.b.Src[i]), Rel: f.b.Rel[i], Dst: int32(f.b.Dst[i])}
+		deg[f.b.Src[i]]++
+		deg[f.b.Dst[i]]++
+	}
+	for _, tc := range []struct {
+		name string
+		mb   MicroBatching
+	}{{"default", MicroBatching{}}, {"micro1", MicroBatching{Count: 1}}, {"micro4", MicroBatching{Count: 4, Split: micro.REG}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := f.h
+			h.Micro, h.DegreeFrac = tc.mb, 0.5
+			c := &CPU{h: h, rows: rows, rel: f.clone().rel, samp: []*partSampler{newPartSampler(deg)}}
+			ws := newWorkerScratch(h, 1)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.trainBatch(ws, edges, 0, buf, 0, buf)
+			}
+		})
+	}
 }
