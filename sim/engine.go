@@ -26,10 +26,8 @@ type Config struct {
 	// from the dataset (the real engine pads partitions to its I/O
 	// alignment).
 	PartitionBytes int64
-	// GPUMemory, when positive, replaces the device's GPU memory as the
-	// budget batches must fit in; NoMicroBatching keeps a batch that does
-	// not fit whole (with a warning) instead of splitting it (MicroPlan).
-	GPUMemory       int64
+	// NoMicroBatching keeps a batch that does not fit the GPU memory left
+	// to it whole (with a warning) instead of splitting it (MicroPlan).
 	NoMicroBatching bool
 	// MicroBatches, when positive, splits every batch into that many
 	// micro-batches whether or not it fits (for experiments).

@@ -107,9 +107,6 @@ func (cfg Config) Micro() (MicroPlan, error) {
 		return mp, nil
 	}
 	mem := int64(cfg.Profile.GPU.Memory)
-	if cfg.GPUMemory > 0 {
-		mem = cfg.GPUMemory
-	}
 	mp.Budget = mem - int64(gpuResident(cfg, pbytes))
 	peak := func(k int) int64 { return workload.EstimateBatch(cfg.microShape(k)).Total }
 	k := cfg.MicroBatches

@@ -43,8 +43,9 @@ type Request struct {
 	Orderings, Policy string
 	Seed              int64
 	Plan              bool
-	// GPUMemory ("16GB"; "" = the device's) is the GPU memory batches must
-	// fit in; NoMicroBatching keeps batches whole when they do not.
+	// GPUMemory ("16GB"; "" = the device's) replaces the device's GPU
+	// memory (for GPU buffers and batches alike); NoMicroBatching keeps
+	// batches whole when they do not fit.
 	GPUMemory       string
 	NoMicroBatching bool
 }
@@ -105,7 +106,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 		if mem <= 0 {
 			return sc, nil, Inputf("--gpu-memory %s: must be positive", q.GPUMemory)
 		}
-		sc.GPUMemory = int64(mem)
+		sc.Profile.GPU.Memory = mem
 	}
 	switch q.Edges {
 	case "uniform", "skewed", "":

@@ -38,8 +38,7 @@ type Scenario struct {
 	Edges     Distribution
 	Skew      float64
 	Histogram *Histogram
-	// GPUMemory and NoMicroBatching: see Config.
-	GPUMemory       int64
+	// NoMicroBatching: see Config.
 	NoMicroBatching bool
 }
 
@@ -58,7 +57,7 @@ func (s Scenario) Capacity() int {
 // Config builds the simulation input. A plan that the ordering cannot build
 // for (p, c) returns its error (orderings.ErrNotApplicable for a mismatch).
 func (s Scenario) Config() (Config, error) {
-	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, GPUMemory: s.GPUMemory, NoMicroBatching: s.NoMicroBatching}
+	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, NoMicroBatching: s.NoMicroBatching}
 	if !s.System.Partitioned {
 		return cfg, nil
 	}

@@ -117,7 +117,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
 	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
 	fs.Int64Var(&q.Seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")
-	fs.StringVar(&q.GPUMemory, "gpu-memory", "", "GPU memory a batch must fit in, e.g. 16GB (default: the device's); a batch that does not fit is split into micro-batches")
+	fs.StringVar(&q.GPUMemory, "gpu-memory", "", "the GPU's memory, e.g. 12GB (default: the device's): GPU buffers must fit in it, and a batch that does not fit what they leave is split into micro-batches")
 	fs.BoolVar(&q.NoMicroBatching, "no-micro-batching", false, "keep a batch that does not fit in GPU memory whole (warn) instead of splitting it into micro-batches")
 }
 
