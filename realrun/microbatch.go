@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tierflow/tierflow/realrun/micro"
@@ -112,14 +113,41 @@ func (c *CPU) trainMicro(ws *workerScratch, batch []store.Edge, si int, src *sto
 	}}
 	loss, _, err := trainSplit(c.h, b, tb, nil)
 	if err != nil {
-		return math.NaN() // Check rejected every budget that can fail here
+		c.microErr.set(err)
+		return math.NaN()
 	}
 	return loss
 }
 
-// chooseSplit returns the micro-batches of the batch: Count of them, or the
-// fewest whose estimated peak fits Budget, starting from the lower bound
-// the whole batch's estimate gives (its rows shrink at best as 1/k).
+// firstError keeps the first error workers report.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) {
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+}
+
+// take returns the first error and forgets it.
+func (f *firstError) take() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	err := f.err
+	f.err = nil
+	return err
+}
+
+// chooseSplit returns the micro-batches of the batch: Count of them, or
+// the fewest whose estimated peak fits Budget. The search starts at the
+// lower bound the whole batch's estimate gives (its rows shrink at best as
+// 1/k), doubles k until a split fits and bisects back: O(log edges) splits,
+// the fewest when the peak does not grow with k (it may by a piece's
+// negatives; then a count at most one doubling larger).
 func chooseSplit(mb MicroBatching, b micro.Batch, ix micro.Index, model workload.Model, d int) ([][]int32, error) {
 	method := mb.Split
 	if method == "" {
@@ -136,27 +164,52 @@ func chooseSplit(mb MicroBatching, b micro.Batch, ix micro.Index, model workload
 	if whole.Total <= mb.Budget {
 		return [][]int32{all}, nil
 	}
-	start := 2
-	if spare := mb.Budget - whole.Chunk; spare > 0 {
-		start = max(2, int((whole.Total-whole.Chunk+spare-1)/spare))
-	}
-	for k := start; k <= b.Edges(); k++ {
+	try := func(k int) ([][]int32, bool, error) {
 		parts, err := micro.Split(b, ix, k, method, mb.Seed)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, es := range parts {
+			if workload.EstimateBatch(ix.Shape(b, es, model, d, 1)).Total > mb.Budget {
+				return parts, false, nil
+			}
+		}
+		return parts, true, nil
+	}
+	lo := 1 // does not fit
+	hi := 2
+	if spare := mb.Budget - whole.Chunk; spare > 0 {
+		hi = max(2, int((whole.Total-whole.Chunk+spare-1)/spare))
+	}
+	hi = min(hi, b.Edges())
+	var best [][]int32
+	for {
+		parts, ok, err := try(hi)
 		if err != nil {
 			return nil, err
 		}
-		fits := true
-		for _, es := range parts {
-			if workload.EstimateBatch(ix.Shape(b, es, model, d, 1)).Total > mb.Budget {
-				fits = false
-				break
-			}
+		if ok {
+			best = parts
+			break
 		}
-		if fits {
-			return parts, nil
+		if hi == b.Edges() {
+			return nil, fmt.Errorf("micro-batching: no split of %d edges fits %d bytes", b.Edges(), mb.Budget)
+		}
+		lo, hi = hi, min(2*hi, b.Edges())
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		parts, ok, err := try(mid)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			best, hi = parts, mid
+		} else {
+			lo = mid
 		}
 	}
-	return nil, fmt.Errorf("micro-batching: no split of %d edges fits %d bytes", b.Edges(), mb.Budget)
+	return best, nil
 }
 
 // trainSplit trains one batch split into micro-batches and returns its loss
@@ -165,6 +218,9 @@ func chooseSplit(mb MicroBatching, b micro.Batch, ix micro.Index, model workload
 // runs are its peak.
 func trainSplit(h Hyper, b micro.Batch, tb rowTables, probe microProbe) (float64, int, error) {
 	d := h.Dim
+	if err := h.Micro.Check(h); err != nil {
+		return 0, 0, err
+	}
 	ix := micro.NewIndex(b, tb.relation)
 	parts, err := chooseSplit(h.Micro, b, ix, h.Model, d)
 	if err != nil {

@@ -245,3 +245,18 @@ func BenchmarkTrainBatch(b *testing.B) {
 		})
 	}
 }
+
+// TestMicroBatchingBudgetTooSmall: a budget that cannot hold one edge
+// with its chunk's negatives is an error of TrainBucket, not a NaN loss.
+func TestMicroBatchingBudgetTooSmall(t *testing.T) {
+	st := prepare(t, "fb15k", 0.05, 2, 16, model.ComplEx)
+	deg, err := st.Degrees()
+	require.NoError(t, err)
+	h := hyper(model.ComplEx, 16)
+	h.Micro = MicroBatching{Budget: 1000}
+	require.Error(t, h.Micro.Check(h))
+	plan, err := orderings.Build("beta", 2, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	_, err = RunEpoch(st, plan, NewCPU(h, st, deg, 1), EpochOptions{Seed: 1, Epoch: 1})
+	assert.ErrorContains(t, err, "micro-batching")
+}

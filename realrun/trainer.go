@@ -49,11 +49,12 @@ type relations struct {
 // bucket's two partitions, a DegreeFrac share by degree, the rest
 // uniformly; both sides are corrupted.
 type CPU struct {
-	h       Hyper
-	rows    int64
-	rel     *relations
-	samp    []*partSampler // per partition
-	scratch chan *workerScratch
+	h        Hyper
+	rows     int64
+	rel      *relations
+	samp     []*partSampler // per partition
+	scratch  chan *workerScratch
+	microErr firstError // micro-batching's, reported by TrainBucket
 }
 
 type workerScratch struct {
@@ -223,7 +224,7 @@ func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int,
 	}
 	close(batches)
 	wg.Wait()
-	return loss, nil
+	return loss, c.microErr.take()
 }
 
 func (c *CPU) trainBatch(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
