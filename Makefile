@@ -73,6 +73,11 @@ reproduce-quality: $(BIN)/reproduce
 	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; }
 	./$(BIN)/reproduce --out results --experiments quality
 
+# reproduce-betty runs the three Betty experiments (micro-batching; about 3 minutes).
+.PHONY: reproduce-betty
+reproduce-betty: $(BIN)/reproduce
+	./$(BIN)/reproduce --out results --experiments betty-fig16,betty-fig12,betty-table7
+
 # reproduce-NAME runs one experiment (see `bin/reproduce --help` for names).
 reproduce-%: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments $*

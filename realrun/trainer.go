@@ -27,6 +27,10 @@ type Hyper struct {
 	DegreeFrac float64
 	LR         float32
 	Workers    int
+	// Micro, when on, trains every batch as a whole — gradients summed
+	// over the batch, one Adagrad step per row at its end — split into
+	// the fewest micro-batches that fit its memory budget (microbatch.go).
+	Micro MicroBatching
 }
 
 // relations are the relation embeddings, kept in memory and updated
@@ -45,11 +49,12 @@ type relations struct {
 // bucket's two partitions, a DegreeFrac share by degree, the rest
 // uniformly; both sides are corrupted.
 type CPU struct {
-	h       Hyper
-	rows    int64
-	rel     *relations
-	neg     *NegativeSampler
-	scratch chan *workerScratch
+	h        Hyper
+	rows     int64
+	rel      *relations
+	neg      *NegativeSampler
+	scratch  chan *workerScratch
+	microErr firstError // micro-batching's, reported by TrainBucket
 }
 
 type workerScratch struct {
@@ -211,10 +216,13 @@ func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int,
 	}
 	close(batches)
 	wg.Wait()
-	return loss, nil
+	return loss, c.microErr.take()
 }
 
 func (c *CPU) trainBatch(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
+	if c.h.Micro.On() {
+		return c.trainMicro(ws, batch, si, src, di, dst)
+	}
 	chunk := c.h.chunk()
 	var loss float64
 	for lo := 0; lo < len(batch); lo += chunk {

@@ -31,6 +31,12 @@ type Config struct {
 	// (partitioned systems): at a due bucket boundary training waits
 	// while the dirty resident partitions are written.
 	Checkpoint CheckpointInterval
+	// NoMicroBatching keeps a batch that does not fit the GPU memory left
+	// to it whole (with a warning) instead of splitting it (MicroPlan).
+	NoMicroBatching bool
+	// MicroBatches, when positive, splits every batch into that many
+	// micro-batches whether or not it fits (for experiments).
+	MicroBatches int
 }
 
 // ErrConfig wraps every configuration error.
@@ -128,6 +134,10 @@ type engine struct {
 	ckpts           int
 	ckptBytes       float64
 	ckptWait        float64
+	// micro-batching (microbatch.go): the plan, and the epoch's duplicated
+	// rows and the bytes they move
+	micro               MicroPlan
+	dupRows, extraBytes float64
 }
 
 func newEngine(cfg Config) *engine {
@@ -178,6 +188,12 @@ func (e *engine) feedBatch(b int, done func()) {
 	if b != e.cfg.Training.Batch {
 		c = e.cost(b)
 	}
+	if e.micro.K > 1 {
+		var extra float64
+		c, extra = e.microCost(b)
+		e.dupRows += e.micro.DuplicatedRows * float64(b) / float64(e.cfg.Training.Batch)
+		e.extraBytes += extra
+	}
 	e.batches++
 	switch e.cfg.System.Batches {
 	case OnGPU:
@@ -192,6 +208,7 @@ func (e *engine) run() Report {
 	tr := cfg.Training
 	e.full = e.cost(tr.Batch)
 	r := Report{System: cfg.System.Name, Device: cfg.Profile.Name, Dataset: cfg.Dataset.Name, Dim: tr.Dim}
+	e.planMicro()
 	if cfg.System.Partitioned {
 		e.runPartitioned(&r)
 	} else {
@@ -245,6 +262,10 @@ func (e *engine) run() Report {
 		compute = e.cpu.log.spans
 	}
 	r.Timeline = Timeline(compute, e.gpu.log.spans, readSpans, writeSpans, end, n)
+	if e.micro.K > 1 {
+		r.MicroBatches, r.BatchPeakBytes, r.BatchBudgetBytes = e.micro.K, e.micro.Peak, e.micro.Budget
+		r.DuplicatedRows, r.ExtraTransferBytes = int64(math.Round(e.dupRows)), int64(math.Round(e.extraBytes))
+	}
 	r.Warnings = e.warnings
 	r.InsideCheckpoints, r.CheckpointBytes, r.CheckpointWaitSeconds = e.ckpts, int64(math.Round(e.ckptBytes)), e.ckptWait
 	return r
@@ -287,6 +308,24 @@ func (e *engine) checkpoint(k int) {
 		return
 	}
 	e.write.Transfer(float64(n)*e.pbytes, Write, done)
+}
+
+// planMicro decides the micro-batches (Config.Micro) and warns when a
+// batch cannot fit.
+func (e *engine) planMicro() {
+	cfg := e.cfg
+	mp, err := cfg.Micro()
+	e.micro = mp
+	switch {
+	case err != nil:
+		e.warnings = append(e.warnings, fmt.Sprintf("a batch does not fit in GPU memory: %v", err))
+		e.micro.K = 1
+	case !mp.Fits():
+		e.warnings = append(e.warnings, fmt.Sprintf("a batch needs %.2f GB of GPU memory and %.2f GB are left; micro-batching is off", GB(mp.Whole), GB(mp.Budget)))
+	}
+	if e.micro.K > 1 {
+		e.full, _ = e.microCost(cfg.Training.Batch)
+	}
 }
 
 // ioBound is the I/O time of the fewest loads and writes any order needs:
@@ -362,10 +401,7 @@ func (e *engine) runPartitioned(r *Report) {
 	pl := cfg.Plan
 	p := pl.P
 	r.Ordering, r.P, r.C = pl.Ordering, p, pl.C
-	e.pbytes = float64(cfg.System.PartitionBytes(cfg.Dataset.Nodes, p, cfg.Training.Dim))
-	if cfg.PartitionBytes > 0 {
-		e.pbytes = float64(cfg.PartitionBytes)
-	}
+	e.pbytes = cfg.partitionBytes()
 	r.PartitionBytes = int64(e.pbytes)
 	r.Counts = pl.Counts
 	r.ReadBytes, r.WriteBytes = pl.Counts.Bytes(r.PartitionBytes)

@@ -40,6 +40,18 @@ type Report struct {
 	InsideCheckpoints     int     `json:"inside_checkpoints,omitempty"`
 	CheckpointBytes       int64   `json:"checkpoint_bytes,omitempty"`
 	CheckpointWaitSeconds float64 `json:"checkpoint_wait_seconds,omitempty"`
+	// MicroBatches is the micro-batches each batch is split into when it
+	// does not fit in the GPU memory left to it (absent: it fits, or the
+	// system trains on the CPU); BatchPeakBytes is then the estimated peak
+	// of the largest micro-batch and BatchBudgetBytes that memory.
+	// DuplicatedRows are the rows gathered more than once in the epoch
+	// because of the split, and ExtraTransferBytes what moving them in and
+	// their gradients out costs (included in the epoch).
+	MicroBatches       int   `json:"micro_batches,omitempty"`
+	BatchPeakBytes     int64 `json:"batch_peak_bytes,omitempty"`
+	BatchBudgetBytes   int64 `json:"batch_budget_bytes,omitempty"`
+	DuplicatedRows     int64 `json:"duplicated_rows,omitempty"`
+	ExtraTransferBytes int64 `json:"extra_transfer_bytes,omitempty"`
 
 	Batches   int             `json:"batches"`
 	Events    int             `json:"events"`

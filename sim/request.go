@@ -46,6 +46,11 @@ type Request struct {
 	// CheckpointEvery is how often to checkpoint inside an epoch
 	// (ParseInterval: 30s or 64b; "" never).
 	CheckpointEvery string
+	// GPUMemory ("16GB"; "" = the device's) replaces the device's GPU
+	// memory (for GPU buffers and batches alike); NoMicroBatching keeps
+	// batches whole when they do not fit.
+	GPUMemory       string
+	NoMicroBatching bool
 }
 
 // Assemble resolves and checks every field of the request and returns the
@@ -95,9 +100,19 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	}
 	sys.Prefetch = sys.Prefetch && !q.NoPrefetch
 	sys.SyncWrites = sys.SyncWrites || q.SyncWrites
-	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed}
+	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed, NoMicroBatching: q.NoMicroBatching}
 	if sc.Checkpoint, err = ParseInterval(q.CheckpointEvery); err != nil {
 		return sc, nil, Inputf("--checkpoint-every %w", err)
+	}
+	if q.GPUMemory != "" {
+		mem, err := devices.ParseBytes(q.GPUMemory)
+		if err != nil {
+			return sc, nil, Inputf("--gpu-memory: %w", err)
+		}
+		if mem <= 0 {
+			return sc, nil, Inputf("--gpu-memory %s: must be positive", q.GPUMemory)
+		}
+		sc.Profile.GPU.Memory = mem
 	}
 	switch q.Edges {
 	case "uniform", "skewed", "":
@@ -251,6 +266,7 @@ var ResultColumns = plots.Columns{
 	{Field: "ReadBytes", Head: "read GB", Scale: 1e-9, Prec: 1},
 	{Field: "WriteBytes", Head: "write GB", Scale: 1e-9, Prec: 1},
 	{Field: "PrefetchableSwaps", Head: "prefetchable swaps"},
+	{Field: "MicroBatches", Head: "micro-batches"},
 	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},

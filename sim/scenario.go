@@ -40,6 +40,8 @@ type Scenario struct {
 	Histogram *Histogram
 	// Checkpoint is how often to checkpoint inside an epoch.
 	Checkpoint CheckpointInterval
+	// NoMicroBatching: see Config.
+	NoMicroBatching bool
 }
 
 // Capacity returns the buffer capacity the scenario runs with: the
@@ -57,7 +59,7 @@ func (s Scenario) Capacity() int {
 // Config builds the simulation input. A plan that the ordering cannot build
 // for (p, c) returns its error (orderings.ErrNotApplicable for a mismatch).
 func (s Scenario) Config() (Config, error) {
-	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, Checkpoint: s.Checkpoint}
+	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, Checkpoint: s.Checkpoint, NoMicroBatching: s.NoMicroBatching}
 	if !s.System.Partitioned {
 		return cfg, nil
 	}

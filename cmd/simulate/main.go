@@ -40,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
 	{Title: "What to train", Flags: []string{"dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
-	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every"}},
+	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "plan", "top"}},
 }
@@ -118,6 +118,8 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
 	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
 	fs.Int64Var(&q.Seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")
+	fs.StringVar(&q.GPUMemory, "gpu-memory", "", "the GPU's memory, e.g. 12GB (default: the device's): GPU buffers must fit in it, and a batch that does not fit what they leave is split into micro-batches")
+	fs.BoolVar(&q.NoMicroBatching, "no-micro-batching", false, "keep a batch that does not fit in GPU memory whole (warn) instead of splitting it into micro-batches")
 }
 
 func print(w io.Writer, format cli.Format, out Output) error {
@@ -145,6 +147,10 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	}
 	if len(out.Results) > 0 {
 		fmt.Fprintf(w, "÷ bound: epoch over max(compute alone, I/O of the fill + lower-bound swaps) — no schedule beats 1.00\n")
+		if r := out.Results[0]; r.MicroBatches > 1 {
+			fmt.Fprintf(w, "micro-batches: a batch does not fit the %.2f GB of GPU memory left to it; each is split into %d of at most %.2f GB, gathering %d rows more per epoch (%.1f GB moved, in the epoch time)\n",
+				sim.GB(r.BatchBudgetBytes), r.MicroBatches, sim.GB(r.BatchPeakBytes), r.DuplicatedRows, sim.GB(r.ExtraTransferBytes))
+		}
 		for _, msg := range out.Results[0].Warnings {
 			fmt.Fprintf(w, "warning: %s\n", msg)
 		}

@@ -94,10 +94,28 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int) error 
 		out.System.Name, out.Dataset, out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives, strings.Join(out.Devices, ", "))
 	fmt.Fprintf(w, "swept p ∈ {%s}, c ∈ {%s}, %d orderings: %d configurations, %d fit in memory",
 		sweep.JoinInts(out.Ps), sweep.JoinInts(out.Cs), len(out.Orderings), len(out.Rows), len(fit))
-	if len(fit) < len(out.Rows) {
-		fmt.Fprintf(w, " (the other %d need more than %.0f%% of the %s memory for c partitions plus staging buffers)", len(out.Rows)-len(fit), 100*out.MemoryShare, out.Rows[len(out.Rows)-1].Memory)
+	var bufferOut, batchOut, split, most int
+	for _, r := range out.Rows {
+		switch {
+		case float64(r.BufferBytes) > out.MemoryShare*float64(r.MemoryBytes):
+			bufferOut++
+		case !r.BatchFits:
+			batchOut++
+		case r.MicroBatches > 1:
+			split++
+			most = max(most, r.MicroBatches)
+		}
+	}
+	if bufferOut > 0 {
+		fmt.Fprintf(w, " (the other %d need more than %.0f%% of the %s memory for c partitions plus staging buffers)", bufferOut, 100*out.MemoryShare, out.Rows[len(out.Rows)-1].Memory)
 	}
 	fmt.Fprintln(w)
+	if batchOut > 0 {
+		fmt.Fprintf(w, "%d configurations do not fit because a batch does not fit the GPU memory left to it (micro-batching off, or not even one edge per micro-batch fits)\n", batchOut)
+	}
+	if split > 0 {
+		fmt.Fprintf(w, "%d of the configurations that fit split every batch into micro-batches (up to %d) to fit the GPU memory left to it; their epochs include moving the rows that micro-batches share\n", split, most)
+	}
 	if len(fit) == 0 {
 		fmt.Fprintln(w, "no configuration fits in memory: try a larger p or a smaller c (--json lists them all)")
 	} else {

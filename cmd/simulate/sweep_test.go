@@ -138,3 +138,27 @@ func TestSweepPlot(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "no configuration fits")
 }
+
+// TestSweepMicroBatching: with GE2's GPU buffer leaving 1.24 GB of a 12 GB
+// GPU, every configuration that fits splits its batches; without
+// micro-batching none fits, and the summary says why.
+func TestSweepMicroBatching(t *testing.T) {
+	args := []string{"sweep", "--system", "ge2", "--dim", "800", "--p", "128,256", "--gpu-memory", "12GB", "--memory-share", "0.95"}
+	out, errOut, code := runCmd(append(args, "--json")...)
+	require.Equal(t, 0, code, errOut)
+	var got SweepOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	fit := got.Fitting()
+	require.NotEmpty(t, fit)
+	for _, r := range fit {
+		assert.Equal(t, 3, r.MicroBatches, "p=%d %s", r.P, r.Ordering)
+		assert.True(t, r.BatchFits)
+	}
+	human, errOut, code := runCmd(args...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, human, "split every batch into micro-batches (up to 3)")
+	human, errOut, code = runCmd(append(args, "--no-micro-batching")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, human, ", 0 fit in memory")
+	assert.Contains(t, human, "do not fit because a batch does not fit the GPU memory left to it")
+}

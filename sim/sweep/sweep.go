@@ -46,8 +46,13 @@ type Row struct {
 	StagingBuffers int    `json:"staging_buffers"`
 	MemoryBytes    int64  `json:"memory_bytes"`
 	Memory         string `json:"memory"`
-	Fits           bool   `json:"fits"`
-	LowerBound     int    `json:"lower_bound_swaps"`
+	// Fits: the buffer fits in its memory share and every batch — split
+	// into MicroBatches when it must, unless micro-batching is off — fits
+	// in the GPU memory left to it.
+	Fits bool `json:"fits"`
+	// BatchFits is the second half of Fits.
+	BatchFits  bool `json:"batch_fits"`
+	LowerBound int  `json:"lower_bound_swaps"`
 	// IOBytes is read plus written bytes.
 	IOBytes int64 `json:"io_bytes"`
 	// Rank is the position among the rows that fit (1 = fastest), 0 for a
@@ -191,9 +196,10 @@ func plan(base sim.Request, g Grid, cs []int, sys sim.System, out *Output) ([]jo
 // index, so the output does not depend on scheduling.
 func simulate(jobs []job, out *Output) error {
 	type result struct {
-		rep sim.Report
-		na  *orderings.NotApplicableError
-		err error
+		rep       sim.Report
+		batchFits bool
+		na        *orderings.NotApplicableError
+		err       error
 	}
 	res := make([]result, len(jobs))
 	var wg sync.WaitGroup
@@ -209,6 +215,8 @@ func simulate(jobs []job, out *Output) error {
 				}
 				if err == nil {
 					cfg.TimelineSlices = 1
+					mp, merr := cfg.Micro()
+					res[i].batchFits = merr == nil && mp.Fits()
 					res[i].rep, err = sim.Run(cfg)
 				}
 				res[i].err = err
@@ -237,7 +245,8 @@ func simulate(jobs []job, out *Output) error {
 		}
 		out.Rows = append(out.Rows, Row{
 			Report: r.rep, BufferBytes: j.fits.Bytes, StagingBuffers: j.fits.Staging,
-			MemoryBytes: j.fits.Limit, Memory: j.fits.Where, Fits: j.fits.FitsIn(out.MemoryShare),
+			MemoryBytes: j.fits.Limit, Memory: j.fits.Where, BatchFits: r.batchFits,
+			Fits:       j.fits.FitsIn(out.MemoryShare) && r.batchFits,
 			LowerBound: j.lb, IOBytes: r.rep.ReadBytes + r.rep.WriteBytes,
 		})
 	}
@@ -389,6 +398,8 @@ var Columns = plots.Columns{
 	{Field: "MemoryBytes"},
 	{Field: "Memory"},
 	{Field: "Fits"},
+	{Field: "BatchFits"},
+	{Field: "MicroBatches"},
 	{Field: "Swaps", Head: "swaps"},
 	{Field: "LowerBound"},
 	{Field: "ReadBytes"},

@@ -1,6 +1,7 @@
 // Package workload is the vocabulary the simulator and every engine share
 // for what is trained: the score functions, parsed one way everywhere, and
-// the one table of dataset sizes.
+// the one table of dataset sizes, and the peak device memory of a batch of
+// a given shape (EstimateBatch).
 package workload
 
 import (

@@ -1,0 +1,224 @@
+package experiments
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/micro"
+	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/sim/workload"
+)
+
+func init() {
+	register(Experiment{Name: "betty-fig16", Description: "Betty Figures 11 and 16: duplicated rows, bytes to the GPU and peak memory against the number of micro-batches for REG, range and random splits of a Freebase86m-shaped batch (d = 100…800)", Run: BettyFig16})
+	register(Experiment{Name: "betty-fig12", Description: "Betty Figure 12 / Table 6: peak memory and epoch time as micro-batches grow — Marius and DGL-KE on p3.2xlarge, Freebase86m, d = 100…800 (simulated)", Run: BettyFig12})
+	register(Experiment{Name: "betty-table7", Description: "Betty Table 7: the batch-memory estimator against the bytes the CPU engine allocates per micro-batch, and the engine's time per batch as micro-batches grow (measured, about a minute)", Run: BettyTable7, Slow: true})
+}
+
+// BettyDims are the embedding dimensions of the Betty experiments.
+var BettyDims = []int{100, 400, 800}
+
+// BettyKs are the micro-batch counts of Figures 11 and 16.
+var BettyKs = []int{1, 2, 4, 8, 16}
+
+// BettyBatch is the Freebase86m-shaped batch: Marius's 50,000 edges in
+// chunks of 1,000 sharing 1,000 negatives (half drawn by degree), from a
+// generated graph with the nodes of two partitions of Freebase86m at
+// p = 32 (1/16 of its 86.1M nodes) and its power-law degrees.
+func BettyBatch(edges, chunk, negatives int) (micro.Batch, graph.Preset, error) {
+	p, err := graph.LookupPreset("freebase86m")
+	if err != nil {
+		return micro.Batch{}, p, err
+	}
+	if p, err = p.Scaled(1.0 / 16); err != nil {
+		return micro.Batch{}, p, err
+	}
+	b, err := micro.SampleBatch(p, 1, edges, chunk, negatives, 0.5)
+	return b, p, err
+}
+
+// bettyTable6 is Betty Table 6 (micro-batch columns): 2-layer GraphSAGE
+// with the mean aggregator on ogbn-products — first-layer input nodes,
+// training time per epoch (s) and CUDA memory (GB) by number of batches.
+var bettyTable6 = map[int]struct{ inputs, seconds, gb float64 }{
+	1: {1_829_066, 0.49, 6.38}, 2: {2_277_172, 0.5841, 3.56}, 4: {2_964_874, 0.7551, 2.12},
+	8: {4_061_037, 0.8535, 1.27}, 16: {4_980_601, 1.2219, 0.71}, 32: {6_335_635, 1.6699, 0.46}, 64: {7_820_693, 2.5511, 0.29},
+}
+
+func gb(b int64) string { return fmt.Sprintf("%.3f", float64(b)/1e9) }
+
+// BettyFig16 splits one Freebase86m-shaped batch into 1…16 micro-batches
+// three ways and reports, per split, the rows gathered, the duplicated
+// rows, the bytes sent to the GPU and the peak and mean micro-batch
+// memory (estimator, every chunk of a micro-batch on the GPU at once).
+func BettyFig16() (Result, error) {
+	b, _, err := BettyBatch(50_000, 1_000, 1_000)
+	if err != nil {
+		return Result{}, err
+	}
+	ix := micro.NewIndex(b, true)
+	r := Result{Name: "betty-fig16", Title: "Betty Fig. 11/16 on a Freebase86m-shaped batch (ComplEx, 50,000 edges, chunks of 1,000 sharing 1,000 negatives)",
+		Header: []string{"micro-batches", "split", "gathered rows", "duplicated rows", "gathered ÷ rows", "H2D GB d=400", "peak GB d=100", "peak GB d=400", "peak GB d=800", "peak ÷ mean d=400"}}
+	dup := map[micro.Method]*Series{}
+	peak := map[micro.Method]*Series{}
+	for _, m := range micro.Methods {
+		dup[m] = &Series{Name: string(m)}
+		peak[m] = &Series{Name: string(m)}
+	}
+	for _, k := range BettyKs {
+		for _, m := range micro.Methods {
+			parts, err := micro.Split(b, ix, k, m, 1)
+			if err != nil {
+				return r, err
+			}
+			row := []string{strconv.Itoa(k), string(m)}
+			var st400 micro.Stats
+			peaks := make([]string, len(BettyDims))
+			for i, d := range BettyDims {
+				st := ix.Measure(b, parts, workload.ComplEx, d, 0)
+				peaks[i] = gb(st.PeakBytes)
+				if d == 400 {
+					st400 = st
+				}
+			}
+			row = append(row, strconv.FormatInt(st400.GatheredRows, 10), strconv.FormatInt(st400.DuplicatedRows, 10),
+				fmt.Sprintf("%.3f", float64(st400.GatheredRows)/float64(st400.Rows)), gb(st400.H2DBytes))
+			row = append(row, peaks...)
+			row = append(row, fmt.Sprintf("%.3f", float64(st400.PeakBytes)/float64(st400.MeanBytes)))
+			r.Rows = append(r.Rows, row)
+			if k > 1 { // log scale: one micro-batch duplicates nothing
+				dup[m].X, dup[m].Y = append(dup[m].X, float64(k)), append(dup[m].Y, float64(st400.DuplicatedRows))
+			}
+			peak[m].X, peak[m].Y = append(peak[m].X, float64(k)), append(peak[m].Y, float64(st400.PeakBytes)/1e9)
+		}
+	}
+	c16 := Chart{File: "betty-fig16", Title: "Duplicated rows against micro-batches (Freebase86m-shaped batch)", XLabel: "micro-batches", YLabel: "duplicated rows", LogY: true}
+	c11 := Chart{File: "betty-fig11", Title: "Peak micro-batch memory, d = 400", XLabel: "micro-batches", YLabel: "peak GB"}
+	for _, m := range micro.Methods {
+		c16.Series = append(c16.Series, *dup[m])
+		c11.Series = append(c11.Series, *peak[m])
+	}
+	r.Charts = []Chart{c16, c11}
+	r.Notes = []string{
+		"The paper (GraphSAGE on ogbn-products, Fig. 16): at 64 batches REG cuts redundant input nodes to 5.8M against 118M for range, random and Metis; up to 49.2% and on average 28.4% less redundancy. Fig. 11: up to 48.3% (37.7% on average) less peak memory than the other partitions.",
+		"What transfers: a row needed by several micro-batches is gathered and moved once per micro-batch, and a split that keeps what shares rows together moves less and peaks lower; random splitting is the worst by far here (every chunk's 1,000 shared negatives land in every micro-batch).",
+		"What does not: in a GNN the shared rows are multi-hop neighbourhoods a partition can keep together; in a shuffled batch of a knowledge graph most shared rows are each chunk's negatives, which range splitting already keeps whole, and few node rows repeat (power-law hubs). So REG duplicates 3–22% fewer rows than range here (2 to 16 micro-batches), short of the paper's 49% at 64, and 84–96% fewer than random; its peak equals range's (peak ÷ mean is higher only because its mean is lower).",
+		"Peak is the estimator (workload.EstimateBatch) on each micro-batch's exact shape with every chunk computed at once, as a GPU engine would; the CPU engine computes one chunk at a time (see betty-table7).",
+	}
+	return r, nil
+}
+
+// BettyFig12 simulates one epoch with every batch split into 1…64
+// micro-batches: the peak GPU memory of a (micro-)batch and the epoch.
+func BettyFig12() (Result, error) {
+	prof, err := devices.Preset("p3.2xlarge")
+	if err != nil {
+		return Result{}, err
+	}
+	ds, err := sim.LookupDataset("freebase86m")
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Name: "betty-fig12", Title: "Betty Fig. 12 / Table 6: peak memory and epoch time against micro-batches (Freebase86m, p3.2xlarge, simulated)",
+		Header: []string{"system", "d", "micro-batches", "peak GB", "epoch min", "extra transfer GB", "duplicated rows", "paper GB", "paper s"}}
+	ks := []int{1, 2, 4, 8, 16, 32, 64}
+	var charts []Chart
+	for _, name := range []string{"marius", "dglke"} {
+		sys, err := sim.LookupSystem(name)
+		if err != nil {
+			return r, err
+		}
+		mem := Chart{File: "betty-fig12-" + name + "-memory", Title: name + ": peak batch memory", XLabel: "micro-batches", YLabel: "GB"}
+		ep := Chart{File: "betty-fig12-" + name + "-epoch", Title: name + ": epoch", XLabel: "micro-batches", YLabel: "minutes"}
+		for _, d := range BettyDims {
+			ms := Series{Name: "d=" + strconv.Itoa(d)}
+			es := Series{Name: ms.Name}
+			for _, k := range ks {
+				sc := sim.Scenario{System: sys, Profile: prof, Dataset: ds, Training: sim.DefaultTraining(ds, d), P: 32, C: 8, Policy: orderings.Belady}
+				cfg, err := sc.Config()
+				if err != nil {
+					return r, err
+				}
+				cfg.MicroBatches = k
+				mp, err := cfg.Micro()
+				if err != nil {
+					return r, err
+				}
+				rep, err := sim.Run(cfg)
+				if err != nil {
+					return r, err
+				}
+				p := bettyTable6[k]
+				r.Rows = append(r.Rows, []string{name, strconv.Itoa(d), strconv.Itoa(k), gb(mp.Peak), fmt.Sprintf("%.1f", rep.EpochSeconds/60),
+					gb(rep.ExtraTransferBytes), strconv.FormatInt(rep.DuplicatedRows, 10), fmt.Sprintf("%.2f", p.gb), fmt.Sprintf("%.2f", p.seconds)})
+				ms.X, ms.Y = append(ms.X, float64(k)), append(ms.Y, float64(mp.Peak)/1e9)
+				es.X, es.Y = append(es.X, float64(k)), append(es.Y, rep.EpochSeconds/60)
+			}
+			mem.Series = append(mem.Series, ms)
+			ep.Series = append(ep.Series, es)
+		}
+		charts = append(charts, mem, ep)
+	}
+	r.Charts = charts
+	r.Notes = []string{
+		"Paper columns: Betty Table 6 (2-layer GraphSAGE, mean aggregator, ogbn-products): CUDA memory and time per epoch by number of micro-batches; their memory falls 22× from 1 to 64 micro-batches while time grows 5.2×, from redundant input nodes (4.3× at 64) and lower GPU utilisation.",
+		"Ours: peak memory falls with micro-batches until the per-chunk working sets dominate, and the epoch grows only by moving duplicated rows (rows drawn uniformly from the bucket's two partitions: few repeat, so little is added). Marius is disk-bound at p = 32, so even that is hidden; DGL-KE's synchronous batches show it. The simulator has no per-kernel launch or utilisation cost, which is most of the paper's time growth: our epoch times are a lower bound for many micro-batches.",
+	}
+	return r, nil
+}
+
+// BettyTable7 measures the CPU engine: a Freebase86m-shaped batch of 4,000
+// edges (chunks of 500 sharing 500 negatives) split into 1…8 micro-batches
+// by REG at d = 100, 400, 800 with Dot and ComplEx. Per row: the largest
+// micro-batch's estimated and allocated bytes, the largest error of any
+// micro-batch, and the batch's wall time.
+func BettyTable7() (Result, error) {
+	b, p, err := BettyBatch(4_000, 500, 500)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Name: "betty-table7", Title: "Betty Table 7: estimated against allocated bytes per micro-batch (CPU engine, 4,000-edge batch, chunks of 500, 500 negatives)",
+		Header: []string{"model", "d", "micro-batches", "estimated MB", "allocated MB", "worst error %", "batch s"}}
+	tc := Chart{File: "betty-table7-time", Title: "CPU engine: one batch's time against micro-batches (ComplEx)", XLabel: "micro-batches", YLabel: "seconds"}
+	for _, kind := range []workload.Model{workload.Dot, workload.ComplEx} {
+		for _, d := range BettyDims {
+			s := Series{Name: fmt.Sprintf("d=%d", d)}
+			for _, k := range []int{1, 2, 4, 8} {
+				h := realrun.Hyper{Training: sim.Training{Model: kind, Dim: d, Batch: b.Edges(), Negatives: 500, ChunkSize: 500}, LR: 0.1, Workers: 1,
+					Micro: realrun.MicroBatching{Count: k, Split: micro.REG, Seed: 1}}
+				m, err := realrun.MeasureMicroBatches(h, b, p.Relations, 1)
+				if err != nil {
+					return r, err
+				}
+				var est, got int64
+				var worst float64
+				for i := range m.Allocated {
+					est, got = max(est, m.Estimated[i]), max(got, m.Allocated[i])
+					e := 100 * float64(m.Estimated[i]-m.Allocated[i]) / float64(m.Allocated[i])
+					if e*e > worst*worst {
+						worst = e
+					}
+				}
+				r.Rows = append(r.Rows, []string{string(kind), strconv.Itoa(d), strconv.Itoa(k), fmt.Sprintf("%.2f", float64(est)/1e6), fmt.Sprintf("%.2f", float64(got)/1e6),
+					fmt.Sprintf("%+.2f", worst), fmt.Sprintf("%.2f", m.Seconds)})
+				if kind == workload.ComplEx {
+					s.X, s.Y = append(s.X, float64(k)), append(s.Y, m.Seconds)
+				}
+			}
+			if kind == workload.ComplEx {
+				tc.Series = append(tc.Series, s)
+			}
+		}
+	}
+	r.Charts = []Chart{tc}
+	r.Notes = []string{
+		"The paper (Table 7, LSTM aggregator): estimation error 3.2–8.2% against PyTorch's CUDA allocator.",
+		"Ours is the CPU engine's device buffers (gathered rows, gradient sums, indices, one chunk's working set) against Go's heap allocation counter: it checks that the formula counts every buffer the engine allocates at its size. It cannot see a GPU allocator's caching and fragmentation; the GPU check (driver free-memory readings) waits for a session with a GPU.",
+		"Batch time includes the allocation-counter collections (one per micro-batch boundary); the micro-batched batch does the same arithmetic, so its time grows only by gathering duplicated rows and by those collections.",
+	}
+	return r, nil
+}
