@@ -93,7 +93,7 @@ func Quality() (Result, error) {
 		fmt.Sprintf("Graph: WordNet 3.0 (Debian wordnet-base), the 18 WN18 relation types, synsets with at least %d triples: %d entities, %d train / %d valid / %d test triples (WN18: 40,943 entities, 141,442 / 5,000 / 5,000).",
 			QualityMinDegree, split.Entities, len(split.Train), len(split.Valid), len(split.Test)),
 		fmt.Sprintf("Training: realrun's defaults for an edge file with relations — %s, d=%d, batch %d, %d negatives, lr %g, %d workers, p=%d c=%d (%s).",
-			out.Model, out.Dim, out.Batch, out.Negatives, o.LR, out.Workers, out.P, out.C, out.ModelChoice),
+			out.Model, out.Dim, out.Batch, out.Negatives, out.LR, out.Workers, out.P, out.C, out.ModelChoice),
 		fmt.Sprintf("Whole run: %.1f s of wall time (generation of the work directory, %d epochs, checkpoints and every evaluation); last epoch: filtered MRR %.3f, Hits@10 %.3f, random MRR %.5f.",
 			wall, len(out.Epochs), last.MRR, last.HitsAt10, last.Quality.Baseline),
 		"Published, for comparable graphs (filtered MRR / Hits@1 / Hits@10): WN18 with ComplEx 0.941 / 0.936 / 0.947 (Trouillon et al., ICML 2016, Table 4); WN18RR with ComplEx 0.44 / 0.41 / 0.51 (Dettmers et al., AAAI 2018, Table 5).",

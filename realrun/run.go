@@ -349,7 +349,7 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 	out := Output{
 		Ordering: plan.Ordering, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
 		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
-		Model: string(h.Model), LR: float64(h.LR), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
+		Model: string(h.Model), LR: float64(float32ToDecimal(h.LR)), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
 		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),
 	}
 	first := 1
@@ -487,4 +487,11 @@ func (out Output) CheckpointSummary() string {
 		return ""
 	}
 	return fmt.Sprintf("checkpoints inside epochs: %d, %.1f MB written, training waited %.1f s for them", n, float64(bytes)/1e6, secs)
+}
+
+// float32ToDecimal is the shortest decimal that reads back as x (0.3, not
+// 0.30000001192092896), for printing a float32 hyper-parameter.
+func float32ToDecimal(x float32) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+	return v
 }
