@@ -2,6 +2,7 @@ package realrun
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -36,7 +37,17 @@ type Calibration struct {
 	CopyBW          float64 `json:"-"`
 	// Compute: one row per microbenchmark.
 	Points []CalPoint `json:"points"`
+	// GPU is the GPU's calibration (pinned H2D/D2H at partition size, its
+	// memory and the CUDA engine's rate at GPUShape), written into the
+	// profile's pcie and gpu; nil when there is none, NoGPU says why.
+	GPU   *GPUCalibration `json:"gpu,omitempty"`
+	NoGPU string          `json:"no_gpu,omitempty"`
 }
+
+// GPUShape is the training shape the GPU is calibrated at when `realrun
+// calibrate` finds one: Dot, d=100, batches of 50,000 edges in chunks of
+// 1,000 sharing 1,000 negatives (the throughput shape of the GPU issue).
+var GPUShape = Hyper{Training: sim.Training{Model: sim.Dot, Dim: 100, Batch: 50_000, Negatives: 1_000, ChunkSize: 1_000}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
 
 // CalPoint is one compute microbenchmark.
 type CalPoint struct {
@@ -107,6 +118,22 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 			BatchEdges: max(train.Dot.Edges, 1), GatherBW: devices.Bandwidth(cal.CopyBW),
 			Train: train,
 		},
+	}
+	if !opt.DiskOnly {
+		h := GPUShape
+		gc, err := CalibrateGPU(opt.FileBytes, h, max(opt.FileBytes/int64(8*h.Dim), 1))
+		var na *EngineUnavailable
+		switch {
+		case errors.As(err, &na):
+			cal.NoGPU = na.Error()
+		case err != nil:
+			return cal, fmt.Errorf("gpu calibration: %w", err)
+		default:
+			if err := gc.Apply(&cal.Profile, h); err != nil {
+				return cal, err
+			}
+			cal.GPU = &gc
+		}
 	}
 	if err := cal.Profile.Validate(); err != nil {
 		return cal, fmt.Errorf("calibrated profile: %w", err)

@@ -236,7 +236,7 @@ func CalibrateGPU(partitionBytes int64, h Hyper, rows int64) (GPUCalibration, er
 // edges per second at this shape; like the CPU's calibration, valid for
 // this shape).
 func (c GPUCalibration) Apply(p *devices.Profile, h Hyper) error {
-	t := sim.Training{Model: sim.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, ChunkSize: h.ChunkSize}
+	t := h.Training
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("gpu calibration shape: %w", err)
 	}

@@ -88,7 +88,11 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	header := []byte("# Measured by `realrun calibrate`: disk figures from O_DIRECT transfers of\n# partition-sized scratch files, cpu.train from the CPU engine on synthetic\n# in-memory buckets. No GPU is recorded (none was found).\n")
+	gpu := "No GPU is recorded: " + cal.NoGPU + ".\n"
+	if cal.GPU != nil {
+		gpu = fmt.Sprintf("pcie and gpu from %s: pinned copies of partition size and the CUDA engine at %s.\n", cal.GPU.Name, cal.GPU.Shape)
+	}
+	header := []byte("# Measured by `realrun calibrate`: disk figures from O_DIRECT transfers of\n# partition-sized scratch files, cpu.train from the CPU engine on synthetic\n# in-memory buckets. " + gpu)
 	if err := cli.WriteFileAtomic(*out, func(w io.Writer) error {
 		if _, err := w.Write(header); err != nil {
 			return err
@@ -107,6 +111,9 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 		{"disk read (O_DIRECT)", fmt.Sprintf("%.0f MB/s", float64(p.Disk.Read)/1e6)}, {"disk write (O_DIRECT)", fmt.Sprintf("%.0f MB/s", float64(p.Disk.Write)/1e6)},
 		{"reads + writes at once", fmt.Sprintf("%.0f MB/s", cal.BothBW/1e6)}, {"full duplex", strconv.FormatBool(p.Disk.FullDuplex)},
 		{"request latency", fmt.Sprintf("%.0f µs", cal.LatencySeconds*1e6)}, {"memory copy", fmt.Sprintf("%.1f GB/s", cal.CopyBW/1e9)},
+	}
+	if g := cal.GPU; g != nil {
+		t.Rows = append(t.Rows, []string{"GPU " + g.Name, fmt.Sprintf("H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at %s", g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.Shape)})
 	}
 	for _, k := range []string{"dot", "distmult", "complex"} {
 		tc, _ := p.CPU.Train.For(k)
