@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tierflow/tierflow/devices"
+
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/graph"
@@ -49,6 +51,12 @@ type Options struct {
 	// ranked (a seeded sample).
 	Eval, EvalProtocol   string
 	EvalEvery, EvalEdges int
+	// MicroBatchMemory ("" for none, e.g. "2GB") is the memory one batch
+	// may take; a batch that needs more is split into the fewest
+	// micro-batches that fit (or MicroBatches, when positive), with one
+	// Adagrad step per row after the last (see MicroBatching).
+	MicroBatchMemory string
+	MicroBatches     int
 	// Engine is the training engine ("cpu" or "cuda"); Buffer, for the
 	// CUDA engine, where the partition slots live ("gpu" or "host").
 	Engine, Buffer string
@@ -199,6 +207,18 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 	}
 	spec = DataSpec{Dataset: o.Dataset, Scale: o.Scale, Edges: o.Edges, Valid: o.Valid, Test: o.Test,
 		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: workdir}
+	var mb MicroBatching
+	if o.MicroBatchMemory != "" {
+		b, err := devices.ParseBytes(o.MicroBatchMemory)
+		if err != nil {
+			return spec, h, nil, sim.Inputf("--micro-batch-memory: %w", err)
+		}
+		mb.Budget = int64(b)
+	}
+	if o.MicroBatches < 0 {
+		return spec, h, nil, sim.Inputf("--micro-batches %d: must not be negative", o.MicroBatches)
+	}
+	mb.Count = o.MicroBatches
 	def := GraphDefaults[kind.UsesRelations()]
 	if o.LR == 0 {
 		o.LR = def.LR
@@ -207,7 +227,10 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 		o.DegreeFrac = def.DegreeFrac
 	}
 	h = Hyper{Training: sim.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
-		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers}
+		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb}
+	if err := mb.Check(h); err != nil {
+		return spec, h, nil, sim.Inputf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
+	}
 	return spec, h, plan, nil
 }
 

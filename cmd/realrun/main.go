@@ -112,6 +112,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
 	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
+	fs.StringVar(&o.MicroBatchMemory, "micro-batch-memory", "", "split a batch needing more than `SIZE` (e.g. 2GB) into the fewest micro-batches that fit; one Adagrad step per row after the last")
+	fs.IntVar(&o.MicroBatches, "micro-batches", 0, "split every batch into N micro-batches (0: only with --micro-batch-memory)")
 	fs.StringVar(&o.Engine, "engine", realrun.Defaults.Engine, "training engine: cpu, or cuda (a build with -tags cuda: make build-cuda)")
 	fs.StringVar(&o.Buffer, "buffer", "", "with --engine cuda: gpu (partition slots in GPU memory, default) or host (partitions in host memory, rows shipped per batch)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
@@ -155,7 +157,7 @@ var help = cli.Help{
 	Groups: []cli.FlagGroup{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "policy", "plan", "no-prefetch", "workdir"}},
-		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "workers", "resume", "checkpoint-every", "progress", "cpuprofile"}},
+		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "micro-batch-memory", "micro-batches", "workers", "resume", "checkpoint-every", "progress", "cpuprofile"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "device", "plot"}},
