@@ -33,7 +33,7 @@ type Epoch struct {
 	EdgesPerSecond float64     `json:"edges_per_second"`
 	IO             []IOEvent   `json:"io,omitempty"`
 	Buckets        []BucketRun `json:"buckets,omitempty"`
-	// Checksums are the CRC-64 of every partition as written this epoch.
+	// Checksums are the CRC-32C of every partition as written this epoch.
 	Checksums map[int]uint64 `json:"-"`
 	// CheckpointSeconds is the time to commit the epoch's checkpoint
 	// (not part of EpochSeconds).

@@ -12,7 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/crc64"
+	"hash/crc32"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -23,9 +23,10 @@ import (
 )
 
 // Version is the on-disk format version; Open refuses any other. Version
-// 2 added CRC-64 checksums of every data file (Manifest.Checksums) and of
-// every checkpoint file (checksums.json), and checkpoints inside an epoch.
-const Version = 2
+// 2 added checksums of every data file (Manifest.Checksums) and of every
+// checkpoint file (checksums.json), and checkpoints inside an epoch;
+// version 3 computes them as CRC-32C (Checksum) instead of CRC-64.
+const Version = 3
 
 // ErrVersion is wrapped by Open when the manifest has another version.
 var ErrVersion = errors.New("format version mismatch")
@@ -60,11 +61,11 @@ type Manifest struct {
 	Test           int64 `json:"test_edges"`
 	// Buckets are the training edges per bucket, Buckets[src][dst].
 	Buckets [][]int64 `json:"buckets"`
-	// Checksums are the CRC-64 (ECMA) of every bucket, split, degree and
+	// Checksums are the CRC-32C of every bucket, split, degree and
 	// permutation file, by path relative to the work directory; every
 	// read checks them.
 	Checksums map[string]uint64 `json:"checksums"`
-	// Inputs are the CRC-64 of the edge files the directory was built
+	// Inputs are the CRC-32C of the edge files the directory was built
 	// from, by path: a work directory is reused (and resumed) only for
 	// the same input.
 	Inputs map[string]uint64 `json:"inputs,omitempty"`
@@ -340,7 +341,7 @@ type Builder struct {
 	pending  [][]Edge // per bucket, flushed in blocks
 	sums     []uint64 // per bucket, updated as blocks are flushed
 	splits   [2]*bufio.Writer
-	splitSum [2]hash.Hash64
+	splitSum [2]hash.Hash32
 	files    [2]*os.File
 	edgeBuf  [edgeBytes]byte
 }
@@ -396,7 +397,7 @@ func NewBuilder(dir, source string, nodes int64, relations, p int, seed int64) (
 			return nil, err
 		}
 		b.files[k] = f
-		b.splitSum[k] = crc64.New(crcTable)
+		b.splitSum[k] = crc32.New(crcTable)
 		b.splits[k] = bufio.NewWriterSize(io.MultiWriter(f, b.splitSum[k]), 1<<16)
 	}
 	return b, nil
@@ -460,7 +461,7 @@ func (b *Builder) flushBucket(i, j int) error {
 	for n, e := range b.pending[k] {
 		putEdge(data[n*edgeBytes:], e)
 	}
-	b.sums[k] = crc64.Update(b.sums[k], crcTable, data)
+	b.sums[k] = uint64(crc32.Update(uint32(b.sums[k]), crcTable, data))
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
@@ -507,7 +508,7 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 		if err := b.splits[k].Flush(); err != nil {
 			return err
 		}
-		b.m.Checksums[name] = b.splitSum[k].Sum64()
+		b.m.Checksums[name] = uint64(b.splitSum[k].Sum32())
 		if err := b.files[k].Close(); err != nil {
 			return err
 		}
@@ -564,18 +565,18 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 // SetInputs records the checksums of the input files (Manifest.Inputs).
 func (b *Builder) SetInputs(sums map[string]uint64) { b.m.Inputs = sums }
 
-// FileChecksum is the CRC-64 of a file's content, read in a stream.
+// FileChecksum is the CRC-32C of a file's content, read in a stream.
 func FileChecksum(path string) (uint64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	h := crc64.New(crcTable)
+	h := crc32.New(crcTable)
 	if _, err := io.Copy(h, f); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	return h.Sum64(), nil
+	return uint64(h.Sum32()), nil
 }
 
 // AddFile writes an extra file (such as the id table of an edge file)

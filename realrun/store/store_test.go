@@ -185,7 +185,7 @@ func TestPermutation(t *testing.T) {
 	assert.Len(t, seen, 100)
 }
 
-// BenchmarkChecksum is the CRC-64 every partition load is checked with,
+// BenchmarkChecksum is the CRC-32C every partition load is checked with,
 // over a 20 MB partition (twitter at its default scale).
 func BenchmarkChecksum(b *testing.B) {
 	buf := make([]byte, 20<<20)
