@@ -1,0 +1,168 @@
+package experiments
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/sim"
+)
+
+func pairNames(ps []rankPair) [][2]string {
+	out := [][2]string{}
+	for _, p := range ps {
+		out = append(out, [2]string{p.fast.name, p.slow.name})
+	}
+	return out
+}
+
+func TestRankDisagreements(t *testing.T) {
+	tests := []struct {
+		name            string
+		pts             []rankPoint
+		old, nonOverlap [][2]string
+	}{
+		{
+			name: "prediction agrees",
+			pts: []rankPoint{
+				{name: "a", measured: 10, lo: 9, hi: 11, predicted: 9},
+				{name: "b", measured: 20, lo: 19, hi: 21, predicted: 18},
+			},
+			old: [][2]string{}, nonOverlap: [][2]string{},
+		},
+		{
+			name: "disjoint ranges predicted the other way count both ways",
+			pts: []rankPoint{
+				{name: "a", measured: 10, lo: 9, hi: 11, predicted: 19},
+				{name: "b", measured: 20, lo: 19, hi: 21, predicted: 18},
+			},
+			old: [][2]string{{"a", "b"}}, nonOverlap: [][2]string{{"a", "b"}},
+		},
+		{
+			name: "medians 10% apart but ranges overlap: old criterion only",
+			pts: []rankPoint{
+				{name: "a", measured: 10, lo: 8, hi: 12, predicted: 9},
+				{name: "b", measured: 11, lo: 10.5, hi: 13, predicted: 9},
+			},
+			old: [][2]string{{"a", "b"}}, nonOverlap: [][2]string{},
+		},
+		{
+			name: "medians 3% apart with disjoint ranges: non-overlap only",
+			pts: []rankPoint{
+				{name: "a", measured: 10, lo: 9.9, hi: 10.1, predicted: 12},
+				{name: "b", measured: 10.3, lo: 10.2, hi: 10.4, predicted: 11},
+			},
+			old: [][2]string{}, nonOverlap: [][2]string{{"a", "b"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			old, nonOverlap := rankDisagreements(tc.pts)
+			assert.Equal(t, tc.old, pairNames(old))
+			assert.Equal(t, tc.nonOverlap, pairNames(nonOverlap))
+		})
+	}
+}
+
+func TestComputeSpread(t *testing.T) {
+	tests := []struct {
+		name            string
+		med, lo, hi     []float64
+		between, within float64
+		disjoint        int
+	}{
+		{"none", nil, nil, nil, 0, 0, 0},
+		// Medians 9, 10, 11 (mean 10): between (11−9)/10 = 20%; repeat
+		// ranges 0.9/9, 1/10, 1.1/11 = 10% each; 9's range [8.5, 9.4]
+		// lies below both others; 10's [9.5, 10.5] touches 11's
+		// [10.5, 11.6], which counts as overlapping.
+		{"beyond the noise", []float64{9, 10, 11}, []float64{8.5, 9.5, 10.5}, []float64{9.4, 10.5, 11.6}, 0.2, 0.1, 2},
+		// Medians 10 and 10.5: between 0.5/10.25; ranges 2/10 and 2.1/10.5 = 20%.
+		{"within the noise", []float64{10, 10.5}, []float64{9, 9.5}, []float64{11, 11.6}, 0.5 / 10.25, 0.2, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, w, d := computeSpread(tc.med, tc.lo, tc.hi)
+			assert.InDelta(t, tc.between, b, 1e-12)
+			assert.InDelta(t, tc.within, w, 1e-12)
+			assert.Equal(t, tc.disjoint, d)
+		})
+	}
+}
+
+func TestOrderingRunsMedianAndSpan(t *testing.T) {
+	rep := func(epoch, compute float64) realrun.Comparison {
+		return realrun.Comparison{Measured: sim.Report{EpochSeconds: epoch, ComputeSeconds: compute}}
+	}
+	o := orderingRuns{name: "x", cmps: []realrun.Comparison{rep(12, 8), rep(10, 9), rep(11, 7)}}
+	assert.Equal(t, 2, o.median(), "the 11 s epoch is the median")
+	lo, hi := o.span(epochOf)
+	assert.Equal(t, [2]float64{10, 12}, [2]float64{lo, hi})
+	lo, hi = o.span(computeOf)
+	assert.Equal(t, [2]float64{7, 9}, [2]float64{lo, hi})
+	// An even count keeps the upper median, as realrun.RunAndCompare does.
+	o.cmps = append(o.cmps, rep(13, 8))
+	assert.Equal(t, 0, o.median(), "sorted 10 11 12 13: index 2 of the sorted is the 12 s epoch")
+}
+
+func TestValidateRegistrationAndExtraConfig(t *testing.T) {
+	for _, name := range []string{"validate", "validate-extra"} {
+		e, err := Lookup(name)
+		require.NoError(t, err)
+		assert.True(t, e.Slow, "%s runs real training for minutes", name)
+	}
+	assert.NotContains(t, ValidateConfigs, ValidateExtra, "the extra configuration is one the model was not tuned on")
+	// At least three of the orderings must be defined for its (p, c).
+	defined := 0
+	for _, n := range ValidateOrderings {
+		if _, err := orderings.Build(n, ValidateExtra.P, ValidateExtra.C, orderings.Belady, 0); err == nil {
+			defined++
+		} else {
+			assert.ErrorIs(t, err, orderings.ErrNotApplicable, n)
+		}
+	}
+	assert.GreaterOrEqual(t, defined, 3)
+}
+
+// TestValidateTinyEndToEnd runs the validation's code path for real on a
+// configuration small enough for seconds: every ordering ValidateRepeats
+// times, interleaved, bytes checked in every repeat.
+func TestValidateTinyEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains for real (seconds)")
+	}
+	r, err := validate("validate-tiny", "tiny", []ValidateConfig{{"twitter", 0.0003, model.Dot, 16, 10, 1000, 4, 3, "tiny"}})
+	require.NoError(t, err)
+	require.Len(t, r.Rows, len(ValidateOrderings))
+	med, lo, hi := col(t, r, "measured s"), col(t, r, "measured min s"), col(t, r, "measured max s")
+	cmed, clo, chi := col(t, r, "compute measured s"), col(t, r, "compute measured min s"), col(t, r, "compute measured max s")
+	col(t, r, "within 10%")
+	num := func(s string) float64 {
+		x, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err)
+		return x
+	}
+	for _, row := range r.Rows {
+		assert.LessOrEqual(t, num(row[lo]), num(row[med]), row[2])
+		assert.LessOrEqual(t, num(row[med]), num(row[hi]), row[2])
+		assert.LessOrEqual(t, num(row[clo]), num(row[cmed]), row[2])
+		assert.LessOrEqual(t, num(row[cmed]), num(row[chi]), row[2])
+		assert.Equal(t, "yes", row[col(t, r, "read bytes equal")])
+		assert.Equal(t, "yes", row[col(t, r, "write bytes equal")])
+	}
+	notes := strings.Join(r.Notes, "\n")
+	assert.Contains(t, notes, "within 10%;")
+	assert.Contains(t, notes, "within 15% (the criterion of earlier runs")
+	assert.Contains(t, notes, "Ranking disagreements:")
+	if r.Rows[0][1] == "compute-bound" {
+		assert.Contains(t, notes, "compute spread between orderings")
+	}
+	require.Len(t, r.Charts, 1)
+	assert.Len(t, r.Charts[0].Series, 2, "one configuration and y = x")
+}
