@@ -80,6 +80,23 @@ type CPU struct {
 	// Train is the cost of tierflow's own CPU training engine, per score
 	// function, as `realrun calibrate` measures it (zero: not measured).
 	Train CPUTrain `yaml:"train,omitempty" json:"train"`
+	// Interference is how the CPU engine and partition I/O slow each
+	// other on this machine (zero: not at all, as for the papers' GPU
+	// machines, where training does not run on the CPU).
+	Interference Interference `yaml:"interference,omitempty" json:"interference"`
+}
+
+// Interference is measured by realrun's calibration: the CPU engine's
+// training rate with and without a concurrent O_DIRECT read/write stream,
+// and the stream's bandwidth with and without training running. On a
+// machine of few cores the two take CPU time and memory bandwidth from
+// each other.
+type Interference struct {
+	// Compute is how much longer training takes while partitions are read
+	// or written (0.3: 30% longer).
+	Compute float64 `yaml:"compute,omitempty" json:"compute"`
+	// IO is how much longer transfers take while the engine trains.
+	IO float64 `yaml:"io,omitempty" json:"io"`
 }
 
 // CPUTrain holds the CPU engine's training cost per score function.
@@ -258,6 +275,13 @@ func decodeValue(n *yaml.Node, v reflect.Value, path string) error {
 		err = decodeTagged(n, "!!bool", "true or false", p)
 	case *int:
 		err = decodeTagged(n, "!!int", "a whole number", p)
+	case *float64:
+		err = decodeScalar(n, "a number", func(s string) (v float64, err error) {
+			if t := n.ShortTag(); t != "!!float" && t != "!!int" || n.Decode(&v) != nil {
+				err = fmt.Errorf("want a number, got %q", s)
+			}
+			return v, err
+		}, p)
 	default:
 		err = fmt.Errorf("cannot decode into %s", v.Type()) // not reached: every field type is handled
 	}
@@ -381,11 +405,21 @@ func (p Profile) Validate() error {
 		checkTrain("cpu.train.dot", p.CPU.Train.Dot),
 		checkTrain("cpu.train.distmult", p.CPU.Train.DistMult),
 		checkTrain("cpu.train.complex", p.CPU.Train.ComplEx),
+		checkSlowdown("cpu.interference.compute", p.CPU.Interference.Compute),
+		checkSlowdown("cpu.interference.io", p.CPU.Interference.IO),
 	}
 	for _, err := range checks {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkSlowdown checks an interference factor: a finite fraction ≥ 0.
+func checkSlowdown(path string, x float64) error {
+	if !(x >= 0) || math.IsInf(x, 0) {
+		return fmt.Errorf("%s: must be a number ≥ 0 (0.25: a quarter slower), got %v", path, x)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
@@ -65,8 +66,17 @@ func Compare(measured, predicted sim.Report) Comparison {
 // work directory's partition size, and the engine at exactly the run's
 // training shape and partition size (synthetic buckets).
 // The profile is cal.Profile; cal keeps the disk measurements beside it.
+//
+// The disk is measured over at least shapeDiskBytes per pass (short
+// bursts of a few files overstate this virtual disk's sustained rate), and
+// how the engine and the I/O slow each other (MeasureInterference) goes
+// into cpu.interference.
 func ShapeProfile(st *store.Store, h Hyper, scratchDir string) (Calibration, error) {
-	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: 8, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
+	// Enough bytes to see the sustained rate, but no more than a few
+	// epochs' worth of this work directory's partitions.
+	pass := min(shapeDiskBytes, 4*int64(st.M.P)*st.M.PartitionBytes)
+	files := int(max(8, (pass+st.M.PartitionBytes-1)/max(st.M.PartitionBytes, 1)))
+	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: files, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
 	if err != nil {
 		return cal, err
 	}
@@ -76,8 +86,15 @@ func ShapeProfile(st *store.Store, h Hyper, scratchDir string) (Calibration, err
 	}
 	t := &cal.Profile.CPU.Train
 	t.Dot, t.DistMult, t.ComplEx = tc, tc, tc
-	return cal, nil
+	window := time.Duration(float64(pass) / 256e6 * float64(time.Second)) // ~2 s for 512 MB
+	if cal.Profile.CPU.Interference, err = MeasureInterference(scratchDir, st.M.PartitionBytes, h, st.M.Rows, tc, min(max(window, 300*time.Millisecond), 2*time.Second)); err != nil {
+		return cal, err
+	}
+	return cal, cal.Profile.Validate()
 }
+
+// shapeDiskBytes is the least a disk calibration pass moves.
+const shapeDiskBytes = 512 << 20
 
 // CompareOptions say how to measure a Plan for a comparison: epochs per
 // run, runs (the median epoch is kept: the machine is shared and noisy),

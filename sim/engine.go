@@ -95,6 +95,9 @@ type engine struct {
 	cfg      Config
 	k        Kernel
 	cpu, gpu *Server
+	// work, when interference is modelled, is the CPU engine's training
+	// as a link whose rate the disk's activity scales (interfere).
+	work     *Link
 	read     *Link // loads
 	write    *Link // write-backs (the same link when they share a device)
 	pbytes   float64
@@ -160,7 +163,58 @@ func newEngine(cfg Config) *engine {
 		e.read = NewLink(&e.k, "pcie h2d", 0, Sharing{ReadBW: float64(prof.PCIe.H2D), WriteBW: float64(prof.PCIe.H2D)})
 		e.write = NewLink(&e.k, "pcie d2h", 0, Sharing{ReadBW: float64(prof.PCIe.D2H), WriteBW: float64(prof.PCIe.D2H)})
 	}
+	if itf := prof.CPU.Interference; cfg.System.Batches == OnCPU && e.read != nil && (itf.Compute > 0 || itf.IO > 0) {
+		e.interfere(itf)
+	}
 	return e
+}
+
+// interfere models the CPU engine and partition I/O sharing a machine of
+// few cores (devices.Interference, measured by realrun's calibration):
+// the engine's work runs on a link of one work-second per second, slowed
+// by 1 + Compute while the disk moves bytes, and every disk transfer is
+// slowed by 1 + IO while the engine trains. Both are rate changes applied
+// when the other resource starts or stops, so a bucket's training and a
+// partition's transfer stretch only over the time they overlap.
+func (e *engine) interfere(itf devices.Interference) {
+	e.work = NewLink(&e.k, "cpu", 0, Sharing{ReadBW: 1, WriteBW: 1, FullDuplex: true})
+	disk := []*Link{e.read}
+	if e.write != e.read {
+		disk = append(disk, e.write)
+	}
+	moving := 0
+	for _, l := range disk {
+		l.OnBusy(func(busy bool) {
+			if busy {
+				moving++
+			} else {
+				moving--
+			}
+			scale := 1.0
+			if moving > 0 {
+				scale = 1 / (1 + itf.Compute)
+			}
+			e.work.SetScale(scale)
+		})
+	}
+	e.work.OnBusy(func(busy bool) {
+		scale := 1.0
+		if busy {
+			scale = 1 / (1 + itf.IO)
+		}
+		for _, l := range disk {
+			l.SetScale(scale)
+		}
+	})
+}
+
+// computeBusy is the CPU stage's busy time and spans: the engine's work
+// link when interference is modelled, else the CPU server.
+func (e *engine) computeBusy() (float64, []Interval) {
+	if e.work != nil {
+		return e.work.Busy(), e.work.log.spans
+	}
+	return e.cpu.Busy(), e.cpu.log.spans
 }
 
 func time2s(d devices.Duration) float64 { return float64(d) / 1e9 }
@@ -181,7 +235,11 @@ func (e *engine) cost(b int) Cost {
 func (e *engine) feedBatch(b int, done func()) {
 	if e.cfg.System.Batches == OnCPU {
 		e.batches += (b + e.cfg.Training.Batch - 1) / e.cfg.Training.Batch
-		e.cpu.Do(CPUBucketTime(e.cfg.Profile, e.cfg.Training, int64(b)), done)
+		if d := CPUBucketTime(e.cfg.Profile, e.cfg.Training, int64(b)); e.work != nil {
+			e.work.Transfer(d, Read, done)
+		} else {
+			e.cpu.Do(d, done)
+		}
 		return
 	}
 	c := e.full
@@ -224,7 +282,8 @@ func (e *engine) run() Report {
 	if cfg.System.Batches == Synchronous {
 		r.ComputeSeconds = e.cpu.Busy() + e.gpu.Busy()
 	} else {
-		r.ComputeSeconds = math.Max(e.cpu.Busy(), e.gpu.Busy())
+		cpuBusy, _ := e.computeBusy()
+		r.ComputeSeconds = math.Max(cpuBusy, e.gpu.Busy())
 	}
 	r.BoundSeconds = math.Max(r.ComputeSeconds, e.ioBound(r.P, r.C))
 	if r.BoundSeconds > 0 {
@@ -241,7 +300,8 @@ func (e *engine) run() Report {
 		r.Resources = append(r.Resources, u)
 	}
 	if cfg.System.Batches != OnGPU {
-		add("cpu", e.cpu.Busy(), 0)
+		cpuBusy, _ := e.computeBusy()
+		add("cpu", cpuBusy, 0)
 	}
 	add("gpu", e.gpu.Busy(), 0)
 	var readSpans, writeSpans []Interval
@@ -259,7 +319,7 @@ func (e *engine) run() Report {
 	}
 	compute := e.gpu.log.spans // the training stage: the GPU, or the CPU engine's cores
 	if cfg.System.Batches == OnCPU {
-		compute = e.cpu.log.spans
+		_, compute = e.computeBusy()
 	}
 	r.Timeline = Timeline(compute, e.gpu.log.spans, readSpans, writeSpans, end, n)
 	if e.micro.K > 1 {

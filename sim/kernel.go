@@ -158,6 +158,11 @@ type Link struct {
 	Name    string
 	Latency float64
 	share   Sharing
+	// scale multiplies every rate (1 unless SetScale changed it); busy is
+	// whether a transfer is moving, onBusy is told when that changes.
+	scale   float64
+	busy    bool
+	onBusy  func(busy bool)
 	flows   []*flow
 	last    float64
 	version uint64
@@ -175,8 +180,23 @@ type flow struct {
 
 // NewLink returns an idle link.
 func NewLink(k *Kernel, name string, latency float64, share Sharing) *Link {
-	return &Link{k: k, Name: name, Latency: latency, share: share}
+	return &Link{k: k, Name: name, Latency: latency, share: share, scale: 1}
 }
+
+// SetScale multiplies the link's bandwidth by x from now on (transfers in
+// flight keep what they have moved and continue at the new rate): how a
+// shared resource slows it.
+func (l *Link) SetScale(x float64) {
+	if x == l.scale {
+		return
+	}
+	l.advance()
+	l.scale = x
+	l.reschedule()
+}
+
+// OnBusy calls f whenever the link starts or stops moving bytes.
+func (l *Link) OnBusy(f func(busy bool)) { l.onBusy = f }
 
 // Transfer moves bytes in direction dir and calls done when the last byte
 // has arrived.
@@ -209,6 +229,12 @@ const (
 
 func (l *Link) reschedule() {
 	l.version++
+	if busy := len(l.flows) > 0; busy != l.busy {
+		l.busy = busy
+		if l.onBusy != nil {
+			l.onBusy(busy)
+		}
+	}
 	if len(l.flows) == 0 {
 		return
 	}
@@ -217,6 +243,7 @@ func (l *Link) reschedule() {
 		n[f.dir]++
 	}
 	r, w := l.share.Rates(n[Read] > 0, n[Write] > 0)
+	r, w = r*l.scale, w*l.scale
 	next := math.Inf(1)
 	for _, f := range l.flows {
 		if f.dir == Read {
