@@ -337,8 +337,9 @@ func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatt
 			label, 100*between, 100*within, disjoint, len(cMed)*(len(cMed)-1)/2, verdict))
 	}
 	d := cal.Profile.Disk
-	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s, latency %.0f µs.",
-		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothBW/1e6, float64(d.Latency)/1e3))
+	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s, latency %.0f µs; interference: training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs.",
+		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothBW/1e6, float64(d.Latency)/1e3,
+		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO))
 	return nil
 }
 
