@@ -2,6 +2,7 @@ package plots
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -139,6 +140,12 @@ func (c Column) format(row reflect.Value, scale float64, prec int) string {
 		}
 	default:
 		panic(fmt.Sprintf("plots: field %s is a %s, not a number, string or bool", c.Field, v.Kind()))
+	}
+	// A scale below one that is the inverse of a whole number (1/60,
+	// 1e-9) divides, so the value rounds as x ÷ 60 or x ÷ 1e9 would:
+	// 43.05e9 × 1e-9 is 43.050000000000004, 43.05e9 ÷ 1e9 is 43.05.
+	if inv := math.Round(1 / scale); scale < 1 && math.Abs(inv*scale-1) < 1e-12 {
+		return strconv.FormatFloat(x/inv, 'f', prec, 64)
 	}
 	return strconv.FormatFloat(x*scale, 'f', prec, 64)
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
@@ -129,7 +130,11 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	case cli.CSV:
 		return sim.ResultColumns.CSV(out.Results).CSV(w)
 	}
-	if err := sim.ResultColumns.Human(out.Results).Render(w); err != nil {
+	cols := sim.ResultColumns
+	if !slices.ContainsFunc(out.Results, func(r sim.Result) bool { return r.MicroBatches > 1 }) {
+		cols = cols.DropHuman("MicroBatches") // every batch fits: no column of zeros
+	}
+	if err := cols.Human(out.Results).Render(w); err != nil {
 		return err
 	}
 	tr := out.Training
