@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tierflow/tierflow/sim/workload"
 
@@ -205,4 +206,10 @@ func CPUBucketTime(prof devices.Profile, t Training, edges int64) float64 {
 }
 
 // ModelNames lists the score functions for help texts.
-func ModelNames() string { return "dot, distmult or complex" }
+func ModelNames() string {
+	names := make([]string, len(workload.Models))
+	for i, m := range workload.Models {
+		names[i] = string(m)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
