@@ -84,6 +84,12 @@ type CPU struct {
 	// other on this machine (zero: not at all, as for the papers' GPU
 	// machines, where training does not run on the CPU).
 	Interference Interference `yaml:"interference,omitempty" json:"interference"`
+	// Checksum is the rate at which tierflow's CPU engine checksums a
+	// partition (CRC-32C) on its loader's thread after reading it and on
+	// its writer's thread before writing it, as `realrun calibrate`
+	// measures it on freshly read buffers (zero: no checksums, as for the
+	// papers' systems).
+	Checksum Bandwidth `yaml:"checksum,omitempty" json:"checksum_bytes_per_s"`
 }
 
 // Interference is measured by realrun's calibration: the CPU engine's
@@ -407,6 +413,7 @@ func (p Profile) Validate() error {
 		checkTrain("cpu.train.complex", p.CPU.Train.ComplEx),
 		checkSlowdown("cpu.interference.compute", p.CPU.Interference.Compute),
 		checkSlowdown("cpu.interference.io", p.CPU.Interference.IO),
+		checkFloat("cpu.checksum", p.CPU.Checksum, "bandwidth", ""),
 	}
 	for _, err := range checks {
 		if err != nil {

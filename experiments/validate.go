@@ -122,7 +122,7 @@ func validate(name, title string, configs []ValidateConfig) (Result, error) {
 	scatter.Series = append(scatter.Series, Series{Name: "y = x", X: []float64{0, 1.1 * t.hi}, Y: []float64{0, 1.1 * t.hi}})
 	r.Charts = []Chart{scatter}
 	r.Notes = append([]string{
-		fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan.", ValidateRepeats, ValidateRepeats),
+		fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan with the disk and checksum rate measured just before the median run (the engine and interference are calibrated once per configuration).", ValidateRepeats, ValidateRepeats),
 		fmt.Sprintf("%d of %d epochs predicted within %.0f%%; %d of %d within %.0f%% (the criterion of earlier runs, for comparison).", t.within, t.epochs, 100*ValidateTolerance, t.withinOld, t.epochs, 100*validateOldTolerance),
 		fmt.Sprintf("Ranking disagreements: %d where the measured ranges (min–max of the repeats) of two orderings do not overlap and the prediction orders them the other way; %d by the old criterion (measured medians differ by more than 5%% and the prediction orders them the other way).", t.rankNonOverlap, t.rankOld),
 		"Read and write bytes equal the prediction in every run (every repeat is checked).",
@@ -260,7 +260,7 @@ func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatt
 	// run from freshly initialised partitions, the same seed each time).
 	for rep := 0; rep < ValidateRepeats; rep++ {
 		for i, pl := range plans {
-			cmp, ep, err := realrun.RunAndCompare(st, pl, h, cal.Profile, realrun.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1})
+			cmp, ep, err := realrun.RunAndCompare(st, pl, h, cal.Profile, realrun.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: scratch})
 			if err != nil {
 				return fmt.Errorf("validate %s %s: %w", label, runs[i].name, err)
 			}
@@ -336,10 +336,19 @@ func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatt
 		*notes = append(*notes, fmt.Sprintf("%s: compute spread between orderings %.1f%% (max−min of the median computes over their mean) against %.1f%% within an ordering (mean max−min of its repeats over its median); %d of %d ordering pairs have compute ranges that do not overlap — %s.",
 			label, 100*between, 100*within, disjoint, len(cMed)*(len(cMed)-1)/2, verdict))
 	}
+	// The disk as measured just before each run: how far it drifted.
+	rlo, rhi, wlo, whi, clo, chi := math.Inf(1), 0.0, math.Inf(1), 0.0, math.Inf(1), 0.0
+	for _, rn := range runs {
+		for _, c := range rn.cmps {
+			rlo, rhi = math.Min(rlo, float64(c.Disk.Read)), math.Max(rhi, float64(c.Disk.Read))
+			wlo, whi = math.Min(wlo, float64(c.Disk.Write)), math.Max(whi, float64(c.Disk.Write))
+			clo, chi = math.Min(clo, float64(c.Checksum)), math.Max(chi, float64(c.Checksum))
+		}
+	}
 	d := cal.Profile.Disk
-	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s, latency %.0f µs; interference: training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs.",
+	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. Measured again before each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums %.1f–%.1f GB/s.",
 		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothBW/1e6, float64(d.Latency)/1e3,
-		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO))
+		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, rlo/1e6, rhi/1e6, wlo/1e6, whi/1e6, clo/1e9, chi/1e9))
 	return nil
 }
 

@@ -35,6 +35,9 @@ type Calibration struct {
 	BothBW          float64 `json:"-"`
 	LatencySeconds  float64 `json:"-"`
 	CopyBW          float64 `json:"-"`
+	// ChecksumBW is the CRC-32C rate on partitions just read with
+	// O_DIRECT (cold in the caches, as the loader and writer see them).
+	ChecksumBW float64 `json:"-"`
 	// Compute: one row per microbenchmark.
 	Points []CalPoint `json:"points"`
 	// GPU is the GPU's calibration (pinned H2D/D2H at partition size, its
@@ -116,7 +119,7 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 			// they are set from the measured copy bandwidth and Dot rate
 			// so the profile also loads for the other systems.
 			BatchEdges: max(train.Dot.Edges, 1), GatherBW: devices.Bandwidth(cal.CopyBW),
-			Train: train,
+			Train: train, Checksum: devices.Bandwidth(cal.ChecksumBW),
 		},
 	}
 	if !opt.DiskOnly {
@@ -199,18 +202,29 @@ func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
 		return err
 	}
 	cal.WriteBW = total / sec
-	sec, err = median(func() error {
+	// Reads, each followed by a checksum of the buffer it filled (the
+	// loader's work); the two are timed apart.
+	var reads, sums []float64
+	if _, err := median(func() error {
+		var rd, cs time.Duration
 		for i := 0; i < n; i++ {
+			t0 := time.Now()
 			if _, err := st.ReadPartition(i, buf); err != nil {
 				return err
 			}
+			t1 := time.Now()
+			store.Checksum(buf.Bytes())
+			rd, cs = rd+t1.Sub(t0), cs+time.Since(t1)
 		}
+		reads, sums = append(reads, rd.Seconds()), append(sums, cs.Seconds())
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	cal.ReadBW = total / sec
+	sort.Float64s(reads)
+	sort.Float64s(sums)
+	cal.ReadBW = total / reads[len(reads)/2]
+	cal.ChecksumBW = total / sums[len(sums)/2]
 	// Reads and writes at once: do they add up, or share the device?
 	other, err := st.NewBuffer()
 	if err != nil {

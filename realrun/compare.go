@@ -24,6 +24,11 @@ type Comparison struct {
 	// CountsMatch is true when the measured loads, swaps, writes and bytes
 	// equal the prediction's (the Plan's).
 	CountsMatch bool `json:"counts_match"`
+	// Disk and Checksum are the disk figures and checksum rate the
+	// prediction used (measured just before the run with
+	// CompareOptions.DiskScratch).
+	Disk     devices.Disk      `json:"disk"`
+	Checksum devices.Bandwidth `json:"checksum_bytes_per_s"`
 }
 
 // Predict simulates a measured run's Plan with the realrun system model on
@@ -72,11 +77,7 @@ func Compare(measured, predicted sim.Report) Comparison {
 // how the engine and the I/O slow each other (MeasureInterference) goes
 // into cpu.interference.
 func ShapeProfile(st *store.Store, h Hyper, scratchDir string) (Calibration, error) {
-	// Enough bytes to see the sustained rate, but no more than a few
-	// epochs' worth of this work directory's partitions.
-	pass := min(shapeDiskBytes, 4*int64(st.M.P)*st.M.PartitionBytes)
-	files := int(max(8, (pass+st.M.PartitionBytes-1)/max(st.M.PartitionBytes, 1)))
-	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: files, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
+	cal, pass, err := calibrateDiskFor(st, h, scratchDir, shapeDiskBytes)
 	if err != nil {
 		return cal, err
 	}
@@ -93,7 +94,20 @@ func ShapeProfile(st *store.Store, h Hyper, scratchDir string) (Calibration, err
 	return cal, cal.Profile.Validate()
 }
 
-// shapeDiskBytes is the least a disk calibration pass moves.
+// calibrateDiskFor measures the disk holding scratchDir with transfers of
+// st's partition size, pass bytes per measurement (at most a few epochs'
+// worth of st's partitions), and the checksum rate. It returns the bytes
+// of one pass.
+func calibrateDiskFor(st *store.Store, h Hyper, scratchDir string, pass int64) (Calibration, int64, error) {
+	pass = min(pass, 4*int64(st.M.P)*st.M.PartitionBytes)
+	files := int(max(8, (pass+st.M.PartitionBytes-1)/max(st.M.PartitionBytes, 1)))
+	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: files, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
+	return cal, pass, err
+}
+
+// shapeDiskBytes is the least a disk calibration pass moves, before each
+// run (CompareOptions.DiskScratch) as for the profile: passes of a few
+// hundred megabytes overstate this virtual disk's sustained rate.
 const shapeDiskBytes = 512 << 20
 
 // CompareOptions say how to measure a Plan for a comparison: epochs per
@@ -104,21 +118,40 @@ type CompareOptions struct {
 	Prefetch        bool
 	Seed            int64
 	Progress        Progress
+	// DiskScratch, when set, is where the disk (and the checksum rate) is
+	// measured again just before each run, which is then predicted with
+	// that measurement: a shared machine's virtual disk drifts by tens of
+	// percent over minutes. The rest of the profile is kept.
+	DiskScratch string
 }
 
 // RunAndCompare trains plan for real from freshly initialised partitions
 // (opt.Repeats times, opt.Epochs epochs each), keeps the run whose last
-// epoch is the median, simulates the same Plan on prof with the realrun
-// system model and compares the two. It returns the kept epoch too.
+// epoch is the median, simulates the same Plan on prof (its disk and
+// checksum rate measured just before that run when opt.DiskScratch is
+// set) with the realrun system model and compares the two. It returns
+// the kept epoch too.
 func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.Profile, opt CompareOptions) (Comparison, Epoch, error) {
 	degrees, err := st.Degrees()
 	if err != nil {
 		return Comparison{}, Epoch{}, err
 	}
-	var eps []Epoch
+	type run struct {
+		ep   Epoch
+		prof devices.Profile
+	}
+	var runs []run
 	for rep := 0; rep < max(opt.Repeats, 1); rep++ {
 		if err := st.InitPartitions(opt.Seed, initScale); err != nil {
 			return Comparison{}, Epoch{}, err
+		}
+		p := prof
+		if opt.DiskScratch != "" {
+			cal, _, err := calibrateDiskFor(st, h, opt.DiskScratch, shapeDiskBytes)
+			if err != nil {
+				return Comparison{}, Epoch{}, fmt.Errorf("%s: disk calibration before the run: %w", plan.Ordering, err)
+			}
+			p.Disk, p.CPU.Checksum = cal.Profile.Disk, cal.Profile.CPU.Checksum
 		}
 		eng := NewCPU(h, st, degrees, opt.Seed)
 		var last Epoch
@@ -127,15 +160,17 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.
 				return Comparison{}, Epoch{}, fmt.Errorf("%s: %w", plan.Ordering, err)
 			}
 		}
-		eps = append(eps, last)
+		runs = append(runs, run{last, p})
 	}
-	sort.Slice(eps, func(a, b int) bool { return eps[a].EpochSeconds < eps[b].EpochSeconds })
-	ep := eps[len(eps)/2]
-	pred, err := Predict(st, plan, h, opt.Prefetch, prof)
+	sort.Slice(runs, func(a, b int) bool { return runs[a].ep.EpochSeconds < runs[b].ep.EpochSeconds })
+	kept := runs[len(runs)/2]
+	pred, err := Predict(st, plan, h, opt.Prefetch, kept.prof)
 	if err != nil {
 		return Comparison{}, Epoch{}, err
 	}
-	return Compare(ep.Report, pred), ep, nil
+	cmp := Compare(kept.ep.Report, pred)
+	cmp.Disk, cmp.Checksum = kept.prof.Disk, kept.prof.CPU.Checksum
+	return cmp, kept.ep, nil
 }
 
 // ComparisonColumns are `realrun --compare-sim`'s table and CSV columns.
@@ -221,11 +256,14 @@ func CompareOrderings(o Options, orderingList, devicePath string, progress Progr
 		}
 		prof = cal.Profile
 		itf := prof.CPU.Interference
-		fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs\n",
-			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothBW/1e6, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
+		fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before each run\n",
+			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothBW/1e6, cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
 	}
 	out.Device = prof.Name
 	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress}
+	if devicePath == "" {
+		opt.DiskScratch = filepath.Dir(st.Dir)
+	}
 	for _, pl := range plans {
 		cmp, _, err := RunAndCompare(st, pl, h, prof, opt)
 		if err != nil {

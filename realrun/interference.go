@@ -16,11 +16,12 @@ import (
 // MeasureInterference measures how the CPU engine at shape h and
 // partition I/O slow each other on this machine: the bandwidth of an
 // O_DIRECT stream of partition-sized reads and writes (one goroutine
-// each, as the buffer manager's loader and writer) alone and while the
-// engine trains on synthetic buckets, and the engine's rate alone (given)
-// and while the stream runs, each for window. Compute = alone ÷ with-I/O rate − 1, IO =
-// alone ÷ with-training bandwidth − 1, each at least 0. Scratch files go
-// under dir and are removed.
+// each, as the buffer manager's loader and writer, each checksumming what
+// it moves as they do) alone and while the engine trains on synthetic
+// buckets, and the engine's rate alone (given) and while the stream runs,
+// each for window. Compute = alone ÷ with-I/O rate − 1, IO = alone ÷
+// with-training bandwidth − 1, each at least 0. Scratch files go under
+// dir and are removed.
 func MeasureInterference(dir string, fileBytes int64, h Hyper, rows int64, alone devices.TrainCost, window time.Duration) (devices.Interference, error) {
 	s, err := newIOStream(dir, fileBytes, 4)
 	if err != nil {
@@ -111,8 +112,17 @@ func (s *ioStream) run(f func() error) (float64, error) {
 	}
 	wg.Add(2)
 	t0 := time.Now()
-	go loop(func(i int) (int64, error) { return s.st.ReadPartition(i, s.rbuf) }, 0)
-	go loop(func(i int) (int64, error) { return s.st.WritePartition(i, s.wbuf) }, s.n)
+	// As the loader and the writer: a read is verified, a write
+	// checksummed first.
+	go loop(func(i int) (int64, error) {
+		n, err := s.st.ReadPartition(i, s.rbuf)
+		store.Checksum(s.rbuf.Bytes())
+		return n, err
+	}, 0)
+	go loop(func(i int) (int64, error) {
+		store.Checksum(s.wbuf.Bytes())
+		return s.st.WritePartition(i, s.wbuf)
+	}, s.n)
 	err := f()
 	stop.Store(true)
 	wg.Wait()

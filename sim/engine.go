@@ -100,6 +100,10 @@ type engine struct {
 	work     *Link
 	read     *Link // loads
 	write    *Link // write-backs (the same link when they share a device)
+	// crcLoad and crcWrite, when the system checksums partitions
+	// (System.Checksums), are the loader's and the writer's checksumming:
+	// a load is verified after its read, a write-back checksummed before.
+	crcLoad, crcWrite *Link
 	pbytes   float64
 	warnings []string
 
@@ -163,6 +167,11 @@ func newEngine(cfg Config) *engine {
 		e.read = NewLink(&e.k, "pcie h2d", 0, Sharing{ReadBW: float64(prof.PCIe.H2D), WriteBW: float64(prof.PCIe.H2D)})
 		e.write = NewLink(&e.k, "pcie d2h", 0, Sharing{ReadBW: float64(prof.PCIe.D2H), WriteBW: float64(prof.PCIe.D2H)})
 	}
+	if cs := float64(prof.CPU.Checksum); cfg.System.Checksums && cs > 0 && e.read != nil {
+		rate := Sharing{ReadBW: cs, WriteBW: cs, FullDuplex: true}
+		e.crcLoad = NewLink(&e.k, "checksum (loader)", 0, rate)
+		e.crcWrite = NewLink(&e.k, "checksum (writer)", 0, rate)
+	}
 	if itf := prof.CPU.Interference; cfg.System.Batches == OnCPU && e.read != nil && (itf.Compute > 0 || itf.IO > 0) {
 		e.interfere(itf)
 	}
@@ -181,6 +190,11 @@ func (e *engine) interfere(itf devices.Interference) {
 	disk := []*Link{e.read}
 	if e.write != e.read {
 		disk = append(disk, e.write)
+	}
+	// Checksumming is the loader's and writer's CPU work: it counts as
+	// I/O activity, as in the calibration's stream (MeasureInterference).
+	if e.crcLoad != nil {
+		disk = append(disk, e.crcLoad, e.crcWrite)
 	}
 	moving := 0
 	for _, l := range disk {
@@ -206,6 +220,26 @@ func (e *engine) interfere(itf devices.Interference) {
 			l.SetScale(scale)
 		}
 	})
+}
+
+// readPartition reads n bytes of partitions and, when the system
+// checksums them, verifies them on the loader's thread before done.
+func (e *engine) readPartition(n float64, done func()) {
+	if e.crcLoad == nil {
+		e.read.Transfer(n, Read, done)
+		return
+	}
+	e.read.Transfer(n, Read, func() { e.crcLoad.Transfer(n, Read, done) })
+}
+
+// writePartition writes n bytes of partitions back, checksummed first on
+// the writer's thread when the system checksums them.
+func (e *engine) writePartition(n float64, done func()) {
+	if e.crcWrite == nil {
+		e.write.Transfer(n, Write, done)
+		return
+	}
+	e.crcWrite.Transfer(n, Write, func() { e.write.Transfer(n, Write, done) })
 }
 
 // computeBusy is the CPU stage's busy time and spans: the engine's work
@@ -367,7 +401,7 @@ func (e *engine) checkpoint(k int) {
 		done()
 		return
 	}
-	e.write.Transfer(float64(n)*e.pbytes, Write, done)
+	e.writePartition(float64(n)*e.pbytes, done)
 }
 
 // planMicro decides the micro-batches (Config.Micro) and warns when a
@@ -574,7 +608,7 @@ func (e *engine) advance() {
 	if e.completed == e.nb {
 		for _, x := range e.cfg.Plan.FinalResident {
 			if x != orderings.None {
-				e.write.Transfer(e.pbytes, Write, func() {})
+				e.writePartition(e.pbytes, func() {})
 			}
 		}
 	}
@@ -600,7 +634,7 @@ func (e *engine) tryIssue() {
 	}
 	e.reading = true
 	read := func() {
-		e.read.Transfer(e.pbytes, Read, func() {
+		e.readPartition(e.pbytes, func() {
 			e.reading = false
 			e.nextRead++
 			e.staged++
@@ -610,7 +644,7 @@ func (e *engine) tryIssue() {
 	}
 	if slotFree && l.Evicts != orderings.None && sys.SyncWrites {
 		e.evictionWritten[j] = true
-		e.write.Transfer(e.pbytes, Write, read)
+		e.writePartition(e.pbytes, read)
 		return
 	}
 	if slotFree && l.Evicts != orderings.None && sys.WriteBuffers > 0 {
@@ -620,7 +654,7 @@ func (e *engine) tryIssue() {
 		}
 		e.evictionWritten[j] = true
 		e.pendingWrites++
-		e.write.Transfer(e.pbytes, Write, func() {
+		e.writePartition(e.pbytes, func() {
 			e.pendingWrites--
 			e.tryIssue()
 		})
@@ -662,7 +696,7 @@ func (e *engine) tryInstall() {
 		e.staged--
 		e.evictionWritten[j] = true
 		if sys.SyncWrites {
-			e.write.Transfer(e.pbytes, Write, func() {
+			e.writePartition(e.pbytes, func() {
 				install()
 				e.tryInstall()
 			})
@@ -670,13 +704,13 @@ func (e *engine) tryInstall() {
 		}
 		if sys.WriteBuffers > 0 {
 			e.pendingWrites++
-			e.write.Transfer(e.pbytes, Write, func() {
+			e.writePartition(e.pbytes, func() {
 				e.pendingWrites--
 				e.tryInstall()
 				e.tryIssue()
 			})
 		} else {
-			e.write.Transfer(e.pbytes, Write, func() {})
+			e.writePartition(e.pbytes, func() {})
 		}
 		install()
 	}

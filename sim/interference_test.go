@@ -39,3 +39,48 @@ func TestInterferenceHandComputed(t *testing.T) {
 	prof.CPU.Interference = devices.Interference{}
 	assert.Nil(t, newEngine(Config{System: sys, Profile: prof}).work)
 }
+
+// TestChecksumHandComputed pins the checksum model: with a 100 B/s disk
+// and checksums at 300 B/s, a 300-byte load is read in 3 s and verified
+// in 1 s, and a write-back checksummed in 1 s and written in 3 s. With
+// the interference of TestInterferenceHandComputed and 10 s of training
+// starting with the load, the read ends at 4.5 s (2.25 s of work done);
+// the checksum, I/O activity as in the calibration's stream, runs at
+// 300/1.5 B/s for 1.5 s while training runs at half speed, so the load
+// is done at 6 s with 3 s of work done, and training ends at 13 s.
+func TestChecksumHandComputed(t *testing.T) {
+	sys, err := LookupSystem("realrun")
+	require.NoError(t, err)
+	require.True(t, sys.Checksums)
+	prof := devices.Profile{Name: "toy",
+		Disk: devices.Disk{Read: 100, Write: 100, FullDuplex: true},
+		CPU:  devices.CPU{Workers: 1, Checksum: 300}}
+	e := newEngine(Config{System: sys, Profile: prof})
+	var loaded, written float64
+	e.k.At(0, func() {
+		e.readPartition(300, func() { loaded = e.k.Now() })
+		e.writePartition(300, func() { written = e.k.Now() })
+	})
+	e.k.Run()
+	assert.InDelta(t, 4, loaded, 1e-9)
+	assert.InDelta(t, 4, written, 1e-9)
+
+	prof.CPU.Interference = devices.Interference{Compute: 1, IO: 0.5}
+	e = newEngine(Config{System: sys, Profile: prof})
+	var workDone float64
+	e.k.At(0, func() {
+		e.work.Transfer(10, Read, func() { workDone = e.k.Now() })
+		e.readPartition(300, func() { loaded = e.k.Now() })
+	})
+	e.k.Run()
+	assert.InDelta(t, 6, loaded, 1e-9)
+	assert.InDelta(t, 13, workDone, 1e-9)
+
+	// A profile without a checksum rate, or a system that does not
+	// checksum, moves bytes only.
+	prof.CPU.Checksum = 0
+	assert.Nil(t, newEngine(Config{System: sys, Profile: prof}).crcLoad)
+	prof.CPU.Checksum = 300
+	sys.Checksums = false
+	assert.Nil(t, newEngine(Config{System: sys, Profile: prof}).crcLoad)
+}

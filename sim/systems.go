@@ -65,6 +65,10 @@ type System struct {
 	// for the async writer: a load that evicts waits for a free one, and
 	// its write starts when the load does (realrun's spare buffer).
 	WriteBuffers int `json:"write_buffers,omitempty"`
+	// Checksums: the engine checksums every partition on its loader's
+	// thread after reading it and on its writer's thread before writing
+	// it, at the profile's cpu.checksum rate (realrun's CRC-32C).
+	Checksums bool `json:"checksums,omitempty"`
 	// Staleness bounds the batches in flight (Marius uses 16).
 	Staleness int `json:"staleness"`
 	// Resident says where the parameters live when not partitioned: "ram"
@@ -109,8 +113,8 @@ var Systems = []System{
 		Batches: Synchronous, Staleness: 1, Resident: "ram"},
 	{Name: "in-gpu", Description: "everything resident in GPU memory, batches built on the GPU",
 		Batches: OnGPU, Staleness: 16, Resident: "gpu"},
-	{Name: "realrun", Description: "tierflow's real engine on this machine's CPU: buffer of c, loads at the Plan's issue points, one spare buffer for the async writer, a bucket's batches on all workers (needs a calibrated device profile)",
-		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: 1, Staleness: 1},
+	{Name: "realrun", Description: "tierflow's real engine on this machine's CPU: buffer of c, loads at the Plan's issue points, one spare buffer for the async writer, partitions checksummed on the loader and writer threads, a bucket's batches on all workers (needs a calibrated device profile)",
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1},
 }
 
 // SystemNames lists the presets in display order.

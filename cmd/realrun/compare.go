@@ -111,6 +111,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 		{"disk read (O_DIRECT)", fmt.Sprintf("%.0f MB/s", float64(p.Disk.Read)/1e6)}, {"disk write (O_DIRECT)", fmt.Sprintf("%.0f MB/s", float64(p.Disk.Write)/1e6)},
 		{"reads + writes at once", fmt.Sprintf("%.0f MB/s", cal.BothBW/1e6)}, {"full duplex", strconv.FormatBool(p.Disk.FullDuplex)},
 		{"request latency", fmt.Sprintf("%.0f µs", cal.LatencySeconds*1e6)}, {"memory copy", fmt.Sprintf("%.1f GB/s", cal.CopyBW/1e9)},
+		{"checksum (CRC-32C, freshly read)", fmt.Sprintf("%.1f GB/s", cal.ChecksumBW/1e9)},
 	}
 	if g := cal.GPU; g != nil {
 		t.Rows = append(t.Rows, []string{"GPU " + g.Name, fmt.Sprintf("H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at %s", g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.Shape)})
