@@ -178,9 +178,12 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	lastReport, lastCkpt := time.Now(), time.Now()
 	var trainErr error
 	var stop *StopError
+	next, quit := readBucketsAhead(st, plan.Buckets[first:])
+	defer close(quit)
 	for k := first; k < len(plan.Buckets); k++ {
 		b := plan.Buckets[k]
-		edges, err := st.ReadBucket(b.Src, b.Dst)
+		be := <-next
+		edges, err := be.edges, be.err
 		if err != nil {
 			trainErr = fmt.Errorf("bucket (%d,%d): %w", b.Src, b.Dst, err)
 			break
@@ -370,4 +373,36 @@ func checkCounts(performed, plan orderings.Counts) error {
 			performed.Loads, performed.Swaps, performed.Writes, performed.FinalWrites, plan.Loads, plan.Swaps, plan.Writes, plan.FinalWrites)
 	}
 	return nil
+}
+
+// edgeReadAhead is how many buckets' edges are read ahead of training.
+const edgeReadAhead = 8
+
+type bucketEdges struct {
+	edges []store.Edge
+	err   error
+}
+
+// readBucketsAhead reads the buckets' edges in order on a goroutine of
+// its own, up to edgeReadAhead ahead of the trainer, so that a bucket's
+// (buffered, small) read waits in the disk's queue behind partition
+// transfers while the previous bucket trains instead of between buckets.
+// It stops after the first error or when quit is closed.
+func readBucketsAhead(st *store.Store, buckets []orderings.Bucket) (<-chan bucketEdges, chan<- struct{}) {
+	next := make(chan bucketEdges, edgeReadAhead)
+	quit := make(chan struct{})
+	go func() {
+		for _, b := range buckets {
+			edges, err := st.ReadBucket(b.Src, b.Dst)
+			select {
+			case next <- bucketEdges{edges, err}:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return next, quit
 }
