@@ -96,6 +96,11 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			}
 		}
 	}
+	if states := cyclicStates(p, c); states != nil {
+		if err := consider(fillerOrder(p, states), states); err != nil {
+			return nil, nil, err
+		}
+	}
 	betaSt := betaStates(p, c, nil)
 	if err := consider(fillerOrder(p, betaSt), betaSt); err != nil {
 		return nil, nil, err

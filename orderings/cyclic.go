@@ -1,0 +1,183 @@
+package orderings
+
+// The cyclic ordering: a sliding window over arithmetic progressions of
+// Z_n, after the constructions of k-radius sequences (Jaromczyk and Lonc,
+// "Sequences of radius k", 2004; Blackburn and McKee, "Constructing
+// k-radius sequences", 2012).
+//
+// A block with step s (gcd(s, n) = 1) is the sequence x_i = a + i·s,
+// i = 0 … n+k−1, wrapping around to repeat its first k partitions. Sliding
+// a window of k+1 = c partitions over it (each load evicts the partition
+// loaded earliest) covers every pair at distance j ≤ k, i.e. every pair
+// {x, x ± j·s}: the k differences s, 2s, …, ks (taken up to sign) each
+// once around the cycle. If the steps of the blocks split the differences
+// 1 … (n−1)/2 into such sets exactly, the blocks together cover K_n with
+// c−1 new pairs per swap except at the junctions, close to Marius eq. 2.
+// With p = n + 1 the extra partition ∞ is pinned in the buffer during a
+// first block whose window is one shorter (differences s … (c−2)s): it
+// meets every partition once.
+//
+// Every swap evicts the partition loaded earliest, never the one loaded
+// last (c ≥ 3), so the pair the newest partition makes with the others
+// that stay is always there to overlap the next load: close to every
+// swap is prefetchable.
+
+// cyclicSteps finds steps s₁, s₂, … coprime to n whose multiple sets
+// {s, 2s, …, k·s} (differences up to sign mod n) partition 1 … (n−1)/2;
+// with first > 0 the first set has first multiples instead of k. It gives
+// up (nil) after maxNodes backtracking nodes.
+func cyclicSteps(n, k, first int, maxNodes int) []int {
+	h := (n - 1) / 2
+	if n < 3 || n%2 == 0 || k < 1 || (first > 0 && (h-first)%k != 0) || (first == 0 && h%k != 0) {
+		return nil
+	}
+	norm := func(x int) int {
+		x %= n
+		if x > n-x {
+			x = n - x
+		}
+		return x
+	}
+	used := make([]bool, h+1)
+	var out []int
+	nodes := 0
+	var rec func(size int) bool
+	rec = func(size int) bool {
+		nodes++
+		if nodes > maxNodes {
+			return false
+		}
+		d := 0 // the smallest uncovered difference must be some j·s
+		for x := 1; x <= h; x++ {
+			if !used[x] {
+				d = x
+				break
+			}
+		}
+		if d == 0 {
+			return true
+		}
+		set := make([]int, 0, size)
+		for j := 1; j <= size; j++ {
+			for s := 1; s <= h; s++ {
+				if gcdInt(s, n) != 1 || norm(j*s) != d {
+					continue
+				}
+				set = set[:0]
+				ok := true
+				for i := 1; i <= size && ok; i++ {
+					m := norm(i * s)
+					if m == 0 || used[m] || containsInt(set, m) {
+						ok = false
+					}
+					set = append(set, m)
+				}
+				if !ok {
+					continue
+				}
+				for _, m := range set {
+					used[m] = true
+				}
+				out = append(out, s)
+				if rec(k) {
+					return true
+				}
+				out = out[:len(out)-1]
+				for _, m := range set {
+					used[m] = false
+				}
+				if nodes > maxNodes {
+					return false
+				}
+			}
+		}
+		return false
+	}
+	size := k
+	if first > 0 {
+		size = first
+	}
+	if !rec(size) {
+		return nil
+	}
+	return out
+}
+
+func gcdInt(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// cyclicMaxNodes bounds the step search per (p, c).
+const cyclicMaxNodes = 20000
+
+// cyclicStates returns the cyclic ordering's states for (p, c), or nil
+// where the step search finds no split (p odd: n = p; p even: n = p − 1
+// with ∞ = p − 1).
+func cyclicStates(p, c int) [][]int {
+	if c < 3 || p < c+2 {
+		return nil
+	}
+	n, inf := p, None
+	first := 0
+	if p%2 == 0 {
+		n, inf, first = p-1, p-1, c-2
+	}
+	steps := cyclicSteps(n, c-1, first, cyclicMaxNodes)
+	if steps == nil {
+		return nil
+	}
+	// The load sequence; pinned marks loads during the ∞ block.
+	var seq []int
+	var pinned []bool
+	if inf != None {
+		seq, pinned = append(seq, inf), append(pinned, true)
+	}
+	cur := 0
+	for b, s := range steps {
+		wrap := c - 1
+		pin := false
+		if b == 0 && inf != None {
+			wrap, pin = c-2, true
+		}
+		for i := 0; i < n+wrap; i++ {
+			if i == 0 && len(seq) > 0 && b > 0 {
+				continue // the block starts where the last one ended
+			}
+			seq = append(seq, (cur+i*s)%n)
+			pinned = append(pinned, pin)
+		}
+		cur = seq[len(seq)-1]
+	}
+	buf := make([]int, 0, c)
+	loaded := make([]int, p) // when each resident was loaded
+	var states [][]int
+	for t, x := range seq {
+		if containsInt(buf, x) {
+			continue
+		}
+		if len(buf) < c {
+			buf = append(buf, x)
+			loaded[x] = t
+			if len(buf) == c {
+				states = append(states, append([]int(nil), buf...))
+			}
+			continue
+		}
+		o := -1 // the earliest loaded, ∞ excepted while pinned
+		for i, y := range buf {
+			if y == inf && pinned[t] {
+				continue
+			}
+			if o < 0 || loaded[y] < loaded[buf[o]] {
+				o = i
+			}
+		}
+		buf[o] = x
+		loaded[x] = t
+		states = append(states, append([]int(nil), buf...))
+	}
+	return states
+}
