@@ -13,9 +13,9 @@ package orderings
 // once around the cycle. If the steps of the blocks split the differences
 // 1 … (n−1)/2 into such sets exactly, the blocks together cover K_n with
 // c−1 new pairs per swap except at the junctions, close to Marius eq. 2.
-// With p = n + 1 the extra partition ∞ is pinned in the buffer during a
-// first block whose window is one shorter (differences s … (c−2)s): it
-// meets every partition once.
+// With p = n + m (m ≤ c−2) the m extra partitions are pinned in the
+// buffer during a first block whose window is m shorter (differences
+// s … (c−1−m)s): they meet every partition of Z_n, and each other, once.
 //
 // Every swap evicts the partition loaded earliest, never the one loaded
 // last (c ≥ 3), so the pair the newest partition makes with the others
@@ -113,41 +113,56 @@ func gcdInt(a, b int) int {
 // cyclicMaxNodes bounds the step search per (p, c).
 const cyclicMaxNodes = 20000
 
-// cyclicStates returns the cyclic ordering's states for (p, c), or nil
-// where the step search finds no split (p odd: n = p; p even: n = p − 1
-// with ∞ = p − 1).
-func cyclicStates(p, c int) [][]int {
-	if c < 3 || p < c+2 {
+// cyclicStates returns the cyclic ordering's state sequences for (p, c),
+// one for every m = 0 … c−2 with n = p − m odd for which the step search
+// finds a split: the m extra partitions n … p−1 are pinned in the buffer
+// through the first block, whose window over Z_n is m shorter (its step's
+// multiples s … (c−1−m)s), so each meets every partition of Z_n once.
+func cyclicStates(p, c int) [][][]int {
+	if c < 3 {
 		return nil
 	}
-	n, inf := p, None
-	first := 0
-	if p%2 == 0 {
-		n, inf, first = p-1, p-1, c-2
+	var out [][][]int
+	for m := 0; m <= c-2; m++ {
+		n := p - m
+		if n%2 == 0 || n < c+2 {
+			continue
+		}
+		first := 0
+		if m > 0 {
+			first = c - 1 - m
+		}
+		if steps := cyclicSteps(n, c-1, first, cyclicMaxNodes); steps != nil {
+			out = append(out, cyclicSequence(p, c, n, steps))
+		}
 	}
-	steps := cyclicSteps(n, c-1, first, cyclicMaxNodes)
-	if steps == nil {
-		return nil
-	}
-	// The load sequence; pinned marks loads during the ∞ block.
+	return out
+}
+
+// cyclicSequence slides the window over the blocks of steps.
+func cyclicSequence(p, c, n int, steps []int) [][]int {
+	m := p - n
+	// The load sequence; pinned marks loads during the first block when
+	// there are extra partitions.
 	var seq []int
-	var pinned []bool
-	if inf != None {
-		seq, pinned = append(seq, inf), append(pinned, true)
+	var pinned, junction []bool
+	for x := n; x < p; x++ {
+		seq, pinned, junction = append(seq, x), append(pinned, true), append(junction, false)
 	}
 	cur := 0
 	for b, s := range steps {
 		wrap := c - 1
 		pin := false
-		if b == 0 && inf != None {
-			wrap, pin = c-2, true
+		if b == 0 && m > 0 {
+			wrap, pin = c-1-m, true
 		}
 		for i := 0; i < n+wrap; i++ {
-			if i == 0 && len(seq) > 0 && b > 0 {
+			if i == 0 && b > 0 {
 				continue // the block starts where the last one ended
 			}
 			seq = append(seq, (cur+i*s)%n)
 			pinned = append(pinned, pin)
+			junction = append(junction, b > 0 && i == 1)
 		}
 		cur = seq[len(seq)-1]
 	}
@@ -166,14 +181,25 @@ func cyclicStates(p, c int) [][]int {
 			}
 			continue
 		}
-		o := -1 // the earliest loaded, ∞ excepted while pinned
+		// The earliest loaded, the extra ones excepted while pinned; at a
+		// junction the second earliest: the partition loaded last pairs
+		// anew only with the earliest (its pairs with the others were
+		// covered at the start of the block), so that pair must stay to
+		// overlap this load.
+		o, o2 := -1, -1
 		for i, y := range buf {
-			if y == inf && pinned[t] {
+			if y >= n && pinned[t] {
 				continue
 			}
-			if o < 0 || loaded[y] < loaded[buf[o]] {
-				o = i
+			switch {
+			case o < 0 || loaded[y] < loaded[buf[o]]:
+				o, o2 = i, o
+			case o2 < 0 || loaded[y] < loaded[buf[o2]]:
+				o2 = i
 			}
+		}
+		if junction[t] && o2 >= 0 {
+			o = o2
 		}
 		buf[o] = x
 		loaded[x] = t

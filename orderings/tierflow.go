@@ -18,6 +18,14 @@ import "fmt"
 //     legend-c it wins for buffers above about p/14, often with fewer
 //     swaps than BETA. For c ≤ flexibleMaxC also its flexible variant,
 //     which may retire a pivot early.
+//   - the cyclic sequences (cyclicStates, cyclic.go): a window of c
+//     sliding over arithmetic progressions of Z_n, k-radius-sequence
+//     style, where the differences of Z_n split into sets {s, …, (c−1)s}.
+//     They exist for few (p, c): 65 of the 3,844 pairs p ≤ 128,
+//     3 ≤ c ≤ p/2 (23 at c = 3, where n is a prime such as 37, 41, 53,
+//     97, 101, 103; most others are p = 3c − 1, a single block). They
+//     have BETA's swaps or one or two fewer and never evict the partition
+//     loaded last, so 95–99% of their swaps are prefetchable from p = 29.
 //   - BETA's states (Marius Algorithm 3) with the filler order below: the
 //     same swaps as BETA. In a BETA sweep every new bucket of a state
 //     touches the mover evicted next, so without fillers those swaps
@@ -35,8 +43,9 @@ import "fmt"
 // when either of their partitions is the next victim.
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
-// (small c for its p; testdata/tierflow_prefetch_misses.txt lists the
-// pairs for p ≤ 128) tierflow is BETA's states with the filler order.
+// (small c for its p; testdata/tierflow_prefetch_misses.txt lists the 654
+// pairs for p ≤ 128) tierflow is BETA's states with the filler order, or
+// a cyclic sequence just short of the target (p = 13, 17, 20 at c = 3).
 //
 // The staging buffer: the Plan's windows are what a system without one
 // (Legend, PrefetchDepth 0) can overlap; with a staging buffer (Marius's
@@ -96,7 +105,7 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			}
 		}
 	}
-	if states := cyclicStates(p, c); states != nil {
+	for _, states := range cyclicStates(p, c) {
 		if err := consider(fillerOrder(p, states), states); err != nil {
 			return nil, nil, err
 		}

@@ -154,3 +154,46 @@ func TestFillerOrderKeepsStates(t *testing.T) {
 		assert.Greater(t, s.Counts.PrefetchableSwaps, beta.Counts.PrefetchableSwaps)
 	}
 }
+
+// TestCyclicStates checks the cyclic candidate where its step search
+// finds a split: every pair covered (the Plan validates), BETA's swaps at
+// most, a prefetchable share of at least 95%, and no eviction of the
+// partition loaded last.
+func TestCyclicStates(t *testing.T) {
+	tests := []struct {
+		p, c  int
+		found bool
+	}{
+		{p: 29, c: 3, found: true},
+		{p: 37, c: 3, found: true},
+		{p: 37, c: 4, found: true},
+		{p: 104, c: 3, found: true}, // n = 103 and one pinned partition
+		{p: 97, c: 5, found: true},
+		{p: 31, c: 3, found: false}, // 2 has odd order in Z_31*/±1
+		{p: 64, c: 6, found: false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("p=%d c=%d", tt.p, tt.c), func(t *testing.T) {
+			all := cyclicStates(tt.p, tt.c)
+			if !tt.found {
+				assert.Empty(t, all)
+				return
+			}
+			require.NotEmpty(t, all)
+			states := all[0]
+			order := fillerOrder(tt.p, states)
+			s, err := Replay(tt.p, tt.c, order, Belady)
+			require.NoError(t, err)
+			pl := &Plan{Ordering: "cyclic", Policy: string(Belady), P: tt.p, C: tt.c, Buckets: order,
+				Loads: s.Loads, FinalResident: s.FinalResident, Counts: s.Counts}
+			require.NoError(t, pl.Validate())
+			assert.LessOrEqual(t, s.Counts.Swaps, BETASwaps(tt.p, tt.c))
+			assert.True(t, prefetchGoal(s.Counts), "%+v", s.Counts)
+			for i := 2; i < len(states); i++ {
+				loaded := withoutAll(states[i-1], states[i-2])
+				evicted := withoutAll(states[i-1], states[i])
+				assert.NotEqual(t, loaded, evicted, "state %d", i)
+			}
+		})
+	}
+}
