@@ -113,34 +113,126 @@ func gcdInt(a, b int) int {
 // cyclicMaxNodes bounds the step search per (p, c).
 const cyclicMaxNodes = 20000
 
-// cyclicStates returns the cyclic ordering's state sequences for (p, c),
-// one for every m = 0 … c−2 with n = p − m odd for which the step search
-// finds a split: the m extra partitions n … p−1 are pinned in the buffer
-// through the first block, whose window over Z_n is m shorter (its step's
-// multiples s … (c−1−m)s), so each meets every partition of Z_n once.
-func cyclicStates(p, c int) [][][]int {
-	if c < 3 {
+// cyclicPlan is one cyclic construction for (p, c): the blocks of steps
+// over Z_N, the first one pinned when p > N.
+type cyclicPlan struct {
+	N      int
+	Blocks [][]int
+}
+
+// cyclicStates returns the states of the cyclic candidate for (p, c)
+// from cyclicTable, or nil where the table has none.
+func cyclicStates(p, c int) [][]int {
+	pl, ok := cyclicTable[[2]int{p, c}]
+	if !ok {
 		return nil
 	}
-	var out [][][]int
-	for m := 0; m <= c-2; m++ {
+	return cyclicSequence(p, c, pl.N, pl.Blocks)
+}
+
+// cyclicCandidates searches the cyclic constructions for (p, c), passing
+// each to yield until it returns false: for every m = 0 … c−1 with
+// n = p − m odd, the m extra partitions n … p−1 are pinned in the buffer
+// through a first block with one step s₀, whose window over Z_n is m
+// shorter (its differences s₀ … (c−1−m)s₀; none when m = c−1, which makes
+// it a BETA sweep), so each meets every partition of Z_n, and the others,
+// once. The differences left are split either into single steps
+// (cyclicSteps) or into one step pattern (cyclicPattern, at most maxNodes
+// nodes per try).
+func cyclicCandidates(p, c, maxNodes int, yield func(cyclicPlan) bool) {
+	if c < 3 {
+		return
+	}
+	k := c - 1
+	for m := 0; m <= k; m++ {
 		n := p - m
 		if n%2 == 0 || n < c+2 {
 			continue
 		}
-		first := 0
-		if m > 0 {
-			first = c - 1 - m
+		if m == 0 {
+			if steps := cyclicSteps(n, k, 0, cyclicMaxNodes); steps != nil {
+				if !yield(cyclicPlan{n, stepBlocks(steps)}) {
+					return
+				}
+			} else if pat := cyclicPattern(n, k, allDiffs(n), maxNodes); pat != nil {
+				if !yield(cyclicPlan{n, [][]int{pat}}) {
+					return
+				}
+			}
+			continue
 		}
-		if steps := cyclicSteps(n, c-1, first, cyclicMaxNodes); steps != nil {
-			out = append(out, cyclicSequence(p, c, n, steps))
+		if m < k {
+			if steps := cyclicSteps(n, k, k-m, cyclicMaxNodes); steps != nil {
+				if !yield(cyclicPlan{n, stepBlocks(steps)}) {
+					return
+				}
+				continue
+			}
 		}
+		// A first step s₀ whose multiples leave a set the pattern search
+		// can split.
+		h := (n - 1) / 2
+		for s0 := 1; s0 <= min(h, cyclicFirstSteps); s0++ {
+			if gcdInt(s0, n) != 1 {
+				continue
+			}
+			need := allDiffs(n)
+			ok := true
+			for j := 1; j <= k-m && ok; j++ {
+				d := normDiff(j*s0, n)
+				ok = need[d]
+				need[d] = false
+			}
+			if !ok {
+				continue
+			}
+			if pat := cyclicPattern(n, k, need, maxNodes); pat != nil {
+				if !yield(cyclicPlan{n, [][]int{{s0}, pat}}) {
+					return
+				}
+				break
+			}
+			if m == k {
+				break // s₀ covers no difference: one try is enough
+			}
+		}
+	}
+}
+
+// cyclicFirstSteps bounds the first steps tried with pinned partitions.
+const cyclicFirstSteps = 2
+
+func stepBlocks(steps []int) [][]int {
+	out := make([][]int, len(steps))
+	for i, s := range steps {
+		out[i] = []int{s}
 	}
 	return out
 }
 
-// cyclicSequence slides the window over the blocks of steps.
-func cyclicSequence(p, c, n int, steps []int) [][]int {
+func allDiffs(n int) []bool {
+	need := make([]bool, (n-1)/2+1)
+	for d := 1; d < len(need); d++ {
+		need[d] = true
+	}
+	return need
+}
+
+// normDiff is x mod n taken up to sign, in 0 … n/2.
+func normDiff(x, n int) int {
+	x %= n
+	if x < 0 {
+		x += n
+	}
+	return min(x, n-x)
+}
+
+// cyclicSequence slides the window over the blocks: block b repeats its
+// step pattern until it is back at its start (n·len(pattern) steps) and
+// then takes the window's length of steps more, so that the windows that
+// wrap around are covered too. The first block is the pinned one when
+// p > n.
+func cyclicSequence(p, c, n int, blocks [][]int) [][]int {
 	m := p - n
 	// The load sequence; pinned marks loads during the first block when
 	// there are extra partitions.
@@ -150,17 +242,21 @@ func cyclicSequence(p, c, n int, steps []int) [][]int {
 		seq, pinned, junction = append(seq, x), append(pinned, true), append(junction, false)
 	}
 	cur := 0
-	for b, s := range steps {
+	for b, pat := range blocks {
 		wrap := c - 1
 		pin := false
 		if b == 0 && m > 0 {
 			wrap, pin = c-1-m, true
 		}
-		for i := 0; i < n+wrap; i++ {
+		x := cur
+		for i := 0; i < n*len(pat)+wrap; i++ {
+			if i > 0 {
+				x = (x + pat[(i-1)%len(pat)]) % n
+			}
 			if i == 0 && b > 0 {
 				continue // the block starts where the last one ended
 			}
-			seq = append(seq, (cur+i*s)%n)
+			seq = append(seq, x)
 			pinned = append(pinned, pin)
 			junction = append(junction, b > 0 && i == 1)
 		}

@@ -105,7 +105,7 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			}
 		}
 	}
-	for _, states := range cyclicStates(p, c) {
+	if states := cyclicStates(p, c); states != nil {
 		if err := consider(fillerOrder(p, states), states); err != nil {
 			return nil, nil, err
 		}
