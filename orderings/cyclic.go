@@ -113,10 +113,12 @@ func gcdInt(a, b int) int {
 // cyclicMaxNodes bounds the step search per (p, c).
 const cyclicMaxNodes = 20000
 
-// cyclicPlan is one cyclic construction for (p, c): the blocks of steps
-// over Z_N, the first one pinned when p > N.
+// cyclicPlan is one cyclic construction for (p, c) over Z_N: the blocks
+// of steps, of which the first len(Pins) are pinned blocks, block i with
+// Pins[i] of the p − N extra partitions pinned in the buffer through it.
 type cyclicPlan struct {
 	N      int
+	Pins   []int
 	Blocks [][]int
 }
 
@@ -127,35 +129,37 @@ func cyclicStates(p, c int) [][]int {
 	if !ok {
 		return nil
 	}
-	return cyclicSequence(p, c, pl.N, pl.Blocks)
+	return cyclicSequence(p, c, pl)
 }
 
 // cyclicCandidates searches the cyclic constructions for (p, c), passing
-// each to yield until it returns false: for every m = 0 … c−1 with
-// n = p − m odd, the m extra partitions n … p−1 are pinned in the buffer
-// through a first block with one step s₀, whose window over Z_n is m
-// shorter (its differences s₀ … (c−1−m)s₀; none when m = c−1, which makes
-// it a BETA sweep), so each meets every partition of Z_n, and the others,
-// once. The differences left are split either into single steps
-// (cyclicSteps) or into one step pattern (cyclicPattern, at most maxNodes
-// nodes per try).
+// each to yield until it returns false. For every m = 0 … c+1 with
+// n = p − m odd, the m extra partitions n … p−1 are split into up to
+// three groups; each group is pinned in the buffer through a block of one
+// step s over Z_n, whose window is that much shorter (its differences
+// s … (c−1−q)s for a group of q; none when q = c−1, a BETA sweep), so it
+// meets every partition of Z_n once, and the group after it at the
+// junction. The differences left are split either into single steps
+// (cyclicSteps, no or one group) or into one step pattern (cyclicPattern,
+// at most maxNodes nodes per try). Pairs the construction misses (extra
+// partitions of groups that never meet) are covered at the end.
 func cyclicCandidates(p, c, maxNodes int, yield func(cyclicPlan) bool) {
 	if c < 3 {
 		return
 	}
 	k := c - 1
-	for m := 0; m <= k; m++ {
+	for m := 0; m <= k+2; m++ {
 		n := p - m
 		if n%2 == 0 || n < c+2 {
 			continue
 		}
 		if m == 0 {
 			if steps := cyclicSteps(n, k, 0, cyclicMaxNodes); steps != nil {
-				if !yield(cyclicPlan{n, stepBlocks(steps)}) {
+				if !yield(cyclicPlan{N: n, Blocks: stepBlocks(steps)}) {
 					return
 				}
 			} else if pat := cyclicPattern(n, k, allDiffs(n), maxNodes); pat != nil {
-				if !yield(cyclicPlan{n, [][]int{pat}}) {
+				if !yield(cyclicPlan{N: n, Blocks: [][]int{pat}}) {
 					return
 				}
 			}
@@ -163,44 +167,81 @@ func cyclicCandidates(p, c, maxNodes int, yield func(cyclicPlan) bool) {
 		}
 		if m < k {
 			if steps := cyclicSteps(n, k, k-m, cyclicMaxNodes); steps != nil {
-				if !yield(cyclicPlan{n, stepBlocks(steps)}) {
+				if !yield(cyclicPlan{N: n, Pins: []int{m}, Blocks: stepBlocks(steps)}) {
 					return
 				}
 				continue
 			}
 		}
-		// A first step s₀ whose multiples leave a set the pattern search
-		// can split.
-		h := (n - 1) / 2
-		for s0 := 1; s0 <= min(h, cyclicFirstSteps); s0++ {
-			if gcdInt(s0, n) != 1 {
-				continue
-			}
-			need := allDiffs(n)
-			ok := true
-			for j := 1; j <= k-m && ok; j++ {
-				d := normDiff(j*s0, n)
-				ok = need[d]
-				need[d] = false
-			}
+		for _, pins := range compositions(m, k, 3) {
+			steps, need, ok := pinnedSteps(n, k, pins)
 			if !ok {
 				continue
 			}
 			if pat := cyclicPattern(n, k, need, maxNodes); pat != nil {
-				if !yield(cyclicPlan{n, [][]int{{s0}, pat}}) {
+				if !yield(cyclicPlan{N: n, Pins: pins, Blocks: append(stepBlocks(steps), pat)}) {
 					return
 				}
-				break
-			}
-			if m == k {
-				break // s₀ covers no difference: one try is enough
 			}
 		}
 	}
 }
 
-// cyclicFirstSteps bounds the first steps tried with pinned partitions.
-const cyclicFirstSteps = 2
+// compositions lists the ways to write m as an ordered sum of at most
+// maxParts parts of 1 … maxPart each.
+func compositions(m, maxPart, maxParts int) [][]int {
+	var out [][]int
+	var rec func(left int, cur []int)
+	rec = func(left int, cur []int) {
+		if left == 0 {
+			out = append(out, append([]int(nil), cur...))
+			return
+		}
+		if len(cur) == maxParts {
+			return
+		}
+		for q := 1; q <= min(left, maxPart); q++ {
+			rec(left-q, append(cur, q))
+		}
+	}
+	rec(m, nil)
+	return out
+}
+
+// pinnedSteps picks, for pinned blocks of the given group sizes, the
+// smallest steps coprime to n whose differences s … (k−q)s are distinct
+// and returns them with the differences left to cover.
+func pinnedSteps(n, k int, pins []int) ([]int, []bool, bool) {
+	need := allDiffs(n)
+	h := (n - 1) / 2
+	var steps []int
+	for _, q := range pins {
+		found := false
+		for s := 1; s <= h && !found; s++ {
+			if gcdInt(s, n) != 1 {
+				continue
+			}
+			var ds []int
+			ok := true
+			for j := 1; j <= k-q && ok; j++ {
+				d := normDiff(j*s, n)
+				ok = d != 0 && need[d] && !containsInt(ds, d)
+				ds = append(ds, d)
+			}
+			if !ok {
+				continue
+			}
+			for _, d := range ds {
+				need[d] = false
+			}
+			steps, found = append(steps, s), true
+		}
+		if !found {
+			return nil, nil, false
+		}
+	}
+	return steps, need, true
+}
 
 func stepBlocks(steps []int) [][]int {
 	out := make([][]int, len(steps))
@@ -230,61 +271,70 @@ func normDiff(x, n int) int {
 // cyclicSequence slides the window over the blocks: block b repeats its
 // step pattern until it is back at its start (n·len(pattern) steps) and
 // then takes the window's length of steps more, so that the windows that
-// wrap around are covered too. The first block is the pinned one when
-// p > n.
-func cyclicSequence(p, c, n int, blocks [][]int) [][]int {
-	m := p - n
-	// The load sequence; pinned marks loads during the first block when
-	// there are extra partitions.
-	var seq []int
-	var pinned, junction []bool
-	for x := n; x < p; x++ {
-		seq, pinned, junction = append(seq, x), append(pinned, true), append(junction, false)
-	}
+// wrap around are covered too. A pinned block first loads its group of
+// extra partitions, which then stay until the block ends. Each load
+// evicts the partition loaded earliest that is not pinned, except that a
+// load of extra partitions keeps the previous group's (so the groups
+// meet) and the first load of a block that follows an unpinned one keeps
+// the earliest (see below). Pairs still uncovered at the end are covered
+// one load at a time.
+func cyclicSequence(p, c int, pl cyclicPlan) [][]int {
+	n := pl.N
+	group := make([]int, p) // pinned group of each extra partition
+	var seq, pinGroup []int // the loads, and the group pinned at each
+	var junction []bool
+	x0 := n
 	cur := 0
-	for b, pat := range blocks {
+	for b, pat := range pl.Blocks {
+		g := -1
 		wrap := c - 1
-		pin := false
-		if b == 0 && m > 0 {
-			wrap, pin = c-1-m, true
+		if b < len(pl.Pins) {
+			g = b
+			wrap -= pl.Pins[b]
+			for range pl.Pins[b] {
+				group[x0] = g
+				seq, pinGroup, junction = append(seq, x0), append(pinGroup, g), append(junction, false)
+				x0++
+			}
 		}
 		x := cur
 		for i := 0; i < n*len(pat)+wrap; i++ {
 			if i > 0 {
 				x = (x + pat[(i-1)%len(pat)]) % n
 			}
-			if i == 0 && b > 0 {
-				continue // the block starts where the last one ended
-			}
-			seq = append(seq, x)
-			pinned = append(pinned, pin)
-			junction = append(junction, b > 0 && i == 1)
+			seq, pinGroup = append(seq, x), append(pinGroup, g)
+			junction = append(junction, i == 1 && b > len(pl.Pins))
 		}
 		cur = seq[len(seq)-1]
 	}
 	buf := make([]int, 0, c)
 	loaded := make([]int, p) // when each resident was loaded
+	cov := make([]bool, p*p)
 	var states [][]int
-	for t, x := range seq {
-		if containsInt(buf, x) {
-			continue
+	push := func() {
+		for i, a := range buf {
+			for _, b := range buf[i+1:] {
+				cov[a*p+b], cov[b*p+a] = true, true
+			}
 		}
+		states = append(states, append([]int(nil), buf...))
+	}
+	load := func(t, x int, evict func(y int) bool, second bool) {
+		loaded[x] = t
 		if len(buf) < c {
 			buf = append(buf, x)
-			loaded[x] = t
 			if len(buf) == c {
-				states = append(states, append([]int(nil), buf...))
+				push()
 			}
-			continue
+			return
 		}
-		// The earliest loaded, the extra ones excepted while pinned; at a
-		// junction the second earliest: the partition loaded last pairs
-		// anew only with the earliest (its pairs with the others were
-		// covered at the start of the block), so that pair must stay to
-		// overlap this load.
+		// The earliest loaded that may go; at a junction the second
+		// earliest: the partition loaded last pairs anew only with the
+		// earliest (its pairs with the others were covered at the start
+		// of the block), so that pair must stay to overlap this load.
 		o, o2 := -1, -1
 		for i, y := range buf {
-			if y >= n && pinned[t] {
+			if y == x || !evict(y) {
 				continue
 			}
 			switch {
@@ -294,12 +344,59 @@ func cyclicSequence(p, c, n int, blocks [][]int) [][]int {
 				o2 = i
 			}
 		}
-		if junction[t] && o2 >= 0 {
+		if second && o2 >= 0 {
 			o = o2
 		}
 		buf[o] = x
-		loaded[x] = t
-		states = append(states, append([]int(nil), buf...))
+		push()
 	}
-	return states
+	for t, x := range seq {
+		if containsInt(buf, x) {
+			continue
+		}
+		g := pinGroup[t]
+		pinnedNow := func(y int) bool { return y >= n && group[y] == g && g >= 0 }
+		if x >= n { // keep the extras: the groups must meet
+			keep := func(y int) bool { return y < n }
+			has := false
+			for _, y := range buf {
+				has = has || keep(y)
+			}
+			if has {
+				load(t, x, keep, false)
+				continue
+			}
+		}
+		load(t, x, func(y int) bool { return !pinnedNow(y) }, junction[t])
+	}
+	// Cover what is left, one load at a time: a partner of a resident if
+	// possible.
+	t := len(seq)
+	for {
+		a, b := -1, -1
+		for x := 0; x < p && a < 0; x++ {
+			for y := x + 1; y < p; y++ {
+				if !cov[x*p+y] {
+					a, b = x, y
+					if containsInt(buf, y) {
+						a, b = y, x
+					}
+					break
+				}
+			}
+		}
+		if a < 0 {
+			return states
+		}
+		for _, x := range []int{a, b} {
+			if !containsInt(buf, x) {
+				keep := a
+				if x == a {
+					keep = b
+				}
+				load(t, x, func(y int) bool { return y != keep }, false)
+				t++
+			}
+		}
+	}
 }
