@@ -1,26 +1,38 @@
 package orderings
 
-// The cyclic ordering: a sliding window over arithmetic progressions of
-// Z_n, after the constructions of k-radius sequences (Jaromczyk and Lonc,
-// "Sequences of radius k", 2004; Blackburn and McKee, "Constructing
+// The cyclic construction: a window sliding over arithmetic progressions
+// of Z_n, after the constructions of k-radius sequences (Jaromczyk and
+// Lonc, "Sequences of radius k", 2004; Blackburn and McKee, "Constructing
 // k-radius sequences", 2012).
 //
-// A block with step s (gcd(s, n) = 1) is the sequence x_i = a + i·s,
-// i = 0 … n+k−1, wrapping around to repeat its first k partitions. Sliding
-// a window of k+1 = c partitions over it (each load evicts the partition
-// loaded earliest) covers every pair at distance j ≤ k, i.e. every pair
-// {x, x ± j·s}: the k differences s, 2s, …, ks (taken up to sign) each
-// once around the cycle. If the steps of the blocks split the differences
-// 1 … (n−1)/2 into such sets exactly, the blocks together cover K_n with
-// c−1 new pairs per swap except at the junctions, close to Marius eq. 2.
-// With p = n + m (m ≤ c−2) the m extra partitions are pinned in the
-// buffer during a first block whose window is m shorter (differences
-// s … (c−1−m)s): they meet every partition of Z_n, and each other, once.
+// A block with step pattern s_0 … s_{r−1} is the sequence x_0 = a,
+// x_{i+1} = x_i + s_{i mod r} over Z_n, n·r steps long (back at a when the
+// pattern's total D is coprime to n) plus k = c−1 more, so that it wraps
+// around. Sliding a window of c partitions over it (each load evicts the
+// partition loaded earliest) covers every pair at distance j ≤ k in the
+// sequence: for each start i mod r and length j the whole difference
+// class {x, x ± (s_i + … + s_{i+j−1})}, n pairs, once. If the r·k window
+// sums of the blocks are exactly the differences 1 … (n−1)/2 up to sign,
+// the blocks together cover K_n with c−1 new pairs per swap except at the
+// junctions between blocks, close to Marius eq. 2 and below BETA's eq. 3.
+// A one-step block s covers {s, 2s, …, ks}.
+//
+// With p = n + m, the m extra partitions are split into up to three
+// groups, each pinned in the buffer through a one-step block of its own
+// whose window is that much shorter: they meet every partition of Z_n
+// once, and the next group at the junction. Pairs still missing (groups
+// that do not meet) are covered one load at a time at the end.
 //
 // Every swap evicts the partition loaded earliest, never the one loaded
-// last (c ≥ 3), so the pair the newest partition makes with the others
-// that stay is always there to overlap the next load: close to every
-// swap is prefetchable.
+// last (unless a group of c−1 is pinned, a BETA sweep), so the pair the
+// newest partition makes with the others that stay is always there to
+// overlap the next load: close to every swap is prefetchable.
+//
+// Finding the steps is a search (cyclicSteps, cyclicPattern,
+// cyclicPatterns). It runs offline, in TestCyclicTable with -cyclic-gen,
+// and its results for the pairs where tierflow's other candidates miss
+// PrefetchTarget are in cyclicTable (cyclic_table.go), so that building a
+// Plan does not search.
 
 // cyclicSteps finds steps s₁, s₂, … coprime to n whose multiple sets
 // {s, 2s, …, k·s} (differences up to sign mod n) partition 1 … (n−1)/2;
@@ -140,14 +152,30 @@ func cyclicStates(p, c int) [][]int {
 // s … (c−1−q)s for a group of q; none when q = c−1, a BETA sweep), so it
 // meets every partition of Z_n once, and the group after it at the
 // junction. The differences left are split either into single steps
-// (cyclicSteps, no or one group) or into one step pattern (cyclicPattern,
-// at most maxNodes nodes per try). Pairs the construction misses (extra
+// (cyclicSteps, no or one group) or into step patterns (cyclicPattern,
+// one pattern, then cyclicPatterns, up to four blocks), the pattern
+// searches sharing maxNodes nodes in all. Pairs the construction misses (extra
 // partitions of groups that never meet) are covered at the end.
 func cyclicCandidates(p, c, maxNodes int, yield func(cyclicPlan) bool) {
 	if c < 3 {
 		return
 	}
 	k := c - 1
+	left := maxNodes
+	// patterns splits need into one pattern, else into up to four.
+	patterns := func(n int, need []bool) [][]int {
+		if left <= 0 {
+			return nil
+		}
+		pat, used := cyclicPattern(n, k, need, left/2+1)
+		left -= used
+		if pat != nil {
+			return [][]int{pat}
+		}
+		pats, used := cyclicPatterns(n, k, need, max(left/2, 1), 4, 0)
+		left -= used
+		return pats
+	}
 	for m := 0; m <= k+2; m++ {
 		n := p - m
 		if n%2 == 0 || n < c+2 {
@@ -158,8 +186,8 @@ func cyclicCandidates(p, c, maxNodes int, yield func(cyclicPlan) bool) {
 				if !yield(cyclicPlan{N: n, Blocks: stepBlocks(steps)}) {
 					return
 				}
-			} else if pat := cyclicPattern(n, k, allDiffs(n), maxNodes); pat != nil {
-				if !yield(cyclicPlan{N: n, Blocks: [][]int{pat}}) {
+			} else if pats := patterns(n, allDiffs(n)); pats != nil {
+				if !yield(cyclicPlan{N: n, Blocks: pats}) {
 					return
 				}
 			}
@@ -178,8 +206,8 @@ func cyclicCandidates(p, c, maxNodes int, yield func(cyclicPlan) bool) {
 			if !ok {
 				continue
 			}
-			if pat := cyclicPattern(n, k, need, maxNodes); pat != nil {
-				if !yield(cyclicPlan{N: n, Pins: pins, Blocks: append(stepBlocks(steps), pat)}) {
+			if pats := patterns(n, need); pats != nil {
+				if !yield(cyclicPlan{N: n, Pins: pins, Blocks: append(stepBlocks(steps), pats...)}) {
 					return
 				}
 			}

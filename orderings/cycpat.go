@@ -8,7 +8,7 @@ import "math/rand/v2"
 // whose total is coprime to n. A randomised depth-first search with
 // restarts, seeded by (n, k) so that the result is deterministic; nil
 // after maxNodes nodes in all.
-func cyclicPattern(n, k int, need []bool, maxNodes int) []int {
+func cyclicPattern(n, k int, need []bool, maxNodes int) ([]int, int) {
 	h := (n - 1) / 2
 	cnt := 0
 	for d := 1; d <= h; d++ {
@@ -17,7 +17,7 @@ func cyclicPattern(n, k int, need []bool, maxNodes int) []int {
 		}
 	}
 	if cnt == 0 || cnt%k != 0 {
-		return nil
+		return nil, 0
 	}
 	r := cnt / k
 	norm := func(x int) int {
@@ -127,8 +127,8 @@ func cyclicPattern(n, k int, need []bool, maxNodes int) []int {
 		s = s[:0]
 		clear(used)
 		if dfs(budget) {
-			return s
+			return s, nodes
 		}
 	}
-	return nil
+	return nil, nodes
 }

@@ -236,8 +236,13 @@ func TestCyclicTable(t *testing.T) {
 					}
 					return a.PrefetchableSwaps > b.PrefetchableSwaps
 				}
-				// About 0.2 s per pattern try at most.
-				budget := 20_000_000 / (p * c)
+				// Pattern-search nodes per pair (a node costs about n·c): a
+				// few seconds at most, a quarter where c > 5, where exact
+				// splits are rare.
+				budget := 1_200_000_000 / (p * c * c)
+				if c > 5 {
+					budget /= 4
+				}
 				cyclicCandidates(p, c, budget, func(pl cyclicPlan) bool {
 					states := cyclicSequence(p, c, pl)
 					s, err := Replay(p, c, fillerOrder(p, states), Belady)
