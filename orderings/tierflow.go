@@ -4,7 +4,7 @@ import "fmt"
 
 // tierflowOrder is tierflow's own ordering: at most BETA's swaps at every
 // (p, c), and as many prefetchable swaps as its candidates allow. It
-// builds up to five candidate state sequences, replays each under Belady,
+// builds up to six candidate state sequences, replays each under Belady,
 // drops those with more swaps than BETA (Marius eq. 3) and keeps the best
 // by (share of prefetchable swaps ≥ PrefetchTarget, fewest swaps, most
 // prefetchable swaps, candidate order):
@@ -18,14 +18,15 @@ import "fmt"
 //     legend-c it wins for buffers above about p/14, often with fewer
 //     swaps than BETA. For c ≤ flexibleMaxC also its flexible variant,
 //     which may retire a pivot early.
-//   - the cyclic sequences (cyclicStates, cyclic.go): a window of c
-//     sliding over arithmetic progressions of Z_n, k-radius-sequence
-//     style, where the differences of Z_n split into sets {s, …, (c−1)s}.
-//     They exist for few (p, c): 65 of the 3,844 pairs p ≤ 128,
-//     3 ≤ c ≤ p/2 (23 at c = 3, where n is a prime such as 37, 41, 53,
-//     97, 101, 103; most others are p = 3c − 1, a single block). They
-//     have BETA's swaps or one or two fewer and never evict the partition
-//     loaded last, so 95–99% of their swaps are prefetchable from p = 29.
+//   - the cyclic sequence (cyclicStates, cyclic.go), where cyclicTable
+//     has one: a window of c sliding over step patterns of Z_n,
+//     k-radius-sequence style, whose window sums split the differences of
+//     Z_n, so every swap but a few covers c − 1 new pairs and none evicts
+//     the partition loaded last. The search for the patterns runs
+//     offline; the table holds the 197 pairs p ≤ 128 where tierflow
+//     prefers it to its other candidates (186 of which reach
+//     PrefetchTarget only with it), with BETA's swaps or fewer (at
+//     p = 128, c = 3: 4,064 swaps, the lower bound is 4,063, BETA 4,094).
 //   - BETA's states (Marius Algorithm 3) with the filler order below: the
 //     same swaps as BETA. In a BETA sweep every new bucket of a state
 //     touches the mover evicted next, so without fillers those swaps
@@ -43,9 +44,10 @@ import "fmt"
 // when either of their partitions is the next victim.
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
-// (small c for its p; testdata/tierflow_prefetch_misses.txt lists the 654
-// pairs for p ≤ 128) tierflow is BETA's states with the filler order, or
-// a cyclic sequence just short of the target (p = 13, 17, 20 at c = 3).
+// (small c for its p; testdata/tierflow_prefetch_misses.txt lists the 487
+// pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says why) tierflow
+// is BETA's states with the filler order, or a cyclic sequence just short
+// of the target (fewer swaps, e.g. p = 13, 17, 20 at c = 3).
 //
 // The staging buffer: the Plan's windows are what a system without one
 // (Legend, PrefetchDepth 0) can overlap; with a staging buffer (Marius's
