@@ -107,6 +107,11 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			}
 		}
 	}
+	if states := stripStates(p, c); states != nil {
+		if err := consider(fillerOrder(p, states), states); err != nil {
+			return nil, nil, err
+		}
+	}
 	if states := cyclicStates(p, c); states != nil {
 		if err := consider(fillerOrder(p, states), states); err != nil {
 			return nil, nil, err
