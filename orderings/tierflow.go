@@ -4,7 +4,7 @@ import "fmt"
 
 // tierflowOrder is tierflow's own ordering: at most BETA's swaps at every
 // (p, c), and as many prefetchable swaps as its candidates allow. It
-// builds up to five candidate state sequences, replays each under Belady,
+// builds up to seven candidate state sequences, replays each under Belady,
 // drops those with more swaps than BETA (Marius eq. 3) and keeps the best
 // by (share of prefetchable swaps ≥ PrefetchTarget, fewest swaps, most
 // prefetchable swaps, candidate order):
@@ -18,6 +18,20 @@ import "fmt"
 //     legend-c it wins for buffers above about p/14, often with fewer
 //     swaps than BETA. For c ≤ flexibleMaxC also its flexible variant,
 //     which may retire a pivot early.
+//   - the searched sequence (stripStates, stripsearch.go), where
+//     stripTable has one: for the smallest pairs (every c = 3 miss of the
+//     other candidates, p = 10 … 20, and c = 4 at p = 14 … 18) a
+//     depth-first search found a state sequence within BETA's swaps that
+//     rarely evicts the newest partition and reaches PrefetchTarget.
+//   - the cyclic sequence (cyclicStates, cyclic.go), where cyclicTable
+//     has one: a window of c sliding over step patterns of Z_n,
+//     k-radius-sequence style, whose window sums split the differences of
+//     Z_n, so every swap but a few covers c − 1 new pairs and none evicts
+//     the partition loaded last. The search for the patterns runs
+//     offline; the table holds the 212 pairs p ≤ 128 where tierflow
+//     prefers it to its other candidates (204 of which reach
+//     PrefetchTarget only with it), with BETA's swaps or fewer (at
+//     p = 128, c = 3: 4,064 swaps, the lower bound is 4,063, BETA 4,094).
 //   - BETA's states (Marius Algorithm 3) with the filler order below: the
 //     same swaps as BETA. In a BETA sweep every new bucket of a state
 //     touches the mover evicted next, so without fillers those swaps
@@ -35,8 +49,10 @@ import "fmt"
 // when either of their partitions is the next victim.
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
-// (small c for its p; testdata/tierflow_prefetch_misses.txt lists the
-// pairs for p ≤ 128) tierflow is BETA's states with the filler order.
+// (4 ≤ c ≤ 11, small for its p; testdata/tierflow_prefetch_misses.txt
+// lists the 456 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
+// why) tierflow is BETA's states with the filler order, or a cyclic
+// sequence short of the target with fewer swaps.
 //
 // The staging buffer: the Plan's windows are what a system without one
 // (Legend, PrefetchDepth 0) can overlap; with a staging buffer (Marius's
@@ -94,6 +110,16 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			if err := consider(statesToOrder(p, states, nextVictim(states), nil), states); err != nil {
 				return nil, nil, err
 			}
+		}
+	}
+	if states := stripStates(p, c); states != nil {
+		if err := consider(fillerOrder(p, states), states); err != nil {
+			return nil, nil, err
+		}
+	}
+	if states := cyclicStates(p, c); states != nil {
+		if err := consider(fillerOrder(p, states), states); err != nil {
+			return nil, nil, err
 		}
 	}
 	betaSt := betaStates(p, c, nil)
