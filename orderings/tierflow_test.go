@@ -297,16 +297,21 @@ func TestCyclicTable(t *testing.T) {
 		return
 	}
 	for pc, pl := range cyclicTable {
-		p, c := pc[0], pc[1]
-		states := cyclicSequence(p, c, pl)
-		order := fillerOrder(p, states)
-		s, err := Replay(p, c, order, Belady)
-		require.NoError(t, err)
-		plan := &Plan{Ordering: "cyclic", Policy: string(Belady), P: p, C: c, Buckets: order,
-			Loads: s.Loads, FinalResident: s.FinalResident, Counts: s.Counts}
-		require.NoError(t, plan.Validate(), "p=%d c=%d", p, c)
-		assert.LessOrEqual(t, s.Counts.Swaps, BETASwaps(p, c), "p=%d c=%d", p, c)
+		checkTableStates(t, "cyclic", pc[0], pc[1], cyclicSequence(pc[0], pc[1], pl))
 	}
+}
+
+// checkTableStates replays a stored state sequence with the filler order
+// and checks that its Plan is valid and within BETA's swaps.
+func checkTableStates(t *testing.T, name string, p, c int, states [][]int) {
+	t.Helper()
+	order := fillerOrder(p, states)
+	s, err := Replay(p, c, order, Belady)
+	require.NoError(t, err)
+	plan := &Plan{Ordering: name, Policy: string(Belady), P: p, C: c, Buckets: order,
+		Loads: s.Loads, FinalResident: s.FinalResident, Counts: s.Counts}
+	require.NoError(t, plan.Validate(), "p=%d c=%d", p, c)
+	assert.LessOrEqual(t, s.Counts.Swaps, BETASwaps(p, c), "p=%d c=%d", p, c)
 }
 
 var stripGen = flag.Bool("strip-gen", false, "TestStripTable: run stripSearch again for the smallest misses and rewrite strip_table.go")
@@ -362,14 +367,6 @@ func TestStripTable(t *testing.T) {
 		return
 	}
 	for pc := range stripTable {
-		p, c := pc[0], pc[1]
-		states := stripStates(p, c)
-		order := fillerOrder(p, states)
-		s, err := Replay(p, c, order, Belady)
-		require.NoError(t, err)
-		plan := &Plan{Ordering: "strip", Policy: string(Belady), P: p, C: c, Buckets: order,
-			Loads: s.Loads, FinalResident: s.FinalResident, Counts: s.Counts}
-		require.NoError(t, plan.Validate(), "p=%d c=%d", p, c)
-		assert.LessOrEqual(t, s.Counts.Swaps, BETASwaps(p, c), "p=%d c=%d", p, c)
+		checkTableStates(t, "strip", pc[0], pc[1], stripStates(pc[0], pc[1]))
 	}
 }
