@@ -97,15 +97,15 @@ type engine struct {
 	cpu, gpu *Server
 	// work, when interference is modelled, is the CPU engine's training
 	// as a link whose rate the disk's activity scales (interfere).
-	work     *Link
-	read     *Link // loads
-	write    *Link // write-backs (the same link when they share a device)
+	work  *Link
+	read  *Link // loads
+	write *Link // write-backs (the same link when they share a device)
 	// crcLoad and crcWrite, when the system checksums partitions
 	// (System.Checksums), are the loader's and the writer's checksumming:
 	// a load is verified after its read, a write-back checksummed before.
 	crcLoad, crcWrite *Link
-	pbytes   float64
-	warnings []string
+	pbytes            float64
+	warnings          []string
 
 	// trainer
 	edges     []int64 // per plan position
