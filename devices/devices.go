@@ -42,6 +42,11 @@ type Disk struct {
 	// reads and writes running at once; each direction alone keeps its own
 	// figure. Between max(read, write) and read + write.
 	Combined Bandwidth `yaml:"combined,omitempty" json:"combined_bytes_per_s,omitempty"`
+	// ReadShare, when set (with Combined), is the share of the combined
+	// bandwidth reads get while writes run too (a device that favours
+	// reads, as this virtual disk's scheduler does, above 0.5); zero means
+	// a fair split, 0.5. Each direction still keeps at most its own figure.
+	ReadShare float64 `yaml:"read_share,omitempty" json:"read_share,omitempty"`
 }
 
 // PCIe is the host-to-device link.
@@ -394,6 +399,7 @@ func (p Profile) Validate() error {
 		checkDuration("disk.latency", p.Disk.Latency),
 		checkFloat("disk.combined", p.Disk.Combined, "bandwidth", ""),
 		checkCombined(p.Disk),
+		checkReadShare(p.Disk),
 		checkFloat("pcie.h2d", p.PCIe.H2D, "bandwidth", when(gpu, needGPU)),
 		checkFloat("pcie.d2h", p.PCIe.D2H, "bandwidth", when(gpu, needGPU)),
 		checkFloat("ssd_to_gpu.read", p.SSDToGPU.Read, "bandwidth", ""),
@@ -466,6 +472,21 @@ func checkCombined(d Disk) error {
 	lo, hi := max(d.Read, d.Write), d.Read+d.Write
 	if d.Combined < lo || d.Combined > hi {
 		return fmt.Errorf("disk.combined: %s is outside [%s, %s] (max(read, write) to read + write)", d.Combined, lo, hi)
+	}
+	return nil
+}
+
+// checkReadShare checks that a read share, if set, is a share strictly
+// between 0 and 1 of a combined bandwidth.
+func checkReadShare(d Disk) error {
+	if d.ReadShare == 0 {
+		return nil
+	}
+	if math.IsNaN(d.ReadShare) || d.ReadShare <= 0 || d.ReadShare >= 1 {
+		return fmt.Errorf("disk.read_share: %g is not a share strictly between 0 and 1", d.ReadShare)
+	}
+	if d.Combined == 0 {
+		return errors.New("disk.read_share: only with disk.combined (how reads and writes split it)")
 	}
 	return nil
 }

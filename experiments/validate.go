@@ -362,8 +362,8 @@ func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatt
 		}
 	}
 	d := cal.Profile.Disk
-	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. Measured again before each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums %.1f–%.1f GB/s. Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
-		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothBW/1e6, float64(d.Latency)/1e3,
+	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. Measured again before each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums %.1f–%.1f GB/s. Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
+		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,
 		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, rlo/1e6, rhi/1e6, wlo/1e6, whi/1e6, clo/1e9, chi/1e9, 100*gapHi))
 	return nil
 }

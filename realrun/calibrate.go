@@ -33,8 +33,11 @@ type Calibration struct {
 	// Disk
 	ReadBW, WriteBW float64 `json:"-"`
 	BothBW          float64 `json:"-"`
-	LatencySeconds  float64 `json:"-"`
-	CopyBW          float64 `json:"-"`
+	// BothReadBW and BothWriteBW are the read and write rates while both
+	// streams of the both-at-once pass ran (the pass of median total).
+	BothReadBW, BothWriteBW float64 `json:"-"`
+	LatencySeconds          float64 `json:"-"`
+	CopyBW                  float64 `json:"-"`
 	// ChecksumBW is the CRC-32C rate on partitions just read with
 	// O_DIRECT (cold in the caches, as the loader and writer see them).
 	ChecksumBW float64 `json:"-"`
@@ -100,18 +103,14 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 		}
 	}
 	mem := memTotal()
-	shared := cal.BothBW < 0.95*(cal.ReadBW+cal.WriteBW)
-	combined := 0.0
-	if shared {
-		combined = math.Min(math.Max(cal.BothBW, math.Max(cal.ReadBW, cal.WriteBW)), cal.ReadBW+cal.WriteBW)
-	}
+	combined, share, shared := diskSharing(cal)
 	cal.Profile = devices.Profile{
 		Name:        opt.Name,
 		Description: fmt.Sprintf("measured by realrun calibrate on %s (%d CPUs), %s", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), opt.Dir),
 		Disk: devices.Disk{
 			Read: devices.Bandwidth(cal.ReadBW), Write: devices.Bandwidth(cal.WriteBW),
 			Latency:    devices.Duration(time.Duration(cal.LatencySeconds * 1e9)),
-			FullDuplex: !shared, Combined: devices.Bandwidth(combined),
+			FullDuplex: !shared, Combined: devices.Bandwidth(combined), ReadShare: share,
 		},
 		CPU: devices.CPU{
 			Workers: opt.Workers, Memory: devices.Bytes(mem),
@@ -142,6 +141,36 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 		return cal, fmt.Errorf("calibrated profile: %w", err)
 	}
 	return cal, nil
+}
+
+// BothAtOnce says what the disk did with reads and writes at once: the
+// rate both moved while they overlapped, and the reads' share of it.
+func (c Calibration) BothAtOnce() string {
+	both := c.BothReadBW + c.BothWriteBW
+	if both <= 0 {
+		return fmt.Sprintf("%.0f MB/s", c.BothBW/1e6)
+	}
+	return fmt.Sprintf("%.0f MB/s (reads %.0f%%)", both/1e6, 100*c.BothReadBW/both)
+}
+
+// diskSharing derives how reads and writes share the disk from the
+// calibration: shared when both at once move less than 95% of the two
+// alone; then the combined rate is what the two moved while both ran
+// (kept between max(read, write) and read + write, as the profile
+// requires) and the read share is the reads' part of it.
+func diskSharing(cal Calibration) (combined, share float64, shared bool) {
+	both := cal.BothReadBW + cal.BothWriteBW
+	if both <= 0 { // no overlap measured: the pass's overall rate
+		both = cal.BothBW
+	}
+	if both >= 0.95*(cal.ReadBW+cal.WriteBW) {
+		return 0, 0, false
+	}
+	combined = math.Min(math.Max(both, math.Max(cal.ReadBW, cal.WriteBW)), cal.ReadBW+cal.WriteBW)
+	if cal.BothReadBW > 0 && cal.BothWriteBW > 0 {
+		share = cal.BothReadBW / (cal.BothReadBW + cal.BothWriteBW)
+	}
+	return combined, share, true
 }
 
 func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
@@ -225,7 +254,11 @@ func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
 	sort.Float64s(sums)
 	cal.ReadBW = total / reads[len(reads)/2]
 	cal.ChecksumBW = total / sums[len(sums)/2]
-	// Reads and writes at once: do they add up, or share the device?
+	// Reads and writes at once: do they add up, or share the device, and
+	// how does it split them? Each stream notes when each of its files is
+	// done; the rates while both run come from the bytes each moved until
+	// the first stream ended (the other's file in flight then counted by
+	// the time it had spent on it).
 	other, err := st.NewBuffer()
 	if err != nil {
 		return err
@@ -233,7 +266,10 @@ func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
 	defer other.Free()
 	var wg sync.WaitGroup
 	var werr error
+	var overlaps [][2]float64 // read and write bytes/s while both ran, per pass
 	sec, err = median(func() error {
+		start := time.Now()
+		var rdone, wdone []float64
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -242,20 +278,28 @@ func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
 					werr = err
 					return
 				}
+				wdone = append(wdone, time.Since(start).Seconds())
 			}
 		}()
 		for i := 0; i < n; i++ {
 			if _, err := st.ReadPartition(i, buf); err != nil {
 				return err
 			}
+			rdone = append(rdone, time.Since(start).Seconds())
 		}
 		wg.Wait()
-		return werr
+		if werr != nil {
+			return werr
+		}
+		overlaps = append(overlaps, overlapRates(rdone, wdone, float64(opt.FileBytes)))
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	cal.BothBW = 2 * total / sec
+	sort.Slice(overlaps, func(i, j int) bool { return overlaps[i][0]+overlaps[i][1] < overlaps[j][0]+overlaps[j][1] })
+	cal.BothReadBW, cal.BothWriteBW = overlaps[len(overlaps)/2][0], overlaps[len(overlaps)/2][1]
 	// Per-request latency: small aligned O_DIRECT reads at random offsets.
 	f, err := store.OpenDirect(st.PartitionPath(0), os.O_RDONLY)
 	if err != nil {
@@ -278,6 +322,37 @@ func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
 	}
 	cal.LatencySeconds = sec / probes
 	return nil
+}
+
+// overlapRates returns the read and write rates while two streams of
+// files of size bytes ran at once, from the times (since both started)
+// at which each stream finished each of its files: the bytes each had
+// moved when the first of them ended, over that time. The file the other
+// stream had in flight then counts by the share of its time spent, at
+// that stream's mean pace over its files so far.
+func overlapRates(rdone, wdone []float64, size float64) [2]float64 {
+	if len(rdone) == 0 || len(wdone) == 0 {
+		return [2]float64{}
+	}
+	end := math.Min(rdone[len(rdone)-1], wdone[len(wdone)-1])
+	if end <= 0 {
+		return [2]float64{}
+	}
+	moved := func(done []float64) float64 {
+		k := sort.SearchFloat64s(done, end+1e-12) // files finished by end
+		b := float64(k) * size
+		if k < len(done) {
+			prev := 0.0
+			if k > 0 {
+				prev = done[k-1]
+			}
+			if d := done[k] - prev; d > 0 {
+				b += size * (end - prev) / d
+			}
+		}
+		return b
+	}
+	return [2]float64{moved(rdone) / end, moved(wdone) / end}
 }
 
 func measureCopy() float64 {

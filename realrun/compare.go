@@ -256,8 +256,8 @@ func CompareOrderings(o Options, orderingList, devicePath string, progress Progr
 		}
 		prof = cal.Profile
 		itf := prof.CPU.Interference
-		fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %.0f MB/s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before each run\n",
-			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothBW/1e6, cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
+		fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before each run\n",
+			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
 	}
 	out.Device = prof.Name
 	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress}

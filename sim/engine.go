@@ -153,7 +153,7 @@ func newEngine(cfg Config) *engine {
 	e.gpu = NewServer(&e.k, "gpu")
 	prof := cfg.Profile
 	lat := time2s(prof.Disk.Latency)
-	disk := Sharing{FullDuplex: prof.Disk.FullDuplex, Combined: float64(prof.Disk.Combined)}
+	disk := Sharing{FullDuplex: prof.Disk.FullDuplex, Combined: float64(prof.Disk.Combined), ReadShare: prof.Disk.ReadShare}
 	switch cfg.System.IO {
 	case DiskPath:
 		disk.ReadBW, disk.WriteBW = float64(prof.Disk.Read), float64(prof.Disk.Write)

@@ -132,6 +132,9 @@ type Sharing struct {
 	// once they split it fairly, each direction at most its own bandwidth.
 	// When zero and not full duplex they split the device's time evenly.
 	Combined float64
+	// ReadShare is the share of Combined reads get when both run (0: a
+	// fair half); what either direction cannot use goes to the other.
+	ReadShare float64
 }
 
 // Rates returns the bandwidth of the read and write directions given which
@@ -141,7 +144,11 @@ func (s Sharing) Rates(reading, writing bool) (r, w float64) {
 	case !reading || !writing || s.FullDuplex:
 		return s.ReadBW, s.WriteBW
 	case s.Combined > 0:
-		r = math.Min(s.ReadBW, math.Max(s.Combined/2, s.Combined-s.WriteBW))
+		share := s.ReadShare
+		if share <= 0 || share >= 1 {
+			share = 0.5
+		}
+		r = math.Min(s.ReadBW, math.Max(s.Combined*share, s.Combined-s.WriteBW))
 		return r, math.Min(s.WriteBW, s.Combined-r)
 	default:
 		return s.ReadBW / 2, s.WriteBW / 2

@@ -65,6 +65,13 @@ func TestLinkReadWriteSharing(t *testing.T) {
 		// Combined cap 400: fair split 200/200, the write finishes at 1 s,
 		// then the read runs alone at 300 for its last 100 bytes.
 		{"combined", Sharing{ReadBW: 300, WriteBW: 200, Combined: 400}, 1 + 1.0/3, 1},
+		// Reads favoured, 3/4 of 400: the read moves at its own 300 and is
+		// done at 1 s, the write has 100 bytes moved by then and runs alone
+		// at 200 for the other 100.
+		{"read share", Sharing{ReadBW: 300, WriteBW: 200, Combined: 400, ReadShare: 0.75}, 1, 1.5},
+		// Reads favoured beyond what the write can spare: it still gets
+		// Combined − ReadBW = 100 (reads capped at their own 300).
+		{"read share capped", Sharing{ReadBW: 300, WriteBW: 200, Combined: 400, ReadShare: 0.9}, 1, 1.5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -109,7 +109,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 	p := cal.Profile
 	t.Rows = [][]string{
 		{"disk read (O_DIRECT)", fmt.Sprintf("%.0f MB/s", float64(p.Disk.Read)/1e6)}, {"disk write (O_DIRECT)", fmt.Sprintf("%.0f MB/s", float64(p.Disk.Write)/1e6)},
-		{"reads + writes at once", fmt.Sprintf("%.0f MB/s", cal.BothBW/1e6)}, {"full duplex", strconv.FormatBool(p.Disk.FullDuplex)},
+		{"reads + writes at once", cal.BothAtOnce()}, {"full duplex", strconv.FormatBool(p.Disk.FullDuplex)},
 		{"request latency", fmt.Sprintf("%.0f µs", cal.LatencySeconds*1e6)}, {"memory copy", fmt.Sprintf("%.1f GB/s", cal.CopyBW/1e9)},
 		{"checksum (CRC-32C, freshly read)", fmt.Sprintf("%.1f GB/s", cal.ChecksumBW/1e9)},
 	}
