@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
@@ -93,7 +94,11 @@ func ValidateUntuned() (Result, error) {
 // validateTally counts a validation's outcomes over its configurations.
 type validateTally struct {
 	epochs, within, withinOld, rankOld, rankNonOverlap int
-	hi                                                 float64
+	// drifted counts the epochs whose disk, measured before and after
+	// the run, moved by more than ValidateTolerance; missDrifted those of
+	// them that missed it.
+	drifted, missDrifted int
+	hi                   float64
 }
 
 func validate(name, title string, configs []ValidateConfig) (Result, error) {
@@ -104,7 +109,7 @@ func validate(name, title string, configs []ValidateConfig) (Result, error) {
 		Title: title,
 		Header: []string{"config", "regime", "ordering", "measured s", "measured min s", "measured max s", "predicted s", "error %", within,
 			"stall measured s", "stall predicted s", "compute measured s", "compute measured min s", "compute measured max s", "compute predicted s",
-			"disk busy measured s", "read bytes equal", "write bytes equal", "swaps"},
+			"disk busy measured s", "disk drift %", "read bytes equal", "write bytes equal", "swaps"},
 	}
 	base, err := os.MkdirTemp("", "tierflow-validate-*")
 	if err != nil {
@@ -122,7 +127,8 @@ func validate(name, title string, configs []ValidateConfig) (Result, error) {
 	scatter.Series = append(scatter.Series, Series{Name: "y = x", X: []float64{0, 1.1 * t.hi}, Y: []float64{0, 1.1 * t.hi}})
 	r.Charts = []Chart{scatter}
 	r.Notes = append([]string{
-		fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan with the disk and checksum rate measured just before the median run (the engine and interference are calibrated once per configuration).", ValidateRepeats, ValidateRepeats),
+		fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan with the disk and checksum rate measured just before and just after the median run (the mean of the two; the engine and interference are calibrated once per configuration); disk drift is how far those two measurements differ (the larger change of the read and the write rate).", ValidateRepeats, ValidateRepeats),
+		fmt.Sprintf("The disk drifted by more than %.0f%% between the measurements before and after the run in %d of %d epochs, %d of them among the %d misses.", 100*ValidateTolerance, t.drifted, t.epochs, t.missDrifted, t.epochs-t.within),
 		fmt.Sprintf("%d of %d epochs predicted within %.0f%%; %d of %d within %.0f%% (the criterion of earlier runs, for comparison).", t.within, t.epochs, 100*ValidateTolerance, t.withinOld, t.epochs, 100*validateOldTolerance),
 		fmt.Sprintf("Ranking disagreements: %d where the measured ranges (min–max of the repeats) of two orderings do not overlap and the prediction orders them the other way; %d by the old criterion (measured medians differ by more than 5%% and the prediction orders them the other way).", t.rankNonOverlap, t.rankOld),
 		"Read and write bytes equal the prediction in every run (every repeat is checked).",
@@ -313,10 +319,16 @@ func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatt
 		if math.Abs(e) <= validateOldTolerance {
 			t.withinOld++
 		}
+		if cmp.DiskDrift > ValidateTolerance {
+			t.drifted++
+			if !ok {
+				t.missDrifted++
+			}
+		}
 		lo, hi := rn.span(epochOf)
 		clo, chi := rn.span(computeOf)
 		r.Rows = append(r.Rows, []string{label, regime, rn.name, f1(m.EpochSeconds), f1(lo), f1(hi), f1(p.EpochSeconds), fmt.Sprintf("%+.1f", 100*e), yesNo(ok),
-			f1(m.StallSeconds), f1(p.StallSeconds), f1(m.ComputeSeconds), f1(clo), f1(chi), f1(p.ComputeSeconds), f1(rn.busy[k]),
+			f1(m.StallSeconds), f1(p.StallSeconds), f1(m.ComputeSeconds), f1(clo), f1(chi), f1(p.ComputeSeconds), f1(rn.busy[k]), fmt.Sprintf("%.0f", 100*cmp.DiskDrift),
 			yesNo(m.ReadBytes == p.ReadBytes), yesNo(m.WriteBytes == p.WriteBytes), strconv.Itoa(m.Swaps)})
 		s.X, s.Y = append(s.X, m.EpochSeconds), append(s.Y, p.EpochSeconds)
 		t.hi = math.Max(t.hi, math.Max(m.EpochSeconds, p.EpochSeconds))
@@ -352,17 +364,22 @@ func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatt
 			gapHi = math.Max(gapHi, rn.between[k]/c.Measured.EpochSeconds)
 		}
 	}
-	// The disk as measured just before each run: how far it drifted.
+	// The disk as measured before and after each run: how far it drifted.
 	rlo, rhi, wlo, whi, clo, chi := math.Inf(1), 0.0, math.Inf(1), 0.0, math.Inf(1), 0.0
 	for _, rn := range runs {
 		for _, c := range rn.cmps {
-			rlo, rhi = math.Min(rlo, float64(c.Disk.Read)), math.Max(rhi, float64(c.Disk.Read))
-			wlo, whi = math.Min(wlo, float64(c.Disk.Write)), math.Max(whi, float64(c.Disk.Write))
+			for _, d := range []*devices.Disk{c.DiskBefore, c.DiskAfter} {
+				if d == nil {
+					continue
+				}
+				rlo, rhi = math.Min(rlo, float64(d.Read)), math.Max(rhi, float64(d.Read))
+				wlo, whi = math.Min(wlo, float64(d.Write)), math.Max(whi, float64(d.Write))
+			}
 			clo, chi = math.Min(clo, float64(c.Checksum)), math.Max(chi, float64(c.Checksum))
 		}
 	}
 	d := cal.Profile.Disk
-	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. Measured again before each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums %.1f–%.1f GB/s. Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
+	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. Measured again before and after each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums (mean of the two) %.1f–%.1f GB/s. Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
 		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,
 		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, rlo/1e6, rhi/1e6, wlo/1e6, whi/1e6, clo/1e9, chi/1e9, 100*gapHi))
 	return nil

@@ -103,15 +103,10 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 		}
 	}
 	mem := memTotal()
-	combined, share, shared := diskSharing(cal)
 	cal.Profile = devices.Profile{
 		Name:        opt.Name,
 		Description: fmt.Sprintf("measured by realrun calibrate on %s (%d CPUs), %s", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), opt.Dir),
-		Disk: devices.Disk{
-			Read: devices.Bandwidth(cal.ReadBW), Write: devices.Bandwidth(cal.WriteBW),
-			Latency:    devices.Duration(time.Duration(cal.LatencySeconds * 1e9)),
-			FullDuplex: !shared, Combined: devices.Bandwidth(combined), ReadShare: share,
-		},
+		Disk:        cal.Disk(),
 		CPU: devices.CPU{
 			Workers: opt.Workers, Memory: devices.Bytes(mem),
 			// The marius model's CPU rates do not describe this engine;
@@ -151,6 +146,37 @@ func (c Calibration) BothAtOnce() string {
 		return fmt.Sprintf("%.0f MB/s", c.BothBW/1e6)
 	}
 	return fmt.Sprintf("%.0f MB/s (reads %.0f%%)", both/1e6, 100*c.BothReadBW/both)
+}
+
+// Disk is the disk of the profile the calibration derives: the rates
+// alone, the latency, and how reads and writes share the device
+// (diskSharing).
+func (c Calibration) Disk() devices.Disk {
+	combined, share, shared := diskSharing(c)
+	return devices.Disk{
+		Read: devices.Bandwidth(c.ReadBW), Write: devices.Bandwidth(c.WriteBW),
+		Latency:    devices.Duration(time.Duration(c.LatencySeconds * 1e9)),
+		FullDuplex: !shared, Combined: devices.Bandwidth(combined), ReadShare: share,
+	}
+}
+
+// meanDisk is the disk measured twice, before and after a run, as one
+// calibration: each rate the mean of the two measurements' time per byte
+// (the harmonic mean), the latency their mean. A run in between saw the
+// device somewhere between the two.
+func meanDisk(a, b Calibration) Calibration {
+	h := func(x, y float64) float64 {
+		if x <= 0 || y <= 0 {
+			return math.Max(x, y)
+		}
+		return 2 / (1/x + 1/y)
+	}
+	return Calibration{
+		ReadBW: h(a.ReadBW, b.ReadBW), WriteBW: h(a.WriteBW, b.WriteBW),
+		BothBW: h(a.BothBW, b.BothBW), BothReadBW: h(a.BothReadBW, b.BothReadBW), BothWriteBW: h(a.BothWriteBW, b.BothWriteBW),
+		LatencySeconds: (a.LatencySeconds + b.LatencySeconds) / 2, CopyBW: h(a.CopyBW, b.CopyBW),
+		ChecksumBW: h(a.ChecksumBW, b.ChecksumBW),
+	}
 }
 
 // diskSharing derives how reads and writes share the disk from the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"sort"
 	"time"
@@ -25,10 +26,31 @@ type Comparison struct {
 	// equal the prediction's (the Plan's).
 	CountsMatch bool `json:"counts_match"`
 	// Disk and Checksum are the disk figures and checksum rate the
-	// prediction used (measured just before the run with
-	// CompareOptions.DiskScratch).
+	// prediction used: with CompareOptions.DiskScratch, the mean of the
+	// measurements just before and just after the run (DiskBefore,
+	// DiskAfter), else the profile's.
 	Disk     devices.Disk      `json:"disk"`
 	Checksum devices.Bandwidth `json:"checksum_bytes_per_s"`
+	// DiskBefore and DiskAfter are the disk measured just before and just
+	// after the run (CompareOptions.DiskScratch); DiskDrift is how far
+	// they differ, the larger relative change of the read and the write
+	// rate (0.2: one of them moved by 20%): a prediction cannot be closer
+	// than the disk held still.
+	DiskBefore *devices.Disk `json:"disk_before,omitempty"`
+	DiskAfter  *devices.Disk `json:"disk_after,omitempty"`
+	DiskDrift  float64       `json:"disk_drift"`
+}
+
+// diskDrift is the larger relative change of the read and the write rate
+// from a to b.
+func diskDrift(a, b devices.Disk) float64 {
+	rel := func(x, y devices.Bandwidth) float64 {
+		if x <= 0 {
+			return 0
+		}
+		return math.Abs(float64(y)/float64(x) - 1)
+	}
+	return math.Max(rel(a.Read, b.Read), rel(a.Write, b.Write))
 }
 
 // Predict simulates a measured run's Plan with the realrun system model on
@@ -119,17 +141,19 @@ type CompareOptions struct {
 	Seed            int64
 	Progress        Progress
 	// DiskScratch, when set, is where the disk (and the checksum rate) is
-	// measured again just before each run, which is then predicted with
-	// that measurement: a shared machine's virtual disk drifts by tens of
-	// percent over minutes. The rest of the profile is kept.
+	// measured again just before and just after each run, which is then
+	// predicted with the mean of the two: a shared machine's virtual disk
+	// drifts by tens of percent within a minute. The rest of the profile
+	// is kept.
 	DiskScratch string
 }
 
 // RunAndCompare trains plan for real from freshly initialised partitions
 // (opt.Repeats times, opt.Epochs epochs each), keeps the run whose last
 // epoch is the median, simulates the same Plan on prof (its disk and
-// checksum rate measured just before that run when opt.DiskScratch is
-// set) with the realrun system model and compares the two. It returns
+// checksum rate, when opt.DiskScratch is set, the mean of measurements
+// just before and just after that run: meanDisk) with the realrun system
+// model and compares the two. It returns
 // the kept epoch too.
 func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.Profile, opt CompareOptions) (Comparison, Epoch, error) {
 	degrees, err := st.Degrees()
@@ -137,21 +161,27 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.
 		return Comparison{}, Epoch{}, err
 	}
 	type run struct {
-		ep   Epoch
-		prof devices.Profile
+		ep            Epoch
+		prof          devices.Profile
+		before, after *devices.Disk
+	}
+	measure := func(when string) (Calibration, error) {
+		cal, _, err := calibrateDiskFor(st, h, opt.DiskScratch, shapeDiskBytes)
+		if err != nil {
+			return cal, fmt.Errorf("%s: disk calibration %s the run: %w", plan.Ordering, when, err)
+		}
+		return cal, nil
 	}
 	var runs []run
 	for rep := 0; rep < max(opt.Repeats, 1); rep++ {
 		if err := st.InitPartitions(opt.Seed, initScale); err != nil {
 			return Comparison{}, Epoch{}, err
 		}
-		p := prof
+		var before Calibration
 		if opt.DiskScratch != "" {
-			cal, _, err := calibrateDiskFor(st, h, opt.DiskScratch, shapeDiskBytes)
-			if err != nil {
-				return Comparison{}, Epoch{}, fmt.Errorf("%s: disk calibration before the run: %w", plan.Ordering, err)
+			if before, err = measure("before"); err != nil {
+				return Comparison{}, Epoch{}, err
 			}
-			p.Disk, p.CPU.Checksum = cal.Profile.Disk, cal.Profile.CPU.Checksum
 		}
 		eng := NewCPU(h, st, degrees, opt.Seed)
 		var last Epoch
@@ -160,7 +190,18 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.
 				return Comparison{}, Epoch{}, fmt.Errorf("%s: %w", plan.Ordering, err)
 			}
 		}
-		runs = append(runs, run{last, p})
+		r := run{ep: last, prof: prof}
+		if opt.DiskScratch != "" {
+			after, err := measure("after")
+			if err != nil {
+				return Comparison{}, Epoch{}, err
+			}
+			mean := meanDisk(before, after)
+			b, a := before.Disk(), after.Disk()
+			r.before, r.after = &b, &a
+			r.prof.Disk, r.prof.CPU.Checksum = mean.Disk(), devices.Bandwidth(mean.ChecksumBW)
+		}
+		runs = append(runs, r)
 	}
 	sort.Slice(runs, func(a, b int) bool { return runs[a].ep.EpochSeconds < runs[b].ep.EpochSeconds })
 	kept := runs[len(runs)/2]
@@ -170,6 +211,9 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.
 	}
 	cmp := Compare(kept.ep.Report, pred)
 	cmp.Disk, cmp.Checksum = kept.prof.Disk, kept.prof.CPU.Checksum
+	if kept.before != nil {
+		cmp.DiskBefore, cmp.DiskAfter, cmp.DiskDrift = kept.before, kept.after, diskDrift(*kept.before, *kept.after)
+	}
 	return cmp, kept.ep, nil
 }
 
@@ -256,7 +300,7 @@ func CompareOrderings(o Options, orderingList, devicePath string, progress Progr
 		}
 		prof = cal.Profile
 		itf := prof.CPU.Interference
-		fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before each run\n",
+		fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
 			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
 	}
 	out.Device = prof.Name

@@ -16,10 +16,10 @@ import (
 // TestPredictionVariants is a measurement, not a check, and runs only
 // when TIERFLOW_VARIANTS_WORKDIR names a prepared Dot work directory with
 // c = 3 orderings in mind (REPRODUCE.md, validation): it calibrates, runs
-// BETA, Legend and BETA again with the disk measured before each run, and
+// BETA, Legend and BETA again with the disk measured around each run, and
 // re-predicts each run with one part of the model switched off at a time
 // (I/O or compute interference, checksums) and with the configuration's
-// disk calibration instead of the one taken just before the run, to show
+// disk calibration instead of the ones taken around the run, to show
 // which part of the model the prediction depends on.
 func TestPredictionVariants(t *testing.T) {
 	dir := os.Getenv("TIERFLOW_VARIANTS_WORKDIR")
