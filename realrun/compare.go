@@ -234,6 +234,10 @@ var ComparisonColumns = plots.Columns{
 	{Field: "Measured.Swaps", Key: "swaps", Head: "swaps"},
 }
 
+// DriftNotice is the disk drift (Comparison.DiskDrift) above which
+// CompareOrderings says so beside the comparison.
+const DriftNotice = 0.10
+
 // CompareOutput is the answer of CompareOrderings (what realrun
 // --compare-sim prints with --json).
 type CompareOutput struct {
@@ -312,6 +316,11 @@ func CompareOrderings(o Options, orderingList, devicePath string, progress Progr
 		cmp, _, err := RunAndCompare(st, pl, h, prof, opt)
 		if err != nil {
 			return out, err
+		}
+		if cmp.DiskDrift > DriftNotice {
+			b, a := cmp.DiskBefore, cmp.DiskAfter
+			fmt.Fprintf(log, "%s: the disk drifted by %.0f%% during the run (read %.0f → %.0f MB/s, write %.0f → %.0f MB/s, before → after); it is predicted with the mean, and where the run is data-bound the prediction cannot be closer than the disk held still\n",
+				pl.Ordering, 100*cmp.DiskDrift, float64(b.Read)/1e6, float64(a.Read)/1e6, float64(b.Write)/1e6, float64(a.Write)/1e6)
 		}
 		out.Results = append(out.Results, cmp)
 	}
