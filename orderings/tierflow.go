@@ -4,7 +4,7 @@ import "fmt"
 
 // tierflowOrder is tierflow's own ordering: at most BETA's swaps at every
 // (p, c), and as many prefetchable swaps as its candidates allow. It
-// builds up to seven candidate state sequences, replays each under Belady,
+// builds up to eight candidate state sequences, replays each under Belady,
 // drops those with more swaps than BETA (Marius eq. 3) and keeps the best
 // by (share of prefetchable swaps ≥ PrefetchTarget, fewest swaps, most
 // prefetchable swaps, candidate order):
@@ -32,6 +32,11 @@ import "fmt"
 //     prefers it to its other candidates (204 of which reach
 //     PrefetchTarget only with it), with BETA's swaps or fewer (at
 //     p = 128, c = 3: 4,064 swaps, the lower bound is 4,063, BETA 4,094).
+//   - the split construction (splitStates, cyclic_split.go), where
+//     splitTable has one: the same cyclic sequences, found offline by
+//     another search (exhaustive over single and pinned steps, with
+//     random patterns, and for c = 4 the pattern search with a larger
+//     budget) where the cyclic search ran out of nodes.
 //   - BETA's states (Marius Algorithm 3) with the filler order below: the
 //     same swaps as BETA. In a BETA sweep every new bucket of a state
 //     touches the mover evicted next, so without fillers those swaps
@@ -50,7 +55,7 @@ import "fmt"
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
 // (4 ≤ c ≤ 11, small for its p; testdata/tierflow_prefetch_misses.txt
-// lists the 456 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
+// lists the 418 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
 // why) tierflow is BETA's states with the filler order, or a cyclic
 // sequence short of the target with fewer swaps.
 //
@@ -117,7 +122,10 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			return nil, nil, err
 		}
 	}
-	if states := cyclicStates(p, c); states != nil {
+	for _, states := range [][][]int{cyclicStates(p, c), splitStates(p, c)} {
+		if states == nil {
+			continue
+		}
 		if err := consider(fillerOrder(p, states), states); err != nil {
 			return nil, nil, err
 		}
