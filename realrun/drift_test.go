@@ -1,6 +1,7 @@
 package realrun
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,42 +15,38 @@ import (
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
-// TestDiskDrift is a measurement, not a check, and runs only when
-// TIERFLOW_DISK_SERIES gives a duration in seconds (REPRODUCE.md,
-// validation): it keeps a steady O_DIRECT stream of partition-sized reads
-// and writes at once, as a data-bound epoch does, and logs the bytes
-// moved per 5-second bin, to show how much and how fast this machine's
-// disk drifts on the time scale of one epoch. TIERFLOW_DISK_SERIES_MB
-// sets the file size (default 27 MB, the d=256 validation partitions).
-func TestDiskDrift(t *testing.T) {
-	secs, _ := strconv.Atoi(os.Getenv("TIERFLOW_DISK_SERIES"))
-	if secs <= 0 {
-		t.Skip("set TIERFLOW_DISK_SERIES to a number of seconds")
-	}
-	mb, _ := strconv.Atoi(os.Getenv("TIERFLOW_DISK_SERIES_MB"))
-	if mb <= 0 {
-		mb = 27
-	}
+// driftFiles are the files each direction of a stream cycles through.
+const driftFiles = 16
+
+// driftStore makes a scratch store of 2·driftFiles partition files of mb
+// megabytes and two buffers.
+func driftStore(t *testing.T, mb int) (*store.Store, *store.Buffer, *store.Buffer) {
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "partitions"), 0o755))
 	st := &store.Store{Dir: dir, M: store.Manifest{PartitionBytes: int64(mb) << 20}}
 	rb, err := st.NewBuffer()
 	require.NoError(t, err)
-	defer rb.Free()
+	t.Cleanup(func() { rb.Free() })
 	wb, err := st.NewBuffer()
 	require.NoError(t, err)
-	defer wb.Free()
-	const files = 16
-	for i := 0; i < 2*files; i++ {
+	t.Cleanup(func() { wb.Free() })
+	for i := 0; i < 2*driftFiles; i++ {
 		_, err := st.WritePartition(i, wb)
 		require.NoError(t, err)
 	}
-	const bin = 5 * time.Second
-	bins := make([]atomic.Int64, secs/int(bin.Seconds())+2)
+	return st, rb, wb
+}
+
+// stream keeps O_DIRECT partition reads and writes going at once for d,
+// as a data-bound epoch does, calls moved with the bytes of each
+// transfer as it ends, and returns the bytes per second both moved.
+func stream(t *testing.T, st *store.Store, rb, wb *store.Buffer, d time.Duration, moved func(int64)) float64 {
 	start := time.Now()
+	var total atomic.Int64
 	add := func(n int64) {
-		if k := int(time.Since(start) / bin); k < len(bins) {
-			bins[k].Add(n)
+		total.Add(n)
+		if moved != nil {
+			moved(n)
 		}
 	}
 	stop := make(chan struct{})
@@ -64,7 +61,7 @@ func TestDiskDrift(t *testing.T) {
 				return
 			default:
 			}
-			n, err := st.WritePartition(files+i%files, wb)
+			n, err := st.WritePartition(driftFiles+i%driftFiles, wb)
 			if err != nil {
 				werr = err
 				return
@@ -72,22 +69,100 @@ func TestDiskDrift(t *testing.T) {
 			add(n)
 		}
 	}()
-	for i := 0; time.Since(start) < time.Duration(secs)*time.Second; i++ {
-		n, err := st.ReadPartition(i%files, rb)
+	for i := 0; time.Since(start) < d; i++ {
+		n, err := st.ReadPartition(i%driftFiles, rb)
 		require.NoError(t, err)
 		add(n)
 	}
 	close(stop)
 	wg.Wait()
 	require.NoError(t, werr)
-	lo, hi := 0.0, 0.0
+	return float64(total.Load()) / time.Since(start).Seconds()
+}
+
+// envInt is the positive integer in the environment variable name, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestDiskDrift is a measurement, not a check, and runs only when
+// TIERFLOW_DISK_SERIES gives a duration in seconds (REPRODUCE.md,
+// validation): a steady stream of reads and writes at once, with the
+// bytes moved per 5-second bin logged, to show how much and how fast this
+// machine's disk drifts on the time scale of one epoch.
+// TIERFLOW_DISK_SERIES_MB sets the file size (default 27 MB, the d=256
+// validation partitions).
+func TestDiskDrift(t *testing.T) {
+	secs := envInt("TIERFLOW_DISK_SERIES", 0)
+	if secs == 0 {
+		t.Skip("set TIERFLOW_DISK_SERIES to a number of seconds")
+	}
+	st, rb, wb := driftStore(t, envInt("TIERFLOW_DISK_SERIES_MB", 27))
+	const bin = 5 * time.Second
+	bins := make([]atomic.Int64, secs/int(bin.Seconds())+2)
+	start := time.Now()
+	stream(t, st, rb, wb, time.Duration(secs)*time.Second, func(n int64) {
+		if k := int(time.Since(start) / bin); k < len(bins) {
+			bins[k].Add(n)
+		}
+	})
+	lo, hi := math.Inf(1), 0.0
 	for k := 0; k < secs/int(bin.Seconds()); k++ {
 		rate := float64(bins[k].Load()) / bin.Seconds()
-		if k == 0 || rate < lo {
-			lo = rate
-		}
-		hi = max(hi, rate)
+		lo, hi = math.Min(lo, rate), math.Max(hi, rate)
 		t.Logf("t = %3.0f s: reads and writes at once %.0f MB/s", (time.Duration(k) * bin).Seconds(), rate/1e6)
 	}
 	t.Logf("range %.0f–%.0f MB/s: the slowest bin is %.0f%% below the fastest", lo/1e6, hi/1e6, 100*(1-lo/hi))
+}
+
+// TestDiskBracket is a measurement, not a check, and runs only when
+// TIERFLOW_DISK_BRACKET gives a number of rounds (REPRODUCE.md,
+// validation). Each round does what a validated run does to the disk: the
+// disk calibration (calibrateDiskFor's, 512 MB passes), a 12-second
+// steady stream in place of the run, the calibration again; it logs how
+// far the rate of reads and writes at once measured before, after and
+// their mean (meanDisk) are from the stream's, to show how closely any
+// measurement next to a run can stand for the disk the run sees.
+func TestDiskBracket(t *testing.T) {
+	rounds := envInt("TIERFLOW_DISK_BRACKET", 0)
+	if rounds == 0 {
+		t.Skip("set TIERFLOW_DISK_BRACKET to a number of rounds")
+	}
+	mb := envInt("TIERFLOW_DISK_SERIES_MB", 27)
+	st, rb, wb := driftStore(t, mb)
+	scratch := t.TempDir()
+	measure := func() Calibration {
+		cal, err := Calibrate(CalibrateOptions{Dir: scratch, FileBytes: int64(mb) << 20, Files: int(max(8, (shapeDiskBytes>>20)/mb)), DiskOnly: true, Name: "bracket"})
+		require.NoError(t, err)
+		return cal
+	}
+	both := func(c Calibration) float64 { return c.BothReadBW + c.BothWriteBW }
+	var errB, errM []float64
+	for r := 0; r < rounds; r++ {
+		b := measure()
+		run := stream(t, st, rb, wb, 12*time.Second, nil)
+		a := measure()
+		m := meanDisk(b, a)
+		eb, ea, em := both(b)/run-1, both(a)/run-1, both(m)/run-1
+		errB, errM = append(errB, math.Abs(eb)), append(errM, math.Abs(em))
+		t.Logf("round %d: stream %.0f MB/s; measured before %.0f (%+.0f%%), after %.0f (%+.0f%%), mean %.0f (%+.0f%%)",
+			r+1, run/1e6, both(b)/1e6, 100*eb, both(a)/1e6, 100*ea, both(m)/1e6, 100*em)
+	}
+	summary := func(xs []float64) (mean, worst float64, within int) {
+		for _, x := range xs {
+			mean += x / float64(len(xs))
+			worst = math.Max(worst, x)
+			if x <= 0.10 {
+				within++
+			}
+		}
+		return
+	}
+	mb1, wb1, nb := summary(errB)
+	mm, wm, nm := summary(errM)
+	t.Logf("before only: mean |error| %.0f%%, worst %.0f%%, within 10%% in %d of %d; mean of before and after: %.0f%%, %.0f%%, %d of %d",
+		100*mb1, 100*wb1, nb, rounds, 100*mm, 100*wm, nm, rounds)
 }
