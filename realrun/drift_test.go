@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -165,4 +166,110 @@ func TestDiskBracket(t *testing.T) {
 	mm, wm, nm := summary(errM)
 	t.Logf("before only: mean |error| %.0f%%, worst %.0f%%, within 10%% in %d of %d; mean of before and after: %.0f%%, %.0f%%, %d of %d",
 		100*mb1, 100*wb1, nb, rounds, 100*mm, 100*wm, nm, rounds)
+}
+
+// TestDiskPattern is a measurement, not a check, and runs only when
+// TIERFLOW_DISK_PATTERN gives a number of rounds (REPRODUCE.md,
+// validation). Each round runs reads and writes of partition-sized files
+// at once for 6 seconds twice: back to back, as the calibration's
+// both-at-once pass does, and in the engine's pattern, each read followed
+// by the loader's checksum and each write preceded by the writer's. It
+// logs the read and write rates while the two overlapped: for each
+// transfer that overlapped the other direction for at least half its
+// time, the rate during the overlap once the part alone is taken out at
+// the rate measured alone (the medians over the transfers).
+func TestDiskPattern(t *testing.T) {
+	rounds := envInt("TIERFLOW_DISK_PATTERN", 0)
+	if rounds == 0 {
+		t.Skip("set TIERFLOW_DISK_PATTERN to a number of rounds")
+	}
+	st, rb, wb := driftStore(t, envInt("TIERFLOW_DISK_SERIES_MB", 27))
+	size := float64(st.M.PartitionBytes)
+	type span struct{ start, end float64 }
+	alone := func(write bool) float64 {
+		start := time.Now()
+		for i := 0; i < driftFiles; i++ {
+			var err error
+			if write {
+				_, err = st.WritePartition(driftFiles+i, wb)
+			} else {
+				_, err = st.ReadPartition(i, rb)
+			}
+			require.NoError(t, err)
+		}
+		return size * driftFiles / time.Since(start).Seconds()
+	}
+	run := func(engine bool) (reads, writes []span) {
+		start := time.Now()
+		now := func() float64 { return time.Since(start).Seconds() }
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if engine {
+					store.Checksum(wb.Bytes())
+				}
+				s := now()
+				_, err := st.WritePartition(driftFiles+i%driftFiles, wb)
+				require.NoError(t, err)
+				writes = append(writes, span{s, now()})
+			}
+		}()
+		for i := 0; now() < 6; i++ {
+			s := now()
+			_, err := st.ReadPartition(i%driftFiles, rb)
+			require.NoError(t, err)
+			reads = append(reads, span{s, now()})
+			if engine {
+				store.Checksum(rb.Bytes())
+			}
+		}
+		close(stop)
+		wg.Wait()
+		return reads, writes
+	}
+	// during returns the median rate of the transfers in xs while they
+	// overlapped others, the part alone taken out at rate aloneBW.
+	during := func(xs, others []span, aloneBW float64) (float64, int) {
+		var rates []float64
+		for _, x := range xs {
+			ov := 0.0
+			for _, o := range others {
+				ov += math.Max(0, math.Min(x.end, o.end)-math.Max(x.start, o.start))
+			}
+			d := x.end - x.start
+			if ov < d/2 {
+				continue
+			}
+			if rest := size - aloneBW*(d-ov); rest > 0 {
+				rates = append(rates, rest/ov)
+			}
+		}
+		if len(rates) == 0 {
+			return 0, 0
+		}
+		sort.Float64s(rates)
+		return rates[len(rates)/2], len(rates)
+	}
+	for r := 0; r < rounds; r++ {
+		ra, wa := alone(false), alone(true)
+		for _, engine := range []bool{false, true} {
+			reads, writes := run(engine)
+			rr, nr := during(reads, writes, ra)
+			wr, nw := during(writes, reads, wa)
+			name := "back to back"
+			if engine {
+				name = "engine's pattern"
+			}
+			t.Logf("round %d, %-16s: alone read %.0f, write %.0f MB/s; while both ran: reads %.0f MB/s (%d), writes %.0f MB/s (%d), together %.0f MB/s, reads' share %.0f%%",
+				r+1, name, ra/1e6, wa/1e6, rr/1e6, nr, wr/1e6, nw, (rr+wr)/1e6, 100*rr/(rr+wr))
+		}
+	}
 }
