@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,35 +49,44 @@ func stream(t *testing.T, st *store.Store, rb, wb *store.Buffer, d time.Duration
 			moved(n)
 		}
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var werr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			n, err := st.WritePartition(driftFiles+i%driftFiles, wb)
-			if err != nil {
-				werr = err
-				return
-			}
-			add(n)
-		}
-	}()
+	wait := writeUntil(func(i int) error {
+		n, err := st.WritePartition(driftFiles+i%driftFiles, wb)
+		add(n)
+		return err
+	})
 	for i := 0; time.Since(start) < d; i++ {
 		n, err := st.ReadPartition(i%driftFiles, rb)
 		require.NoError(t, err)
 		add(n)
 	}
-	close(stop)
-	wg.Wait()
-	require.NoError(t, werr)
+	require.NoError(t, wait())
 	return float64(total.Load()) / time.Since(start).Seconds()
+}
+
+// writeUntil calls write(0), write(1), … on a goroutine of its own until
+// the function it returns is called, which waits for the call in flight
+// and returns the first error (which also stops the writes).
+func writeUntil(write func(i int) error) func() error {
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if err := write(i); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	return func() error {
+		close(stop)
+		return <-done
+	}
 }
 
 // envInt is the positive integer in the environment variable name, or def.
@@ -202,26 +210,15 @@ func TestDiskPattern(t *testing.T) {
 	run := func(engine bool) (reads, writes []span) {
 		start := time.Now()
 		now := func() float64 { return time.Since(start).Seconds() }
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if engine {
-					store.Checksum(wb.Bytes())
-				}
-				s := now()
-				_, err := st.WritePartition(driftFiles+i%driftFiles, wb)
-				require.NoError(t, err)
-				writes = append(writes, span{s, now()})
+		wait := writeUntil(func(i int) error {
+			if engine {
+				store.Checksum(wb.Bytes())
 			}
-		}()
+			s := now()
+			_, err := st.WritePartition(driftFiles+i%driftFiles, wb)
+			writes = append(writes, span{s, now()})
+			return err
+		})
 		for i := 0; now() < 6; i++ {
 			s := now()
 			_, err := st.ReadPartition(i%driftFiles, rb)
@@ -231,8 +228,7 @@ func TestDiskPattern(t *testing.T) {
 				store.Checksum(rb.Bytes())
 			}
 		}
-		close(stop)
-		wg.Wait()
+		require.NoError(t, wait())
 		return reads, writes
 	}
 	// during returns the median rate of the transfers in xs while they
