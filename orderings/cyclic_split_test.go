@@ -118,11 +118,14 @@ func genSplitTable(t *testing.T) {
 			beta := BETASwaps(p, c)
 			var found *cyclicPlan
 			var counts Counts
-			tried := 0
+			tried, stepSplits := 0, 0
 			try := func(pl cyclicPlan) bool {
 				// Every split is replayed: Belady may need fewer swaps
 				// than the states (one fewer at p = 27, c = 4).
 				tried++
+				if onlySteps(pl) {
+					stepSplits++
+				}
 				states := cyclicSequence(p, c, pl)
 				s, err := Replay(p, c, fillerOrder(p, states), Belady)
 				require.NoError(t, err)
@@ -132,11 +135,18 @@ func genSplitTable(t *testing.T) {
 				}
 				return true
 			}
-			var exhausted []string
+			exhausted := map[string]bool{}
 			options := 0
 			cyclicSplits(p, c, 2*k+1, 4, splitGenNodes, splitGenDraws, splitGenDrawNodes, try, func(n int, pins []int) {
-				exhausted = append(exhausted, fmt.Sprintf("%d%v", n, pins))
+				exhausted[fmt.Sprintf("%d%v", n, pins)] = true
 			})
+			var cut []string // (n, groups) splitSingles did not exhaust
+			all := splitOptions(p, c, 2*k+1, 4)
+			for _, o := range all {
+				if s := fmt.Sprintf("%d%v", o.N, o.Pins); !exhausted[s] {
+					cut = append(cut, s)
+				}
+			}
 			how := "split"
 			if found == nil && c == 4 {
 				// The single-pattern search of cyclicCandidates, with a
@@ -176,8 +186,8 @@ func genSplitTable(t *testing.T) {
 				got[[2]int{p, c}] = *found
 				t.Logf("p=%d c=%d: %s %+v %+v (%.1fs)", p, c, how, *found, counts, time.Since(t0).Seconds())
 			} else {
-				t.Logf("p=%d c=%d: none; %d constructions replayed, none within BETA's swaps with PrefetchTarget; single+pinned steps exhausted at %d (n, groups): %s; pattern options %d (%.1fs)",
-					p, c, tried, len(exhausted), strings.Join(exhausted, " "), options, time.Since(t0).Seconds())
+				t.Logf("p=%d c=%d: none; %d constructions replayed (%d of single and pinned steps alone), none within BETA's swaps with PrefetchTarget; single+pinned steps exhausted at %d of %d (n, groups), not at: [%s]; pattern options %d (%.1fs)",
+					p, c, tried, stepSplits, len(exhausted), len(all), strings.Join(cut, " "), options, time.Since(t0).Seconds())
 			}
 		}
 	}
@@ -205,6 +215,17 @@ func genSplitTable(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile("split_table.go", src, 0o644))
 	t.Logf("%d entries written; rebuild and rerun the tests", len(got))
+}
+
+// onlySteps reports whether every block of pl is a single or pinned step
+// (no pattern of several steps).
+func onlySteps(pl cyclicPlan) bool {
+	for _, b := range pl.Blocks {
+		if len(b) != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // The split search's budgets per (p, c): splitSingles nodes per (n,
