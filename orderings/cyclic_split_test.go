@@ -1,10 +1,12 @@
 package orderings
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"go/format"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -315,5 +317,72 @@ func TestSplitFamilyExhausted(t *testing.T) {
 			assert.Equal(t, tt.splits, splits, "p=%d", p)
 		}
 		t.Logf("p=%d c=4: %d (n, groups), %d splits, none reaches the targets", p, options, splits)
+	}
+}
+
+var splitStepsAll = flag.Bool("split-steps-all", false, "TestSplitStepsExhausted: every c = 5 … 11 miss, not only c ≥ 9 (about a minute)")
+
+// TestSplitStepsExhausted pins the search results behind the misses at
+// c ≥ 9 (REPRODUCE.md, "tierflow's targets"): at every (p, c) listed in
+// testdata/tierflow_prefetch_misses.txt with c ≥ 9, for every (n, groups)
+// of the split search (splitOptions: n = p − m odd, m ≤ 2c − 1 extra
+// partitions in at most four pinned groups of 1 … c−1), splitSingles runs
+// to completion and finds no split of Z_n's differences into single and
+// pinned steps at all, and no pattern of c or more steps fits there (its
+// c·(c−1) window sums exceed the (n−1)/2 differences): the family
+// cyclicSplits searches holds no construction at those pairs. With
+// -split-steps-all it covers every miss with 5 ≤ c ≤ 11 and checks only
+// that splitSingles runs to completion and that every split of single and
+// pinned steps, replayed, misses BETA's swaps or PrefetchTarget (patterns
+// fit there and are not enumerated).
+func TestSplitStepsExhausted(t *testing.T) {
+	minC := 9
+	if *splitStepsAll {
+		minC = 5
+	}
+	f, err := os.Open(filepath.Join("testdata", "tierflow_prefetch_misses.txt"))
+	require.NoError(t, err)
+	defer f.Close()
+	byC := map[int][]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var p, c int
+		if _, err := fmt.Sscan(sc.Text(), &p, &c); err == nil && c >= minC {
+			byC[c] = append(byC[c], p)
+		}
+	}
+	require.NoError(t, sc.Err())
+	if !*splitStepsAll {
+		require.Len(t, byC, 3, "the c ≥ 9 misses")
+	}
+	for c, ps := range byC {
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			t.Parallel()
+			k := c - 1
+			for _, p := range ps {
+				splits := 0
+				for _, o := range splitOptions(p, c, 2*k+1, 4) {
+					if !*splitStepsAll {
+						require.Greater(t, c*k, (o.N-1)/2, "p=%d n=%d: a pattern fits", p, o.N)
+					}
+					_, complete := splitSingles(o.N, k, allDiffs(o.N), o.Pins, 1<<40, func(pinSteps, singles []int) bool {
+						splits++
+						states := cyclicSequence(p, c, splitPlan(o.N, o.Pins, pinSteps, singles, nil))
+						s, err := Replay(p, c, fillerOrder(p, states), Belady)
+						require.NoError(t, err)
+						assert.False(t, s.Counts.Swaps <= BETASwaps(p, c) && prefetchGoal(s.Counts), "p=%d c=%d: %d%v %v %v", p, c, o.N, o.Pins, pinSteps, singles)
+						return true
+					})
+					require.True(t, complete)
+				}
+				if *splitStepsAll {
+					if splits > 0 {
+						t.Logf("p=%d c=%d: %d splits of single and pinned steps, none reaches the targets", p, c, splits)
+					}
+				} else {
+					assert.Zero(t, splits, "p=%d c=%d", p, c)
+				}
+			}
+		})
 	}
 }
