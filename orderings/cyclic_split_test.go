@@ -59,9 +59,10 @@ func TestRandomPattern(t *testing.T) {
 }
 
 var (
-	splitGen = flag.Bool("split-gen", false, "TestSplitTable: run the split search again and rewrite split_table.go (minutes per buffer size)")
-	splitC   = flag.Int("split-c", 0, "with -split-gen: search only this c (the table keeps the other entries); 0: c = 4 … 6")
-	splitP   = flag.String("split-p", "", "with -split-gen: search only lo-hi of p (the table keeps the other entries)")
+	splitGen   = flag.Bool("split-gen", false, "TestSplitTable: run the split search again and rewrite split_table.go (minutes per buffer size)")
+	splitC     = flag.Int("split-c", 0, "with -split-gen: search only this c (the table keeps the other entries); 0: c = 4 … 6")
+	splitP     = flag.String("split-p", "", "with -split-gen: search only lo-hi of p (the table keeps the other entries)")
+	splitDraws = flag.Int("split-draws", splitGenDraws, "with -split-gen: pattern draws per (n, groups) (the first 300 are the default run's)")
 )
 
 // TestSplitTable checks every entry of splitTable (the Plan validates,
@@ -139,7 +140,7 @@ func genSplitTable(t *testing.T) {
 			}
 			exhausted := map[string]bool{}
 			options := 0
-			cyclicSplits(p, c, 2*k+1, 4, splitGenNodes, splitGenDraws, splitGenDrawNodes, try, func(n int, pins []int) {
+			cyclicSplits(p, c, 2*k+1, 4, splitGenNodes, *splitDraws, splitGenDrawNodes, try, func(n int, pins []int) {
 				exhausted[fmt.Sprintf("%d%v", n, pins)] = true
 			})
 			var cut []string // (n, groups) splitSingles did not exhaust
