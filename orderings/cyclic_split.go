@@ -255,7 +255,9 @@ func randomPattern(n, k, r int, avail []bool, rng *rand.Rand, maxNodes int) ([]i
 // nodes), then draws patterns: draws times one or two patterns of
 // c … c+2 steps at random (randomPattern, seeded by p, c, m, the groups
 // and the draw) with distinct window sums, each followed by splitSingles
-// on the differences they leave (at most drawNodes nodes). Each
+// on the differences they leave (at most drawNodes nodes; no draws where
+// the pinned blocks leave fewer than c·(c−1) differences, too few for any
+// pattern, so the draws cannot split them). Each
 // construction found is passed to yield until it returns false (then it
 // returns false). For every (n, groups) where splitSingles on all the
 // differences ran to completion without being stopped, exhausted gets
@@ -265,6 +267,96 @@ func cyclicSplits(p, c, maxExtra, maxGroups, maxNodes, draws, drawNodes int, yie
 		return true
 	}
 	k := c - 1
+	for _, opt := range splitOptions(p, c, maxExtra, maxGroups) {
+		n, m, pins := opt.N, p-opt.N, opt.Pins
+		stop := false
+		emit := func(pats [][]int) func(pinSteps, singles []int) bool {
+			return func(pinSteps, singles []int) bool {
+				stop = !yield(splitPlan(n, pins, pinSteps, singles, pats))
+				return !stop
+			}
+		}
+		_, complete := splitSingles(n, k, allDiffs(n), pins, maxNodes, emit(nil))
+		if stop {
+			return false
+		}
+		if complete {
+			exhausted(n, pins)
+		}
+		seed := uint64(p)<<32 | uint64(c)<<16 | uint64(m)
+		for _, q := range pins {
+			seed = seed*31 + uint64(q)
+		}
+		rng := rand.New(rand.NewPCG(seed, 0x5eed))
+		pinned := 0
+		for _, q := range pins {
+			pinned += k - q
+		}
+		if (k+1)*k > (n-1)/2-pinned {
+			// No room for a pattern's (k+1)·k window sums next to the
+			// pinned blocks: no draw could give a split.
+			continue
+		}
+		for d := range draws {
+			avail := allDiffs(n)
+			var pats [][]int
+			for np := 1 + d%2; np > 0; np-- {
+				pat, sums := randomPattern(n, k, k+1+rng.IntN(3), avail, rng, 200)
+				if pat == nil {
+					break
+				}
+				for _, x := range sums {
+					avail[x] = false
+				}
+				pats = append(pats, pat)
+			}
+			if len(pats) == 0 {
+				continue
+			}
+			splitSingles(n, k, avail, pins, drawNodes, emit(pats))
+			if stop {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// splitPlan is the cyclic construction of a split: Z_n, the pinned
+// groups' blocks (step pinSteps[i], any for a group of c−1), the single
+// steps' blocks and the patterns, in that order.
+func splitPlan(n int, pins, pinSteps, singles []int, pats [][]int) cyclicPlan {
+	pl := cyclicPlan{N: n, Pins: append([]int(nil), pins...)}
+	for _, s := range pinSteps {
+		if s == 0 {
+			s = 1 // a group of c−1: a BETA sweep, any step
+		}
+		pl.Blocks = append(pl.Blocks, []int{s})
+	}
+	pl.Blocks = append(pl.Blocks, stepBlocks(singles)...)
+	for _, pat := range pats {
+		pl.Blocks = append(pl.Blocks, append([]int(nil), pat...))
+	}
+	return pl
+}
+
+// splitOption is one (n, groups) of the split search: Z_n with the
+// p − n extra partitions in pinned groups of Pins[i] each.
+type splitOption struct {
+	N    int
+	Pins []int
+}
+
+// splitOptions lists the (n, groups) cyclicSplits searches for (p, c):
+// n = p − m odd with m ≤ maxExtra and n ≥ 2c − 1, the m extra partitions
+// in at most maxGroups groups of 1 … c−1 (compositions, in order), whose
+// pinned blocks leave a multiple of c−1 of the (n−1)/2 differences.
+func splitOptions(p, c, maxExtra, maxGroups int) []splitOption {
+	if c < 3 {
+		return nil
+	}
+	k := c - 1
+	var out []splitOption
 	for m := 0; m <= maxExtra; m++ {
 		n := p - m
 		if n%2 == 0 || n < 2*k+1 {
@@ -283,60 +375,10 @@ func cyclicSplits(p, c, maxExtra, maxGroups, maxNodes, draws, drawNodes int, yie
 			if h < pinned || (h-pinned)%k != 0 {
 				continue
 			}
-			stop := false
-			emit := func(pats [][]int) func(pinSteps, singles []int) bool {
-				return func(pinSteps, singles []int) bool {
-					pl := cyclicPlan{N: n, Pins: append([]int(nil), pins...)}
-					for _, s := range pinSteps {
-						if s == 0 {
-							s = 1 // a group of c−1: a BETA sweep, any step
-						}
-						pl.Blocks = append(pl.Blocks, []int{s})
-					}
-					pl.Blocks = append(pl.Blocks, stepBlocks(singles)...)
-					for _, pat := range pats {
-						pl.Blocks = append(pl.Blocks, append([]int(nil), pat...))
-					}
-					stop = !yield(pl)
-					return !stop
-				}
-			}
-			_, complete := splitSingles(n, k, allDiffs(n), pins, maxNodes, emit(nil))
-			if stop {
-				return false
-			}
-			if complete {
-				exhausted(n, pins)
-			}
-			seed := uint64(p)<<32 | uint64(c)<<16 | uint64(m)
-			for _, q := range pins {
-				seed = seed*31 + uint64(q)
-			}
-			rng := rand.New(rand.NewPCG(seed, 0x5eed))
-			for d := range draws {
-				avail := allDiffs(n)
-				var pats [][]int
-				for np := 1 + d%2; np > 0; np-- {
-					pat, sums := randomPattern(n, k, k+1+rng.IntN(3), avail, rng, 200)
-					if pat == nil {
-						break
-					}
-					for _, x := range sums {
-						avail[x] = false
-					}
-					pats = append(pats, pat)
-				}
-				if len(pats) == 0 {
-					continue
-				}
-				splitSingles(n, k, avail, pins, drawNodes, emit(pats))
-				if stop {
-					return false
-				}
-			}
+			out = append(out, splitOption{N: n, Pins: pins})
 		}
 	}
-	return true
+	return out
 }
 
 func newSplitRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }

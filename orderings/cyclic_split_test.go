@@ -1,10 +1,12 @@
 package orderings
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"go/format"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -57,9 +59,10 @@ func TestRandomPattern(t *testing.T) {
 }
 
 var (
-	splitGen = flag.Bool("split-gen", false, "TestSplitTable: run the split search again and rewrite split_table.go (minutes per buffer size)")
-	splitC   = flag.Int("split-c", 0, "with -split-gen: search only this c (the table keeps the other entries); 0: c = 4 … 6")
-	splitP   = flag.String("split-p", "", "with -split-gen: search only lo-hi of p (the table keeps the other entries)")
+	splitGen   = flag.Bool("split-gen", false, "TestSplitTable: run the split search again and rewrite split_table.go (minutes per buffer size)")
+	splitC     = flag.Int("split-c", 0, "with -split-gen: search only this c (the table keeps the other entries); 0: c = 4 … 6")
+	splitP     = flag.String("split-p", "", "with -split-gen: search only lo-hi of p (the table keeps the other entries)")
+	splitDraws = flag.Int("split-draws", splitGenDraws, "with -split-gen: pattern draws per (n, groups) (the first 300 are the default run's)")
 )
 
 // TestSplitTable checks every entry of splitTable (the Plan validates,
@@ -118,11 +121,14 @@ func genSplitTable(t *testing.T) {
 			beta := BETASwaps(p, c)
 			var found *cyclicPlan
 			var counts Counts
-			tried := 0
+			tried, stepSplits := 0, 0
 			try := func(pl cyclicPlan) bool {
 				// Every split is replayed: Belady may need fewer swaps
 				// than the states (one fewer at p = 27, c = 4).
 				tried++
+				if onlySteps(pl) {
+					stepSplits++
+				}
 				states := cyclicSequence(p, c, pl)
 				s, err := Replay(p, c, fillerOrder(p, states), Belady)
 				require.NoError(t, err)
@@ -132,11 +138,18 @@ func genSplitTable(t *testing.T) {
 				}
 				return true
 			}
-			var exhausted []string
+			exhausted := map[string]bool{}
 			options := 0
-			cyclicSplits(p, c, 2*k+1, 4, splitGenNodes, splitGenDraws, splitGenDrawNodes, try, func(n int, pins []int) {
-				exhausted = append(exhausted, fmt.Sprintf("%d%v", n, pins))
+			cyclicSplits(p, c, 2*k+1, 4, splitGenNodes, *splitDraws, splitGenDrawNodes, try, func(n int, pins []int) {
+				exhausted[fmt.Sprintf("%d%v", n, pins)] = true
 			})
+			var cut []string // (n, groups) splitSingles did not exhaust
+			all := splitOptions(p, c, 2*k+1, 4)
+			for _, o := range all {
+				if s := fmt.Sprintf("%d%v", o.N, o.Pins); !exhausted[s] {
+					cut = append(cut, s)
+				}
+			}
 			how := "split"
 			if found == nil && c == 4 {
 				// The single-pattern search of cyclicCandidates, with a
@@ -176,8 +189,8 @@ func genSplitTable(t *testing.T) {
 				got[[2]int{p, c}] = *found
 				t.Logf("p=%d c=%d: %s %+v %+v (%.1fs)", p, c, how, *found, counts, time.Since(t0).Seconds())
 			} else {
-				t.Logf("p=%d c=%d: none; %d constructions replayed, none within BETA's swaps with PrefetchTarget; single+pinned steps exhausted at %d (n, groups): %s; pattern options %d (%.1fs)",
-					p, c, tried, len(exhausted), strings.Join(exhausted, " "), options, time.Since(t0).Seconds())
+				t.Logf("p=%d c=%d: none; %d constructions replayed (%d of single and pinned steps alone), none within BETA's swaps with PrefetchTarget; single+pinned steps exhausted at %d of %d (n, groups), not at: [%s]; pattern options %d (%.1fs)",
+					p, c, tried, stepSplits, len(exhausted), len(all), strings.Join(cut, " "), options, time.Since(t0).Seconds())
 			}
 		}
 	}
@@ -205,6 +218,17 @@ func genSplitTable(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile("split_table.go", src, 0o644))
 	t.Logf("%d entries written; rebuild and rerun the tests", len(got))
+}
+
+// onlySteps reports whether every block of pl is a single or pinned step
+// (no pattern of several steps).
+func onlySteps(pl cyclicPlan) bool {
+	for _, b := range pl.Blocks {
+		if len(b) != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // The split search's budgets per (p, c): splitSingles nodes per (n,
@@ -294,5 +318,72 @@ func TestSplitFamilyExhausted(t *testing.T) {
 			assert.Equal(t, tt.splits, splits, "p=%d", p)
 		}
 		t.Logf("p=%d c=4: %d (n, groups), %d splits, none reaches the targets", p, options, splits)
+	}
+}
+
+var splitStepsAll = flag.Bool("split-steps-all", false, "TestSplitStepsExhausted: every c = 5 … 11 miss, not only c ≥ 9 (about a minute)")
+
+// TestSplitStepsExhausted pins the search results behind the misses at
+// c ≥ 9 (REPRODUCE.md, "tierflow's targets"): at every (p, c) listed in
+// testdata/tierflow_prefetch_misses.txt with c ≥ 9, for every (n, groups)
+// of the split search (splitOptions: n = p − m odd, m ≤ 2c − 1 extra
+// partitions in at most four pinned groups of 1 … c−1), splitSingles runs
+// to completion and finds no split of Z_n's differences into single and
+// pinned steps at all, and no pattern of c or more steps fits there (its
+// c·(c−1) window sums exceed the (n−1)/2 differences): the family
+// cyclicSplits searches holds no construction at those pairs. With
+// -split-steps-all it covers every miss with 5 ≤ c ≤ 11 and checks only
+// that splitSingles runs to completion and that every split of single and
+// pinned steps, replayed, misses BETA's swaps or PrefetchTarget (patterns
+// fit there and are not enumerated).
+func TestSplitStepsExhausted(t *testing.T) {
+	minC := 9
+	if *splitStepsAll {
+		minC = 5
+	}
+	f, err := os.Open(filepath.Join("testdata", "tierflow_prefetch_misses.txt"))
+	require.NoError(t, err)
+	defer f.Close()
+	byC := map[int][]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var p, c int
+		if _, err := fmt.Sscan(sc.Text(), &p, &c); err == nil && c >= minC {
+			byC[c] = append(byC[c], p)
+		}
+	}
+	require.NoError(t, sc.Err())
+	if !*splitStepsAll {
+		require.Len(t, byC, 3, "the c ≥ 9 misses")
+	}
+	for c, ps := range byC {
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			t.Parallel()
+			k := c - 1
+			for _, p := range ps {
+				splits := 0
+				for _, o := range splitOptions(p, c, 2*k+1, 4) {
+					if !*splitStepsAll {
+						require.Greater(t, c*k, (o.N-1)/2, "p=%d n=%d: a pattern fits", p, o.N)
+					}
+					_, complete := splitSingles(o.N, k, allDiffs(o.N), o.Pins, 1<<40, func(pinSteps, singles []int) bool {
+						splits++
+						states := cyclicSequence(p, c, splitPlan(o.N, o.Pins, pinSteps, singles, nil))
+						s, err := Replay(p, c, fillerOrder(p, states), Belady)
+						require.NoError(t, err)
+						assert.False(t, s.Counts.Swaps <= BETASwaps(p, c) && prefetchGoal(s.Counts), "p=%d c=%d: %d%v %v %v", p, c, o.N, o.Pins, pinSteps, singles)
+						return true
+					})
+					require.True(t, complete)
+				}
+				if *splitStepsAll {
+					if splits > 0 {
+						t.Logf("p=%d c=%d: %d splits of single and pinned steps, none reaches the targets", p, c, splits)
+					}
+				} else {
+					assert.Zero(t, splits, "p=%d c=%d", p, c)
+				}
+			}
+		})
 	}
 }

@@ -36,7 +36,8 @@ import "fmt"
 //     splitTable has one: the same cyclic sequences, found offline by
 //     another search (exhaustive over single and pinned steps, with
 //     random patterns, and for c = 4 the pattern search with a larger
-//     budget) where the cyclic search ran out of nodes.
+//     budget) where the cyclic search ran out of nodes; splitTable holds
+//     pairs with c = 4 … 6.
 //   - BETA's states (Marius Algorithm 3) with the filler order below: the
 //     same swaps as BETA. In a BETA sweep every new bucket of a state
 //     touches the mover evicted next, so without fillers those swaps
@@ -55,7 +56,7 @@ import "fmt"
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
 // (4 ≤ c ≤ 11, small for its p; testdata/tierflow_prefetch_misses.txt
-// lists the 418 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
+// lists the 415 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
 // why) tierflow is BETA's states with the filler order, or a cyclic
 // sequence short of the target with fewer swaps.
 //
