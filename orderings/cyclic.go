@@ -288,6 +288,38 @@ func allDiffs(n int) []bool {
 }
 
 // normDiff is x mod n taken up to sign, in 0 … n/2.
+// wrapSums closes a cyclic step pattern s over Z_n: it returns dst with
+// the window sums of lengths 1 … k that wrap around the pattern's end
+// appended (as differences up to sign), each accepted by fits(d, the
+// wrapped sums so far), or false when one is not or when the pattern's
+// total is not coprime to n (repeating s would not visit every partition).
+func wrapSums(s []int, k, n int, dst []int, fits func(d int, pending []int) bool) ([]int, bool) {
+	r := len(s)
+	tot := 0
+	for _, x := range s {
+		tot += x
+	}
+	if gcdInt(normDiff(tot, n), n) != 1 {
+		return dst, false
+	}
+	start := len(dst)
+	for i := max(0, r-k+1); i < r; i++ {
+		sum := 0
+		for j := 0; j < k; j++ {
+			sum += s[(i+j)%r]
+			if i+j < r {
+				continue
+			}
+			d := normDiff(sum, n)
+			if !fits(d, dst[start:]) {
+				return dst, false
+			}
+			dst = append(dst, d)
+		}
+	}
+	return dst, true
+}
+
 func normDiff(x, n int) int {
 	x %= n
 	if x < 0 {

@@ -20,16 +20,6 @@ func cyclicPattern(n, k int, need []bool, maxNodes int) ([]int, int) {
 		return nil, 0
 	}
 	r := cnt / k
-	norm := func(x int) int {
-		x %= n
-		if x < 0 {
-			x += n
-		}
-		if x > n-x {
-			x = n - x
-		}
-		return x
-	}
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(k)))
 	used := make([]bool, h+1)
 	s := make([]int, 0, r)
@@ -47,7 +37,7 @@ func cyclicPattern(n, k int, need []bool, maxNodes int) ([]int, int) {
 		sum := 0
 		for j := 0; j < k && i-j >= 0; j++ {
 			sum += s[i-j]
-			d := norm(sum)
+			d := normDiff(sum, n)
 			if d == 0 || !need[d] || used[d] || containsInt(dst, d) {
 				return dst, false
 			}
@@ -56,32 +46,11 @@ func cyclicPattern(n, k int, need []bool, maxNodes int) ([]int, int) {
 		return dst, true
 	}
 	closure := func() bool {
-		tot := 0
-		for _, x := range s {
-			tot += x
-		}
-		if gcdInt(norm(tot), n) != 1 {
-			return false
-		}
-		tmp = tmp[:0]
-		for i := r - k + 1; i < r; i++ { // windows that wrap around
-			if i < 0 {
-				continue
-			}
-			sum := 0
-			for j := 0; j < k; j++ {
-				sum += s[(i+j)%r]
-				if i+j < r {
-					continue
-				}
-				d := norm(sum)
-				if d == 0 || !need[d] || used[d] || containsInt(tmp, d) {
-					return false
-				}
-				tmp = append(tmp, d)
-			}
-		}
-		return true
+		var ok bool
+		tmp, ok = wrapSums(s, k, n, tmp[:0], func(d int, pending []int) bool {
+			return d != 0 && need[d] && !used[d] && !containsInt(pending, d)
+		})
+		return ok
 	}
 	var dfs func(budget int) bool
 	dfs = func(budget int) bool {
@@ -201,28 +170,9 @@ func cyclicPatterns(n, k int, need []bool, maxNodes, maxBlocks, maxDups int) ([]
 	}
 	// closure returns the wrap-around window sums of s, if they fit.
 	closure := func() ([]int, bool) {
-		r := len(s)
-		tot := 0
-		for _, x := range s {
-			tot += x
-		}
-		if gcdInt(normDiff(tot, n), n) != 1 {
+		out, fit := wrapSums(s, k, n, nil, ok)
+		if !fit {
 			return nil, false
-		}
-		var out []int
-		for i := max(0, r-k+1); i < r; i++ {
-			sum := 0
-			for j := 0; j < k; j++ {
-				sum += s[(i+j)%r]
-				if i+j < r {
-					continue
-				}
-				d := normDiff(sum, n)
-				if !ok(d, out) {
-					return nil, false
-				}
-				out = append(out, d)
-			}
 		}
 		return out, true
 	}

@@ -189,27 +189,9 @@ func randomPattern(n, k, r int, avail []bool, rng *rand.Rand, maxNodes int) ([]i
 			return false
 		}
 		if len(s) == r {
-			tot := 0
-			for _, x := range s {
-				tot += x
-			}
-			if gcdInt(normDiff(tot, n), n) != 1 {
+			wrap, fit := wrapSums(s, k, n, nil, free)
+			if !fit {
 				return false
-			}
-			var wrap []int
-			for i := r - k + 1; i < r; i++ {
-				sum := 0
-				for j := 0; j < k; j++ {
-					sum += s[(i+j)%r]
-					if i+j < r {
-						continue
-					}
-					d := normDiff(sum, n)
-					if !free(d, wrap) {
-						return false
-					}
-					wrap = append(wrap, d)
-				}
 			}
 			sums = append(sums, wrap...)
 			return true
