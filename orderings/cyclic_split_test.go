@@ -63,6 +63,7 @@ var (
 	splitC     = flag.Int("split-c", 0, "with -split-gen: search only this c (the table keeps the other entries); 0: c = 4 … 6")
 	splitP     = flag.String("split-p", "", "with -split-gen: search only lo-hi of p (the table keeps the other entries)")
 	splitDraws = flag.Int("split-draws", splitGenDraws, "with -split-gen: pattern draws per (n, groups) (the first 300 are the default run's)")
+	splitPat   = flag.Bool("split-pattern", false, "with -split-gen: run the single-pattern search at every c (default: c = 4 only)")
 )
 
 // TestSplitTable checks every entry of splitTable (the Plan validates,
@@ -151,7 +152,7 @@ func genSplitTable(t *testing.T) {
 				}
 			}
 			how := "split"
-			if found == nil && c == 4 {
+			if found == nil && (c == 4 || *splitPat) {
 				// The single-pattern search of cyclicCandidates, with a
 				// larger budget per option.
 				how = "pattern"
