@@ -68,10 +68,11 @@ var (
 
 // TestSplitTable checks every entry of splitTable (the Plan validates,
 // BETA's swaps at most, PrefetchTarget reached); with -split-gen it first
-// reruns the split search (cyclicSplits, then for c = 4 the single-pattern
-// search with a larger budget than TestCyclicTable's) for every
-// p ≤ 128 where tierflow's other candidates miss PrefetchTarget, and
-// keeps the first construction that reaches it within BETA's swaps. It
+// runs the split search (cyclicSplits, then for c = 4, or every c with
+// -split-pattern, the single-pattern search with a larger budget than
+// TestCyclicTable's) for every p ≤ 128 without an entry where tierflow's
+// other candidates miss PrefetchTarget, and adds the first construction
+// that reaches it within BETA's swaps (entries are kept: a run only adds). It
 // logs, per pair, what was searched: the (n, groups) options, how many
 // of them splitSingles exhausted, and the nodes. Deterministic.
 func TestSplitTable(t *testing.T) {
@@ -113,6 +114,11 @@ func genSplitTable(t *testing.T) {
 	for _, c := range cs {
 		k := c - 1
 		for p := max(2*c, lo); p <= hi; p++ {
+			if pl, ok := saved[[2]int{p, c}]; ok {
+				// Found by an earlier run: kept, not searched again.
+				got[[2]int{p, c}] = pl
+				continue
+			}
 			base, err := Build("tierflow", p, c, Belady, 0)
 			require.NoError(t, err)
 			if prefetchGoal(base.Counts) {

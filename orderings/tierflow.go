@@ -56,7 +56,7 @@ import "fmt"
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
 // (4 ≤ c ≤ 11, small for its p; testdata/tierflow_prefetch_misses.txt
-// lists the 415 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
+// lists the 407 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
 // why) tierflow is BETA's states with the filler order, or a cyclic
 // sequence short of the target with fewer swaps.
 //
