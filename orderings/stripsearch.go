@@ -15,7 +15,7 @@ package orderings
 // It is a heuristic for the small (p, c) where the cyclic construction
 // does not exist, not a proof: a sequence that evicts the newest partition
 // can still be prefetched through a deferred bucket, and a sequence that
-// never does may still miss (fillerOrder and Belady decide).
+// never does may still miss (fillOrder and Belady decide).
 func stripSearch(p, c, maxSwaps, maxNewest int, maxNodes int64, accept func([][]int) bool) ([][]int, int64) {
 	if c < 3 || p <= c {
 		return nil, 0

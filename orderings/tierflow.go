@@ -4,10 +4,10 @@ import "fmt"
 
 // tierflowOrder is tierflow's own ordering: at most BETA's swaps at every
 // (p, c), and as many prefetchable swaps as its candidates allow. It
-// builds up to eight candidate state sequences, replays each under Belady,
-// drops those with more swaps than BETA (Marius eq. 3) and keeps the best
-// by (share of prefetchable swaps ≥ PrefetchTarget, fewest swaps, most
-// prefetchable swaps, candidate order):
+// builds up to eight candidates, replays each under Belady, drops those
+// with more swaps than BETA (Marius eq. 3) and keeps the best by (share of
+// prefetchable swaps ≥ PrefetchTarget, fewest swaps, most prefetchable
+// swaps, candidate order):
 //
 //   - legend-c (c ≥ 3): c − 2 pivots and two sliding movers with Legend
 //     Algorithm 2's within-state order; the partition just loaded is never
@@ -29,36 +29,33 @@ import "fmt"
 //     Z_n, so every swap but a few covers c − 1 new pairs and none evicts
 //     the partition loaded last. The search for the patterns runs
 //     offline; the table holds the 212 pairs p ≤ 128 where tierflow
-//     prefers it to its other candidates (204 of which reach
-//     PrefetchTarget only with it), with BETA's swaps or fewer (at
-//     p = 128, c = 3: 4,064 swaps, the lower bound is 4,063, BETA 4,094).
+//     preferred it to its other candidates when it was generated, with
+//     BETA's swaps or fewer (at p = 128, c = 3: 4,064 swaps, the lower
+//     bound is 4,063, BETA 4,094).
 //   - the split construction (splitStates, cyclic_split.go), where
 //     splitTable has one: the same cyclic sequences, found offline by
 //     another search (exhaustive over single and pinned steps, with
-//     random patterns, and for c = 4 the pattern search with a larger
-//     budget) where the cyclic search ran out of nodes; splitTable holds
-//     pairs with c = 4 … 6.
-//   - BETA's states (Marius Algorithm 3) with the filler order below: the
-//     same swaps as BETA. In a BETA sweep every new bucket of a state
-//     touches the mover evicted next, so without fillers those swaps
-//     cannot be prefetched.
+//     random patterns, and a pattern search with a larger budget) where
+//     the cyclic search ran out of nodes; splitTable holds pairs with
+//     c = 4 … 6.
+//   - BETA's states (Marius Algorithm 3): the same swaps as BETA.
 //   - for p ≤ optimalCandidateP, an optimal state sequence from the exact
-//     search (OptimalSwaps) with the filler order: fewer swaps than BETA
-//     wherever BETA is not optimal.
+//     search (OptimalSwaps): fewer swaps than BETA wherever BETA is not
+//     optimal.
 //
-// The filler order (fillerOrder) is Legend's rule (the buckets touching the
-// next victim first) plus deferral: a bucket between two partitions that
-// stay resident for the next two states is held back and spent later as
-// the last bucket of a state whose own new buckets all touch its victim,
-// so that state's swap still has one bucket to overlap. Held buckets are
-// flushed, after one new bucket and before the state's other buckets,
-// when either of their partitions is the next victim.
+// Every candidate but legend-c is a state sequence, turned into buckets by
+// fillOrder (fill.go): Legend's rule (the buckets touching the next victim
+// first) with every bucket free to run in any state that holds both its
+// partitions, assigned by a maximum matching so that as many swaps as the
+// states allow have a bucket to overlap. In a BETA sweep
+// every new bucket of a state touches the mover evicted next, and only
+// the pivots' buckets, deferred, can hide those swaps.
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
 // (4 ≤ c ≤ 11, small for its p; testdata/tierflow_prefetch_misses.txt
-// lists the 407 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
-// why) tierflow is BETA's states with the filler order, or a cyclic
-// sequence short of the target with fewer swaps.
+// lists the pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
+// why) tierflow is BETA's states, or a cyclic sequence short of the
+// target with fewer swaps.
 //
 // The staging buffer: the Plan's windows are what a system without one
 // (Legend, PrefetchDepth 0) can overlap; with a staging buffer (Marius's
@@ -105,6 +102,9 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			return nil, nil, err
 		}
 	}
+	// Every other candidate is a state sequence, turned into buckets by
+	// fillOrder.
+	var seqs [][][]int
 	if c >= 3 && p > c && p <= fanWarnsdorffMaxP {
 		// The flexible variant (a live pivot may retire early) only pays
 		// off for the smallest buffers.
@@ -112,35 +112,23 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 			if flexible && c > flexibleMaxC {
 				break
 			}
-			states := fanStates(p, c, true, flexible)
-			if err := consider(statesToOrder(p, states, nextVictim(states), nil), states); err != nil {
-				return nil, nil, err
-			}
+			seqs = append(seqs, fanStates(p, c, true, flexible))
 		}
 	}
-	if states := stripStates(p, c); states != nil {
-		if err := consider(fillerOrder(p, states), states); err != nil {
-			return nil, nil, err
-		}
-	}
-	for _, states := range [][][]int{cyclicStates(p, c), splitStates(p, c)} {
-		if states == nil {
-			continue
-		}
-		if err := consider(fillerOrder(p, states), states); err != nil {
-			return nil, nil, err
-		}
-	}
-	betaSt := betaStates(p, c, nil)
-	if err := consider(fillerOrder(p, betaSt), betaSt); err != nil {
-		return nil, nil, err
-	}
+	seqs = append(seqs, stripStates(p, c), cyclicStates(p, c), splitStates(p, c),
+		betaStates(p, c, nil))
 	if p <= optimalCandidateP {
 		res, err := OptimalSwaps(p, c, 0)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := consider(fillerOrder(p, res.States), res.States); err != nil {
+		seqs = append(seqs, res.States)
+	}
+	for _, states := range seqs {
+		if states == nil {
+			continue
+		}
+		if err := consider(fillOrder(p, c, states), states); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -169,81 +157,4 @@ const PrefetchTarget = 0.95
 // prefetchable (true when there are none).
 func prefetchGoal(c Counts) bool {
 	return float64(c.PrefetchableSwaps) >= PrefetchTarget*float64(c.Swaps)
-}
-
-// fillerOrder turns states into a bucket order: in every state the
-// buckets touching the partition evicted next come first (held-back ones
-// included), then the state's other new buckets except those held back,
-// and, if none is left to end the state with, one held-back bucket.
-func fillerOrder(p int, states [][]int) []Bucket {
-	victim := nextVictim(states)
-	seen := make([]bool, p*p)
-	var held []Bucket
-	order := make([]Bucket, 0, p*p)
-	inPrev := make([]bool, p)
-	for i, st := range states {
-		v := victim(i)
-		var touch, rest []Bucket
-		for _, a := range st {
-			for _, b := range st {
-				// Pairs of two partitions of the previous state were seen there.
-				if (inPrev[a] && inPrev[b]) || seen[a*p+b] {
-					continue
-				}
-				seen[a*p+b] = true
-				if a == v || b == v {
-					touch = append(touch, Bucket{a, b})
-				} else {
-					rest = append(rest, Bucket{a, b})
-				}
-			}
-		}
-		// The state's first bucket is a new one, so the load it needs is
-		// issued while the held buckets of the victim are still to run;
-		// otherwise Belady would see two dead partitions and evict the
-		// lower id, which may be the victim's predecessor.
-		if len(touch) == 0 && len(rest) > 0 {
-			touch, rest = rest[:1:1], rest[1:]
-		}
-		keep := held[:0:0]
-		for _, b := range held {
-			if v == None || b.Src == v || b.Dst == v {
-				touch = append(touch, b)
-			} else {
-				keep = append(keep, b)
-			}
-		}
-		held = keep
-		if i > 0 {
-			for _, x := range states[i-1] {
-				inPrev[x] = false
-			}
-		}
-		for _, x := range st {
-			inPrev[x] = true
-		}
-		order = append(order, touch...)
-		if v == None {
-			order = append(order, rest...)
-			continue
-		}
-		// A bucket of state i stays coverable through state i+2 when
-		// neither of its partitions is the victim of state i or i+1.
-		v1 := victim(i + 1)
-		var emit []Bucket
-		for k, b := range rest {
-			stays := i+2 < len(states) && b.Src != v1 && b.Dst != v1
-			if stays && (k < len(rest)-1 || len(emit) > 0) {
-				held = append(held, b)
-				continue
-			}
-			emit = append(emit, b)
-		}
-		if len(emit) == 0 && len(held) > 0 {
-			emit = append(emit, held[0])
-			held = held[1:]
-		}
-		order = append(order, emit...)
-	}
-	return append(order, held...)
 }

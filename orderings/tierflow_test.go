@@ -139,23 +139,6 @@ func TestTierflowBeatsBETAWhereBETAIsNotOptimal(t *testing.T) {
 	}
 }
 
-func TestFillerOrderKeepsStates(t *testing.T) {
-	// BETA's states with the filler order: the same swaps as BETA, more
-	// prefetchable swaps than BETA's own order.
-	for _, pc := range [][2]int{{16, 4}, {32, 8}, {64, 16}} {
-		p, c := pc[0], pc[1]
-		order := fillerOrder(p, betaStates(p, c, nil))
-		s, err := Replay(p, c, order, Belady)
-		require.NoError(t, err)
-		pl := &Plan{Ordering: "filler", Policy: string(Belady), P: p, C: c, Buckets: order,
-			Loads: s.Loads, FinalResident: s.FinalResident, Counts: s.Counts}
-		require.NoError(t, pl.Validate())
-		beta := build(t, "beta", p, c)
-		assert.Equal(t, beta.Counts.Swaps, s.Counts.Swaps)
-		assert.Greater(t, s.Counts.PrefetchableSwaps, beta.Counts.PrefetchableSwaps)
-	}
-}
-
 // TestCyclicStates checks the first cyclic construction found: every
 // pair covered (the Plan validates), BETA's swaps at most, the expected
 // prefetchable share, and, with nothing pinned through a BETA sweep, no
@@ -187,7 +170,7 @@ func TestCyclicStates(t *testing.T) {
 				return
 			}
 			require.NotNil(t, states)
-			order := fillerOrder(tt.p, states)
+			order := fillOrder(tt.p, tt.c, states)
 			s, err := Replay(tt.p, tt.c, order, Belady)
 			require.NoError(t, err)
 			pl := &Plan{Ordering: "cyclic", Policy: string(Belady), P: tt.p, C: tt.c, Buckets: order,
@@ -248,7 +231,7 @@ func TestCyclicTable(t *testing.T) {
 				}
 				cyclicCandidates(p, c, budget, func(pl cyclicPlan) bool {
 					states := cyclicSequence(p, c, pl)
-					s, err := Replay(p, c, fillerOrder(p, states), Belady)
+					s, err := Replay(p, c, fillOrder(p, c, states), Belady)
 					require.NoError(t, err)
 					if s.Counts.Swaps <= BETASwaps(p, c) && better(s.Counts, bestCounts) {
 						bestCounts, best = s.Counts, &pl
@@ -301,11 +284,11 @@ func TestCyclicTable(t *testing.T) {
 	}
 }
 
-// checkTableStates replays a stored state sequence with the filler order
+// checkTableStates replays a stored state sequence with the fill order
 // and checks that its Plan is valid and within BETA's swaps.
 func checkTableStates(t *testing.T, name string, p, c int, states [][]int) {
 	t.Helper()
-	order := fillerOrder(p, states)
+	order := fillOrder(p, c, states)
 	s, err := Replay(p, c, order, Belady)
 	require.NoError(t, err)
 	plan := &Plan{Ordering: name, Policy: string(Belady), P: p, C: c, Buckets: order,
@@ -337,7 +320,7 @@ func TestStripTable(t *testing.T) {
 				beta := BETASwaps(p, c)
 				maxNewest := beta / 20
 				states, nodes := stripSearch(p, c, beta, maxNewest, stripGenNodes, func(states [][]int) bool {
-					s, err := Replay(p, c, fillerOrder(p, states), Belady)
+					s, err := Replay(p, c, fillOrder(p, c, states), Belady)
 					require.NoError(t, err)
 					return s.Counts.Swaps <= beta && prefetchGoal(s.Counts)
 				})
