@@ -328,23 +328,22 @@ func TestSplitFamilyExhausted(t *testing.T) {
 	}
 }
 
-var splitStepsAll = flag.Bool("split-steps-all", false, "TestSplitStepsExhausted: every c = 5 … 11 miss, not only c ≥ 9 (about a minute)")
+var splitStepsAll = flag.Bool("split-steps-all", false, "TestSplitStepsExhausted: every c = 5 … 8 miss, not only c = 8 (about a minute)")
 
-// TestSplitStepsExhausted pins the search results behind the misses at
-// c ≥ 9 (REPRODUCE.md, "tierflow's targets"): at every (p, c) listed in
-// testdata/tierflow_prefetch_misses.txt with c ≥ 9, for every (n, groups)
-// of the split search (splitOptions: n = p − m odd, m ≤ 2c − 1 extra
-// partitions in at most four pinned groups of 1 … c−1), splitSingles runs
-// to completion and finds no split of Z_n's differences into single and
-// pinned steps at all, and no pattern of c or more steps fits there (its
-// c·(c−1) window sums exceed the (n−1)/2 differences): the family
-// cyclicSplits searches holds no construction at those pairs. With
-// -split-steps-all it covers every miss with 5 ≤ c ≤ 11 and checks only
-// that splitSingles runs to completion and that every split of single and
-// pinned steps, replayed, misses BETA's swaps or PrefetchTarget (patterns
-// fit there and are not enumerated).
+// TestSplitStepsExhausted pins a search result behind the misses
+// (REPRODUCE.md, "tierflow's targets"): at every (p, c) listed in
+// testdata/tierflow_prefetch_misses.txt with c = 8 (with -split-steps-all,
+// every c ≥ 5), for every (n, groups) of the split search (splitOptions:
+// n = p − m odd, m ≤ 2c − 1 extra partitions in at most four pinned groups
+// of 1 … c−1), splitSingles runs to completion, and every split of Z_n's
+// differences into single and pinned steps it finds, replayed with the
+// fill order, misses BETA's swaps or PrefetchTarget. Patterns fit at these
+// pairs where n is large enough and are not enumerated. (Before the
+// tournament candidate the misses included every c = 9, 10, 11 pair from
+// p = 79, 99, 122 on; there no pattern fits, so the whole split family
+// was shown empty, as git history keeps.)
 func TestSplitStepsExhausted(t *testing.T) {
-	minC := 9
+	minC := 8
 	if *splitStepsAll {
 		minC = 5
 	}
@@ -361,7 +360,7 @@ func TestSplitStepsExhausted(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	if !*splitStepsAll {
-		require.Len(t, byC, 2, "the c ≥ 9 misses (c = 9, 10)")
+		require.Len(t, byC, 1, "the c = 8 misses")
 	}
 	for c, ps := range byC {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
@@ -370,9 +369,6 @@ func TestSplitStepsExhausted(t *testing.T) {
 			for _, p := range ps {
 				splits := 0
 				for _, o := range splitOptions(p, c, 2*k+1, 4) {
-					if !*splitStepsAll {
-						require.Greater(t, c*k, (o.N-1)/2, "p=%d n=%d: a pattern fits", p, o.N)
-					}
 					_, complete := splitSingles(o.N, k, allDiffs(o.N), o.Pins, 1<<40, func(pinSteps, singles []int) bool {
 						splits++
 						states := cyclicSequence(p, c, splitPlan(o.N, o.Pins, pinSteps, singles, nil))
@@ -383,12 +379,8 @@ func TestSplitStepsExhausted(t *testing.T) {
 					})
 					require.True(t, complete)
 				}
-				if *splitStepsAll {
-					if splits > 0 {
-						t.Logf("p=%d c=%d: %d splits of single and pinned steps, none reaches the targets", p, c, splits)
-					}
-				} else {
-					assert.Zero(t, splits, "p=%d c=%d", p, c)
+				if splits > 0 {
+					t.Logf("p=%d c=%d: %d splits of single and pinned steps, none reaches the targets", p, c, splits)
 				}
 			}
 		})

@@ -24,7 +24,8 @@ func fillPlan(t *testing.T, p, c int, states [][]int) *Plan {
 // TestFillOrder pins what the fill order makes of a few state sequences:
 // the states' swaps, and how many of them it hides. BETA's own order
 // (Marius Algorithm 4) hides 12 of 42, 24 of 78, 48 of 150 and 117 of 861
-// of the same states: in a sweep every new bucket touches the mover evicted next, and
+// of the same states, the tournament's plain order 120 of 1,064 and 42 of
+// 202: in a sweep every new bucket touches the mover evicted next, and
 // only the pivots' buckets, deferred, can fill the window.
 func TestFillOrder(t *testing.T) {
 	tests := []struct {
@@ -37,6 +38,8 @@ func TestFillOrder(t *testing.T) {
 		{"beta", 32, 8, betaStates(32, 8, nil), 78, 78},
 		{"beta", 64, 16, betaStates(64, 16, nil), 150, 150},
 		{"beta", 128, 11, betaStates(128, 11, nil), 861, 837},
+		{"tournament", 128, 9, tournamentStates(128, 9), 1064, 1064},
+		{"tournament", 48, 7, tournamentStates(48, 7), 202, 202},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s p=%d c=%d", tt.name, tt.p, tt.c), func(t *testing.T) {
@@ -49,12 +52,13 @@ func TestFillOrder(t *testing.T) {
 
 // TestFillOrderBeatsLegendsRule checks the fill order against Legend's
 // Algorithm 2 rule alone (each state's new buckets, those touching the
-// next victim first) on BETA's and the pivot/mover states: never more swaps, never fewer prefetchable ones.
+// next victim first) on BETA's, the tournament's and the pivot/mover
+// states: never more swaps, never fewer prefetchable ones.
 func TestFillOrderBeatsLegendsRule(t *testing.T) {
 	for p := 6; p <= 48; p += 3 {
 		for c := 3; c <= p/2; c++ {
 			for name, states := range map[string][][]int{
-				"beta": betaStates(p, c, nil), "fan": fanStates(p, c, true, false),
+				"beta": betaStates(p, c, nil), "tournament": tournamentStates(p, c), "fan": fanStates(p, c, true, false),
 			} {
 				if states == nil {
 					continue

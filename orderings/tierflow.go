@@ -4,7 +4,7 @@ import "fmt"
 
 // tierflowOrder is tierflow's own ordering: at most BETA's swaps at every
 // (p, c), and as many prefetchable swaps as its candidates allow. It
-// builds up to eight candidates, replays each under Belady, drops those
+// builds up to nine candidates, replays each under Belady, drops those
 // with more swaps than BETA (Marius eq. 3) and keeps the best by (share of
 // prefetchable swaps ≥ PrefetchTarget, fewest swaps, most prefetchable
 // swaps, candidate order):
@@ -38,6 +38,11 @@ import "fmt"
 //     random patterns, and a pattern search with a larger budget) where
 //     the cyclic search ran out of nodes; splitTable holds pairs with
 //     c = 4 … 6.
+//   - the tournament sequence (tournamentStates, tournament.go): BETA's
+//     pivots and sweeps, its pivot groups oriented as a regular
+//     tournament so that every sweep is about half of BETA's first;
+//     exactly BETA's swaps, and every sweep short enough for its pivots'
+//     buckets to hide it while p is up to about 2(c−1)².
 //   - BETA's states (Marius Algorithm 3): the same swaps as BETA.
 //   - for p ≤ optimalCandidateP, an optimal state sequence from the exact
 //     search (OptimalSwaps): fewer swaps than BETA wherever BETA is not
@@ -47,15 +52,15 @@ import "fmt"
 // fillOrder (fill.go): Legend's rule (the buckets touching the next victim
 // first) with every bucket free to run in any state that holds both its
 // partitions, assigned by a maximum matching so that as many swaps as the
-// states allow have a bucket to overlap. In a BETA sweep
+// states allow have a bucket to overlap. In a BETA or tournament sweep
 // every new bucket of a state touches the mover evicted next, and only
 // the pivots' buckets, deferred, can hide those swaps.
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
-// (4 ≤ c ≤ 11, small for its p; testdata/tierflow_prefetch_misses.txt
-// lists the pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
-// why) tierflow is BETA's states, or a cyclic sequence short of the
-// target with fewer swaps.
+// (4 ≤ c ≤ 8, p beyond about 2(c−1)²; testdata/tierflow_prefetch_misses.txt
+// lists the 192 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
+// why) tierflow is mostly the tournament sequence, else a cyclic sequence
+// short of the target with fewer swaps.
 //
 // The staging buffer: the Plan's windows are what a system without one
 // (Legend, PrefetchDepth 0) can overlap; with a staging buffer (Marius's
@@ -116,7 +121,7 @@ func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
 		}
 	}
 	seqs = append(seqs, stripStates(p, c), cyclicStates(p, c), splitStates(p, c),
-		betaStates(p, c, nil))
+		tournamentStates(p, c), betaStates(p, c, nil))
 	if p <= optimalCandidateP {
 		res, err := OptimalSwaps(p, c, 0)
 		if err != nil {
