@@ -58,7 +58,7 @@ import "fmt"
 //
 // Where none of the candidates reaches PrefetchTarget within BETA's swaps
 // (4 ≤ c ≤ 8, p beyond about 2(c−1)²; testdata/tierflow_prefetch_misses.txt
-// lists the 192 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
+// lists the 188 pairs for p ≤ 128, REPRODUCE.md "tierflow's targets" says
 // why) tierflow is mostly the tournament sequence, else a cyclic sequence
 // short of the target with fewer swaps.
 //
