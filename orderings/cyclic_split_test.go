@@ -1,12 +1,10 @@
 package orderings
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"go/format"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -347,18 +345,12 @@ func TestSplitStepsExhausted(t *testing.T) {
 	if *splitStepsAll {
 		minC = 5
 	}
-	f, err := os.Open(filepath.Join("testdata", "tierflow_prefetch_misses.txt"))
-	require.NoError(t, err)
-	defer f.Close()
 	byC := map[int][]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var p, c int
-		if _, err := fmt.Sscan(sc.Text(), &p, &c); err == nil && c >= minC {
-			byC[c] = append(byC[c], p)
+	for _, pc := range listedMisses(t) {
+		if pc[1] >= minC {
+			byC[pc[1]] = append(byC[pc[1]], pc[0])
 		}
 	}
-	require.NoError(t, sc.Err())
 	if !*splitStepsAll {
 		require.Len(t, byC, 1, "the c = 8 misses")
 	}

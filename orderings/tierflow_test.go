@@ -353,3 +353,21 @@ func TestStripTable(t *testing.T) {
 		checkTableStates(t, "strip", pc[0], pc[1], stripStates(pc[0], pc[1]))
 	}
 }
+
+// listedMisses returns the (p, c) of testdata/tierflow_prefetch_misses.txt.
+func listedMisses(t *testing.T) [][2]int {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "tierflow_prefetch_misses.txt"))
+	require.NoError(t, err)
+	defer f.Close()
+	var out [][2]int
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var p, c int
+		if _, err := fmt.Sscan(sc.Text(), &p, &c); err == nil {
+			out = append(out, [2]int{p, c})
+		}
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
