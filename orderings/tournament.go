@@ -30,10 +30,11 @@ package orderings
 // the new pivots, as BETA's last mover does; at the end the members of R
 // are loaded to meet each other. With that, the sequence has exactly
 // BETASwaps(p, c) swaps (Marius eq. 3) at every p ≥ 2(c−1), c ≥ 3
-// (TestTournamentStatesAreBETAsSwaps checks every p ≤ 128): the sum
-// (c−1)·g(g−1)/2 + g·r − 1 mover loads less one per phase for the carried
-// mover, plus (g−1)(c−1) pivot loads and r − 1 loads of R, equals
-// equation (3) for r ≥ 1 and for r = 0.
+// (TestTournamentStatesAreBETAsSwaps checks every p ≤ 128): the
+// (c−1)·g(g−1)/2 + g·r mover loads, less the first (part of the initial
+// fill) and one per later phase (the carried mover), plus (g−1)(c−1)
+// pivot loads and max(r−1, 0) loads of R, equal equation (3) for r ≥ 1
+// and for r = 0 (at p = 12, 13 and c = 4: 23 and 27).
 //
 // With balanced sweeps every phase has (c−1)² pivot buckets to defer
 // (fillOrder finds the deferrals), against a sweep of about
