@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/graph"
 )
@@ -41,7 +41,7 @@ func BuildWordNetKG(wordnet, dir string) (graph.KGSplit, error) {
 	}
 	s := graph.SplitKG(ts, QualityMinDegree, QualityHeldOut, 1)
 	for name, part := range map[string][]graph.Triple{"train.tsv": s.Train, "valid.tsv": s.Valid, "test.tsv": s.Test} {
-		if err := plots.WriteFileAtomic(filepath.Join(dir, name), func(w io.Writer) error { return graph.WriteTriples(w, part) }); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), func(w io.Writer) error { return graph.WriteTriples(w, part) }); err != nil {
 			return s, err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +13,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/tierflow/tierflow/internal/atomicfile"
 )
 
 // Chart size used by Save.
@@ -273,7 +274,7 @@ func savePlot(p *plot.Plot, path, format string) error {
 	if err := render(p, format, &buf); err != nil {
 		return fmt.Errorf("plots: render %q: %w", path, err)
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }
 
 // render draws p into w; gonum/plot panics on some invalid input, which is
@@ -290,42 +291,4 @@ func render(p *plot.Plot, format string, w io.Writer) (err error) {
 	}
 	_, err = wt.WriteTo(w)
 	return err
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	return WriteFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteFileAtomic writes a file through write into a temporary file in the
-// same directory and renames it to path on success, so a failure never
-// leaves a half-written file behind. Every output file of tierflow is
-// written this way.
-func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/tierflow/tierflow/internal/atomicfile"
 )
 
 // Chart is anything SaveStack can draw: a LineChart or a BarChart.
@@ -39,7 +41,7 @@ func SaveStack(path string, charts ...Chart) error {
 	if err := renderStack(ps, format, &buf); err != nil {
 		return fmt.Errorf("plots: render %q: %w", path, err)
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }
 
 func renderStack(ps [][]*plot.Plot, format string, w io.Writer) (err error) {

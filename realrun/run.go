@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
@@ -467,7 +468,7 @@ func ExportFile(path, format string, st *store.Store) error {
 	if format == "tsv" {
 		need *= 2
 	}
-	return store.SpaceError(path, need, plots.WriteFileAtomic(path, func(w io.Writer) error { return Export(w, st, format, names) }))
+	return store.SpaceError(path, need, atomicfile.Write(path, func(w io.Writer) error { return Export(w, st, format, names) }))
 }
 
 func (o Options) stopError(se *StopError) *StopError {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
 )
@@ -93,7 +94,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 		gpu = fmt.Sprintf("pcie and gpu from %s: pinned copies of partition size and the CUDA engine at %s.\n", cal.GPU.Name, cal.GPU.Shape)
 	}
 	header := []byte("# Measured by `realrun calibrate`: disk figures from O_DIRECT transfers of\n# partition-sized scratch files, cpu.train from the CPU engine on synthetic\n# in-memory buckets. " + gpu)
-	if err := cli.WriteFileAtomic(*out, func(w io.Writer) error {
+	if err := atomicfile.Write(*out, func(w io.Writer) error {
 		if _, err := w.Write(header); err != nil {
 			return err
 		}

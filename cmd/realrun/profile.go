@@ -6,7 +6,7 @@ import (
 	"io"
 	"runtime/pprof"
 
-	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 )
 
 // startCPUProfile starts a CPU profile of the run (for `go tool pprof`); the
@@ -18,7 +18,7 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return cli.WriteFileAtomic(path, func(w io.Writer) error {
+		return atomicfile.Write(path, func(w io.Writer) error {
 			_, err := w.Write(buf.Bytes())
 			return err
 		})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/experiments"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
 )
 
@@ -106,7 +107,7 @@ func write(dir string, r experiments.Result) error {
 		return err
 	}
 	t := table(r)
-	if err := cli.WriteFileAtomic(filepath.Join(dir, r.Name+".csv"), t.CSV); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, r.Name+".csv"), t.CSV); err != nil {
 		return err
 	}
 	md := func(w io.Writer) error {
@@ -120,7 +121,7 @@ func write(dir string, r experiments.Result) error {
 		_, err := fmt.Fprintln(w)
 		return err
 	}
-	if err := cli.WriteFileAtomic(filepath.Join(dir, r.Name+".md"), md); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, r.Name+".md"), md); err != nil {
 		return err
 	}
 	for _, c := range r.Charts {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/sim"
@@ -80,7 +81,7 @@ func simulate(args []string, stdout io.Writer) error {
 		return usage(err)
 	}
 	if planPath != "" && len(out.Plans) == 1 {
-		if err := cli.WriteFileAtomic(planPath, out.Plans[0].WriteJSON); err != nil {
+		if err := atomicfile.Write(planPath, out.Plans[0].WriteJSON); err != nil {
 			return cli.Usagef("--plan: %w", err)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package cli holds what tierflow's commands share: flag parsing that turns
-// bad input into one line and exit status 2, output-format selection, and
-// atomic file writes.
+// bad input into one line and exit status 2, output-format selection and
+// help texts.
 package cli
 
 import (
@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/tierflow/tierflow/plots"
 	"io"
 	"os"
 	"strconv"
@@ -189,7 +188,3 @@ func IntList(s string) ([]int, error) {
 	}
 	return out, nil
 }
-
-// WriteFileAtomic writes a file through a temporary name and a rename
-// (plots.WriteFileAtomic).
-var WriteFileAtomic = plots.WriteFileAtomic

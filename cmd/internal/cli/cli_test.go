@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,21 +27,6 @@ func TestParse(t *testing.T) {
 	err := Parse(flag.NewFlagSet("t", flag.ContinueOnError), []string{"pos"}, io.Discard)
 	var ue *UsageError
 	assert.ErrorAs(t, err, &ue)
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.txt")
-	require.NoError(t, WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write([]byte("ok")); return err }))
-	got, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "ok", string(got))
-	err = WriteFileAtomic(path, func(w io.Writer) error { _, _ = w.Write([]byte("half")); return errors.New("boom") })
-	assert.ErrorContains(t, err, "boom")
-	got, _ = os.ReadFile(path)
-	assert.Equal(t, "ok", string(got), "a failed write keeps the old file")
-	entries, _ := os.ReadDir(dir)
-	assert.Len(t, entries, 1, "no temporary file left behind")
 }
 
 func TestSplitListAndFormat(t *testing.T) {
