@@ -10,7 +10,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/micro"
 	"github.com/tierflow/tierflow/sim"
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -119,7 +119,7 @@ func BettyFig12() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	ds, err := sim.LookupDataset("freebase86m")
+	ds, err := workload.LookupDataset("freebase86m")
 	if err != nil {
 		return Result{}, err
 	}
@@ -188,7 +188,7 @@ func BettyTable7() (Result, error) {
 		for _, d := range BettyDims {
 			s := Series{Name: fmt.Sprintf("d=%d", d)}
 			for _, k := range []int{1, 2, 4, 8} {
-				h := realrun.Hyper{Training: sim.Training{Model: kind, Dim: d, Batch: b.Edges(), Negatives: 500, ChunkSize: 500}, LR: 0.1, Workers: 1,
+				h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: b.Edges(), Negatives: 500, ChunkSize: 500}, LR: 0.1, Workers: 1,
 					Micro: realrun.MicroBatching{Count: k, Split: micro.REG, Seed: 1}}
 				m, err := realrun.MeasureMicroBatches(h, b, p.Relations, 1)
 				if err != nil {

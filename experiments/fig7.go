@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -46,7 +47,7 @@ func Fig7() (Result, error) {
 	gbs := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 	for _, pc := range Fig7Configs {
 		p, c := pc[0], pc[1]
-		part := sim.PartitionBytes(Fig7Nodes, p, d)
+		part := workload.PartitionBytes(Fig7Nodes, p, d, false)
 		io := func(swaps int) float64 { return sim.GB(int64(swaps) * part * 2) }
 		swaps := map[string]int{}
 		for _, name := range names {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // LegendProfile is the Legend machine (one A100, NVMe read and written
@@ -53,14 +54,14 @@ func (lc LegendCase) String() string {
 // LegendSimulate simulates one epoch of the case with the papers' training
 // shape (batches of 50,000 edges, 1,000 negatives, d = 100).
 func LegendSimulate(lc LegendCase) (sim.Report, error) {
-	ds, err := sim.LookupDataset(lc.Dataset)
+	ds, err := workload.LookupDataset(lc.Dataset)
 	if err != nil {
 		return sim.Report{}, err
 	}
 	return legendSimulateDataset(lc, ds, sim.DefaultTraining(ds, LegendDim))
 }
 
-func legendSimulateDataset(lc LegendCase, ds sim.Dataset, tr sim.Training) (sim.Report, error) {
+func legendSimulateDataset(lc LegendCase, ds workload.Dataset, tr workload.Training) (sim.Report, error) {
 	prof, err := devices.Preset(LegendProfile)
 	if err != nil {
 		return sim.Report{}, err

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -74,8 +75,8 @@ func LegendTable5() (Result, error) {
 		File: "legend-table5", Title: "Legend epoch time with and without prefetching",
 		XLabel: "dataset", YLabel: "epoch time (s)", Bars: true, Categories: cats, Series: series,
 	}}
-	tw, _ := sim.LookupDataset("twitter")
-	fm, _ := sim.LookupDataset("freebase86m")
+	tw, _ := workload.LookupDataset("twitter")
+	fm, _ := workload.LookupDataset("freebase86m")
 	density := func(edges, nodes int64) float64 { return float64(edges) / (float64(nodes) * float64(nodes)) }
 	r.Notes = append([]string{
 		"Partitions: Legend §7.1 gives 8 for TW (buffer of 3, 12 GB of GPU memory) and 12 for FM (buffer of 3, 17 GB); our 3-partition buffers are in the table.",

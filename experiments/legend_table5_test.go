@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Every Legend case of Table 5 and Figure 18 respects the lower bound, and
@@ -54,7 +54,7 @@ func TestLegendTable5(t *testing.T) {
 func TestLegendComputeFit(t *testing.T) {
 	rep, err := LegendSimulate(LegendCase{Dataset: "twitter", P: LegendPartitions["twitter"]})
 	require.NoError(t, err)
-	tw, err := sim.LookupDataset("twitter")
+	tw, err := workload.LookupDataset("twitter")
 	require.NoError(t, err)
 	assert.InEpsilon(t, 1e-7, rep.ComputeSeconds/float64(tw.TrainEdges()), 0.01)
 }

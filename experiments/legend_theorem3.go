@@ -9,6 +9,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -61,9 +62,9 @@ type Theorem3Point struct {
 	Model float64
 }
 
-func theorem3Dataset(density float64) sim.Dataset {
+func theorem3Dataset(density float64) workload.Dataset {
 	edges := int64(math.Round(density * float64(Theorem3Nodes) * float64(Theorem3Nodes)))
-	return sim.Dataset{Name: fmt.Sprintf("synthetic-%.0e", density), Nodes: Theorem3Nodes, Edges: edges, Relations: 1, TrainFraction: 1, Model: sim.Dot}
+	return workload.Dataset{Name: fmt.Sprintf("synthetic-%.0e", density), Nodes: Theorem3Nodes, Edges: edges, Relations: 1, TrainFraction: 1, Model: workload.Dot}
 }
 
 // LegendTheorem3Point simulates the Legend system on the synthetic graph of
@@ -196,8 +197,8 @@ func LegendTheorem3() (Result, error) {
 	}
 	ref := pts[len(pts)-1]
 	paperTheta := Theorem3Threshold(100, 15e9, 2e9, 3e9, 1e-7)
-	tw, _ := sim.LookupDataset("twitter")
-	fm, _ := sim.LookupDataset("freebase86m")
+	tw, _ := workload.LookupDataset("twitter")
+	fm, _ := workload.LookupDataset("freebase86m")
 	twD := float64(tw.Edges) / (float64(tw.Nodes) * float64(tw.Nodes))
 	fmD := float64(fm.TrainEdges()) / (float64(fm.Nodes) * float64(fm.Nodes))
 	vanishNote := "In our sweep the stall beyond the floor never falls below 0.01 s."

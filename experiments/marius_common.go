@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // MariusProfile is the machine of Marius's single-GPU experiments (§5 Setup).
@@ -58,7 +59,7 @@ func MariusScenario(mc MariusCase) (sim.Scenario, error) {
 	if err != nil {
 		return sim.Scenario{}, err
 	}
-	ds, err := sim.LookupDataset(mc.Dataset)
+	ds, err := workload.LookupDataset(mc.Dataset)
 	if err != nil {
 		return sim.Scenario{}, err
 	}

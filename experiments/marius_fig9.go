@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -72,11 +73,11 @@ func MariusFig9() (Result, error) {
 		// The lower bound: the initial fill plus eq. 2's swaps, each swap
 		// writing one partition back, and the final flush of c partitions.
 		const p, c = 32, 8
-		ds, err := sim.LookupDataset("freebase86m")
+		ds, err := workload.LookupDataset("freebase86m")
 		if err != nil {
 			return Result{}, fmt.Errorf("marius-fig9: %w", err)
 		}
-		part := sim.PartitionBytes(ds.Nodes, p, d)
+		part := workload.PartitionBytes(ds.Nodes, p, d, false)
 		lb := orderings.LowerBound(p, c)
 		rd, wr := int64(c+lb)*part, int64(lb+c)*part
 		total := sim.GB(rd + wr)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -44,7 +45,7 @@ func MariusLargestC(prof devices.Profile, nodes int64, p, d int) int {
 	if err != nil {
 		return 0
 	}
-	part := sim.PartitionBytes(nodes, p, d)
+	part := workload.PartitionBytes(nodes, p, d, false)
 	staging := sys.Buffer(prof, 0, part).Staging
 	c := int(math.Floor(MariusBufferShare*float64(prof.CPU.Memory)/float64(part))) - staging
 	return max(min(c, p), 0)
@@ -56,7 +57,7 @@ func MariusTable8Cases() ([]MariusCase, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := sim.LookupDataset("freebase86m")
+	ds, err := workload.LookupDataset("freebase86m")
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func MariusTable8() (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("marius-table8: %w", err)
 	}
-	ds, err := sim.LookupDataset("freebase86m")
+	ds, err := workload.LookupDataset("freebase86m")
 	if err != nil {
 		return Result{}, fmt.Errorf("marius-table8: %w", err)
 	}
@@ -138,7 +139,7 @@ func MariusTable8() (Result, error) {
 			return Result{}, fmt.Errorf("marius-table8: %w", err)
 		}
 		reps[mc.String()] = rep
-		size := float64(ds.Nodes) * float64(mc.Dim) * sim.BytesPerFloat * 2 / 1e9
+		size := float64(ds.Nodes) * float64(mc.Dim) * workload.BytesPerFloat * 2 / 1e9
 		p, c, part, buf, swaps, io := mariusNone, mariusNone, mariusNone, mariusNone, mariusNone, "0.0"
 		basis := "prediction"
 		switch {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -61,7 +62,7 @@ func (oc orderingsCase) simulate(ordering string) (sim.Report, error) {
 	if err != nil {
 		return sim.Report{}, err
 	}
-	ds, err := sim.LookupDataset(oc.Dataset)
+	ds, err := workload.LookupDataset(oc.Dataset)
 	if err != nil {
 		return sim.Report{}, err
 	}

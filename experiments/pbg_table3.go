@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -51,7 +52,7 @@ func PBGTable3Simulate(p int) (PBGTable3Point, error) {
 	if err != nil {
 		return PBGTable3Point{}, err
 	}
-	ds, err := sim.LookupDataset("freebase")
+	ds, err := workload.LookupDataset("freebase")
 	if err != nil {
 		return PBGTable3Point{}, err
 	}
@@ -76,11 +77,10 @@ func PBGTable3Simulate(p int) (PBGTable3Point, error) {
 	if p == 1 {
 		resident = 1
 	}
-	rows := (ds.Nodes + int64(p) - 1) / int64(p)
 	return PBGTable3Point{
 		P: p, System: name, Report: rep,
-		MemOurs:    resident * sim.PartitionBytes(ds.Nodes, p, d),
-		MemRowwise: resident * rows * (d + 1) * sim.BytesPerFloat,
+		MemOurs:    resident * workload.PartitionBytes(ds.Nodes, p, d, false),
+		MemRowwise: resident * workload.PartitionBytes(ds.Nodes, p, d, true),
 	}, nil
 }
 

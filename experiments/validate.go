@@ -13,8 +13,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/model"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -25,7 +24,7 @@ func init() {
 type ValidateConfig struct {
 	Dataset   string
 	Scale     float64
-	Model     model.Kind
+	Model     workload.Model
 	Dim       int
 	Negatives int
 	Batch     int
@@ -42,10 +41,10 @@ type ValidateConfig struct {
 // 0.001 → 0.005) once the SIMD kernels made the engine ~9× faster, so that
 // their epochs stay near ten seconds and compute-bound.
 var ValidateConfigs = []ValidateConfig{
-	{"twitter", 0.01, model.Dot, 64, 100, 10000, 8, 3, "dense graph, 100 negatives: ~77k FLOPs per edge against ~27 MB partitions read 5–11 times"},
-	{"twitter", 0.005, model.Dot, 128, 100, 10000, 8, 3, "dense graph, 100 negatives: ~154k FLOPs per edge"},
-	{"freebase86m", 0.005, model.Dot, 128, 4, 1000, 32, 3, "sparse graph, 4 negatives, p=32: ~6k FLOPs per edge, partitions read 8–19 times"},
-	{"freebase86m", 0.005, model.Dot, 256, 4, 1000, 32, 3, "as above with partitions twice as large"},
+	{"twitter", 0.01, workload.Dot, 64, 100, 10000, 8, 3, "dense graph, 100 negatives: ~77k FLOPs per edge against ~27 MB partitions read 5–11 times"},
+	{"twitter", 0.005, workload.Dot, 128, 100, 10000, 8, 3, "dense graph, 100 negatives: ~154k FLOPs per edge"},
+	{"freebase86m", 0.005, workload.Dot, 128, 4, 1000, 32, 3, "sparse graph, 4 negatives, p=32: ~6k FLOPs per edge, partitions read 8–19 times"},
+	{"freebase86m", 0.005, workload.Dot, 256, 4, 1000, 32, 3, "as above with partitions twice as large"},
 }
 
 // ValidateExtra is a configuration the model was not tuned on, picked
@@ -56,7 +55,7 @@ var ValidateConfigs = []ValidateConfig{
 // and c = 4. Legend is defined for c = 3 only, so its column is skipped
 // with the reason; the other orderings run. `make reproduce-validate-extra`
 // runs it through the same code as the validation.
-var ValidateExtra = ValidateConfig{"livejournal", 0.3, model.Dot, 100, 100, 10000, 16, 4,
+var ValidateExtra = ValidateConfig{"livejournal", 0.3, workload.Dot, 100, 100, 10000, 16, 4,
 	"social graph (14 edges a node), 100 negatives, d=100: ~120k FLOPs per edge; not tuned on, picked before it was measured"}
 
 // ValidateRepeats is how many times each ordering runs (the median counts).
@@ -243,7 +242,7 @@ func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatt
 	if err != nil {
 		return fmt.Errorf("validate %s: %w", label, err)
 	}
-	h := realrun.Hyper{Training: sim.Training{Model: vc.Model, Dim: vc.Dim, Batch: vc.Batch, Negatives: vc.Negatives}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+	h := realrun.Hyper{Training: workload.Training{Model: vc.Model, Dim: vc.Dim, Batch: vc.Batch, Negatives: vc.Negatives}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 	// Calibrate the disk with transfers of this configuration's
 	// partition size, and the engine at its training shape.
 	cal, err := realrun.ShapeProfile(st, h, scratch)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func pairNames(ps []rankPair) [][2]string {
@@ -137,7 +137,7 @@ func TestValidateTinyEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains for real (seconds)")
 	}
-	r, err := validate("validate-tiny", "tiny", []ValidateConfig{{"twitter", 0.0003, model.Dot, 16, 10, 1000, 4, 3, "tiny"}})
+	r, err := validate("validate-tiny", "tiny", []ValidateConfig{{"twitter", 0.0003, workload.Dot, 16, 10, 1000, 4, 3, "tiny"}})
 	require.NoError(t, err)
 	require.Len(t, r.Rows, len(ValidateOrderings))
 	med, lo, hi := col(t, r, "measured s"), col(t, r, "measured min s"), col(t, r, "measured max s")

@@ -19,9 +19,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/tierflow/tierflow/devices"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Calibration is what `realrun calibrate` measured, with the profile it
@@ -53,7 +52,7 @@ type Calibration struct {
 // GPUShape is the training shape the GPU is calibrated at when `realrun
 // calibrate` finds one: Dot, d=100, batches of 50,000 edges in chunks of
 // 1,000 sharing 1,000 negatives (the throughput shape of the GPU issue).
-var GPUShape = Hyper{Training: sim.Training{Model: sim.Dot, Dim: 100, Batch: 50_000, Negatives: 1_000, ChunkSize: 1_000}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
+var GPUShape = Hyper{Training: workload.Training{Model: workload.Dot, Dim: 100, Batch: 50_000, Negatives: 1_000, ChunkSize: 1_000}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
 
 // CalPoint is one compute microbenchmark.
 type CalPoint struct {
@@ -427,7 +426,7 @@ func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error
 		shapes = []shape{{16, 16}, {16, 64}, {48, 16}, {32, 32}}
 		target = 5e7
 	}
-	for _, kind := range model.Kinds {
+	for _, kind := range workload.Models {
 		var rows [][3]float64
 		var ys []float64
 		var kp []CalPoint
@@ -454,11 +453,11 @@ func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error
 		}
 		points = append(points, kp...)
 		switch kind {
-		case model.Dot:
+		case workload.Dot:
 			train.Dot = tc
-		case model.DistMult:
+		case workload.DistMult:
 			train.DistMult = tc
-		case model.ComplEx:
+		case workload.ComplEx:
 			train.ComplEx = tc
 		}
 	}
@@ -515,7 +514,7 @@ func CalibrateShape(h Hyper, rows int64) (devices.TrainCost, error) {
 
 // timeBucket trains one synthetic bucket of the given shape in memory and
 // returns the seconds it took.
-func timeBucket(kind model.Kind, d, m, edges, workers int) (float64, error) {
+func timeBucket(kind workload.Model, d, m, edges, workers int) (float64, error) {
 	const nodes = 20000
 	rows := int64(nodes)
 	rng := rand.New(rand.NewPCG(uint64(d), uint64(m)))
@@ -528,7 +527,7 @@ func timeBucket(kind model.Kind, d, m, edges, workers int) (float64, error) {
 	for i := range deg {
 		deg[i] = int32(1 + rng.IntN(20))
 	}
-	h := Hyper{Training: sim.Training{Model: kind, Dim: d, Batch: 10000, Negatives: m}, DegreeFrac: 0.5, LR: 0.01, Workers: workers}
+	h := Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: 10000, Negatives: m}, DegreeFrac: 0.5, LR: 0.01, Workers: workers}
 	eng := NewCPU(h, st, deg, 1)
 	buf := store.BufferOf(floats)
 	es := make([]store.Edge, edges)

@@ -11,9 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // finalState is every partition file and the engine state of a work
@@ -41,7 +40,7 @@ func finalState(t *testing.T, dir string) []byte {
 // uninterrupted run's byte for byte.
 func TestStopAtEveryBucketResumesIdentically(t *testing.T) {
 	const epochs = 2
-	h := hyper(model.DistMult, 8)
+	h := hyper(workload.DistMult, 8)
 	h.Workers = 1
 	plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
 	require.NoError(t, err)
@@ -69,9 +68,9 @@ func TestStopAtEveryBucketResumesIdentically(t *testing.T) {
 			stops++
 		}
 	}
-	ref := prepare(t, "livejournal", 0.0005, 4, 8, model.DistMult)
+	ref := prepare(t, "livejournal", 0.0005, 4, 8, workload.DistMult)
 	run(ref, nil)
-	got := prepare(t, "livejournal", 0.0005, 4, 8, model.DistMult)
+	got := prepare(t, "livejournal", 0.0005, 4, 8, workload.DistMult)
 	closed := make(chan struct{})
 	close(closed)
 	stops := run(got, closed)
@@ -83,12 +82,12 @@ func TestStopAtEveryBucketResumesIdentically(t *testing.T) {
 // bytes they wrote (dirty resident partitions plus engine state), and the
 // Plan's own bytes are unchanged by them.
 func TestCheckpointCost(t *testing.T) {
-	st := prepare(t, "twitter", 0.0001, 6, 8, model.DistMult)
+	st := prepare(t, "twitter", 0.0001, 6, 8, workload.DistMult)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
 	plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
 	require.NoError(t, err)
-	ep, err := RunEpoch(st, plan, NewCPU(hyper(model.DistMult, 8), st, deg, 1), EpochOptions{Prefetch: true, Seed: 1, Epoch: 1, Checkpoint: sim.CheckpointInterval{Buckets: 3}})
+	ep, err := RunEpoch(st, plan, NewCPU(hyper(workload.DistMult, 8), st, deg, 1), EpochOptions{Prefetch: true, Seed: 1, Epoch: 1, Checkpoint: workload.CheckpointInterval{Buckets: 3}})
 	require.NoError(t, err)
 	require.Len(t, ep.Checkpoints, (len(plan.Buckets)-1)/3)
 	state := int64(4 * 2 * st.M.Relations * 8)
@@ -122,7 +121,7 @@ func flipByte(t *testing.T, path string, at int64) {
 // inside an epoch: training and resuming refuse with ErrCorrupt naming
 // the file, before training on the data.
 func TestCorruptionIsDetected(t *testing.T) {
-	h := hyper(model.DistMult, 8)
+	h := hyper(workload.DistMult, 8)
 	plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
 	require.NoError(t, err)
 	closed := make(chan struct{})
@@ -138,7 +137,7 @@ func TestCorruptionIsDetected(t *testing.T) {
 		{"test split", func(st *store.Store) string { return filepath.Join(st.Dir, "test.bin") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := prepare(t, "livejournal", 0.0005, 4, 8, model.DistMult)
+			st := prepare(t, "livejournal", 0.0005, 4, 8, workload.DistMult)
 			deg, err := st.Degrees()
 			require.NoError(t, err)
 			// A checkpoint inside epoch 1, after its first bucket.
@@ -152,7 +151,7 @@ func TestCorruptionIsDetected(t *testing.T) {
 			if err == nil {
 				_, err = RunEpoch(st, plan, eng, EpochOptions{Seed: 1, Epoch: 1, From: pos})
 				if err == nil {
-					_, err = Evaluate(st, model.DistMult, eng.Relations(), deg, DefaultEval)
+					_, err = Evaluate(st, workload.DistMult, eng.Relations(), deg, DefaultEval)
 				}
 			}
 			require.ErrorIs(t, err, store.ErrCorrupt)

@@ -14,6 +14,7 @@ import (
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Comparison is one ordering run for real and simulated on the same Plan.
@@ -70,8 +71,8 @@ func Predict(st *store.Store, plan *orderings.Plan, h Hyper, prefetch bool, prof
 	cfg := sim.Config{
 		System:  sys,
 		Profile: prof,
-		Dataset: sim.Dataset{Name: st.M.Source, Nodes: st.M.Nodes, Edges: st.M.Train, Relations: st.M.Relations, TrainFraction: 1, Model: sim.Model(h.Model)},
-		Training: sim.Training{Model: sim.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives,
+		Dataset: workload.Dataset{Name: st.M.Source, Nodes: st.M.Nodes, Edges: st.M.Train, Relations: st.M.Relations, TrainFraction: 1, Model: workload.Model(h.Model)},
+		Training: workload.Training{Model: workload.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives,
 			ChunkSize: h.ChunkSize},
 		Plan:           plan,
 		BucketEdges:    edges,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // TestDiskMeasuredAroundEachRun: with CompareOptions.DiskScratch the disk
@@ -16,8 +16,8 @@ import (
 // the prediction uses the mean of the two (not the profile's placeholder
 // figures); without it the profile is used as given.
 func TestDiskMeasuredAroundEachRun(t *testing.T) {
-	st := prepare(t, "twitter", 0.0001, 4, 16, model.Dot)
-	h := hyper(model.Dot, 16)
+	st := prepare(t, "twitter", 0.0001, 4, 16, workload.Dot)
+	h := hyper(workload.Dot, 16)
 	plan, err := orderings.Build("beta", 4, 3, orderings.Belady, 0)
 	require.NoError(t, err)
 	prof := devices.Profile{Name: "placeholder",

@@ -16,6 +16,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Epoch is one measured epoch: the simulator's Report plus quality.
@@ -85,7 +86,7 @@ type EpochOptions struct {
 	Progress Progress
 	// Checkpoint is how often to checkpoint inside the epoch (zero:
 	// only at its end).
-	Checkpoint sim.CheckpointInterval
+	Checkpoint workload.CheckpointInterval
 	// Stop, once closed, ends the epoch at the next bucket boundary with
 	// a checkpoint; RunEpoch then returns a *StopError.
 	Stop <-chan struct{}

@@ -12,20 +12,19 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun/graph"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
-func prepare(t *testing.T, dataset string, scale float64, p, d int, kind model.Kind) *store.Store {
+func prepare(t *testing.T, dataset string, scale float64, p, d int, kind workload.Model) *store.Store {
 	t.Helper()
 	st, err := Prepare(DataSpec{Dataset: dataset, Scale: scale, Seed: 3, P: p, Dim: d, Model: string(kind), Workdir: filepath.Join(t.TempDir(), "work")})
 	require.NoError(t, err)
 	return st
 }
 
-func hyper(kind model.Kind, d int) Hyper {
-	return Hyper{Training: sim.Training{Model: kind, Dim: d, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+func hyper(kind workload.Model, d int) Hyper {
+	return Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 }
 
 func epoch(t *testing.T, st *store.Store, ordering string, c int, prefetch bool) Epoch {
@@ -34,7 +33,7 @@ func epoch(t *testing.T, st *store.Store, ordering string, c int, prefetch bool)
 	require.NoError(t, err)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	eng := NewCPU(hyper(model.Kind(st.M.Model), st.M.Dim), st, deg, 1)
+	eng := NewCPU(hyper(workload.Model(st.M.Model), st.M.Dim), st, deg, 1)
 	ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: prefetch, Seed: 1, Epoch: 1})
 	require.NoError(t, err)
 	return ep
@@ -44,7 +43,7 @@ func epoch(t *testing.T, st *store.Store, ordering string, c int, prefetch bool)
 // are exactly loads × partition bytes read and (writes + final writes) ×
 // partition bytes written; with c = p nothing is swapped.
 func TestBytesEqualThePlan(t *testing.T) {
-	st := prepare(t, "twitter", 0.0001, 8, 16, model.Dot)
+	st := prepare(t, "twitter", 0.0001, 8, 16, workload.Dot)
 	for _, tc := range []struct {
 		ordering string
 		c        int
@@ -77,7 +76,7 @@ func TestBytesEqualThePlan(t *testing.T) {
 // while the trainer waits, so the stall is at least the reads' duration;
 // with prefetch an order with prefetch windows hides most of it.
 func TestNoPrefetchRaisesStall(t *testing.T) {
-	st := prepare(t, "twitter", 0.001, 8, 128, model.Dot) // 41,600 nodes: 10.6 MB partitions
+	st := prepare(t, "twitter", 0.001, 8, 128, workload.Dot) // 41,600 nodes: 10.6 MB partitions
 	on := epoch(t, st, "hilbert-symmetric", 4, true)
 	off := epoch(t, st, "hilbert-symmetric", 4, false)
 	var swapReads float64
@@ -94,7 +93,7 @@ func TestNoPrefetchRaisesStall(t *testing.T) {
 // function: MRR rises over three epochs and ends far above random (5× the
 // expected MRR of a random ranker among 101 places, 0.0515).
 func TestMRRRises(t *testing.T) {
-	for _, kind := range []model.Kind{model.Dot, model.DistMult, model.ComplEx} {
+	for _, kind := range []workload.Model{workload.Dot, workload.DistMult, workload.ComplEx} {
 		t.Run(string(kind), func(t *testing.T) {
 			st := prepare(t, "livejournal", 0.001, 4, 16, kind) // 4,800 nodes, 68,000 edges
 			plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
@@ -140,9 +139,9 @@ func TestRelationsAreLearned(t *testing.T) {
 	}))
 	require.NoError(t, w.Flush())
 	require.NoError(t, f.Close())
-	mrr := map[model.Kind]float64{}
+	mrr := map[workload.Model]float64{}
 	var random float64
-	for _, kind := range []model.Kind{model.Dot, model.ComplEx} {
+	for _, kind := range []workload.Model{workload.Dot, workload.ComplEx} {
 		st, err := Prepare(DataSpec{Edges: edges, Seed: 3, P: 2, Dim: 32, Model: string(kind), Workdir: filepath.Join(t.TempDir(), string(kind))})
 		require.NoError(t, err)
 		require.Equal(t, 4, st.M.Relations)
@@ -159,9 +158,9 @@ func TestRelationsAreLearned(t *testing.T) {
 		require.NoError(t, err)
 		mrr[kind], random = q.MRR, q.Baseline
 	}
-	t.Logf("MRR after 3 epochs: dot %.4f, complex %.4f, random %.4f", mrr[model.Dot], mrr[model.ComplEx], random)
-	assert.Greater(t, mrr[model.ComplEx], 10*random)
-	assert.Greater(t, mrr[model.ComplEx], 2*mrr[model.Dot])
+	t.Logf("MRR after 3 epochs: dot %.4f, complex %.4f, random %.4f", mrr[workload.Dot], mrr[workload.ComplEx], random)
+	assert.Greater(t, mrr[workload.ComplEx], 10*random)
+	assert.Greater(t, mrr[workload.ComplEx], 2*mrr[workload.Dot])
 }
 
 // TestSingleWorkerDeterministic: with one worker, training depends only on
@@ -172,12 +171,12 @@ func TestRelationsAreLearned(t *testing.T) {
 func TestSingleWorkerDeterministic(t *testing.T) {
 	var parts [][]byte
 	for run := 0; run < 2; run++ {
-		st := prepare(t, "livejournal", 0.0005, 4, 8, model.Dot)
+		st := prepare(t, "livejournal", 0.0005, 4, 8, workload.Dot)
 		plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
 		require.NoError(t, err)
 		deg, err := st.Degrees()
 		require.NoError(t, err)
-		h := hyper(model.Dot, 8)
+		h := hyper(workload.Dot, 8)
 		h.Workers = 1
 		eng := NewCPU(h, st, deg, 1)
 		for e := 1; e <= 2; e++ {
@@ -203,7 +202,7 @@ func TestSingleWorkerDeterministic(t *testing.T) {
 // engine cannot perform what it claims) fails the epoch instead of being
 // reported as measured.
 func TestCountsAreMeasured(t *testing.T) {
-	st := prepare(t, "twitter", 0.0001, 6, 8, model.Dot)
+	st := prepare(t, "twitter", 0.0001, 6, 8, workload.Dot)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
 	for _, tamper := range []struct {
@@ -215,7 +214,7 @@ func TestCountsAreMeasured(t *testing.T) {
 			plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
 			require.NoError(t, err)
 			tamper.f(&plan.Counts)
-			eng := NewCPU(hyper(model.Dot, 8), st, deg, 1)
+			eng := NewCPU(hyper(workload.Dot, 8), st, deg, 1)
 			_, err = RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: 1})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "the engine performed")
@@ -223,7 +222,7 @@ func TestCountsAreMeasured(t *testing.T) {
 	}
 	plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
 	require.NoError(t, err)
-	ep, err := RunEpoch(st, plan, NewCPU(hyper(model.Dot, 8), st, deg, 1), EpochOptions{Seed: 1, Epoch: 1})
+	ep, err := RunEpoch(st, plan, NewCPU(hyper(workload.Dot, 8), st, deg, 1), EpochOptions{Seed: 1, Epoch: 1})
 	require.NoError(t, err)
 	assert.Equal(t, plan.Counts, ep.Counts, "without prefetch too")
 }
@@ -237,6 +236,6 @@ func TestWorkUnit(t *testing.T) {
 		{30, 10_000, 100, 4, 100},         // at least a chunk
 		{15_000, 10_000, 100, 2, 7_500},
 	} {
-		assert.Equal(t, tc.want, sim.WorkUnit(tc.edges, tc.batch, tc.chunk, tc.workers), "%+v", tc)
+		assert.Equal(t, tc.want, workload.WorkUnit(tc.edges, tc.batch, tc.chunk, tc.workers), "%+v", tc)
 	}
 }

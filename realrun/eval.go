@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Quality is link-prediction quality on held-out edges, both sides
@@ -84,7 +85,7 @@ func LoadEmbeddings(st *store.Store) ([]float32, error) {
 }
 
 // Evaluate ranks the test edges with the trained embeddings.
-func Evaluate(st *store.Store, kind model.Kind, rel []float32, degrees []int32, opt EvalOptions) (Quality, error) {
+func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int32, opt EvalOptions) (Quality, error) {
 	test, err := st.ReadSplit(store.Test)
 	if err != nil {
 		return Quality{}, err
@@ -240,7 +241,7 @@ func trueEdges(st *store.Store) (map[[2]int64]map[int32]bool, error) {
 }
 
 // relVec is relation r's embedding, nil for Dot.
-func relVec(kind model.Kind, rel []float32, d int, r int32) []float32 {
+func relVec(kind workload.Model, rel []float32, d int, r int32) []float32 {
 	if !kind.UsesRelations() {
 		return nil
 	}
@@ -257,7 +258,7 @@ const rankBlock = 32
 // in blocks by one matrix product; a query's true score is read from the
 // same product, so the true node and a candidate with equal embeddings
 // score bit-identically.
-func rankFiltered(kind model.Kind, d int, emb, rel []float32, test []store.Edge, truth map[[2]int64]map[int32]bool, workers int, ranks []float64, places []int) {
+func rankFiltered(kind workload.Model, d int, emb, rel []float32, test []store.Edge, truth map[[2]int64]map[int32]bool, workers int, ranks []float64, places []int) {
 	m := len(emb) / d
 	queries := 2 * len(test)
 	blocks := (queries + rankBlock - 1) / rankBlock

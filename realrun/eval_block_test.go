@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // TestRankFilteredMatchesRankCounts: the blocked, matrix-product ranking
@@ -42,7 +43,7 @@ func TestRankFilteredMatchesRankCounts(t *testing.T) {
 			test = append(test, e)
 		}
 	}
-	for _, kind := range model.Kinds {
+	for _, kind := range workload.Models {
 		ranks, places := make([]float64, 2*len(test)), make([]int, 2*len(test))
 		rankFiltered(kind, d, emb, rel, test, truth, 3, ranks, places)
 		for i, e := range test {

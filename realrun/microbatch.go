@@ -1,6 +1,7 @@
 package realrun
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -13,7 +14,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/micro"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // MicroBatching trains each batch as one step split into micro-batches
@@ -81,7 +82,7 @@ type microProbe func(s workload.BatchShape, allocated uint64)
 // trainMicro is the CPU engine's hook: the batch's negatives are drawn as
 // the default path draws them, then the batch runs split.
 func (c *CPU) trainMicro(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
-	d, ch, m := c.h.Dim, c.h.chunk(), c.h.Negatives
+	d, ch, m := c.h.Dim, c.h.Chunk(), c.h.Negatives
 	sf, df := src.Floats(), dst.Floats()
 	rowsD := int(c.rows) * d
 	srcBase, dstBase := int64(si)*c.rows, int64(di)*c.rows
@@ -143,11 +144,9 @@ func (f *firstError) take() error {
 }
 
 // chooseSplit returns the micro-batches of the batch: Count of them, or
-// the fewest whose estimated peak fits Budget. The search starts at the
-// lower bound the whole batch's estimate gives (its rows shrink at best as
-// 1/k), doubles k until a split fits and bisects back: O(log edges) splits,
-// the fewest when the peak does not grow with k (it may by a piece's
-// negatives; then a count at most one doubling larger).
+// the fewest whose estimated peak fits Budget, found by
+// workload.FewestMicroBatches (the simulator's search too) from the lower
+// bound the whole batch's estimate gives (workload.MicroLowerBound).
 func chooseSplit(mb MicroBatching, b micro.Batch, ix micro.Index, model workload.Model, d int) ([][]int32, error) {
 	method := mb.Split
 	if method == "" {
@@ -161,55 +160,30 @@ func chooseSplit(mb MicroBatching, b micro.Batch, ix micro.Index, model workload
 		all[i] = int32(i)
 	}
 	whole := workload.EstimateBatch(ix.Shape(b, all, model, d, 1))
-	if whole.Total <= mb.Budget {
-		return [][]int32{all}, nil
-	}
-	try := func(k int) ([][]int32, bool, error) {
+	splits := map[int][][]int32{1: {all}}
+	k, err := workload.FewestMicroBatches(workload.MicroLowerBound(whole, mb.Budget), b.Edges(), func(k int) (bool, error) {
+		if k == 1 {
+			return whole.Total <= mb.Budget, nil
+		}
 		parts, err := micro.Split(b, ix, k, method, mb.Seed)
 		if err != nil {
-			return nil, false, err
+			return false, err
 		}
+		splits[k] = parts
 		for _, es := range parts {
 			if workload.EstimateBatch(ix.Shape(b, es, model, d, 1)).Total > mb.Budget {
-				return parts, false, nil
+				return false, nil
 			}
 		}
-		return parts, true, nil
+		return true, nil
+	})
+	if errors.Is(err, workload.ErrNoFit) {
+		return nil, fmt.Errorf("micro-batching: no split of %d edges fits %d bytes", b.Edges(), mb.Budget)
 	}
-	lo := 1 // does not fit
-	hi := 2
-	if spare := mb.Budget - whole.Chunk; spare > 0 {
-		hi = max(2, int((whole.Total-whole.Chunk+spare-1)/spare))
+	if err != nil {
+		return nil, err
 	}
-	hi = min(hi, b.Edges())
-	var best [][]int32
-	for {
-		parts, ok, err := try(hi)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			best = parts
-			break
-		}
-		if hi == b.Edges() {
-			return nil, fmt.Errorf("micro-batching: no split of %d edges fits %d bytes", b.Edges(), mb.Budget)
-		}
-		lo, hi = hi, min(2*hi, b.Edges())
-	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		parts, ok, err := try(mid)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			best, hi = parts, mid
-		} else {
-			lo = mid
-		}
-	}
-	return best, nil
+	return splits[k], nil
 }
 
 // trainSplit trains one batch split into micro-batches and returns its loss
@@ -264,13 +238,13 @@ func trainSplit(h Hyper, b micro.Batch, tb rowTables, probe microProbe) (float64
 	}
 	for r, key := range ix.Keys {
 		emb, state := tb.row(key)
-		model.Adagrad(emb, state, acc[r*d:(r+1)*d], h.LR, adagradEps)
+		model.Adagrad(emb, state, acc[r*d:(r+1)*d], h.LR, workload.AdagradEps)
 	}
 	if len(ix.RelKeys) > 0 {
 		tb.rel.mu.Lock()
 		for j, rel := range ix.RelKeys {
 			o := int(rel) * d
-			model.Adagrad(tb.rel.emb[o:o+d], tb.rel.state[o:o+d], relAcc[j*d:(j+1)*d], h.LR, adagradEps)
+			model.Adagrad(tb.rel.emb[o:o+d], tb.rel.state[o:o+d], relAcc[j*d:(j+1)*d], h.LR, workload.AdagradEps)
 		}
 		tb.rel.mu.Unlock()
 	}

@@ -12,10 +12,8 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/micro"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // microFixture is a power-law batch over the nodes of a scaled
@@ -38,7 +36,7 @@ func newMicroFixture(t testing.TB, kind workload.Model, d, edges, chunk, negs in
 	b, err := micro.SampleBatch(p, 5, edges, chunk, negs, 0.5)
 	require.NoError(t, err)
 	f := &microFixture{b: b, nodes: int(p.Nodes), d: d, rel: &relations{}}
-	f.h = Hyper{Training: sim.Training{Model: kind, Dim: d, Batch: edges, Negatives: negs, ChunkSize: chunk}, LR: 0.1, Workers: 1}
+	f.h = Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: edges, Negatives: negs, ChunkSize: chunk}, LR: 0.1, Workers: 1}
 	rng := rand.New(rand.NewPCG(1, 2))
 	f.emb, f.st = make([]float32, f.nodes*d), make([]float32, f.nodes*d)
 	for i := range f.emb {
@@ -142,7 +140,7 @@ func TestBatchMemoryEstimate(t *testing.T) {
 			}
 		}
 	}
-	_, err := MeasureMicroBatches(Hyper{Training: sim.Training{Model: workload.ComplEx, Dim: 3}}, micro.Batch{}, 1, 0)
+	_, err := MeasureMicroBatches(Hyper{Training: workload.Training{Model: workload.ComplEx, Dim: 3}}, micro.Batch{}, 1, 0)
 	assert.Error(t, err)
 }
 
@@ -185,12 +183,12 @@ func TestMicroBatchingChoosesFewestThatFit(t *testing.T) {
 // its value; and it differs from the default per-chunk step.
 func TestMicroBatchingInTheEngine(t *testing.T) {
 	run := func(mb MicroBatching) []float32 {
-		st := prepare(t, "fb15k", 0.2, 2, 16, model.ComplEx)
+		st := prepare(t, "fb15k", 0.2, 2, 16, workload.ComplEx)
 		plan, err := orderings.Build("beta", 2, 2, orderings.Belady, 0)
 		require.NoError(t, err)
 		deg, err := st.Degrees()
 		require.NoError(t, err)
-		h := hyper(model.ComplEx, 16)
+		h := hyper(workload.ComplEx, 16)
 		h.Workers, h.Micro = 1, mb
 		_, err = RunEpoch(st, plan, NewCPU(h, st, deg, 1), EpochOptions{Seed: 1, Epoch: 1})
 		require.NoError(t, err)
@@ -249,10 +247,10 @@ func BenchmarkTrainBatch(b *testing.B) {
 // TestMicroBatchingBudgetTooSmall: a budget that cannot hold one edge
 // with its chunk's negatives is an error of TrainBucket, not a NaN loss.
 func TestMicroBatchingBudgetTooSmall(t *testing.T) {
-	st := prepare(t, "fb15k", 0.05, 2, 16, model.ComplEx)
+	st := prepare(t, "fb15k", 0.05, 2, 16, workload.ComplEx)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	h := hyper(model.ComplEx, 16)
+	h := hyper(workload.ComplEx, 16)
 	h.Micro = MicroBatching{Budget: 1000}
 	require.Error(t, h.Micro.Check(h))
 	plan, err := orderings.Build("beta", 2, 2, orderings.Belady, 0)

@@ -17,11 +17,11 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/workload"
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/graph"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/sim"
 )
@@ -62,7 +62,7 @@ type Options struct {
 	// CUDA engine, where the partition slots live ("gpu" or "host").
 	Engine, Buffer string
 	// CheckpointEvery is how often to checkpoint inside an epoch.
-	CheckpointEvery sim.CheckpointInterval
+	CheckpointEvery workload.CheckpointInterval
 	// Stop, once closed, stops training at the next bucket boundary with
 	// a checkpoint: Train then returns a *StopError whose Code is
 	// *StopCode (the exit status the stopper asks for; nil: 0).
@@ -153,7 +153,7 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 	if err := CheckEngine(o.Engine, o.Buffer); err != nil {
 		return spec, h, nil, &sim.InputError{Err: err}
 	}
-	if o.Engine == "cuda" && o.Buffer != BufferHost && o.CheckpointEvery != (sim.CheckpointInterval{}) {
+	if o.Engine == "cuda" && o.Buffer != BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) {
 		return spec, h, nil, sim.Inputf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
 	}
 	policy, err := orderings.ParsePolicy(o.Policy)
@@ -180,7 +180,7 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 			modelName = DefaultModelFor(o.Edges)
 		}
 	}
-	kind, err := model.ParseKind(modelName)
+	kind, err := workload.ParseModel(modelName)
 	if err != nil {
 		return spec, h, nil, sim.Inputf("--model: %w", err)
 	}
@@ -227,7 +227,7 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 	if o.DegreeFrac == Auto {
 		o.DegreeFrac = def.DegreeFrac
 	}
-	h = Hyper{Training: sim.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
+	h = Hyper{Training: workload.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
 		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb}
 	if err := mb.Check(h); err != nil {
 		return spec, h, nil, sim.Inputf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
@@ -300,7 +300,7 @@ type Output struct {
 func DefaultModelFor(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
-		return string(model.Dot)
+		return string(workload.Dot)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -312,11 +312,11 @@ func DefaultModelFor(path string) string {
 		}
 		fields := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
 		if len(fields) == 3 {
-			return string(model.ComplEx)
+			return string(workload.ComplEx)
 		}
 		break
 	}
-	return string(model.Dot)
+	return string(workload.Dot)
 }
 
 // EpochColumns are realrun's table and CSV columns.
@@ -399,7 +399,7 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 	}
 	if o.Model == "" && o.Edges != "" {
 		out.ModelChoice = fmt.Sprintf("%s: %s has relations", h.Model, filepath.Base(o.Edges))
-		if h.Model == sim.Dot {
+		if h.Model == workload.Dot {
 			out.ModelChoice = fmt.Sprintf("dot: %s has no relations", filepath.Base(o.Edges))
 		}
 		fmt.Fprintf(log, "model %s (--model to choose another)\n", out.ModelChoice)
@@ -424,7 +424,7 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		ep.Quality.Mode = EvalNone
 		if o.Eval == "every" && e%o.EvalEvery == 0 || o.Eval != EvalNone && e == o.Epochs {
 			start := time.Now()
-			q, err := Evaluate(st, model.Kind(h.Model), eng.Relations(), degrees, ev)
+			q, err := Evaluate(st, workload.Model(h.Model), eng.Relations(), degrees, ev)
 			if err != nil {
 				return out, err
 			}

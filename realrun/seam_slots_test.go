@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // slotEngine is the CUDA engine's --buffer gpu protocol on the CPU: it
@@ -61,10 +61,10 @@ func (s *slotEngine) TrainBucket(edges []store.Edge, si int, _ *store.Buffer, di
 // with and without prefetch — so the buffer manager calls the hooks at
 // the right points (the --buffer gpu contract).
 func TestSlotResidentProtocol(t *testing.T) {
-	st := prepare(t, "twitter", 0.0001, 6, 8, model.Dot)
+	st := prepare(t, "twitter", 0.0001, 6, 8, workload.Dot)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	h := hyper(model.Dot, 8)
+	h := hyper(workload.Dot, 8)
 	h.Workers = 1
 	for _, ord := range []string{"beta", "legend", "inside-out"} {
 		for _, prefetch := range []bool{true, false} {

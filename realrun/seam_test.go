@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/devices"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func TestCheckEngine(t *testing.T) {
@@ -106,13 +106,13 @@ func TestApplyGPUJSON(t *testing.T) {
 // A GPU calibration folds its measured rate into gpu.flops so that the
 // simulator's GPU batch cost gives back the measured edges per second.
 func TestGPUCalibrationApply(t *testing.T) {
-	h := Hyper{Training: sim.Training{Model: model.ComplEx, Dim: 100, Batch: 10000, Negatives: 100}}
+	h := Hyper{Training: workload.Training{Model: workload.ComplEx, Dim: 100, Batch: 10000, Negatives: 100}}
 	cal := GPUCalibration{Name: "fake", MemoryBytes: 80 << 30, H2D: 2.5e10, D2H: 2.4e10, EdgesPerSecond: 2e6}
 	var p devices.Profile
 	require.NoError(t, cal.Apply(&p, h))
 	assert.Equal(t, 1, p.GPU.Count)
 	assert.InDelta(t, 2.5e10, float64(p.PCIe.H2D), 0)
-	tr := sim.Training{Model: sim.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives}
+	tr := workload.Training{Model: workload.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives}
 	secs := sim.GPUBatchCost(p, tr, h.Batch).GPU
 	assert.InDelta(t, float64(h.Batch)/2e6, secs, 1e-4*secs, "one batch at the measured rate (the 1e15 rates add 1e-5)")
 	assert.Error(t, GPUCalibration{}.Apply(&p, h))

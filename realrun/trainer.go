@@ -7,7 +7,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Compute trains the edges of one bucket on resident partitions. It is the
@@ -23,7 +23,7 @@ type Compute interface {
 type Hyper struct {
 	// Training is the shape the simulator models: score function,
 	// dimension, batch, negatives and chunk size.
-	sim.Training
+	workload.Training
 	DegreeFrac float64
 	LR         float32
 	Workers    int
@@ -136,7 +136,7 @@ func NewCPU(h Hyper, st *store.Store, degrees []int32, seed int64) *CPU {
 		for i := range c.rel.emb {
 			c.rel.emb[i] = 1 + 0.1*(2*rng.Float32()-1) // near identity, as DistMult/ComplEx start
 		}
-		if h.Model == model.ComplEx {
+		if h.Model == workload.ComplEx {
 			half := h.Dim / 2
 			for r := 0; r < st.M.Relations; r++ {
 				for k := half; k < h.Dim; k++ {
@@ -154,7 +154,7 @@ func NewCPU(h Hyper, st *store.Store, degrees []int32, seed int64) *CPU {
 }
 
 func newWorkerScratch(h Hyper, seed int64) *workerScratch {
-	chunk := h.chunk()
+	chunk := h.Chunk()
 	d := h.Dim
 	src := rand.NewPCG(uint64(seed), 0x776b7273) // "wkrs"
 	ws := &workerScratch{sc: model.NewScratch(), src: src, rng: rand.New(src)}
@@ -166,20 +166,11 @@ func newWorkerScratch(h Hyper, seed int64) *workerScratch {
 	return ws
 }
 
-func (h Hyper) chunk() int {
-	if h.ChunkSize > 0 {
-		return h.ChunkSize
-	}
-	return h.Negatives
-}
-
 // Relations returns the relation embeddings (nil for Dot).
 func (c *CPU) Relations() []float32 { return c.rel.emb }
 
 // Name identifies the engine in reports.
 func (c *CPU) Name() string { return "cpu" }
-
-const adagradEps = 1e-10
 
 // TrainBucket implements Compute.
 func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
@@ -210,7 +201,7 @@ func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int,
 			lossMu.Unlock()
 		}()
 	}
-	unit := sim.WorkUnit(len(edges), c.h.Batch, c.h.chunk(), c.h.Workers)
+	unit := workload.WorkUnit(len(edges), c.h.Batch, c.h.Chunk(), c.h.Workers)
 	for lo := 0; lo < len(edges); lo += unit {
 		batches <- edges[lo:min(lo+unit, len(edges))]
 	}
@@ -223,7 +214,7 @@ func (c *CPU) trainBatch(ws *workerScratch, batch []store.Edge, si int, src *sto
 	if c.h.Micro.On() {
 		return c.trainMicro(ws, batch, si, src, di, dst)
 	}
-	chunk := c.h.chunk()
+	chunk := c.h.Chunk()
 	var loss float64
 	for lo := 0; lo < len(batch); lo += chunk {
 		loss += c.trainChunk(ws, batch[lo:min(lo+chunk, len(batch))], si, src, di, dst)
@@ -295,8 +286,8 @@ func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.
 	lr := c.h.LR
 	for i := 0; i < n; i++ {
 		sr, dr := int(ws.srcRow[i]), int(ws.dstRow[i])
-		model.Adagrad(sf[sr*d:(sr+1)*d], sf[rowsD+sr*d:rowsD+(sr+1)*d], ws.gS[i*d:(i+1)*d], lr, adagradEps)
-		model.Adagrad(df[dr*d:(dr+1)*d], df[rowsD+dr*d:rowsD+(dr+1)*d], ws.gD[i*d:(i+1)*d], lr, adagradEps)
+		model.Adagrad(sf[sr*d:(sr+1)*d], sf[rowsD+sr*d:rowsD+(sr+1)*d], ws.gS[i*d:(i+1)*d], lr, workload.AdagradEps)
+		model.Adagrad(df[dr*d:(dr+1)*d], df[rowsD+dr*d:rowsD+(dr+1)*d], ws.gD[i*d:(i+1)*d], lr, workload.AdagradEps)
 	}
 	for k := 0; k < m; k++ {
 		row := int(ws.negRow[k])
@@ -304,13 +295,13 @@ func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.
 		if ws.negSide[k] {
 			f = df
 		}
-		model.Adagrad(f[row*d:(row+1)*d], f[rowsD+row*d:rowsD+(row+1)*d], ws.gN[k*d:(k+1)*d], lr, adagradEps)
+		model.Adagrad(f[row*d:(row+1)*d], f[rowsD+row*d:rowsD+(row+1)*d], ws.gN[k*d:(k+1)*d], lr, workload.AdagradEps)
 	}
 	if uses {
 		c.rel.mu.Lock()
 		for i := 0; i < n; i++ {
 			r := int(ws.relIdx[i])
-			model.Adagrad(c.rel.emb[r*d:(r+1)*d], c.rel.state[r*d:(r+1)*d], gR[i*d:(i+1)*d], lr, adagradEps)
+			model.Adagrad(c.rel.emb[r*d:(r+1)*d], c.rel.state[r*d:(r+1)*d], gR[i*d:(i+1)*d], lr, workload.AdagradEps)
 		}
 		c.rel.mu.Unlock()
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // BenchmarkTrainBucket trains one in-memory bucket at the shape of issue 11
@@ -41,7 +41,7 @@ func BenchmarkTrainBucket(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/workers=%d", l, workers), func(b *testing.B) {
 				prev := model.SetLevel(l)
 				defer model.SetLevel(prev)
-				h := Hyper{Training: sim.Training{Model: model.Dot, Dim: d, Batch: 10000, Negatives: m, ChunkSize: 100}, DegreeFrac: 0.5, LR: 0.1, Workers: workers}
+				h := Hyper{Training: workload.Training{Model: workload.Dot, Dim: d, Batch: 10000, Negatives: m, ChunkSize: 100}, DegreeFrac: 0.5, LR: 0.1, Workers: workers}
 				eng := NewCPU(h, st, deg, 1)
 				cpu0 := processCPU()
 				for b.Loop() {

@@ -8,9 +8,8 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // TestPredictionVariants is a measurement, not a check, and runs only
@@ -28,7 +27,7 @@ func TestPredictionVariants(t *testing.T) {
 	}
 	st, err := store.Open(dir)
 	require.NoError(t, err)
-	h := Hyper{Training: sim.Training{Model: model.Dot, Dim: st.M.Dim, Batch: 1000, Negatives: 4}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+	h := Hyper{Training: workload.Training{Model: workload.Dot, Dim: st.M.Dim, Batch: 1000, Negatives: 4}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 	scratch := t.TempDir()
 	cal, err := ShapeProfile(st, h, scratch)
 	require.NoError(t, err)

@@ -8,14 +8,15 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Config is everything one simulated epoch depends on.
 type Config struct {
 	System   System
 	Profile  devices.Profile
-	Dataset  Dataset
-	Training Training
+	Dataset  workload.Dataset
+	Training workload.Training
 	// Plan is the epoch's schedule (partitioned systems only).
 	Plan *orderings.Plan
 	// BucketEdges are the training edges per bucket, row-major (src·p+dst);
@@ -30,7 +31,7 @@ type Config struct {
 	// Checkpoint is how often to checkpoint inside the epoch
 	// (partitioned systems): at a due bucket boundary training waits
 	// while the dirty resident partitions are written.
-	Checkpoint CheckpointInterval
+	Checkpoint workload.CheckpointInterval
 	// NoMicroBatching keeps a batch that does not fit the GPU memory left
 	// to it whole (with a warning) instead of splitting it (MicroPlan).
 	NoMicroBatching bool
@@ -368,7 +369,7 @@ func (e *engine) run() Report {
 // checkpointDue says whether training must checkpoint before bucket k.
 func (e *engine) checkpointDue(k int) bool {
 	iv := e.cfg.Checkpoint
-	if iv == (CheckpointInterval{}) || k == 0 || k >= e.nb || k == e.lastCkptAt {
+	if iv == (workload.CheckpointInterval{}) || k == 0 || k >= e.nb || k == e.lastCkptAt {
 		return false
 	}
 	return iv.Due(k, time.Duration((e.k.Now()-e.lastCkptTime)*1e9))
@@ -458,7 +459,7 @@ func (e *engine) runResident(r *Report) {
 	if rest > 0 {
 		sizes = append(sizes, rest)
 	}
-	params := float64(cfg.Dataset.Nodes) * float64(cfg.Training.Dim) * BytesPerFloat * 2
+	params := float64(cfg.Dataset.Nodes) * float64(cfg.Training.Dim) * workload.BytesPerFloat * 2
 	switch cfg.System.Resident {
 	case "gpu":
 		if params > float64(cfg.Profile.GPU.Memory) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // toyProfile has round numbers: partitions of X bytes read in 1 s and
@@ -42,15 +43,15 @@ func toyConfig(t *testing.T, sys string, p, c int, ordering string, duplex bool)
 	return Config{
 		System:      s,
 		Profile:     toyProfile(duplex),
-		Dataset:     Dataset{Name: "toy", Nodes: int64(p), Edges: int64(100 * p * p), TrainFraction: 1, Model: Dot},
-		Training:    Training{Model: Dot, Dim: 125, Batch: 100, Negatives: 1},
+		Dataset:     workload.Dataset{Name: "toy", Nodes: int64(p), Edges: int64(100 * p * p), TrainFraction: 1, Model: workload.Dot},
+		Training:    workload.Training{Model: workload.Dot, Dim: 125, Batch: 100, Negatives: 1},
 		Plan:        pl,
 		BucketEdges: edges,
 	}
 }
 
 func TestPartitionBytesOfToy(t *testing.T) {
-	assert.Equal(t, int64(1000), PartitionBytes(4, 4, 125))
+	assert.Equal(t, int64(1000), workload.PartitionBytes(4, 4, 125, false))
 }
 
 // TestPBGHandComputed: p=2, c=2, synchronous, no prefetch. Load 0 takes

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/workload"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -26,7 +27,7 @@ func scenarioFor(t testing.TB, system, device, dataset string, d, p int, orderin
 	t.Helper()
 	sys, err := LookupSystem(system)
 	require.NoError(t, err)
-	ds, err := LookupDataset(dataset)
+	ds, err := workload.LookupDataset(dataset)
 	require.NoError(t, err)
 	return Scenario{System: sys, Profile: preset(t, device), Dataset: ds, Training: DefaultTraining(ds, d), P: p, Ordering: ordering}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func TestSystemBuffer(t *testing.T) {
@@ -48,7 +49,7 @@ func TestBufferWarning(t *testing.T) {
 	require.NoError(t, err)
 	sys, err := LookupSystem("marius")
 	require.NoError(t, err)
-	ds, err := LookupDataset("freebase86m")
+	ds, err := workload.LookupDataset("freebase86m")
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		c    int

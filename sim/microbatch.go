@@ -1,10 +1,11 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // MicroPlan is how a configuration's batches meet the GPU's memory: the
@@ -31,7 +32,7 @@ func gpuResident(cfg Config, pbytes float64) float64 {
 	sys := cfg.System
 	switch {
 	case !sys.Partitioned && sys.Resident == "gpu":
-		return float64(cfg.Dataset.Nodes) * float64(cfg.Training.Dim) * BytesPerFloat * 2
+		return float64(cfg.Dataset.Nodes) * float64(cfg.Training.Dim) * workload.BytesPerFloat * 2
 	case sys.Partitioned && (sys.IO == SSDToGPUPath || sys.IO == PCIePath):
 		buf := sys.Buffer(cfg.Profile, cfg.Plan.C, int64(pbytes))
 		return float64(buf.Bytes)
@@ -50,14 +51,14 @@ func rowPopulation(cfg Config) int64 {
 
 func (cfg Config) uniformShape(edges, pieces int) workload.BatchShape {
 	t := cfg.Training
-	return workload.UniformShape(t.Model, t.Dim, edges, pieces, t.chunk(), t.Negatives, rowPopulation(cfg), int64(cfg.Dataset.Relations), 0)
+	return workload.UniformShape(t.Model, t.Dim, edges, pieces, t.Chunk(), t.Negatives, rowPopulation(cfg), int64(cfg.Dataset.Relations), 0)
 }
 
 // microShape is the largest of k micro-batches of a full batch, split in
 // training order: ceil(b/k) edges over as many pieces as such a run can
 // touch.
 func (cfg Config) microShape(k int) workload.BatchShape {
-	b, ch := cfg.Training.Batch, cfg.Training.chunk()
+	b, ch := cfg.Training.Batch, cfg.Training.Chunk()
 	if k <= 1 {
 		return cfg.uniformShape(b, workload.RangePieces(0, b, ch))
 	}
@@ -68,7 +69,7 @@ func (cfg Config) microShape(k int) workload.BatchShape {
 // duplicatedRows is the rows a full batch split into k runs gathers more
 // than the whole batch does.
 func (cfg Config) duplicatedRows(k int) float64 {
-	b, ch := cfg.Training.Batch, cfg.Training.chunk()
+	b, ch := cfg.Training.Batch, cfg.Training.Chunk()
 	whole := cfg.uniformShape(b, workload.RangePieces(0, b, ch)).Rows
 	var sum int64
 	for i := 0; i < k; i++ {
@@ -119,7 +120,12 @@ func (cfg Config) Micro() (MicroPlan, error) {
 		return mp, fmt.Errorf("no GPU memory is left for a batch: the system keeps %.1f GB resident on a %.1f GB GPU", gpuResident(cfg, pbytes)/1e9, float64(mem)/1e9)
 	default:
 		var err error
-		if k, _, err = workload.FewestMicroBatches(mp.Budget, t.Batch, peak); err != nil {
+		k, err = workload.FewestMicroBatches(2, t.Batch, func(k int) (bool, error) { return peak(k) <= mp.Budget, nil })
+		if errors.Is(err, workload.ErrNoFit) {
+			limit := min(t.Batch, workload.MaxMicroBatches)
+			return mp, fmt.Errorf("even %d micro-batches need %.3f GB, more than the %.3f GB budget", limit, float64(peak(limit))/1e9, float64(mp.Budget)/1e9)
+		}
+		if err != nil {
 			return mp, err
 		}
 	}
@@ -139,7 +145,7 @@ func (e *engine) microCost(b int) (Cost, float64) {
 	c := e.cost(b)
 	prof, t := e.cfg.Profile, e.cfg.Training
 	dup := e.micro.DuplicatedRows * float64(b) / float64(t.Batch)
-	bytes := dup * float64(t.Dim) * BytesPerFloat
+	bytes := dup * float64(t.Dim) * workload.BytesPerFloat
 	switch e.cfg.System.Batches {
 	case OnGPU:
 		c.GPU += 3 * bytes / float64(prof.GPU.MemoryBW)

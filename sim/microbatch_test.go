@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func TestMicroBatchesWhenTheBatchDoesNotFit(t *testing.T) {
@@ -61,21 +61,4 @@ func TestMicroBatchesOnTheGPUBuffer(t *testing.T) {
 	r := out.Results[0]
 	require.Greater(t, r.MicroBatches, 1, "%+v", r.Warnings)
 	assert.LessOrEqual(t, r.BatchPeakBytes, r.BatchBudgetBytes)
-}
-
-func TestEstimateBatchByHand(t *testing.T) {
-	s := workload.BatchShape{Model: workload.DistMult, Dim: 2, Edges: 3, Chunks: 2, ChunkEdges: 2, Negatives: 2, Rows: 7, Relations: 2, Concurrent: 1}
-	m := workload.EstimateBatch(s)
-	assert.Equal(t, int64(7*2*4*2), m.Rows)
-	assert.Equal(t, int64(2*2*4*2), m.Relations)
-	assert.Equal(t, int64(3*3*4+2*2*4+7*8+2*8), m.Index)
-	// (4+2+2)·n·d + 2md + 2nm + nd + md + 2n = 32+8+8+4+4+4 floats.
-	assert.Equal(t, int64(60*4), m.Chunk)
-	assert.Equal(t, m.Rows+m.Relations+m.Index+m.Chunk, m.Total)
-	assert.InDelta(t, 10*(1-0.9*0.9*0.9), workload.ExpectedDistinct(10, 3), 1e-12)
-	k, _, err := workload.FewestMicroBatches(10, 100, func(k int) int64 { return int64(100 / k) })
-	require.NoError(t, err)
-	assert.Equal(t, 10, k)
-	_, _, err = workload.FewestMicroBatches(0, 5, func(k int) int64 { return 1 })
-	assert.Error(t, err)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // InputError is input a simulation or an engine cannot accept: a name, a
@@ -66,7 +67,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	if err != nil {
 		return sc, nil, Inputf("--device: %w", err)
 	}
-	ds, err := LookupDataset(q.Dataset)
+	ds, err := workload.LookupDataset(q.Dataset)
 	if err != nil {
 		return sc, nil, Inputf("--dataset: %w", err)
 	}
@@ -82,7 +83,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	}
 	tr := DefaultTraining(ds, q.Dim)
 	if q.Model != "" {
-		if tr.Model, err = ParseModel(q.Model); err != nil {
+		if tr.Model, err = workload.ParseModel(q.Model); err != nil {
 			return sc, nil, Inputf("--model: %w", err)
 		}
 	}
@@ -101,7 +102,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	sys.Prefetch = sys.Prefetch && !q.NoPrefetch
 	sys.SyncWrites = sys.SyncWrites || q.SyncWrites
 	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed, NoMicroBatching: q.NoMicroBatching}
-	if sc.Checkpoint, err = ParseInterval(q.CheckpointEvery); err != nil {
+	if sc.Checkpoint, err = workload.ParseInterval(q.CheckpointEvery); err != nil {
 		return sc, nil, Inputf("--checkpoint-every %w", err)
 	}
 	if q.GPUMemory != "" {
@@ -185,7 +186,7 @@ type Prediction struct {
 	Nodes           int64             `json:"nodes"`
 	TrainEdges      int64             `json:"train_edges"`
 	Dim             int               `json:"dim"`
-	Training        Training          `json:"training"`
+	Training        workload.Training `json:"training"`
 	Edges           string            `json:"edges"`
 	Policy          string            `json:"policy"`
 	Seed            int64             `json:"seed"`

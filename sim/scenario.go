@@ -5,18 +5,19 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // DefaultTraining is the papers' training shape for a dataset: batches of
 // 50,000 edges and 1,000 negatives (Marius Table 1; FB15k uses batches of
 // 10,000), the dataset's score function, and dimension d.
-func DefaultTraining(ds Dataset, d int) Training {
-	t := Training{Model: ds.Model, Dim: d, Batch: 50_000, Negatives: 1_000}
+func DefaultTraining(ds workload.Dataset, d int) workload.Training {
+	t := workload.Training{Model: ds.Model, Dim: d, Batch: 50_000, Negatives: 1_000}
 	if ds.Name == "fb15k" {
 		t.Batch = 10_000
 	}
 	if t.Model == "" {
-		t.Model = Dot
+		t.Model = workload.Dot
 	}
 	return t
 }
@@ -26,8 +27,8 @@ func DefaultTraining(ds Dataset, d int) Training {
 type Scenario struct {
 	System   System
 	Profile  devices.Profile
-	Dataset  Dataset
-	Training Training
+	Dataset  workload.Dataset
+	Training workload.Training
 	// P and C size the partitions and the buffer (partitioned systems).
 	P, C     int
 	Ordering string
@@ -39,7 +40,7 @@ type Scenario struct {
 	Skew      float64
 	Histogram *Histogram
 	// Checkpoint is how often to checkpoint inside an epoch.
-	Checkpoint CheckpointInterval
+	Checkpoint workload.CheckpointInterval
 	// NoMicroBatching: see Config.
 	NoMicroBatching bool
 }

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 // IOPath is where partitions travel when they are swapped.
@@ -81,17 +83,10 @@ type System struct {
 }
 
 // PartitionBytes is the size of one of p node partitions under the
-// system's optimizer state: PartitionBytes for element-wise Adagrad,
-// ceil(nodes/p)·(d+1)·4 for row-wise.
+// system's optimizer state (workload.PartitionBytes: element-wise or,
+// with RowwiseAdagrad, row-wise Adagrad).
 func (s System) PartitionBytes(nodes int64, p, d int) int64 {
-	if !s.RowwiseAdagrad {
-		return PartitionBytes(nodes, p, d)
-	}
-	if p <= 0 || d <= 0 || nodes <= 0 {
-		return 0
-	}
-	rows := (nodes + int64(p) - 1) / int64(p)
-	return rows * int64(d+1) * BytesPerFloat
+	return workload.PartitionBytes(nodes, p, d, s.RowwiseAdagrad)
 }
 
 // DefaultCapacity is the buffer capacity for systems that leave it open.

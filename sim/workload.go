@@ -3,39 +3,10 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tierflow/tierflow/sim/workload"
 	"io"
 	"math"
 	"sort"
 )
-
-// Dataset is the shape of a graph as the papers report it (package
-// workload holds the one table of presets).
-type Dataset = workload.Dataset
-
-// Datasets are the presets (workload.Datasets).
-var Datasets = workload.Datasets
-
-// DatasetNames lists the preset names in display order.
-func DatasetNames() []string { return workload.DatasetNames() }
-
-// LookupDataset returns the preset with the given name.
-func LookupDataset(name string) (Dataset, error) { return workload.LookupDataset(name) }
-
-// BytesPerFloat is the size of one float32 parameter.
-const BytesPerFloat = 4
-
-// PartitionBytes is the on-disk size of one of p node partitions of a graph
-// with the given number of nodes and embedding dimension d: ceil(nodes/p)
-// rows of d float32 parameters plus the same again of Adagrad state, stored
-// contiguously as Legend does.
-func PartitionBytes(nodes int64, p, d int) int64 {
-	if p <= 0 || d <= 0 || nodes <= 0 {
-		return 0
-	}
-	rows := (nodes + int64(p) - 1) / int64(p)
-	return rows * int64(d) * BytesPerFloat * 2
-}
 
 // GB converts bytes to decimal gigabytes (10^9 bytes), the unit tierflow
 // prints.

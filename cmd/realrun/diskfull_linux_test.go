@@ -12,7 +12,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // smallFS mounts an 8 MB tmpfs for the test, or skips it saying why.
@@ -111,7 +111,7 @@ func verify(t *testing.T, work string) {
 	require.NoError(t, err)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	h := realrun.Hyper{Training: sim.Training{Model: sim.Model(st.M.Model), Dim: st.M.Dim, Batch: 1, Negatives: 1}, Workers: 1}
+	h := realrun.Hyper{Training: workload.Training{Model: workload.Model(st.M.Model), Dim: st.M.Dim, Batch: 1, Negatives: 1}, Workers: 1}
 	_, err = realrun.Resume(st, realrun.NewCPU(h, st, deg, 1))
 	assert.NoError(t, err, "the current checkpoint verifies")
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 const prog = "simulate"
@@ -107,9 +108,9 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.StringVar(&q.Orderings, "orderings", "all", "comma-separated orderings, or all")
 	fs.StringVar(&q.Policy, "policy", string(orderings.Belady), "eviction policy: belady, lru or fifo")
 	fs.StringVar(&q.System, "system", "marius", "system model: "+strings.Join(sim.SystemNames(), ", "))
-	fs.StringVar(&q.Dataset, "dataset", "freebase86m", "dataset preset: "+strings.Join(sim.DatasetNames(), ", "))
+	fs.StringVar(&q.Dataset, "dataset", "freebase86m", "dataset preset: "+strings.Join(workload.DatasetNames(), ", "))
 	fs.IntVar(&q.Dim, "dim", 100, "embedding dimension d")
-	fs.StringVar(&q.Model, "model", "", "score function: "+sim.ModelNames()+" (default: the dataset's)")
+	fs.StringVar(&q.Model, "model", "", "score function: "+workload.ModelNames()+" (default: the dataset's)")
 	fs.IntVar(&q.Batch, "batch", 0, "edges per batch (default: the papers' 50000; fb15k 10000)")
 	fs.IntVar(&q.Negatives, "negatives", 0, "negatives per chunk (default 1000)")
 	fs.IntVar(&q.Staleness, "staleness", 0, "batches in flight (default: the system's; marius 16)")

@@ -6,15 +6,12 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 )
-
-const adagradEps = 1e-10 // as the CPU engine
 
 // table is an embedding table with its Adagrad state and the gradient
 // accumulator, touched-row flags and list that scatter_add fills.
@@ -151,10 +148,7 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 		e.mode = realrun.BufferGPU
 	}
 	e.neg = realrun.NewNegativeSampler(st, o.Degrees, h.DegreeFrac)
-	e.chunk = h.ChunkSize
-	if e.chunk <= 0 {
-		e.chunk = h.Negatives
-	}
+	e.chunk = h.Chunk()
 	e.maxChunks = (h.Batch + e.chunk - 1) / e.chunk
 	done, err := e.bind()
 	if err != nil {
@@ -194,7 +188,7 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 			return err
 		}
 		// Relations start as the CPU engine starts them (same seed, same rule).
-		init := realrun.NewCPU(realrun.Hyper{Training: sim.Training{Model: e.h.Model, Dim: e.h.Dim, Negatives: 1, Batch: 1}, Workers: 1}, st, o.Degrees, o.Seed).State()
+		init := realrun.NewCPU(realrun.Hyper{Training: workload.Training{Model: e.h.Model, Dim: e.h.Dim, Negatives: 1, Batch: 1}, Workers: 1}, st, o.Degrees, o.Seed).State()
 		if err := e.restore(init); err != nil {
 			return err
 		}
@@ -683,14 +677,14 @@ func (e *Engine) trainGroup(bi *batchIndex, c0, g, n int, tA, tB table) error {
 		a, ga, x, gx ptr
 		mode         int
 	}{{e.S.p, e.gS.p, e.D.p, e.gD.p, 1}, {e.D.p, e.gD.p, e.S.p, e.gS.p, 2}} {
-		if e.h.Model == model.Dot {
+		if e.h.Model == workload.Dot {
 			if err := e.side(g, n, sd.a, sd.x, sd.ga, sd.gx); err != nil {
 				return err
 			}
 			continue
 		}
 		mode := 0 // DistMult
-		if e.h.Model == model.ComplEx {
+		if e.h.Model == workload.ComplEx {
 			mode = sd.mode
 		}
 		threads := ed
@@ -771,7 +765,7 @@ func (e *Engine) scatter(grad, rows, sel ptr, count int64, a, b table) error {
 
 func (e *Engine) adagrad(t table) error {
 	if err := e.launch1D(computeStream, "adagrad_rows", t.maxHit*int64(e.d), t.emb, t.state, t.acc, t.flag, t.list, t.count,
-		int(t.maxHit), e.d, e.h.LR, float32(adagradEps)); err != nil {
+		int(t.maxHit), e.d, e.h.LR, float32(workload.AdagradEps)); err != nil {
 		return err
 	}
 	return e.g.memset32(t.count, 0, 1, computeStream)

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,7 +78,7 @@ func closeTo(t *testing.T, want, got []float32, tol float64, what string) {
 // and compares the loss and every gradient with model.ChunkGrad, then the
 // Adagrad kernel with model.Adagrad, for Dot, DistMult and ComplEx.
 func TestChunkMatchesModel(t *testing.T) {
-	for _, kind := range model.Kinds {
+	for _, kind := range workload.Models {
 		t.Run(string(kind), func(t *testing.T) {
 			const d, n, m, g = 12, 7, 5, 3
 			rng := rand.New(rand.NewPCG(1, uint64(len(kind))))
@@ -87,7 +87,7 @@ func TestChunkMatchesModel(t *testing.T) {
 			// destinations; every occurrence has its own row.
 			st, deg := memStore(int64(E+M), d, 4)
 			e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Store: st, Degrees: deg, Seed: 1, C: 2,
-				Hyper: realrun.Hyper{Training: sim.Training{Model: kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n}, LR: 0.1, Workers: 1}})
+				Hyper: realrun.Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n}, LR: 0.1, Workers: 1}})
 			require.NoError(t, err)
 			defer e.Close()
 			done, err := e.bind()
@@ -151,7 +151,7 @@ func TestChunkMatchesModel(t *testing.T) {
 			state := download(t, e, tA.state, int(rows)*d)
 			require.NoError(t, e.adagrad(tA))
 			require.NoError(t, e.g.sync(computeStream))
-			model.Adagrad(emb, state, accA, 0.1, adagradEps)
+			model.Adagrad(emb, state, accA, 0.1, workload.AdagradEps)
 			closeTo(t, emb, download(t, e, tA.emb, int(rows)*d), 1e-5, "emb after Adagrad")
 			closeTo(t, state, download(t, e, tA.state, int(rows)*d), 1e-5, "state after Adagrad")
 			assert.Equal(t, make([]float32, int(rows)*d), download(t, e, e.accA.acc.p, int(rows)*d), "accumulator cleared")
@@ -169,7 +169,7 @@ func prepare(t *testing.T) (*store.Store, []int32) {
 }
 
 func hyper() realrun.Hyper {
-	return realrun.Hyper{Training: sim.Training{Model: model.DistMult, Dim: 16, Batch: 500, Negatives: 20}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
+	return realrun.Hyper{Training: workload.Training{Model: workload.DistMult, Dim: 16, Batch: 500, Negatives: 20}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
 }
 
 // TestBufferBytesMatchPlan: with --buffer gpu every load installs one
@@ -216,7 +216,7 @@ func TestMRRMatchesCPU(t *testing.T) {
 	require.NoError(t, err)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	h := realrun.Hyper{Training: sim.Training{Model: model.Dot, Dim: 16, Batch: 500, Negatives: 20}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
+	h := realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16, Batch: 500, Negatives: 20}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
 	plan, err := orderings.Build("beta", st.M.P, 2, orderings.Belady, 0)
 	require.NoError(t, err)
 	var baseline float64
@@ -231,7 +231,7 @@ func TestMRRMatchesCPU(t *testing.T) {
 		}
 		ev := realrun.DefaultEval
 		ev.Seed, ev.MaxEdges = 1, 2000
-		q, err := realrun.Evaluate(st, model.Dot, eng.Relations(), deg, ev)
+		q, err := realrun.Evaluate(st, workload.Dot, eng.Relations(), deg, ev)
 		require.NoError(t, err)
 		baseline = q.Baseline
 		return q.MRR
@@ -251,7 +251,7 @@ func TestMRRMatchesCPU(t *testing.T) {
 // TestCalibrate measures the GPU at a small shape: positive bandwidths and
 // rate, and the GPU's name.
 func TestCalibrate(t *testing.T) {
-	cal, err := Calibrate(testGPU(t), 1<<20, realrun.Hyper{Training: sim.Training{Model: model.Dot, Dim: 16, Batch: 100, Negatives: 10}, LR: 0.1, Workers: 1}, 1000)
+	cal, err := Calibrate(testGPU(t), 1<<20, realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16, Batch: 100, Negatives: 10}, LR: 0.1, Workers: 1}, 1000)
 	require.NoError(t, err)
 	assert.NotEmpty(t, cal.Name)
 	assert.Positive(t, cal.H2D)

@@ -5,9 +5,10 @@ package graph
 
 import (
 	"fmt"
-	"github.com/tierflow/tierflow/sim/workload"
 	"math"
 	"strings"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Preset is the shape of a benchmark graph: how many nodes, edges and

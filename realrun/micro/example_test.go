@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tierflow/tierflow/realrun/micro"
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Split a batch of two chunks (edges 0–1 and 2–3, each chunk sharing two

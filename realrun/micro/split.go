@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Batch is one batch's edges as row keys (any int64 naming a node row,

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/realrun/graph"
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func sampleFB(t testing.TB, edges, chunk, negs int) Batch {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 // chunkFlops counts the floating-point operations of the score GEMMs of one
@@ -20,7 +22,7 @@ func chunkFlops(n, m, d int) float64 {
 
 func BenchmarkChunkGrad(b *testing.B) {
 	const n, m = 100, 200
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		for _, d := range []int{100, 400} {
 			b.Run(fmt.Sprintf("%s/d=%d,n=%d,m=%d", k, d, n, m), func(b *testing.B) {
 				atLevels(b, func(b *testing.B) {
@@ -75,7 +77,7 @@ func BenchmarkSgemmNNTN(b *testing.B) {
 
 func BenchmarkRankCounts(b *testing.B) {
 	const d, m = 100, 10000
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		b.Run(fmt.Sprintf("%s/d=%d,m=%d", k, d, m), func(b *testing.B) {
 			atLevels(b, func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(5, 6))

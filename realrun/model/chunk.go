@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Scratch holds the reusable buffers of ChunkGrad. Buffers grow on demand and
@@ -35,7 +37,7 @@ func grow(b []float32, n int) []float32 {
 // n, m ≥ 0, len(S) = len(D) = len(gS) = len(gD) = n·d, len(N) = len(gN) = m·d,
 // and, when k.UsesRelations(), len(R) = len(gR) = n·d (R and gR are ignored
 // for Dot).
-func CheckChunk(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32) error {
+func CheckChunk(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32) error {
 	if err := k.CheckDim(d); err != nil {
 		return err
 	}
@@ -83,7 +85,7 @@ func CheckChunk(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []
 // two real layouts). For the source side f(x,r_i,d_i) = <Q′_i, x> with
 // Q′_i = d_i, r_i∘d_i, or (Re, −Im) of r_i·conj(d_i). The negative scores of
 // each side are the n×m product Q·Nᵀ; the backward is G·N (n×d) and Gᵀ·Q (m×d).
-func ChunkGrad(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float32 {
+func ChunkGrad(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float32 {
 	if !k.Valid() {
 		return nan32()
 	}
@@ -96,7 +98,7 @@ func ChunkGrad(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []f
 	sc.t = grow(sc.t, n*m)
 	sc.gp = grow(sc.gp, n)
 	sc.pos = grow(sc.pos, n)
-	if k != Dot {
+	if k != workload.Dot {
 		sc.q = grow(sc.q, n*d)
 		sc.gq = grow(sc.gq, n*d)
 	}
@@ -113,15 +115,15 @@ func ChunkGrad(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []f
 	// Destination side: queries built from (s, r); positives are D; the
 	// gradient of the positive term flows into gD.
 	switch k {
-	case Dot:
+	case workload.Dot:
 		loss += side(d, n, m, S, D, N, gS, gD, gN, sc)
-	case DistMult:
+	case workload.DistMult:
 		hadamard(S[:n*d], R, sc.q)
 		clear(sc.gq)
 		loss += side(d, n, m, sc.q, D, N, sc.gq, gD, gN, sc)
 		hadamardAcc(sc.gq, R, gS)
 		hadamardAcc(sc.gq, S, gR)
-	case ComplEx:
+	case workload.ComplEx:
 		complexQ(d, n, S, R, sc.q)
 		clear(sc.gq)
 		loss += side(d, n, m, sc.q, D, N, sc.gq, gD, gN, sc)
@@ -129,15 +131,15 @@ func ChunkGrad(k Kind, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []f
 	}
 	// Source side: queries built from (r, d); positives are S.
 	switch k {
-	case Dot:
+	case workload.Dot:
 		loss += side(d, n, m, D, S, N, gD, gS, gN, sc)
-	case DistMult:
+	case workload.DistMult:
 		hadamard(D[:n*d], R, sc.q)
 		clear(sc.gq)
 		loss += side(d, n, m, sc.q, S, N, sc.gq, gS, gN, sc)
 		hadamardAcc(sc.gq, R, gD)
 		hadamardAcc(sc.gq, D, gR)
-	case ComplEx:
+	case workload.ComplEx:
 		complexQSrc(d, n, R, D, sc.q)
 		clear(sc.gq)
 		loss += side(d, n, m, sc.q, S, N, sc.gq, gS, gN, sc)

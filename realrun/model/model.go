@@ -19,26 +19,8 @@
 package model
 
 import (
-	"github.com/tierflow/tierflow/sim/workload"
+	"github.com/tierflow/tierflow/workload"
 )
-
-// Kind names a score function: the one vocabulary of package workload,
-// shared with the simulator.
-type Kind = workload.Model
-
-// The supported score functions.
-const (
-	Dot      = workload.Dot
-	DistMult = workload.DistMult
-	ComplEx  = workload.ComplEx
-)
-
-// Kinds lists the supported kinds in a stable order.
-var Kinds = workload.Models
-
-// ParseKind returns the Kind named by s (case-insensitive, surrounding space
-// ignored; "complex" and "ComplEx" both name ComplEx).
-func ParseKind(s string) (Kind, error) { return workload.ParseModel(s) }
 
 // Score returns the score of one edge with source, relation and destination
 // vectors s, r, d of equal length:
@@ -49,11 +31,11 @@ func ParseKind(s string) (Kind, error) { return workload.ParseModel(s) }
 //
 // Lengths are assumed validated (len(r), len(d) ≥ len(s); len(s) even for
 // ComplEx). An unknown kind scores NaN.
-func Score(k Kind, s, r, d []float32) float32 {
+func Score(k workload.Model, s, r, d []float32) float32 {
 	switch k {
-	case Dot:
+	case workload.Dot:
 		return dot(s, d)
-	case DistMult:
+	case workload.DistMult:
 		r = r[:len(s)]
 		d = d[:len(s)]
 		var a0, a1 float32
@@ -66,7 +48,7 @@ func Score(k Kind, s, r, d []float32) float32 {
 			a0 += s[i] * r[i] * d[i]
 		}
 		return a0 + a1
-	case ComplEx:
+	case workload.ComplEx:
 		h := len(s) / 2
 		sre, sim := s[:h], s[h:2*h]
 		rre, rim := r[:h], r[h:2*h]

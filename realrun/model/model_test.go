@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 func randVec(rng *rand.Rand, n int, scale float32) []float32 {
@@ -21,29 +23,29 @@ func randVec(rng *rand.Rand, n int, scale float32) []float32 {
 func TestParseKind(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want Kind
-	}{{"dot", Dot}, {"DistMult", DistMult}, {" complex ", ComplEx}, {"ComplEx", ComplEx}} {
-		k, err := ParseKind(tc.in)
+		want workload.Model
+	}{{"dot", workload.Dot}, {"DistMult", workload.DistMult}, {" complex ", workload.ComplEx}, {"ComplEx", workload.ComplEx}} {
+		k, err := workload.ParseModel(tc.in)
 		require.NoError(t, err, tc.in)
 		assert.Equal(t, tc.want, k)
 	}
-	_, err := ParseKind("transe")
+	_, err := workload.ParseModel("transe")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"transe"`)
 	assert.Contains(t, err.Error(), `"complex"`)
-	assert.False(t, Dot.UsesRelations())
-	assert.True(t, DistMult.UsesRelations())
-	assert.True(t, ComplEx.UsesRelations())
+	assert.False(t, workload.Dot.UsesRelations())
+	assert.True(t, workload.DistMult.UsesRelations())
+	assert.True(t, workload.ComplEx.UsesRelations())
 }
 
 func TestCheckDim(t *testing.T) {
 	for _, tc := range []struct {
-		k  Kind
+		k  workload.Model
 		d  int
 		ok bool
 	}{
-		{Dot, 3, true}, {DistMult, 3, true}, {ComplEx, 4, true}, {ComplEx, 3, false},
-		{Dot, 0, false}, {DistMult, -2, false}, {Kind("x"), 4, false},
+		{workload.Dot, 3, true}, {workload.DistMult, 3, true}, {workload.ComplEx, 4, true}, {workload.ComplEx, 3, false},
+		{workload.Dot, 0, false}, {workload.DistMult, -2, false}, {workload.Model("x"), 4, false},
 	} {
 		err := tc.k.CheckDim(tc.d)
 		if tc.ok {
@@ -67,23 +69,23 @@ func TestScore(t *testing.T) {
 		want += sc * rc * cmplx.Conj(dc)
 	}
 	for _, tc := range []struct {
-		k    Kind
+		k    workload.Model
 		r    []float32
 		want float64
 	}{
-		{Dot, nil, 1*2 + 2*1 + 3*-1 + 4*3},
-		{DistMult, r, 1*0.5*2 + 2*-1*1 + 3*2*-1 + 4*0.25*3},
-		{ComplEx, r, real(want)},
+		{workload.Dot, nil, 1*2 + 2*1 + 3*-1 + 4*3},
+		{workload.DistMult, r, 1*0.5*2 + 2*-1*1 + 3*2*-1 + 4*0.25*3},
+		{workload.ComplEx, r, real(want)},
 	} {
 		assert.InDelta(t, tc.want, Score(tc.k, s, tc.r, d), 1e-5, tc.k)
 	}
-	assert.True(t, math.IsNaN(float64(Score(Kind("x"), s, r, d))))
+	assert.True(t, math.IsNaN(float64(Score(workload.Model("x"), s, r, d))))
 
 	// Random longer vectors against float64 references.
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n = 37
 	a, b, c := randVec(rng, 2*n, 1), randVec(rng, 2*n, 1), randVec(rng, 2*n, 1)
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		assert.InDelta(t, naiveScore(k, f64(a), f64(b), f64(c)), Score(k, a, b, c), 1e-4, k)
 	}
 }
@@ -97,18 +99,18 @@ func f64(v []float32) []float64 {
 }
 
 // naiveScore is the float64 reference score (ComplEx via complex128).
-func naiveScore(k Kind, s, r, d []float64) float64 {
+func naiveScore(k workload.Model, s, r, d []float64) float64 {
 	var acc float64
 	switch k {
-	case Dot:
+	case workload.Dot:
 		for i := range s {
 			acc += s[i] * d[i]
 		}
-	case DistMult:
+	case workload.DistMult:
 		for i := range s {
 			acc += s[i] * r[i] * d[i]
 		}
-	case ComplEx:
+	case workload.ComplEx:
 		h := len(s) / 2
 		var z complex128
 		for i := 0; i < h; i++ {
@@ -121,7 +123,7 @@ func naiveScore(k Kind, s, r, d []float64) float64 {
 
 // naiveLoss is the float64 reference of ChunkGrad's loss, written directly
 // from its definition.
-func naiveLoss(k Kind, d int, S, R, D, N []float64, n, m int) float64 {
+func naiveLoss(k workload.Model, d int, S, R, D, N []float64, n, m int) float64 {
 	row := func(a []float64, i int) []float64 { return a[i*d : i*d+d] }
 	rel := func(i int) []float64 {
 		if R == nil {
@@ -159,7 +161,7 @@ type chunk struct {
 	gS, gR, gD, gN []float32
 }
 
-func newChunk(rng *rand.Rand, k Kind, d, n, m int, scale float32) *chunk {
+func newChunk(rng *rand.Rand, k workload.Model, d, n, m int, scale float32) *chunk {
 	c := &chunk{
 		S: randVec(rng, n*d, scale), D: randVec(rng, n*d, scale), N: randVec(rng, m*d, scale),
 		gS: make([]float32, n*d), gD: make([]float32, n*d), gN: make([]float32, m*d),
@@ -180,7 +182,7 @@ func (c *chunk) zeroGrad() {
 
 func TestChunkGradFiniteDifferences(t *testing.T) {
 	const n, m, d = 3, 4, 6
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		t.Run(string(k), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(len(k))))
 			c := newChunk(rng, k, d, n, m, 1)
@@ -221,7 +223,7 @@ func TestChunkGradFiniteDifferences(t *testing.T) {
 // TestChunkGradAccumulates checks that ChunkGrad adds into the gradients and
 // that a reused Scratch across different shapes gives identical results.
 func TestChunkGradAccumulates(t *testing.T) {
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		rng := rand.New(rand.NewPCG(3, 4))
 		sc := NewScratch()
 		big := newChunk(rng, k, 8, 9, 11, 1)
@@ -240,7 +242,7 @@ func TestChunkGradAccumulates(t *testing.T) {
 
 func TestChunkGradEdgeCases(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		// No negatives: each logsumexp is over the positive alone, so L = 0.
 		c := newChunk(rng, k, 4, 2, 0, 1)
 		L := ChunkGrad(k, 4, c.S, c.R, c.D, c.N, 2, 0, c.gS, c.gR, c.gD, c.gN, nil)
@@ -255,26 +257,26 @@ func TestChunkGradEdgeCases(t *testing.T) {
 		L = ChunkGrad(k, 4, c.S, c.R, c.D, c.N, 2, 3, c.gS, c.gR, c.gD, c.gN, nil)
 		assert.False(t, math.IsNaN(float64(L)) || math.IsInf(float64(L), 0), k)
 	}
-	assert.True(t, math.IsNaN(float64(ChunkGrad(Kind("x"), 4, nil, nil, nil, nil, 1, 1, nil, nil, nil, nil, nil))))
+	assert.True(t, math.IsNaN(float64(ChunkGrad(workload.Model("x"), 4, nil, nil, nil, nil, 1, 1, nil, nil, nil, nil, nil))))
 }
 
 func TestCheckChunk(t *testing.T) {
 	mk := func(n int) []float32 { return make([]float32, n) }
 	const n, m, d = 2, 3, 4
-	require.NoError(t, CheckChunk(Dot, d, mk(n*d), nil, mk(n*d), mk(m*d), n, m, mk(n*d), nil, mk(n*d), mk(m*d)))
-	require.NoError(t, CheckChunk(ComplEx, d, mk(n*d), mk(n*d), mk(n*d), mk(m*d), n, m, mk(n*d), mk(n*d), mk(n*d), mk(m*d)))
-	err := CheckChunk(DistMult, d, mk(n*d), nil, mk(n*d), mk(m*d), n, m, mk(n*d), mk(n*d), mk(n*d), mk(m*d))
+	require.NoError(t, CheckChunk(workload.Dot, d, mk(n*d), nil, mk(n*d), mk(m*d), n, m, mk(n*d), nil, mk(n*d), mk(m*d)))
+	require.NoError(t, CheckChunk(workload.ComplEx, d, mk(n*d), mk(n*d), mk(n*d), mk(m*d), n, m, mk(n*d), mk(n*d), mk(n*d), mk(m*d)))
+	err := CheckChunk(workload.DistMult, d, mk(n*d), nil, mk(n*d), mk(m*d), n, m, mk(n*d), mk(n*d), mk(n*d), mk(m*d))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "len(R)")
-	assert.Error(t, CheckChunk(Dot, d, mk(n*d), nil, mk(n*d), mk(m*d+1), n, m, mk(n*d), nil, mk(n*d), mk(m*d)))
-	assert.Error(t, CheckChunk(ComplEx, 3, nil, nil, nil, nil, 0, 0, nil, nil, nil, nil))
-	assert.Error(t, CheckChunk(Dot, d, nil, nil, nil, nil, -1, 0, nil, nil, nil, nil))
+	assert.Error(t, CheckChunk(workload.Dot, d, mk(n*d), nil, mk(n*d), mk(m*d+1), n, m, mk(n*d), nil, mk(n*d), mk(m*d)))
+	assert.Error(t, CheckChunk(workload.ComplEx, 3, nil, nil, nil, nil, 0, 0, nil, nil, nil, nil))
+	assert.Error(t, CheckChunk(workload.Dot, d, nil, nil, nil, nil, -1, 0, nil, nil, nil, nil))
 }
 
 func TestLossDecreases(t *testing.T) {
 	const n, m, d = 8, 16, 10
 	for _, opt := range []string{"sgd", "adagrad"} {
-		for _, k := range Kinds {
+		for _, k := range workload.Models {
 			t.Run(opt+"/"+string(k), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(11, 12))
 				c := newChunk(rng, k, d, n, m, 0.5)
@@ -313,7 +315,7 @@ func TestLossDecreases(t *testing.T) {
 
 func TestChunkGradNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		c := newChunk(rng, k, 16, 10, 20, 1)
 		sc := NewScratch()
 		allocs := testing.AllocsPerRun(10, func() {
@@ -415,10 +417,10 @@ func TestRankCounts(t *testing.T) { eachLevel(t, testRankCounts) }
 func testRankCounts(t *testing.T) {
 	const d, m = 40, 23
 	rng := rand.New(rand.NewPCG(4, 4))
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		for _, side := range []Side{DstSide, SrcSide} {
 			s, r, dst := randVec(rng, d, 1), randVec(rng, d, 1), randVec(rng, d, 1)
-			if k == Dot {
+			if k == workload.Dot {
 				r = nil
 			}
 			C := randVec(rng, m*d, 1)
@@ -461,6 +463,6 @@ func testRankCounts(t *testing.T) {
 			}
 		}
 	}
-	h, e := RankCounts(Kind("x"), d, nil, nil, nil, DstSide, nil, 3, nil)
+	h, e := RankCounts(workload.Model("x"), d, nil, nil, nil, DstSide, nil, 3, nil)
 	assert.Zero(t, h+e)
 }

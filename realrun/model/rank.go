@@ -1,5 +1,7 @@
 package model
 
+import "github.com/tierflow/tierflow/workload"
+
 // Side says which end of an edge the candidates of RankCounts replace.
 type Side int
 
@@ -37,13 +39,13 @@ const rankStack = 1024
 // SIMD dot product at a SIMD level, a sequential one at Generic), so a
 // candidate identical to the true node counts as equal. Lengths are assumed
 // validated; an unknown kind or side returns (0, 0).
-func RankCounts(k Kind, d int, s, r, dst []float32, side Side, C []float32, m int, skip func(j int) bool) (higher, equal int) {
+func RankCounts(k workload.Model, d int, s, r, dst []float32, side Side, C []float32, m int, skip func(j int) bool) (higher, equal int) {
 	if !k.Valid() || d <= 0 || m <= 0 || (side != DstSide && side != SrcSide) {
 		return 0, 0
 	}
 	var buf [rankStack]float32
 	var q, truth []float32
-	if k != Dot {
+	if k != workload.Dot {
 		if d <= rankStack {
 			q = buf[:d]
 		} else {
@@ -54,21 +56,21 @@ func RankCounts(k Kind, d int, s, r, dst []float32, side Side, C []float32, m in
 	case DstSide:
 		truth = dst[:d]
 		switch k {
-		case Dot:
+		case workload.Dot:
 			q = s[:d]
-		case DistMult:
+		case workload.DistMult:
 			hadamard(s[:d], r, q)
-		case ComplEx:
+		case workload.ComplEx:
 			complexQ(d, 1, s, r, q)
 		}
 	case SrcSide:
 		truth = s[:d]
 		switch k {
-		case Dot:
+		case workload.Dot:
 			q = dst[:d]
-		case DistMult:
+		case workload.DistMult:
 			hadamard(dst[:d], r, q)
-		case ComplEx:
+		case workload.ComplEx:
 			complexQSrc(d, 1, r, dst, q)
 		}
 	}

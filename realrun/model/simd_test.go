@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 // eachLevel runs f once per kernel level this machine supports (Generic
@@ -169,10 +171,10 @@ func TestChunkGradLevelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	type shape struct{ d, n, m int }
 	shapes := []shape{{100, 100, 200}, {17, 7, 33}, {1, 1, 1}, {64, 50, 0}, {30, 3, 70}, {8, 100, 5}}
-	for _, k := range Kinds {
+	for _, k := range workload.Models {
 		for _, s := range shapes {
 			d := s.d
-			if k == ComplEx && d%2 == 1 {
+			if k == workload.ComplEx && d%2 == 1 {
 				d++
 			}
 			c := newChunk(rng, k, d, s.n, s.m, 0.5)

@@ -15,6 +15,7 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // MaxSimulations caps the simulations one sweep may run.
@@ -72,12 +73,12 @@ type Skipped struct {
 // Output is the whole answer of one sweep: every row, fitting ones first,
 // each group fastest first.
 type Output struct {
-	System     sim.System   `json:"system"`
-	Dataset    string       `json:"dataset"`
-	Nodes      int64        `json:"nodes"`
-	TrainEdges int64        `json:"train_edges"`
-	Dim        int          `json:"dim"`
-	Training   sim.Training `json:"training"`
+	System     sim.System        `json:"system"`
+	Dataset    string            `json:"dataset"`
+	Nodes      int64             `json:"nodes"`
+	TrainEdges int64             `json:"train_edges"`
+	Dim        int               `json:"dim"`
+	Training   workload.Training `json:"training"`
 	// MemoryShare is the share of the memory a buffer may take to count
 	// as fitting (the rest is for the edges, the OS and the framework).
 	MemoryShare float64   `json:"memory_share"`

@@ -1,7 +1,7 @@
 package workload
 
 import (
-	"fmt"
+	"errors"
 	"math"
 )
 
@@ -140,19 +140,65 @@ func RangePieces(lo, hi, chunk int) int {
 // MaxMicroBatches bounds the micro-batches a batch may be split into.
 const MaxMicroBatches = 1 << 16
 
-// FewestMicroBatches returns the smallest k in [1, limit] whose peak, as
-// peak(k) estimates it, fits in budget bytes, and that peak; it scans k
-// upwards, so peak need not be monotone. It returns an error when no k up
-// to limit fits.
-func FewestMicroBatches(budget int64, limit int, peak func(k int) int64) (int, int64, error) {
+// ErrNoFit is returned by FewestMicroBatches when not even its limit of
+// micro-batches fits.
+var ErrNoFit = errors.New("no number of micro-batches fits")
+
+// FewestMicroBatches returns the fewest k in [1, limit] (limit at most
+// MaxMicroBatches) for which fits(k) holds. It is the one search the
+// simulator and the CPU engine use: k = 1 (the whole batch) first; then
+// from start — a lower bound the caller knows, at least 2 — k doubles
+// until a split fits and bisects back between the last k that did not
+// fit and the first that did, O(log limit) calls. The answer is the
+// fewest when more micro-batches never need more memory; where a split's
+// peak can grow with k (by a chunk piece), it is at most one doubling
+// larger than the fewest. It returns ErrNoFit when limit does not fit,
+// and the first error fits returns.
+func FewestMicroBatches(start, limit int, fits func(k int) (bool, error)) (int, error) {
 	limit = max(1, min(limit, MaxMicroBatches))
-	least := int64(math.MaxInt64)
-	for k := 1; k <= limit; k++ {
-		p := peak(k)
-		if p <= budget {
-			return k, p, nil
-		}
-		least = min(least, p)
+	if ok, err := fits(1); err != nil || ok {
+		return 1, err
 	}
-	return 0, least, fmt.Errorf("even %d micro-batches need %.3f GB, more than the %.3f GB budget", limit, float64(least)/1e9, float64(budget)/1e9)
+	if limit == 1 {
+		return 0, ErrNoFit
+	}
+	lo, hi := 1, min(max(start, 2), limit) // lo does not fit
+	for {
+		ok, err := fits(hi)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			break
+		}
+		if hi == limit {
+			return 0, ErrNoFit
+		}
+		lo, hi = hi, min(2*hi, limit)
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := fits(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// MicroLowerBound is a lower bound on the micro-batches a batch needs to
+// fit budget when one chunk's working set is live at a time (Concurrent
+// = 1, the CPU engine), from the whole batch's estimate: everything but
+// that working set shrinks at best as 1/k. It is at least 2: the whole
+// batch is assumed not to fit.
+func MicroLowerBound(whole BatchMemory, budget int64) int {
+	if spare := budget - whole.Chunk; spare > 0 {
+		return max(2, int((whole.Total-whole.Chunk+spare-1)/spare))
+	}
+	return 2
 }

@@ -1,0 +1,131 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Training is the shape of the computation of one epoch: the score
+// function, the dimension, and how edges are grouped into batches and
+// chunks that share their negatives.
+type Training struct {
+	Model Model `json:"model"`
+	Dim   int   `json:"dim"`
+	// Batch is the number of edges per batch, Negatives the number of
+	// negative nodes sampled per chunk and shared by its edges (PBG §4.3),
+	// and ChunkSize the edges per chunk (0: equal to Negatives).
+	Batch     int `json:"batch"`
+	Negatives int `json:"negatives"`
+	ChunkSize int `json:"chunk_size"`
+}
+
+// Validate checks the training shape.
+func (t Training) Validate() error {
+	switch {
+	case t.Dim < 1:
+		return fmt.Errorf("dimension must be at least 1, got %d", t.Dim)
+	case t.Batch < 1:
+		return fmt.Errorf("batch must be at least 1 edge, got %d", t.Batch)
+	case t.Negatives < 1:
+		return fmt.Errorf("negatives must be at least 1, got %d", t.Negatives)
+	case t.ChunkSize < 0:
+		return fmt.Errorf("chunk size must not be negative, got %d", t.ChunkSize)
+	}
+	_, err := ParseModel(string(t.Model))
+	return err
+}
+
+// Chunk is the number of edges per chunk: ChunkSize, or as many as there
+// are negatives when it is 0 (the default of every engine and of the
+// simulator).
+func (t Training) Chunk() int {
+	if t.ChunkSize > 0 {
+		return t.ChunkSize
+	}
+	return t.Negatives
+}
+
+// BatchRows is the number of embedding rows a batch of b edges touches:
+// the source and destination of every edge, and the negatives of every
+// chunk for both corrupted sides.
+func (t Training) BatchRows(b int) float64 {
+	chunks := (b + t.Chunk() - 1) / t.Chunk()
+	return float64(2*b) + 2*float64(chunks)*float64(t.Negatives)
+}
+
+// BatchFLOPs is the arithmetic of a batch of b edges: every edge scored
+// against the chunk's negatives on both sides (2·N·d multiply-adds), two
+// FLOPs per multiply-add, and three times the forward pass for forward
+// plus backward, times the model's CostFactor.
+func (t Training) BatchFLOPs(b int) float64 {
+	return 12 * float64(b) * float64(t.Negatives) * float64(t.Dim) * t.Model.CostFactor()
+}
+
+// ChunkTerms are the three cost terms of training one chunk of n edges
+// sharing m negatives at dimension d on the CPU, as the calibrated
+// devices.TrainCost prices them (seconds = terms · (1/Edges, 1/RowBW,
+// 1/FLOPS)):
+//
+//   - n edges of per-edge work;
+//   - (2n + m)·d·4 bytes of rows: 2n source and destination rows and m
+//     negative rows of d float32s, gathered and updated;
+//   - 12·n·m·d FLOPs: the forward score products Q·Nᵀ for both sides,
+//     2·(2·n·m·d), and the backward G·N and Gᵀ·Q for both sides,
+//     2·(2·2·n·m·d).
+//
+// The simulator's model of the CPU engine sums them over a bucket's
+// chunks; the calibration fits the three rates to measured buckets with
+// the same terms.
+func ChunkTerms(n, m, d float64) [3]float64 {
+	return [3]float64{n, (2*n + m) * d * BytesPerFloat, 12 * n * m * d}
+}
+
+// WorkUnit is how many of a bucket's edges one worker of tierflow's CPU
+// engine takes at a time: a batch, or — when the bucket holds fewer than
+// one batch per worker — an equal share rounded up to whole chunks, so
+// that every worker has work on small buckets too. Units are whole chunks,
+// so the chunks (the unit of every update) are the same whatever the unit;
+// with one worker a bucket is trained exactly as batch by batch. The
+// engine and its model in the simulator both use this rule.
+func WorkUnit(edges, batch, chunk, workers int) int {
+	per := (edges + workers - 1) / max(workers, 1)
+	if per >= batch {
+		return batch
+	}
+	return max(chunk, (per+chunk-1)/chunk*chunk)
+}
+
+// AdagradEps is the ε of every engine's Adagrad step,
+// x −= lr·g ÷ (√state + ε).
+const AdagradEps = 1e-10
+
+// PartitionRows is the rows of one of p node partitions: ceil(nodes/p).
+func PartitionRows(nodes int64, p int) int64 {
+	return (nodes + int64(p) - 1) / int64(p)
+}
+
+// PartitionBytes is the size of one of p node partitions of a graph with
+// the given number of nodes at dimension d: PartitionRows rows of d
+// float32 parameters plus their optimizer state — as many floats again
+// for element-wise Adagrad (stored contiguously, as Legend does), one
+// float a row for row-wise Adagrad (PyTorch-BigGraph §3).
+func PartitionBytes(nodes int64, p, d int, rowwise bool) int64 {
+	if p <= 0 || d <= 0 || nodes <= 0 {
+		return 0
+	}
+	rows := PartitionRows(nodes, p)
+	if rowwise {
+		return rows * int64(d+1) * BytesPerFloat
+	}
+	return rows * int64(d) * BytesPerFloat * 2
+}
+
+// ModelNames lists the score functions for help texts ("dot, distmult or
+// complex").
+func ModelNames() string {
+	names := make([]string, len(Models))
+	for i, m := range Models {
+		names[i] = string(m)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
