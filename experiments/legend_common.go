@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -53,22 +54,22 @@ func (lc LegendCase) String() string {
 
 // LegendSimulate simulates one epoch of the case with the papers' training
 // shape (batches of 50,000 edges, 1,000 negatives, d = 100).
-func LegendSimulate(lc LegendCase) (sim.Report, error) {
+func LegendSimulate(lc LegendCase) (report.Report, error) {
 	ds, err := workload.LookupDataset(lc.Dataset)
 	if err != nil {
-		return sim.Report{}, err
+		return report.Report{}, err
 	}
 	return legendSimulateDataset(lc, ds, sim.DefaultTraining(ds, LegendDim))
 }
 
-func legendSimulateDataset(lc LegendCase, ds workload.Dataset, tr workload.Training) (sim.Report, error) {
+func legendSimulateDataset(lc LegendCase, ds workload.Dataset, tr workload.Training) (report.Report, error) {
 	prof, err := devices.Preset(LegendProfile)
 	if err != nil {
-		return sim.Report{}, err
+		return report.Report{}, err
 	}
 	sys, err := sim.LookupSystem("legend")
 	if err != nil {
-		return sim.Report{}, err
+		return report.Report{}, err
 	}
 	if lc.NoPrefetch {
 		sys.Prefetch = false
@@ -78,7 +79,7 @@ func legendSimulateDataset(lc LegendCase, ds workload.Dataset, tr workload.Train
 	}
 	rep, err := sim.Simulate(sim.Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: lc.P, Ordering: lc.Ordering})
 	if err != nil {
-		return sim.Report{}, fmt.Errorf("%s: %w", lc, err)
+		return report.Report{}, fmt.Errorf("%s: %w", lc, err)
 	}
 	return rep, nil
 }

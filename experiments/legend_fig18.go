@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
 
@@ -50,7 +51,7 @@ func LegendFig18() (Result, error) {
 	for di, dataset := range []string{"twitter", "freebase86m"} {
 		label := legendDatasetLabel[dataset]
 		cats = append(cats, label)
-		reps := map[string]sim.Report{}
+		reps := map[string]report.Report{}
 		for i, v := range LegendFig18Variants(dataset) {
 			rep, err := LegendSimulate(v.Case)
 			if err != nil {
@@ -94,7 +95,7 @@ func LegendFig18() (Result, error) {
 }
 
 // legendFig18Claims checks the paper's three claims on one dataset.
-func legendFig18Claims(label string, reps map[string]sim.Report) []string {
+func legendFig18Claims(label string, reps map[string]report.Report) []string {
 	beta, cover, leg, off := reps["BETA"], reps["COVER"], reps["Legend"], reps["Legend w/o prefetch"]
 	yes := func(b bool) string {
 		if b {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -52,7 +53,7 @@ func Theorem3Partitions(nodes int64, d int, m float64) int {
 // Theorem3Point is one simulated density.
 type Theorem3Point struct {
 	Density float64
-	Report  sim.Report
+	Report  report.Report
 	// PerEdge is ComputeSeconds ÷ training edges (the theorem's t).
 	PerEdge float64
 	// Floor is the stall no density removes: reading the partitions the

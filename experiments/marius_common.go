@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -79,19 +80,19 @@ func MariusScenario(mc MariusCase) (sim.Scenario, error) {
 
 // MariusSimulate simulates one epoch of the case; slices is the number of
 // timeline points (0: the simulator's default).
-func MariusSimulate(mc MariusCase, slices int) (sim.Report, error) {
+func MariusSimulate(mc MariusCase, slices int) (report.Report, error) {
 	sc, err := MariusScenario(mc)
 	if err != nil {
-		return sim.Report{}, fmt.Errorf("%s: %w", mc, err)
+		return report.Report{}, fmt.Errorf("%s: %w", mc, err)
 	}
 	cfg, err := sc.Config()
 	if err != nil {
-		return sim.Report{}, fmt.Errorf("%s: %w", mc, err)
+		return report.Report{}, fmt.Errorf("%s: %w", mc, err)
 	}
 	cfg.TimelineSlices = slices
 	rep, err := sim.Run(cfg)
 	if err != nil {
-		return sim.Report{}, fmt.Errorf("%s: %w", mc, err)
+		return report.Report{}, fmt.Errorf("%s: %w", mc, err)
 	}
 	return rep, nil
 }
@@ -128,7 +129,7 @@ func mariusSpread(xs ...float64) float64 {
 
 // mariusWarnings lists the simulator's warnings of the named reports, or
 // says there were none.
-func mariusWarnings(reps map[string]sim.Report) string {
+func mariusWarnings(reps map[string]report.Report) string {
 	var out string
 	for _, name := range mariusSortedKeys(reps) {
 		for _, w := range reps[name].Warnings {
@@ -144,7 +145,7 @@ func mariusWarnings(reps map[string]sim.Report) string {
 	return "Simulator warnings: " + out + "."
 }
 
-func mariusSortedKeys(m map[string]sim.Report) []string {
+func mariusSortedKeys(m map[string]report.Report) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
 
@@ -68,7 +69,7 @@ func MariusFig10() (Result, error) {
 			"epoch s", "stall s", "compute s", "bound s", "÷ in-memory d=50",
 			"no-prefetch epoch s", "no-prefetch slowdown %", "paper epoch s", "ours vs paper %"},
 	}
-	reps := map[string]sim.Report{}
+	reps := map[string]report.Report{}
 	var inmem float64
 	epoch := map[string]float64{} // "d/ordering"
 	for _, row := range mariusFig10Rows() {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
 
@@ -40,7 +41,7 @@ func MariusFig11() (Result, error) {
 			"epoch s", "stall s", "compute s", "bound s", "÷ fastest of d",
 			"no-prefetch epoch s", "no-prefetch slowdown %", "paper epoch s", "ours vs paper %"},
 	}
-	reps := map[string]sim.Report{}
+	reps := map[string]report.Report{}
 	in, err := MariusSimulate(MariusCase{System: "marius-inmem", Dataset: "twitter", Dim: 100}, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("marius-fig11: %w", err)
@@ -58,7 +59,7 @@ func MariusFig11() (Result, error) {
 	for _, d := range MariusFig11Dims {
 		cats = append(cats, fmt.Sprintf("d=%d", d))
 		on, off := mariusOrderingCases("twitter", d, false), mariusOrderingCases("twitter", d, true)
-		var got, gotOff []sim.Report
+		var got, gotOff []report.Report
 		fastest := math.Inf(1)
 		for i := range on {
 			a, err := MariusSimulate(on[i], 0)

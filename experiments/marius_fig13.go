@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/report"
 )
 
 func init() {
@@ -42,8 +42,8 @@ func MariusFig13() (Result, error) {
 	}
 	labels := []string{"prefetch on", "prefetch thread off", "prefetching off (Marius's switch: sync writes too)"}
 	curve := func(i int) bool { return i != 1 } // the figure's two curves: on, and off as Marius runs it
-	reps := map[string]sim.Report{}
-	var on sim.Report
+	reps := map[string]report.Report{}
+	var on report.Report
 	var series []Series
 	for i, mc := range MariusFig13Cases() {
 		rep, err := MariusSimulate(mc, 0)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -45,7 +46,7 @@ func MariusFig9() (Result, error) {
 	}
 	var cats []string
 	ratio := map[int]float64{}
-	reps := map[string]sim.Report{}
+	reps := map[string]report.Report{}
 	for _, d := range MariusFig9Dims {
 		cats = append(cats, fmt.Sprintf("d=%d", d))
 		var betaTotal float64

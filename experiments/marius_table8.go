@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -120,7 +121,7 @@ func MariusTable8() (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("marius-table8: %w", err)
 	}
-	reps := map[string]sim.Report{}
+	reps := map[string]report.Report{}
 	ours, paper := Series{Name: "ours"}, Series{Name: "paper (Table 8)"}
 	var chosen []string
 	paperRow := func(d int) int {

@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
 
 // mariusEpochs simulates the three orderings of (dataset, d) at p=32, c=8.
-func mariusEpochs(t *testing.T, dataset string, d int, noPrefetch bool) map[string]sim.Report {
+func mariusEpochs(t *testing.T, dataset string, d int, noPrefetch bool) map[string]report.Report {
 	t.Helper()
-	out := map[string]sim.Report{}
+	out := map[string]report.Report{}
 	for _, mc := range mariusOrderingCases(dataset, d, noPrefetch) {
 		rep, err := MariusSimulate(mc, 0)
 		require.NoError(t, err)
@@ -120,7 +121,7 @@ func TestMariusPrefetchOffCostsTheExposedReads(t *testing.T) {
 		}{{"twitter", 50}, {"twitter", 100}, {"twitter", 200}, {"freebase86m", 100}} {
 			for _, o := range mariusOrderings {
 				mc := MariusCase{System: "marius", Dataset: cs.dataset, Dim: cs.d, P: 32, C: 8, Ordering: o}
-				run := func(noPrefetch bool) sim.Report {
+				run := func(noPrefetch bool) report.Report {
 					mc.NoPrefetch = noPrefetch
 					sc, err := MariusScenario(mc)
 					require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -57,18 +58,18 @@ func orderingsCases() ([]orderingsCase, error) {
 	return cs, nil
 }
 
-func (oc orderingsCase) simulate(ordering string) (sim.Report, error) {
+func (oc orderingsCase) simulate(ordering string) (report.Report, error) {
 	prof, err := devices.Preset(oc.Device)
 	if err != nil {
-		return sim.Report{}, err
+		return report.Report{}, err
 	}
 	ds, err := workload.LookupDataset(oc.Dataset)
 	if err != nil {
-		return sim.Report{}, err
+		return report.Report{}, err
 	}
 	sys, err := sim.LookupSystem(oc.System)
 	if err != nil {
-		return sim.Report{}, err
+		return report.Report{}, err
 	}
 	if sys.Capacity > 0 && sys.Capacity != oc.C {
 		sys.Capacity = oc.C
@@ -101,7 +102,7 @@ func OrderingsTime() (Result, error) {
 	}
 	for _, oc := range cs {
 		row := []string{oc.Label, oc.System, oc.Device, strconv.Itoa(oc.P), strconv.Itoa(oc.C)}
-		reps := map[string]sim.Report{}
+		reps := map[string]report.Report{}
 		fastest := ""
 		for _, o := range orderingsCompared {
 			rep, err := oc.simulate(o)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -35,7 +36,7 @@ var pbgTable3Paper = []struct {
 type PBGTable3Point struct {
 	P      int
 	System string
-	Report sim.Report
+	Report report.Report
 	// MemOurs is the resident parameter bytes in tierflow's layout (d
 	// float32 plus as much Adagrad state per row): two partitions, or the
 	// whole model when p = 1. MemRowwise is the same with PBG's row-wise

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -98,7 +98,7 @@ func TestComputeSpread(t *testing.T) {
 
 func TestOrderingRunsMedianAndSpan(t *testing.T) {
 	rep := func(epoch, compute float64) realrun.Comparison {
-		return realrun.Comparison{Measured: sim.Report{EpochSeconds: epoch, ComputeSeconds: compute}}
+		return realrun.Comparison{Measured: report.Report{EpochSeconds: epoch, ComputeSeconds: compute}}
 	}
 	o := orderingRuns{name: "x", cmps: []realrun.Comparison{rep(12, 8), rep(10, 9), rep(11, 7)}}
 	assert.Equal(t, 2, o.median(), "the 11 s epoch is the median")

@@ -10,19 +10,21 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
 
 // Comparison is one ordering run for real and simulated on the same Plan.
 type Comparison struct {
-	Ordering      string            `json:"ordering"`
-	Measured      sim.Report        `json:"measured"`
-	Predicted     sim.Report        `json:"predicted"`
-	RelativeError sim.RelativeError `json:"relative_error"`
+	Ordering      string               `json:"ordering"`
+	Measured      report.Report        `json:"measured"`
+	Predicted     report.Report        `json:"predicted"`
+	RelativeError report.RelativeError `json:"relative_error"`
 	// CountsMatch is true when the measured loads, swaps, writes and bytes
 	// equal the prediction's (the Plan's).
 	CountsMatch bool `json:"counts_match"`
@@ -57,10 +59,10 @@ func diskDrift(a, b devices.Disk) float64 {
 // Predict simulates a measured run's Plan with the realrun system model on
 // a calibrated profile, with the work directory's real bucket sizes and
 // partition size. It uses nothing of the measurement but its inputs.
-func Predict(st *store.Store, plan *orderings.Plan, h Hyper, prefetch bool, prof devices.Profile) (sim.Report, error) {
+func Predict(st *store.Store, plan *orderings.Plan, h Hyper, prefetch bool, prof devices.Profile) (report.Report, error) {
 	sys, err := sim.LookupSystem("realrun")
 	if err != nil {
-		return sim.Report{}, err
+		return report.Report{}, err
 	}
 	sys.Prefetch = prefetch
 	prof.CPU.Workers = h.Workers
@@ -83,7 +85,7 @@ func Predict(st *store.Store, plan *orderings.Plan, h Hyper, prefetch bool, prof
 
 // Compare pairs a measurement with its prediction and checks the counts:
 // the loads, swaps and writes the engine performed must be the Plan's.
-func Compare(measured, predicted sim.Report) Comparison {
+func Compare(measured, predicted report.Report) Comparison {
 	c := Comparison{Ordering: measured.Ordering, Measured: measured, Predicted: predicted, RelativeError: predicted.Errors(measured)}
 	c.CountsMatch = measured.Counts == predicted.Counts && measured.ReadBytes == predicted.ReadBytes && measured.WriteBytes == predicted.WriteBytes
 	return c
@@ -245,7 +247,7 @@ type CompareOutput struct {
 	Device  string       `json:"device"`
 	Results []Comparison `json:"results"`
 	// Skipped are the orderings not defined for (p, c), with the reason.
-	Skipped []sim.Skipped `json:"skipped"`
+	Skipped []orderings.Skipped `json:"skipped"`
 }
 
 // CompareOrderings is realrun --compare-sim: it trains each of the named
@@ -256,18 +258,18 @@ type CompareOutput struct {
 // shape) and compares the two. Orderings not defined for (p, c) are listed
 // as skipped with the reason, as simulate lists them. Notices go to log.
 func CompareOrderings(o Options, orderingList, devicePath string, progress Progress, log io.Writer) (CompareOutput, error) {
-	out := CompareOutput{Skipped: []sim.Skipped{}}
+	out := CompareOutput{Skipped: []orderings.Skipped{}}
 	spec, h, first, err := Configure(o)
 	if err != nil {
 		return out, err
 	}
 	if o.Engine != "" && o.Engine != "cpu" {
-		return out, sim.Inputf("--compare-sim predicts the cpu engine only; it cannot check --engine %s yet", o.Engine)
+		return out, inputerr.Errorf("--compare-sim predicts the cpu engine only; it cannot check --engine %s yet", o.Engine)
 	}
 	names := []string{first.Ordering}
 	if orderingList != "" {
 		if names, err = orderings.ParseList(orderingList); err != nil {
-			return out, sim.Inputf("--orderings: %w", err)
+			return out, inputerr.Errorf("--orderings: %w", err)
 		}
 	}
 	var plans []*orderings.Plan
@@ -276,16 +278,16 @@ func CompareOrderings(o Options, orderingList, devicePath string, progress Progr
 		var na *orderings.NotApplicableError
 		switch {
 		case errors.As(err, &na):
-			out.Skipped = append(out.Skipped, sim.Skipped{Ordering: n, Reason: na.Reason})
+			out.Skipped = append(out.Skipped, orderings.Skipped{Ordering: n, Reason: na.Reason})
 			continue
 		case err != nil:
-			return out, sim.Inputf("--orderings: %w", err)
+			return out, inputerr.Errorf("--orderings: %w", err)
 		}
 		plans = append(plans, pl)
 	}
 	unlock, err := LockWorkdir(spec.Workdir)
 	if err != nil {
-		return out, sim.Inputf("--workdir: %w", err)
+		return out, inputerr.Errorf("--workdir: %w", err)
 	}
 	defer unlock()
 	st, _, err := OpenOrPrepare(spec)
@@ -295,7 +297,7 @@ func CompareOrderings(o Options, orderingList, devicePath string, progress Progr
 	var prof devices.Profile
 	if devicePath != "" {
 		if prof, err = devices.Load(devicePath); err != nil {
-			return out, sim.Inputf("--device: %w", err)
+			return out, inputerr.Errorf("--device: %w", err)
 		}
 	} else {
 		fmt.Fprintln(log, "calibrating this machine (no --device given)…")

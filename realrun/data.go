@@ -6,9 +6,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
 )
 
 // DataSpec says where the edges come from and how to lay them out.
@@ -39,18 +39,18 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 	}
 	pr, err := graph.LookupPreset(spec.Dataset)
 	if err != nil {
-		return nil, &sim.InputError{Err: err}
+		return nil, &inputerr.Error{Err: err}
 	}
 	sc, err := pr.Scaled(spec.Scale)
 	if err != nil {
-		return nil, sim.Inputf("--scale: %w", err)
+		return nil, inputerr.Errorf("--scale: %w", err)
 	}
 	if int64(spec.P) > sc.Nodes {
-		return nil, sim.Inputf("--p %d exceeds the %d nodes of %s at scale %g", spec.P, sc.Nodes, sc.Name, spec.Scale)
+		return nil, inputerr.Errorf("--p %d exceeds the %d nodes of %s at scale %g", spec.P, sc.Nodes, sc.Name, spec.Scale)
 	}
 	b, err := store.NewBuilder(spec.Workdir, fmt.Sprintf("%s@%g", sc.Name, spec.Scale), sc.Nodes, sc.Relations, spec.P, spec.Seed)
 	if err != nil {
-		return nil, sim.Inputf("--workdir: %w", err)
+		return nil, inputerr.Errorf("--workdir: %w", err)
 	}
 	split := graph.NewSplitter(spec.Seed, 0.05, 0.05)
 	err = graph.Generate(sc, spec.Seed, func(src, rel, dst int64) error {
@@ -76,11 +76,11 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	nodes.Freeze()
 	rels.Freeze()
 	if int64(spec.P) > nodes.Len() {
-		return nil, sim.Inputf("--p %d exceeds the %d nodes of %s", spec.P, nodes.Len(), spec.Edges)
+		return nil, inputerr.Errorf("--p %d exceeds the %d nodes of %s", spec.P, nodes.Len(), spec.Edges)
 	}
 	b, err := store.NewBuilder(spec.Workdir, spec.Edges, nodes.Len(), int(max(rels.Len(), 1)), spec.P, spec.Seed)
 	if err != nil {
-		return nil, sim.Inputf("--workdir: %w", err)
+		return nil, inputerr.Errorf("--workdir: %w", err)
 	}
 	fail := func(err error) (*store.Store, error) {
 		b.Abort()
@@ -123,12 +123,12 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 func parseFile(path string, nodes, rels *graph.IDs, emit func(src, rel, dst int64) error) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, sim.Inputf("%s: %w", path, errors.Unwrap(err))
+		return 0, inputerr.Errorf("%s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	cols, err := graph.Parse(io.Reader(f), path, nodes, rels, emit)
 	if err != nil {
-		return 0, &sim.InputError{Err: err}
+		return 0, &inputerr.Error{Err: err}
 	}
 	return cols, nil
 }
@@ -142,7 +142,7 @@ func inputSums(spec DataSpec) (map[string]uint64, error) {
 		}
 		sum, err := store.FileChecksum(path)
 		if err != nil {
-			return nil, sim.Inputf("%w", err)
+			return nil, inputerr.Errorf("%w", err)
 		}
 		out[path] = sum
 	}

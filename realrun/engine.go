@@ -15,14 +15,14 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
-	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/workload"
 )
 
 // Epoch is one measured epoch: the simulator's Report plus quality.
 type Epoch struct {
 	Epoch int `json:"epoch"`
-	sim.Report
+	report.Report
 	Loss    float64 `json:"loss"`
 	Quality Quality `json:"quality"`
 	// Flat copies of the quality metrics for the JSON contract.
@@ -283,15 +283,15 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	r.Counts = bm.counts
 	r.PrefetchableSwaps = plan.Counts.PrefetchableSwaps
 	var readBusy, writeBusy float64
-	var readSpans, writeSpans, computeSpans []sim.Interval
+	var readSpans, writeSpans, computeSpans []report.Interval
 	for _, e := range bm.events {
 		switch e.Kind {
 		case "load", "restore":
 			readBusy += e.End - e.Start
-			readSpans = append(readSpans, sim.Interval{Start: e.Start, End: e.End})
+			readSpans = append(readSpans, report.Interval{Start: e.Start, End: e.End})
 		default:
 			writeBusy += e.End - e.Start
-			writeSpans = append(writeSpans, sim.Interval{Start: e.Start, End: e.End})
+			writeSpans = append(writeSpans, report.Interval{Start: e.Start, End: e.End})
 		}
 		// Only the Plan's loads and writes are the Report's bytes, which
 		// must equal the Plan's; checkpoint bytes are in Checkpoints.
@@ -303,16 +303,16 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 		}
 	}
 	for _, b := range runs {
-		computeSpans = append(computeSpans, sim.Interval{Start: b.Start + b.StallSeconds, End: b.End})
+		computeSpans = append(computeSpans, report.Interval{Start: b.Start + b.StallSeconds, End: b.End})
 	}
 	if total > 0 {
 		r.GPUUtilization = 0 // no GPU: the CPU engine
-		r.Resources = []sim.ResourceUsage{
-			{Name: "cpu", BusySeconds: compute, Utilization: compute / total},
-			{Name: "disk read", BusySeconds: readBusy, Bytes: r.ReadBytes, Utilization: readBusy / total},
-			{Name: "disk write", BusySeconds: writeBusy, Bytes: r.WriteBytes, Utilization: writeBusy / total},
+		r.Resources = []report.ResourceUsage{
+			{Name: report.CPU, BusySeconds: compute, Utilization: compute / total},
+			{Name: report.DiskRead, BusySeconds: readBusy, Bytes: r.ReadBytes, Utilization: readBusy / total},
+			{Name: report.DiskWrite, BusySeconds: writeBusy, Bytes: r.WriteBytes, Utilization: writeBusy / total},
 		}
-		r.Timeline = sim.Timeline(computeSpans, nil, readSpans, writeSpans, total, 100)
+		r.Timeline = report.Timeline(computeSpans, nil, readSpans, writeSpans, total, 100)
 	}
 	if compute > 0 {
 		ep.EdgesPerSecond = float64(edgesDone) / compute

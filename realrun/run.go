@@ -17,13 +17,13 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/workload"
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
 )
 
 // DefaultScales make one epoch of each preset take one to three minutes
@@ -120,51 +120,51 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 	var spec DataSpec
 	var h Hyper
 	if err := orderings.CheckPC(o.P, o.C); err != nil {
-		return spec, h, nil, sim.Inputf("--p %d --c %d: %w", o.P, o.C, err)
+		return spec, h, nil, inputerr.Errorf("--p %d --c %d: %w", o.P, o.C, err)
 	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"dim", o.Dim}, {"epochs", o.Epochs}, {"batch", o.Batch}, {"negatives", o.Negatives}, {"workers", o.Workers}} {
 		if f.v < 1 {
-			return spec, h, nil, sim.Inputf("--%s %d: must be at least 1", f.name, f.v)
+			return spec, h, nil, inputerr.Errorf("--%s %d: must be at least 1", f.name, f.v)
 		}
 	}
 	switch {
 	case o.Chunk < 0:
-		return spec, h, nil, sim.Inputf("--chunk %d: must not be negative", o.Chunk)
+		return spec, h, nil, inputerr.Errorf("--chunk %d: must not be negative", o.Chunk)
 	case o.DegreeFrac != Auto && !(o.DegreeFrac >= 0 && o.DegreeFrac <= 1):
-		return spec, h, nil, sim.Inputf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
+		return spec, h, nil, inputerr.Errorf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
 	case o.LR != 0 && !(o.LR > 0):
-		return spec, h, nil, sim.Inputf("--lr %v: must be positive", o.LR)
+		return spec, h, nil, inputerr.Errorf("--lr %v: must be positive", o.LR)
 	case o.ExportFormat != "npy" && o.ExportFormat != "tsv":
-		return spec, h, nil, sim.Inputf("--export-format %q: want npy or tsv", o.ExportFormat)
+		return spec, h, nil, inputerr.Errorf("--export-format %q: want npy or tsv", o.ExportFormat)
 	case o.Edges == "" && (o.Valid != "" || o.Test != ""):
-		return spec, h, nil, sim.Inputf("--valid and --test go with --edges")
+		return spec, h, nil, inputerr.Errorf("--valid and --test go with --edges")
 	case o.Eval != "every" && o.Eval != "end" && o.Eval != EvalNone:
-		return spec, h, nil, sim.Inputf("--eval %q: want every, end or none", o.Eval)
+		return spec, h, nil, inputerr.Errorf("--eval %q: want every, end or none", o.Eval)
 	case o.EvalProtocol != "auto" && o.EvalProtocol != "filtered" && o.EvalProtocol != "sampled":
-		return spec, h, nil, sim.Inputf("--eval-protocol %q: want auto, filtered or sampled", o.EvalProtocol)
+		return spec, h, nil, inputerr.Errorf("--eval-protocol %q: want auto, filtered or sampled", o.EvalProtocol)
 	case o.EvalEvery < 1:
-		return spec, h, nil, sim.Inputf("--eval-every %d: must be at least 1", o.EvalEvery)
+		return spec, h, nil, inputerr.Errorf("--eval-every %d: must be at least 1", o.EvalEvery)
 	case o.EvalEdges < 1:
-		return spec, h, nil, sim.Inputf("--eval-edges %d: must be at least 1", o.EvalEdges)
+		return spec, h, nil, inputerr.Errorf("--eval-edges %d: must be at least 1", o.EvalEdges)
 	}
 	if err := CheckEngine(o.Engine, o.Buffer); err != nil {
-		return spec, h, nil, &sim.InputError{Err: err}
+		return spec, h, nil, &inputerr.Error{Err: err}
 	}
 	if o.Engine == "cuda" && o.Buffer != BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) {
-		return spec, h, nil, sim.Inputf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
+		return spec, h, nil, inputerr.Errorf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
 	}
 	policy, err := orderings.ParsePolicy(o.Policy)
 	if err != nil {
-		return spec, h, nil, sim.Inputf("--policy: %w", err)
+		return spec, h, nil, inputerr.Errorf("--policy: %w", err)
 	}
 	modelName, source := o.Model, o.Dataset
 	if o.Edges == "" {
 		pr, err := graph.LookupPreset(o.Dataset)
 		if err != nil {
-			return spec, h, nil, sim.Inputf("--dataset: %w", err)
+			return spec, h, nil, inputerr.Errorf("--dataset: %w", err)
 		}
 		if modelName == "" {
 			modelName = string(pr.Model)
@@ -182,25 +182,25 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 	}
 	kind, err := workload.ParseModel(modelName)
 	if err != nil {
-		return spec, h, nil, sim.Inputf("--model: %w", err)
+		return spec, h, nil, inputerr.Errorf("--model: %w", err)
 	}
 	if err := kind.CheckDim(o.Dim); err != nil {
-		return spec, h, nil, sim.Inputf("--dim %d: %w", o.Dim, err)
+		return spec, h, nil, inputerr.Errorf("--dim %d: %w", o.Dim, err)
 	}
 	var plan *orderings.Plan
 	if o.PlanFile != "" {
 		f, err := os.Open(o.PlanFile)
 		if err != nil {
-			return spec, h, nil, sim.Inputf("--plan: %w", err)
+			return spec, h, nil, inputerr.Errorf("--plan: %w", err)
 		}
 		plan, err = orderings.ReadJSON(f)
 		f.Close()
 		if err != nil {
-			return spec, h, nil, sim.Inputf("--plan %s: %w", o.PlanFile, err)
+			return spec, h, nil, inputerr.Errorf("--plan %s: %w", o.PlanFile, err)
 		}
 		o.P, o.C = plan.P, plan.C
 	} else if plan, err = orderings.Build(o.Ordering, o.P, o.C, policy, o.Seed); err != nil {
-		return spec, h, nil, sim.Inputf("--ordering: %w", err)
+		return spec, h, nil, inputerr.Errorf("--ordering: %w", err)
 	}
 	workdir := o.Workdir
 	if workdir == "" {
@@ -212,12 +212,12 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 	if o.MicroBatchMemory != "" {
 		b, err := devices.ParseBytes(o.MicroBatchMemory)
 		if err != nil {
-			return spec, h, nil, sim.Inputf("--micro-batch-memory: %w", err)
+			return spec, h, nil, inputerr.Errorf("--micro-batch-memory: %w", err)
 		}
 		mb.Budget = int64(b)
 	}
 	if o.MicroBatches < 0 {
-		return spec, h, nil, sim.Inputf("--micro-batches %d: must not be negative", o.MicroBatches)
+		return spec, h, nil, inputerr.Errorf("--micro-batches %d: must not be negative", o.MicroBatches)
 	}
 	mb.Count = o.MicroBatches
 	def := GraphDefaults[kind.UsesRelations()]
@@ -230,7 +230,7 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 	h = Hyper{Training: workload.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
 		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb}
 	if err := mb.Check(h); err != nil {
-		return spec, h, nil, sim.Inputf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
+		return spec, h, nil, inputerr.Errorf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
 	}
 	return spec, h, plan, nil
 }
@@ -241,7 +241,7 @@ func Configure(o Options) (DataSpec, Hyper, *orderings.Plan, error) {
 // replaced.
 func OpenOrPrepare(spec DataSpec) (st *store.Store, reused bool, err error) {
 	if _, err := store.Open(spec.Workdir); errors.Is(err, store.ErrVersion) {
-		return nil, false, sim.Inputf("--workdir: %v; remove it or choose another --workdir", err)
+		return nil, false, inputerr.Errorf("--workdir: %v; remove it or choose another --workdir", err)
 	}
 	if st, err := store.Open(spec.Workdir); err == nil {
 		m := st.M
@@ -352,7 +352,7 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 	}
 	unlock, err := LockWorkdir(spec.Workdir)
 	if err != nil {
-		return Output{}, sim.Inputf("--workdir: %w", err)
+		return Output{}, inputerr.Errorf("--workdir: %w", err)
 	}
 	defer unlock()
 	st, reused, err := OpenOrPrepare(spec)
@@ -386,7 +386,7 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		first, out.Resumed = st.Current+1, st.Current
 		if pos != nil {
 			if err := pos.check(plan, first, st.Bucket); err != nil {
-				return out, sim.Inputf("--resume: %w", err)
+				return out, inputerr.Errorf("--resume: %w", err)
 			}
 			fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, pos.Bucket, len(plan.Buckets))
 		} else {
@@ -440,7 +440,7 @@ func Train(o Options, progress Progress, keepEvents bool, log io.Writer) (Output
 		if err := ExportFile(o.Export, o.ExportFormat, st); errors.Is(err, syscall.ENOSPC) {
 			return out, err
 		} else if err != nil {
-			return out, sim.Inputf("--export: %w", err)
+			return out, inputerr.Errorf("--export: %w", err)
 		}
 	}
 	return out, nil

@@ -9,8 +9,10 @@ import (
 	"sync"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
 
@@ -87,12 +89,12 @@ func CheckEngine(name, buffer string) error {
 	switch name {
 	case "", "cpu":
 		if buffer != "" && buffer != BufferHost {
-			return &sim.InputError{Err: fmt.Errorf("--buffer %s: the cpu engine keeps partitions in host memory (--buffer host)", buffer)}
+			return &inputerr.Error{Err: fmt.Errorf("--buffer %s: the cpu engine keeps partitions in host memory (--buffer host)", buffer)}
 		}
 		return nil
 	case "cuda":
 		if buffer != "" && buffer != BufferGPU && buffer != BufferHost {
-			return &sim.InputError{Err: fmt.Errorf("--buffer %q: want gpu or host", buffer)}
+			return &inputerr.Error{Err: fmt.Errorf("--buffer %q: want gpu or host", buffer)}
 		}
 		enginesMu.Lock()
 		_, ok := engines[name]
@@ -102,7 +104,7 @@ func CheckEngine(name, buffer string) error {
 		}
 		return nil
 	}
-	return &sim.InputError{Err: fmt.Errorf("--engine %q: want %s", name, strings.Join(EngineNames(), " or "))}
+	return &inputerr.Error{Err: fmt.Errorf("--engine %q: want %s", name, strings.Join(EngineNames(), " or "))}
 }
 
 // EngineNames lists the engines this binary can run.
@@ -184,12 +186,12 @@ func ApplyGPU(ep *Epoch, rep telemetry.Report) {
 	ep.GPU = &rep
 	ep.GPUUtilization = rep.Utilization
 	total := ep.EpochSeconds
-	res := []sim.ResourceUsage{{Name: "gpu", BusySeconds: rep.Utilization * total, Utilization: rep.Utilization}}
+	res := []report.ResourceUsage{{Name: report.GPU, BusySeconds: rep.Utilization * total, Utilization: rep.Utilization}}
 	for _, r := range []struct {
 		name  string
 		bytes int64
-	}{{"pcie h2d", rep.PCIeRXBytes}, {"pcie d2h", rep.PCIeTXBytes}} {
-		res = append(res, sim.ResourceUsage{Name: r.name, Bytes: r.bytes})
+	}{{report.PCIeH2D, rep.PCIeRXBytes}, {report.PCIeD2H, rep.PCIeTXBytes}} {
+		res = append(res, report.ResourceUsage{Name: r.name, Bytes: r.bytes})
 	}
 	ep.Resources = append(res, ep.Resources...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
@@ -30,7 +31,7 @@ func TestCheckEngine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		err := CheckEngine(tc.engine, tc.buffer)
-		var bad *sim.InputError
+		var bad *inputerr.Error
 		assert.Equal(t, tc.bad, errors.As(err, &bad), "%s/%s: %v", tc.engine, tc.buffer, err)
 	}
 	// Without -tags cuda nothing registers "cuda": selecting it says how to build it.

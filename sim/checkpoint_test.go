@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
 )
 
 func TestCheckpointsInsideTheEpoch(t *testing.T) {
@@ -31,7 +33,7 @@ func TestCheckpointsInsideTheEpoch(t *testing.T) {
 	assert.InDelta(t, int(a.EpochSeconds/3600), h.InsideCheckpoints, 1, "about one an hour")
 	q.CheckpointEvery = "often"
 	_, err = q.Predict()
-	var bad *InputError
+	var bad *inputerr.Error
 	require.ErrorAs(t, err, &bad)
 	assert.Contains(t, err.Error(), "--checkpoint-every")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -44,47 +45,47 @@ type Config struct {
 var ErrConfig = errors.New("bad simulation config")
 
 // Run simulates one epoch and returns its Report.
-func Run(cfg Config) (Report, error) {
+func Run(cfg Config) (report.Report, error) {
 	if err := cfg.Training.Validate(); err != nil {
-		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
+		return report.Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := cfg.Profile.Validate(); err != nil {
-		return Report{}, fmt.Errorf("%w: device: %w", ErrConfig, err)
+		return report.Report{}, fmt.Errorf("%w: device: %w", ErrConfig, err)
 	}
 	sys := cfg.System
 	needGPU := sys.Batches != OnCPU // every other model computes on a GPU
 	if needGPU && cfg.Profile.GPU.Count < 1 {
-		return Report{}, fmt.Errorf("%w: system %s needs a GPU and device %s has none", ErrConfig, sys.Name, cfg.Profile.Name)
+		return report.Report{}, fmt.Errorf("%w: system %s needs a GPU and device %s has none", ErrConfig, sys.Name, cfg.Profile.Name)
 	}
 	if sys.IO == SSDToGPUPath && cfg.Profile.SSDToGPU.Read <= 0 {
-		return Report{}, fmt.Errorf("%w: system %s reads partitions SSD-to-GPU and device %s has no such path", ErrConfig, sys.Name, cfg.Profile.Name)
+		return report.Report{}, fmt.Errorf("%w: system %s reads partitions SSD-to-GPU and device %s has no such path", ErrConfig, sys.Name, cfg.Profile.Name)
 	}
 	if sys.Batches == OnCPU {
 		if _, ok := cfg.Profile.CPU.Train.For(string(cfg.Training.Model)); !ok {
-			return Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost; measure it with realrun calibrate", ErrConfig, sys.Name, cfg.Training.Model)
+			return report.Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost; measure it with realrun calibrate", ErrConfig, sys.Name, cfg.Training.Model)
 		}
 		if !sys.Partitioned {
-			return Report{}, fmt.Errorf("%w: system %s must be partitioned", ErrConfig, sys.Name)
+			return report.Report{}, fmt.Errorf("%w: system %s must be partitioned", ErrConfig, sys.Name)
 		}
 	}
 	if sys.Batches == OnGPU && cfg.Profile.GPU.BatchEdges <= 0 {
-		return Report{}, fmt.Errorf("%w: system %s builds batches on the GPU and device %s gives no gpu.batch_edges", ErrConfig, sys.Name, cfg.Profile.Name)
+		return report.Report{}, fmt.Errorf("%w: system %s builds batches on the GPU and device %s gives no gpu.batch_edges", ErrConfig, sys.Name, cfg.Profile.Name)
 	}
 	if sys.Staleness < 1 {
-		return Report{}, fmt.Errorf("%w: staleness must be at least 1, got %d", ErrConfig, sys.Staleness)
+		return report.Report{}, fmt.Errorf("%w: staleness must be at least 1, got %d", ErrConfig, sys.Staleness)
 	}
 	if sys.Partitioned {
 		if cfg.Plan == nil {
-			return Report{}, fmt.Errorf("%w: system %s needs a Plan", ErrConfig, sys.Name)
+			return report.Report{}, fmt.Errorf("%w: system %s needs a Plan", ErrConfig, sys.Name)
 		}
 		if cfg.BucketEdges != nil && len(cfg.BucketEdges) != cfg.Plan.P*cfg.Plan.P {
-			return Report{}, fmt.Errorf("%w: %d bucket counts for p = %d", ErrConfig, len(cfg.BucketEdges), cfg.Plan.P)
+			return report.Report{}, fmt.Errorf("%w: %d bucket counts for p = %d", ErrConfig, len(cfg.BucketEdges), cfg.Plan.P)
 		}
 	}
 	if sys.Partitioned && cfg.BucketEdges == nil {
 		edges, err := BucketEdges(cfg.Dataset.TrainEdges(), cfg.Plan.P, Uniform, 0)
 		if err != nil {
-			return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
+			return report.Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 		cfg.BucketEdges = edges
 	}
@@ -162,11 +163,11 @@ func newEngine(cfg Config) *engine {
 		e.write = e.read
 	case SSDToGPUPath:
 		disk.ReadBW, disk.WriteBW = float64(prof.SSDToGPU.Read), float64(prof.SSDToGPU.Write)
-		e.read = NewLink(&e.k, "ssd↔gpu", lat, disk)
+		e.read = NewLink(&e.k, report.SSDGPU, lat, disk)
 		e.write = e.read
 	case PCIePath:
-		e.read = NewLink(&e.k, "pcie h2d", 0, Sharing{ReadBW: float64(prof.PCIe.H2D), WriteBW: float64(prof.PCIe.H2D)})
-		e.write = NewLink(&e.k, "pcie d2h", 0, Sharing{ReadBW: float64(prof.PCIe.D2H), WriteBW: float64(prof.PCIe.D2H)})
+		e.read = NewLink(&e.k, report.PCIeH2D, 0, Sharing{ReadBW: float64(prof.PCIe.H2D), WriteBW: float64(prof.PCIe.H2D)})
+		e.write = NewLink(&e.k, report.PCIeD2H, 0, Sharing{ReadBW: float64(prof.PCIe.D2H), WriteBW: float64(prof.PCIe.D2H)})
 	}
 	if cs := float64(prof.CPU.Checksum); cfg.System.Checksums && cs > 0 && e.read != nil {
 		rate := Sharing{ReadBW: cs, WriteBW: cs, FullDuplex: true}
@@ -245,7 +246,7 @@ func (e *engine) writePartition(n float64, done func()) {
 
 // computeBusy is the CPU stage's busy time and spans: the engine's work
 // link when interference is modelled, else the CPU server.
-func (e *engine) computeBusy() (float64, []Interval) {
+func (e *engine) computeBusy() (float64, []report.Interval) {
 	if e.work != nil {
 		return e.work.Busy(), e.work.log.spans
 	}
@@ -296,11 +297,11 @@ func (e *engine) feedBatch(b int, done func()) {
 	}
 }
 
-func (e *engine) run() Report {
+func (e *engine) run() report.Report {
 	cfg := e.cfg
 	tr := cfg.Training
 	e.full = e.cost(tr.Batch)
-	r := Report{System: cfg.System.Name, Device: cfg.Profile.Name, Dataset: cfg.Dataset.Name, Dim: tr.Dim}
+	r := report.Report{System: cfg.System.Name, Device: cfg.Profile.Name, Dataset: cfg.Dataset.Name, Dim: tr.Dim}
 	e.planMicro()
 	if cfg.System.Partitioned {
 		e.runPartitioned(&r)
@@ -328,7 +329,7 @@ func (e *engine) run() Report {
 		r.GPUUtilization = e.gpu.Busy() / end
 	}
 	add := func(name string, busy float64, bytes float64) {
-		u := ResourceUsage{Name: name, BusySeconds: busy, Bytes: int64(math.Round(bytes))}
+		u := report.ResourceUsage{Name: name, BusySeconds: busy, Bytes: int64(math.Round(bytes))}
 		if end > 0 {
 			u.Utilization = busy / end
 		}
@@ -336,17 +337,23 @@ func (e *engine) run() Report {
 	}
 	if cfg.System.Batches != OnGPU {
 		cpuBusy, _ := e.computeBusy()
-		add("cpu", cpuBusy, 0)
+		add(report.CPU, cpuBusy, 0)
 	}
-	add("gpu", e.gpu.Busy(), 0)
-	var readSpans, writeSpans []Interval
-	if e.read != nil {
+	add(report.GPU, e.gpu.Busy(), 0)
+	var readSpans, writeSpans []report.Interval
+	switch {
+	case e.read == nil:
+	case e.write != e.read: // a link each way
+		add(e.read.Name, e.read.Busy(), e.read.Bytes())
+		add(e.write.Name, e.write.Busy(), e.write.Bytes())
+		readSpans, writeSpans = e.read.log.spans, e.write.log.spans
+	case cfg.System.IO == DiskPath: // one disk, reported by direction as the engine measures it
+		add(report.DiskRead, e.read.DirBusy(Read), e.read.DirBytes(Read))
+		add(report.DiskWrite, e.read.DirBusy(Write), e.read.DirBytes(Write))
+		readSpans, writeSpans = e.read.dirLog[Read].spans, e.read.dirLog[Write].spans
+	default:
 		add(e.read.Name, e.read.Busy(), e.read.Bytes())
 		readSpans = e.read.log.spans
-		if e.write != e.read {
-			add(e.write.Name, e.write.Busy(), e.write.Bytes())
-			writeSpans = e.write.log.spans
-		}
 	}
 	n := cfg.TimelineSlices
 	if n <= 0 {
@@ -356,7 +363,7 @@ func (e *engine) run() Report {
 	if cfg.System.Batches == OnCPU {
 		_, compute = e.computeBusy()
 	}
-	r.Timeline = Timeline(compute, e.gpu.log.spans, readSpans, writeSpans, end, n)
+	r.Timeline = report.Timeline(compute, e.gpu.log.spans, readSpans, writeSpans, end, n)
 	if e.micro.K > 1 {
 		r.MicroBatches, r.BatchPeakBytes, r.BatchBudgetBytes = e.micro.K, e.micro.Peak, e.micro.Budget
 		r.DuplicatedRows, r.ExtraTransferBytes = int64(math.Round(e.dupRows)), int64(math.Round(e.extraBytes))
@@ -448,7 +455,7 @@ func (e *engine) ioBound(p, c int) float64 {
 }
 
 // runResident trains every batch with all parameters resident.
-func (e *engine) runResident(r *Report) {
+func (e *engine) runResident(r *report.Report) {
 	cfg := e.cfg
 	total := cfg.Dataset.TrainEdges()
 	full, rest := splitBatches(total, cfg.Training.Batch)
@@ -491,7 +498,7 @@ func (e *engine) runResident(r *Report) {
 // Plan's issue points (or on demand without prefetch), the writer writes
 // evicted partitions back, and the trainer feeds each bucket's batches once
 // its partitions are resident.
-func (e *engine) runPartitioned(r *Report) {
+func (e *engine) runPartitioned(r *report.Report) {
 	cfg := e.cfg
 	pl := cfg.Plan
 	p := pl.P

@@ -3,6 +3,8 @@ package sim
 import (
 	"container/heap"
 	"math"
+
+	"github.com/tierflow/tierflow/report"
 )
 
 // Kernel is a discrete-event kernel: a virtual clock and a queue of events
@@ -67,12 +69,9 @@ func (k *Kernel) Run() {
 	}
 }
 
-// Interval is a span of virtual time.
-type Interval struct{ Start, End float64 }
-
 // busyLog accumulates busy intervals, merging those that touch.
 type busyLog struct {
-	spans []Interval
+	spans []report.Interval
 	total float64
 }
 
@@ -87,7 +86,7 @@ func (b *busyLog) add(start, end float64) {
 		}
 		return
 	}
-	b.spans = append(b.spans, Interval{start, end})
+	b.spans = append(b.spans, report.Interval{Start: start, End: end})
 }
 
 // Server is a first-come-first-served server with one unit of capacity:
@@ -175,6 +174,9 @@ type Link struct {
 	version uint64
 	log     busyLog
 	bytes   float64
+	// dirLog and dirBytes are the busy time and bytes of each direction.
+	dirLog   [2]busyLog
+	dirBytes [2]float64
 }
 
 type flow struct {
@@ -219,10 +221,17 @@ func (l *Link) Transfer(bytes float64, dir Dir, done func()) {
 func (l *Link) advance() {
 	now := l.k.now
 	if len(l.flows) > 0 {
+		var active [2]bool
 		for _, f := range l.flows {
 			f.left -= f.rate * (now - l.last)
+			active[f.dir] = true
 		}
 		l.log.add(l.last, now)
+		for d, a := range active {
+			if a {
+				l.dirLog[d].add(l.last, now)
+			}
+		}
 	}
 	l.last = now
 }
@@ -274,6 +283,7 @@ func (l *Link) reschedule() {
 			if f.left <= bytesEps || f.left/f.rate <= timeEps {
 				done = append(done, f.done)
 				l.bytes += f.bytes
+				l.dirBytes[f.dir] += f.bytes
 			} else {
 				kept = append(kept, f)
 			}
@@ -291,3 +301,10 @@ func (l *Link) Busy() float64 { return l.log.total }
 
 // Bytes is the number of bytes delivered so far.
 func (l *Link) Bytes() float64 { return l.bytes }
+
+// DirBusy is the total time at least one transfer in direction d was
+// moving bytes.
+func (l *Link) DirBusy(d Dir) float64 { return l.dirLog[d].total }
+
+// DirBytes is the number of bytes delivered so far in direction d.
+func (l *Link) DirBytes(d Dir) float64 { return l.dirBytes[d] }

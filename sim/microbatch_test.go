@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -47,7 +48,7 @@ func TestMicroBatchesWhenTheBatchDoesNotFit(t *testing.T) {
 	bad := base
 	bad.GPUMemory = "lots"
 	_, err = bad.Predict()
-	var in *InputError
+	var in *inputerr.Error
 	assert.ErrorAs(t, err, &in)
 }
 

@@ -1,28 +1,14 @@
 package sim
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/workload"
 )
-
-// InputError is input a simulation or an engine cannot accept: a name, a
-// number or a file given by the user. Commands print it as one line and
-// exit with status 2.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
-
-// Inputf returns an InputError with a formatted message (%w wraps).
-func Inputf(format string, args ...any) error {
-	return &InputError{Err: fmt.Errorf(format, args...)}
-}
 
 // Request is one simulation as a user states it, in names and numbers (the
 // flags of `simulate`); zero values mean the defaults. Assemble turns it
@@ -61,30 +47,30 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	var sc Scenario
 	sys, err := LookupSystem(q.System)
 	if err != nil {
-		return sc, nil, Inputf("--system: %w", err)
+		return sc, nil, inputerr.Errorf("--system: %w", err)
 	}
 	prof, err := devices.Resolve(q.Device)
 	if err != nil {
-		return sc, nil, Inputf("--device: %w", err)
+		return sc, nil, inputerr.Errorf("--device: %w", err)
 	}
 	ds, err := workload.LookupDataset(q.Dataset)
 	if err != nil {
-		return sc, nil, Inputf("--dataset: %w", err)
+		return sc, nil, inputerr.Errorf("--dataset: %w", err)
 	}
 	if q.Dim < 1 {
-		return sc, nil, Inputf("--dim %d: the dimension must be at least 1", q.Dim)
+		return sc, nil, inputerr.Errorf("--dim %d: the dimension must be at least 1", q.Dim)
 	}
 	if q.Policy == "" {
 		q.Policy = string(orderings.Belady)
 	}
 	policy, err := orderings.ParsePolicy(q.Policy)
 	if err != nil {
-		return sc, nil, Inputf("--policy: %w", err)
+		return sc, nil, inputerr.Errorf("--policy: %w", err)
 	}
 	tr := DefaultTraining(ds, q.Dim)
 	if q.Model != "" {
 		if tr.Model, err = workload.ParseModel(q.Model); err != nil {
-			return sc, nil, Inputf("--model: %w", err)
+			return sc, nil, inputerr.Errorf("--model: %w", err)
 		}
 	}
 	for _, f := range []struct {
@@ -93,7 +79,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 		dst  *int
 	}{{"batch", q.Batch, &tr.Batch}, {"negatives", q.Negatives, &tr.Negatives}, {"staleness", q.Staleness, &sys.Staleness}, {"write-buffers", q.WriteBuffers, &sys.WriteBuffers}} {
 		if f.v < 0 {
-			return sc, nil, Inputf("--%s %d: must be positive", f.name, f.v)
+			return sc, nil, inputerr.Errorf("--%s %d: must be positive", f.name, f.v)
 		}
 		if f.v > 0 {
 			*f.dst = f.v
@@ -103,15 +89,15 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	sys.SyncWrites = sys.SyncWrites || q.SyncWrites
 	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed, NoMicroBatching: q.NoMicroBatching}
 	if sc.Checkpoint, err = workload.ParseInterval(q.CheckpointEvery); err != nil {
-		return sc, nil, Inputf("--checkpoint-every %w", err)
+		return sc, nil, inputerr.Errorf("--checkpoint-every %w", err)
 	}
 	if q.GPUMemory != "" {
 		mem, err := devices.ParseBytes(q.GPUMemory)
 		if err != nil {
-			return sc, nil, Inputf("--gpu-memory: %w", err)
+			return sc, nil, inputerr.Errorf("--gpu-memory: %w", err)
 		}
 		if mem <= 0 {
-			return sc, nil, Inputf("--gpu-memory %s: must be positive", q.GPUMemory)
+			return sc, nil, inputerr.Errorf("--gpu-memory %s: must be positive", q.GPUMemory)
 		}
 		sc.Profile.GPU.Memory = mem
 	}
@@ -122,40 +108,40 @@ func (q Request) Assemble() (Scenario, []string, error) {
 			sc.Edges = Uniform
 		}
 		if q.Skew < 0 {
-			return sc, nil, Inputf("--skew %v: must not be negative", q.Skew)
+			return sc, nil, inputerr.Errorf("--skew %v: must not be negative", q.Skew)
 		}
 		sc.Skew = q.Skew
 	default:
 		f, err := os.Open(q.Edges)
 		if err != nil {
-			return sc, nil, Inputf("--edges: %q is neither uniform, skewed nor a readable histogram file: %w", q.Edges, err)
+			return sc, nil, inputerr.Errorf("--edges: %q is neither uniform, skewed nor a readable histogram file: %w", q.Edges, err)
 		}
 		h, err := ReadHistogram(f)
 		f.Close()
 		if err != nil {
-			return sc, nil, Inputf("--edges %s: %w", q.Edges, err)
+			return sc, nil, inputerr.Errorf("--edges %s: %w", q.Edges, err)
 		}
 		sc.Histogram = &h
 	}
 	if !sys.Partitioned {
 		if q.Plan {
-			return sc, nil, Inputf("--plan: system %s keeps every parameter resident and has no Plan", sys.Name)
+			return sc, nil, inputerr.Errorf("--plan: system %s keeps every parameter resident and has no Plan", sys.Name)
 		}
 		return sc, nil, nil
 	}
 	c := sc.Capacity()
 	if sys.Capacity > 0 && q.C > 0 && q.C != sys.Capacity {
-		return sc, nil, Inputf("--c %d: system %s has a buffer of %d partitions by design", q.C, sys.Name, sys.Capacity)
+		return sc, nil, inputerr.Errorf("--c %d: system %s has a buffer of %d partitions by design", q.C, sys.Name, sys.Capacity)
 	}
 	if err := orderings.CheckPC(q.P, c); err != nil {
-		return sc, nil, Inputf("--p %d --c %d: %w", q.P, c, err)
+		return sc, nil, inputerr.Errorf("--p %d --c %d: %w", q.P, c, err)
 	}
 	names, err := orderings.ParseList(q.Orderings)
 	if err != nil {
-		return sc, nil, Inputf("--orderings: %w", err)
+		return sc, nil, inputerr.Errorf("--orderings: %w", err)
 	}
 	if q.Plan && len(names) != 1 {
-		return sc, nil, Inputf("--plan writes one Plan: select exactly one ordering with --orderings")
+		return sc, nil, inputerr.Errorf("--plan writes one Plan: select exactly one ordering with --orderings")
 	}
 	return sc, names, nil
 }
@@ -163,37 +149,31 @@ func (q Request) Assemble() (Scenario, []string, error) {
 // Result is one ordering's prediction: the Report plus how its swaps
 // compare with the lower bound.
 type Result struct {
-	Report
+	report.Report
 	SwapsOverLowerBound float64 `json:"swaps_over_lower_bound"`
-}
-
-// Skipped is an ordering that is not defined for (p, c), with the reason.
-type Skipped struct {
-	Ordering string `json:"ordering"`
-	Reason   string `json:"reason"`
 }
 
 // Prediction is a scenario simulated for a list of orderings: what
 // `simulate` prints.
 type Prediction struct {
-	P               int               `json:"p"`
-	C               int               `json:"c"`
-	LowerBoundSwaps int               `json:"lower_bound_swaps"`
-	BETAFormula     int               `json:"beta_formula_swaps"`
-	System          System            `json:"system"`
-	Device          string            `json:"device"`
-	Dataset         string            `json:"dataset"`
-	Nodes           int64             `json:"nodes"`
-	TrainEdges      int64             `json:"train_edges"`
-	Dim             int               `json:"dim"`
-	Training        workload.Training `json:"training"`
-	Edges           string            `json:"edges"`
-	Policy          string            `json:"policy"`
-	Seed            int64             `json:"seed"`
-	PartitionBytes  int64             `json:"partition_bytes"`
-	Results         []Result          `json:"results"`
-	Skipped         []Skipped         `json:"skipped"`
-	Plans           []*orderings.Plan `json:"-"`
+	P               int                 `json:"p"`
+	C               int                 `json:"c"`
+	LowerBoundSwaps int                 `json:"lower_bound_swaps"`
+	BETAFormula     int                 `json:"beta_formula_swaps"`
+	System          System              `json:"system"`
+	Device          string              `json:"device"`
+	Dataset         string              `json:"dataset"`
+	Nodes           int64               `json:"nodes"`
+	TrainEdges      int64               `json:"train_edges"`
+	Dim             int                 `json:"dim"`
+	Training        workload.Training   `json:"training"`
+	Edges           string              `json:"edges"`
+	Policy          string              `json:"policy"`
+	Seed            int64               `json:"seed"`
+	PartitionBytes  int64               `json:"partition_bytes"`
+	Results         []Result            `json:"results"`
+	Skipped         []orderings.Skipped `json:"skipped"`
+	Plans           []*orderings.Plan   `json:"-"`
 }
 
 // Predict simulates sc for every named ordering (orderings not defined for
@@ -204,7 +184,7 @@ func Predict(sc Scenario, names []string) (Prediction, error) {
 		Dataset: sc.Dataset.Name, Nodes: sc.Dataset.Nodes, TrainEdges: sc.Dataset.TrainEdges(),
 		Dim: sc.Training.Dim, Training: sc.Training, Edges: string(sc.Edges),
 		Policy: string(sc.Policy), Seed: sc.Seed,
-		Results: []Result{}, Skipped: []Skipped{},
+		Results: []Result{}, Skipped: []orderings.Skipped{},
 	}
 	if sc.System.Partitioned {
 		c := sc.Capacity()
@@ -212,23 +192,26 @@ func Predict(sc Scenario, names []string) (Prediction, error) {
 		out.LowerBoundSwaps = orderings.LowerBound(sc.P, c)
 		out.BETAFormula = orderings.BETASwaps(sc.P, c)
 		out.PartitionBytes = sc.System.PartitionBytes(sc.Dataset.Nodes, sc.P, sc.Training.Dim)
-	} else {
-		names = []string{""}
 	}
-	for _, name := range names {
-		sc.Ordering = name
-		cfg, err := sc.Config()
-		var na *orderings.NotApplicableError
-		if errors.As(err, &na) {
-			out.Skipped = append(out.Skipped, Skipped{Ordering: name, Reason: na.Reason})
-			continue
+	plans := []*orderings.Plan{nil} // a system without partitions runs once, without a Plan
+	if sc.System.Partitioned {
+		var err error
+		if plans, out.Skipped, err = orderings.Select(names, sc.P, sc.Capacity(), sc.policy(), sc.Seed); err != nil {
+			return out, &inputerr.Error{Err: err}
 		}
+		if out.Skipped == nil {
+			out.Skipped = []orderings.Skipped{}
+		}
+	}
+	for _, pl := range plans {
+		sc.Plan = pl
+		cfg, err := sc.Config()
 		if err != nil {
-			return out, &InputError{Err: err}
+			return out, &inputerr.Error{Err: err}
 		}
 		rep, err := Run(cfg)
 		if err != nil {
-			return out, &InputError{Err: err}
+			return out, &inputerr.Error{Err: err}
 		}
 		res := Result{Report: rep, SwapsOverLowerBound: 1}
 		if out.LowerBoundSwaps > 0 {
@@ -254,24 +237,4 @@ func (q Request) Predict() (Prediction, error) {
 		out.Edges = q.Edges
 	}
 	return out, err
-}
-
-// ResultColumns are `simulate`'s table and CSV columns.
-var ResultColumns = plots.Columns{
-	{Field: "Ordering", Head: "ordering"},
-	{Field: "Swaps", Head: "swaps"},
-	{Field: "SwapsOverLowerBound", Head: "÷ lower bound", Prec: 2, CSVPrec: 4},
-	{Field: "Loads", Head: "loads"},
-	{Field: "Writes", Head: "writes"},
-	{Field: "FinalWrites"},
-	{Field: "ReadBytes", Head: "read GB", Scale: 1e-9, Prec: 1},
-	{Field: "WriteBytes", Head: "write GB", Scale: 1e-9, Prec: 1},
-	{Field: "PrefetchableSwaps", Head: "prefetchable swaps"},
-	{Field: "MicroBatches", Head: "micro-batches"},
-	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
-	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
-	{Field: "ComputeSeconds", CSVPrec: 3},
-	{Field: "GPUUtilization", Head: "GPU util %", Scale: 100, Prec: 0, CSVPrec: 4},
-	{Field: "BoundSeconds", CSVPrec: 3},
-	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -34,6 +35,9 @@ type Scenario struct {
 	Ordering string
 	Policy   orderings.Policy
 	Seed     int64
+	// Plan, when set, is executed as it is (Ordering, Policy and Seed
+	// then play no part): a Plan built once and simulated as given.
+	Plan *orderings.Plan
 	// Edges spreads the training edges over the buckets (uniform or
 	// skewed with exponent Skew); Histogram, when set, gives the counts.
 	Edges     Distribution
@@ -57,6 +61,14 @@ func (s Scenario) Capacity() int {
 	return DefaultCapacity
 }
 
+// policy is the scenario's eviction policy (Belady unless set).
+func (s Scenario) policy() orderings.Policy {
+	if s.Policy == "" {
+		return orderings.Belady
+	}
+	return s.Policy
+}
+
 // Config builds the simulation input. A plan that the ordering cannot build
 // for (p, c) returns its error (orderings.ErrNotApplicable for a mismatch).
 func (s Scenario) Config() (Config, error) {
@@ -68,19 +80,21 @@ func (s Scenario) Config() (Config, error) {
 	if s.System.Capacity > 0 && s.C > 0 && s.C != s.System.Capacity {
 		return Config{}, fmt.Errorf("%w: system %s has a buffer of %d partitions by design, not %d", ErrConfig, s.System.Name, s.System.Capacity, s.C)
 	}
-	ord := s.Ordering
-	if ord == "" {
-		ord = s.System.Ordering
-	}
-	policy := s.Policy
-	if policy == "" {
-		policy = orderings.Belady
-	}
-	pl, err := orderings.Build(ord, s.P, c, policy, s.Seed)
-	if err != nil {
-		return Config{}, err
+	pl := s.Plan
+	if pl == nil {
+		ord := s.Ordering
+		if ord == "" {
+			ord = s.System.Ordering
+		}
+		var err error
+		if pl, err = orderings.Build(ord, s.P, c, s.policy(), s.Seed); err != nil {
+			return Config{}, err
+		}
+	} else if pl.P != s.P || pl.C != c {
+		return Config{}, fmt.Errorf("%w: the Plan has p = %d, c = %d, the scenario p = %d, c = %d", ErrConfig, pl.P, pl.C, s.P, c)
 	}
 	cfg.Plan = pl
+	var err error
 	switch {
 	case s.Histogram != nil:
 		if s.Histogram.P != s.P {
@@ -101,10 +115,10 @@ func (s Scenario) Config() (Config, error) {
 }
 
 // Simulate builds the scenario's Config and runs it.
-func Simulate(s Scenario) (Report, error) {
+func Simulate(s Scenario) (report.Report, error) {
 	cfg, err := s.Config()
 	if err != nil {
-		return Report{}, err
+		return report.Report{}, err
 	}
 	return Run(cfg)
 }

@@ -16,10 +16,10 @@ import (
 	"syscall"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/graph"
-	"github.com/tierflow/tierflow/sim"
 )
 
 const prog = "realrun"
@@ -171,7 +171,7 @@ var help = cli.Help{
 
 // asUsage turns the engine's bad-input errors into usage errors (exit 2).
 func asUsage(err error) error {
-	var bad *sim.InputError
+	var bad *inputerr.Error
 	if errors.As(err, &bad) {
 		return cli.Usagef("%w", err)
 	}

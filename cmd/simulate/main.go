@@ -20,6 +20,7 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/sim"
@@ -96,7 +97,7 @@ func simulate(args []string, stdout io.Writer) error {
 
 // usage turns a sim.InputError into a usage error (exit status 2).
 func usage(err error) error {
-	if ie := (*sim.InputError)(nil); errors.As(err, &ie) {
+	if ie := (*inputerr.Error)(nil); errors.As(err, &ie) {
 		return cli.Usagef("%w", err)
 	}
 	return err
@@ -130,9 +131,9 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
-		return sim.ResultColumns.CSV(out.Results).CSV(w)
+		return resultColumns.CSV(out.Results).CSV(w)
 	}
-	cols := sim.ResultColumns
+	cols := resultColumns
 	if !slices.ContainsFunc(out.Results, func(r sim.Result) bool { return r.MicroBatches > 1 }) {
 		cols = cols.DropHuman("MicroBatches") // every batch fits: no column of zeros
 	}
@@ -191,4 +192,24 @@ func plot(path string, out Output) error {
 	}
 	bars.Series = []plots.BarSeries{epoch, stall}
 	return plots.SaveStack(path, bars, lines)
+}
+
+// resultColumns are `simulate`'s table and CSV columns.
+var resultColumns = plots.Columns{
+	{Field: "Ordering", Head: "ordering"},
+	{Field: "Swaps", Head: "swaps"},
+	{Field: "SwapsOverLowerBound", Head: "÷ lower bound", Prec: 2, CSVPrec: 4},
+	{Field: "Loads", Head: "loads"},
+	{Field: "Writes", Head: "writes"},
+	{Field: "FinalWrites"},
+	{Field: "ReadBytes", Head: "read GB", Scale: 1e-9, Prec: 1},
+	{Field: "WriteBytes", Head: "write GB", Scale: 1e-9, Prec: 1},
+	{Field: "PrefetchableSwaps", Head: "prefetchable swaps"},
+	{Field: "MicroBatches", Head: "micro-batches"},
+	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "ComputeSeconds", CSVPrec: 3},
+	{Field: "GPUUtilization", Head: "GPU util %", Scale: 100, Prec: 0, CSVPrec: 4},
+	{Field: "BoundSeconds", CSVPrec: 3},
+	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
 }

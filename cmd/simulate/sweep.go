@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/sim/sweep"
 )
@@ -61,7 +62,7 @@ func sweepMain(args []string, stdout io.Writer) error {
 		return usage(err)
 	}
 	if plotPath != "" {
-		chart, err := out.Chart()
+		chart, err := sweepChart(out)
 		if err == nil {
 			err = chart.Save(plotPath)
 		}
@@ -77,10 +78,10 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int) error 
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
-		return sweep.Columns.CSV(out.Rows).CSV(w)
+		return sweepColumns.CSV(out.Rows).CSV(w)
 	}
 	fit := out.Fitting()
-	cols := sweep.Columns
+	cols := sweepColumns
 	if len(out.Devices) < 2 {
 		cols = cols.DropHuman("Device")
 	}
@@ -133,4 +134,58 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int) error 
 	}
 	fmt.Fprintln(w, "buffer GB: c partitions plus the system's staging buffers (prefetch, async write); ÷ bound: epoch over a bound no schedule beats")
 	return nil
+}
+
+// sweepChart draws one line per (device, c): the epoch time of the best
+// ordering at each p whose buffer fits.
+func sweepChart(o SweepOutput) (plots.LineChart, error) {
+	curves := o.Curves()
+	if len(curves) == 0 {
+		return plots.LineChart{}, fmt.Errorf("nothing to plot: no configuration fits in memory")
+	}
+	chart := plots.LineChart{
+		Title:  fmt.Sprintf("Best ordering's epoch: %s, %s d=%d", o.System.Name, o.Dataset, o.Dim),
+		XLabel: "partitions p", YLabel: "epoch (minutes)",
+	}
+	for _, cv := range curves {
+		name := fmt.Sprintf("c=%d", cv.C)
+		if len(o.Devices) > 1 {
+			name = cv.Device + " " + name
+		}
+		s := plots.Series{Name: name}
+		for i, p := range cv.P {
+			s.X = append(s.X, float64(p))
+			s.Y = append(s.Y, cv.EpochSeconds[i]/60)
+		}
+		chart.Series = append(chart.Series, s)
+	}
+	return chart, nil
+}
+
+// sweepColumns are `simulate sweep`'s table and CSV columns.
+var sweepColumns = plots.Columns{
+	{Field: "Rank", Head: "rank", NoCSV: true},
+	{Field: "Device", Head: "device"},
+	{Field: "P", Head: "p"},
+	{Field: "C", Head: "c"},
+	{Field: "Ordering", Head: "ordering"},
+	{Field: "PartitionBytes"},
+	{Field: "BufferBytes", Head: "buffer GB", Scale: 1e-9, Prec: 1},
+	{Field: "StagingBuffers"},
+	{Field: "MemoryBytes"},
+	{Field: "Memory"},
+	{Field: "Fits"},
+	{Field: "BatchFits"},
+	{Field: "MicroBatches"},
+	{Field: "Swaps", Head: "swaps"},
+	{Field: "LowerBound"},
+	{Field: "ReadBytes"},
+	{Field: "WriteBytes"},
+	{Field: "IOBytes", Head: "I/O GB", Scale: 1e-9, Prec: 1, NoCSV: true},
+	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "ComputeSeconds", CSVPrec: 3},
+	{Field: "BoundSeconds", CSVPrec: 3},
+	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
+	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true},
 }

@@ -4,16 +4,15 @@
 package sweep
 
 import (
-	"errors"
-	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -42,7 +41,7 @@ type Grid struct {
 // Row is one (device, p, c, ordering): its simulated Report plus what the
 // sweep adds — the buffer's memory, whether it fits, and its rank.
 type Row struct {
-	sim.Report
+	report.Report
 	BufferBytes    int64  `json:"buffer_bytes"`
 	StagingBuffers int    `json:"staging_buffers"`
 	MemoryBytes    int64  `json:"memory_bytes"`
@@ -102,26 +101,26 @@ type job struct {
 // does not depend on GOMAXPROCS.
 func Run(base sim.Request, g Grid) (Output, error) {
 	if !(g.MemoryShare > 0 && g.MemoryShare <= 1) {
-		return Output{}, sim.Inputf("--memory-share %v: must be in (0, 1]", g.MemoryShare)
+		return Output{}, inputerr.Errorf("--memory-share %v: must be in (0, 1]", g.MemoryShare)
 	}
 	sys, err := sim.LookupSystem(base.System)
 	if err != nil {
-		return Output{}, sim.Inputf("--system: %w", err)
+		return Output{}, inputerr.Errorf("--system: %w", err)
 	}
 	if !sys.Partitioned {
-		return Output{}, sim.Inputf("--system %s keeps every parameter resident: there is no p or c to sweep", sys.Name)
+		return Output{}, inputerr.Errorf("--system %s keeps every parameter resident: there is no p or c to sweep", sys.Name)
 	}
 	cs := g.Cs
 	switch {
 	case sys.Capacity > 0 && cs != nil && !slices.Equal(cs, []int{sys.Capacity}):
-		return Output{}, sim.Inputf("--c %s: system %s has a buffer of %d partitions by design", joinInts(cs, ","), sys.Name, sys.Capacity)
+		return Output{}, inputerr.Errorf("--c %s: system %s has a buffer of %d partitions by design", joinInts(cs, ","), sys.Name, sys.Capacity)
 	case sys.Capacity > 0:
 		cs = []int{0}
 	case cs == nil:
 		cs = DefaultCs
 	}
 	if len(g.Devices) == 0 {
-		return Output{}, sim.Inputf("--device: empty list")
+		return Output{}, inputerr.Errorf("--device: empty list")
 	}
 	pairs := 0
 	for _, p := range g.Ps {
@@ -133,10 +132,10 @@ func Run(base sim.Request, g Grid) (Output, error) {
 	}
 	names, err := orderings.ParseList(base.Orderings)
 	if err != nil {
-		return Output{}, sim.Inputf("--orderings: %w", err)
+		return Output{}, inputerr.Errorf("--orderings: %w", err)
 	}
 	if n := len(g.Devices) * pairs * len(names); n > MaxSimulations {
-		return Output{}, sim.Inputf("%d simulations: more than %d; narrow --p, --c, --device or --orderings", n, MaxSimulations)
+		return Output{}, inputerr.Errorf("%d simulations: more than %d; narrow --p, --c, --device or --orderings", n, MaxSimulations)
 	}
 	out := Output{Ps: g.Ps, MemoryShare: g.MemoryShare, Rows: []Row{}, Skipped: []Skipped{}}
 	jobs, err := plan(base, g, cs, sys, &out)
@@ -144,7 +143,7 @@ func Run(base sim.Request, g Grid) (Output, error) {
 		return out, err
 	}
 	if len(jobs) == 0 {
-		return out, sim.Inputf("--p %s --c %s: no pair with 2 ≤ c ≤ p", joinInts(g.Ps, ","), joinInts(cs, ","))
+		return out, inputerr.Errorf("--p %s --c %s: no pair with 2 ≤ c ≤ p", joinInts(g.Ps, ","), joinInts(cs, ","))
 	}
 	if err := simulate(jobs, &out); err != nil {
 		return out, err
@@ -197,9 +196,9 @@ func plan(base sim.Request, g Grid, cs []int, sys sim.System, out *Output) ([]jo
 // index, so the output does not depend on scheduling.
 func simulate(jobs []job, out *Output) error {
 	type result struct {
-		rep       sim.Report
+		rep       report.Report
 		batchFits bool
-		na        *orderings.NotApplicableError
+		skipped   *orderings.Skipped
 		err       error
 	}
 	res := make([]result, len(jobs))
@@ -210,9 +209,16 @@ func simulate(jobs []job, out *Output) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				cfg, err := jobs[i].sc.Config()
-				if errors.As(err, &res[i].na) {
+				j := jobs[i]
+				plans, skipped, err := orderings.Select([]string{j.name}, j.p, j.c, j.sc.Policy, j.sc.Seed)
+				if len(skipped) > 0 {
+					res[i].skipped = &skipped[0]
 					continue
+				}
+				var cfg sim.Config
+				if err == nil {
+					j.sc.Plan = plans[0]
+					cfg, err = j.sc.Config()
 				}
 				if err == nil {
 					cfg.TimelineSlices = 1
@@ -233,16 +239,16 @@ func simulate(jobs []job, out *Output) error {
 	for i, j := range jobs {
 		r := res[i]
 		switch {
-		case r.na != nil:
+		case r.skipped != nil:
 			// The same ordering is skipped on every device for the same reason.
-			s := Skipped{P: j.p, C: j.c, Ordering: j.name, Reason: r.na.Reason}
+			s := Skipped{P: j.p, C: j.c, Ordering: j.name, Reason: r.skipped.Reason}
 			if !seen[s] {
 				seen[s] = true
 				out.Skipped = append(out.Skipped, s)
 			}
 			continue
 		case r.err != nil:
-			return sim.Inputf("%s p=%d c=%d %s: %w", j.sc.Profile.Name, j.p, j.c, j.name, r.err)
+			return inputerr.Errorf("%s p=%d c=%d %s: %w", j.sc.Profile.Name, j.p, j.c, j.name, r.err)
 		}
 		out.Rows = append(out.Rows, Row{
 			Report: r.rep, BufferBytes: j.fits.Bytes, StagingBuffers: j.fits.Staging,
@@ -326,9 +332,18 @@ func (o Output) SkippedNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Chart draws one line per (device, c): the epoch time of the best
-// ordering at each p whose buffer fits.
-func (o Output) Chart() (plots.LineChart, error) {
+// Curve is, for one device and buffer capacity c, the best ordering's
+// epoch at each p whose buffer fits.
+type Curve struct {
+	Device       string
+	C            int
+	P            []int
+	EpochSeconds []float64
+}
+
+// Curves returns one Curve per (device, c) among the configurations that
+// fit, ordered by device and c, each over the swept p in order.
+func (o Output) Curves() []Curve {
 	type key struct {
 		device string
 		c      int
@@ -345,34 +360,24 @@ func (o Output) Chart() (plots.LineChart, error) {
 			best[k][r.P] = r
 		}
 	}
-	if len(keys) == 0 {
-		return plots.LineChart{}, fmt.Errorf("nothing to plot: no configuration fits in memory")
-	}
 	slices.SortFunc(keys, func(a, b key) int {
 		if a.device != b.device {
 			return strings.Compare(a.device, b.device)
 		}
 		return a.c - b.c
 	})
-	chart := plots.LineChart{
-		Title:  fmt.Sprintf("Best ordering's epoch: %s, %s d=%d", o.System.Name, o.Dataset, o.Dim),
-		XLabel: "partitions p", YLabel: "epoch (minutes)",
-	}
+	var out []Curve
 	for _, k := range keys {
-		name := fmt.Sprintf("c=%d", k.c)
-		if len(o.Devices) > 1 {
-			name = k.device + " " + name
-		}
-		s := plots.Series{Name: name}
+		cv := Curve{Device: k.device, C: k.c}
 		for _, p := range o.Ps {
 			if r, ok := best[k][p]; ok {
-				s.X = append(s.X, float64(p))
-				s.Y = append(s.Y, r.EpochSeconds/60)
+				cv.P = append(cv.P, p)
+				cv.EpochSeconds = append(cv.EpochSeconds, r.EpochSeconds)
 			}
 		}
-		chart.Series = append(chart.Series, s)
+		out = append(out, cv)
 	}
-	return chart, nil
+	return out
 }
 
 func joinInts(xs []int, sep string) string {
@@ -385,31 +390,3 @@ func joinInts(xs []int, sep string) string {
 
 // JoinInts formats a list of integers for a summary line ("8, 16, 32").
 func JoinInts(xs []int) string { return joinInts(xs, ", ") }
-
-// Columns are `simulate sweep`'s table and CSV columns.
-var Columns = plots.Columns{
-	{Field: "Rank", Head: "rank", NoCSV: true},
-	{Field: "Device", Head: "device"},
-	{Field: "P", Head: "p"},
-	{Field: "C", Head: "c"},
-	{Field: "Ordering", Head: "ordering"},
-	{Field: "PartitionBytes"},
-	{Field: "BufferBytes", Head: "buffer GB", Scale: 1e-9, Prec: 1},
-	{Field: "StagingBuffers"},
-	{Field: "MemoryBytes"},
-	{Field: "Memory"},
-	{Field: "Fits"},
-	{Field: "BatchFits"},
-	{Field: "MicroBatches"},
-	{Field: "Swaps", Head: "swaps"},
-	{Field: "LowerBound"},
-	{Field: "ReadBytes"},
-	{Field: "WriteBytes"},
-	{Field: "IOBytes", Head: "I/O GB", Scale: 1e-9, Prec: 1, NoCSV: true},
-	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
-	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
-	{Field: "ComputeSeconds", CSVPrec: 3},
-	{Field: "BoundSeconds", CSVPrec: 3},
-	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
-	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true},
-}

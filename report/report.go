@@ -1,4 +1,8 @@
-package sim
+// Package report is the one record of an epoch that the simulator predicts
+// and the engines measure: the same fields and the same resource names
+// either way, so that a prediction and a measurement compare field by
+// field.
+package report
 
 import "github.com/tierflow/tierflow/orderings"
 
@@ -98,6 +102,25 @@ func (predicted Report) Errors(measured Report) RelativeError {
 	return e
 }
 
+// The resources a Report names: the same names in a prediction and a
+// measurement.
+const (
+	// CPU is the CPU's training or batch-building work.
+	CPU = "cpu"
+	// GPU is the GPU's work.
+	GPU = "gpu"
+	// DiskRead and DiskWrite are partition reads and writes on the disk
+	// that holds the partitions.
+	DiskRead  = "disk read"
+	DiskWrite = "disk write"
+	// PCIeH2D and PCIeD2H are the two directions of the host–GPU link.
+	PCIeH2D = "pcie h2d"
+	PCIeD2H = "pcie d2h"
+	// SSDGPU is the direct path between an NVMe drive and the GPU
+	// (Legend), reads and writes together.
+	SSDGPU = "ssd↔gpu"
+)
+
 // ResourceUsage is how long one resource was busy in the epoch.
 type ResourceUsage struct {
 	Name        string  `json:"name"`
@@ -118,6 +141,9 @@ type TimelinePoint struct {
 	Read    float64 `json:"read"`
 	Write   float64 `json:"write"`
 }
+
+// Interval is a span of time in seconds (virtual in a prediction).
+type Interval struct{ Start, End float64 }
 
 // Timeline turns busy intervals of the compute stage, the GPU and the read
 // and write paths into n utilisation points over [0, end).
