@@ -7,6 +7,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/micro"
 	"github.com/tierflow/tierflow/sim"
@@ -190,7 +191,7 @@ func BettyTable7() (Result, error) {
 			for _, k := range []int{1, 2, 4, 8} {
 				h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: b.Edges(), Negatives: 500, ChunkSize: 500}, LR: 0.1, Workers: 1,
 					Micro: realrun.MicroBatching{Count: k, Split: micro.REG, Seed: 1}}
-				m, err := realrun.MeasureMicroBatches(h, b, p.Relations, 1)
+				m, err := cpu.MeasureMicroBatches(h, b, p.Relations, 1)
 				if err != nil {
 					return r, err
 				}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/internal/atomicfile"
-	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/job"
 )
 
 func init() {
@@ -70,11 +70,11 @@ func Quality() (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	o := realrun.Defaults
+	o := job.Defaults
 	o.Edges, o.Valid, o.Test = filepath.Join(base, "train.tsv"), filepath.Join(base, "valid.tsv"), filepath.Join(base, "test.tsv")
 	o.Epochs, o.Workdir = QualityEpochs, filepath.Join(base, "work")
 	start := time.Now()
-	out, err := realrun.Train(o, nil, false, io.Discard)
+	out, err := job.Train(o, nil, false, io.Discard)
 	if err != nil {
 		return r, err
 	}

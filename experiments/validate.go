@@ -13,6 +13,9 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/calibrate"
+	"github.com/tierflow/tierflow/realrun/workdir"
+	"github.com/tierflow/tierflow/validate"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -82,12 +85,12 @@ func init() {
 // in-memory buckets at each configuration's training shape. Nothing of
 // the runs feeds the predictions.
 func Validate() (Result, error) {
-	return validate("validate", "Predicted (realrun system model, calibrated profile) vs measured epoch, median of interleaved repeats on this machine", ValidateConfigs)
+	return runValidation("validate", "Predicted (realrun system model, calibrated profile) vs measured epoch, median of interleaved repeats on this machine", ValidateConfigs)
 }
 
 // ValidateUntuned is Validate on ValidateExtra alone.
 func ValidateUntuned() (Result, error) {
-	return validate("validate-extra", "Predicted vs measured epoch on a configuration the model was not tuned on, median of interleaved repeats on this machine", []ValidateConfig{ValidateExtra})
+	return runValidation("validate-extra", "Predicted vs measured epoch on a configuration the model was not tuned on, median of interleaved repeats on this machine", []ValidateConfig{ValidateExtra})
 }
 
 // validateTally counts a validation's outcomes over its configurations.
@@ -100,7 +103,7 @@ type validateTally struct {
 	hi                   float64
 }
 
-func validate(name, title string, configs []ValidateConfig) (Result, error) {
+func runValidation(name, title string, configs []ValidateConfig) (Result, error) {
 	start := time.Now()
 	within := fmt.Sprintf("within %.0f%%", 100*ValidateTolerance)
 	r := Result{
@@ -139,7 +142,7 @@ func validate(name, title string, configs []ValidateConfig) (Result, error) {
 // orderingRuns are one ordering's interleaved repeats.
 type orderingRuns struct {
 	name string
-	cmps []realrun.Comparison
+	cmps []validate.Comparison
 	busy []float64 // disk busy seconds of each repeat
 	// between is the seconds of each repeat spent between buckets (the
 	// bucket's edges read, bookkeeping), which the model leaves out.
@@ -147,7 +150,7 @@ type orderingRuns struct {
 }
 
 // median is the index of the repeat whose epoch is the median (the upper
-// one for an even count, as realrun.RunAndCompare keeps).
+// one for an even count, as validate.RunAndCompare keeps).
 func (o orderingRuns) median() int {
 	idx := make([]int, len(o.cmps))
 	for i := range idx {
@@ -160,7 +163,7 @@ func (o orderingRuns) median() int {
 }
 
 // span returns the min and max of f over the repeats.
-func (o orderingRuns) span(f func(realrun.Comparison) float64) (lo, hi float64) {
+func (o orderingRuns) span(f func(validate.Comparison) float64) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, c := range o.cmps {
 		lo, hi = math.Min(lo, f(c)), math.Max(hi, f(c))
@@ -168,8 +171,8 @@ func (o orderingRuns) span(f func(realrun.Comparison) float64) (lo, hi float64) 
 	return lo, hi
 }
 
-func epochOf(c realrun.Comparison) float64   { return c.Measured.EpochSeconds }
-func computeOf(c realrun.Comparison) float64 { return c.Measured.ComputeSeconds }
+func epochOf(c validate.Comparison) float64   { return c.Measured.EpochSeconds }
+func computeOf(c validate.Comparison) float64 { return c.Measured.ComputeSeconds }
 
 // rankPoint is one ordering as the ranking checks see it: its measured
 // median and range and its prediction.
@@ -236,16 +239,16 @@ func computeSpread(medians, lo, hi []float64) (between, within float64, disjoint
 // validateConfig prepares, calibrates and runs one configuration: every
 // ordering defined for (p, c) ValidateRepeats times, interleaved, and
 // adds its rows, chart series, counts and notes.
-func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatter *Chart, t *validateTally, notes *[]string) error {
+func validateConfig(vc ValidateConfig, dir, scratch string, r *Result, scatter *Chart, t *validateTally, notes *[]string) error {
 	label := fmt.Sprintf("%s@%g d=%d m=%d p=%d c=%d", vc.Dataset, vc.Scale, vc.Dim, vc.Negatives, vc.P, vc.C)
-	st, err := realrun.Prepare(realrun.DataSpec{Dataset: vc.Dataset, Scale: vc.Scale, Seed: 1, P: vc.P, Dim: vc.Dim, Model: string(vc.Model), Workdir: workdir})
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: vc.Dataset, Scale: vc.Scale, Seed: 1, P: vc.P, Dim: vc.Dim, Model: string(vc.Model), Workdir: dir})
 	if err != nil {
 		return fmt.Errorf("validate %s: %w", label, err)
 	}
 	h := realrun.Hyper{Training: workload.Training{Model: vc.Model, Dim: vc.Dim, Batch: vc.Batch, Negatives: vc.Negatives}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 	// Calibrate the disk with transfers of this configuration's
 	// partition size, and the engine at its training shape.
-	cal, err := realrun.ShapeProfile(st, h, scratch)
+	cal, err := calibrate.ShapeProfile(st, h, scratch)
 	if err != nil {
 		return fmt.Errorf("validate %s: calibrate: %w", label, err)
 	}
@@ -268,7 +271,7 @@ func validateConfig(vc ValidateConfig, workdir, scratch string, r *Result, scatt
 	// run from freshly initialised partitions, the same seed each time).
 	for rep := 0; rep < ValidateRepeats; rep++ {
 		for i, pl := range plans {
-			cmp, ep, err := realrun.RunAndCompare(st, pl, h, cal.Profile, realrun.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: scratch})
+			cmp, ep, err := validate.RunAndCompare(st, pl, h, cal.Profile, validate.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: scratch})
 			if err != nil {
 				return fmt.Errorf("validate %s %s: %w", label, runs[i].name, err)
 			}

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/report"
+	"github.com/tierflow/tierflow/validate"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -97,16 +97,16 @@ func TestComputeSpread(t *testing.T) {
 }
 
 func TestOrderingRunsMedianAndSpan(t *testing.T) {
-	rep := func(epoch, compute float64) realrun.Comparison {
-		return realrun.Comparison{Measured: report.Report{EpochSeconds: epoch, ComputeSeconds: compute}}
+	rep := func(epoch, compute float64) validate.Comparison {
+		return validate.Comparison{Measured: report.Report{EpochSeconds: epoch, ComputeSeconds: compute}}
 	}
-	o := orderingRuns{name: "x", cmps: []realrun.Comparison{rep(12, 8), rep(10, 9), rep(11, 7)}}
+	o := orderingRuns{name: "x", cmps: []validate.Comparison{rep(12, 8), rep(10, 9), rep(11, 7)}}
 	assert.Equal(t, 2, o.median(), "the 11 s epoch is the median")
 	lo, hi := o.span(epochOf)
 	assert.Equal(t, [2]float64{10, 12}, [2]float64{lo, hi})
 	lo, hi = o.span(computeOf)
 	assert.Equal(t, [2]float64{7, 9}, [2]float64{lo, hi})
-	// An even count keeps the upper median, as realrun.RunAndCompare does.
+	// An even count keeps the upper median, as validate.RunAndCompare does.
 	o.cmps = append(o.cmps, rep(13, 8))
 	assert.Equal(t, 0, o.median(), "sorted 10 11 12 13: index 2 of the sorted is the 12 s epoch")
 }
@@ -137,7 +137,7 @@ func TestValidateTinyEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains for real (seconds)")
 	}
-	r, err := validate("validate-tiny", "tiny", []ValidateConfig{{"twitter", 0.0003, workload.Dot, 16, 10, 1000, 4, 3, "tiny"}})
+	r, err := runValidation("validate-tiny", "tiny", []ValidateConfig{{"twitter", 0.0003, workload.Dot, 16, 10, 1000, 4, 3, "tiny"}})
 	require.NoError(t, err)
 	require.Len(t, r.Rows, len(ValidateOrderings))
 	med, lo, hi := col(t, r, "measured s"), col(t, r, "measured min s"), col(t, r, "measured max s")

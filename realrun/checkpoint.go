@@ -21,26 +21,11 @@ type Stateful interface {
 	Restore(state []float32) error
 }
 
-// State implements Stateful: relation embeddings and their Adagrad state.
-func (c *CPU) State() []float32 {
-	return append(append([]float32(nil), c.rel.emb...), c.rel.state...)
-}
-
-// Restore implements Stateful.
-func (c *CPU) Restore(state []float32) error {
-	if len(state) != len(c.rel.emb)+len(c.rel.state) {
-		return fmt.Errorf("checkpoint holds %d relation floats, the engine %d", len(state), len(c.rel.emb)+len(c.rel.state))
-	}
-	n := copy(c.rel.emb, state)
-	copy(c.rel.state, state[n:])
-	return nil
-}
-
 // The extra files of a checkpoint: the engine's state and, inside an
 // epoch, the position.
 const (
-	stateFile    = "state.bin"
-	positionFile = "position.json"
+	StateFile    = "state.bin"
+	PositionFile = "position.json"
 )
 
 // Position is where a checkpoint inside an epoch stands: everything
@@ -74,7 +59,10 @@ func planSum(plan *orderings.Plan) uint64 {
 	return store.Checksum(data)
 }
 
-func (pos *Position) check(plan *orderings.Plan, epoch, bucket int) error {
+// Check reports whether pos can resume epoch at bucket with plan: the
+// Plan it was taken with, the position the work directory records, and
+// inside the Plan.
+func (pos *Position) Check(plan *orderings.Plan, epoch, bucket int) error {
 	switch {
 	case pos.Plan != planSum(plan):
 		return fmt.Errorf("the checkpoint inside epoch %d was taken with another Plan (ordering, p, c, policy or seed differ); resume with the same flags", pos.Epoch)
@@ -95,7 +83,7 @@ func engineState(eng Compute) (map[string][]byte, error) {
 		for i, x := range st {
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 		}
-		extra[stateFile] = b
+		extra[StateFile] = b
 	}
 	return extra, nil
 }
@@ -146,7 +134,7 @@ func checkpointInside(st *store.Store, bm *bufferManager, eng Compute, base int,
 	if err != nil {
 		return cost, err
 	}
-	if extra[positionFile], err = json.Marshal(pos); err != nil {
+	if extra[PositionFile], err = json.Marshal(pos); err != nil {
 		return cost, err
 	}
 	for _, b := range extra {
@@ -202,7 +190,7 @@ func Resume(st *store.Store, eng Compute) (*Position, error) {
 		}
 	}
 	if sf, ok := eng.(Stateful); ok {
-		b, err := st.ReadExtra(stateFile)
+		b, err := st.ReadExtra(StateFile)
 		if err != nil {
 			return nil, err
 		}
@@ -217,13 +205,13 @@ func Resume(st *store.Store, eng Compute) (*Position, error) {
 	if st.Bucket == 0 {
 		return nil, nil
 	}
-	data, err := st.ReadExtra(positionFile)
+	data, err := st.ReadExtra(PositionFile)
 	if err != nil {
 		return nil, err
 	}
 	var pos Position
 	if err := json.Unmarshal(data, &pos); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %s: %w", dir, positionFile, err)
+		return nil, fmt.Errorf("checkpoint %s: %s: %w", dir, PositionFile, err)
 	}
 	return &pos, nil
 }

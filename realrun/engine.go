@@ -7,12 +7,12 @@ package realrun
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/report"
@@ -23,8 +23,8 @@ import (
 type Epoch struct {
 	Epoch int `json:"epoch"`
 	report.Report
-	Loss    float64 `json:"loss"`
-	Quality Quality `json:"quality"`
+	Loss    float64      `json:"loss"`
+	Quality eval.Quality `json:"quality"`
 	// Flat copies of the quality metrics for the JSON contract.
 	MRR      float64 `json:"mrr"`
 	HitsAt1  float64 `json:"hits_at_1"`
@@ -106,7 +106,8 @@ func (e *StopError) Error() string {
 	return fmt.Sprintf("stopped; the checkpoint holds %d complete epochs and %d of %d buckets of epoch %d", e.Epochs, e.Bucket, e.Buckets, e.Epochs+1)
 }
 
-func stopped(stop <-chan struct{}) bool {
+// Stopped reports whether stop has been closed (a nil channel never is).
+func Stopped(stop <-chan struct{}) bool {
 	select {
 	case <-stop:
 		return true
@@ -153,7 +154,7 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	first := 0
 	var loss float64
 	if pos := opt.From; pos != nil {
-		if err := pos.check(plan, epoch, st.Bucket); err != nil {
+		if err := pos.Check(plan, epoch, st.Bucket); err != nil {
 			return Epoch{}, err
 		}
 		if err := pcg.UnmarshalBinary(pos.RNG); err != nil {
@@ -215,7 +216,7 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 		if k+1 == len(plan.Buckets) {
 			break // the epoch's own checkpoint follows
 		}
-		halt := stopped(opt.Stop)
+		halt := Stopped(opt.Stop)
 		if halt || opt.Checkpoint.Due(k+1, time.Since(lastCkpt)) {
 			pos := Position{Plan: planSum(plan), Epoch: epoch, Bucket: k + 1, Loss: loss}
 			if pos.RNG, err = pcg.MarshalBinary(); err != nil {
@@ -323,45 +324,6 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 		}
 	}
 	return ep, nil
-}
-
-// Discard is a Progress that prints nothing.
-func Discard(int, int, int, float64, float64, bool) {}
-
-// LineProgress prints one line per 10% of an epoch (for logs and pipes).
-func LineProgress(w io.Writer) Progress {
-	last := -1
-	return func(epoch, done, total int, eps, stall float64, final bool) {
-		tenth := done * 10 / total
-		if tenth == last && !final {
-			return
-		}
-		last = tenth
-		if final {
-			last = -1
-		}
-		fmt.Fprintf(w, "epoch %d: %d/%d buckets, %.0f edges/s, stall %.1f s\n", epoch, done, total, eps, stall)
-	}
-}
-
-// BarProgress redraws one progress bar line on a terminal.
-func BarProgress(w io.Writer) Progress {
-	return func(epoch, done, total int, eps, stall float64, final bool) {
-		const width = 30
-		filled := done * width / total
-		bar := make([]byte, width)
-		for i := range bar {
-			if i < filled {
-				bar[i] = '#'
-			} else {
-				bar[i] = '.'
-			}
-		}
-		fmt.Fprintf(w, "\repoch %d [%s] %d/%d buckets  %.0f edges/s  stall %.1f s", epoch, bar, done, total, eps, stall)
-		if final {
-			fmt.Fprintln(w)
-		}
-	}
 }
 
 // checkCounts compares the loads, swaps and writes an engine performed

@@ -1,4 +1,4 @@
-package realrun
+package realrun_test
 
 import (
 	"bufio"
@@ -10,31 +10,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/internal/fixture"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/cpu"
+	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/workload"
 )
 
-func prepare(t *testing.T, dataset string, scale float64, p, d int, kind workload.Model) *store.Store {
-	t.Helper()
-	st, err := Prepare(DataSpec{Dataset: dataset, Scale: scale, Seed: 3, P: p, Dim: d, Model: string(kind), Workdir: filepath.Join(t.TempDir(), "work")})
-	require.NoError(t, err)
-	return st
-}
-
-func hyper(kind workload.Model, d int) Hyper {
-	return Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
-}
-
-func epoch(t *testing.T, st *store.Store, ordering string, c int, prefetch bool) Epoch {
+func epoch(t *testing.T, st *store.Store, ordering string, c int, prefetch bool) realrun.Epoch {
 	t.Helper()
 	plan, err := orderings.Build(ordering, st.M.P, c, orderings.Belady, 0)
 	require.NoError(t, err)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	eng := NewCPU(hyper(workload.Model(st.M.Model), st.M.Dim), st, deg, 1)
-	ep, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: prefetch, Seed: 1, Epoch: 1})
+	eng := cpu.New(fixture.Hyper(workload.Model(st.M.Model), st.M.Dim), st, deg, 1)
+	ep, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: prefetch, Seed: 1, Epoch: 1})
 	require.NoError(t, err)
 	return ep
 }
@@ -43,7 +37,7 @@ func epoch(t *testing.T, st *store.Store, ordering string, c int, prefetch bool)
 // are exactly loads × partition bytes read and (writes + final writes) ×
 // partition bytes written; with c = p nothing is swapped.
 func TestBytesEqualThePlan(t *testing.T) {
-	st := prepare(t, "twitter", 0.0001, 8, 16, workload.Dot)
+	st := fixture.Prepare(t, "twitter", 0.0001, 8, 16, workload.Dot)
 	for _, tc := range []struct {
 		ordering string
 		c        int
@@ -76,7 +70,7 @@ func TestBytesEqualThePlan(t *testing.T) {
 // while the trainer waits, so the stall is at least the reads' duration;
 // with prefetch an order with prefetch windows hides most of it.
 func TestNoPrefetchRaisesStall(t *testing.T) {
-	st := prepare(t, "twitter", 0.001, 8, 128, workload.Dot) // 41,600 nodes: 10.6 MB partitions
+	st := fixture.Prepare(t, "twitter", 0.001, 8, 128, workload.Dot) // 41,600 nodes: 10.6 MB partitions
 	on := epoch(t, st, "hilbert-symmetric", 4, true)
 	off := epoch(t, st, "hilbert-symmetric", 4, false)
 	var swapReads float64
@@ -95,20 +89,20 @@ func TestNoPrefetchRaisesStall(t *testing.T) {
 func TestMRRRises(t *testing.T) {
 	for _, kind := range []workload.Model{workload.Dot, workload.DistMult, workload.ComplEx} {
 		t.Run(string(kind), func(t *testing.T) {
-			st := prepare(t, "livejournal", 0.001, 4, 16, kind) // 4,800 nodes, 68,000 edges
+			st := fixture.Prepare(t, "livejournal", 0.001, 4, 16, kind) // 4,800 nodes, 68,000 edges
 			plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
 			require.NoError(t, err)
 			deg, err := st.Degrees()
 			require.NoError(t, err)
-			h := hyper(kind, 16)
+			h := fixture.Hyper(kind, 16)
 			h.LR = 0.01 // small enough that three epochs keep improving this tiny graph
-			eng := NewCPU(h, st, deg, 1)
+			eng := cpu.New(h, st, deg, 1)
 			var mrr []float64
-			var q Quality
+			var q eval.Quality
 			for e := 1; e <= 3; e++ {
-				_, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
+				_, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
 				require.NoError(t, err)
-				q, err = Evaluate(st, kind, eng.Relations(), deg, EvalOptions{FilteredMaxNodes: 0, Uniform: 50, ByDegree: 50, MaxEdges: 2000, Workers: 2, Seed: 1})
+				q, err = eval.Evaluate(st, kind, eng.Relations(), deg, eval.Options{FilteredMaxNodes: 0, Uniform: 50, ByDegree: 50, MaxEdges: 2000, Workers: 2, Seed: 1})
 				require.NoError(t, err)
 				mrr = append(mrr, q.MRR)
 			}
@@ -142,19 +136,19 @@ func TestRelationsAreLearned(t *testing.T) {
 	mrr := map[workload.Model]float64{}
 	var random float64
 	for _, kind := range []workload.Model{workload.Dot, workload.ComplEx} {
-		st, err := Prepare(DataSpec{Edges: edges, Seed: 3, P: 2, Dim: 32, Model: string(kind), Workdir: filepath.Join(t.TempDir(), string(kind))})
+		st, err := workdir.Prepare(workdir.DataSpec{Edges: edges, Seed: 3, P: 2, Dim: 32, Model: string(kind), Workdir: filepath.Join(t.TempDir(), string(kind))})
 		require.NoError(t, err)
 		require.Equal(t, 4, st.M.Relations)
 		plan, err := orderings.Build("beta", 2, 2, orderings.Belady, 0)
 		require.NoError(t, err)
 		deg, err := st.Degrees()
 		require.NoError(t, err)
-		eng := NewCPU(hyper(kind, 32), st, deg, 1)
+		eng := cpu.New(fixture.Hyper(kind, 32), st, deg, 1)
 		for e := 1; e <= 3; e++ {
-			_, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
+			_, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
 			require.NoError(t, err)
 		}
-		q, err := Evaluate(st, kind, eng.Relations(), deg, EvalOptions{FilteredMaxNodes: 10_000, MaxEdges: 2000, Workers: 2, Seed: 1})
+		q, err := eval.Evaluate(st, kind, eng.Relations(), deg, eval.Options{FilteredMaxNodes: 10_000, MaxEdges: 2000, Workers: 2, Seed: 1})
 		require.NoError(t, err)
 		mrr[kind], random = q.MRR, q.Baseline
 	}
@@ -171,19 +165,19 @@ func TestRelationsAreLearned(t *testing.T) {
 func TestSingleWorkerDeterministic(t *testing.T) {
 	var parts [][]byte
 	for run := 0; run < 2; run++ {
-		st := prepare(t, "livejournal", 0.0005, 4, 8, workload.Dot)
+		st := fixture.Prepare(t, "livejournal", 0.0005, 4, 8, workload.Dot)
 		plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
 		require.NoError(t, err)
 		deg, err := st.Degrees()
 		require.NoError(t, err)
-		h := hyper(workload.Dot, 8)
+		h := fixture.Hyper(workload.Dot, 8)
 		h.Workers = 1
-		eng := NewCPU(h, st, deg, 1)
+		eng := cpu.New(h, st, deg, 1)
 		for e := 1; e <= 2; e++ {
 			if run == 1 && e == 2 {
-				eng = NewCPU(h, st, deg, 1) // as after a restart
+				eng = cpu.New(h, st, deg, 1) // as after a restart
 			}
-			_, err := RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
+			_, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
 			require.NoError(t, err)
 		}
 		var all []byte
@@ -202,7 +196,7 @@ func TestSingleWorkerDeterministic(t *testing.T) {
 // engine cannot perform what it claims) fails the epoch instead of being
 // reported as measured.
 func TestCountsAreMeasured(t *testing.T) {
-	st := prepare(t, "twitter", 0.0001, 6, 8, workload.Dot)
+	st := fixture.Prepare(t, "twitter", 0.0001, 6, 8, workload.Dot)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
 	for _, tamper := range []struct {
@@ -214,28 +208,15 @@ func TestCountsAreMeasured(t *testing.T) {
 			plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
 			require.NoError(t, err)
 			tamper.f(&plan.Counts)
-			eng := NewCPU(hyper(workload.Dot, 8), st, deg, 1)
-			_, err = RunEpoch(st, plan, eng, EpochOptions{Prefetch: true, Seed: 1, Epoch: 1})
+			eng := cpu.New(fixture.Hyper(workload.Dot, 8), st, deg, 1)
+			_, err = realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: true, Seed: 1, Epoch: 1})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "the engine performed")
 		})
 	}
 	plan, err := orderings.Build("beta", 6, 3, orderings.Belady, 0)
 	require.NoError(t, err)
-	ep, err := RunEpoch(st, plan, NewCPU(hyper(workload.Dot, 8), st, deg, 1), EpochOptions{Seed: 1, Epoch: 1})
+	ep, err := realrun.RunEpoch(st, plan, cpu.New(fixture.Hyper(workload.Dot, 8), st, deg, 1), realrun.EpochOptions{Seed: 1, Epoch: 1})
 	require.NoError(t, err)
 	assert.Equal(t, plan.Counts, ep.Counts, "without prefetch too")
-}
-
-func TestWorkUnit(t *testing.T) {
-	for _, tc := range []struct{ edges, batch, chunk, workers, want int }{
-		{100_000, 10_000, 100, 2, 10_000}, // large buckets: batches
-		{1_000, 10_000, 100, 2, 500},      // one batch's worth: split in two
-		{1_050, 10_000, 100, 2, 600},      // whole chunks
-		{1_000, 10_000, 100, 1, 1_000},    // one worker: the whole bucket, as one batch
-		{30, 10_000, 100, 4, 100},         // at least a chunk
-		{15_000, 10_000, 100, 2, 7_500},
-	} {
-		assert.Equal(t, tc.want, workload.WorkUnit(tc.edges, tc.batch, tc.chunk, tc.workers), "%+v", tc)
-	}
 }

@@ -1,4 +1,4 @@
-package realrun
+package realrun_test
 
 import (
 	"fmt"
@@ -8,7 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/internal/fixture"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -17,7 +20,7 @@ import (
 // keeps its own copy of every slot (the "device"), trains only on those,
 // and relies on Install and Evict alone to move partitions in and out.
 type slotEngine struct {
-	*CPU
+	*cpu.Engine
 	dev      []*store.Buffer
 	where    map[int]int
 	installs int
@@ -52,7 +55,7 @@ func (s *slotEngine) TrainBucket(edges []store.Edge, si int, _ *store.Buffer, di
 		return 0, fmt.Errorf("bucket (%d,%d) not resident in the engine's slots", si, di)
 	}
 	// Scribble nothing on the host buffers: only Evict may bring results back.
-	return s.CPU.TrainBucket(edges, si, s.dev[a], di, s.dev[b], rng)
+	return s.Engine.TrainBucket(edges, si, s.dev[a], di, s.dev[b], rng)
 }
 
 // TestSlotResidentProtocol: an engine that trains only on its own slot
@@ -61,27 +64,27 @@ func (s *slotEngine) TrainBucket(edges []store.Edge, si int, _ *store.Buffer, di
 // with and without prefetch — so the buffer manager calls the hooks at
 // the right points (the --buffer gpu contract).
 func TestSlotResidentProtocol(t *testing.T) {
-	st := prepare(t, "twitter", 0.0001, 6, 8, workload.Dot)
+	st := fixture.Prepare(t, "twitter", 0.0001, 6, 8, workload.Dot)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	h := hyper(workload.Dot, 8)
+	h := fixture.Hyper(workload.Dot, 8)
 	h.Workers = 1
 	for _, ord := range []string{"beta", "legend", "inside-out"} {
 		for _, prefetch := range []bool{true, false} {
 			plan, err := orderings.Build(ord, st.M.P, 3, orderings.Belady, 0)
 			require.NoError(t, err)
 			require.NoError(t, st.InitPartitions(1, 0.1))
-			want, err := RunEpoch(st, plan, NewCPU(h, st, deg, 1), EpochOptions{Prefetch: prefetch, Seed: 1, Epoch: 1})
+			want, err := realrun.RunEpoch(st, plan, cpu.New(h, st, deg, 1), realrun.EpochOptions{Prefetch: prefetch, Seed: 1, Epoch: 1})
 			require.NoError(t, err)
 			require.NoError(t, st.InitPartitions(1, 0.1))
-			se := &slotEngine{CPU: NewCPU(h, st, deg, 1), where: map[int]int{}}
+			se := &slotEngine{Engine: cpu.New(h, st, deg, 1), where: map[int]int{}}
 			for i := 0; i < plan.C; i++ {
 				b, err := st.NewBuffer()
 				require.NoError(t, err)
 				defer b.Free()
 				se.dev = append(se.dev, b)
 			}
-			got, err := RunEpoch(st, plan, se, EpochOptions{Prefetch: prefetch, Seed: 1, Epoch: 1})
+			got, err := realrun.RunEpoch(st, plan, se, realrun.EpochOptions{Prefetch: prefetch, Seed: 1, Epoch: 1})
 			if se.installs == 0 && err != nil {
 				t.Skipf("the buffer manager does not call SlotResident yet: %v", err)
 			}

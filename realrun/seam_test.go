@@ -1,19 +1,21 @@
-package realrun
+package realrun_test
 
 import (
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/tierflow/tierflow/internal/fixture"
+	_ "github.com/tierflow/tierflow/realrun/cpu"
+	"github.com/tierflow/tierflow/workload"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/telemetry"
-	"github.com/tierflow/tierflow/sim"
-	"github.com/tierflow/tierflow/workload"
 )
 
 func TestCheckEngine(t *testing.T) {
@@ -30,40 +32,26 @@ func TestCheckEngine(t *testing.T) {
 		{"cuda", "disk", true, false},
 	}
 	for _, tc := range tests {
-		err := CheckEngine(tc.engine, tc.buffer)
+		err := realrun.CheckEngine(tc.engine, tc.buffer)
 		var bad *inputerr.Error
 		assert.Equal(t, tc.bad, errors.As(err, &bad), "%s/%s: %v", tc.engine, tc.buffer, err)
 	}
 	// Without -tags cuda nothing registers "cuda": selecting it says how to build it.
-	if _, ok := engines["cuda"]; !ok {
-		err := CheckEngine("cuda", "gpu")
-		var un *EngineUnavailable
+	if !slices.Contains(realrun.EngineNames(), "cuda") {
+		err := realrun.CheckEngine("cuda", "gpu")
+		var un *realrun.EngineUnavailable
 		require.True(t, errors.As(err, &un), "%v", err)
 		assert.Contains(t, err.Error(), "make build-cuda")
-		assert.Equal(t, []string{"cpu"}, EngineNames())
+		assert.Equal(t, []string{"cpu"}, realrun.EngineNames())
 	}
-}
-
-// The CPU engine draws its negatives through NegativeSampler: the same
-// seed draws the same nodes, half of them from each side.
-func TestNegativeSamplerSides(t *testing.T) {
-	st := prepare(t, "fb15k", 0.05, 2, 8, "dot")
+	// Every engine opens through the registry: the CPU engine registers
+	// itself as "cpu" (realrun/cpu, imported by this test).
+	st := fixture.Prepare(t, "fb15k", 0.01, 2, 4, workload.Dot)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	ns := NewNegativeSampler(st, deg, 0.5)
-	draw := func() ([]int32, []bool) {
-		rows, side := make([]int32, 10), make([]bool, 10)
-		ns.Draw(rand.New(rand.NewPCG(7, 8)), 0, 1, rows, side)
-		return rows, side
-	}
-	r1, s1 := draw()
-	r2, s2 := draw()
-	assert.Equal(t, r1, r2)
-	assert.Equal(t, s1, s2)
-	for k, s := range s1 {
-		assert.Equal(t, k%2 == 1, s)
-		assert.Less(t, r1[k], int32(st.M.Rows))
-	}
+	eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: fixture.Hyper(workload.Dot, 4), Store: st, Degrees: deg, Seed: 1, C: 2})
+	require.NoError(t, err)
+	assert.Equal(t, "cpu", eng.Name())
 }
 
 // A GPU run's JSON names the GPU and carries its measured utilisation and
@@ -80,9 +68,9 @@ func TestApplyGPUJSON(t *testing.T) {
 	rep, err := s.Report()
 	require.NoError(t, err)
 	rep.H2DBytes, rep.D2HBytes, rep.KernelSeconds = 123, 45, 0.9
-	ep := Epoch{Epoch: 1}
+	ep := realrun.Epoch{Epoch: 1}
 	ep.EpochSeconds = 2
-	ApplyGPU(&ep, rep)
+	realrun.ApplyGPU(&ep, rep)
 	data, err := json.Marshal(ep)
 	require.NoError(t, err)
 	var got map[string]any
@@ -99,33 +87,7 @@ func TestApplyGPUJSON(t *testing.T) {
 	res := got["resources"].([]any)
 	assert.Equal(t, "gpu", res[0].(map[string]any)["name"])
 	// The CPU engine's JSON has no "gpu" object.
-	data, err = json.Marshal(Epoch{})
+	data, err = json.Marshal(realrun.Epoch{})
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), `"gpu":`)
-}
-
-// A GPU calibration folds its measured rate into gpu.flops so that the
-// simulator's GPU batch cost gives back the measured edges per second.
-func TestGPUCalibrationApply(t *testing.T) {
-	h := Hyper{Training: workload.Training{Model: workload.ComplEx, Dim: 100, Batch: 10000, Negatives: 100}}
-	cal := GPUCalibration{Name: "fake", MemoryBytes: 80 << 30, H2D: 2.5e10, D2H: 2.4e10, EdgesPerSecond: 2e6}
-	var p devices.Profile
-	require.NoError(t, cal.Apply(&p, h))
-	assert.Equal(t, 1, p.GPU.Count)
-	assert.InDelta(t, 2.5e10, float64(p.PCIe.H2D), 0)
-	tr := workload.Training{Model: workload.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives}
-	secs := sim.GPUBatchCost(p, tr, h.Batch).GPU
-	assert.InDelta(t, float64(h.Batch)/2e6, secs, 1e-4*secs, "one batch at the measured rate (the 1e15 rates add 1e-5)")
-	assert.Error(t, GPUCalibration{}.Apply(&p, h))
-	// Applied to a whole profile, the result validates.
-	prof, err := devices.Preset("h100-nvme")
-	require.NoError(t, err)
-	require.NoError(t, cal.Apply(&prof, h))
-	assert.NoError(t, prof.Validate())
-	assert.Equal(t, "fake", prof.GPU.Name)
-	_, err = CalibrateGPU(1<<20, h, 1000)
-	if _, ok := engines["cuda"]; !ok {
-		var un *EngineUnavailable
-		assert.True(t, errors.As(err, &un), "%v", err)
-	}
 }

@@ -10,15 +10,16 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
-	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/calibrate"
+	"github.com/tierflow/tierflow/validate"
 )
 
 // CompareOutput is what --compare-sim prints with --json.
-type CompareOutput = realrun.CompareOutput
+type CompareOutput = validate.CompareOutput
 
-// compareMain is --compare-sim: realrun.CompareOrderings, then printing.
+// compareMain is --compare-sim: validate.CompareSim, then printing.
 func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) error {
-	out, err := realrun.CompareOrderings(o.Options, o.orderingList, o.device, pickProgress(o.progress, stderr), stderr)
+	out, err := validate.CompareSim(o.Options, o.device, pickProgress(o.progress, stderr), stderr)
 	if err != nil {
 		return asUsage(err)
 	}
@@ -32,9 +33,9 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 	case cli.JSON:
 		return cli.PrintJSON(stdout, out)
 	case cli.CSV:
-		return realrun.ComparisonColumns.CSV(out.Results).CSV(stdout)
+		return comparisonColumns.CSV(out.Results).CSV(stdout)
 	}
-	if err := realrun.ComparisonColumns.Human(out.Results).Render(stdout); err != nil {
+	if err := comparisonColumns.Human(out.Results).Render(stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "predicted by the realrun system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", prof)
@@ -81,7 +82,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 	if *workers < 0 {
 		return cli.Usagef("--workers %d: must not be negative", *workers)
 	}
-	cal, err := realrun.Calibrate(realrun.CalibrateOptions{Dir: *dir, FileBytes: int64(*size) << 20, Files: 4, Workers: *workers, Name: *name})
+	cal, err := calibrate.Calibrate(calibrate.CalibrateOptions{Dir: *dir, FileBytes: int64(*size) << 20, Files: 4, Workers: *workers, Name: *name})
 	if err != nil {
 		return cli.Usagef("--dir: %w", err)
 	}

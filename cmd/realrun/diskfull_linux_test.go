@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -112,6 +113,6 @@ func verify(t *testing.T, work string) {
 	deg, err := st.Degrees()
 	require.NoError(t, err)
 	h := realrun.Hyper{Training: workload.Training{Model: workload.Model(st.M.Model), Dim: st.M.Dim, Batch: 1, Negatives: 1}, Workers: 1}
-	_, err = realrun.Resume(st, realrun.NewCPU(h, st, deg, 1))
+	_, err = realrun.Resume(st, cpu.New(h, st, deg, 1))
 	assert.NoError(t, err, "the current checkpoint verifies")
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/job"
 )
 
 const prog = "realrun"
@@ -29,16 +31,16 @@ func main() {
 }
 
 // Output is what realrun prints with --json.
-type Output = realrun.Output
+type Output = job.Output
 
-// cmdOptions are the flags beyond realrun.Options: outputs and the
+// cmdOptions are the flags beyond job.Options: outputs and the
 // comparison with the simulator.
 type cmdOptions struct {
-	realrun.Options
-	timeline, progress         string
-	orderingList, device, plot string
-	compareSim                 bool
-	cpuprofile                 string
+	job.Options
+	timeline, progress string
+	device, plot       string
+	compareSim         bool
+	cpuprofile         string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -54,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // training checkpoints at the next bucket boundary and ends with the exit
 // status 128+signal; a second signal exits at once (the last committed
 // checkpoint stays intact).
-func stopOnSignal(o *realrun.Options) (done func()) {
+func stopOnSignal(o *job.Options) (done func()) {
 	stop, ch := make(chan struct{}), make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	o.Stop, o.StopCode = stop, new(int)
@@ -76,25 +78,25 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	var o cmdOptions
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
-	fs.StringVar(&o.Dataset, "dataset", realrun.Defaults.Dataset, "generated dataset: "+presetNames())
+	fs.StringVar(&o.Dataset, "dataset", job.Defaults.Dataset, "generated dataset: "+presetNames())
 	fs.Float64Var(&o.Scale, "scale", 0, "shrink the dataset preset by this factor, 0 < f ≤ 1 (default: twitter 0.01, livejournal 0.2, freebase86m 0.04, fb15k 1)")
 	fs.StringVar(&o.Edges, "edges", "", "train on this edge `FILE` (src dst or src rel dst per line) instead of a generated dataset")
 	fs.StringVar(&o.Valid, "valid", "", "validation edges `FILE` (with --edges)")
 	fs.StringVar(&o.Test, "test", "", "test edges `FILE` (with --edges; otherwise a seeded 90/5/5 split)")
 	fs.StringVar(&o.Model, "model", "", "score function: dot, distmult or complex (default: the dataset's)")
-	fs.IntVar(&o.Dim, "dim", realrun.Defaults.Dim, "embedding dimension d")
-	fs.IntVar(&o.Epochs, "epochs", realrun.Defaults.Epochs, "epochs to train")
-	fs.IntVar(&o.P, "p", realrun.Defaults.P, "node partitions")
-	fs.IntVar(&o.C, "c", realrun.Defaults.C, "partitions in memory (2 ≤ c ≤ p)")
-	fs.StringVar(&o.Ordering, "ordering", realrun.Defaults.Ordering, "edge-bucket ordering: "+strings.Join(orderings.Names(), ", "))
-	fs.StringVar(&o.Policy, "policy", realrun.Defaults.Policy, "eviction policy: belady, lru or fifo")
-	fs.IntVar(&o.Batch, "batch", realrun.Defaults.Batch, "edges per batch")
-	fs.IntVar(&o.Negatives, "negatives", realrun.Defaults.Negatives, "negative nodes shared by each chunk")
+	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "embedding dimension d")
+	fs.IntVar(&o.Epochs, "epochs", job.Defaults.Epochs, "epochs to train")
+	fs.IntVar(&o.P, "p", job.Defaults.P, "node partitions")
+	fs.IntVar(&o.C, "c", job.Defaults.C, "partitions in memory (2 ≤ c ≤ p)")
+	fs.StringVar(&o.Ordering, "ordering", job.Defaults.Ordering, "edge-bucket ordering: "+strings.Join(orderings.Names(), ", "))
+	fs.StringVar(&o.Policy, "policy", job.Defaults.Policy, "eviction policy: belady, lru or fifo")
+	fs.IntVar(&o.Batch, "batch", job.Defaults.Batch, "edges per batch")
+	fs.IntVar(&o.Negatives, "negatives", job.Defaults.Negatives, "negative nodes shared by each chunk")
 	fs.IntVar(&o.Chunk, "chunk", 0, "edges per chunk (0: as many as --negatives)")
-	fs.Float64Var(&o.DegreeFrac, "degree-frac", realrun.Defaults.DegreeFrac, "share of negatives drawn by degree, the rest uniformly (default -1: 0 for knowledge graphs, 0.5 otherwise)")
-	fs.Float64Var(&o.LR, "lr", realrun.Defaults.LR, "Adagrad learning rate (default 0: 0.3 for knowledge graphs, 0.1 otherwise)")
-	fs.IntVar(&o.Workers, "workers", realrun.Defaults.Workers, "training goroutines (1 makes training deterministic)")
-	fs.Int64Var(&o.Seed, "seed", realrun.Defaults.Seed, "seed for generation, relabelling, initialisation, sampling and evaluation")
+	fs.Float64Var(&o.DegreeFrac, "degree-frac", job.Defaults.DegreeFrac, "share of negatives drawn by degree, the rest uniformly (default -1: 0 for knowledge graphs, 0.5 otherwise)")
+	fs.Float64Var(&o.LR, "lr", job.Defaults.LR, "Adagrad learning rate (default 0: 0.3 for knowledge graphs, 0.1 otherwise)")
+	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "training goroutines (1 makes training deterministic)")
+	fs.Int64Var(&o.Seed, "seed", job.Defaults.Seed, "seed for generation, relabelling, initialisation, sampling and evaluation")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
 	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
 	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint (start afresh if there is none)")
@@ -102,19 +104,19 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for partitions and buckets (default: under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
 	fs.StringVar(&o.Export, "export", "", "write the trained node embeddings to `FILE` (.npy)")
-	fs.StringVar(&o.ExportFormat, "export-format", realrun.Defaults.ExportFormat, "npy or tsv")
-	fs.StringVar(&o.Eval, "eval", realrun.Defaults.Eval, "when to evaluate: every (every --eval-every epochs and the last), end (after the last epoch) or none")
-	fs.IntVar(&o.EvalEvery, "eval-every", realrun.Defaults.EvalEvery, "with --eval every: evaluate after every N-th epoch (and the last)")
-	fs.IntVar(&o.EvalEdges, "eval-edges", realrun.Defaults.EvalEdges, "test edges ranked (a seeded sample when there are more)")
-	fs.StringVar(&o.EvalProtocol, "eval-protocol", realrun.Defaults.EvalProtocol, "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes)")
+	fs.StringVar(&o.ExportFormat, "export-format", job.Defaults.ExportFormat, "npy or tsv")
+	fs.StringVar(&o.Eval, "eval", job.Defaults.Eval, "when to evaluate: every (every --eval-every epochs and the last), end (after the last epoch) or none")
+	fs.IntVar(&o.EvalEvery, "eval-every", job.Defaults.EvalEvery, "with --eval every: evaluate after every N-th epoch (and the last)")
+	fs.IntVar(&o.EvalEdges, "eval-edges", job.Defaults.EvalEdges, "test edges ranked (a seeded sample when there are more)")
+	fs.StringVar(&o.EvalProtocol, "eval-protocol", job.Defaults.EvalProtocol, "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes)")
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto, bar, lines or none")
-	fs.StringVar(&o.orderingList, "orderings", "", "with --compare-sim: comma-separated orderings to run one after another")
+	fs.StringVar(&o.Orderings, "orderings", "", "with --compare-sim: comma-separated orderings to run one after another")
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
 	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
 	fs.StringVar(&o.MicroBatchMemory, "micro-batch-memory", "", "split a batch needing more than `SIZE` (e.g. 2GB) into the fewest micro-batches that fit; one Adagrad step per row after the last")
 	fs.IntVar(&o.MicroBatches, "micro-batches", 0, "split every batch into N micro-batches (0: only with --micro-batch-memory)")
-	fs.StringVar(&o.Engine, "engine", realrun.Defaults.Engine, "training engine: cpu, or cuda (a build with -tags cuda: make build-cuda)")
+	fs.StringVar(&o.Engine, "engine", job.Defaults.Engine, "training engine: cpu, or cuda (a build with -tags cuda: make build-cuda)")
 	fs.StringVar(&o.Buffer, "buffer", "", "with --engine cuda: gpu (partition slots in GPU memory, default) or host (partitions in host memory, rows shipped per batch)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	cli.SetHelp(fs, help)
@@ -132,18 +134,18 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if o.compareSim {
 		return compareMain(o, stdout, stderr, format)
 	}
-	if o.orderingList != "" || o.device != "" || o.plot != "" {
+	if o.Orderings != "" || o.device != "" || o.plot != "" {
 		return cli.Usagef("--orderings, --device and --plot go with --compare-sim")
 	}
 	defer stopOnSignal(&o.Options)()
-	out, err := realrun.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, stderr)
+	out, err := job.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, stderr)
 	if se := (*realrun.StopError)(nil); errors.As(err, &se) {
-		return fmt.Errorf("%w; resume with: %s %s", err, prog, realrun.ResumeArgs(args))
+		return fmt.Errorf("%w; resume with: %s %s", err, prog, job.ResumeArgs(args))
 	} else if err != nil {
 		return asUsage(err)
 	}
 	if o.timeline != "" {
-		if err := out.DrawTimeline(o.timeline); err != nil {
+		if err := drawTimeline(out, o.timeline); err != nil {
 			return cli.Usagef("--timeline: %w", err)
 		}
 	}
@@ -191,18 +193,18 @@ func presetNames() string {
 func pickProgress(mode string, w io.Writer) realrun.Progress {
 	switch mode {
 	case "none":
-		return realrun.Discard
+		return discard
 	case "bar":
-		return realrun.BarProgress(w)
+		return barProgress(w)
 	case "lines":
-		return realrun.LineProgress(w)
+		return lineProgress(w)
 	}
 	if f, ok := w.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return realrun.BarProgress(w)
+			return barProgress(w)
 		}
 	}
-	return realrun.LineProgress(w)
+	return lineProgress(w)
 }
 
 func print(w io.Writer, format cli.Format, out Output) error {
@@ -210,20 +212,20 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
-		return realrun.EpochColumns.CSV(out.Epochs).CSV(w)
+		return epochColumns.CSV(out.Epochs).CSV(w)
 	}
-	if err := realrun.EpochColumns.Human(out.Epochs).Render(w); err != nil {
+	if err := epochColumns.Human(out.Epochs).Render(w); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
 		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
 	fmt.Fprintf(w, "%s order, p=%d c=%d, partitions of %.1f MB (O_DIRECT: %v), prefetch %v; work directory %s\n",
 		out.Ordering, out.P, out.C, float64(out.PartitionBytes)/1e6, out.DirectIO, out.Prefetch, out.Workdir)
-	if s := out.CheckpointSummary(); s != "" {
+	if s := checkpointSummary(out); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	for i := len(out.Epochs) - 1; i >= 0; i-- {
-		if q := out.Epochs[i].Quality; q.Mode != realrun.EvalNone {
+		if q := out.Epochs[i].Quality; q.Mode != eval.None {
 			fmt.Fprintf(w, "evaluation: %s ranking of %d test edges, both sides (%.1f s); random MRR %.4f; filtered and sampled MRRs are not comparable\n",
 				q.Mode, q.Edges, q.Seconds, q.Baseline)
 			break

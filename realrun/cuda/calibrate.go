@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -14,8 +15,8 @@ import (
 // copies (median of five each way), the GPU's memory, and the engine's
 // training rate at shape h on two synthetic partitions of rows rows held
 // on the GPU (median of five buckets timed with CUDA events).
-func Calibrate(g gpu, partitionBytes int64, h realrun.Hyper, rows int64) (realrun.GPUCalibration, error) {
-	var cal realrun.GPUCalibration
+func Calibrate(g gpu, partitionBytes int64, h realrun.Hyper, rows int64) (calibrate.GPUCalibration, error) {
+	var cal calibrate.GPUCalibration
 	d := int64(h.Dim)
 	st := &store.Store{M: store.Manifest{P: 2, Rows: rows, Nodes: 2 * rows, Relations: 10, Dim: h.Dim, PartitionBytes: 2 * 4 * rows * d}}
 	rng := rand.New(rand.NewPCG(uint64(h.Dim), uint64(h.Negatives)))

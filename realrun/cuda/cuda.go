@@ -23,6 +23,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/cuda/kernels"
 	"github.com/tierflow/tierflow/realrun/cuda/probe" // must initialise before gorgonia.org/cu
 	"github.com/tierflow/tierflow/realrun/telemetry"
@@ -30,10 +31,10 @@ import (
 
 func init() {
 	realrun.RegisterEngine("cuda", func(o realrun.EngineOptions) (realrun.Engine, error) { return New(o) })
-	realrun.RegisterGPUCalibrator(func(pb int64, h realrun.Hyper, rows int64) (realrun.GPUCalibration, error) {
+	calibrate.RegisterGPUCalibrator(func(pb int64, h realrun.Hyper, rows int64) (calibrate.GPUCalibration, error) {
 		g, err := openCUDA(0)
 		if err != nil {
-			return realrun.GPUCalibration{}, err
+			return calibrate.GPUCalibration{}, err
 		}
 		return Calibrate(g, pb, h, rows)
 	})

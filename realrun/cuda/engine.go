@@ -9,6 +9,7 @@ import (
 	"github.com/tierflow/tierflow/workload"
 
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 )
@@ -61,7 +62,7 @@ type Engine struct {
 	rows   int64 // rows per partition
 	nrel   int64
 	pbytes int64
-	neg    *realrun.NegativeSampler
+	neg    *sample.NegativeSampler
 	g      gpu
 	allocs []dev // everything alloc returned, freed by Close
 
@@ -147,7 +148,7 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	if e.mode == "" {
 		e.mode = realrun.BufferGPU
 	}
-	e.neg = realrun.NewNegativeSampler(st, o.Degrees, h.DegreeFrac)
+	e.neg = sample.NewNegativeSampler(st, o.Degrees, h.DegreeFrac)
 	e.chunk = h.Chunk()
 	e.maxChunks = (h.Batch + e.chunk - 1) / e.chunk
 	done, err := e.bind()
@@ -187,9 +188,9 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 		if e.relState, err = e.alloc(4 * e.nrel * d); err != nil {
 			return err
 		}
-		// Relations start as the CPU engine starts them (same seed, same rule).
-		init := realrun.NewCPU(realrun.Hyper{Training: workload.Training{Model: e.h.Model, Dim: e.h.Dim, Negatives: 1, Batch: 1}, Workers: 1}, st, o.Degrees, o.Seed).State()
-		if err := e.restore(init); err != nil {
+		// Relations start as every engine starts them (same seed, same rule).
+		emb, state := sample.InitRelations(e.h.Model, st.M.Relations, e.h.Dim, o.Seed)
+		if err := e.restore(append(emb, state...)); err != nil {
 			return err
 		}
 		if e.relAcc, err = e.newAccum(e.nrel); err != nil {
@@ -487,7 +488,7 @@ func (e *Engine) Transfers() Transfers {
 // Adagrad step with its gradients summed over the batch.
 func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
 	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
-	wr := rand.New(rand.NewPCG(rng.Uint64(), 0x776b7273)) // as a CPU worker's sampler
+	wr := rand.New(rand.NewPCG(rng.Uint64(), sample.WorkerStream)) // as a CPU worker's sampler
 	done, err := e.bind()
 	if err != nil {
 		return 0, err

@@ -13,6 +13,9 @@ import (
 	"time"
 	"unsafe"
 
+	cpuengine "github.com/tierflow/tierflow/realrun/cpu"
+	"github.com/tierflow/tierflow/realrun/eval"
+
 	"github.com/tierflow/tierflow/workload"
 
 	"github.com/stretchr/testify/assert"
@@ -23,6 +26,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
+	"github.com/tierflow/tierflow/realrun/workdir"
 )
 
 // memStore is a store with only a manifest: enough for New.
@@ -161,7 +165,7 @@ func TestChunkMatchesModel(t *testing.T) {
 
 func prepare(t *testing.T) (*store.Store, []int32) {
 	t.Helper()
-	st, err := realrun.Prepare(realrun.DataSpec{Dataset: "fb15k", Scale: 0.05, Seed: 3, P: 4, Dim: 16, Model: "distmult", Workdir: filepath.Join(t.TempDir(), "work")})
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "fb15k", Scale: 0.05, Seed: 3, P: 4, Dim: 16, Model: "distmult", Workdir: filepath.Join(t.TempDir(), "work")})
 	require.NoError(t, err)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
@@ -212,7 +216,7 @@ func TestBufferBytesMatchPlan(t *testing.T) {
 // must agree within 15% (the GPU sums a batch's gradients per row before
 // one Adagrad step, the CPU steps per chunk) and be well above random.
 func TestMRRMatchesCPU(t *testing.T) {
-	st, err := realrun.Prepare(realrun.DataSpec{Dataset: "twitter", Scale: 0.0001, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "work")})
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "twitter", Scale: 0.0001, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "work")})
 	require.NoError(t, err)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
@@ -229,14 +233,14 @@ func TestMRRMatchesCPU(t *testing.T) {
 			}
 			require.NoError(t, err)
 		}
-		ev := realrun.DefaultEval
+		ev := eval.DefaultEval
 		ev.Seed, ev.MaxEdges = 1, 2000
-		q, err := realrun.Evaluate(st, workload.Dot, eng.Relations(), deg, ev)
+		q, err := eval.Evaluate(st, workload.Dot, eng.Relations(), deg, ev)
 		require.NoError(t, err)
 		baseline = q.Baseline
 		return q.MRR
 	}
-	cpu := mrr(realrun.NewCPU(h, st, deg, 1))
+	cpu := mrr(cpuengine.New(h, st, deg, 1))
 	require.Greater(t, cpu, 3*baseline, "the CPU engine learns")
 	for _, mode := range []string{realrun.BufferHost, realrun.BufferGPU} { // gpu last: it skips until wired
 		e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: mode, Hyper: h, Store: st, Degrees: deg, Seed: 1, C: plan.C})

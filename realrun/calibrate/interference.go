@@ -1,4 +1,4 @@
-package realrun
+package calibrate
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -22,7 +23,7 @@ import (
 // each for window. Compute = alone ÷ with-I/O rate − 1, IO = alone ÷
 // with-training bandwidth − 1, each at least 0. Scratch files go under
 // dir and are removed.
-func MeasureInterference(dir string, fileBytes int64, h Hyper, rows int64, alone devices.TrainCost, window time.Duration) (devices.Interference, error) {
+func MeasureInterference(dir string, fileBytes int64, h realrun.Hyper, rows int64, alone devices.TrainCost, window time.Duration) (devices.Interference, error) {
 	s, err := newIOStream(dir, fileBytes, 4)
 	if err != nil {
 		return devices.Interference{}, err

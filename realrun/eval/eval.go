@@ -1,4 +1,4 @@
-package realrun
+package eval
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -34,8 +35,8 @@ type Quality struct {
 	Seconds float64 `json:"eval_seconds"`
 }
 
-// EvalOptions choose how to evaluate.
-type EvalOptions struct {
+// Options choose how to evaluate.
+type Options struct {
 	// Protocol is "filtered", "sampled", or "" (auto): graphs with at most
 	// FilteredMaxNodes nodes are ranked filtered against all nodes, larger
 	// ones against sampled negatives (Marius §5.1: 1,000 uniform + 1,000
@@ -50,7 +51,7 @@ type EvalOptions struct {
 }
 
 // DefaultEval is the evaluation of the papers.
-var DefaultEval = EvalOptions{FilteredMaxNodes: 100_000, Uniform: 1000, ByDegree: 1000, MaxEdges: 10_000, Workers: 2}
+var DefaultEval = Options{FilteredMaxNodes: 100_000, Uniform: 1000, ByDegree: 1000, MaxEdges: 10_000, Workers: 2}
 
 // LoadEmbeddings reads every partition's embeddings (not the Adagrad
 // state) into one nodes×d matrix, checking each against its recorded
@@ -85,7 +86,7 @@ func LoadEmbeddings(st *store.Store) ([]float32, error) {
 }
 
 // Evaluate ranks the test edges with the trained embeddings.
-func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int32, opt EvalOptions) (Quality, error) {
+func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int32, opt Options) (Quality, error) {
 	test, err := st.ReadSplit(store.Test)
 	if err != nil {
 		return Quality{}, err
@@ -124,15 +125,15 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 		}
 	} else {
 		q.Mode, q.Uniform, q.ByDegree = "sampled", opt.Uniform, opt.ByDegree
-		ps := newPartSampler(degrees)
+		ps := sample.NewPartSampler(degrees)
 		m = opt.Uniform + opt.ByDegree
 		cand = make([]float32, m*d)
 		for k := 0; k < m; k++ {
 			var v int32
 			if k < opt.Uniform {
-				v = ps.uniform(rng)
+				v = ps.Uniform(rng)
 			} else {
-				v = ps.byDegree(rng)
+				v = ps.ByDegree(rng)
 			}
 			copy(cand[k*d:(k+1)*d], emb[int(v)*d:int(v+1)*d])
 		}
@@ -331,3 +332,6 @@ func rankFiltered(kind workload.Model, d int, emb, rel []float32, test []store.E
 	}
 	wg.Wait()
 }
+
+// None is the Quality.Mode of an epoch that was not evaluated.
+const None = "none"

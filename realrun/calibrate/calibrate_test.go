@@ -1,4 +1,4 @@
-package realrun
+package calibrate
 
 import (
 	"math"
@@ -104,4 +104,13 @@ func TestDiskSharing(t *testing.T) {
 			assert.InDelta(t, tt.shr, s, 1e-9)
 		})
 	}
+}
+
+func TestMeanDisk(t *testing.T) {
+	a := Calibration{ReadBW: 100, WriteBW: 50, BothReadBW: 60, BothWriteBW: 20, ChecksumBW: 4, LatencySeconds: 1e-4}
+	b := Calibration{ReadBW: 300, WriteBW: 50, BothReadBW: 60, BothWriteBW: 20, ChecksumBW: 4, LatencySeconds: 3e-4}
+	m := MeanDisk(a, b)
+	assert.InDelta(t, 150, m.ReadBW, 1e-9, "the mean time per byte: 2/(1/100 + 1/300)")
+	assert.InDelta(t, 50, m.WriteBW, 1e-9)
+	assert.InDelta(t, 2e-4, m.LatencySeconds, 1e-12)
 }

@@ -1,4 +1,4 @@
-package realrun
+package calibrate
 
 import (
 	"bufio"
@@ -19,6 +19,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -52,7 +54,7 @@ type Calibration struct {
 // GPUShape is the training shape the GPU is calibrated at when `realrun
 // calibrate` finds one: Dot, d=100, batches of 50,000 edges in chunks of
 // 1,000 sharing 1,000 negatives (the throughput shape of the GPU issue).
-var GPUShape = Hyper{Training: workload.Training{Model: workload.Dot, Dim: 100, Batch: 50_000, Negatives: 1_000, ChunkSize: 1_000}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
+var GPUShape = realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 100, Batch: 50_000, Negatives: 1_000, ChunkSize: 1_000}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
 
 // CalPoint is one compute microbenchmark.
 type CalPoint struct {
@@ -118,7 +120,7 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 	if !opt.DiskOnly {
 		h := GPUShape
 		gc, err := CalibrateGPU(opt.FileBytes, h, max(opt.FileBytes/int64(8*h.Dim), 1))
-		var na *EngineUnavailable
+		var na *realrun.EngineUnavailable
 		switch {
 		case errors.As(err, &na):
 			cal.NoGPU = na.Error()
@@ -159,11 +161,11 @@ func (c Calibration) Disk() devices.Disk {
 	}
 }
 
-// meanDisk is the disk measured twice, before and after a run, as one
+// MeanDisk is the disk measured twice, before and after a run, as one
 // calibration: each rate the mean of the two measurements' time per byte
 // (the harmonic mean), the latency their mean. A run in between saw the
 // device somewhere between the two.
-func meanDisk(a, b Calibration) Calibration {
+func MeanDisk(a, b Calibration) Calibration {
 	h := func(x, y float64) float64 {
 		if x <= 0 || y <= 0 {
 			return math.Max(x, y)
@@ -471,7 +473,7 @@ func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error
 // passing slow spell of a shared machine does not decide it. It knows nothing of any run but its
 // shape. The result is a TrainCost with only the per-edge rate set (rows
 // and FLOPs are folded into it), valid for that shape.
-func CalibrateShape(h Hyper, rows int64) (devices.TrainCost, error) {
+func CalibrateShape(h realrun.Hyper, rows int64) (devices.TrainCost, error) {
 	rng := rand.New(rand.NewPCG(uint64(h.Dim), uint64(h.Negatives)))
 	d := h.Dim
 	mk := func() *store.Buffer {
@@ -487,7 +489,7 @@ func CalibrateShape(h Hyper, rows int64) (devices.TrainCost, error) {
 	for i := range deg {
 		deg[i] = int32(1 + rng.IntN(20))
 	}
-	eng := NewCPU(h, st, deg, 1)
+	eng := cpu.New(h, st, deg, 1)
 	perEdge := 12*float64(h.Negatives*d) + 200 // rough FLOPs, to size the bucket
 	// Whole rounds of batches for every worker: the rate must not include
 	// the last round's imbalance, which the model's bucket makespan adds
@@ -527,8 +529,8 @@ func timeBucket(kind workload.Model, d, m, edges, workers int) (float64, error) 
 	for i := range deg {
 		deg[i] = int32(1 + rng.IntN(20))
 	}
-	h := Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: 10000, Negatives: m}, DegreeFrac: 0.5, LR: 0.01, Workers: workers}
-	eng := NewCPU(h, st, deg, 1)
+	h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: 10000, Negatives: m}, DegreeFrac: 0.5, LR: 0.01, Workers: workers}
+	eng := cpu.New(h, st, deg, 1)
 	buf := store.BufferOf(floats)
 	es := make([]store.Edge, edges)
 	for i := range es {
@@ -548,25 +550,16 @@ func timeBucket(kind workload.Model, d, m, edges, workers int) (float64, error) 
 // costRow is the row of the compute-cost fit for a bucket of edges trained
 // at dimension d with m negatives: its time's coefficients of
 // x = (1/Edges, 1/RowBW, 1/FLOPS), the unknowns of devices.TrainCost.
-//
-// The engine trains the bucket in chunks = ⌈edges/m⌉ chunks of (on average)
-// n = edges/chunks edges that share m negatives. TrainCost prices one chunk
-// at n/Edges + (2n + m)·d·4/RowBW + 12·n·m·d/FLOPS:
-//
-//   - n edges of batch work;
-//   - 2n source and destination rows and m negative rows of d float32s (4
-//     bytes each) gathered and updated;
-//   - the score products: forward Q·Nᵀ for both sides, 2·(2·n·m·d) FLOPs,
-//     and backward G·N and Gᵀ·Q for both sides, 2·(2·2·n·m·d), in all
-//     12·n·m·d (realrun/model's chunkFlops counts the same).
-//
-// Summed over the chunks, the bucket's time is row·x with row = chunks ·
-// (n, (2n + m)·d·4, 12·n·m·d): linear in x, so the measured seconds of
-// several shapes fit x by least squares (nonNegativeLeastSquares).
+// The engine trains the bucket in chunks = ⌈edges/m⌉ chunks of (on
+// average) n = edges/chunks edges sharing m negatives, each priced by
+// workload.ChunkTerms — the terms the simulator's model of the engine
+// sums too — so the bucket's time is row·x with row = chunks ·
+// ChunkTerms(n, m, d): linear in x, and the measured seconds of several
+// shapes fit x by least squares (nonNegativeLeastSquares).
 func costRow(d, m, edges int) [3]float64 {
 	chunks := float64((edges + m - 1) / m)
-	n := float64(edges) / chunks
-	return [3]float64{n * chunks, (2*n + float64(m)) * float64(d) * 4 * chunks, 12 * n * float64(m*d) * chunks}
+	c := workload.ChunkTerms(float64(edges)/chunks, float64(m), float64(d))
+	return [3]float64{c[0] * chunks, c[1] * chunks, c[2] * chunks}
 }
 
 // nonNegativeLeastSquares fits y ≈ A·x with x ≥ 0 for three unknowns: it

@@ -1,4 +1,4 @@
-package realrun
+package eval
 
 import (
 	"bufio"
@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -65,4 +69,29 @@ func Export(w io.Writer, st *store.Store, format string, name func(i int64) stri
 		return fmt.Errorf("unknown export format %q (want npy or tsv)", format)
 	}
 	return bw.Flush()
+}
+
+// ExportFile writes the trained node embeddings to path in input id order
+// (npy or tsv), naming nodes by their ids in the input file when the work
+// directory was built from one; the file is written atomically.
+func ExportFile(path, format string, st *store.Store) error {
+	names := func(i int64) string { return strconv.FormatInt(i, 10) }
+	if data, err := os.ReadFile(filepath.Join(st.Dir, "ids.tsv")); err == nil {
+		table := map[int64]string{}
+		sc := bufio.NewScanner(strings.NewReader(string(data)))
+		for sc.Scan() {
+			id, name, ok := strings.Cut(sc.Text(), "\t")
+			if n, err := strconv.ParseInt(id, 10, 64); ok && err == nil {
+				table[n] = name
+			}
+		}
+		names = func(i int64) string { return table[i] }
+	}
+	// The npy header is at most a few hundred bytes; tsv needs about
+	// twice the binary size.
+	need := st.M.Nodes*int64(st.M.Dim)*4 + 256
+	if format == "tsv" {
+		need *= 2
+	}
+	return store.SpaceError(path, need, atomicfile.Write(path, func(w io.Writer) error { return Export(w, st, format, names) }))
 }

@@ -1,4 +1,4 @@
-package realrun
+package cpu
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
@@ -41,8 +42,8 @@ func BenchmarkTrainBucket(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/workers=%d", l, workers), func(b *testing.B) {
 				prev := model.SetLevel(l)
 				defer model.SetLevel(prev)
-				h := Hyper{Training: workload.Training{Model: workload.Dot, Dim: d, Batch: 10000, Negatives: m, ChunkSize: 100}, DegreeFrac: 0.5, LR: 0.1, Workers: workers}
-				eng := NewCPU(h, st, deg, 1)
+				h := realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: d, Batch: 10000, Negatives: m, ChunkSize: 100}, DegreeFrac: 0.5, LR: 0.1, Workers: workers}
+				eng := New(h, st, deg, 1)
 				cpu0 := processCPU()
 				for b.Loop() {
 					if _, err := eng.TrainBucket(es, 0, src, 1, dst, rng); err != nil {

@@ -1,4 +1,4 @@
-package realrun
+package workdir
 
 import (
 	"errors"

@@ -1,14 +1,18 @@
-package realrun
+package workdir
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"strings"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // DataSpec says where the edges come from and how to lay them out.
@@ -27,7 +31,8 @@ type DataSpec struct {
 	Workdir string
 }
 
-const initScale = 0.1
+// InitScale is the range of the initial embeddings: uniform in ±InitScale.
+const InitScale = 0.1
 
 // Prepare builds the work directory: generates or parses the edges,
 // relabels and partitions the nodes, writes the buckets, splits, degrees,
@@ -60,7 +65,7 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 		b.Abort()
 		return nil, err
 	}
-	return b.Finish(spec.Dim, spec.Model, initScale)
+	return b.Finish(spec.Dim, spec.Model, InitScale)
 }
 
 // prepareFiles parses an edge file twice: first to number the nodes and
@@ -117,7 +122,7 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 			return fail(err)
 		}
 	}
-	return b.Finish(spec.Dim, spec.Model, initScale)
+	return b.Finish(spec.Dim, spec.Model, InitScale)
 }
 
 func parseFile(path string, nodes, rels *graph.IDs, emit func(src, rel, dst int64) error) (int, error) {
@@ -147,4 +152,58 @@ func inputSums(spec DataSpec) (map[string]uint64, error) {
 		out[path] = sum
 	}
 	return out, nil
+}
+
+// OpenOrPrepare reuses a work directory built from the same generated data
+// or the same edge files (unchanged: their checksums are recorded) with the
+// same layout (p, d, model, seed), or builds it; reused reports which. A work directory of another format version is refused, never
+// replaced.
+func OpenOrPrepare(spec DataSpec) (st *store.Store, reused bool, err error) {
+	if _, err := store.Open(spec.Workdir); errors.Is(err, store.ErrVersion) {
+		return nil, false, inputerr.Errorf("--workdir: %v; remove it or choose another --workdir", err)
+	}
+	if st, err := store.Open(spec.Workdir); err == nil {
+		m := st.M
+		same := m.P == spec.P && m.Dim == spec.Dim && m.Model == spec.Model && m.Seed == spec.Seed
+		if spec.Edges == "" {
+			same = same && m.Source == fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale)
+		} else if same && m.Source == spec.Edges {
+			// An edge file is reused only unchanged (same checksums).
+			inputs, err := inputSums(spec)
+			same = err == nil && maps.Equal(inputs, m.Inputs)
+		} else {
+			same = false
+		}
+		if same {
+			return st, true, nil
+		}
+	}
+	st, err = Prepare(spec)
+	return st, false, err
+}
+
+// DefaultModelFor is the score function used for an edge file when none is
+// named: ComplEx when its lines carry relations (src rel dst), since Dot
+// would parse and then ignore them; Dot for plain src dst graphs. An
+// unreadable file gets Dot here and its error from Prepare.
+func DefaultModelFor(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return string(workload.Dot)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		if len(fields) == 3 {
+			return string(workload.ComplEx)
+		}
+		break
+	}
+	return string(workload.Dot)
 }

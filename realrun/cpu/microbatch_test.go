@@ -1,4 +1,4 @@
-package realrun
+package cpu
 
 import (
 	"fmt"
@@ -9,9 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/internal/fixture"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/micro"
+	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -20,7 +23,7 @@ import (
 // Freebase86m and parameter tables for all its nodes and relations, with
 // Adagrad state already warm (as after some training).
 type microFixture struct {
-	h        Hyper
+	h        realrun.Hyper
 	b        micro.Batch
 	emb, st  []float32
 	rel      *relations
@@ -36,7 +39,7 @@ func newMicroFixture(t testing.TB, kind workload.Model, d, edges, chunk, negs in
 	b, err := micro.SampleBatch(p, 5, edges, chunk, negs, 0.5)
 	require.NoError(t, err)
 	f := &microFixture{b: b, nodes: int(p.Nodes), d: d, rel: &relations{}}
-	f.h = Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: edges, Negatives: negs, ChunkSize: chunk}, LR: 0.1, Workers: 1}
+	f.h = realrun.Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: edges, Negatives: negs, ChunkSize: chunk}, LR: 0.1, Workers: 1}
 	rng := rand.New(rand.NewPCG(1, 2))
 	f.emb, f.st = make([]float32, f.nodes*d), make([]float32, f.nodes*d)
 	for i := range f.emb {
@@ -65,7 +68,7 @@ func (f *microFixture) tables() rowTables {
 	}}
 }
 
-func (f *microFixture) train(t testing.TB, mb MicroBatching, probe microProbe) (float64, int) {
+func (f *microFixture) train(t testing.TB, mb realrun.MicroBatching, probe microProbe) (float64, int) {
 	t.Helper()
 	h := f.h
 	h.Micro = mb
@@ -101,7 +104,7 @@ func TestMicroBatchingEqualsWholeBatch(t *testing.T) {
 	for _, kind := range []workload.Model{workload.Dot, workload.ComplEx} {
 		base := newMicroFixture(t, kind, 16, 2000, 250, 100)
 		whole := base.clone()
-		lossWhole, k := whole.train(t, MicroBatching{Count: 1}, nil)
+		lossWhole, k := whole.train(t, realrun.MicroBatching{Count: 1}, nil)
 		require.Equal(t, 1, k)
 		changed := maxAbsDiff(base.emb, whole.emb)
 		require.Greater(t, changed, 1e-3, "the batch must move the embeddings")
@@ -109,7 +112,7 @@ func TestMicroBatchingEqualsWholeBatch(t *testing.T) {
 			for _, k := range []int{2, 4, 8, 16} {
 				t.Run(fmt.Sprintf("%s/%s/%d", kind, m, k), func(t *testing.T) {
 					g := base.clone()
-					loss, got := g.train(t, MicroBatching{Count: k, Split: m, Seed: 3}, nil)
+					loss, got := g.train(t, realrun.MicroBatching{Count: k, Split: m, Seed: 3}, nil)
 					assert.Equal(t, k, got)
 					assert.InEpsilon(t, lossWhole, loss, 1e-5)
 					assert.LessOrEqual(t, maxAbsDiff(whole.emb, g.emb), 1e-6)
@@ -129,7 +132,7 @@ func TestBatchMemoryEstimate(t *testing.T) {
 		f := newMicroFixture(t, kind, 64, 4000, 500, 200)
 		for _, k := range []int{1, 2, 4} {
 			h := f.h
-			h.Micro = MicroBatching{Count: k, Split: micro.REG}
+			h.Micro = realrun.MicroBatching{Count: k, Split: micro.REG}
 			m, err := MeasureMicroBatches(h, f.b, len(f.rel.emb)/f.d, 1)
 			require.NoError(t, err)
 			require.Equal(t, k, m.K)
@@ -140,7 +143,7 @@ func TestBatchMemoryEstimate(t *testing.T) {
 			}
 		}
 	}
-	_, err := MeasureMicroBatches(Hyper{Training: workload.Training{Model: workload.ComplEx, Dim: 3}}, micro.Batch{}, 1, 0)
+	_, err := MeasureMicroBatches(realrun.Hyper{Training: workload.Training{Model: workload.ComplEx, Dim: 3}}, micro.Batch{}, 1, 0)
 	assert.Error(t, err)
 }
 
@@ -153,7 +156,7 @@ func TestMicroBatchingChoosesFewestThatFit(t *testing.T) {
 	}
 	whole := workload.EstimateBatch(ix.Shape(f.b, all, workload.ComplEx, 32, 1)).Total
 	for _, budget := range []int64{whole, whole / 2, whole / 5} {
-		mb := MicroBatching{Budget: budget, Split: micro.Range}
+		mb := realrun.MicroBatching{Budget: budget, Split: micro.Range}
 		require.NoError(t, mb.Check(f.h))
 		parts, err := chooseSplit(mb, f.b, ix, workload.ComplEx, 32)
 		require.NoError(t, err)
@@ -171,9 +174,9 @@ func TestMicroBatchingChoosesFewestThatFit(t *testing.T) {
 			assert.Greater(t, peak(fewer), budget, "k-1 = %d would have fitted", k-1)
 		}
 	}
-	assert.Error(t, MicroBatching{Budget: 1000}.Check(f.h))
-	assert.Error(t, MicroBatching{Count: -1}.Check(f.h))
-	assert.Error(t, MicroBatching{Split: "metis"}.Check(f.h))
+	assert.Error(t, realrun.MicroBatching{Budget: 1000}.Check(f.h))
+	assert.Error(t, realrun.MicroBatching{Count: -1}.Check(f.h))
+	assert.Error(t, realrun.MicroBatching{Split: "metis"}.Check(f.h))
 }
 
 // TestMicroBatchingInTheEngine: a whole epoch of the CPU engine with one
@@ -182,15 +185,15 @@ func TestMicroBatchingChoosesFewestThatFit(t *testing.T) {
 // step): every embedding within 1e-5, every Adagrad state within 1e-5 of
 // its value; and it differs from the default per-chunk step.
 func TestMicroBatchingInTheEngine(t *testing.T) {
-	run := func(mb MicroBatching) []float32 {
-		st := prepare(t, "fb15k", 0.2, 2, 16, workload.ComplEx)
+	run := func(mb realrun.MicroBatching) []float32 {
+		st := fixture.Prepare(t, "fb15k", 0.2, 2, 16, workload.ComplEx)
 		plan, err := orderings.Build("beta", 2, 2, orderings.Belady, 0)
 		require.NoError(t, err)
 		deg, err := st.Degrees()
 		require.NoError(t, err)
-		h := hyper(workload.ComplEx, 16)
+		h := fixture.Hyper(workload.ComplEx, 16)
 		h.Workers, h.Micro = 1, mb
-		_, err = RunEpoch(st, plan, NewCPU(h, st, deg, 1), EpochOptions{Seed: 1, Epoch: 1})
+		_, err = realrun.RunEpoch(st, plan, New(h, st, deg, 1), realrun.EpochOptions{Seed: 1, Epoch: 1})
 		require.NoError(t, err)
 		var all []float32
 		for i := 0; i < st.M.P; i++ {
@@ -203,9 +206,9 @@ func TestMicroBatchingInTheEngine(t *testing.T) {
 		}
 		return all
 	}
-	whole := run(MicroBatching{Count: 1})
-	split := run(MicroBatching{Count: 4, Split: micro.REG})
-	chunked := run(MicroBatching{})
+	whole := run(realrun.MicroBatching{Count: 1})
+	split := run(realrun.MicroBatching{Count: 4, Split: micro.REG})
+	chunked := run(realrun.MicroBatching{})
 	assert.LessOrEqual(t, maxRelDiff(whole, split), 1e-5)
 	assert.Greater(t, maxRelDiff(whole, chunked), 1e-3)
 }
@@ -229,12 +232,12 @@ func BenchmarkTrainBatch(b *testing.B) {
 	}
 	for _, tc := range []struct {
 		name string
-		mb   MicroBatching
-	}{{"default", MicroBatching{}}, {"micro1", MicroBatching{Count: 1}}, {"micro4", MicroBatching{Count: 4, Split: micro.REG}}} {
+		mb   realrun.MicroBatching
+	}{{"default", realrun.MicroBatching{}}, {"micro1", realrun.MicroBatching{Count: 1}}, {"micro4", realrun.MicroBatching{Count: 4, Split: micro.REG}}} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := f.h
 			h.Micro, h.DegreeFrac = tc.mb, 0.5
-			c := &CPU{h: h, rows: rows, rel: f.clone().rel, neg: &NegativeSampler{frac: h.DegreeFrac, samp: []*partSampler{newPartSampler(deg)}}}
+			c := &Engine{h: h, rows: rows, rel: f.clone().rel, neg: sample.NewNegativeSampler(&store.Store{M: store.Manifest{P: 1, Rows: rows, Nodes: rows}}, deg, h.DegreeFrac)}
 			ws := newWorkerScratch(h, 1)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -247,14 +250,14 @@ func BenchmarkTrainBatch(b *testing.B) {
 // TestMicroBatchingBudgetTooSmall: a budget that cannot hold one edge
 // with its chunk's negatives is an error of TrainBucket, not a NaN loss.
 func TestMicroBatchingBudgetTooSmall(t *testing.T) {
-	st := prepare(t, "fb15k", 0.05, 2, 16, workload.ComplEx)
+	st := fixture.Prepare(t, "fb15k", 0.05, 2, 16, workload.ComplEx)
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	h := hyper(workload.ComplEx, 16)
-	h.Micro = MicroBatching{Budget: 1000}
+	h := fixture.Hyper(workload.ComplEx, 16)
+	h.Micro = realrun.MicroBatching{Budget: 1000}
 	require.Error(t, h.Micro.Check(h))
 	plan, err := orderings.Build("beta", 2, 2, orderings.Belady, 0)
 	require.NoError(t, err)
-	_, err = RunEpoch(st, plan, NewCPU(h, st, deg, 1), EpochOptions{Seed: 1, Epoch: 1})
+	_, err = realrun.RunEpoch(st, plan, New(h, st, deg, 1), realrun.EpochOptions{Seed: 1, Epoch: 1})
 	assert.ErrorContains(t, err, "micro-batching")
 }

@@ -1,19 +1,25 @@
-package realrun
+// Package validate is the one bridge between the simulator and the real
+// engine: it takes Plans, runs them with the engine, predicts them with
+// the simulator's model of that engine on a calibrated profile, and
+// compares the two field by field (realrun --compare-sim, the validation
+// experiments).
+package validate
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/calibrate"
+	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
@@ -59,7 +65,7 @@ func diskDrift(a, b devices.Disk) float64 {
 // Predict simulates a measured run's Plan with the realrun system model on
 // a calibrated profile, with the work directory's real bucket sizes and
 // partition size. It uses nothing of the measurement but its inputs.
-func Predict(st *store.Store, plan *orderings.Plan, h Hyper, prefetch bool, prof devices.Profile) (report.Report, error) {
+func Predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bool, prof devices.Profile) (report.Report, error) {
 	sys, err := sim.LookupSystem("realrun")
 	if err != nil {
 		return report.Report{}, err
@@ -91,50 +97,6 @@ func Compare(measured, predicted report.Report) Comparison {
 	return c
 }
 
-// ShapeProfile calibrates this machine for one run without looking at any
-// training run: the disk holding scratchDir with O_DIRECT transfers of the
-// work directory's partition size, and the engine at exactly the run's
-// training shape and partition size (synthetic buckets).
-// The profile is cal.Profile; cal keeps the disk measurements beside it.
-//
-// The disk is measured over at least shapeDiskBytes per pass (short
-// bursts of a few files overstate this virtual disk's sustained rate), and
-// how the engine and the I/O slow each other (MeasureInterference) goes
-// into cpu.interference.
-func ShapeProfile(st *store.Store, h Hyper, scratchDir string) (Calibration, error) {
-	cal, pass, err := calibrateDiskFor(st, h, scratchDir, shapeDiskBytes)
-	if err != nil {
-		return cal, err
-	}
-	tc, err := CalibrateShape(h, st.M.Rows)
-	if err != nil {
-		return cal, err
-	}
-	t := &cal.Profile.CPU.Train
-	t.Dot, t.DistMult, t.ComplEx = tc, tc, tc
-	window := time.Duration(float64(pass) / 256e6 * float64(time.Second)) // ~2 s for 512 MB
-	if cal.Profile.CPU.Interference, err = MeasureInterference(scratchDir, st.M.PartitionBytes, h, st.M.Rows, tc, min(max(window, 300*time.Millisecond), 2*time.Second)); err != nil {
-		return cal, err
-	}
-	return cal, cal.Profile.Validate()
-}
-
-// calibrateDiskFor measures the disk holding scratchDir with transfers of
-// st's partition size, pass bytes per measurement (at most a few epochs'
-// worth of st's partitions), and the checksum rate. It returns the bytes
-// of one pass.
-func calibrateDiskFor(st *store.Store, h Hyper, scratchDir string, pass int64) (Calibration, int64, error) {
-	pass = min(pass, 4*int64(st.M.P)*st.M.PartitionBytes)
-	files := int(max(8, (pass+st.M.PartitionBytes-1)/max(st.M.PartitionBytes, 1)))
-	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: files, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
-	return cal, pass, err
-}
-
-// shapeDiskBytes is the least a disk calibration pass moves, before each
-// run (CompareOptions.DiskScratch) as for the profile: passes of a few
-// hundred megabytes overstate this virtual disk's sustained rate.
-const shapeDiskBytes = 512 << 20
-
 // CompareOptions say how to measure a Plan for a comparison: epochs per
 // run, runs (the median epoch is kept: the machine is shared and noisy),
 // prefetch, the seed, and where progress goes.
@@ -142,7 +104,7 @@ type CompareOptions struct {
 	Epochs, Repeats int
 	Prefetch        bool
 	Seed            int64
-	Progress        Progress
+	Progress        realrun.Progress
 	// DiskScratch, when set, is where the disk (and the checksum rate) is
 	// measured again just before and just after each run, which is then
 	// predicted with the mean of the two: a shared machine's virtual disk
@@ -155,21 +117,21 @@ type CompareOptions struct {
 // (opt.Repeats times, opt.Epochs epochs each), keeps the run whose last
 // epoch is the median, simulates the same Plan on prof (its disk and
 // checksum rate, when opt.DiskScratch is set, the mean of measurements
-// just before and just after that run: meanDisk) with the realrun system
+// just before and just after that run: calibrate.MeanDisk) with the realrun system
 // model and compares the two. It returns
 // the kept epoch too.
-func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.Profile, opt CompareOptions) (Comparison, Epoch, error) {
+func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof devices.Profile, opt CompareOptions) (Comparison, realrun.Epoch, error) {
 	degrees, err := st.Degrees()
 	if err != nil {
-		return Comparison{}, Epoch{}, err
+		return Comparison{}, realrun.Epoch{}, err
 	}
 	type run struct {
-		ep            Epoch
+		ep            realrun.Epoch
 		prof          devices.Profile
 		before, after *devices.Disk
 	}
-	measure := func(when string) (Calibration, error) {
-		cal, _, err := calibrateDiskFor(st, h, opt.DiskScratch, shapeDiskBytes)
+	measure := func(when string) (calibrate.Calibration, error) {
+		cal, err := calibrate.Disk(st, h, opt.DiskScratch)
 		if err != nil {
 			return cal, fmt.Errorf("%s: disk calibration %s the run: %w", plan.Ordering, when, err)
 		}
@@ -177,29 +139,32 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.
 	}
 	var runs []run
 	for rep := 0; rep < max(opt.Repeats, 1); rep++ {
-		if err := st.InitPartitions(opt.Seed, initScale); err != nil {
-			return Comparison{}, Epoch{}, err
+		if err := st.InitPartitions(opt.Seed, workdir.InitScale); err != nil {
+			return Comparison{}, realrun.Epoch{}, err
 		}
-		var before Calibration
+		var before calibrate.Calibration
 		if opt.DiskScratch != "" {
 			if before, err = measure("before"); err != nil {
-				return Comparison{}, Epoch{}, err
+				return Comparison{}, realrun.Epoch{}, err
 			}
 		}
-		eng := NewCPU(h, st, degrees, opt.Seed)
-		var last Epoch
+		eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: "cpu", Hyper: h, Store: st, Degrees: degrees, Seed: opt.Seed, C: plan.C})
+		if err != nil {
+			return Comparison{}, realrun.Epoch{}, err
+		}
+		var last realrun.Epoch
 		for e := 1; e <= max(opt.Epochs, 1); e++ {
-			if last, err = RunEpoch(st, plan, eng, EpochOptions{Prefetch: opt.Prefetch, Seed: opt.Seed, Epoch: e, Progress: opt.Progress}); err != nil {
-				return Comparison{}, Epoch{}, fmt.Errorf("%s: %w", plan.Ordering, err)
+			if last, err = realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: opt.Prefetch, Seed: opt.Seed, Epoch: e, Progress: opt.Progress}); err != nil {
+				return Comparison{}, realrun.Epoch{}, fmt.Errorf("%s: %w", plan.Ordering, err)
 			}
 		}
 		r := run{ep: last, prof: prof}
 		if opt.DiskScratch != "" {
 			after, err := measure("after")
 			if err != nil {
-				return Comparison{}, Epoch{}, err
+				return Comparison{}, realrun.Epoch{}, err
 			}
-			mean := meanDisk(before, after)
+			mean := calibrate.MeanDisk(before, after)
 			b, a := before.Disk(), after.Disk()
 			r.before, r.after = &b, &a
 			r.prof.Disk, r.prof.CPU.Checksum = mean.Disk(), devices.Bandwidth(mean.ChecksumBW)
@@ -210,7 +175,7 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.
 	kept := runs[len(runs)/2]
 	pred, err := Predict(st, plan, h, opt.Prefetch, kept.prof)
 	if err != nil {
-		return Comparison{}, Epoch{}, err
+		return Comparison{}, realrun.Epoch{}, err
 	}
 	cmp := Compare(kept.ep.Report, pred)
 	cmp.Disk, cmp.Checksum = kept.prof.Disk, kept.prof.CPU.Checksum
@@ -218,23 +183,6 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h Hyper, prof devices.
 		cmp.DiskBefore, cmp.DiskAfter, cmp.DiskDrift = kept.before, kept.after, diskDrift(*kept.before, *kept.after)
 	}
 	return cmp, kept.ep, nil
-}
-
-// ComparisonColumns are `realrun --compare-sim`'s table and CSV columns.
-var ComparisonColumns = plots.Columns{
-	{Field: "Ordering", Head: "ordering"},
-	{Field: "Measured.EpochSeconds", Head: "epoch s measured", Prec: 2, CSVPrec: 2},
-	{Field: "Predicted.EpochSeconds", Head: "epoch s predicted", Prec: 2, CSVPrec: 2},
-	{Field: "RelativeError.EpochSeconds", Key: "epoch_relative_error", Head: "epoch error %", Scale: 100, Prec: 1, CSVPrec: 4},
-	{Field: "Measured.StallSeconds", Head: "stall s measured", Prec: 2, CSVPrec: 2},
-	{Field: "Predicted.StallSeconds", Head: "stall s predicted", Prec: 2, CSVPrec: 2},
-	{Field: "Measured.ComputeSeconds", Head: "compute s measured", Prec: 2, CSVPrec: 2},
-	{Field: "Predicted.ComputeSeconds", Head: "compute s predicted", Prec: 2, CSVPrec: 2},
-	{Field: "Measured.ReadBytes", Head: "read bytes measured"},
-	{Field: "Predicted.ReadBytes", Head: "read bytes predicted"},
-	{Field: "Measured.WriteBytes", Head: "write bytes measured"},
-	{Field: "Predicted.WriteBytes", Head: "write bytes predicted"},
-	{Field: "Measured.Swaps", Key: "swaps", Head: "swaps"},
 }
 
 // DriftNotice is the disk drift (Comparison.DiskDrift) above which
@@ -250,72 +198,46 @@ type CompareOutput struct {
 	Skipped []orderings.Skipped `json:"skipped"`
 }
 
-// CompareOrderings is realrun --compare-sim: it trains each of the named
-// orderings (a comma-separated list; "" for o's own) for real on one work
-// directory, its partitions re-initialised before each, simulates the same
-// Plan with the realrun system model on the device profile at devicePath
-// (or, when that is "", on a calibration of this machine at the run's own
-// shape) and compares the two. Orderings not defined for (p, c) are listed
-// as skipped with the reason, as simulate lists them. Notices go to log.
-func CompareOrderings(o Options, orderingList, devicePath string, progress Progress, log io.Writer) (CompareOutput, error) {
+// CompareSim is realrun --compare-sim: it trains each Plan job.Configure
+// gives for o — the saved Plan (--plan), --ordering's, or each of
+// o.Orderings defined at (p, c) — for real on one work directory, its
+// partitions re-initialised before each, simulates the same Plan with the
+// realrun system model on the device profile at devicePath (or, when that
+// is "", on a calibration of this machine at the run's own shape) and
+// compares the two. Orderings not defined for (p, c) are listed as
+// skipped with the reason, as simulate lists them. Notices go to log.
+func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log io.Writer) (CompareOutput, error) {
 	out := CompareOutput{Skipped: []orderings.Skipped{}}
-	spec, h, first, err := Configure(o)
-	if err != nil {
-		return out, err
-	}
 	if o.Engine != "" && o.Engine != "cpu" {
 		return out, inputerr.Errorf("--compare-sim predicts the cpu engine only; it cannot check --engine %s yet", o.Engine)
 	}
-	names := []string{first.Ordering}
-	if orderingList != "" {
-		if names, err = orderings.ParseList(orderingList); err != nil {
-			return out, inputerr.Errorf("--orderings: %w", err)
-		}
+	cfg, err := job.Configure(o)
+	if err != nil {
+		return out, err
 	}
-	var plans []*orderings.Plan
-	for _, n := range names {
-		pl, err := orderings.Build(n, first.P, first.C, orderings.Policy(first.Policy), o.Seed)
-		var na *orderings.NotApplicableError
-		switch {
-		case errors.As(err, &na):
-			out.Skipped = append(out.Skipped, orderings.Skipped{Ordering: n, Reason: na.Reason})
-			continue
-		case err != nil:
-			return out, inputerr.Errorf("--orderings: %w", err)
-		}
-		plans = append(plans, pl)
+	if cfg.Skipped != nil {
+		out.Skipped = cfg.Skipped
 	}
-	unlock, err := LockWorkdir(spec.Workdir)
+	spec, h := cfg.Spec, cfg.Hyper
+	unlock, err := workdir.LockWorkdir(spec.Workdir)
 	if err != nil {
 		return out, inputerr.Errorf("--workdir: %w", err)
 	}
 	defer unlock()
-	st, _, err := OpenOrPrepare(spec)
+	st, _, err := workdir.OpenOrPrepare(spec)
 	if err != nil {
 		return out, err
 	}
-	var prof devices.Profile
-	if devicePath != "" {
-		if prof, err = devices.Load(devicePath); err != nil {
-			return out, inputerr.Errorf("--device: %w", err)
-		}
-	} else {
-		fmt.Fprintln(log, "calibrating this machine (no --device given)…")
-		cal, err := ShapeProfile(st, h, filepath.Dir(st.Dir))
-		if err != nil {
-			return out, err
-		}
-		prof = cal.Profile
-		itf := prof.CPU.Interference
-		fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
-			float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
+	prof, err := profile(st, h, devicePath, log)
+	if err != nil {
+		return out, err
 	}
 	out.Device = prof.Name
 	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress}
 	if devicePath == "" {
 		opt.DiskScratch = filepath.Dir(st.Dir)
 	}
-	for _, pl := range plans {
+	for _, pl := range cfg.Plans {
 		cmp, _, err := RunAndCompare(st, pl, h, prof, opt)
 		if err != nil {
 			return out, err
@@ -328,4 +250,26 @@ func CompareOrderings(o Options, orderingList, devicePath string, progress Progr
 		out.Results = append(out.Results, cmp)
 	}
 	return out, nil
+}
+
+// profile loads the device profile at path or, when path is "", calibrates
+// this machine at the run's shape (calibrate.ShapeProfile).
+func profile(st *store.Store, h realrun.Hyper, path string, log io.Writer) (devices.Profile, error) {
+	if path != "" {
+		prof, err := devices.Load(path)
+		if err != nil {
+			return prof, inputerr.Errorf("--device: %w", err)
+		}
+		return prof, nil
+	}
+	fmt.Fprintln(log, "calibrating this machine (no --device given)…")
+	cal, err := calibrate.ShapeProfile(st, h, filepath.Dir(st.Dir))
+	if err != nil {
+		return devices.Profile{}, err
+	}
+	prof := cal.Profile
+	itf := prof.CPU.Interference
+	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
+		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
+	return prof, nil
 }

@@ -1,37 +1,22 @@
-package realrun
+// Package cpu is tierflow's CPU training engine: the batches of a bucket on
+// all cores, Hogwild updates of the two resident partitions, Adagrad after
+// every chunk — or, with micro-batching, one batch-synchronous step split
+// into micro-batches that fit a memory budget. It registers itself as the
+// engine "cpu".
+package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
 
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
-
-// Compute trains the edges of one bucket on resident partitions. It is the
-// seam where a GPU engine plugs in; CPU is the pure-Go implementation.
-type Compute interface {
-	// TrainBucket trains edges whose sources live in src (partition si)
-	// and destinations in dst (partition di), and returns the summed loss.
-	TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error)
-	Name() string
-}
-
-// Hyper are the training hyper-parameters.
-type Hyper struct {
-	// Training is the shape the simulator models: score function,
-	// dimension, batch, negatives and chunk size.
-	workload.Training
-	DegreeFrac float64
-	LR         float32
-	Workers    int
-	// Micro, when on, trains every batch as a whole — gradients summed
-	// over the batch, one Adagrad step per row at its end — split into
-	// the fewest micro-batches that fit its memory budget (microbatch.go).
-	Micro MicroBatching
-}
 
 // relations are the relation embeddings, kept in memory and updated
 // under a lock after every chunk (synchronously, as Marius does).
@@ -41,18 +26,18 @@ type relations struct {
 	state []float32
 }
 
-// CPU trains on all cores: the batches of a bucket are spread over
+// Engine trains on all cores: the batches of a bucket are spread over
 // Workers goroutines that update the two resident partitions without
 // locks (Hogwild: two workers may write the same row at once; the
 // updates are sparse and the race is benign for SGD, as in PBG and
 // Marius). Every chunk of a batch shares Negatives nodes drawn from the
 // bucket's two partitions, a DegreeFrac share by degree, the rest
 // uniformly; both sides are corrupted.
-type CPU struct {
-	h        Hyper
+type Engine struct {
+	h        realrun.Hyper
 	rows     int64
 	rel      *relations
-	neg      *NegativeSampler
+	neg      *sample.NegativeSampler
 	scratch  chan *workerScratch
 	microErr firstError // micro-batching's, reported by TrainBucket
 }
@@ -69,83 +54,12 @@ type workerScratch struct {
 	rng            *rand.Rand
 }
 
-// partSampler draws nodes of one partition uniformly or by degree (alias
-// method over its rows' degrees).
-type partSampler struct {
-	rows  int
-	prob  []float32
-	alias []int32
-}
-
-func newPartSampler(deg []int32) *partSampler {
-	n := len(deg)
-	ps := &partSampler{rows: n, prob: make([]float32, n), alias: make([]int32, n)}
-	var total float64
-	for _, d := range deg {
-		total += float64(d) + 1 // +1: every node can be drawn
-	}
-	scaled := make([]float64, n)
-	var small, large []int32
-	for i, d := range deg {
-		scaled[i] = (float64(d) + 1) * float64(n) / total
-		if scaled[i] < 1 {
-			small = append(small, int32(i))
-		} else {
-			large = append(large, int32(i))
-		}
-	}
-	for len(small) > 0 && len(large) > 0 {
-		s, l := small[len(small)-1], large[len(large)-1]
-		small = small[:len(small)-1]
-		ps.prob[s] = float32(scaled[s])
-		ps.alias[s] = l
-		scaled[l] -= 1 - scaled[s]
-		if scaled[l] < 1 {
-			large = large[:len(large)-1]
-			small = append(small, l)
-		}
-	}
-	for _, l := range large {
-		ps.prob[l] = 1
-	}
-	for _, s := range small {
-		ps.prob[s] = 1
-	}
-	return ps
-}
-
-func (ps *partSampler) uniform(rng *rand.Rand) int32 { return int32(rng.IntN(ps.rows)) }
-
-func (ps *partSampler) byDegree(rng *rand.Rand) int32 {
-	i := rng.IntN(ps.rows)
-	if rng.Float32() < ps.prob[i] {
-		return int32(i)
-	}
-	return ps.alias[i]
-}
-
-// NewCPU prepares the CPU engine for a store: relation embeddings
+// New prepares the CPU engine for a store: relation embeddings
 // initialised from seed, degree samplers per partition.
-func NewCPU(h Hyper, st *store.Store, degrees []int32, seed int64) *CPU {
-	c := &CPU{h: h, rows: st.M.Rows, rel: &relations{}}
-	if h.Model.UsesRelations() {
-		rng := rand.New(rand.NewPCG(uint64(seed), 0x72656c73)) // "rels"
-		n := st.M.Relations * h.Dim
-		c.rel.emb = make([]float32, n)
-		c.rel.state = make([]float32, n)
-		for i := range c.rel.emb {
-			c.rel.emb[i] = 1 + 0.1*(2*rng.Float32()-1) // near identity, as DistMult/ComplEx start
-		}
-		if h.Model == workload.ComplEx {
-			half := h.Dim / 2
-			for r := 0; r < st.M.Relations; r++ {
-				for k := half; k < h.Dim; k++ {
-					c.rel.emb[r*h.Dim+k] = 0.1 * (2*rng.Float32() - 1)
-				}
-			}
-		}
-	}
-	c.neg = NewNegativeSampler(st, degrees, h.DegreeFrac)
+func New(h realrun.Hyper, st *store.Store, degrees []int32, seed int64) *Engine {
+	c := &Engine{h: h, rows: st.M.Rows, rel: &relations{}}
+	c.rel.emb, c.rel.state = sample.InitRelations(h.Model, st.M.Relations, h.Dim, seed)
+	c.neg = sample.NewNegativeSampler(st, degrees, h.DegreeFrac)
 	c.scratch = make(chan *workerScratch, h.Workers)
 	for w := 0; w < h.Workers; w++ {
 		c.scratch <- newWorkerScratch(h, seed+int64(w)+1)
@@ -153,10 +67,10 @@ func NewCPU(h Hyper, st *store.Store, degrees []int32, seed int64) *CPU {
 	return c
 }
 
-func newWorkerScratch(h Hyper, seed int64) *workerScratch {
+func newWorkerScratch(h realrun.Hyper, seed int64) *workerScratch {
 	chunk := h.Chunk()
 	d := h.Dim
-	src := rand.NewPCG(uint64(seed), 0x776b7273) // "wkrs"
+	src := rand.NewPCG(uint64(seed), sample.WorkerStream)
 	ws := &workerScratch{sc: model.NewScratch(), src: src, rng: rand.New(src)}
 	ws.S, ws.R, ws.D = make([]float32, chunk*d), make([]float32, chunk*d), make([]float32, chunk*d)
 	ws.gS, ws.gR, ws.gD = make([]float32, chunk*d), make([]float32, chunk*d), make([]float32, chunk*d)
@@ -167,13 +81,13 @@ func newWorkerScratch(h Hyper, seed int64) *workerScratch {
 }
 
 // Relations returns the relation embeddings (nil for Dot).
-func (c *CPU) Relations() []float32 { return c.rel.emb }
+func (c *Engine) Relations() []float32 { return c.rel.emb }
 
 // Name identifies the engine in reports.
-func (c *CPU) Name() string { return "cpu" }
+func (c *Engine) Name() string { return "cpu" }
 
 // TrainBucket implements Compute.
-func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
+func (c *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
 	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
 	// Every worker's sampler is reseeded from the bucket's generator, so
 	// that with one worker training depends only on (seed, epoch, bucket).
@@ -191,7 +105,7 @@ func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int,
 			defer wg.Done()
 			ws := <-c.scratch
 			defer func() { c.scratch <- ws }()
-			ws.src.Seed(<-seeds, 0x776b7273)
+			ws.src.Seed(<-seeds, sample.WorkerStream)
 			var l float64
 			for b := range batches {
 				l += c.trainBatch(ws, b, si, src, di, dst)
@@ -210,7 +124,7 @@ func (c *CPU) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int,
 	return loss, c.microErr.take()
 }
 
-func (c *CPU) trainBatch(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
+func (c *Engine) trainBatch(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
 	if c.h.Micro.On() {
 		return c.trainMicro(ws, batch, si, src, di, dst)
 	}
@@ -229,7 +143,7 @@ func prefetchRow(f []float32, r, d, rowsD int) {
 	model.Prefetch(f[rowsD+r*d : rowsD+(r+1)*d])
 }
 
-func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
+func (c *Engine) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
 	d := c.h.Dim
 	n, m := len(ch), c.h.Negatives
 	sf, df := src.Floats(), dst.Floats()
@@ -310,3 +224,29 @@ func (c *CPU) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *store.
 	}
 	return float64(loss)
 }
+
+// State implements Stateful: relation embeddings and their Adagrad state.
+func (c *Engine) State() []float32 {
+	return append(append([]float32(nil), c.rel.emb...), c.rel.state...)
+}
+
+// Restore implements Stateful.
+func (c *Engine) Restore(state []float32) error {
+	if len(state) != len(c.rel.emb)+len(c.rel.state) {
+		return fmt.Errorf("checkpoint holds %d relation floats, the engine %d", len(state), len(c.rel.emb)+len(c.rel.state))
+	}
+	n := copy(c.rel.emb, state)
+	copy(c.rel.state, state[n:])
+	return nil
+}
+
+func init() {
+	realrun.RegisterEngine("cpu", func(o realrun.EngineOptions) (realrun.Engine, error) {
+		return New(o.Hyper, o.Store, o.Degrees, o.Seed), nil
+	})
+}
+
+var (
+	_ realrun.Engine   = (*Engine)(nil)
+	_ realrun.Stateful = (*Engine)(nil)
+)

@@ -1,4 +1,4 @@
-package realrun
+package eval_test
 
 import (
 	"testing"
@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/internal/fixture"
+	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -32,7 +34,7 @@ func TestRandomMRR(t *testing.T) {
 		{14951, direct(14951)},
 	}
 	for _, tt := range tests {
-		assert.InDelta(t, tt.want, RandomMRR(tt.k), 1e-12, "k=%d", tt.k)
+		assert.InDelta(t, tt.want, eval.RandomMRR(tt.k), 1e-12, "k=%d", tt.k)
 	}
 }
 
@@ -40,14 +42,14 @@ func TestRandomMRR(t *testing.T) {
 // embeddings are random, so the measured MRR must be close to the random
 // baseline, in both the filtered and the sampled evaluation.
 func TestBaselineIsWhatRandomEmbeddingsScore(t *testing.T) {
-	st := prepare(t, "livejournal", 0.001, 4, 16, workload.Dot) // 4,800 nodes
+	st := fixture.Prepare(t, "livejournal", 0.001, 4, 16, workload.Dot) // 4,800 nodes
 	deg, err := st.Degrees()
 	require.NoError(t, err)
-	for _, opt := range []EvalOptions{
+	for _, opt := range []eval.Options{
 		{FilteredMaxNodes: 10_000, MaxEdges: 3000, Workers: 2, Seed: 1},
 		{FilteredMaxNodes: 0, Uniform: 500, ByDegree: 0, MaxEdges: 3000, Workers: 2, Seed: 1},
 	} {
-		q, err := Evaluate(st, workload.Dot, nil, deg, opt)
+		q, err := eval.Evaluate(st, workload.Dot, nil, deg, opt)
 		require.NoError(t, err)
 		t.Logf("%s: untrained MRR %.5f, random baseline %.5f", q.Mode, q.MRR, q.Baseline)
 		assert.InEpsilon(t, q.Baseline, q.MRR, 0.25, q.Mode)

@@ -1,4 +1,4 @@
-package realrun
+package eval
 
 import (
 	"math/rand/v2"

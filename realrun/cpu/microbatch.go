@@ -1,4 +1,4 @@
-package realrun
+package cpu
 
 import (
 	"errors"
@@ -11,61 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/micro"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
-
-// MicroBatching trains each batch as one step split into micro-batches
-// (Betty §4): every chunk's gradient is computed against the parameters
-// the batch started from, summed per row over the whole batch, and one
-// Adagrad step per touched row is taken after the last micro-batch — the
-// same update however the batch is split. The split is the fewest
-// micro-batches whose estimated peak (workload.EstimateBatch) fits Budget,
-// or Count when set.
-//
-// Equality with the unsplit batch: the per-row gradient sums differ only in
-// the order of float32 additions (a row's partial sums are added
-// micro-batch by micro-batch), so embeddings agree to float32 rounding,
-// not bitwise; TestMicroBatchingEqualsWholeBatch bounds the difference.
-// This is a different update from the default path, which steps Adagrad
-// after every chunk (as PBG's CPU trainer); micro-batching with one
-// micro-batch is the GPU systems' batch step (Marius).
-type MicroBatching struct {
-	// Budget is the device memory one batch may take, in bytes.
-	Budget int64
-	// Count fixes the number of micro-batches (0: the fewest that fit).
-	Count int
-	// Split is how edges are dealt to micro-batches ("": micro.REG).
-	Split micro.Method
-	// Seed drives the split.
-	Seed int64
-}
-
-// On reports whether micro-batching is configured.
-func (m MicroBatching) On() bool { return m.Budget > 0 || m.Count > 0 }
-
-// Check reports whether the budget can hold the smallest micro-batch (one
-// edge with its chunk's negatives); any batch can then be split to fit.
-func (m MicroBatching) Check(h Hyper) error {
-	if m.Count < 0 || m.Budget < 0 {
-		return fmt.Errorf("micro-batching: count %d and budget %d must not be negative", m.Count, m.Budget)
-	}
-	if m.Split != "" {
-		if _, err := micro.ParseMethod(string(m.Split)); err != nil {
-			return fmt.Errorf("micro-batching: %w", err)
-		}
-	}
-	if m.Budget == 0 {
-		return nil
-	}
-	one := workload.BatchShape{Model: h.Model, Dim: h.Dim, Edges: 1, Chunks: 1, ChunkEdges: 1, Negatives: h.Negatives, Rows: int64(2 + h.Negatives), Relations: 1, Concurrent: 1}
-	if need := workload.EstimateBatch(one).Total; need > m.Budget {
-		return fmt.Errorf("micro-batching: a budget of %d bytes cannot hold one edge with its %d negatives at d=%d (%d bytes)", m.Budget, h.Negatives, h.Dim, need)
-	}
-	return nil
-}
 
 // rowTables finds a node row's embedding and Adagrad state by key, and
 // holds the relation embeddings.
@@ -81,7 +32,7 @@ type microProbe func(s workload.BatchShape, allocated uint64)
 
 // trainMicro is the CPU engine's hook: the batch's negatives are drawn as
 // the default path draws them, then the batch runs split.
-func (c *CPU) trainMicro(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
+func (c *Engine) trainMicro(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
 	d, ch, m := c.h.Dim, c.h.Chunk(), c.h.Negatives
 	sf, df := src.Floats(), dst.Floats()
 	rowsD := int(c.rows) * d
@@ -147,7 +98,7 @@ func (f *firstError) take() error {
 // the fewest whose estimated peak fits Budget, found by
 // workload.FewestMicroBatches (the simulator's search too) from the lower
 // bound the whole batch's estimate gives (workload.MicroLowerBound).
-func chooseSplit(mb MicroBatching, b micro.Batch, ix micro.Index, model workload.Model, d int) ([][]int32, error) {
+func chooseSplit(mb realrun.MicroBatching, b micro.Batch, ix micro.Index, model workload.Model, d int) ([][]int32, error) {
 	method := mb.Split
 	if method == "" {
 		method = micro.REG
@@ -190,7 +141,7 @@ func chooseSplit(mb MicroBatching, b micro.Batch, ix micro.Index, model workload
 // and the number of micro-batches. With a probe, every micro-batch's
 // device buffers are allocated afresh so that the bytes allocated while it
 // runs are its peak.
-func trainSplit(h Hyper, b micro.Batch, tb rowTables, probe microProbe) (float64, int, error) {
+func trainSplit(h realrun.Hyper, b micro.Batch, tb rowTables, probe microProbe) (float64, int, error) {
 	d := h.Dim
 	if err := h.Micro.Check(h); err != nil {
 		return 0, 0, err
@@ -314,7 +265,7 @@ func growI(b []int32, n int) []int32 {
 
 // run gathers the micro-batch's rows, computes every chunk piece's gradient
 // against them and sums it per row in G; it returns the loss.
-func (v *deviceBuffers) run(h Hyper, b micro.Batch, ix micro.Index, tb rowTables, es []int32, pieces [][2]int, loc, relLoc []int32) float64 {
+func (v *deviceBuffers) run(h realrun.Hyper, b micro.Batch, ix micro.Index, tb rowTables, es []int32, pieces [][2]int, loc, relLoc []int32) float64 {
 	d, m := h.Dim, h.Negatives
 	v.rowIDs, v.relIDs = v.rowIDs[:0], v.relIDs[:0]
 	local := func(r int32) int32 {
@@ -482,7 +433,7 @@ type MicroMeasurement struct {
 // packing panels, so at SIMD levels the engine allocates 9–15% less than
 // estimated (measured: d=64, 200 negatives, chunks of 500): the estimate
 // errs on the safe side there.
-func MeasureMicroBatches(h Hyper, b micro.Batch, rels int, seed int64) (MicroMeasurement, error) {
+func MeasureMicroBatches(h realrun.Hyper, b micro.Batch, rels int, seed int64) (MicroMeasurement, error) {
 	prev := model.SetLevel(model.Generic)
 	defer model.SetLevel(prev)
 	if err := h.Model.CheckDim(h.Dim); err != nil {

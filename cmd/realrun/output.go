@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/tierflow/tierflow/plots"
+)
+
+// The human and machine outputs of realrun: column lists, the timeline
+// chart and summary lines.
+
+// epochColumns are realrun's table and CSV columns.
+var epochColumns = plots.Columns{
+	{Field: "Epoch", Head: "epoch"},
+	{Field: "EpochSeconds", Head: "epoch s", Prec: 1, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall s", Prec: 1, CSVPrec: 3},
+	{Field: "ComputeSeconds", Head: "compute s", Prec: 1, CSVPrec: 3},
+	{Field: "Swaps", Head: "swaps"},
+	{Field: "Loads", Head: "loads"},
+	{Field: "Writes", Head: "writes"},
+	{Field: "FinalWrites"},
+	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1},
+	{Field: "WriteBytes", Head: "write MB", Scale: 1e-6, Prec: 1},
+	{Field: "EdgesPerSecond", Head: "edges/s", Prec: 0, CSVPrec: 0},
+	{Field: "Loss", CSVPrec: 2},
+	{Field: "MRR", Head: "MRR", Prec: 3, CSVPrec: 4},
+	{Field: "HitsAt1", Head: "Hits@1", Prec: 3, CSVPrec: 4},
+	{Field: "HitsAt3", CSVPrec: 4},
+	{Field: "HitsAt10", Head: "Hits@10", Prec: 3, CSVPrec: 4},
+	{Field: "Quality.Mode", Key: "eval_protocol", Head: "protocol"},
+	{Field: "Quality.Seconds", Key: "eval_seconds", Head: "eval s", Prec: 1, CSVPrec: 3},
+}
+
+// drawTimeline plots, for the last epoch, compute and I/O busy over time,
+// to path (.png or .svg).
+func drawTimeline(out Output, path string) error {
+	if len(out.Epochs) == 0 {
+		return fmt.Errorf("no epoch to plot")
+	}
+	e := out.Epochs[len(out.Epochs)-1]
+	lc := plots.LineChart{Title: fmt.Sprintf("realrun epoch %d: %s, p=%d c=%d", e.Epoch, out.Ordering, out.P, out.C), XLabel: "seconds", YLabel: "busy (fraction)"}
+	series := map[string]*plots.Series{"compute": {Name: "compute"}, "read": {Name: "disk read"}, "write": {Name: "disk write"}}
+	for _, pt := range e.Timeline {
+		x := (pt.Start + pt.End) / 2
+		for k, v := range map[string]float64{"compute": pt.Compute, "read": pt.Read, "write": pt.Write} {
+			s := series[k]
+			s.X, s.Y = append(s.X, x), append(s.Y, v)
+		}
+	}
+	lc.Series = []plots.Series{*series["compute"], *series["read"], *series["write"]}
+	return plots.SaveStack(path, lc)
+}
+
+// checkpointSummary is one line on the checkpoints taken inside epochs
+// ("" when none was).
+func checkpointSummary(out Output) string {
+	var n int
+	var bytes int64
+	var secs float64
+	for _, e := range out.Epochs {
+		n, bytes, secs = n+e.InsideCheckpoints, bytes+e.CheckpointBytes, secs+e.CheckpointWaitSeconds
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("checkpoints inside epochs: %d, %.1f MB written, training waited %.1f s for them", n, float64(bytes)/1e6, secs)
+}
+
+// comparisonColumns are `realrun --compare-sim`'s table and CSV columns.
+var comparisonColumns = plots.Columns{
+	{Field: "Ordering", Head: "ordering"},
+	{Field: "Measured.EpochSeconds", Head: "epoch s measured", Prec: 2, CSVPrec: 2},
+	{Field: "Predicted.EpochSeconds", Head: "epoch s predicted", Prec: 2, CSVPrec: 2},
+	{Field: "RelativeError.EpochSeconds", Key: "epoch_relative_error", Head: "epoch error %", Scale: 100, Prec: 1, CSVPrec: 4},
+	{Field: "Measured.StallSeconds", Head: "stall s measured", Prec: 2, CSVPrec: 2},
+	{Field: "Predicted.StallSeconds", Head: "stall s predicted", Prec: 2, CSVPrec: 2},
+	{Field: "Measured.ComputeSeconds", Head: "compute s measured", Prec: 2, CSVPrec: 2},
+	{Field: "Predicted.ComputeSeconds", Head: "compute s predicted", Prec: 2, CSVPrec: 2},
+	{Field: "Measured.ReadBytes", Head: "read bytes measured"},
+	{Field: "Predicted.ReadBytes", Head: "read bytes predicted"},
+	{Field: "Measured.WriteBytes", Head: "write bytes measured"},
+	{Field: "Predicted.WriteBytes", Head: "write bytes predicted"},
+	{Field: "Measured.Swaps", Key: "swaps", Head: "swaps"},
+}

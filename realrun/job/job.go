@@ -1,0 +1,519 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun"
+	_ "github.com/tierflow/tierflow/realrun/cpu" // the default engine, registered as "cpu"
+	"github.com/tierflow/tierflow/workload"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun/eval"
+	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/workdir"
+)
+
+// DefaultScales make one epoch of each preset take one to three minutes
+// on two cores with the default training shape (twitter measured: 109 s;
+// the others hold about as many edges; fb15k is small at full size).
+var DefaultScales = map[string]float64{"twitter": 0.01, "livejournal": 0.2, "freebase86m": 0.04, "fb15k": 1}
+
+// Options is one `realrun` invocation in names and numbers (its flags);
+// Configure checks them and turns them into a DataSpec, a Hyper and a Plan.
+type Options struct {
+	Dataset, Edges, Valid, Test string
+	Scale                       float64 // 0: DefaultScales
+	Model                       string  // "": the dataset's (dot for edge files)
+	Dim, Epochs, P, C           int
+	Ordering, Policy, PlanFile  string
+	Batch, Negatives, Chunk     int
+	DegreeFrac, LR              float64
+	Workers                     int
+	Seed                        int64
+	NoPrefetch, Resume          bool
+	Workdir                     string // "": under the system temp dir
+	Export, ExportFormat        string
+	// Eval is when to evaluate: "every" (every EvalEvery-th epoch and the
+	// last), "end" (after the last epoch only) or "none"; EvalProtocol is
+	// "auto", "filtered" or "sampled"; EvalEdges caps the test edges
+	// ranked (a seeded sample).
+	Eval, EvalProtocol   string
+	EvalEvery, EvalEdges int
+	// MicroBatchMemory ("" for none, e.g. "2GB") is the memory one batch
+	// may take; a batch that needs more is split into the fewest
+	// micro-batches that fit (or MicroBatches, when positive), with one
+	// Adagrad step per row after the last (see MicroBatching).
+	MicroBatchMemory string
+	MicroBatches     int
+	// Engine is the training engine ("cpu" or "cuda"); Buffer, for the
+	// CUDA engine, where the partition slots live ("gpu" or "host").
+	Engine, Buffer string
+	// CheckpointEvery is how often to checkpoint inside an epoch.
+	CheckpointEvery workload.CheckpointInterval
+	// Orderings, for a comparison with the simulator, lists the orderings
+	// to run one after another at the same (p, c) (comma-separated; ""
+	// for the one Plan of Ordering or PlanFile).
+	Orderings string
+	// Stop, once closed, stops training at the next bucket boundary with
+	// a checkpoint: Train then returns a *StopError whose Code is
+	// *StopCode (the exit status the stopper asks for; nil: 0).
+	Stop     <-chan struct{}
+	StopCode *int
+}
+
+// ResumeArgs are a command line's arguments with --resume added (once).
+func ResumeArgs(args []string) string {
+	out := append([]string(nil), args...)
+	if !slices.Contains(out, "--resume") && !slices.Contains(out, "-resume") {
+		out = append(out, "--resume")
+	}
+	for i, a := range out {
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// Defaults are realrun's defaults, the flags' and any caller's.
+var Defaults = Options{
+	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
+	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1,
+	ExportFormat: "npy", Engine: "cpu", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
+}
+
+// Auto, as Options.DegreeFrac, picks the share tuned for the kind of
+// graph (GraphDefaults); so does 0 as Options.LR.
+const Auto = -1
+
+// GraphDefaults are the learning rate and the share of negatives drawn by
+// degree used when none is given, per kind of graph: knowledge graphs
+// (trained with a relation-aware score function) and graphs without
+// relations. The KG values were tuned on the WN18-style WordNet KG (make
+// reproduce-quality; REPRODUCE.md, "Link-prediction quality"): with lr 0.1
+// and half the negatives by degree ComplEx reached filtered MRR 0.41 after
+// 3 epochs, with lr 0.3 and uniform negatives 0.87 after 5. Uniform
+// negatives match filtered evaluation, which ranks against every node
+// alike. The social-graph values are the ones the sampled evaluation
+// (half its negatives by degree) was measured with.
+var GraphDefaults = map[bool]struct{ LR, DegreeFrac float64 }{
+	true:  {LR: 0.3, DegreeFrac: 0},
+	false: {LR: 0.1, DegreeFrac: 0.5},
+}
+
+// Config is what Configure makes of Options: where the data comes from
+// and how it is laid out, the training hyper-parameters, and the Plans to
+// execute.
+type Config struct {
+	Spec  workdir.DataSpec
+	Hyper realrun.Hyper
+	// Plans are the Plans to run, in order: the saved Plan (PlanFile) or
+	// --ordering's; with Orderings (a comparison), each of them defined
+	// at (p, c). Skipped are the ones that are not, with the reason.
+	Plans   []*orderings.Plan
+	Skipped []orderings.Skipped
+}
+
+// Configure validates the options and builds the data spec, the training
+// hyper-parameters and the Plans, each step in turn (the first bad input
+// found is the one reported). Bad input is an inputerr.Error naming the
+// flag.
+func Configure(o Options) (Config, error) {
+	var cfg Config
+	if err := checkNumbers(o); err != nil {
+		return cfg, err
+	}
+	if err := checkEngine(o); err != nil {
+		return cfg, err
+	}
+	policy, err := orderings.ParsePolicy(o.Policy)
+	if err != nil {
+		return cfg, inputerr.Errorf("--policy: %w", err)
+	}
+	kind, source, err := chooseModel(&o)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Plans, cfg.Skipped, err = buildPlans(&o, policy); err != nil {
+		return cfg, err
+	}
+	dir := o.Workdir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "tierflow-"+source)
+	}
+	cfg.Spec = workdir.DataSpec{Dataset: o.Dataset, Scale: o.Scale, Edges: o.Edges, Valid: o.Valid, Test: o.Test,
+		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: dir}
+	cfg.Hyper, err = hyper(o, kind)
+	return cfg, err
+}
+
+// checkNumbers checks the flags that are numbers or names with a fixed
+// set of values.
+func checkNumbers(o Options) error {
+	if err := orderings.CheckPC(o.P, o.C); err != nil {
+		return inputerr.Errorf("--p %d --c %d: %w", o.P, o.C, err)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"dim", o.Dim}, {"epochs", o.Epochs}, {"batch", o.Batch}, {"negatives", o.Negatives}, {"workers", o.Workers}} {
+		if f.v < 1 {
+			return inputerr.Errorf("--%s %d: must be at least 1", f.name, f.v)
+		}
+	}
+	switch {
+	case o.Chunk < 0:
+		return inputerr.Errorf("--chunk %d: must not be negative", o.Chunk)
+	case o.DegreeFrac != Auto && !(o.DegreeFrac >= 0 && o.DegreeFrac <= 1):
+		return inputerr.Errorf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
+	case o.LR != 0 && !(o.LR > 0):
+		return inputerr.Errorf("--lr %v: must be positive", o.LR)
+	case o.ExportFormat != "npy" && o.ExportFormat != "tsv":
+		return inputerr.Errorf("--export-format %q: want npy or tsv", o.ExportFormat)
+	case o.Edges == "" && (o.Valid != "" || o.Test != ""):
+		return inputerr.Errorf("--valid and --test go with --edges")
+	case o.Eval != "every" && o.Eval != "end" && o.Eval != eval.None:
+		return inputerr.Errorf("--eval %q: want every, end or none", o.Eval)
+	case o.EvalProtocol != "auto" && o.EvalProtocol != "filtered" && o.EvalProtocol != "sampled":
+		return inputerr.Errorf("--eval-protocol %q: want auto, filtered or sampled", o.EvalProtocol)
+	case o.EvalEvery < 1:
+		return inputerr.Errorf("--eval-every %d: must be at least 1", o.EvalEvery)
+	case o.EvalEdges < 1:
+		return inputerr.Errorf("--eval-edges %d: must be at least 1", o.EvalEdges)
+	}
+	return nil
+}
+
+// checkEngine checks --engine, --buffer and what the engine supports.
+func checkEngine(o Options) error {
+	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
+		return &inputerr.Error{Err: err}
+	}
+	if o.Engine == "cuda" && o.Buffer != realrun.BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) {
+		return inputerr.Errorf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
+	}
+	return nil
+}
+
+// chooseModel resolves the dataset preset (and its default scale into
+// o.Scale) or the edge file, and the score function: --model, else the
+// preset's, else the edge file's (DefaultModelFor). It returns the
+// source's name for the default work directory.
+func chooseModel(o *Options) (kind workload.Model, source string, err error) {
+	modelName, source := o.Model, o.Dataset
+	if o.Edges == "" {
+		pr, err := graph.LookupPreset(o.Dataset)
+		if err != nil {
+			return "", "", inputerr.Errorf("--dataset: %w", err)
+		}
+		if modelName == "" {
+			modelName = string(pr.Model)
+		}
+		if o.Scale == 0 {
+			if o.Scale = DefaultScales[pr.Name]; o.Scale == 0 {
+				o.Scale = 0.01
+			}
+		}
+	} else {
+		source = filepath.Base(o.Edges)
+		if modelName == "" {
+			modelName = workdir.DefaultModelFor(o.Edges)
+		}
+	}
+	if kind, err = workload.ParseModel(modelName); err != nil {
+		return "", "", inputerr.Errorf("--model: %w", err)
+	}
+	if err := kind.CheckDim(o.Dim); err != nil {
+		return "", "", inputerr.Errorf("--dim %d: %w", o.Dim, err)
+	}
+	return kind, source, nil
+}
+
+// buildPlans reads the saved Plan (setting o.P and o.C to its p and c) or
+// builds --ordering's; with o.Orderings, the Plans are that list's
+// orderings at the same (p, c), those not defined there skipped
+// (orderings.Select).
+func buildPlans(o *Options, policy orderings.Policy) ([]*orderings.Plan, []orderings.Skipped, error) {
+	var plan *orderings.Plan
+	if o.PlanFile != "" {
+		f, err := os.Open(o.PlanFile)
+		if err != nil {
+			return nil, nil, inputerr.Errorf("--plan: %w", err)
+		}
+		plan, err = orderings.ReadJSON(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, inputerr.Errorf("--plan %s: %w", o.PlanFile, err)
+		}
+		o.P, o.C, policy = plan.P, plan.C, orderings.Policy(plan.Policy)
+	} else {
+		var err error
+		if plan, err = orderings.Build(o.Ordering, o.P, o.C, policy, o.Seed); err != nil {
+			return nil, nil, inputerr.Errorf("--ordering: %w", err)
+		}
+	}
+	if o.Orderings == "" {
+		return []*orderings.Plan{plan}, nil, nil
+	}
+	names, err := orderings.ParseList(o.Orderings)
+	if err != nil {
+		return nil, nil, inputerr.Errorf("--orderings: %w", err)
+	}
+	plans, skipped, err := orderings.Select(names, o.P, o.C, policy, o.Seed)
+	if err != nil {
+		return nil, nil, inputerr.Errorf("--orderings: %w", err)
+	}
+	return plans, skipped, nil
+}
+
+// hyper builds the training hyper-parameters: the graph kind's learning
+// rate and degree share where none was given (GraphDefaults), and the
+// micro-batching budget or count.
+func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
+	var mb realrun.MicroBatching
+	if o.MicroBatchMemory != "" {
+		b, err := devices.ParseBytes(o.MicroBatchMemory)
+		if err != nil {
+			return realrun.Hyper{}, inputerr.Errorf("--micro-batch-memory: %w", err)
+		}
+		mb.Budget = int64(b)
+	}
+	if o.MicroBatches < 0 {
+		return realrun.Hyper{}, inputerr.Errorf("--micro-batches %d: must not be negative", o.MicroBatches)
+	}
+	mb.Count = o.MicroBatches
+	def := GraphDefaults[kind.UsesRelations()]
+	if o.LR == 0 {
+		o.LR = def.LR
+	}
+	if o.DegreeFrac == Auto {
+		o.DegreeFrac = def.DegreeFrac
+	}
+	h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
+		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb}
+	if err := mb.Check(h); err != nil {
+		return h, inputerr.Errorf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
+	}
+	return h, nil
+}
+
+// Output is one `realrun` training run: its configuration and every
+// epoch's measurement (what realrun prints with --json).
+type Output struct {
+	Ordering       string          `json:"ordering"`
+	Policy         string          `json:"policy"`
+	P              int             `json:"p"`
+	C              int             `json:"c"`
+	PartitionBytes int64           `json:"partition_bytes"`
+	Dataset        string          `json:"dataset"`
+	Workdir        string          `json:"workdir"`
+	Nodes          int64           `json:"nodes"`
+	TrainEdges     int64           `json:"train_edges"`
+	Model          string          `json:"model"`
+	LR             float64         `json:"lr"`
+	Dim            int             `json:"dim"`
+	Batch          int             `json:"batch"`
+	Negatives      int             `json:"negatives"`
+	DegreeFrac     float64         `json:"degree_frac"`
+	Workers        int             `json:"workers"`
+	Prefetch       bool            `json:"prefetch"`
+	DirectIO       bool            `json:"direct_io"`
+	Histogram      string          `json:"histogram"`
+	Epochs         []realrun.Epoch `json:"epochs"`
+	// Resumed is the epoch training resumed after (0: from scratch).
+	Resumed int `json:"resumed,omitempty"`
+	// ModelChoice says why the score function was chosen when --model was
+	// not given.
+	ModelChoice string `json:"model_choice,omitempty"`
+}
+
+// Train is `realrun`: it prepares (or reuses) the work directory, resumes
+// from its last checkpoint if asked, trains and evaluates every epoch, and
+// exports the embeddings if asked. keepEvents keeps every epoch's I/O and
+// bucket events in the Output; log receives one-line notices.
+func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer) (Output, error) {
+	cfg, err := Configure(o)
+	if err != nil {
+		return Output{}, err
+	}
+	if len(cfg.Plans) != 1 {
+		return Output{}, inputerr.Errorf("--orderings: training runs one Plan; a list goes with a comparison (--compare-sim)")
+	}
+	plan := cfg.Plans[0]
+	r, err := open(o, cfg, plan.C)
+	if err != nil {
+		return Output{}, err
+	}
+	defer r.close()
+	out := newOutput(o, cfg.Hyper, plan, r.st)
+	first, pos, err := r.start(o.Resume, plan, cfg.Spec.Seed, log)
+	if err != nil {
+		return out, err
+	}
+	out.Resumed = first - 1
+	noteModelChoice(o, cfg.Hyper.Model, &out, log)
+	ev := eval.DefaultEval
+	ev.Seed, ev.Workers, ev.MaxEdges = cfg.Spec.Seed, cfg.Hyper.Workers, o.EvalEdges
+	if o.EvalProtocol != "auto" {
+		ev.Protocol = o.EvalProtocol
+	}
+	for e := first; e <= o.Epochs; e++ {
+		if realrun.Stopped(o.Stop) {
+			return out, o.stopError(&realrun.StopError{Epochs: r.st.Current, Bucket: r.st.Bucket, Buckets: len(plan.Buckets)})
+		}
+		ep, err := realrun.RunEpoch(r.st, plan, r.eng, realrun.EpochOptions{Prefetch: !o.NoPrefetch, Seed: cfg.Spec.Seed, Epoch: e, Progress: progress,
+			Checkpoint: o.CheckpointEvery, Stop: o.Stop, From: pos})
+		pos = nil
+		if se := (*realrun.StopError)(nil); errors.As(err, &se) {
+			return out, o.stopError(se)
+		} else if err != nil {
+			return out, err
+		}
+		ep.Quality.Mode = eval.None
+		if o.Eval == "every" && e%o.EvalEvery == 0 || o.Eval != eval.None && e == o.Epochs {
+			if err := r.evaluate(&ep, cfg.Hyper.Model, ev); err != nil {
+				return out, err
+			}
+		}
+		if !keepEvents {
+			ep.IO, ep.Buckets = ep.IO[:0:0], nil
+		}
+		out.Epochs = append(out.Epochs, ep)
+	}
+	if o.Export != "" {
+		if err := eval.ExportFile(o.Export, o.ExportFormat, r.st); errors.Is(err, syscall.ENOSPC) {
+			return out, err
+		} else if err != nil {
+			return out, inputerr.Errorf("--export: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// run is a training run's open work directory, under its lock, and its
+// engine.
+type run struct {
+	st      *store.Store
+	reused  bool
+	degrees []int32
+	eng     realrun.Engine
+	unlock  func()
+}
+
+// open locks the work directory, reuses or prepares it, and opens the
+// engine for a buffer of c partitions.
+func open(o Options, cfg Config, c int) (*run, error) {
+	unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
+	if err != nil {
+		return nil, inputerr.Errorf("--workdir: %w", err)
+	}
+	r := &run{unlock: unlock}
+	if r.st, r.reused, err = workdir.OpenOrPrepare(cfg.Spec); err == nil {
+		if r.degrees, err = r.st.Degrees(); err == nil {
+			r.eng, err = realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Buffer: o.Buffer, Hyper: cfg.Hyper, Store: r.st, Degrees: r.degrees, Seed: cfg.Spec.Seed, C: c})
+		}
+	}
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *run) close() {
+	if c, ok := r.eng.(io.Closer); ok {
+		c.Close()
+	}
+	r.unlock()
+}
+
+// start returns the first epoch to train and, inside an epoch, where to
+// resume: with resume, from the work directory's last checkpoint
+// (verified); otherwise a reused work directory's partitions are
+// initialised afresh.
+func (r *run) start(resume bool, plan *orderings.Plan, seed int64, log io.Writer) (int, *realrun.Position, error) {
+	st := r.st
+	switch {
+	case resume && r.reused && (st.Current > 0 || st.Bucket > 0):
+		pos, err := realrun.Resume(st, r.eng)
+		if err != nil {
+			return 0, nil, err
+		}
+		first := st.Current + 1
+		if pos != nil {
+			if err := pos.Check(plan, first, st.Bucket); err != nil {
+				return 0, nil, inputerr.Errorf("--resume: %w", err)
+			}
+			fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, pos.Bucket, len(plan.Buckets))
+		} else {
+			fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+		}
+		return first, pos, nil
+	case r.reused:
+		return 1, nil, st.InitPartitions(seed, workdir.InitScale)
+	}
+	return 1, nil, nil
+}
+
+// evaluate ranks the test edges after an epoch and records the quality in
+// it.
+func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options) error {
+	start := time.Now()
+	q, err := eval.Evaluate(r.st, m, r.eng.Relations(), r.degrees, ev)
+	if err != nil {
+		return err
+	}
+	q.Seconds = time.Since(start).Seconds()
+	ep.Quality, ep.MRR, ep.HitsAt1, ep.HitsAt3, ep.HitsAt10 = q, q.MRR, q.HitsAt1, q.HitsAt3, q.HitsAt10
+	return nil
+}
+
+// newOutput is the run's configuration as Output reports it.
+func newOutput(o Options, h realrun.Hyper, plan *orderings.Plan, st *store.Store) Output {
+	return Output{
+		Ordering: plan.Ordering, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
+		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
+		Model: string(h.Model), LR: float64(float32ToDecimal(h.LR)), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
+		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),
+	}
+}
+
+// noteModelChoice says why the score function was chosen for an edge file
+// when --model was not given.
+func noteModelChoice(o Options, m workload.Model, out *Output, log io.Writer) {
+	if o.Model != "" || o.Edges == "" {
+		return
+	}
+	out.ModelChoice = fmt.Sprintf("%s: %s has relations", m, filepath.Base(o.Edges))
+	if m == workload.Dot {
+		out.ModelChoice = fmt.Sprintf("dot: %s has no relations", filepath.Base(o.Edges))
+	}
+	fmt.Fprintf(log, "model %s (--model to choose another)\n", out.ModelChoice)
+}
+
+func (o Options) stopError(se *realrun.StopError) *realrun.StopError {
+	if o.StopCode != nil {
+		se.Code = *o.StopCode
+	}
+	return se
+}
+
+// float32ToDecimal is the shortest decimal that reads back as x (0.3, not
+// 0.30000001192092896), for printing a float32 hyper-parameter.
+func float32ToDecimal(x float32) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
+	return v
+}

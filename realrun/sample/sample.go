@@ -1,0 +1,150 @@
+// Package sample holds the random choices every training engine makes the
+// same way: the negatives a chunk shares (uniform or by degree, from the
+// bucket's two partitions), the initial relation embeddings, and the
+// stream constants their generators are seeded with, so that the CPU and
+// GPU engines train the same edges against the same negatives.
+package sample
+
+import (
+	"math/rand/v2"
+
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/workload"
+)
+
+// NegativeSampler draws the negatives a chunk shares, as every engine
+// does: Negatives nodes, alternately from the bucket's source and
+// destination partition (odd positions from the destination), each with
+// probability DegreeFrac by degree and otherwise uniformly.
+type NegativeSampler struct {
+	frac float64
+	samp []*PartSampler // per partition
+}
+
+// NewNegativeSampler builds per-partition degree samplers for a store.
+func NewNegativeSampler(st *store.Store, degrees []int32, degreeFrac float64) *NegativeSampler {
+	ns := &NegativeSampler{frac: degreeFrac}
+	for i := 0; i < st.M.P; i++ {
+		lo := int64(i) * st.M.Rows
+		hi := min(lo+st.M.Rows, st.M.Nodes)
+		if lo > hi {
+			lo = hi
+		}
+		deg := make([]int32, st.M.Rows)
+		copy(deg, degrees[lo:hi])
+		ns.samp = append(ns.samp, NewPartSampler(deg))
+	}
+	return ns
+}
+
+// Draw fills rows (local rows) and side (true: the destination partition
+// di) for one chunk; len(rows) = len(side) is the number of negatives.
+func (ns *NegativeSampler) Draw(rng *rand.Rand, si, di int, rows []int32, side []bool) {
+	for k := range rows {
+		sd := k%2 == 1
+		ps := ns.samp[si]
+		if sd {
+			ps = ns.samp[di]
+		}
+		if rng.Float64() < ns.frac {
+			rows[k] = ps.ByDegree(rng)
+		} else {
+			rows[k] = ps.Uniform(rng)
+		}
+		side[k] = sd
+	}
+}
+
+// PartSampler draws the nodes of one partition (or of a whole graph)
+// uniformly or by degree (alias
+// method over its rows' degrees).
+type PartSampler struct {
+	rows  int
+	prob  []float32
+	alias []int32
+}
+
+func NewPartSampler(deg []int32) *PartSampler {
+	n := len(deg)
+	ps := &PartSampler{rows: n, prob: make([]float32, n), alias: make([]int32, n)}
+	var total float64
+	for _, d := range deg {
+		total += float64(d) + 1 // +1: every node can be drawn
+	}
+	scaled := make([]float64, n)
+	var small, large []int32
+	for i, d := range deg {
+		scaled[i] = (float64(d) + 1) * float64(n) / total
+		if scaled[i] < 1 {
+			small = append(small, int32(i))
+		} else {
+			large = append(large, int32(i))
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		ps.prob[s] = float32(scaled[s])
+		ps.alias[s] = l
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	for _, l := range large {
+		ps.prob[l] = 1
+	}
+	for _, s := range small {
+		ps.prob[s] = 1
+	}
+	return ps
+}
+
+func (ps *PartSampler) Uniform(rng *rand.Rand) int32 { return int32(rng.IntN(ps.rows)) }
+
+func (ps *PartSampler) ByDegree(rng *rand.Rand) int32 {
+	i := rng.IntN(ps.rows)
+	if rng.Float32() < ps.prob[i] {
+		return int32(i)
+	}
+	return ps.alias[i]
+}
+
+// The stream constants the engines seed their generators with (the second
+// argument of rand.NewPCG, so that generators seeded alike still differ
+// by purpose).
+const (
+	// WorkerStream seeds a worker's negative sampler: the CPU engine's
+	// worker w from seed+w+1 and, before every bucket, from a draw of the
+	// bucket's generator; the GPU engine from the same draw.
+	WorkerStream = 0x776b7273 // "wkrs"
+	// RelationStream seeds the initial relation embeddings.
+	RelationStream = 0x72656c73 // "rels"
+)
+
+// InitRelations returns the initial relation embeddings of rels relations
+// at dimension d for score function m, and their Adagrad state (zeros):
+// near the identity — 1 ± 0.1 for DistMult and for ComplEx's real halves,
+// ±0.1 for ComplEx's imaginary halves — as DistMult and ComplEx start.
+// Dot has none (nil).
+func InitRelations(m workload.Model, rels, d int, seed int64) (emb, state []float32) {
+	if !m.UsesRelations() {
+		return nil, nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), RelationStream))
+	n := rels * d
+	emb, state = make([]float32, n), make([]float32, n)
+	for i := range emb {
+		emb[i] = 1 + 0.1*(2*rng.Float32()-1)
+	}
+	if m == workload.ComplEx {
+		half := d / 2
+		for r := 0; r < rels; r++ {
+			for k := half; k < d; k++ {
+				emb[r*d+k] = 0.1 * (2*rng.Float32() - 1)
+			}
+		}
+	}
+	return emb, state
+}

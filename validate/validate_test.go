@@ -1,0 +1,100 @@
+package validate
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/fixture"
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun/job"
+	"github.com/tierflow/tierflow/workload"
+)
+
+// TestDiskMeasuredAroundEachRun: with CompareOptions.DiskScratch the disk
+// and checksum rate are measured just before and just after the run and
+// the prediction uses the mean of the two (not the profile's placeholder
+// figures); without it the profile is used as given.
+func TestDiskMeasuredAroundEachRun(t *testing.T) {
+	st := fixture.Prepare(t, "twitter", 0.0001, 4, 16, workload.Dot)
+	h := fixture.Hyper(workload.Dot, 16)
+	plan, err := orderings.Build("beta", 4, 3, orderings.Belady, 0)
+	require.NoError(t, err)
+	prof := devices.Profile{Name: "placeholder",
+		Disk: devices.Disk{Read: 1, Write: 1, FullDuplex: true},
+		CPU: devices.CPU{Workers: 2, Memory: 1 << 30, BatchEdges: 1e6, GatherBW: 1e9, Checksum: 1,
+			Train: devices.CPUTrain{Dot: devices.TrainCost{Edges: 1e6, RowBW: 1e15, FLOPS: 1e15}}}}
+
+	cmp, _, err := RunAndCompare(st, plan, h, prof, CompareOptions{Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: t.TempDir()})
+	require.NoError(t, err)
+	assert.Greater(t, float64(cmp.Disk.Read), 1e6, "the disk was measured")
+	assert.Greater(t, float64(cmp.Checksum), 1e6, "the checksum rate was measured")
+	require.NotNil(t, cmp.DiskBefore)
+	require.NotNil(t, cmp.DiskAfter)
+	lo, hi := min(cmp.DiskBefore.Read, cmp.DiskAfter.Read), max(cmp.DiskBefore.Read, cmp.DiskAfter.Read)
+	assert.True(t, lo <= cmp.Disk.Read && cmp.Disk.Read <= hi, "the mean of before %v and after %v, got %v", cmp.DiskBefore.Read, cmp.DiskAfter.Read, cmp.Disk.Read)
+	assert.InDelta(t, diskDrift(*cmp.DiskBefore, *cmp.DiskAfter), cmp.DiskDrift, 1e-12)
+	p := prof
+	p.Disk, p.CPU.Checksum = cmp.Disk, cmp.Checksum
+	pred, err := Predict(st, plan, h, true, p)
+	require.NoError(t, err)
+	assert.Equal(t, pred.EpochSeconds, cmp.Predicted.EpochSeconds, "the prediction used the measured disk")
+
+	cmp, _, err = RunAndCompare(st, plan, h, prof, CompareOptions{Repeats: 1, Prefetch: true, Seed: 1})
+	require.NoError(t, err)
+	assert.Equal(t, prof.Disk, cmp.Disk)
+	assert.Nil(t, cmp.DiskBefore)
+	assert.Zero(t, cmp.DiskDrift)
+	assert.Greater(t, cmp.Predicted.EpochSeconds, 1e3, "1 B/s disk: the placeholder profile predicts ages")
+}
+
+func TestDiskDrift(t *testing.T) {
+	a := devices.Disk{Read: 100, Write: 50}
+	b := devices.Disk{Read: 300, Write: 50}
+	assert.InDelta(t, 2, diskDrift(a, b), 1e-9, "reads tripled")
+	assert.InDelta(t, 2.0/3, diskDrift(b, a), 1e-9)
+	assert.InDelta(t, 0.5, diskDrift(a, devices.Disk{Read: 100, Write: 75}), 1e-9, "the larger of the two changes")
+	assert.Zero(t, diskDrift(devices.Disk{}, b), "nothing measured before: no drift")
+}
+
+// TestCompareSimExecutesTheSavedPlan: realrun --plan FILE --compare-sim
+// runs and predicts the Plan in FILE as saved — here a random order drawn
+// with seed 7 — not one rebuilt from its ordering name and the run's seed
+// (which was the behaviour before: random with seed 1, another order with
+// another number of swaps).
+func TestCompareSimExecutesTheSavedPlan(t *testing.T) {
+	dir := t.TempDir()
+	saved, err := orderings.Build("random", 8, 3, orderings.Belady, 7)
+	require.NoError(t, err)
+	rebuilt, err := orderings.Build("random", 8, 3, orderings.Belady, 1)
+	require.NoError(t, err)
+	require.NotEqual(t, saved.Counts, rebuilt.Counts, "the test needs two orders that differ in their counts")
+	planFile := filepath.Join(dir, "plan.json")
+	require.NoError(t, atomicfile.Write(planFile, saved.WriteJSON))
+	prof := devices.Profile{Name: "placeholder",
+		Disk: devices.Disk{Read: 1e9, Write: 1e9, FullDuplex: true},
+		CPU: devices.CPU{Workers: 1, Memory: 1 << 30, BatchEdges: 1e6, GatherBW: 1e9,
+			Train: devices.CPUTrain{Dot: devices.TrainCost{Edges: 1e6, RowBW: 1e15, FLOPS: 1e15}}}}
+	data, err := prof.YAML()
+	require.NoError(t, err)
+	devFile := filepath.Join(dir, "dev.yaml")
+	require.NoError(t, os.WriteFile(devFile, data, 0o644))
+
+	o := job.Defaults
+	o.Dataset, o.Scale, o.Dim, o.Batch, o.Negatives, o.Workers, o.Seed = "twitter", 0.0002, 8, 500, 10, 1, 1
+	o.PlanFile, o.Workdir = planFile, filepath.Join(dir, "work")
+	out, err := CompareSim(o, devFile, nil, io.Discard)
+	require.NoError(t, err)
+	require.Len(t, out.Results, 1)
+	c := out.Results[0]
+	assert.True(t, c.CountsMatch)
+	assert.Equal(t, saved.Counts, c.Measured.Counts, "the engine executed the saved Plan")
+	assert.Equal(t, saved.Counts, c.Predicted.Counts, "the simulator predicted the saved Plan")
+	assert.Equal(t, "random", c.Ordering)
+}
