@@ -1,7 +1,6 @@
 package experiments
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/calibrate"
+	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/validate"
 	"github.com/tierflow/tierflow/workload"
@@ -252,32 +252,43 @@ func validateConfig(vc ValidateConfig, dir, scratch string, r *Result, scatter *
 	if err != nil {
 		return fmt.Errorf("validate %s: calibrate: %w", label, err)
 	}
-	var plans []*orderings.Plan
-	var runs []orderingRuns
-	for _, name := range ValidateOrderings {
-		pl, err := orderings.Build(name, vc.P, vc.C, orderings.Belady, 0)
-		var na *orderings.NotApplicableError
-		switch {
-		case errors.As(err, &na):
-			*notes = append(*notes, fmt.Sprintf("%s: %s skipped: %s.", label, name, na.Reason))
-			continue
-		case err != nil:
-			return fmt.Errorf("validate %s %s: %w", label, name, err)
-		}
-		plans = append(plans, pl)
-		runs = append(runs, orderingRuns{name: name})
+	plans, skipped, err := orderings.Select(ValidateOrderings, vc.P, vc.C, orderings.Belady, 0)
+	if err != nil {
+		return fmt.Errorf("validate %s: %w", label, err)
 	}
-	// Interleaved: repeat 1 of every ordering, then repeat 2, … (each
-	// run from freshly initialised partitions, the same seed each time).
+	for _, sk := range skipped {
+		*notes = append(*notes, fmt.Sprintf("%s: %s skipped: %s.", label, sk.Ordering, sk.Reason))
+	}
+	runs, err := runInterleaved(st, plans, h, cal.Profile, scratch, label)
+	if err != nil {
+		return err
+	}
+	regime := regimeOf(runs)
+	cMed, cLo, cHi := addRows(label, regime, runs, r, scatter, t, notes)
+	if regime == "compute-bound" {
+		*notes = append(*notes, computeSpreadNote(label, cMed, cLo, cHi))
+	}
+	*notes = append(*notes, configNote(label, regime, vc, st, cal, runs))
+	return nil
+}
+
+// runInterleaved runs every Plan ValidateRepeats times, interleaved —
+// repeat 1 of every ordering, then repeat 2, … — each run from freshly
+// initialised partitions with the same seed, and checks its bytes.
+func runInterleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, scratch, label string) ([]orderingRuns, error) {
+	runs := make([]orderingRuns, len(plans))
+	for i, pl := range plans {
+		runs[i].name = pl.Ordering
+	}
 	for rep := 0; rep < ValidateRepeats; rep++ {
 		for i, pl := range plans {
-			cmp, ep, err := validate.RunAndCompare(st, pl, h, cal.Profile, validate.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: scratch})
+			cmp, ep, err := validate.RunAndCompare(st, pl, h, prof, validate.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: scratch})
 			if err != nil {
-				return fmt.Errorf("validate %s %s: %w", label, runs[i].name, err)
+				return nil, fmt.Errorf("validate %s %s: %w", label, runs[i].name, err)
 			}
 			m, p := cmp.Measured, cmp.Predicted
 			if m.ReadBytes != p.ReadBytes || m.WriteBytes != p.WriteBytes {
-				return fmt.Errorf("validate: %s %s repeat %d: measured and predicted bytes differ", label, runs[i].name, rep+1)
+				return nil, fmt.Errorf("validate: %s %s repeat %d: measured and predicted bytes differ", label, runs[i].name, rep+1)
 			}
 			var busy float64
 			for _, e := range ep.IO {
@@ -292,8 +303,12 @@ func validateConfig(vc ValidateConfig, dir, scratch string, r *Result, scatter *
 			runs[i].between = append(runs[i].between, between)
 		}
 	}
-	// The regime comes from the measurement: data-bound when the disk
-	// was busier than the compute in the median run of most orderings.
+	return runs, nil
+}
+
+// regimeOf comes from the measurement: data-bound when the disk was
+// busier than the compute in the median run of most orderings.
+func regimeOf(runs []orderingRuns) string {
 	dataRuns := 0
 	for _, rn := range runs {
 		k := rn.median()
@@ -301,13 +316,18 @@ func validateConfig(vc ValidateConfig, dir, scratch string, r *Result, scatter *
 			dataRuns++
 		}
 	}
-	regime := "compute-bound"
 	if 2*dataRuns >= len(runs) {
-		regime = "data-bound"
+		return "data-bound"
 	}
+	return "compute-bound"
+}
+
+// addRows adds each ordering's median run as a row and a point of the
+// scatter, counts it in t, notes the ranking disagreements, and returns
+// the orderings' median, min and max compute.
+func addRows(label, regime string, runs []orderingRuns, r *Result, scatter *Chart, t *validateTally, notes *[]string) (cMed, cLo, cHi []float64) {
 	s := Series{Name: label}
 	var pts []rankPoint
-	var cMed, cLo, cHi []float64
 	for _, rn := range runs {
 		k := rn.median()
 		cmp := rn.cmps[k]
@@ -349,24 +369,31 @@ func validateConfig(vc ValidateConfig, dir, scratch string, r *Result, scatter *
 		*notes = append(*notes, fmt.Sprintf("%s: ranking disagreement (old criterion, medians > 5%% apart): measured %s (%.1f s) < %s (%.1f s) but predicted the other way",
 			label, d.fast.name, d.fast.measured, d.slow.name, d.slow.measured))
 	}
-	if regime == "compute-bound" {
-		between, within, disjoint := computeSpread(cMed, cLo, cHi)
-		verdict := "within the repeat noise: the orderings, which do identical arithmetic, do not differ in compute beyond it"
-		if between > within {
-			verdict = "beyond the repeat noise: the orderings, which do identical arithmetic, differ in compute by more than their repeats do"
-		}
-		*notes = append(*notes, fmt.Sprintf("%s: compute spread between orderings %.1f%% (max−min of the median computes over their mean) against %.1f%% within an ordering (mean max−min of its repeats over its median); %d of %d ordering pairs have compute ranges that do not overlap — %s.",
-			label, 100*between, 100*within, disjoint, len(cMed)*(len(cMed)-1)/2, verdict))
+	return cMed, cLo, cHi
+}
+
+// computeSpreadNote says whether orderings, which do identical arithmetic,
+// differ in compute beyond the repeats' noise (computeSpread).
+func computeSpreadNote(label string, cMed, cLo, cHi []float64) string {
+	between, within, disjoint := computeSpread(cMed, cLo, cHi)
+	verdict := "within the repeat noise: the orderings, which do identical arithmetic, do not differ in compute beyond it"
+	if between > within {
+		verdict = "beyond the repeat noise: the orderings, which do identical arithmetic, differ in compute by more than their repeats do"
 	}
-	// What the model leaves out: the time between buckets, as a share
-	// of the epoch, over every repeat.
+	return fmt.Sprintf("%s: compute spread between orderings %.1f%% (max−min of the median computes over their mean) against %.1f%% within an ordering (mean max−min of its repeats over its median); %d of %d ordering pairs have compute ranges that do not overlap — %s.",
+		label, 100*between, 100*within, disjoint, len(cMed)*(len(cMed)-1)/2, verdict)
+}
+
+// configNote describes the configuration: its regime and why, the
+// calibration, the disk as measured around the runs, and the share of an
+// epoch the model leaves out (the time between buckets).
+func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal calibrate.Calibration, runs []orderingRuns) string {
 	gapHi := 0.0
 	for _, rn := range runs {
 		for k, c := range rn.cmps {
 			gapHi = math.Max(gapHi, rn.between[k]/c.Measured.EpochSeconds)
 		}
 	}
-	// The disk as measured before and after each run: how far it drifted.
 	rlo, rhi, wlo, whi, clo, chi := math.Inf(1), 0.0, math.Inf(1), 0.0, math.Inf(1), 0.0
 	for _, rn := range runs {
 		for _, c := range rn.cmps {
@@ -381,10 +408,9 @@ func validateConfig(vc ValidateConfig, dir, scratch string, r *Result, scatter *
 		}
 	}
 	d := cal.Profile.Disk
-	*notes = append(*notes, fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. Measured again before and after each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums (mean of the two) %.1f–%.1f GB/s. Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
+	return fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. Measured again before and after each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums (mean of the two) %.1f–%.1f GB/s. Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
 		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,
-		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, rlo/1e6, rhi/1e6, wlo/1e6, whi/1e6, clo/1e9, chi/1e9, 100*gapHi))
-	return nil
+		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, rlo/1e6, rhi/1e6, wlo/1e6, whi/1e6, clo/1e9, chi/1e9, 100*gapHi)
 }
 
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }

@@ -6,6 +6,7 @@
 package realrun
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -117,100 +118,159 @@ func Stopped(stop <-chan struct{}) bool {
 }
 
 // RunEpoch trains one epoch in plan order and returns its measurement. It
-// reads the store's current checkpoint and writes every partition to a new checkpoint, which it
-// commits at the end with the engine's extra state; inside the epoch it
-// checkpoints as opt.Checkpoint says and when opt.Stop is closed. The
-// epoch's randomness depends only on the seed and the epoch, so that a
-// resumed epoch trains as an uninterrupted one would.
+// reads the store's current checkpoint and writes every partition to a new
+// checkpoint, which it commits at the end with the engine's extra state;
+// inside the epoch it checkpoints as opt.Checkpoint says and when opt.Stop
+// is closed. The epoch's randomness depends only on the seed and the
+// epoch, so that a resumed epoch trains as an uninterrupted one would.
 func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptions) (Epoch, error) {
-	prefetch, seed, epoch, progress := opt.Prefetch, opt.Seed, opt.Epoch, opt.Progress
-	if plan.P != st.M.P {
-		return Epoch{}, fmt.Errorf("plan has p = %d, the work directory %d", plan.P, st.M.P)
-	}
-	// The checkpoint numbers count epochs run in this work directory;
-	// epoch (which seeds the randomness) is usually base+1.
-	base := st.Current
-	if err := st.Tidy(); err != nil {
+	r, err := startEpoch(st, plan, eng, opt)
+	if err != nil {
 		return Epoch{}, err
+	}
+	defer r.bm.free()
+	trainErr := r.train()
+	if trainErr != nil {
+		r.bm.fail(trainErr)
+	}
+	var stop *StopError
+	if err := r.bm.finish(); err != nil && !errors.As(trainErr, &stop) {
+		return Epoch{}, err
+	}
+	if trainErr != nil {
+		return Epoch{}, trainErr
+	}
+	if err := checkCounts(r.bm.counts, plan.Counts); err != nil {
+		return Epoch{}, err
+	}
+	// The epoch ends when the last partition is written; committing the
+	// checkpoint (syncs and the pointer flip) is timed on its own.
+	total := r.bm.since()
+	if err := r.commit(); err != nil {
+		return Epoch{}, err
+	}
+	commit := r.bm.since() - total
+	if opt.Progress != nil {
+		opt.Progress(opt.Epoch, len(plan.Buckets), len(plan.Buckets), r.edgesPerSecond(), r.stall, true)
+	}
+	ep := r.measure(total, commit)
+	if r.hooks != nil {
+		if err := r.hooks.FinishEpoch(&ep); err != nil {
+			return Epoch{}, err
+		}
+	}
+	return ep, nil
+}
+
+// epochRun is one epoch in progress: the buffer manager executing the
+// Plan, the epoch's random generator, and what has been measured so far.
+type epochRun struct {
+	st    *store.Store
+	plan  *orderings.Plan
+	eng   Compute
+	opt   EpochOptions
+	bm    *bufferManager
+	hooks EpochHooks
+	// base is the checkpoint the epoch starts from (epochs run in this
+	// work directory; opt.Epoch, which seeds the randomness, is usually
+	// base+1).
+	base int
+	pcg  *rand.PCG
+	rng  *rand.Rand
+	// first is the bucket the epoch starts at (not 0 when resuming).
+	first int
+	loss  float64
+	// stall and compute are the seconds waited for partitions and spent
+	// training; edges the edges trained.
+	stall, compute float64
+	edges          int64
+	runs           []BucketRun
+	ckpts          []CheckpointCost
+	// sums are the checksums of the partitions in the epoch's checkpoint.
+	sums map[int]uint64
+}
+
+// startEpoch prepares the epoch's checkpoint directory and buffer
+// manager, restores a position inside the epoch (opt.From), and starts
+// the loader, the writer and the engine's epoch hooks.
+func startEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptions) (*epochRun, error) {
+	if plan.P != st.M.P {
+		return nil, fmt.Errorf("plan has p = %d, the work directory %d", plan.P, st.M.P)
+	}
+	r := &epochRun{st: st, plan: plan, eng: eng, opt: opt, base: st.Current}
+	if err := st.Tidy(); err != nil {
+		return nil, err
 	}
 	fromSums, err := st.PartitionSums(st.CurrentDir())
 	if err != nil {
-		return Epoch{}, err
+		return nil, err
 	}
-	to, err := st.Begin(base+1, 0)
+	to, err := st.Begin(r.base+1, 0)
 	if err != nil {
-		return Epoch{}, err
+		return nil, err
 	}
-	bm, err := newBufferManager(st, plan, prefetch, st.CurrentDir(), to, fromSums)
-	if err != nil {
-		return Epoch{}, err
+	if r.bm, err = newBufferManager(st, plan, opt.Prefetch, st.CurrentDir(), to, fromSums); err != nil {
+		return nil, err
 	}
-	defer bm.free()
-	bm.slotEngine, _ = eng.(SlotResident)
-	hooks, _ := eng.(EpochHooks)
-	need := plan.Arrivals()
-	pcg := rand.NewPCG(uint64(seed), uint64(epoch))
-	rng := rand.New(pcg)
-	first := 0
-	var loss float64
+	r.bm.slotEngine, _ = eng.(SlotResident)
+	r.hooks, _ = eng.(EpochHooks)
+	r.pcg = rand.NewPCG(uint64(opt.Seed), uint64(opt.Epoch))
+	r.rng = rand.New(r.pcg)
 	if pos := opt.From; pos != nil {
-		if err := pos.Check(plan, epoch, st.Bucket); err != nil {
-			return Epoch{}, err
-		}
-		if err := pcg.UnmarshalBinary(pos.RNG); err != nil {
-			return Epoch{}, fmt.Errorf("checkpoint %s: random state: %w", st.CurrentDir(), err)
-		}
-		if err := bm.restore(pos); err != nil {
-			return Epoch{}, err
-		}
-		first, loss = pos.Bucket, pos.Loss
-	}
-	bm.start()
-	if hooks != nil {
-		if err := hooks.StartEpoch(epoch); err != nil {
-			bm.fail(err)
-			bm.finish()
-			return Epoch{}, err
+		if err := r.resume(pos); err != nil {
+			r.bm.free()
+			return nil, err
 		}
 	}
-	var runs []BucketRun
-	var ckpts []CheckpointCost
-	var stall, compute float64
-	var edgesDone int64
+	r.bm.start()
+	if r.hooks != nil {
+		if err := r.hooks.StartEpoch(opt.Epoch); err != nil {
+			r.bm.fail(err)
+			r.bm.finish()
+			r.bm.free()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// resume puts the epoch where a checkpoint inside it left it: the random
+// state, the buffer, the bucket and the loss so far.
+func (r *epochRun) resume(pos *Position) error {
+	if err := pos.Check(r.plan, r.opt.Epoch, r.st.Bucket); err != nil {
+		return err
+	}
+	if err := r.pcg.UnmarshalBinary(pos.RNG); err != nil {
+		return fmt.Errorf("checkpoint %s: random state: %w", r.st.CurrentDir(), err)
+	}
+	if err := r.bm.restore(pos); err != nil {
+		return err
+	}
+	r.first, r.loss = pos.Bucket, pos.Loss
+	return nil
+}
+
+// train trains the buckets in Plan order, each once its partitions have
+// arrived, reporting progress and checkpointing inside the epoch when due
+// or asked to stop (then it returns a *StopError). It returns the first
+// error.
+func (r *epochRun) train() error {
+	plan, opt := r.plan, r.opt
+	need := plan.Arrivals()
 	lastReport, lastCkpt := time.Now(), time.Now()
-	var trainErr error
-	var stop *StopError
-	next, quit := readBucketsAhead(st, plan.Buckets[first:])
+	next, quit := readBucketsAhead(r.st, plan.Buckets[r.first:])
 	defer close(quit)
-	for k := first; k < len(plan.Buckets); k++ {
+	for k := r.first; k < len(plan.Buckets); k++ {
 		b := plan.Buckets[k]
 		be := <-next
-		edges, err := be.edges, be.err
-		if err != nil {
-			trainErr = fmt.Errorf("bucket (%d,%d): %w", b.Src, b.Dst, err)
-			break
+		if be.err != nil {
+			return fmt.Errorf("bucket (%d,%d): %w", b.Src, b.Dst, be.err)
 		}
-		ask := bm.since()
-		sb, db, err := bm.acquire(k, need[k], b.Src, b.Dst)
-		if err != nil {
-			trainErr = err
-			break
+		if err := r.trainBucket(k, need[k], b, be.edges); err != nil {
+			return err
 		}
-		got := bm.since()
-		l, err := eng.TrainBucket(edges, b.Src, sb, b.Dst, db, rng)
-		if err != nil {
-			trainErr = err
-			break
-		}
-		end := bm.since()
-		bm.done(k, b.Src, b.Dst)
-		loss += l
-		stall += got - ask
-		compute += end - got
-		edgesDone += int64(len(edges))
-		runs = append(runs, BucketRun{Src: b.Src, Dst: b.Dst, Edges: len(edges), StallSeconds: got - ask, Compute: end - got, Start: ask, End: end})
-		if progress != nil && k < len(plan.Buckets)-1 && time.Since(lastReport) > 200*time.Millisecond {
-			progress(epoch, k+1, len(plan.Buckets), float64(edgesDone)/math.Max(compute, 1e-9), stall, false)
+		if opt.Progress != nil && k < len(plan.Buckets)-1 && time.Since(lastReport) > 200*time.Millisecond {
+			opt.Progress(opt.Epoch, k+1, len(plan.Buckets), r.edgesPerSecond(), r.stall, false)
 			lastReport = time.Now()
 		}
 		if k+1 == len(plan.Buckets) {
@@ -218,71 +278,97 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 		}
 		halt := Stopped(opt.Stop)
 		if halt || opt.Checkpoint.Due(k+1, time.Since(lastCkpt)) {
-			pos := Position{Plan: planSum(plan), Epoch: epoch, Bucket: k + 1, Loss: loss}
-			if pos.RNG, err = pcg.MarshalBinary(); err != nil {
-				trainErr = err
-				break
+			if err := r.checkpoint(k + 1); err != nil {
+				return err
 			}
-			c, err := checkpointInside(st, bm, eng, base, pos)
-			if err != nil {
-				trainErr = err
-				break
-			}
-			ckpts = append(ckpts, c)
 			lastCkpt = time.Now()
 			if halt {
-				stop = &StopError{Epochs: base, Bucket: k + 1, Buckets: len(plan.Buckets)}
-				trainErr = stop
-				break
+				return &StopError{Epochs: r.base, Bucket: k + 1, Buckets: len(plan.Buckets)}
 			}
 		}
 	}
-	if trainErr != nil {
-		bm.fail(trainErr)
-	}
-	if err := bm.finish(); err != nil && stop == nil {
-		return Epoch{}, err
-	}
-	if trainErr != nil {
-		return Epoch{}, trainErr
-	}
-	if err := checkCounts(bm.counts, plan.Counts); err != nil {
-		return Epoch{}, err
-	}
-	// The epoch ends when the last partition is written; committing the
-	// checkpoint (syncs and the pointer flip) is timed on its own.
-	total := bm.since()
-	sums, err := epochSums(st, bm)
+	return nil
+}
+
+// trainBucket waits for the partitions bucket k needs (its first need
+// loads), trains it and records the stall and compute it took.
+func (r *epochRun) trainBucket(k, need int, b orderings.Bucket, edges []store.Edge) error {
+	bm := r.bm
+	ask := bm.since()
+	sb, db, err := bm.acquire(k, need, b.Src, b.Dst)
 	if err != nil {
-		return Epoch{}, err
+		return err
 	}
-	extra, err := engineState(eng)
+	got := bm.since()
+	l, err := r.eng.TrainBucket(edges, b.Src, sb, b.Dst, db, r.rng)
 	if err != nil {
-		return Epoch{}, err
+		return err
 	}
-	if err := st.Commit(base+1, 0, sums, extra); err != nil {
-		return Epoch{}, fmt.Errorf("checkpoint %d: %w", base+1, err)
+	end := bm.since()
+	bm.done(k, b.Src, b.Dst)
+	r.loss += l
+	r.stall += got - ask
+	r.compute += end - got
+	r.edges += int64(len(edges))
+	r.runs = append(r.runs, BucketRun{Src: b.Src, Dst: b.Dst, Edges: len(edges), StallSeconds: got - ask, Compute: end - got, Start: ask, End: end})
+	return nil
+}
+
+// checkpoint takes a checkpoint inside the epoch after done buckets.
+func (r *epochRun) checkpoint(done int) error {
+	pos := Position{Plan: planSum(r.plan), Epoch: r.opt.Epoch, Bucket: done, Loss: r.loss}
+	var err error
+	if pos.RNG, err = r.pcg.MarshalBinary(); err != nil {
+		return err
 	}
-	commit := bm.since() - total
-	if progress != nil {
-		progress(epoch, len(plan.Buckets), len(plan.Buckets), float64(edgesDone)/math.Max(compute, 1e-9), stall, true)
+	c, err := checkpointInside(r.st, r.bm, r.eng, r.base, pos)
+	if err != nil {
+		return err
 	}
-	ep := Epoch{Epoch: epoch, Loss: loss, IO: bm.events, Buckets: runs, Checksums: sums, CheckpointSeconds: commit,
-		Checkpoints: ckpts, ResumedAtBucket: first}
-	r := &ep.Report
-	for _, c := range ckpts {
-		r.InsideCheckpoints++
-		r.CheckpointBytes += c.Bytes
-		r.CheckpointWaitSeconds += c.Seconds
+	r.ckpts = append(r.ckpts, c)
+	return nil
+}
+
+// commit commits the epoch's checkpoint with the engine's state.
+func (r *epochRun) commit() error {
+	sums, err := epochSums(r.st, r.bm)
+	if err != nil {
+		return err
 	}
-	r.System, r.Ordering, r.Device, r.Dataset = "realrun-"+eng.Name(), plan.Ordering, "this machine", st.M.Source
-	r.Dim, r.P, r.C = st.M.Dim, plan.P, plan.C
-	r.PartitionBytes = st.M.PartitionBytes
-	r.EpochSeconds, r.StallSeconds, r.ComputeSeconds = total, stall, compute
+	r.sums = sums
+	extra, err := engineState(r.eng)
+	if err != nil {
+		return err
+	}
+	if err := r.st.Commit(r.base+1, 0, sums, extra); err != nil {
+		return fmt.Errorf("checkpoint %d: %w", r.base+1, err)
+	}
+	return nil
+}
+
+func (r *epochRun) edgesPerSecond() float64 { return float64(r.edges) / math.Max(r.compute, 1e-9) }
+
+// measure is the epoch's measurement: the Report's fields from what the
+// buffer manager and the trainer recorded, total seconds long, with the
+// checkpoint's commit timed apart.
+func (r *epochRun) measure(total, commit float64) Epoch {
+	plan, bm := r.plan, r.bm
+	ep := Epoch{Epoch: r.opt.Epoch, Loss: r.loss, IO: bm.events, Buckets: r.runs, Checksums: r.sums, CheckpointSeconds: commit,
+		Checkpoints: r.ckpts, ResumedAtBucket: r.first}
+	rep := &ep.Report
+	for _, c := range r.ckpts {
+		rep.InsideCheckpoints++
+		rep.CheckpointBytes += c.Bytes
+		rep.CheckpointWaitSeconds += c.Seconds
+	}
+	rep.System, rep.Ordering, rep.Device, rep.Dataset = "realrun-"+r.eng.Name(), plan.Ordering, "this machine", r.st.M.Source
+	rep.Dim, rep.P, rep.C = r.st.M.Dim, plan.P, plan.C
+	rep.PartitionBytes = r.st.M.PartitionBytes
+	rep.EpochSeconds, rep.StallSeconds, rep.ComputeSeconds = total, r.stall, r.compute
 	// Loads, swaps and writes are what the buffer manager performed;
 	// whether a swap is prefetchable is a property of the order.
-	r.Counts = bm.counts
-	r.PrefetchableSwaps = plan.Counts.PrefetchableSwaps
+	rep.Counts = bm.counts
+	rep.PrefetchableSwaps = plan.Counts.PrefetchableSwaps
 	var readBusy, writeBusy float64
 	var readSpans, writeSpans, computeSpans []report.Interval
 	for _, e := range bm.events {
@@ -298,32 +384,27 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 		// must equal the Plan's; checkpoint bytes are in Checkpoints.
 		switch e.Kind {
 		case "load":
-			r.ReadBytes += e.Bytes
+			rep.ReadBytes += e.Bytes
 		case "write":
-			r.WriteBytes += e.Bytes
+			rep.WriteBytes += e.Bytes
 		}
 	}
-	for _, b := range runs {
+	for _, b := range r.runs {
 		computeSpans = append(computeSpans, report.Interval{Start: b.Start + b.StallSeconds, End: b.End})
 	}
 	if total > 0 {
-		r.GPUUtilization = 0 // no GPU: the CPU engine
-		r.Resources = []report.ResourceUsage{
-			{Name: report.CPU, BusySeconds: compute, Utilization: compute / total},
-			{Name: report.DiskRead, BusySeconds: readBusy, Bytes: r.ReadBytes, Utilization: readBusy / total},
-			{Name: report.DiskWrite, BusySeconds: writeBusy, Bytes: r.WriteBytes, Utilization: writeBusy / total},
+		rep.GPUUtilization = 0 // no GPU: the CPU engine
+		rep.Resources = []report.ResourceUsage{
+			{Name: report.CPU, BusySeconds: r.compute, Utilization: r.compute / total},
+			{Name: report.DiskRead, BusySeconds: readBusy, Bytes: rep.ReadBytes, Utilization: readBusy / total},
+			{Name: report.DiskWrite, BusySeconds: writeBusy, Bytes: rep.WriteBytes, Utilization: writeBusy / total},
 		}
-		r.Timeline = report.Timeline(computeSpans, nil, readSpans, writeSpans, total, 100)
+		rep.Timeline = report.Timeline(computeSpans, nil, readSpans, writeSpans, total, 100)
 	}
-	if compute > 0 {
-		ep.EdgesPerSecond = float64(edgesDone) / compute
+	if r.compute > 0 {
+		ep.EdgesPerSecond = float64(r.edges) / r.compute
 	}
-	if hooks != nil {
-		if err := hooks.FinishEpoch(&ep); err != nil {
-			return Epoch{}, err
-		}
-	}
-	return ep, nil
+	return ep
 }
 
 // checkCounts compares the loads, swaps and writes an engine performed

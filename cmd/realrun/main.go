@@ -79,7 +79,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	var o cmdOptions
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.StringVar(&o.Dataset, "dataset", job.Defaults.Dataset, "generated dataset: "+presetNames())
-	fs.Float64Var(&o.Scale, "scale", 0, "shrink the dataset preset by this factor, 0 < f ≤ 1 (default: twitter 0.01, livejournal 0.2, freebase86m 0.04, fb15k 1)")
+	fs.Float64Var(&o.Scale, "scale", 0, "shrink the dataset preset by this factor, 0 < f ≤ 1 (default: "+presetScales()+")")
 	fs.StringVar(&o.Edges, "edges", "", "train on this edge `FILE` (src dst or src rel dst per line) instead of a generated dataset")
 	fs.StringVar(&o.Valid, "valid", "", "validation edges `FILE` (with --edges)")
 	fs.StringVar(&o.Test, "test", "", "test edges `FILE` (with --edges; otherwise a seeded 90/5/5 split)")
@@ -188,6 +188,15 @@ func presetNames() string {
 		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// presetScales lists each preset's default scale (job.DefaultScales).
+func presetScales() string {
+	var s []string
+	for _, p := range graph.Presets {
+		s = append(s, fmt.Sprintf("%s %g", p.Name, job.DefaultScales[p.Name]))
+	}
+	return strings.Join(s, ", ")
 }
 
 func pickProgress(mode string, w io.Writer) realrun.Progress {

@@ -200,76 +200,116 @@ func diskSharing(cal Calibration) (combined, share float64, shared bool) {
 	return combined, share, true
 }
 
+// calibrateDisk measures the disk holding opt.Dir with opt.Files scratch
+// files of opt.FileBytes: writes alone, reads alone (each followed by the
+// loader's checksum, timed apart), reads and writes at once, and the
+// request latency; each rate is the median of three passes (the disk is
+// shared).
 func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
 	dir, err := os.MkdirTemp(opt.Dir, ".tierflow-calibrate-*")
 	if err != nil {
 		return fmt.Errorf("calibrate: scratch directory in %s: %w", opt.Dir, err)
 	}
 	defer os.RemoveAll(dir)
-	st := &store.Store{Dir: dir, M: store.Manifest{PartitionBytes: opt.FileBytes}}
-	if err := os.Mkdir(filepath.Join(dir, "partitions"), 0o755); err != nil {
-		return err
-	}
-	buf, err := st.NewBuffer()
+	b, err := newDiskBench(dir, opt)
 	if err != nil {
 		return err
 	}
-	defer buf.Free()
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range buf.Bytes() {
-		buf.Bytes()[i] = byte(rng.Uint32())
-	}
-	n := opt.Files
-	// Create the files once so the timed writes overwrite, as partition
-	// write-backs do.
-	for i := 0; i < 2*n; i++ {
-		if _, err := st.WritePartition(i, buf); err != nil {
+	defer b.close()
+	for _, step := range []func(*Calibration) error{b.writes, b.reads, b.both, b.latency} {
+		if err := step(cal); err != nil {
 			return err
 		}
 	}
-	timeIt := func(f func() error) (float64, error) {
-		t := time.Now()
-		err := f()
-		return time.Since(t).Seconds(), err
+	return nil
+}
+
+// diskBench is a scratch store of 2·n partition-sized files on the disk
+// under test and two buffers, one of them filled with random bytes.
+type diskBench struct {
+	st         *store.Store
+	buf, other *store.Buffer
+	rng        *rand.Rand
+	n          int
+	size       int64
+}
+
+func newDiskBench(dir string, opt CalibrateOptions) (*diskBench, error) {
+	b := &diskBench{st: &store.Store{Dir: dir, M: store.Manifest{PartitionBytes: opt.FileBytes}}, rng: rand.New(rand.NewPCG(1, 2)), n: opt.Files, size: opt.FileBytes}
+	if err := os.Mkdir(filepath.Join(dir, "partitions"), 0o755); err != nil {
+		return nil, err
 	}
-	total := float64(opt.FileBytes) * float64(n)
-	// Each figure is the median of three passes: the disk is shared.
-	median := func(f func() error) (float64, error) {
-		var xs []float64
-		for r := 0; r < 3; r++ {
-			sec, err := timeIt(f)
-			if err != nil {
-				return 0, err
-			}
-			xs = append(xs, sec)
+	var err error
+	if b.buf, err = b.st.NewBuffer(); err != nil {
+		return nil, err
+	}
+	if b.other, err = b.st.NewBuffer(); err != nil {
+		b.buf.Free()
+		return nil, err
+	}
+	for i := range b.buf.Bytes() {
+		b.buf.Bytes()[i] = byte(b.rng.Uint32())
+	}
+	// Create the files once so the timed writes overwrite, as partition
+	// write-backs do.
+	for i := 0; i < 2*b.n; i++ {
+		if _, err := b.st.WritePartition(i, b.buf); err != nil {
+			b.close()
+			return nil, err
 		}
-		sort.Float64s(xs)
-		return xs[1], nil
 	}
+	return b, nil
+}
+
+func (b *diskBench) close() {
+	b.buf.Free()
+	b.other.Free()
+}
+
+// total is the bytes of one pass over n files.
+func (b *diskBench) total() float64 { return float64(b.size) * float64(b.n) }
+
+// median times f three times and returns the median seconds.
+func median(f func() error) (float64, error) {
+	var xs []float64
+	for r := 0; r < 3; r++ {
+		t := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		xs = append(xs, time.Since(t).Seconds())
+	}
+	sort.Float64s(xs)
+	return xs[1], nil
+}
+
+// writes measures writes alone.
+func (b *diskBench) writes(cal *Calibration) error {
 	sec, err := median(func() error {
-		for i := 0; i < n; i++ {
-			if _, err := st.WritePartition(i, buf); err != nil {
+		for i := 0; i < b.n; i++ {
+			if _, err := b.st.WritePartition(i, b.buf); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	cal.WriteBW = total / sec
-	// Reads, each followed by a checksum of the buffer it filled (the
-	// loader's work); the two are timed apart.
+	cal.WriteBW = b.total() / sec
+	return err
+}
+
+// reads measures reads alone, each followed by a checksum of the buffer
+// it filled (the loader's work); the two are timed apart.
+func (b *diskBench) reads(cal *Calibration) error {
 	var reads, sums []float64
 	if _, err := median(func() error {
 		var rd, cs time.Duration
-		for i := 0; i < n; i++ {
+		for i := 0; i < b.n; i++ {
 			t0 := time.Now()
-			if _, err := st.ReadPartition(i, buf); err != nil {
+			if _, err := b.st.ReadPartition(i, b.buf); err != nil {
 				return err
 			}
 			t1 := time.Now()
-			store.Checksum(buf.Bytes())
+			store.Checksum(b.buf.Bytes())
 			rd, cs = rd+t1.Sub(t0), cs+time.Since(t1)
 		}
 		reads, sums = append(reads, rd.Seconds()), append(sums, cs.Seconds())
@@ -279,75 +319,74 @@ func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
 	}
 	sort.Float64s(reads)
 	sort.Float64s(sums)
-	cal.ReadBW = total / reads[len(reads)/2]
-	cal.ChecksumBW = total / sums[len(sums)/2]
-	// Reads and writes at once: do they add up, or share the device, and
-	// how does it split them? Each stream notes when each of its files is
-	// done; the rates while both run come from the bytes each moved until
-	// the first stream ended (the other's file in flight then counted by
-	// the time it had spent on it).
-	other, err := st.NewBuffer()
-	if err != nil {
-		return err
-	}
-	defer other.Free()
-	var wg sync.WaitGroup
-	var werr error
+	cal.ReadBW = b.total() / reads[len(reads)/2]
+	cal.ChecksumBW = b.total() / sums[len(sums)/2]
+	return nil
+}
+
+// both measures reads and writes at once: do they add up, or share the
+// device, and how does it split them? Each stream notes when each of its
+// files is done; the rates while both run come from the bytes each moved
+// until the first stream ended (the other's file in flight then counted
+// by the time it had spent on it).
+func (b *diskBench) both(cal *Calibration) error {
 	var overlaps [][2]float64 // read and write bytes/s while both ran, per pass
-	sec, err = median(func() error {
+	sec, err := median(func() error {
 		start := time.Now()
 		var rdone, wdone []float64
+		var werr error
+		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := n; i < 2*n; i++ {
-				if _, err := st.WritePartition(i, other); err != nil {
+			for i := b.n; i < 2*b.n; i++ {
+				if _, err := b.st.WritePartition(i, b.other); err != nil {
 					werr = err
 					return
 				}
 				wdone = append(wdone, time.Since(start).Seconds())
 			}
 		}()
-		for i := 0; i < n; i++ {
-			if _, err := st.ReadPartition(i, buf); err != nil {
-				return err
+		var rerr error
+		for i := 0; i < b.n && rerr == nil; i++ {
+			if _, rerr = b.st.ReadPartition(i, b.buf); rerr == nil {
+				rdone = append(rdone, time.Since(start).Seconds())
 			}
-			rdone = append(rdone, time.Since(start).Seconds())
 		}
 		wg.Wait()
-		if werr != nil {
-			return werr
+		if err := errors.Join(rerr, werr); err != nil {
+			return err
 		}
-		overlaps = append(overlaps, overlapRates(rdone, wdone, float64(opt.FileBytes)))
+		overlaps = append(overlaps, overlapRates(rdone, wdone, float64(b.size)))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	cal.BothBW = 2 * total / sec
+	cal.BothBW = 2 * b.total() / sec
 	sort.Slice(overlaps, func(i, j int) bool { return overlaps[i][0]+overlaps[i][1] < overlaps[j][0]+overlaps[j][1] })
 	cal.BothReadBW, cal.BothWriteBW = overlaps[len(overlaps)/2][0], overlaps[len(overlaps)/2][1]
-	// Per-request latency: small aligned O_DIRECT reads at random offsets.
-	f, err := store.OpenDirect(st.PartitionPath(0), os.O_RDONLY)
+	return nil
+}
+
+// latency measures the per-request latency: small aligned O_DIRECT reads
+// at random offsets.
+func (b *diskBench) latency(cal *Calibration) error {
+	f, err := store.OpenDirect(b.st.PartitionPath(0), os.O_RDONLY)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	small := buf.Bytes()[:store.Align]
+	small := b.buf.Bytes()[:store.Align]
 	const probes = 200
-	sec, err = timeIt(func() error {
-		for i := 0; i < probes; i++ {
-			off := rng.Int64N(opt.FileBytes/store.Align) * store.Align
-			if _, err := f.ReadAt(small, off); err != nil {
-				return err
-			}
+	t := time.Now()
+	for i := 0; i < probes; i++ {
+		off := b.rng.Int64N(b.size/store.Align) * store.Align
+		if _, err := f.ReadAt(small, off); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	cal.LatencySeconds = sec / probes
+	cal.LatencySeconds = time.Since(t).Seconds() / probes
 	return nil
 }
 

@@ -496,19 +496,8 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 	defer done()
 	var tA, tB table
 	if e.mode == realrun.BufferGPU {
-		e.mu.Lock()
-		ss, okS := e.where[si]
-		ds, okD := e.where[di]
-		e.mu.Unlock()
-		if !okS || !okD {
-			return 0, fmt.Errorf("bucket (%d,%d): partition not on the GPU (install hook not called?)", si, di)
-		}
-		rd := e.rows * int64(e.d)
-		maxHit := int64(e.h.Batch) + int64(e.maxChunks*e.h.Negatives)
-		tA = e.accA.table(e.slotMem[ss].p, e.slotMem[ss].at(rd), maxHit)
-		tB = e.accB.table(e.slotMem[ds].p, e.slotMem[ds].at(rd), maxHit)
-		if si == di {
-			tB = tA
+		if tA, tB, err = e.slotTables(si, di); err != nil {
+			return 0, err
 		}
 	}
 	if err := e.g.memset32(e.loss.p, 0, 2, computeStream); err != nil {
@@ -523,6 +512,37 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 			return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
 		}
 	}
+	loss, err := e.bucketLoss()
+	if err != nil {
+		return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
+	}
+	return loss, nil
+}
+
+// slotTables are the row tables of partitions si and di in their GPU
+// slots (--buffer gpu), where the Install hook put them.
+func (e *Engine) slotTables(si, di int) (tA, tB table, err error) {
+	e.mu.Lock()
+	ss, okS := e.where[si]
+	ds, okD := e.where[di]
+	e.mu.Unlock()
+	if !okS || !okD {
+		return tA, tB, fmt.Errorf("bucket (%d,%d): partition not on the GPU (install hook not called?)", si, di)
+	}
+	rd := e.rows * int64(e.d)
+	maxHit := int64(e.h.Batch) + int64(e.maxChunks*e.h.Negatives)
+	tA = e.accA.table(e.slotMem[ss].p, e.slotMem[ss].at(rd), maxHit)
+	tB = e.accB.table(e.slotMem[ds].p, e.slotMem[ds].at(rd), maxHit)
+	if si == di {
+		tB = tA
+	}
+	return tA, tB, nil
+}
+
+// bucketLoss ends a bucket on the compute stream: its summed loss copied
+// back, and the kernel time between the bucket's two events added to the
+// engine's.
+func (e *Engine) bucketLoss() (float64, error) {
 	if err := e.g.record(1, computeStream); err != nil {
 		return 0, err
 	}
@@ -531,7 +551,7 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 		return 0, err
 	}
 	if err := e.g.sync(computeStream); err != nil {
-		return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
+		return 0, err
 	}
 	secs, err := e.g.elapsed()
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unsafe"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Version is the on-disk format version; Open refuses any other. Version
@@ -375,7 +377,7 @@ func NewBuilder(dir, source string, nodes int64, relations, p int, seed int64) (
 			return nil, err
 		}
 	}
-	rows := (nodes + int64(p) - 1) / int64(p)
+	rows := workload.PartitionRows(nodes, p)
 	b.m = Manifest{Version: Version, Source: source, Nodes: nodes, Relations: relations, P: p, Seed: seed, Rows: rows}
 	b.m.Buckets = make([][]int64, p)
 	for i := range b.m.Buckets {
@@ -487,7 +489,7 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 		return fmt.Errorf("dimension %d: want at least 1", dim)
 	}
 	b.m.Dim, b.m.Model = dim, model
-	b.m.DataBytes = b.m.Rows * int64(dim) * 4 * 2
+	b.m.DataBytes = workload.PartitionBytes(b.m.Nodes, b.m.P, dim, false) // the rows and their Adagrad state, before padding
 	b.m.PartitionBytes = (b.m.DataBytes + Align - 1) / Align * Align
 	for i := 0; i < b.m.P; i++ {
 		for j := 0; j < b.m.P; j++ {
