@@ -1,8 +1,12 @@
-// Package realrun is tierflow's real out-of-core training engine: it trains
-// graph embeddings whose parameters live on disk in p partitions, at most c
-// of them in memory, executing an orderings.Plan with real, page-cache
-// bypassing I/O, and measures every byte and second into the same Report
-// the simulator predicts.
+// Package realrun is tierflow's real out-of-core training engine: the epoch
+// executor — a buffer manager running an orderings.Plan with real,
+// page-cache-bypassing I/O, checkpoints at bucket and epoch boundaries —
+// and the Engine seam where the trainers plug in (realrun/cpu,
+// realrun/cuda). Plan in, measured Epoch out: the same Report the
+// simulator predicts. Beneath it, by concern: graph and store (data and
+// its on-disk layout), cpu, cuda and model (trainers and kernels), sample
+// (the random choices every trainer shares), calibrate, eval, workdir and
+// job (one realrun invocation).
 package realrun
 
 import (
@@ -13,7 +17,6 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/orderings"
-	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/report"
@@ -24,8 +27,8 @@ import (
 type Epoch struct {
 	Epoch int `json:"epoch"`
 	report.Report
-	Loss    float64      `json:"loss"`
-	Quality eval.Quality `json:"quality"`
+	Loss    float64 `json:"loss"`
+	Quality Quality `json:"quality"`
 	// Flat copies of the quality metrics for the JSON contract.
 	MRR      float64 `json:"mrr"`
 	HitsAt1  float64 `json:"hits_at_1"`
@@ -449,4 +452,27 @@ func readBucketsAhead(st *store.Store, buckets []orderings.Bucket) (<-chan bucke
 		}
 	}()
 	return next, quit
+}
+
+// Quality is link-prediction quality on held-out edges, both sides
+// corrupted and averaged.
+type Quality struct {
+	MRR      float64 `json:"mrr"`
+	HitsAt1  float64 `json:"hits_at_1"`
+	HitsAt3  float64 `json:"hits_at_3"`
+	HitsAt10 float64 `json:"hits_at_10"`
+	// Mode is the protocol: "filtered" (ranked against every node, other
+	// true edges removed) or "sampled" (against Uniform + ByDegree sampled
+	// nodes); MRRs of the two protocols are not comparable. "none" marks an
+	// epoch that was not evaluated.
+	Mode     string `json:"mode"`
+	Edges    int    `json:"edges"`
+	Uniform  int    `json:"uniform_negatives,omitempty"`
+	ByDegree int    `json:"degree_negatives,omitempty"`
+	// Baseline is the expected MRR of a scorer that ranks at random: the
+	// true node's rank is then uniform over the k = candidates + 1 places,
+	// so E[1/rank] = H_k / k (not 1/k), averaged over the ranked sides.
+	Baseline float64 `json:"random_mrr"`
+	// Seconds is the wall time of the evaluation (not part of the epoch).
+	Seconds float64 `json:"eval_seconds"`
 }

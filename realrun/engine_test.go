@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tierflow/tierflow/internal/fixture"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/internal/fixture"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/workload"
@@ -98,7 +98,7 @@ func TestMRRRises(t *testing.T) {
 			h.LR = 0.01 // small enough that three epochs keep improving this tiny graph
 			eng := cpu.New(h, st, deg, 1)
 			var mrr []float64
-			var q eval.Quality
+			var q realrun.Quality
 			for e := 1; e <= 3; e++ {
 				_, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
 				require.NoError(t, err)

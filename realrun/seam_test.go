@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tierflow/tierflow/internal/fixture"
 	_ "github.com/tierflow/tierflow/realrun/cpu"
+	"github.com/tierflow/tierflow/realrun/internal/fixture"
 	"github.com/tierflow/tierflow/workload"
 
 	"github.com/stretchr/testify/assert"

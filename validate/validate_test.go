@@ -11,9 +11,10 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
-	"github.com/tierflow/tierflow/internal/fixture"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/job"
+	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -22,8 +23,9 @@ import (
 // the prediction uses the mean of the two (not the profile's placeholder
 // figures); without it the profile is used as given.
 func TestDiskMeasuredAroundEachRun(t *testing.T) {
-	st := fixture.Prepare(t, "twitter", 0.0001, 4, 16, workload.Dot)
-	h := fixture.Hyper(workload.Dot, 16)
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "twitter", Scale: 0.0001, Seed: 3, P: 4, Dim: 16, Model: string(workload.Dot), Workdir: filepath.Join(t.TempDir(), "work")})
+	require.NoError(t, err)
+	h := realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 	plan, err := orderings.Build("beta", 4, 3, orderings.Belady, 0)
 	require.NoError(t, err)
 	prof := devices.Profile{Name: "placeholder",

@@ -1,7 +1,9 @@
 // Package workload is the vocabulary the simulator and every engine share
-// for what is trained: the score functions, parsed one way everywhere, and
-// the one table of dataset sizes, and the peak device memory of a batch of
-// a given shape (EstimateBatch).
+// for what is trained, each rule written once: the score functions, the
+// dataset table, the training shape with its chunk rule, a chunk's and a
+// batch's cost terms, partition sizes, the CPU engine's work unit, the
+// Adagrad ε, the checkpoint interval, a batch's peak device memory
+// (EstimateBatch) and the fewest micro-batches that fit.
 package workload
 
 import (

@@ -1,8 +1,8 @@
 // Package cpu is tierflow's CPU training engine: the batches of a bucket on
 // all cores, Hogwild updates of the two resident partitions, Adagrad after
 // every chunk — or, with micro-batching, one batch-synchronous step split
-// into micro-batches that fit a memory budget. It registers itself as the
-// engine "cpu".
+// into micro-batches that fit a memory budget. It registers itself with
+// realrun as the engine "cpu".
 package cpu
 
 import (

@@ -6,34 +6,12 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
-
-// Quality is link-prediction quality on held-out edges, both sides
-// corrupted and averaged.
-type Quality struct {
-	MRR      float64 `json:"mrr"`
-	HitsAt1  float64 `json:"hits_at_1"`
-	HitsAt3  float64 `json:"hits_at_3"`
-	HitsAt10 float64 `json:"hits_at_10"`
-	// Mode is the protocol: "filtered" (ranked against every node, other
-	// true edges removed) or "sampled" (against Uniform + ByDegree sampled
-	// nodes); MRRs of the two protocols are not comparable. "none" marks an
-	// epoch that was not evaluated.
-	Mode     string `json:"mode"`
-	Edges    int    `json:"edges"`
-	Uniform  int    `json:"uniform_negatives,omitempty"`
-	ByDegree int    `json:"degree_negatives,omitempty"`
-	// Baseline is the expected MRR of a scorer that ranks at random: the
-	// true node's rank is then uniform over the k = candidates + 1 places,
-	// so E[1/rank] = H_k / k (not 1/k), averaged over the ranked sides.
-	Baseline float64 `json:"random_mrr"`
-	// Seconds is the wall time of the evaluation (not part of the epoch).
-	Seconds float64 `json:"eval_seconds"`
-}
 
 // Options choose how to evaluate.
 type Options struct {
@@ -86,17 +64,17 @@ func LoadEmbeddings(st *store.Store) ([]float32, error) {
 }
 
 // Evaluate ranks the test edges with the trained embeddings.
-func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int32, opt Options) (Quality, error) {
+func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int32, opt Options) (realrun.Quality, error) {
 	test, err := st.ReadSplit(store.Test)
 	if err != nil {
-		return Quality{}, err
+		return realrun.Quality{}, err
 	}
 	if len(test) == 0 {
-		return Quality{}, fmt.Errorf("no test edges to evaluate")
+		return realrun.Quality{}, fmt.Errorf("no test edges to evaluate")
 	}
 	emb, err := LoadEmbeddings(st)
 	if err != nil {
-		return Quality{}, err
+		return realrun.Quality{}, err
 	}
 	d := st.M.Dim
 	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x6576616c)) // "eval"
@@ -104,7 +82,7 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 		rng.Shuffle(len(test), func(i, j int) { test[i], test[j] = test[j], test[i] })
 		test = test[:opt.MaxEdges]
 	}
-	q := Quality{Edges: len(test)}
+	q := realrun.Quality{Edges: len(test)}
 	nodes := int(st.M.Nodes)
 	var cand []float32
 	var m int
@@ -121,7 +99,7 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 		cand, m = emb, nodes
 		truth, err = trueEdges(st)
 		if err != nil {
-			return Quality{}, err
+			return realrun.Quality{}, err
 		}
 	} else {
 		q.Mode, q.Uniform, q.ByDegree = "sampled", opt.Uniform, opt.ByDegree

@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tierflow/tierflow/internal/fixture"
 	"github.com/tierflow/tierflow/realrun/eval"
+	"github.com/tierflow/tierflow/realrun/internal/fixture"
 	"github.com/tierflow/tierflow/workload"
 )
 
