@@ -13,12 +13,12 @@ import (
 // training shape and partition size (synthetic buckets).
 // The profile is cal.Profile; cal keeps the disk measurements beside it.
 //
-// The disk is measured over at least shapeDiskBytes per pass (short
+// The disk is measured over at least ShapeDiskBytes per pass (short
 // bursts of a few files overstate this virtual disk's sustained rate), and
 // how the engine and the I/O slow each other (MeasureInterference) goes
 // into cpu.interference.
 func ShapeProfile(st *store.Store, h realrun.Hyper, scratchDir string) (Calibration, error) {
-	cal, pass, err := calibrateDiskFor(st, h, scratchDir, shapeDiskBytes)
+	cal, pass, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes)
 	if err != nil {
 		return cal, err
 	}
@@ -46,15 +46,16 @@ func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass 
 	return cal, pass, err
 }
 
-// shapeDiskBytes is the least a disk calibration pass moves, before each
+// ShapeDiskBytes is the least a disk calibration pass moves, before each
 // run (CompareOptions.DiskScratch) as for the profile: passes of a few
-// hundred megabytes overstate this virtual disk's sustained rate.
-const shapeDiskBytes = 512 << 20
+// hundred megabytes overstate this virtual disk's sustained rate. The
+// disk-bracket experiment calibrates with passes of this size too.
+const ShapeDiskBytes = 512 << 20
 
 // Disk measures the disk holding scratchDir with transfers of st's
 // partition size, as ShapeProfile does, and the checksum rate: what a
 // comparison measures just before and just after each run.
 func Disk(st *store.Store, h realrun.Hyper, scratchDir string) (Calibration, error) {
-	cal, _, err := calibrateDiskFor(st, h, scratchDir, shapeDiskBytes)
+	cal, _, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes)
 	return cal, err
 }
