@@ -36,7 +36,7 @@ import "sort"
 // then the bucket matched to swap i. Belady may still evict differently
 // where the states' victim is not the partition used furthest in the
 // future (ties among idle partitions, or states not built for Belady), so
-// fillOrder replays the order and, while the replayed states differ from
+// FillOrder replays the order and, while the replayed states differ from
 // the ones it was built from, builds again from the replayed states,
 // keeping the best order (fewest swaps, then most prefetchable) of a few
 // rounds.
@@ -51,14 +51,14 @@ import "sort"
 // p3.2xlarge) the two together are the difference between 528.9 s and
 // 511.7 s for the same states (the stagger alone: 517.4 s).
 
-// fillRounds bounds fillOrder's rebuilds from replayed states.
+// fillRounds bounds FillOrder's rebuilds from replayed states.
 const fillRounds = 4
 
-// fillOrder turns states (each one swap from the last after the first,
-// which holds the full buffer) into a bucket order for a buffer of c
-// partitions: every bucket of the p×p grid whose partitions share a state
-// is emitted once.
-func fillOrder(p, c int, states [][]int) []Bucket {
+// FillOrder turns states (each one swap from the last after the first,
+// which holds the full buffer) into tierflow's bucket order for a buffer
+// of c partitions (see above): every bucket of the p×p grid whose
+// partitions share a state is emitted once.
+func FillOrder(p, c int, states [][]int) []Bucket {
 	best := matchedOrder(p, states)
 	bs, err := Replay(p, c, best, Belady)
 	if err != nil {
@@ -133,41 +133,75 @@ func sameStates(a, b [][]int) bool {
 	return true
 }
 
-// matchedOrder is one round of fillOrder: home buckets, anchors, a
+// matchedOrder is one round of FillOrder: home buckets, anchors, a
 // maximum matching of swaps to live buckets, and the order within each
 // state. Swap i may take a bucket of two partitions of S_i \ {v_i} that
 // are both live there; a greedy pass takes a free one, by tier (see
-// below) and then by the end of its partitions' current stay together
-// (earliest deadline first), then augmenting paths (Kuhn) run over the
-// swaps left until a pass over all of them finds none, which makes the
-// matching maximum.
+// greedyMatch) and then by the end of its partitions' current stay
+// together (earliest deadline first), then augmenting paths (Kuhn) run
+// over the swaps left until a pass over all of them finds none, which
+// makes the matching maximum.
 func matchedOrder(p int, states [][]int) []Bucket {
-	ns := len(states)
+	m := newMatching(p, states)
+	m.findHomes()
+	m.findStays()
+	m.pickAnchors()
+	m.greedyMatch()
+	m.augmentMatch()
+	return m.order()
+}
+
+// matching is one round of matchedOrder over states; buckets are indexed
+// a·p + b.
+type matching struct {
+	p      int
+	states [][]int
+	vict   []int // the partition swap i evicts (v_i), or None
+	// home[b] is the first state holding both partitions of bucket b and
+	// homed[i] the buckets whose home is state i.
+	home  []int32
+	homed [][]int32
+	// Per state and slot: the state in which the partition's stay ends
+	// (its first absence), and the latest state of the stay, at or after
+	// this one, holding a home bucket of it (the partition is live in
+	// state i while that is after i).
+	stayEnd, lastHome [][]int32
+	anchor            []bool  // buckets that stay at home
+	owner             []int32 // the swap each bucket fills, or −1
+	mate              []int32 // the bucket each swap takes, or −1
+}
+
+func newMatching(p int, states [][]int) *matching {
+	m := &matching{p: p, states: states, vict: make([]int, len(states))}
 	victim := nextVictim(states)
-	vict := make([]int, ns)
-	for i := range vict {
-		vict[i] = victim(i)
+	for i := range m.vict {
+		m.vict[i] = victim(i)
 	}
-	// Home: the first state holding both partitions of a bucket. Pairs of
-	// partitions already together in the previous state were homed there.
+	return m
+}
+
+// findHomes sets home and homed. Pairs of partitions already together in
+// the previous state were homed there.
+func (m *matching) findHomes() {
+	p, ns := m.p, len(m.states)
 	in := make([]bool, p) // membership of the previous state
-	home := make([]int32, p*p)
-	for i := range home {
-		home[i] = -1
+	m.home = make([]int32, p*p)
+	for i := range m.home {
+		m.home[i] = -1
 	}
-	homed := make([][]int32, ns)
-	for i, st := range states {
+	m.homed = make([][]int32, ns)
+	for i, st := range m.states {
 		for _, a := range st {
 			for _, b := range st {
-				if home[a*p+b] >= 0 || (in[a] && in[b]) {
+				if m.home[a*p+b] >= 0 || (in[a] && in[b]) {
 					continue
 				}
-				home[a*p+b] = int32(i)
-				homed[i] = append(homed[i], int32(a*p+b))
+				m.home[a*p+b] = int32(i)
+				m.homed[i] = append(m.homed[i], int32(a*p+b))
 			}
 		}
 		if i > 0 {
-			for _, x := range states[i-1] {
+			for _, x := range m.states[i-1] {
 				in[x] = false
 			}
 		}
@@ -175,47 +209,55 @@ func matchedOrder(p int, states [][]int) []Bucket {
 			in[x] = true
 		}
 	}
-	// Per state and slot, scanning backwards: the state in which the
-	// partition's stay ends (its first absence), and the latest state of
-	// the stay, at or after this one, holding a home bucket of it (the
-	// partition is live in state i while that is after i).
+}
+
+// findStays sets stayEnd and lastHome, scanning the states backwards.
+func (m *matching) findStays() {
+	p, ns := m.p, len(m.states)
 	end := make([]int32, p)
 	last := make([]int32, p)
-	stayEnd := make([][]int32, ns)
-	lastHome := make([][]int32, ns)
+	m.stayEnd = make([][]int32, ns)
+	m.lastHome = make([][]int32, ns)
 	for i := ns - 1; i >= 0; i-- {
-		st := states[i]
+		st := m.states[i]
 		for _, x := range st {
-			if i == ns-1 || !containsInt(states[i+1], x) {
+			if i == ns-1 || !containsInt(m.states[i+1], x) {
 				end[x], last[x] = int32(i+1), -1
 			}
 		}
-		for _, b := range homed[i] {
+		for _, b := range m.homed[i] {
 			for _, x := range [2]int32{b / int32(p), b % int32(p)} {
 				if last[x] < 0 {
 					last[x] = int32(i)
 				}
 			}
 		}
-		stayEnd[i] = make([]int32, len(st))
-		lastHome[i] = make([]int32, len(st))
+		m.stayEnd[i] = make([]int32, len(st))
+		m.lastHome[i] = make([]int32, len(st))
 		for j, x := range st {
-			stayEnd[i][j], lastHome[i][j] = end[x], last[x]
+			m.stayEnd[i][j], m.lastHome[i][j] = end[x], last[x]
 		}
 	}
-	// deadline is the last swap of the current stay that slots jx, jy of
-	// state i can fill together.
-	deadline := func(i, jx, jy int) int32 {
-		return min(min(stayEnd[i][jx], stayEnd[i][jy])-2, lastHome[i][jx]-1, lastHome[i][jy]-1)
-	}
-	// Anchors: of the home buckets of state i touching the partition it
-	// loaded, the one that can fill the fewest swaps stays at home.
-	anchor := make([]bool, p*p)
-	for i := 1; i < ns; i++ {
-		st := states[i]
+}
+
+// deadline is the last swap of the current stay that slots jx, jy of
+// state i can fill together.
+func (m *matching) deadline(i, jx, jy int) int32 {
+	se, lh := m.stayEnd[i], m.lastHome[i]
+	return min(min(se[jx], se[jy])-2, lh[jx]-1, lh[jy]-1)
+}
+
+// pickAnchors sets anchor: of the home buckets of state i touching the
+// partition it loaded, the one that can fill the fewest swaps stays at
+// home.
+func (m *matching) pickAnchors() {
+	p := m.p
+	m.anchor = make([]bool, p*p)
+	for i := 1; i < len(m.states); i++ {
+		st := m.states[i]
 		ju := -1
 		for j, x := range st {
-			if !containsInt(states[i-1], x) {
+			if !containsInt(m.states[i-1], x) {
 				ju = j
 			}
 		}
@@ -225,87 +267,100 @@ func matchedOrder(p int, states [][]int) []Bucket {
 		best, bestN := -1, int32(0)
 		for j, x := range st {
 			for _, b := range [2]int{st[ju]*p + x, x*p + st[ju]} {
-				if home[b] != int32(i) {
+				if m.home[b] != int32(i) {
 					continue
 				}
-				if n := max(deadline(i, ju, j)-int32(i)+1, 0); best < 0 || n < bestN {
+				if n := max(m.deadline(i, ju, j)-int32(i)+1, 0); best < 0 || n < bestN {
 					best, bestN = b, n
 				}
 			}
 		}
 		if best >= 0 {
-			anchor[best] = true
+			m.anchor[best] = true
 		}
 	}
-	// eligible passes swap i's buckets to f until it returns true.
-	eligible := func(i int, f func(b, jx, jy int) bool) bool {
-		v, st := vict[i], states[i]
-		if v == None {
-			return false
-		}
-		for jx, x := range st {
-			if x == v || lastHome[i][jx] <= int32(i) {
-				continue
-			}
-			for jy, y := range st {
-				if y == v || lastHome[i][jy] <= int32(i) || anchor[x*p+y] {
-					continue
-				}
-				if f(x*p+y, jx, jy) {
-					return true
-				}
-			}
-		}
+}
+
+// eligible passes swap i's buckets to f until it returns true.
+func (m *matching) eligible(i int, f func(b, jx, jy int) bool) bool {
+	p, v, st, lh := m.p, m.vict[i], m.states[i], m.lastHome[i]
+	if v == None {
 		return false
 	}
-	owner := make([]int32, p*p)
-	for i := range owner {
-		owner[i] = -1
-	}
-	mate := make([]int32, ns)
-	// The greedy pass takes, in this order, a home bucket of the swap's own
-	// state (it does not move), a bucket that touched its home state's
-	// victim (it hid nothing there), then any other; each by deadline.
-	// Moving a bucket out of its home state's window shortens that window,
-	// which the count of prefetchable swaps does not see but time does.
-	tier := func(i, b int) int {
-		h := int(home[b])
-		switch v := vict[h]; {
-		case h == i:
-			return 0
-		case b/p == v || b%p == v:
-			return 1
+	for jx, x := range st {
+		if x == v || lh[jx] <= int32(i) {
+			continue
 		}
-		return 2
+		for jy, y := range st {
+			if y == v || lh[jy] <= int32(i) || m.anchor[x*p+y] {
+				continue
+			}
+			if f(x*p+y, jx, jy) {
+				return true
+			}
+		}
 	}
+	return false
+}
+
+// tier ranks bucket b for swap i in the greedy pass: a home bucket of the
+// swap's own state (it does not move), a bucket that touched its home
+// state's victim (it hid nothing there), then any other. Moving a bucket
+// out of its home state's window shortens that window, which the count
+// of prefetchable swaps does not see but time does.
+func (m *matching) tier(i, b int) int {
+	h := int(m.home[b])
+	switch v := m.vict[h]; {
+	case h == i:
+		return 0
+	case b/m.p == v || b%m.p == v:
+		return 1
+	}
+	return 2
+}
+
+// greedyMatch gives each swap in turn the free eligible bucket of the
+// lowest tier, then the earliest deadline.
+func (m *matching) greedyMatch() {
+	p, ns := m.p, len(m.states)
+	m.owner = make([]int32, p*p)
+	for i := range m.owner {
+		m.owner[i] = -1
+	}
+	m.mate = make([]int32, ns)
 	for i := range ns {
-		mate[i] = -1
+		m.mate[i] = -1
 		pick, pickT, pickD := -1, 0, int32(0)
-		eligible(i, func(b, jx, jy int) bool {
-			if owner[b] >= 0 {
+		m.eligible(i, func(b, jx, jy int) bool {
+			if m.owner[b] >= 0 {
 				return false
 			}
-			t, d := tier(i, b), deadline(i, jx, jy)
+			t, d := m.tier(i, b), m.deadline(i, jx, jy)
 			if pick < 0 || t < pickT || (t == pickT && d < pickD) {
 				pick, pickT, pickD = b, t, d
 			}
 			return false
 		})
 		if pick >= 0 {
-			owner[pick], mate[i] = int32(i), int32(pick)
+			m.owner[pick], m.mate[i] = int32(i), int32(pick)
 		}
 	}
-	seen := make([]int32, p*p)
+}
+
+// augmentMatch runs augmenting paths (Kuhn) from the unmatched swaps
+// until a pass over all of them finds none: the matching is then maximum.
+func (m *matching) augmentMatch() {
+	seen := make([]int32, m.p*m.p)
 	stamp := int32(0)
 	var augment func(i int) bool
 	augment = func(i int) bool {
-		return eligible(i, func(b, _, _ int) bool {
+		return m.eligible(i, func(b, _, _ int) bool {
 			if seen[b] == stamp {
 				return false
 			}
 			seen[b] = stamp
-			if owner[b] < 0 || augment(int(owner[b])) {
-				owner[b], mate[i] = int32(i), int32(b)
+			if m.owner[b] < 0 || augment(int(m.owner[b])) {
+				m.owner[b], m.mate[i] = int32(i), int32(b)
 				return true
 			}
 			return false
@@ -314,19 +369,26 @@ func matchedOrder(p int, states [][]int) []Bucket {
 	for grew := true; grew; {
 		grew = false
 		stamp++
-		for i := range ns {
-			if mate[i] < 0 && vict[i] != None && augment(i) {
+		for i := range m.states {
+			if m.mate[i] < 0 && m.vict[i] != None && augment(i) {
 				grew = true
 			}
 		}
 	}
-	// Each bucket runs in the state of the swap it fills, else at home.
+}
+
+// order emits the buckets: each runs in the state of the swap it fills,
+// else at home; within state i the buckets touching v_i, then the others,
+// then the bucket matched to swap i (the first state's staggered by
+// staggerFill).
+func (m *matching) order() []Bucket {
+	p, ns := m.p, len(m.states)
 	assigned := make([][]int32, ns)
 	for i := range ns {
-		for _, b := range homed[i] {
+		for _, b := range m.homed[i] {
 			s := i
-			if owner[b] >= 0 {
-				s = int(owner[b])
+			if m.owner[b] >= 0 {
+				s = int(m.owner[b])
 			}
 			assigned[s] = append(assigned[s], b)
 		}
@@ -334,10 +396,10 @@ func matchedOrder(p int, states [][]int) []Bucket {
 	order := make([]Bucket, 0, p*p)
 	var rest []Bucket
 	for i := range ns {
-		v := vict[i]
+		v := m.vict[i]
 		rest = rest[:0]
 		for _, b := range assigned[i] {
-			if b == mate[i] {
+			if b == m.mate[i] {
 				continue
 			}
 			bk := Bucket{int(b) / p, int(b) % p}
@@ -349,9 +411,9 @@ func matchedOrder(p int, states [][]int) []Bucket {
 		}
 		order = append(order, rest...)
 		if i == 0 {
-			staggerFill(order, states[0], v)
+			staggerFill(order, m.states[0], v)
 		}
-		if b := mate[i]; b >= 0 {
+		if b := m.mate[i]; b >= 0 {
 			order = append(order, Bucket{int(b) / p, int(b) % p})
 		}
 	}

@@ -8,11 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fillPlan replays fillOrder's bucket order for states and returns the
+// fillPlan replays FillOrder's bucket order for states and returns the
 // validated Plan.
 func fillPlan(t *testing.T, p, c int, states [][]int) *Plan {
 	t.Helper()
-	order := fillOrder(p, c, states)
+	order := FillOrder(p, c, states)
 	s, err := Replay(p, c, order, Belady)
 	require.NoError(t, err)
 	plan := &Plan{Ordering: "fill", Policy: string(Belady), P: p, C: c, Buckets: order,

@@ -85,9 +85,6 @@ var registry = []Spec{
 	{Name: "random", Source: "baseline: a seeded uniform permutation of the p² buckets", Seeded: true, gen: randomOrder},
 }
 
-// Specs returns every ordering, in display order.
-func Specs() []Spec { return append([]Spec(nil), registry...) }
-
 // Names returns the names of every ordering, in display order.
 func Names() []string {
 	names := make([]string, len(registry))
@@ -131,19 +128,25 @@ func Build(name string, p, c int, policy Policy, seed int64) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return spec.build(p, c, policy, seed)
+}
+
+// build generates the ordering for (p, c), replays it under policy and
+// returns the Plan.
+func (spec Spec) build(p, c int, policy Policy, seed int64) (*Plan, error) {
 	order, states, err := spec.Order(p, c, seed)
 	if err != nil {
 		return nil, err
 	}
 	sched, err := Replay(p, c, order, policy)
 	if err != nil {
-		return nil, fmt.Errorf("%s: replay: %w", name, err)
+		return nil, fmt.Errorf("%s: replay: %w", spec.Name, err)
 	}
 	if !spec.Seeded {
 		seed = 0
 	}
 	pl := &Plan{
-		Ordering:      name,
+		Ordering:      spec.Name,
 		Policy:        string(policy),
 		Seed:          seed,
 		P:             p,

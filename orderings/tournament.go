@@ -37,7 +37,7 @@ package orderings
 // and for r = 0 (at p = 12, 13 and c = 4: 23 and 27).
 //
 // With balanced sweeps every phase has (c−1)² pivot buckets to defer
-// (fillOrder finds the deferrals), against a sweep of about
+// (FillOrder finds the deferrals), against a sweep of about
 // (c−1)(g−1)/2 + r swaps: enough to hide nearly every swap while p is at
 // most about 2(c−1)² (c ≥ 9 everywhere up to p = 128), and about
 // 2(c−1)²/p of them beyond.

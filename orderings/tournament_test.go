@@ -42,14 +42,14 @@ func TestTournamentHidesLargeBuffers(t *testing.T) {
 		for p := 2 * (c - 1); p <= 128; p += 3 {
 			t.Run(fmt.Sprintf("p=%d c=%d", p, c), func(t *testing.T) {
 				states := tournamentStates(p, c)
-				order := fillOrder(p, c, states)
+				order := FillOrder(p, c, states)
 				s, err := Replay(p, c, order, Belady)
 				require.NoError(t, err)
 				plan := &Plan{Ordering: "tournament", Policy: string(Belady), P: p, C: c, Buckets: order,
 					Loads: s.Loads, FinalResident: s.FinalResident, Counts: s.Counts}
 				require.NoError(t, plan.Validate())
 				assert.Equal(t, BETASwaps(p, c), s.Counts.Swaps)
-				assert.True(t, prefetchGoal(s.Counts), "%+v", s.Counts)
+				assert.True(t, s.Counts.MeetsPrefetchTarget(), "%+v", s.Counts)
 			})
 		}
 	}
@@ -79,7 +79,7 @@ func pivotScheduleBound(p, c int) float64 {
 func TestPivotScheduleBound(t *testing.T) {
 	for p := 6; p <= 128; p += 5 {
 		for c := 3; c <= p/2; c++ {
-			s, err := Replay(p, c, fillOrder(p, c, tournamentStates(p, c)), Belady)
+			s, err := Replay(p, c, FillOrder(p, c, tournamentStates(p, c)), Belady)
 			require.NoError(t, err)
 			share := float64(s.Counts.PrefetchableSwaps) / float64(s.Counts.Swaps)
 			require.LessOrEqual(t, share, pivotScheduleBound(p, c)+1e-9, "p=%d c=%d", p, c)

@@ -1,6 +1,9 @@
-package orderings
+package search
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"slices"
+)
 
 // cyclicPattern searches for a step pattern s_0 … s_{r−1} over Z_n (n
 // odd) whose cyclic window sums of lengths 1 … k, taken as differences up
@@ -38,7 +41,7 @@ func cyclicPattern(n, k int, need []bool, maxNodes int) ([]int, int) {
 		for j := 0; j < k && i-j >= 0; j++ {
 			sum += s[i-j]
 			d := normDiff(sum, n)
-			if d == 0 || !need[d] || used[d] || containsInt(dst, d) {
+			if d == 0 || !need[d] || used[d] || slices.Contains(dst, d) {
 				return dst, false
 			}
 			dst = append(dst, d)
@@ -48,7 +51,7 @@ func cyclicPattern(n, k int, need []bool, maxNodes int) ([]int, int) {
 	closure := func() bool {
 		var ok bool
 		tmp, ok = wrapSums(s, k, n, tmp[:0], func(d int, pending []int) bool {
-			return d != 0 && need[d] && !used[d] && !containsInt(pending, d)
+			return d != 0 && need[d] && !used[d] && !slices.Contains(pending, d)
 		})
 		return ok
 	}
@@ -142,12 +145,12 @@ func cyclicPatterns(n, k int, need []bool, maxNodes, maxBlocks, maxDups int) ([]
 		if d == 0 {
 			return false
 		}
-		if need[d] && used[d] == 0 && !containsInt(pending, d) {
+		if need[d] && used[d] == 0 && !slices.Contains(pending, d) {
 			return true
 		}
 		rep := 0
 		for i, e := range pending {
-			if !need[e] || used[e] > 0 || containsInt(pending[:i], e) {
+			if !need[e] || used[e] > 0 || slices.Contains(pending[:i], e) {
 				rep++
 			}
 		}

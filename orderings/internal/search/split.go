@@ -1,10 +1,15 @@
-package orderings
+package search
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"slices"
+
+	"github.com/tierflow/tierflow/orderings/internal/cyclic"
+)
 
 // The split search: a second way to find cyclic constructions
-// (cyclic.go), for the pairs where cyclicCandidates' randomised pattern
-// search runs out of nodes. A block of one step s covers the differences
+// (orderings/internal/cyclic), for the pairs where cyclicCandidates'
+// randomised pattern search runs out of nodes. A block of one step s covers the differences
 // {s, 2s, …, k·s} of Z_n (up to sign), a pinned block with a group of q
 // extra partitions {s, …, (k−q)·s}, and a block with a pattern of r ≥ k+1
 // steps its r·k window sums; a pattern of 2 … k steps repeats its total
@@ -58,7 +63,7 @@ func splitSingles(n, k int, need []bool, pins []int, maxNodes int, yield func(pi
 			ok := true
 			for j := 1; j <= L && ok; j++ {
 				d := normDiff(j*s, n)
-				ok = d != 0 && !containsInt(ds, d)
+				ok = d != 0 && !slices.Contains(ds, d)
 				ds = append(ds, d)
 			}
 			if ok {
@@ -180,7 +185,7 @@ func randomPattern(n, k, r int, avail []bool, rng *rand.Rand, maxNodes int) ([]i
 	var sums []int
 	nodes := 0
 	free := func(d int, pending []int) bool {
-		return d != 0 && d < len(avail) && avail[d] && !containsInt(sums, d) && !containsInt(pending, d)
+		return d != 0 && d < len(avail) && avail[d] && !slices.Contains(sums, d) && !slices.Contains(pending, d)
 	}
 	var dfs func() bool
 	dfs = func() bool {
@@ -244,7 +249,7 @@ func randomPattern(n, k, r int, avail []bool, rng *rand.Rand, maxNodes int) ([]i
 // returns false). For every (n, groups) where splitSingles on all the
 // differences ran to completion without being stopped, exhausted gets
 // (n, groups): every split by single and pinned steps alone was yielded.
-func cyclicSplits(p, c, maxExtra, maxGroups, maxNodes, draws, drawNodes int, yield func(cyclicPlan) bool, exhausted func(n int, pins []int)) bool {
+func cyclicSplits(p, c, maxExtra, maxGroups, maxNodes, draws, drawNodes int, yield func(cyclic.Plan) bool, exhausted func(n int, pins []int)) bool {
 	if c < 3 {
 		return true
 	}
@@ -269,7 +274,7 @@ func cyclicSplits(p, c, maxExtra, maxGroups, maxNodes, draws, drawNodes int, yie
 		for _, q := range pins {
 			seed = seed*31 + uint64(q)
 		}
-		rng := rand.New(rand.NewPCG(seed, 0x5eed))
+		rng := newSplitRand(seed)
 		pinned := 0
 		for _, q := range pins {
 			pinned += k - q
@@ -307,8 +312,8 @@ func cyclicSplits(p, c, maxExtra, maxGroups, maxNodes, draws, drawNodes int, yie
 // splitPlan is the cyclic construction of a split: Z_n, the pinned
 // groups' blocks (step pinSteps[i], any for a group of c−1), the single
 // steps' blocks and the patterns, in that order.
-func splitPlan(n int, pins, pinSteps, singles []int, pats [][]int) cyclicPlan {
-	pl := cyclicPlan{N: n, Pins: append([]int(nil), pins...)}
+func splitPlan(n int, pins, pinSteps, singles []int, pats [][]int) cyclic.Plan {
+	pl := cyclic.Plan{N: n, Pins: append([]int(nil), pins...)}
 	for _, s := range pinSteps {
 		if s == 0 {
 			s = 1 // a group of c−1: a BETA sweep, any step
@@ -363,83 +368,5 @@ func splitOptions(p, c, maxExtra, maxGroups int) []splitOption {
 	return out
 }
 
+// newSplitRand is the split search's pattern draws' generator.
 func newSplitRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
-
-// splitStates returns the states of the cyclic construction splitTable
-// holds for (p, c), or nil where it has none.
-func splitStates(p, c int) [][]int {
-	pl, ok := splitTable[[2]int{p, c}]
-	if !ok {
-		return nil
-	}
-	return cyclicSequence(p, c, pl)
-}
-
-// eachPattern passes to yield every step pattern of r ≥ k+1 steps over
-// Z_n (steps 1 … n−1, every rotation and sign) whose r·k cyclic window
-// sums are distinct differences marked in avail and whose total is
-// coprime to n, with its window sums, until yield returns false. An
-// exhaustive depth-first search, for small n.
-func eachPattern(n, k, r int, avail []bool, yield func(pat, sums []int) bool) {
-	if r < k+1 {
-		return
-	}
-	pat := make([]int, 0, r)
-	var sums []int
-	free := func(d int, pending []int) bool {
-		return d != 0 && d < len(avail) && avail[d] && !containsInt(sums, d) && !containsInt(pending, d)
-	}
-	var dfs func() bool
-	dfs = func() bool {
-		if len(pat) == r {
-			tot := 0
-			for _, x := range pat {
-				tot += x
-			}
-			if gcdInt(normDiff(tot, n), n) != 1 {
-				return true
-			}
-			var wrap []int
-			for i := r - k + 1; i < r; i++ {
-				sum := 0
-				for j := 0; j < k; j++ {
-					sum += pat[(i+j)%r]
-					if i+j < r {
-						continue
-					}
-					d := normDiff(sum, n)
-					if !free(d, wrap) {
-						return true
-					}
-					wrap = append(wrap, d)
-				}
-			}
-			sums = append(sums, wrap...)
-			ok := yield(pat, sums)
-			sums = sums[:len(sums)-len(wrap)]
-			return ok
-		}
-		for v := 1; v < n; v++ {
-			pat = append(pat, v)
-			var add []int
-			ok := true
-			sum := 0
-			for j := 0; j < k && j < len(pat) && ok; j++ {
-				sum += pat[len(pat)-1-j]
-				d := normDiff(sum, n)
-				ok = free(d, add)
-				add = append(add, d)
-			}
-			if ok {
-				sums = append(sums, add...)
-				if !dfs() {
-					return false
-				}
-				sums = sums[:len(sums)-len(add)]
-			}
-			pat = pat[:len(pat)-1]
-		}
-		return true
-	}
-	dfs()
-}

@@ -1,4 +1,4 @@
-package orderings
+package search
 
 // stripSearch is a depth-first search for a state sequence with at most
 // maxSwaps swaps that covers every pair and whose swaps evict the
@@ -15,7 +15,7 @@ package orderings
 // It is a heuristic for the small (p, c) where the cyclic construction
 // does not exist, not a proof: a sequence that evicts the newest partition
 // can still be prefetched through a deferred bucket, and a sequence that
-// never does may still miss (fillOrder and Belady decide).
+// never does may still miss (orderings.FillOrder and Belady decide).
 func stripSearch(p, c, maxSwaps, maxNewest int, maxNodes int64, accept func([][]int) bool) ([][]int, int64) {
 	if c < 3 || p <= c {
 		return nil, 0
@@ -151,25 +151,8 @@ func stripSearch(p, c, maxSwaps, maxNewest int, maxNodes int64, accept func([][]
 	return found, nodes
 }
 
-// stripStates returns the states of the searched sequence for (p, c) from
-// stripTable (strip_table.go), or nil where it has none. A table entry
-// lists the swaps as (slot, partition loaded) from the first state
-// {0 … c−1}.
-func stripStates(p, c int) [][]int {
-	moves, ok := stripTable[[2]int{p, c}]
-	if !ok {
-		return nil
-	}
-	buf := allPartitions(c)
-	states := [][]int{append([]int(nil), buf...)}
-	for i := 0; i+1 < len(moves); i += 2 {
-		buf[moves[i]] = moves[i+1]
-		states = append(states, append([]int(nil), buf...))
-	}
-	return states
-}
-
-// stripMoves is the inverse of stripStates.
+// stripMoves is the inverse of orderings' stripStates: the swaps from the
+// first state as (slot, partition loaded).
 func stripMoves(states [][]int) []int {
 	var out []int
 	for i := 1; i < len(states); i++ {
