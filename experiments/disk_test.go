@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -90,43 +91,64 @@ func TestReadShare(t *testing.T) {
 	assert.Zero(t, readShare(0, 0))
 }
 
+// TestWriteUntilStopsByItselfAndReportsErrors runs writeUntil in synctest
+// bubbles: their clock is fake, so a write that "takes" 1 ms and the
+// deadlines are exact, and synctest.Wait returns once the writer goroutine
+// has nothing left to do but wait.
 func TestWriteUntilStopsByItselfAndReportsErrors(t *testing.T) {
-	var calls atomic.Int64
-	wait, failed := writeUntil(time.Now().Add(20*time.Millisecond), func(int) error {
-		calls.Add(1)
-		time.Sleep(time.Millisecond)
-		return nil
+	t.Run("deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int64
+			wait, failed := writeUntil(time.Now().Add(20*time.Millisecond), func(int) error {
+				calls.Add(1)
+				time.Sleep(time.Millisecond) // the write (fake time)
+				return nil
+			})
+			// Never stopped: the goroutine ends at the deadline by itself,
+			// after the writes that began before it.
+			time.Sleep(time.Hour)
+			synctest.Wait()
+			assert.Equal(t, int64(20), calls.Load(), "one write a millisecond for 20 ms, then none")
+			assert.False(t, failed())
+			assert.NoError(t, wait())
+			assert.NoError(t, wait(), "a second wait returns at once")
+		})
 	})
-	// Never stopped: the goroutine ends at the deadline by itself.
-	require.Eventually(t, func() bool {
-		n := calls.Load()
-		time.Sleep(20 * time.Millisecond)
-		return n > 0 && calls.Load() == n
-	}, 2*time.Second, time.Millisecond)
-	assert.False(t, failed())
-	assert.NoError(t, wait())
-	assert.NoError(t, wait(), "a second wait returns at once")
-
-	boom := errors.New("boom")
-	var seen []int
-	wait, failed = writeUntil(time.Now().Add(time.Hour), func(i int) error {
-		seen = append(seen, i)
-		if i == 2 {
-			return boom
-		}
-		return nil
+	t.Run("error", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			boom := errors.New("boom")
+			var seen []int
+			wait, failed := writeUntil(time.Now().Add(time.Hour), func(i int) error {
+				seen = append(seen, i)
+				if i == 2 {
+					return boom
+				}
+				return nil
+			})
+			synctest.Wait() // the writer has failed and ended: no time passed
+			assert.True(t, failed())
+			assert.ErrorIs(t, wait(), boom)
+			assert.ErrorIs(t, wait(), boom, "every call the same")
+			assert.Equal(t, []int{0, 1, 2}, seen, "the writes stop at the first error")
+		})
 	})
-	require.Eventually(t, failed, 2*time.Second, time.Millisecond)
-	assert.ErrorIs(t, wait(), boom)
-	assert.ErrorIs(t, wait(), boom, "every call the same")
-	assert.Equal(t, []int{0, 1, 2}, seen, "the writes stop at the first error")
-
-	// Stopped early: wait ends the loop long before its deadline.
-	start := time.Now()
-	wait, _ = writeUntil(start.Add(time.Hour), func(int) error { time.Sleep(time.Millisecond); return nil })
-	time.Sleep(5 * time.Millisecond)
-	assert.NoError(t, wait())
-	assert.Less(t, time.Since(start), time.Minute)
+	t.Run("stopped early", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// wait ends the loop long before its deadline, after the write
+			// in flight.
+			start := time.Now()
+			var calls atomic.Int64
+			wait, _ := writeUntil(start.Add(time.Hour), func(int) error {
+				calls.Add(1)
+				time.Sleep(time.Millisecond)
+				return nil
+			})
+			time.Sleep(5 * time.Millisecond)
+			assert.NoError(t, wait())
+			assert.LessOrEqual(t, time.Since(start), 6*time.Millisecond)
+			assert.LessOrEqual(t, calls.Load(), int64(6))
+		})
+	})
 }
 
 // TestDiskDriftAndPatternTiny runs disk-drift and disk-pattern for real

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unsafe"
 
@@ -276,57 +277,72 @@ func skipUnwired(t *testing.T, e *Engine, err error) {
 
 // TestEpochTelemetryJSON: a GPU epoch's JSON names the GPU and carries its
 // sampled utilisation and PCIe bytes (a fake NVML source on the emulated
-// GPU) and the bytes the engine copied.
+// GPU) and the bytes the engine copied. The epoch runs in a synctest
+// bubble: the sampler ticks on the bubble's fake clock, so the samples and
+// the integrated PCIe bytes are exact, and no test waits on the wall clock.
 func TestEpochTelemetryJSON(t *testing.T) {
 	st, deg := prepare(t)
-	e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferHost, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: 2})
-	require.NoError(t, err)
-	defer e.Close()
-	e.nvml = &telemetry.Fake{
-		GPU:      telemetry.Info{Name: "NVIDIA H100 (fake NVML)", MemoryBytes: 80 << 30, Driver: "580.65", CUDA: "13.0"},
-		Readings: []telemetry.Sample{{Utilization: 0.9, MemoryUsed: 2 << 30, PCIeRXPerSec: 2e10, PCIeTXPerSec: 1e10}},
-	}
-	e.info, _ = e.nvml.Info()
-	require.NoError(t, e.StartEpoch(1))
-	edges, err := st.ReadBucket(0, 1)
-	require.NoError(t, err)
-	src, err := st.NewBuffer()
-	require.NoError(t, err)
-	defer src.Free()
-	dst, err := st.NewBuffer()
-	require.NoError(t, err)
-	defer dst.Free()
-	_, err = st.ReadPartition(0, src)
-	require.NoError(t, err)
-	_, err = st.ReadPartition(1, dst)
-	require.NoError(t, err)
-	_, err = e.TrainBucket(edges, 0, src, 1, dst, rand.New(rand.NewPCG(1, 2)))
-	require.NoError(t, err)
-	time.Sleep(10 * time.Millisecond)
-	ep := realrun.Epoch{Epoch: 1}
-	ep.EpochSeconds = 1
-	require.NoError(t, e.FinishEpoch(&ep))
-	data, err := json.Marshal(ep)
-	require.NoError(t, err)
-	var got struct {
-		Util float64 `json:"gpu_utilization"`
-		GPU  struct {
-			Name   string  `json:"name"`
-			Driver string  `json:"driver"`
-			Util   float64 `json:"utilization"`
-			RX     int64   `json:"pcie_rx_bytes"`
-			H2D    int64   `json:"h2d_bytes"`
-			D2H    int64   `json:"d2h_bytes"`
-			Kernel float64 `json:"kernel_seconds"`
-		} `json:"gpu"`
-	}
-	require.NoError(t, json.Unmarshal(data, &got))
-	assert.Equal(t, "NVIDIA H100 (fake NVML)", got.GPU.Name)
-	assert.Equal(t, "580.65", got.GPU.Driver)
-	assert.InDelta(t, 0.9, got.Util, 1e-12)
-	assert.InDelta(t, 0.9, got.GPU.Util, 1e-12)
-	assert.Positive(t, got.GPU.RX, "PCIe bytes integrated over the epoch")
-	assert.Positive(t, got.GPU.H2D)
-	assert.Positive(t, got.GPU.D2H)
-	assert.Positive(t, got.GPU.Kernel)
+	synctest.Test(t, func(t *testing.T) {
+		e, err := timedEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferHost, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: 2})
+		require.NoError(t, err)
+		defer e.Close()
+		e.nvml = &telemetry.Fake{
+			GPU:      telemetry.Info{Name: "NVIDIA H100 (fake NVML)", MemoryBytes: 80 << 30, Driver: "580.65", CUDA: "13.0"},
+			Readings: []telemetry.Sample{{Utilization: 0.9, MemoryUsed: 2 << 30, PCIeRXPerSec: 2e10, PCIeTXPerSec: 1e10}},
+		}
+		e.info, _ = e.nvml.Info()
+		t0 := time.Now()
+		require.NoError(t, e.StartEpoch(1))
+		edges, err := st.ReadBucket(0, 1)
+		require.NoError(t, err)
+		src, err := st.NewBuffer()
+		require.NoError(t, err)
+		defer src.Free()
+		dst, err := st.NewBuffer()
+		require.NoError(t, err)
+		defer dst.Free()
+		_, err = st.ReadPartition(0, src)
+		require.NoError(t, err)
+		_, err = st.ReadPartition(1, dst)
+		require.NoError(t, err)
+		_, err = e.TrainBucket(edges, 0, src, 1, dst, rand.New(rand.NewPCG(1, 2)))
+		require.NoError(t, err)
+		// The rest of the epoch (fake time): it ends 50 ms after a tick of
+		// the sampler's 100 ms clock and at least 150 ms after it began.
+		time.Sleep(150*time.Millisecond - time.Since(t0)%telemetry.DefaultInterval)
+		elapsed := time.Since(t0).Seconds()
+		ep := realrun.Epoch{Epoch: 1}
+		ep.EpochSeconds = elapsed
+		require.NoError(t, e.FinishEpoch(&ep))
+		data, err := json.Marshal(ep)
+		require.NoError(t, err)
+		var got struct {
+			Util float64 `json:"gpu_utilization"`
+			GPU  struct {
+				Name    string  `json:"name"`
+				Driver  string  `json:"driver"`
+				Util    float64 `json:"utilization"`
+				Samples int     `json:"samples"`
+				RX      int64   `json:"pcie_rx_bytes"`
+				TX      int64   `json:"pcie_tx_bytes"`
+				H2D     int64   `json:"h2d_bytes"`
+				D2H     int64   `json:"d2h_bytes"`
+				Kernel  float64 `json:"kernel_seconds"`
+			} `json:"gpu"`
+		}
+		require.NoError(t, json.Unmarshal(data, &got))
+		assert.Equal(t, "NVIDIA H100 (fake NVML)", got.GPU.Name)
+		assert.Equal(t, "580.65", got.GPU.Driver)
+		assert.InDelta(t, 0.9, got.Util, 1e-12)
+		assert.InDelta(t, 0.9, got.GPU.Util, 1e-12)
+		// One sample at the start, one per tick, one at the end.
+		assert.Equal(t, 2+int(elapsed/telemetry.DefaultInterval.Seconds()), got.GPU.Samples)
+		// Constant rates integrated over the whole epoch.
+		assert.InDelta(t, 2e10*elapsed, got.GPU.RX, 2, "PCIe bytes integrated over the epoch")
+		assert.InDelta(t, 1e10*elapsed, got.GPU.TX, 2)
+		assert.Positive(t, got.GPU.H2D)
+		assert.Positive(t, got.GPU.D2H)
+		assert.Positive(t, got.GPU.Kernel)
+		assert.LessOrEqual(t, got.GPU.Kernel, elapsed, "kernel time within the epoch")
+	})
 }

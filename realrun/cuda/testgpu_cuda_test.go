@@ -17,3 +17,6 @@ func testGPU(t *testing.T) gpu {
 	require.NoError(t, err)
 	return g
 }
+
+// timedEngine is testEngine: on a GPU the kernels take time of their own.
+func timedEngine(o realrun.EngineOptions) (*Engine, error) { return New(o) }

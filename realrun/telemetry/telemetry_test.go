@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -54,16 +55,34 @@ func TestSummarise(t *testing.T) {
 	}
 }
 
+// TestStartStop: Start samples at once and then every interval on its own
+// goroutine; Stop samples a last time and ends that goroutine. The test
+// runs in a synctest bubble, whose clock is fake: the sleep advances it by
+// exactly 25 ms without waiting, so the samples fall at 0, 10, 20 and
+// 25 ms, and synctest.Test fails if the sampler's goroutine outlives Stop.
 func TestStartStop(t *testing.T) {
-	f := fakeH100()
-	s, err := NewSampler(f, time.Millisecond)
-	require.NoError(t, err)
-	s.Start()
-	time.Sleep(20 * time.Millisecond)
-	r, err := s.Stop()
-	require.NoError(t, err)
-	assert.GreaterOrEqual(t, r.Samples, 2, "a first and a last sample at least")
-	assert.Equal(t, int64(3<<30), r.MemoryUsedPeak)
+	synctest.Test(t, func(t *testing.T) {
+		s, err := NewSampler(fakeH100(), 10*time.Millisecond)
+		require.NoError(t, err)
+		s.Start()
+		time.Sleep(25 * time.Millisecond) // the epoch being sampled (fake time)
+		r, err := s.Stop()
+		require.NoError(t, err)
+		var at []float64
+		for _, x := range r.Timeline {
+			at = append(at, x.Seconds)
+		}
+		assert.Equal(t, []float64{0, 0.01, 0.02, 0.025}, at, "a first sample, one per tick, a last one at Stop")
+		assert.Equal(t, 4, r.Samples)
+		assert.InDelta(t, 0.025/3, r.IntervalSeconds, 1e-12, "the mean gap")
+		assert.Equal(t, int64(3<<30), r.MemoryUsedPeak)
+		// Readings 0.5, 1, 0 and the last again: (0.5+1+0+0)/4.
+		assert.InDelta(t, 0.375, r.Utilization, 1e-12)
+		// TX 1, 3, 1, 1 GB/s: (1+3)/2·0.01 + (3+1)/2·0.01 + (1+1)/2·0.005 = 0.045 GB.
+		assert.InDelta(t, 45_000_000, r.PCIeTXBytes, 1)
+		_, err = s.Stop()
+		assert.NoError(t, err, "a second Stop is harmless")
+	})
 }
 
 func TestFailedReading(t *testing.T) {
