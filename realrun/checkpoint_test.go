@@ -106,7 +106,14 @@ func TestCheckpointCost(t *testing.T) {
 	assert.Equal(t, int64(ep.Writes+ep.FinalWrites)*st.M.PartitionBytes, ep.WriteBytes)
 	entries, err := filepath.Glob(filepath.Join(st.Dir, "ckpt-*"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{st.CurrentDir()}, entries, "older checkpoints are deleted")
+	last := ep.Checkpoints[len(ep.Checkpoints)-1].Bucket
+	assert.Equal(t, []string{st.CheckpointDir(0, last), st.CurrentDir()}, entries, "the two newest checkpoints are kept (store.DefaultKeep), older ones deleted")
+	kept, err := st.Checkpoints()
+	require.NoError(t, err)
+	require.Len(t, kept, 2)
+	for _, c := range kept {
+		assert.NoError(t, st.VerifyCheckpoint(c), "each kept checkpoint is complete and verifies")
+	}
 }
 
 func flipByte(t *testing.T, path string, at int64) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,7 +62,7 @@ func SpaceError(path string, need int64, err error) error {
 	if err == nil || !errors.Is(err, syscall.ENOSPC) {
 		return err
 	}
-	return fmt.Errorf("disk full writing %s: %d bytes needed, %d bytes free on its file system: %w", path, need, freeBytes(filepath.Dir(path)), syscall.ENOSPC)
+	return fmt.Errorf("disk full writing %s: %d bytes needed, %d bytes free on its file system: %w", path, need, FreeBytes(filepath.Dir(path)), syscall.ENOSPC)
 }
 
 func parseCurrent(s string) (e, k int, err error) {
@@ -90,19 +91,161 @@ func (s *Store) Begin(e, k int) (string, error) {
 	return dir, os.Mkdir(dir, 0o755)
 }
 
-// Tidy removes every checkpoint directory but the current one (partial
-// ones left by a crash or a full disk).
-func (s *Store) Tidy() error {
+// DefaultKeep is how many committed checkpoints a work directory keeps
+// when Store.Keep is 0: the current one and the one before it.
+const DefaultKeep = 2
+
+// Checkpoint is a committed checkpoint of a work directory: the one after
+// Epoch whole epochs and Bucket buckets of the next, in Dir.
+type Checkpoint struct {
+	Epoch, Bucket int
+	Dir           string
+}
+
+// keep is the number of committed checkpoints kept.
+func (s *Store) keep() int {
+	if s.Keep > 0 {
+		return s.Keep
+	}
+	return DefaultKeep
+}
+
+// checkpointDirs lists the checkpoint directories of the work directory —
+// partitions/ (epoch 0) and every ckpt-* — with the checkpoint each is
+// named for, in order.
+func (s *Store) checkpointDirs() ([]Checkpoint, error) {
 	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Checkpoint
+	for _, ent := range entries {
+		name := ent.Name()
+		switch {
+		case name == "partitions":
+			out = append(out, Checkpoint{Dir: filepath.Join(s.Dir, name)})
+		case strings.HasPrefix(name, "ckpt-"):
+			e, k, err := parseCurrent(strings.TrimPrefix(name, "ckpt-"))
+			if err != nil {
+				continue
+			}
+			out = append(out, Checkpoint{Epoch: e, Bucket: k, Dir: filepath.Join(s.Dir, name)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return before(out[i], out[j]) })
+	return out, nil
+}
+
+func before(a, b Checkpoint) bool {
+	return a.Epoch < b.Epoch || a.Epoch == b.Epoch && a.Bucket < b.Bucket
+}
+
+// Checkpoints lists the committed checkpoints, oldest first, the current
+// one last: at most Keep of them (DefaultKeep when Keep is 0), each
+// complete and verifiable (VerifyCheckpoint).
+func (s *Store) Checkpoints() ([]Checkpoint, error) {
+	all, err := s.checkpointDirs()
+	if err != nil {
+		return nil, err
+	}
+	cur := Checkpoint{Epoch: s.Current, Bucket: s.Bucket}
+	var out []Checkpoint
+	for _, c := range all {
+		if before(cur, c) {
+			continue // begun after the current one: not committed
+		}
+		if _, err := os.Stat(filepath.Join(c.Dir, sumsFile)); err != nil {
+			continue // not complete
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Tidy removes the checkpoint directories that are not committed —
+// partial ones begun after the current checkpoint and left by a crash or
+// a full disk, and incomplete older ones — and the committed ones beyond
+// the Keep newest.
+func (s *Store) Tidy() error {
+	all, err := s.checkpointDirs()
 	if err != nil {
 		return err
 	}
-	cur := filepath.Base(s.CurrentDir())
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "ckpt-") && e.Name() != cur {
-			if err := os.RemoveAll(filepath.Join(s.Dir, e.Name())); err != nil {
+	kept, err := s.Checkpoints()
+	if err != nil {
+		return err
+	}
+	if len(kept) > s.keep() {
+		kept = kept[len(kept)-s.keep():]
+	}
+	keep := map[string]bool{s.CurrentDir(): true}
+	for _, c := range kept {
+		keep[c.Dir] = true
+	}
+	for _, c := range all {
+		if !keep[c.Dir] {
+			if err := removeDir(c.Dir); err != nil {
 				return err
 			}
+		}
+	}
+	// What a crash left half deleted.
+	gone, _ := filepath.Glob(filepath.Join(s.Dir, ".deleting-*"))
+	for _, g := range gone {
+		if err := os.RemoveAll(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeDir deletes a checkpoint directory: renamed out of the listing
+// first, so that a crash while its files are deleted never leaves a
+// checkpoint that looks committed but is not whole.
+func removeDir(dir string) error {
+	gone := filepath.Join(filepath.Dir(dir), ".deleting-"+filepath.Base(dir))
+	if err := os.RemoveAll(gone); err != nil {
+		return err
+	}
+	if err := os.Rename(dir, gone); err != nil {
+		return err
+	}
+	return os.RemoveAll(gone)
+}
+
+// VerifyCheckpoint reads every partition and extra file of a committed
+// checkpoint and checks each against the checksum recorded when it was
+// written.
+func (s *Store) VerifyCheckpoint(c Checkpoint) error {
+	sums, err := Sums(c.Dir)
+	if err != nil {
+		return err
+	}
+	parts, err := s.PartitionSums(c.Dir)
+	if err != nil {
+		return err
+	}
+	buf, err := s.NewBuffer()
+	if err != nil {
+		return err
+	}
+	defer buf.Free()
+	for p := 0; p < s.M.P; p++ {
+		if _, err := ReadPartitionChecked(c.Dir, p, buf, parts[p]); err != nil {
+			return err
+		}
+	}
+	for name, want := range sums {
+		if strings.HasPrefix(name, "part-") {
+			continue
+		}
+		path := filepath.Join(c.Dir, name)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := CheckSum(path, data, want); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -193,9 +336,10 @@ func ReadPartitionChecked(dir string, i int, buf *Buffer, want uint64) (int64, e
 // Commit makes checkpoint (e, k), already holding its partition files,
 // current the way PyTorch-BigGraph does: its checksums and extra files
 // (engine state, progress) are written, every file is synced, then the
-// CURRENT pointer is replaced atomically, then the previous checkpoint is
-// deleted. A crash or a full disk before the rename leaves the previous
-// checkpoint current and intact; partitions are never modified in place.
+// CURRENT pointer is replaced atomically, and only then are the
+// checkpoints beyond the Keep newest deleted (prune). A crash or a full
+// disk before the rename leaves the previous checkpoint current and
+// intact; partitions are never modified in place.
 func (s *Store) Commit(e, k int, sums map[int]uint64, extra map[string][]byte) error {
 	dir := s.CheckpointDir(e, k)
 	for name, data := range extra {
@@ -235,10 +379,25 @@ func (s *Store) Commit(e, k int, sums map[int]uint64, extra map[string][]byte) e
 	if err := syncFile(s.Dir); err != nil {
 		return err
 	}
-	old := s.CurrentDir()
 	s.Current, s.Bucket = e, k
-	if old != s.CheckpointDir(0, 0) {
-		return os.RemoveAll(old)
+	// Only now that the new checkpoint is durable and current are the
+	// ones beyond the Keep newest deleted.
+	return s.prune()
+}
+
+// prune deletes the committed checkpoints beyond the Keep newest (a
+// checkpoint begun after the current one, such as the epoch's own while
+// a checkpoint inside it is committed, is left alone).
+func (s *Store) prune() error {
+	kept, err := s.Checkpoints()
+	if err != nil {
+		return err
+	}
+	for len(kept) > s.keep() {
+		if err := removeDir(kept[0].Dir); err != nil {
+			return err
+		}
+		kept = kept[1:]
 	}
 	return nil
 }
@@ -269,20 +428,27 @@ func (s *Store) ReadExtra(name string) ([]byte, error) {
 	return data, CheckSum(path, data, want)
 }
 
-// Reset drops every checkpoint: training starts again from checkpoint 0.
+// Reset drops every checkpoint: training starts again from checkpoint 0
+// (the CURRENT pointer goes first, then the checkpoint directories).
 func (s *Store) Reset() error {
+	if err := os.Remove(filepath.Join(s.Dir, "CURRENT")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	entries, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "ckpt-") || strings.HasPrefix(e.Name(), "CURRENT") {
+		if strings.HasPrefix(e.Name(), "ckpt-") || strings.HasPrefix(e.Name(), "CURRENT") || strings.HasPrefix(e.Name(), ".deleting-") {
 			if err := os.RemoveAll(filepath.Join(s.Dir, e.Name())); err != nil {
 				return err
 			}
 		}
 	}
 	s.Current, s.Bucket = 0, 0
+	if err := os.MkdirAll(s.CheckpointDir(0, 0), 0o755); err != nil {
+		return err
+	}
 	return syncFile(s.Dir)
 }
 

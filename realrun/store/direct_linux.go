@@ -33,9 +33,9 @@ func openDirect(path string, flag int) (*os.File, error) {
 	return f, err
 }
 
-// freeBytes is the space left to unprivileged writers on dir's file
+// FreeBytes is the space left to unprivileged writers on dir's file
 // system (-1: unknown).
-func freeBytes(dir string) int64 {
+func FreeBytes(dir string) int64 {
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(dir, &fs); err != nil {
 		return -1

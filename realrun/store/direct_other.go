@@ -23,4 +23,5 @@ func openDirect(path string, flag int) (*os.File, error) {
 	return os.OpenFile(path, flag, 0o644)
 }
 
-func freeBytes(string) int64 { return -1 }
+// FreeBytes is unknown (-1) on this platform.
+func FreeBytes(string) int64 { return -1 }

@@ -92,6 +92,11 @@ type Store struct {
 	// Current+1 it also holds (0: an epoch checkpoint); every read of
 	// "the" partitions reads this checkpoint.
 	Current, Bucket int
+	// Keep is how many committed checkpoints are kept, the current one
+	// included, as PyTorch-BigGraph keeps its last versions (0:
+	// DefaultKeep); older ones are deleted only after a newer one is
+	// durable.
+	Keep int
 }
 
 func partName(i int) string      { return fmt.Sprintf("part-%04d.bin", i) }
@@ -554,7 +559,7 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 		return err
 	}
 	if _, err := os.Stat(b.dir); err == nil {
-		if _, err := os.Stat(filepath.Join(b.dir, "manifest.json")); err != nil {
+		if !IsWorkdir(b.dir) && !isEmptyDir(b.dir) {
 			return fmt.Errorf("work directory %s exists and is not a tierflow work directory; refusing to replace it", b.dir)
 		}
 		if err := os.RemoveAll(b.dir); err != nil {
@@ -562,6 +567,18 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 		}
 	}
 	return os.Rename(b.tmp, b.dir)
+}
+
+// IsWorkdir reports whether dir is a tierflow work directory (it holds a
+// manifest).
+func IsWorkdir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "manifest.json"))
+	return err == nil
+}
+
+func isEmptyDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) == 0
 }
 
 // SetInputs records the checksums of the input files (Manifest.Inputs).

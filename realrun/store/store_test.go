@@ -166,12 +166,20 @@ func TestBuilderErrorsLeaveNothing(t *testing.T) {
 	// A directory that is not a work directory is never replaced.
 	other := filepath.Join(parent, "mine")
 	require.NoError(t, os.Mkdir(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644))
 	b, err = NewBuilder(other, "test", 10, 1, 2, 1)
 	require.NoError(t, err)
 	_, err = b.Finish(4, "dot", 0.1)
 	assert.ErrorContains(t, err, "not a tierflow work directory")
-	_, err = os.Stat(other)
-	assert.NoError(t, err)
+	assert.FileExists(t, filepath.Join(other, "notes.txt"))
+	// An empty directory (made for the run) becomes the work directory.
+	empty := filepath.Join(parent, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	b, err = NewBuilder(empty, "test", 10, 1, 2, 1)
+	require.NoError(t, err)
+	_, err = b.Finish(4, "dot", 0.1)
+	require.NoError(t, err)
+	assert.True(t, IsWorkdir(empty))
 }
 
 func TestPermutation(t *testing.T) {
