@@ -258,6 +258,15 @@ func checkValues(vs []float64, what string, logY bool) error {
 }
 
 // formatOf returns the gonum format name for path's extension.
+// CheckPath reports, before any work, whether a chart can be saved to
+// path: a .png or .svg name in a directory that takes a new file.
+func CheckPath(path string) error {
+	if _, err := formatOf(path); err != nil {
+		return err
+	}
+	return atomicfile.CheckWritable(path)
+}
+
 func formatOf(path string) (string, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	switch ext {

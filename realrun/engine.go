@@ -364,7 +364,7 @@ func (r *epochRun) measure(total, commit float64) Epoch {
 		rep.CheckpointBytes += c.Bytes
 		rep.CheckpointWaitSeconds += c.Seconds
 	}
-	rep.System, rep.Ordering, rep.Device, rep.Dataset = "realrun-"+r.eng.Name(), plan.Ordering, "this machine", r.st.M.Source
+	rep.System, rep.Ordering, rep.OrderingSeed, rep.Device, rep.Dataset = "realrun-"+r.eng.Name(), plan.Ordering, plan.Seed, "this machine", r.st.M.Source
 	rep.Dim, rep.P, rep.C = r.st.M.Dim, plan.P, plan.C
 	rep.PartitionBytes = r.st.M.PartitionBytes
 	rep.EpochSeconds, rep.StallSeconds, rep.ComputeSeconds = total, r.stall, r.compute

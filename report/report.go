@@ -12,11 +12,15 @@ import "github.com/tierflow/tierflow/orderings"
 type Report struct {
 	System   string `json:"system"`
 	Ordering string `json:"ordering"`
-	Device   string `json:"device"`
-	Dataset  string `json:"dataset"`
-	Dim      int    `json:"dim"`
-	P        int    `json:"p"`
-	C        int    `json:"c"`
+	// OrderingSeed is the seed the Plan's ordering was built with (0 for
+	// the orderings that take none): an ordering's name and seed name one
+	// Plan in simulate, realrun and --compare-sim alike.
+	OrderingSeed int64  `json:"ordering_seed"`
+	Device       string `json:"device"`
+	Dataset      string `json:"dataset"`
+	Dim          int    `json:"dim"`
+	P            int    `json:"p"`
+	C            int    `json:"c"`
 	// PartitionBytes is the size of one node partition (parameters and
 	// Adagrad state).
 	PartitionBytes int64 `json:"partition_bytes"`

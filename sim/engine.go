@@ -502,7 +502,7 @@ func (e *engine) runPartitioned(r *report.Report) {
 	cfg := e.cfg
 	pl := cfg.Plan
 	p := pl.P
-	r.Ordering, r.P, r.C = pl.Ordering, p, pl.C
+	r.Ordering, r.OrderingSeed, r.P, r.C = pl.Ordering, pl.Seed, p, pl.C
 	e.pbytes = cfg.partitionBytes()
 	r.PartitionBytes = int64(e.pbytes)
 	r.Counts = pl.Counts

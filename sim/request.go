@@ -196,7 +196,7 @@ func Predict(sc Scenario, names []string) (Prediction, error) {
 	plans := []*orderings.Plan{nil} // a system without partitions runs once, without a Plan
 	if sc.System.Partitioned {
 		var err error
-		if plans, out.Skipped, err = orderings.Select(names, sc.P, sc.Capacity(), sc.policy(), sc.Seed); err != nil {
+		if plans, out.Skipped, err = orderings.SelectSome(names, sc.P, sc.Capacity(), sc.policy(), sc.Seed); err != nil {
 			return out, &inputerr.Error{Err: err}
 		}
 		if out.Skipped == nil {

@@ -206,8 +206,8 @@ type CompareOutput struct {
 // is "", on a calibration of this machine at the run's own shape) and
 // compares the two. Orderings not defined for (p, c) are listed as
 // skipped with the reason, as simulate lists them. Notices go to log.
-func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log io.Writer) (CompareOutput, error) {
-	out := CompareOutput{Skipped: []orderings.Skipped{}}
+func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log io.Writer) (out CompareOutput, err error) {
+	out = CompareOutput{Skipped: []orderings.Skipped{}}
 	if o.Engine != "" && o.Engine != "cpu" {
 		return out, inputerr.Errorf("--compare-sim predicts the cpu engine only; it cannot check --engine %s yet", o.Engine)
 	}
@@ -219,18 +219,35 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		out.Skipped = cfg.Skipped
 	}
 	spec, h := cfg.Spec, cfg.Hyper
+	var prof devices.Profile
+	if devicePath != "" { // before any work: a bad device file costs nothing
+		if prof, err = devices.Load(devicePath); err != nil {
+			return out, inputerr.Errorf("--device: %w", err)
+		}
+	}
 	unlock, err := workdir.LockWorkdir(spec.Workdir)
 	if err != nil {
 		return out, inputerr.Errorf("--workdir: %w", err)
 	}
 	defer unlock()
-	st, _, err := workdir.OpenOrPrepare(spec)
+	// Every run starts from freshly initialised partitions: a checkpoint
+	// in the work directory is refused, not overwritten, unless asked.
+	st, _, err := workdir.Start(spec, workdir.Use{Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}, log)
 	if err != nil {
 		return out, err
 	}
-	prof, err := profile(st, h, devicePath, log)
-	if err != nil {
-		return out, err
+	// The runs are measurements, not training to keep: the directory is
+	// left with its initial partitions, so that it holds no checkpoint a
+	// later run would have to refuse.
+	defer func() {
+		if rerr := st.InitPartitions(spec.Seed, workdir.InitScale); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	if devicePath == "" {
+		if prof, err = calibrated(st, h, log); err != nil {
+			return out, err
+		}
 	}
 	out.Device = prof.Name
 	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress}
@@ -252,16 +269,9 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 	return out, nil
 }
 
-// profile loads the device profile at path or, when path is "", calibrates
-// this machine at the run's shape (calibrate.ShapeProfile).
-func profile(st *store.Store, h realrun.Hyper, path string, log io.Writer) (devices.Profile, error) {
-	if path != "" {
-		prof, err := devices.Load(path)
-		if err != nil {
-			return prof, inputerr.Errorf("--device: %w", err)
-		}
-		return prof, nil
-	}
+// calibrated is this machine calibrated at the run's shape
+// (calibrate.ShapeProfile), said on log.
+func calibrated(st *store.Store, h realrun.Hyper, log io.Writer) (devices.Profile, error) {
 	fmt.Fprintln(log, "calibrating this machine (no --device given)…")
 	cal, err := calibrate.ShapeProfile(st, h, filepath.Dir(st.Dir))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/atomicfile"
@@ -28,6 +29,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 		if err := scatter(o.plot, out); err != nil {
 			return cli.Usagef("--plot: %w", err)
 		}
+		atomicfile.Announce(stderr, o.plot)
 	}
 	switch format {
 	case cli.JSON:
@@ -39,6 +41,11 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 		return err
 	}
 	fmt.Fprintf(stdout, "predicted by the realrun system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", prof)
+	seeds := make([]string, len(out.Results))
+	for i, c := range out.Results {
+		seeds[i] = fmt.Sprintf("%s %d", c.Ordering, c.Measured.OrderingSeed)
+	}
+	fmt.Fprintf(stdout, "ordering seeds: %s%s\n", strings.Join(seeds, ", "), planNote(o.PlanFile))
 	for _, c := range out.Results {
 		if !c.CountsMatch {
 			fmt.Fprintf(stdout, "warning: %s: the measured loads, swaps, writes or bytes differ from the Plan's\n", c.Ordering)
@@ -81,6 +88,9 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 	}
 	if *workers < 0 {
 		return cli.Usagef("--workers %d: must not be negative", *workers)
+	}
+	if err := atomicfile.CheckWritable(*out); err != nil {
+		return cli.Usagef("--out: %w", err)
 	}
 	cal, err := calibrate.Calibrate(calibrate.CalibrateOptions{Dir: *dir, FileBytes: int64(*size) << 20, Files: 4, Workers: *workers, Name: *name})
 	if err != nil {
@@ -125,6 +135,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 	if err := t.Render(stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s (use it with simulate --device or realrun --compare-sim --device)\n", *out)
+	atomicfile.Announce(stderr, *out)
+	fmt.Fprintf(stdout, "use %s with simulate --device or realrun --compare-sim --device\n", *out)
 	return nil
 }

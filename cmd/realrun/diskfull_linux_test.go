@@ -67,7 +67,7 @@ func TestDiskFull(t *testing.T) {
 		path  string
 	}{
 		{"partition write-back", part / 2, nil, "part-"},
-		{"checkpoint inside an epoch", 5 * part / 2, []string{"--checkpoint-every", "1b"}, "ckpt-0001+"},
+		{"checkpoint inside an epoch", 5 * part / 2, []string{"--checkpoint-every", "1b"}, "checkpoint inside epoch 2: disk full writing "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			filler := fill(t, small, tc.free)

@@ -12,12 +12,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/graph"
@@ -54,9 +58,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // stopOnSignal closes stop on the first SIGINT or SIGTERM, so that
 // training checkpoints at the next bucket boundary and ends with the exit
-// status 128+signal; a second signal exits at once (the last committed
-// checkpoint stays intact).
-func stopOnSignal(o *job.Options) (done func()) {
+// status 128+signal; a second signal says so in one line on stderr and
+// exits at once (the last committed checkpoint stays intact: nothing is
+// ever written over it).
+func stopOnSignal(o *job.Options, args []string, stderr io.Writer) (done func()) {
 	stop, ch := make(chan struct{}), make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	o.Stop, o.StopCode = stop, new(int)
@@ -64,12 +69,22 @@ func stopOnSignal(o *job.Options) (done func()) {
 		if s, ok := <-ch; ok {
 			*o.StopCode = 128 + int(s.(syscall.Signal))
 			close(stop)
-			if _, ok := <-ch; ok {
+			if s, ok := <-ch; ok {
+				fmt.Fprintf(stderr, "%s: second %s: exiting at once without a new checkpoint; the last committed one is intact (resume with: %s %s)\n",
+					prog, signalName(s), prog, job.ResumeArgs(args))
 				os.Exit(*o.StopCode)
 			}
 		}
 	}()
 	return func() { signal.Stop(ch); close(ch) }
+}
+
+// signalName is SIGINT or SIGTERM.
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
 }
 
 func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
@@ -96,12 +111,15 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Float64Var(&o.DegreeFrac, "degree-frac", job.Defaults.DegreeFrac, "share of negatives drawn by degree, the rest uniformly (default -1: 0 for knowledge graphs, 0.5 otherwise)")
 	fs.Float64Var(&o.LR, "lr", job.Defaults.LR, "Adagrad learning rate (default 0: 0.3 for knowledge graphs, 0.1 otherwise)")
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "training goroutines (1 makes training deterministic)")
-	fs.Int64Var(&o.Seed, "seed", job.Defaults.Seed, "seed for generation, relabelling, initialisation, sampling and evaluation")
+	fs.Int64Var(&o.Seed, "seed", job.Defaults.Seed, "data seed: generation, relabelling, initialisation, sampling and evaluation")
+	fs.Int64Var(&o.OrderingSeed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as simulate --ordering-seed")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
 	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
-	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint (start afresh if there is none)")
+	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint; refused if it was trained with other settings")
+	fs.BoolVar(&o.Overwrite, "overwrite", false, "start over on a work directory that holds a checkpoint (the checkpoint is lost)")
+	fs.IntVar(&o.KeepCheckpoints, "keep-checkpoints", job.Defaults.KeepCheckpoints, "checkpoints kept in the work directory, the newest included")
 	fs.Var(&o.CheckpointEvery, "checkpoint-every", "also checkpoint inside epochs, every `DURATION` (30s, 5m) or N buckets (64b)")
-	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for partitions and buckets (default: under the system temp dir)")
+	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for partitions, buckets and checkpoints (default: one per input under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
 	fs.StringVar(&o.Export, "export", "", "write the trained node embeddings to `FILE` (.npy)")
 	fs.StringVar(&o.ExportFormat, "export-format", job.Defaults.ExportFormat, "npy or tsv")
@@ -124,8 +142,11 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := checkFlags(fs, o); err != nil {
+		return err
+	}
 	if o.cpuprofile != "" {
-		stop, perr := startCPUProfile(o.cpuprofile)
+		stop, perr := startCPUProfile(o.cpuprofile, stderr)
 		if perr != nil {
 			return perr
 		}
@@ -134,10 +155,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if o.compareSim {
 		return compareMain(o, stdout, stderr, format)
 	}
-	if o.Orderings != "" || o.device != "" || o.plot != "" {
-		return cli.Usagef("--orderings, --device and --plot go with --compare-sim")
-	}
-	defer stopOnSignal(&o.Options)()
+	defer stopOnSignal(&o.Options, args, stderr)()
 	out, err := job.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, stderr)
 	if se := (*realrun.StopError)(nil); errors.As(err, &se) {
 		return fmt.Errorf("%w; resume with: %s %s", err, prog, job.ResumeArgs(args))
@@ -148,8 +166,51 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		if err := drawTimeline(out, o.timeline); err != nil {
 			return cli.Usagef("--timeline: %w", err)
 		}
+		atomicfile.Announce(stderr, o.timeline)
 	}
 	return print(stdout, format, out)
+}
+
+// checkFlags refuses, before any work, flags that contradict each other
+// and output paths that cannot be written.
+func checkFlags(fs *flag.FlagSet, o cmdOptions) error {
+	if !o.compareSim && (o.Orderings != "" || o.device != "" || o.plot != "") {
+		return cli.Usagef("--orderings, --device and --plot go with --compare-sim")
+	}
+	if o.PlanFile != "" {
+		// The saved Plan fixes these; a value given beside it would be
+		// silently ignored.
+		var set []string
+		fs.Visit(func(f *flag.Flag) {
+			if slices.Contains([]string{"ordering", "orderings", "p", "c", "policy", "ordering-seed"}, f.Name) {
+				set = append(set, "--"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			return cli.Usagef("--plan %s fixes the ordering, p, c, policy and ordering seed: drop %s", o.PlanFile, strings.Join(set, ", "))
+		}
+	}
+	if o.Overwrite && o.Resume {
+		return cli.Usagef("--overwrite and --resume contradict each other: resume the checkpoint, or start over")
+	}
+	for _, f := range []struct{ name, path string }{{"timeline", o.timeline}, {"plot", o.plot}} {
+		if f.path != "" {
+			if err := plots.CheckPath(f.path); err != nil {
+				return cli.Usagef("--%s: %w", f.name, err)
+			}
+		}
+	}
+	if o.cpuprofile != "" {
+		if err := atomicfile.CheckWritable(o.cpuprofile); err != nil {
+			return cli.Usagef("--cpuprofile: %w", err)
+		}
+	}
+	if o.device != "" {
+		if _, err := devices.Load(o.device); err != nil {
+			return cli.Usagef("--device: %w", err)
+		}
+	}
+	return nil
 }
 
 var help = cli.Help{
@@ -158,8 +219,8 @@ var help = cli.Help{
 	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"}},
 	Groups: []cli.FlagGroup{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed"}},
-		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "policy", "plan", "no-prefetch", "workdir"}},
-		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "micro-batch-memory", "micro-batches", "workers", "resume", "checkpoint-every", "progress", "cpuprofile"}},
+		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
+		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "micro-batch-memory", "micro-batches", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "device", "plot"}},
@@ -228,8 +289,8 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	}
 	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
 		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
-	fmt.Fprintf(w, "%s order, p=%d c=%d, partitions of %.1f MB (O_DIRECT: %v), prefetch %v; work directory %s\n",
-		out.Ordering, out.P, out.C, float64(out.PartitionBytes)/1e6, out.DirectIO, out.Prefetch, out.Workdir)
+	fmt.Fprintf(w, "%s order (ordering seed %d%s), p=%d c=%d, partitions of %.1f MB (O_DIRECT: %v), prefetch %v; work directory %s\n",
+		out.Ordering, out.OrderingSeed, planNote(out.PlanFile), out.P, out.C, float64(out.PartitionBytes)/1e6, out.DirectIO, out.Prefetch, out.Workdir)
 	if s := checkpointSummary(out); s != "" {
 		fmt.Fprintln(w, s)
 	}
@@ -242,4 +303,12 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	}
 	fmt.Fprintf(w, "bucket histogram for simulate --edges: %s\n", out.Histogram)
 	return nil
+}
+
+// planNote names the saved Plan a run executed, if any.
+func planNote(file string) string {
+	if file == "" {
+		return ""
+	}
+	return ", Plan from " + file
 }

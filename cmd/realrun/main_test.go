@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -70,6 +71,10 @@ func TestTinyRunJSON(t *testing.T) {
 	st, err := os.Stat(filepath.Join(dir, "t.png"))
 	require.NoError(t, err)
 	assert.Positive(t, st.Size())
+	for _, f := range []string{npy, filepath.Join(dir, "t.png")} {
+		assert.Contains(t, errOut, "wrote "+f+" (", "every file written is announced on stderr")
+	}
+	assert.Equal(t, 0.0, got["ordering_seed"], "the JSON names the ordering seed")
 }
 
 func TestEdgeFileWithStringIDs(t *testing.T) {
@@ -182,15 +187,21 @@ func child(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// lockedBuffer collects a child's stderr while it runs.
+// lockedBuffer collects a child's stderr while it runs; waitFor waits
+// for what the child writes there, woken by each write.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed by the next Write
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.written != nil {
+		close(l.written)
+		l.written = nil
+	}
 	return l.b.Write(p)
 }
 
@@ -200,11 +211,67 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitFor returns once cond holds for what the child has written so far
+// (checked after each write, no polling), and fails after two minutes.
+func (l *lockedBuffer) waitFor(t *testing.T, what string, cond func(string) bool) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(5 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "waiting for %s", what)
+	deadline := time.NewTimer(2 * time.Minute)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		s := l.b.String()
+		if l.written == nil {
+			l.written = make(chan struct{})
+		}
+		written := l.written
+		l.mu.Unlock()
+		if cond(s) {
+			return
+		}
+		select {
+		case <-written:
+		case <-deadline.C:
+			require.FailNow(t, "timed out waiting for "+what, s)
+		}
 	}
+}
+
+// signalPending says whether sig was sent to process pid and the kernel
+// has not delivered it yet (Linux: /proc/PID/status; elsewhere, and once
+// the process is gone, false). A signal sent while the same one is still
+// pending merges with it.
+func signalPending(pid int, sig os.Signal) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	bit := uint64(1) << (sig.(syscall.Signal) - 1)
+	for _, line := range strings.Split(string(data), "\n") {
+		name, mask, ok := strings.Cut(line, ":")
+		if ok && (name == "SigPnd" || name == "ShdPnd") {
+			if m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64); err == nil && m&bit != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// progressLine is a --progress lines line: epoch, buckets done, buckets.
+var progressLine = regexp.MustCompile(`epoch (\d+): (\d+)/(\d+) buckets`)
+
+// progressAt finds the first progress line of epoch 1 with at least need
+// buckets done, or else the first of a later epoch.
+func progressAt(stderr string, need int) (epoch, done, total int, found bool) {
+	for _, m := range progressLine.FindAllStringSubmatch(stderr, -1) {
+		epoch, _ = strconv.Atoi(m[1])
+		done, _ = strconv.Atoi(m[2])
+		total, _ = strconv.Atoi(m[3])
+		if epoch > 1 || done >= need {
+			return epoch, done, total, true
+		}
+	}
+	return 0, 0, 0, false
 }
 
 // smallRun is a run of a few seconds on one worker (deterministic).
@@ -334,23 +401,28 @@ func TestKillAndResume(t *testing.T) {
 func TestWorkdirLock(t *testing.T) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
-	first := child(smallRun(work, filepath.Join(dir, "a.npy"), 100)...)
+	first := child(append(smallRun(work, filepath.Join(dir, "a.npy"), 100), "--progress", "lines")...)
+	var stderr lockedBuffer
+	first.Stderr = &stderr
 	require.NoError(t, first.Start())
 	defer first.Process.Kill()
 	pid := strconv.Itoa(first.Process.Pid)
-	waitFor(t, "the first run's lock", func() bool {
-		data, _ := os.ReadFile(work + ".lock")
-		return strings.TrimSpace(string(data)) == pid
-	})
+	// It locks the work directory before it trains: once it has printed
+	// progress, the lock file names it.
+	stderr.waitFor(t, "the first run's training", func(s string) bool { return strings.Contains(s, "epoch 1: ") })
+	data, err := os.ReadFile(work + ".lock")
+	require.NoError(t, err)
+	require.Equal(t, pid, strings.TrimSpace(string(data)), "the lock file names the process holding it")
 	out, errOut, code := runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 1)...)
 	assert.Equal(t, 2, code, out)
 	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
 	assert.Contains(t, errOut, "used by process "+pid)
 	require.NoError(t, first.Process.Kill())
 	first.Wait()
-	_, err := os.Stat(work + ".lock")
+	_, err = os.Stat(work + ".lock")
 	require.NoError(t, err, "a killed run leaves its lock file")
-	_, errOut, code = runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 1)...)
+	// (--resume: the killed run may have committed epoch 1's checkpoint.)
+	_, errOut, code = runCmd(append(smallRun(work, filepath.Join(dir, "b.npy"), 1), "--resume")...)
 	assert.Equal(t, 0, code, errOut)
 	_, err = os.Stat(work + ".lock")
 	assert.True(t, os.IsNotExist(err), "a finished run removes its lock file")
@@ -378,34 +450,17 @@ func TestSignals(t *testing.T) {
 				// lands while one is being written or between two.
 				args = append(args, "--checkpoint-every", "1b")
 			}
-			var cmd *exec.Cmd
-			var stderr lockedBuffer
+			var stderr *lockedBuffer
+			var err error
 			for attempt := 1; ; attempt++ {
-				cmd = child(args...)
-				stderr = lockedBuffer{}
-				cmd.Stderr = &stderr
-				require.NoError(t, cmd.Start())
-				waitFor(t, "training", func() bool { return strings.Contains(stderr.String(), "epoch 1: ") })
-				sent := 0
-				for _, s := range tc.signals {
-					err := cmd.Process.Signal(s)
-					if errors.Is(err, os.ErrProcessDone) && sent > 0 {
-						break // the stop finished before the second signal
-					}
-					require.NoError(t, err)
-					sent++
-					time.Sleep(20 * time.Millisecond) // two signals, not one coalesced
-				}
-				if sent == len(tc.signals) || attempt == 3 {
+				var again string
+				stderr, again, err = signalRun(t, args, work, tc.signals)
+				if again == "" || attempt == 3 {
 					break
 				}
-				// On a loaded machine the first stop can end within the
-				// 20 ms: that run did not test a second signal; again.
-				cmd.Wait()
-				t.Logf("attempt %d: the run stopped before the second signal", attempt)
+				t.Logf("attempt %d: %s; again", attempt, again)
 				require.NoError(t, os.RemoveAll(work))
 			}
-			err := cmd.Wait()
 			var exit *exec.ExitError
 			require.ErrorAs(t, err, &exit, stderr.String())
 			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
@@ -413,13 +468,14 @@ func TestSignals(t *testing.T) {
 				assert.Contains(t, stderr.String(), "stopped; the checkpoint holds 0 complete epochs and", "a checkpoint inside epoch 1")
 				assert.Contains(t, stderr.String(), "resume with: realrun "+strings.Join(args, " ")+" --resume")
 			} else {
-				assert.NotContains(t, stderr.String(), "resume with", "the second signal exits at once")
+				assert.NotContains(t, stderr.String(), "stopped; the checkpoint holds", "the second signal exits at once, without the stop's checkpoint")
+				assert.Contains(t, stderr.String(), "realrun: second SIGINT: exiting at once without a new checkpoint; the last committed one is intact (resume with: realrun ", "the second signal says so")
 			}
 			if len(tc.signals) == 1 {
-				// A checkpoint inside an epoch resumes only with its Plan.
+				// A checkpoint resumes only with the settings it was trained with.
 				_, errOut, code := runCmd(append(args, "--resume", "--ordering", "hilbert")...)
 				assert.Equal(t, 2, code, errOut)
-				assert.Contains(t, lastLine(errOut), "--resume: the checkpoint inside epoch 1 was taken with another Plan")
+				assert.Contains(t, lastLine(errOut), "trained with other settings: --ordering beta (now hilbert)")
 			}
 			_, errOut, code := runCmd(append(args, "--resume")...)
 			require.Equal(t, 0, code, errOut)
@@ -431,8 +487,82 @@ func TestSignals(t *testing.T) {
 	}
 }
 
+// signalRun runs realrun with args (--progress lines) in a child process,
+// sends it the signals while it trains epoch 1 and returns its stderr and
+// exit. again says why the run did not test what TestSignals means to
+// (and then it is to be repeated on a fresh work directory): on a loaded
+// machine a stop could end before the child takes a second signal.
+func signalRun(t *testing.T, args []string, work string, signals []os.Signal) (stderr *lockedBuffer, again string, err error) {
+	t.Helper()
+	cmd := child(args...)
+	stderr = &lockedBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	// A progress line says how far epoch 1 is; with two signals, one after
+	// two buckets: it is printed once the checkpoint after the first
+	// bucket is committed, which the second signal (it exits at once)
+	// leaves for the resume.
+	need := len(signals)
+	stderr.waitFor(t, "training", func(s string) bool { _, _, _, found := progressAt(s, need); return found })
+	epoch, done, total, _ := progressAt(stderr.String(), need)
+	if epoch != 1 || done > total-2 {
+		// The stop comes at the next bucket boundary: the one after the
+		// bucket in progress must still be inside epoch 1.
+		cmd.Process.Kill()
+		cmd.Wait()
+		return stderr, fmt.Sprintf("the first progress line was at bucket %d of %d of epoch %d, too late to stop inside epoch 1", done, total, epoch), nil
+	}
+	if len(signals) > 1 {
+		cur, err := os.ReadFile(filepath.Join(work, "CURRENT"))
+		require.NoError(t, err)
+		require.Regexp(t, `^0\+[1-9][0-9]*\n$`, string(cur), "a checkpoint inside epoch 1 is committed")
+	}
+	exited := make(chan struct{})
+	go func() { err = cmd.Wait(); close(exited) }()
+	require.NoError(t, cmd.Process.Signal(signals[0]))
+	sent := 1
+	if len(signals) > 1 {
+		// The second signal: one sent while the same one is pending in the
+		// kernel merges with it, and so does one that reaches the Go
+		// runtime before its signal goroutine has taken the first; the
+		// child says nothing when it takes a signal. So it is sent again,
+		// each time once the kernel has delivered the last one, until the
+		// child exits: at once, at the second it takes. This loop polls
+		// the child's state (/proc, exit), every 5 ms.
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+	signalling:
+		for {
+			select {
+			case <-exited:
+				break signalling
+			case <-tick.C:
+				if !signalPending(cmd.Process.Pid, signals[1]) && cmd.Process.Signal(signals[1]) == nil {
+					sent++
+				}
+			}
+		}
+	}
+	<-exited
+	if len(signals) > 1 {
+		t.Logf("%d signals sent before the child exited", sent)
+	}
+	switch ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); {
+	case len(signals) == 1:
+	case sent < len(signals):
+		again = "the run stopped before the second signal"
+	case strings.Contains(stderr.String(), "stopped; the checkpoint holds"):
+		again = fmt.Sprintf("the run stopped at the first signal before it took any of the %d more sent", sent-1)
+	case ws.Signaled():
+		again = "a signal came once the run had stopped and no longer caught signals"
+	}
+	return stderr, again, err
+}
+
 // TestEdgeFileResume: a work directory built from an edge file is resumed
-// while the file is unchanged, and rebuilt once it changes.
+// while the file is unchanged; once it changes, --resume is refused naming
+// the file (it used to rebuild the directory, losing the checkpoint), and
+// --overwrite starts over on the new file.
 func TestEdgeFileResume(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -441,19 +571,24 @@ func TestEdgeFileResume(t *testing.T) {
 	}
 	edges := filepath.Join(dir, "edges.txt")
 	require.NoError(t, os.WriteFile(edges, []byte(b.String()), 0o644))
-	args := func(epochs int) []string {
+	args := func(epochs int, extra string) []string {
 		return []string{"--edges", edges, "--p", "4", "--c", "2", "--dim", "8", "--epochs", itoa(epochs), "--workers", "1",
-			"--workdir", filepath.Join(dir, "work"), "--progress", "none", "--resume"}
+			"--workdir", filepath.Join(dir, "work"), "--progress", "none", extra}
 	}
-	_, errOut, code := runCmd(args(1)...)
+	_, errOut, code := runCmd(args(1, "--resume")...)
 	require.Equal(t, 0, code, errOut)
-	_, errOut, code = runCmd(args(2)...)
+	assert.Contains(t, errOut, "nothing to resume", "a first --resume says there is nothing to resume and starts")
+	_, errOut, code = runCmd(args(2, "--resume")...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "resuming after epoch 1")
 	require.NoError(t, os.WriteFile(edges, []byte(b.String()+"7 8\n"), 0o644))
-	_, errOut, code = runCmd(args(3)...)
+	_, errOut, code = runCmd(args(3, "--resume")...)
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "trained with other settings: --edges "+edges)
+	checkpointIntact(t, filepath.Join(dir, "work"), 2)
+	_, errOut, code = runCmd(args(1, "--overwrite")...)
 	require.Equal(t, 0, code, errOut)
-	assert.NotContains(t, errOut, "resuming", "a changed edge file is not resumed")
+	assert.NotContains(t, errOut, "resuming")
 }
 
 func lastLine(s string) string {

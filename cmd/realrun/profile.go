@@ -11,16 +11,17 @@ import (
 
 // startCPUProfile starts a CPU profile of the run (for `go tool pprof`); the
 // returned stop ends it and writes it to path in one piece.
-func startCPUProfile(path string) (stop func() error, err error) {
+func startCPUProfile(path string, stderr io.Writer) (stop func() error, err error) {
 	var buf bytes.Buffer
 	if err := pprof.StartCPUProfile(&buf); err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return atomicfile.Write(path, func(w io.Writer) error {
-			_, err := w.Write(buf.Bytes())
+		if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
 			return err
-		})
+		}
+		atomicfile.Announce(stderr, path)
+		return nil
 	}, nil
 }

@@ -24,10 +24,10 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	return cli.Exit(stderr, prog, reproduce(args, stdout))
+	return cli.Exit(stderr, prog, reproduce(args, stdout, stderr))
 }
 
-func reproduce(args []string, stdout io.Writer) error {
+func reproduce(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	out := fs.String("out", "results", "write each experiment's files under `DIR`/NAME/ (empty: write nothing)")
 	list := fs.String("experiments", "all", "comma-separated experiments, or all: "+strings.Join(experiments.Names(), ", "))
@@ -62,7 +62,7 @@ func reproduce(args []string, stdout io.Writer) error {
 			return err
 		}
 		if *out != "" {
-			if err := write(filepath.Join(*out, r.Name), r); err != nil {
+			if err := write(filepath.Join(*out, r.Name), r, stderr); err != nil {
 				return err
 			}
 		}
@@ -102,7 +102,7 @@ func table(r experiments.Result) plots.Table {
 }
 
 // write stores one result as NAME.csv, NAME.md and one PNG and SVG per chart.
-func write(dir string, r experiments.Result) error {
+func write(dir string, r experiments.Result, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -110,6 +110,7 @@ func write(dir string, r experiments.Result) error {
 	if err := atomicfile.Write(filepath.Join(dir, r.Name+".csv"), t.CSV); err != nil {
 		return err
 	}
+	atomicfile.Announce(stderr, filepath.Join(dir, r.Name+".csv"))
 	md := func(w io.Writer) error {
 		fmt.Fprintf(w, "%s\n\n", r.Title)
 		if err := t.Markdown(w); err != nil {
@@ -124,6 +125,7 @@ func write(dir string, r experiments.Result) error {
 	if err := atomicfile.Write(filepath.Join(dir, r.Name+".md"), md); err != nil {
 		return err
 	}
+	atomicfile.Announce(stderr, filepath.Join(dir, r.Name+".md"))
 	for _, c := range r.Charts {
 		var chart plots.Chart
 		if c.Bars {
@@ -143,6 +145,7 @@ func write(dir string, r experiments.Result) error {
 			if err := plots.SaveStack(filepath.Join(dir, c.File+ext), chart); err != nil {
 				return fmt.Errorf("%s: %w", r.Name, err)
 			}
+			atomicfile.Announce(stderr, filepath.Join(dir, c.File+ext))
 		}
 	}
 	return nil

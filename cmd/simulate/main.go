@@ -38,20 +38,20 @@ func main() {
 type Output = sim.Prediction
 
 func run(args []string, stdout, stderr io.Writer) int {
-	return cli.Exit(stderr, prog, simulate(args, stdout))
+	return cli.Exit(stderr, prog, simulate(args, stdout, stderr))
 }
 
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
 	{Title: "What to train", Flags: []string{"dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
 	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
-	{Title: "Orderings", Flags: []string{"orderings", "policy", "seed"}},
+	{Title: "Orderings", Flags: []string{"orderings", "policy", "ordering-seed", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "plan", "top"}},
 }
 
-func simulate(args []string, stdout io.Writer) error {
+func simulate(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "sweep" {
-		return sweepMain(args[1:], stdout)
+		return sweepMain(args[1:], stdout, stderr)
 	}
 	var q sim.Request
 	var planPath, plotPath string
@@ -77,6 +77,16 @@ func simulate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if planPath != "" {
+		if err := atomicfile.CheckWritable(planPath); err != nil {
+			return cli.Usagef("--plan: %w", err)
+		}
+	}
+	if plotPath != "" {
+		if err := plots.CheckPath(plotPath); err != nil {
+			return cli.Usagef("--plot: %w", err)
+		}
+	}
 	q.Plan = planPath != ""
 	out, err := q.Predict()
 	if err != nil {
@@ -86,11 +96,13 @@ func simulate(args []string, stdout io.Writer) error {
 		if err := atomicfile.Write(planPath, out.Plans[0].WriteJSON); err != nil {
 			return cli.Usagef("--plan: %w", err)
 		}
+		atomicfile.Announce(stderr, planPath)
 	}
 	if plotPath != "" {
 		if err := plot(plotPath, out); err != nil {
 			return cli.Usagef("--plot: %w", err)
 		}
+		atomicfile.Announce(stderr, plotPath)
 	}
 	return print(stdout, format, out)
 }
@@ -121,7 +133,8 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.StringVar(&q.CheckpointEvery, "checkpoint-every", "", "also checkpoint inside the epoch every `DURATION` (30s) or N buckets (64b): training waits while the dirty resident partitions are written")
 	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
 	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
-	fs.Int64Var(&q.Seed, "seed", 0, "seed for seeded orderings (beta: 0 is the canonical order)")
+	fs.Int64Var(&q.Seed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as realrun --ordering-seed")
+	fs.Int64Var(&q.Seed, "seed", 0, "the same as --ordering-seed (simulate has no data to seed)")
 	fs.StringVar(&q.GPUMemory, "gpu-memory", "", "the GPU's memory, e.g. 12GB (default: the device's): GPU buffers must fit in it, and a batch that does not fit what they leave is split into micro-batches")
 	fs.BoolVar(&q.NoMicroBatching, "no-micro-batching", false, "keep a batch that does not fit in GPU memory whole (warn) instead of splitting it into micro-batches")
 }
@@ -144,8 +157,8 @@ func print(w io.Writer, format cli.Format, out Output) error {
 	fmt.Fprintf(w, "%s on %s; %s: %d train edges, d=%d, %s, batch %d, %d negatives\n",
 		out.System.Name, out.Device, out.Dataset, out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives)
 	if out.System.Partitioned {
-		fmt.Fprintf(w, "p=%d c=%d policy=%s; lower bound %d swaps (Marius eq. 2), BETA formula %d swaps (eq. 3)\n",
-			out.P, out.C, out.Policy, out.LowerBoundSwaps, out.BETAFormula)
+		fmt.Fprintf(w, "p=%d c=%d policy=%s ordering seed %d; lower bound %d swaps (Marius eq. 2), BETA formula %d swaps (eq. 3)\n",
+			out.P, out.C, out.Policy, out.Seed, out.LowerBoundSwaps, out.BETAFormula)
 		state := "× d=%d × 4 B × 2 (float32 + Adagrad)"
 		if out.System.RowwiseAdagrad {
 			state = "× (d=%d + 1) × 4 B (float32 + row-wise Adagrad)"

@@ -155,6 +155,32 @@ func TestPlanFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "legend", pl.Ordering)
 	assert.Len(t, pl.Buckets, 64)
+	assert.Contains(t, errOut, "wrote "+path+" (", "the file written is announced")
+}
+
+// TestOrderingSeedPlan: simulate --ordering-seed (and --seed, the same
+// flag) writes the Plan that the ordering's name and seed build — the one
+// realrun --ordering-seed runs (cmd/realrun TestOrderingSeedAgreesWithSimulate)
+// — and every output names the seed.
+func TestOrderingSeedPlan(t *testing.T) {
+	want, err := orderings.Build("beta", 8, 3, orderings.Belady, 3)
+	require.NoError(t, err)
+	for _, flag := range []string{"--ordering-seed", "--seed"} {
+		path := filepath.Join(t.TempDir(), "plan.json")
+		out, errOut, code := runCmd("--p", "8", "--c", "3", "--orderings", "beta", flag, "3", "--plan", path, "--json")
+		require.Equal(t, 0, code, errOut)
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		got, err := orderings.ReadJSON(f)
+		f.Close()
+		require.NoError(t, err)
+		assert.Equal(t, want.Buckets, got.Buckets, flag)
+		assert.Equal(t, int64(3), got.Seed, flag)
+		assert.Contains(t, out, `"ordering_seed": 3`, flag)
+	}
+	out, _, code := runCmd("--p", "8", "--c", "3", "--orderings", "beta", "--ordering-seed", "3")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "ordering seed 3", "the table's footer names the seed")
 }
 
 func TestBadInput(t *testing.T) {

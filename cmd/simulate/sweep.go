@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/sim/sweep"
@@ -18,7 +19,7 @@ type SweepOutput = sweep.Output
 
 // sweepMain runs `simulate sweep`: every ordering at every (p, c) on every
 // device, ranked by epoch time among the buffers that fit in memory.
-func sweepMain(args []string, stdout io.Writer) error {
+func sweepMain(args []string, stdout, stderr io.Writer) error {
 	var q sim.Request
 	var ps, cs, devs, plotPath string
 	var top int
@@ -57,6 +58,11 @@ func sweepMain(args []string, stdout io.Writer) error {
 		}
 	}
 	g.Devices = cli.SplitList(devs)
+	if plotPath != "" {
+		if err := plots.CheckPath(plotPath); err != nil {
+			return cli.Usagef("--plot: %w", err)
+		}
+	}
 	out, err := sweep.Run(q, g)
 	if err != nil {
 		return usage(err)
@@ -69,6 +75,7 @@ func sweepMain(args []string, stdout io.Writer) error {
 		if err != nil {
 			return cli.Usagef("--plot: %w", err)
 		}
+		atomicfile.Announce(stderr, plotPath)
 	}
 	return printSweep(stdout, format, out, top)
 }

@@ -47,3 +47,50 @@ func WriteBytes(path string, data []byte) error {
 		return err
 	})
 }
+
+// CheckWritable reports, before any work, whether Write could create
+// path: its directory exists and takes a new file, and path is not a
+// directory. Nothing is left behind.
+func CheckWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s: directory %s: %w", path, dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".check-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot write in %s: %w", path, dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// Announce writes one line to w saying that path was written and how big
+// it is ("wrote emb.npy (41.2 MB)"), as every command does for every file
+// it writes.
+func Announce(w io.Writer, path string) {
+	size := "?"
+	if fi, err := os.Stat(path); err == nil {
+		size = humanBytes(fi.Size())
+	}
+	fmt.Fprintf(w, "wrote %s (%s)\n", path, size)
+}
+
+// humanBytes prints a size in decimal units (GB are 10^9 bytes).
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}

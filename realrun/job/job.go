@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun"
 	_ "github.com/tierflow/tierflow/realrun/cpu" // the default engine, registered as "cpu"
@@ -42,10 +43,20 @@ type Options struct {
 	Batch, Negatives, Chunk     int
 	DegreeFrac, LR              float64
 	Workers                     int
-	Seed                        int64
-	NoPrefetch, Resume          bool
-	Workdir                     string // "": under the system temp dir
-	Export, ExportFormat        string
+	// Seed is the data seed: generation, relabelling, initialisation,
+	// sampling and evaluation; OrderingSeed seeds the seeded orderings
+	// (beta, random) alone, as simulate's does, so that an ordering name
+	// and seed mean the same Plan everywhere (beta: 0 is the canonical
+	// order).
+	Seed, OrderingSeed int64
+	NoPrefetch, Resume bool
+	// Overwrite lets a run start over on a work directory that holds a
+	// checkpoint (which is lost); KeepCheckpoints is how many checkpoints
+	// it keeps (0: store.DefaultKeep).
+	Overwrite            bool
+	KeepCheckpoints      int
+	Workdir              string // "": under the system temp dir
+	Export, ExportFormat string
 	// Eval is when to evaluate: "every" (every EvalEvery-th epoch and the
 	// last), "end" (after the last epoch only) or "none"; EvalProtocol is
 	// "auto", "filtered" or "sampled"; EvalEdges caps the test edges
@@ -91,7 +102,7 @@ func ResumeArgs(args []string) string {
 // Defaults are realrun's defaults, the flags' and any caller's.
 var Defaults = Options{
 	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
-	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1,
+	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1, KeepCheckpoints: store.DefaultKeep,
 	ExportFormat: "npy", Engine: "cpu", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
 }
 
@@ -125,6 +136,10 @@ type Config struct {
 	// at (p, c). Skipped are the ones that are not, with the reason.
 	Plans   []*orderings.Plan
 	Skipped []orderings.Skipped
+	// Settings are what the work directory's checkpoints depend on
+	// (workdir.Settings), Keep how many checkpoints are kept.
+	Settings workdir.Settings
+	Keep     int
 }
 
 // Configure validates the options and builds the data spec, the training
@@ -139,6 +154,9 @@ func Configure(o Options) (Config, error) {
 	if err := checkEngine(o); err != nil {
 		return cfg, err
 	}
+	if err := checkExport(o); err != nil {
+		return cfg, err
+	}
 	policy, err := orderings.ParsePolicy(o.Policy)
 	if err != nil {
 		return cfg, inputerr.Errorf("--policy: %w", err)
@@ -150,14 +168,50 @@ func Configure(o Options) (Config, error) {
 	if cfg.Plans, cfg.Skipped, err = buildPlans(&o, policy); err != nil {
 		return cfg, err
 	}
-	dir := o.Workdir
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "tierflow-"+source)
+	cfg.Keep = o.KeepCheckpoints
+	if cfg.Keep == 0 {
+		cfg.Keep = store.DefaultKeep
 	}
 	cfg.Spec = workdir.DataSpec{Dataset: o.Dataset, Scale: o.Scale, Edges: o.Edges, Valid: o.Valid, Test: o.Test,
-		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: dir}
-	cfg.Hyper, err = hyper(o, kind)
-	return cfg, err
+		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: o.Workdir, Copies: cfg.Keep + 1}
+	if cfg.Spec.Inputs, err = workdir.InputSums(cfg.Spec); err != nil {
+		return cfg, err
+	}
+	if cfg.Spec.Workdir == "" {
+		cfg.Spec.Workdir = workdir.Default(cfg.Spec, source)
+	}
+	if cfg.Hyper, err = hyper(o, kind); err != nil {
+		return cfg, err
+	}
+	cfg.Settings = settings(cfg, o)
+	return cfg, nil
+}
+
+// settings are what the run's checkpoints depend on, by flag: the graph
+// (the preset, its scale and the data seed, or each edge file's absolute
+// path, size and CRC-32C), the layout, the Plan's ordering, p, c, policy
+// and seed, and the training shape. The number of epochs, workers, the
+// engine, evaluation and outputs may change between runs.
+func settings(cfg Config, o Options) workdir.Settings {
+	spec, h, pl := cfg.Spec, cfg.Hyper, cfg.Plans[0]
+	s := workdir.Settings{
+		"--seed": fmt.Sprint(spec.Seed), "--model": spec.Model, "--dim": fmt.Sprint(spec.Dim),
+		"--p": fmt.Sprint(pl.P), "--c": fmt.Sprint(pl.C), "--ordering": pl.Ordering, "--policy": pl.Policy, "--ordering-seed": fmt.Sprint(pl.Seed),
+		"--batch": fmt.Sprint(h.Batch), "--negatives": fmt.Sprint(h.Negatives), "--chunk": fmt.Sprint(h.Chunk()),
+		"--degree-frac": fmt.Sprint(h.DegreeFrac), "--lr": fmt.Sprint(float32ToDecimal(h.LR)),
+	}
+	if spec.Edges == "" {
+		s["--dataset"], s["--scale"] = spec.Dataset, fmt.Sprint(spec.Scale)
+	}
+	for flag, path := range map[string]string{"--edges": spec.Edges, "--valid": spec.Valid, "--test": spec.Test} {
+		if path != "" {
+			s[flag] = workdir.FileIdentity(path, spec.Inputs[path])
+		}
+	}
+	if h.Micro.On() {
+		s["--micro-batch-memory"], s["--micro-batches"] = o.MicroBatchMemory, fmt.Sprint(o.MicroBatches)
+	}
+	return s
 }
 
 // checkNumbers checks the flags that are numbers or names with a fixed
@@ -193,6 +247,24 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--eval-every %d: must be at least 1", o.EvalEvery)
 	case o.EvalEdges < 1:
 		return inputerr.Errorf("--eval-edges %d: must be at least 1", o.EvalEdges)
+	case o.KeepCheckpoints < 0:
+		return inputerr.Errorf("--keep-checkpoints %d: must be at least 1", o.KeepCheckpoints)
+	}
+	return nil
+}
+
+// checkExport checks, before any work, that --export can be written and
+// that its extension, if it names a format, is --export-format's.
+func checkExport(o Options) error {
+	if o.Export == "" {
+		return nil
+	}
+	ext := strings.ToLower(filepath.Ext(o.Export))
+	if want := map[string]string{".npy": "npy", ".tsv": "tsv", ".txt": "tsv"}[ext]; want != "" && want != o.ExportFormat {
+		return inputerr.Errorf("--export %s: a %s file, but --export-format is %s (--export-format %s writes it)", o.Export, ext, o.ExportFormat, want)
+	}
+	if err := atomicfile.CheckWritable(o.Export); err != nil {
+		return inputerr.Errorf("--export: %w", err)
 	}
 	return nil
 }
@@ -261,7 +333,7 @@ func buildPlans(o *Options, policy orderings.Policy) ([]*orderings.Plan, []order
 		o.P, o.C, policy = plan.P, plan.C, orderings.Policy(plan.Policy)
 	} else {
 		var err error
-		if plan, err = orderings.Build(o.Ordering, o.P, o.C, policy, o.Seed); err != nil {
+		if plan, err = orderings.Build(o.Ordering, o.P, o.C, policy, o.OrderingSeed); err != nil {
 			return nil, nil, inputerr.Errorf("--ordering: %w", err)
 		}
 	}
@@ -272,7 +344,7 @@ func buildPlans(o *Options, policy orderings.Policy) ([]*orderings.Plan, []order
 	if err != nil {
 		return nil, nil, inputerr.Errorf("--orderings: %w", err)
 	}
-	plans, skipped, err := orderings.Select(names, o.P, o.C, policy, o.Seed)
+	plans, skipped, err := orderings.SelectSome(names, o.P, o.C, policy, o.OrderingSeed)
 	if err != nil {
 		return nil, nil, inputerr.Errorf("--orderings: %w", err)
 	}
@@ -313,7 +385,10 @@ func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
 // Output is one `realrun` training run: its configuration and every
 // epoch's measurement (what realrun prints with --json).
 type Output struct {
-	Ordering       string          `json:"ordering"`
+	Ordering     string `json:"ordering"`
+	OrderingSeed int64  `json:"ordering_seed"`
+	// PlanFile is the saved Plan executed (--plan), if one was given.
+	PlanFile       string          `json:"plan_file,omitempty"`
 	Policy         string          `json:"policy"`
 	P              int             `json:"p"`
 	C              int             `json:"c"`
@@ -353,13 +428,13 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		return Output{}, inputerr.Errorf("--orderings: training runs one Plan; a list goes with a comparison (--compare-sim)")
 	}
 	plan := cfg.Plans[0]
-	r, err := open(o, cfg, plan.C)
+	r, err := open(o, cfg, plan.C, log)
 	if err != nil {
 		return Output{}, err
 	}
 	defer r.close()
 	out := newOutput(o, cfg.Hyper, plan, r.st)
-	first, pos, err := r.start(o.Resume, plan, cfg.Spec.Seed, log)
+	first, pos, err := r.start(plan, log)
 	if err != nil {
 		return out, err
 	}
@@ -399,6 +474,7 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		} else if err != nil {
 			return out, inputerr.Errorf("--export: %w", err)
 		}
+		atomicfile.Announce(log, o.Export)
 	}
 	return out, nil
 }
@@ -407,21 +483,23 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 // engine.
 type run struct {
 	st      *store.Store
-	reused  bool
+	resume  bool
 	degrees []int32
 	eng     realrun.Engine
 	unlock  func()
 }
 
-// open locks the work directory, reuses or prepares it, and opens the
-// engine for a buffer of c partitions.
-func open(o Options, cfg Config, c int) (*run, error) {
+// open locks the work directory, opens or builds it for the run
+// (workdir.Start: resume, start afresh, or refuse), and opens the engine
+// for a buffer of c partitions.
+func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
 	if err != nil {
 		return nil, inputerr.Errorf("--workdir: %w", err)
 	}
 	r := &run{unlock: unlock}
-	if r.st, r.reused, err = workdir.OpenOrPrepare(cfg.Spec); err == nil {
+	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
+	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
 		if r.degrees, err = r.st.Degrees(); err == nil {
 			r.eng, err = realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Buffer: o.Buffer, Hyper: cfg.Hyper, Store: r.st, Degrees: r.degrees, Seed: cfg.Spec.Seed, C: c})
 		}
@@ -441,31 +519,27 @@ func (r *run) close() {
 }
 
 // start returns the first epoch to train and, inside an epoch, where to
-// resume: with resume, from the work directory's last checkpoint
-// (verified); otherwise a reused work directory's partitions are
-// initialised afresh.
-func (r *run) start(resume bool, plan *orderings.Plan, seed int64, log io.Writer) (int, *realrun.Position, error) {
-	st := r.st
-	switch {
-	case resume && r.reused && (st.Current > 0 || st.Bucket > 0):
-		pos, err := realrun.Resume(st, r.eng)
-		if err != nil {
-			return 0, nil, err
-		}
-		first := st.Current + 1
-		if pos != nil {
-			if err := pos.Check(plan, first, st.Bucket); err != nil {
-				return 0, nil, inputerr.Errorf("--resume: %w", err)
-			}
-			fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, pos.Bucket, len(plan.Buckets))
-		} else {
-			fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
-		}
-		return first, pos, nil
-	case r.reused:
-		return 1, nil, st.InitPartitions(seed, workdir.InitScale)
+// resume: after the work directory's last checkpoint (verified) when the
+// run resumes, else from the start.
+func (r *run) start(plan *orderings.Plan, log io.Writer) (int, *realrun.Position, error) {
+	if !r.resume {
+		return 1, nil, nil
 	}
-	return 1, nil, nil
+	st := r.st
+	pos, err := realrun.Resume(st, r.eng)
+	if err != nil {
+		return 0, nil, err
+	}
+	first := st.Current + 1
+	if pos != nil {
+		if err := pos.Check(plan, first, st.Bucket); err != nil {
+			return 0, nil, inputerr.Errorf("--resume: %w", err)
+		}
+		fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, pos.Bucket, len(plan.Buckets))
+	} else {
+		fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+	}
+	return first, pos, nil
 }
 
 // evaluate ranks the test edges after an epoch and records the quality in
@@ -484,7 +558,7 @@ func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options) err
 // newOutput is the run's configuration as Output reports it.
 func newOutput(o Options, h realrun.Hyper, plan *orderings.Plan, st *store.Store) Output {
 	return Output{
-		Ordering: plan.Ordering, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
+		Ordering: plan.Ordering, OrderingSeed: plan.Seed, PlanFile: o.PlanFile, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
 		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
 		Model: string(h.Model), LR: float64(float32ToDecimal(h.LR)), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
 		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
@@ -29,6 +31,14 @@ type DataSpec struct {
 	Dim     int
 	Model   string
 	Workdir string
+	// Inputs are the CRC-32C of the edge files by path (InputSums; nil:
+	// computed when needed).
+	Inputs map[string]uint64
+	// Copies is how many copies of the partitions the run may hold at
+	// once (the checkpoints kept and the one being written): with it,
+	// Prepare refuses up front a directory that would not fit the free
+	// space (0: no check).
+	Copies int
 }
 
 // InitScale is the range of the initial embeddings: uniform in ±InitScale.
@@ -53,6 +63,9 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 	if int64(spec.P) > sc.Nodes {
 		return nil, inputerr.Errorf("--p %d exceeds the %d nodes of %s at scale %g", spec.P, sc.Nodes, sc.Name, spec.Scale)
 	}
+	if err := spec.checkSpace(spec.space(sc.Nodes, sc.Edges, 0)); err != nil {
+		return nil, err
+	}
 	b, err := store.NewBuilder(spec.Workdir, fmt.Sprintf("%s@%g", sc.Name, spec.Scale), sc.Nodes, sc.Relations, spec.P, spec.Seed)
 	if err != nil {
 		return nil, inputerr.Errorf("--workdir: %w", err)
@@ -75,13 +88,23 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 // split is drawn.
 func prepareFiles(spec DataSpec) (*store.Store, error) {
 	nodes, rels := graph.NewIDs(), graph.NewIDs()
-	if _, err := parseFile(spec.Edges, nodes, rels, func(int64, int64, int64) error { return nil }); err != nil {
+	var edges int64
+	if _, err := parseFile(spec.Edges, nodes, rels, func(int64, int64, int64) error { edges++; return nil }); err != nil {
 		return nil, err
 	}
 	nodes.Freeze()
 	rels.Freeze()
 	if int64(spec.P) > nodes.Len() {
 		return nil, inputerr.Errorf("--p %d exceeds the %d nodes of %s", spec.P, nodes.Len(), spec.Edges)
+	}
+	var extra int64 // the id table, at most the input's size, and the valid and test files' edges
+	for _, path := range []string{spec.Edges, spec.Valid, spec.Test} {
+		if fi, err := os.Stat(path); err == nil && path != "" {
+			extra += fi.Size()
+		}
+	}
+	if err := spec.checkSpace(spec.space(nodes.Len(), edges, extra)); err != nil {
+		return nil, err
 	}
 	b, err := store.NewBuilder(spec.Workdir, spec.Edges, nodes.Len(), int(max(rels.Len(), 1)), spec.P, spec.Seed)
 	if err != nil {
@@ -94,7 +117,7 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	if err := b.AddFile("ids.tsv", nodes.WriteTSV); err != nil {
 		return fail(err)
 	}
-	inputs, err := inputSums(spec)
+	inputs, err := InputSums(spec)
 	if err != nil {
 		return fail(err)
 	}
@@ -138,8 +161,12 @@ func parseFile(path string, nodes, rels *graph.IDs, emit func(src, rel, dst int6
 	return cols, nil
 }
 
-// inputSums are the checksums of a spec's edge files, by path.
-func inputSums(spec DataSpec) (map[string]uint64, error) {
+// InputSums are the CRC-32C of a spec's edge files, by path as given
+// (spec.Inputs when already computed).
+func InputSums(spec DataSpec) (map[string]uint64, error) {
+	if spec.Inputs != nil {
+		return spec.Inputs, nil
+	}
 	out := map[string]uint64{}
 	for _, path := range []string{spec.Edges, spec.Valid, spec.Test} {
 		if path == "" {
@@ -154,33 +181,66 @@ func inputSums(spec DataSpec) (map[string]uint64, error) {
 	return out, nil
 }
 
-// OpenOrPrepare reuses a work directory built from the same generated data
-// or the same edge files (unchanged: their checksums are recorded) with the
-// same layout (p, d, model, seed), or builds it; reused reports which. A work directory of another format version is refused, never
-// replaced.
-func OpenOrPrepare(spec DataSpec) (st *store.Store, reused bool, err error) {
-	if _, err := store.Open(spec.Workdir); errors.Is(err, store.ErrVersion) {
-		return nil, false, inputerr.Errorf("--workdir: %v; remove it or choose another --workdir", err)
+// FileIdentity names an input file by its absolute path, size and
+// CRC-32C: the same words mean the same bytes.
+func FileIdentity(path string, sum uint64) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
 	}
-	if st, err := store.Open(spec.Workdir); err == nil {
-		m := st.M
-		same := m.P == spec.P && m.Dim == spec.Dim && m.Model == spec.Model && m.Seed == spec.Seed
-		if spec.Edges == "" {
-			same = same && m.Source == fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale)
-		} else if same && m.Source == spec.Edges {
-			// An edge file is reused only unchanged (same checksums).
-			inputs, err := inputSums(spec)
-			same = err == nil && maps.Equal(inputs, m.Inputs)
-		} else {
-			same = false
-		}
-		if same {
-			return st, true, nil
-		}
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
 	}
-	st, err = Prepare(spec)
-	return st, false, err
+	return fmt.Sprintf("%s (%d bytes, CRC-32C %08x)", abs, size, sum)
 }
+
+// Default is the work directory of a run that names none: under the
+// system temp dir, named after its input and unique per input — the
+// preset, scale and data seed, or the absolute paths of the edge files —
+// so that two inputs never share one ("tierflow-twitter@0.01-1f2e3d4c",
+// "tierflow-train.tsv-9a8b7c6d").
+func Default(spec DataSpec, source string) string {
+	key := fmt.Sprintf("%s@%g seed %d", spec.Dataset, spec.Scale, spec.Seed)
+	if spec.Edges == "" {
+		source = spec.source()
+	} else {
+		var paths []string
+		for _, p := range []string{spec.Edges, spec.Valid, spec.Test} {
+			abs, err := filepath.Abs(p)
+			if err != nil || p == "" {
+				abs = p
+			}
+			paths = append(paths, abs)
+		}
+		key = strings.Join(paths, "\x00")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("tierflow-%s-%08x", source, crc32.ChecksumIEEE([]byte(key))))
+}
+
+// sameData reports whether st was built from spec's data — the same
+// generated preset and scale, or the same, unchanged edge files (their
+// checksums are recorded) — with the same layout (p, d, model, seed).
+func sameData(st *store.Store, spec DataSpec) (bool, error) {
+	m := st.M
+	if m.P != spec.P || m.Dim != spec.Dim || m.Model != spec.Model || m.Seed != spec.Seed {
+		return false, nil
+	}
+	if spec.Edges == "" {
+		return m.Source == spec.source(), nil
+	}
+	if m.Source != spec.Edges {
+		return false, nil
+	}
+	inputs, err := InputSums(spec)
+	if err != nil {
+		return false, err
+	}
+	return maps.Equal(inputs, m.Inputs), nil
+}
+
+// source is how the manifest names a generated preset at its scale.
+func (spec DataSpec) source() string { return fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale) }
 
 // DefaultModelFor is the score function used for an edge file when none is
 // named: ComplEx when its lines carry relations (src rel dst), since Dot

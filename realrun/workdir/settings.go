@@ -1,0 +1,101 @@
+package workdir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tierflow/tierflow/internal/atomicfile"
+)
+
+// SettingsFile is the file of a work directory that records what its
+// training was started with.
+const SettingsFile = "training.json"
+
+// Settings are what a work directory's checkpoints depend on, each by the
+// flag that sets it ("--dim" → "16"; the graph's identity under "--edges"
+// or "--dataset"): recorded when training starts from the initial
+// partitions and compared on every later run, so that a checkpoint is
+// only ever continued with the settings it was trained with.
+type Settings map[string]string
+
+// Record writes s as dir's training record (atomically).
+func Record(dir string, s Settings) error {
+	data, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(dir, SettingsFile), append(data, '\n'))
+}
+
+// Recorded reads dir's training record; nil (and no error) when there is
+// none.
+func Recorded(dir string) (Settings, error) {
+	data, err := os.ReadFile(filepath.Join(dir, SettingsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s Settings
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SettingsFile), err)
+	}
+	return s, nil
+}
+
+// Diff lists, in flag order, every setting whose value differs between
+// the recorded was and now: "--dim 32 (now 16)"; a setting only one side
+// has shows "(none)" on the other.
+func (was Settings) Diff(now Settings) []string {
+	keys := map[string]bool{}
+	for k := range was {
+		keys[k] = true
+	}
+	for k := range now {
+		keys[k] = true
+	}
+	var out []string
+	for _, k := range sortedKeys(keys) {
+		a, okA := was[k]
+		b, okB := now[k]
+		if a == b && okA == okB {
+			continue
+		}
+		if !okA {
+			a = "(none)"
+		}
+		if !okB {
+			b = "(none)"
+		}
+		out = append(out, fmt.Sprintf("%s %s (now %s)", k, a, b))
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String is the settings as flags, in order ("--c 4 --dim 16 …").
+func (s Settings) String() string {
+	keys := map[string]bool{}
+	for k := range s {
+		keys[k] = true
+	}
+	var parts []string
+	for _, k := range sortedKeys(keys) {
+		parts = append(parts, k+" "+s[k])
+	}
+	return strings.Join(parts, " ")
+}
