@@ -1,0 +1,94 @@
+package job
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
+)
+
+func TestConfigureDefaultWorkdirIsPerInput(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	for _, sub := range []string{"X", "Y"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, sub), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, sub, "train.tsv"), []byte("a b\nb c\nc d\nd a\n"), 0o644))
+	}
+	workdirOf := func(o Options) string {
+		cfg, err := Configure(o)
+		require.NoError(t, err)
+		return cfg.Spec.Workdir
+	}
+	o := Defaults
+	o.P, o.C = 2, 2
+	o.Edges = filepath.Join(dir, "X", "train.tsv")
+	x := workdirOf(o)
+	o.Edges = filepath.Join(dir, "Y", "train.tsv")
+	y := workdirOf(o)
+	assert.NotEqual(t, x, y, "same base name, other file")
+	assert.True(t, strings.HasPrefix(filepath.Base(x), "tierflow-train.tsv-"), x)
+	assert.Equal(t, dir, filepath.Dir(x), "under the system temp dir")
+
+	p := Defaults
+	twitter := workdirOf(p)
+	assert.True(t, strings.HasPrefix(filepath.Base(twitter), "tierflow-twitter@0.01-"), twitter)
+	p.Seed = 2
+	assert.NotEqual(t, twitter, workdirOf(p), "another data seed is another input")
+	p.Seed, p.Dim = 1, 32
+	assert.Equal(t, twitter, workdirOf(p), "the same input whatever the layout: a change there is named when the directory holds a checkpoint")
+}
+
+func TestConfigureSettings(t *testing.T) {
+	o := Defaults
+	o.Dim, o.OrderingSeed = 16, 3
+	cfg, err := Configure(o)
+	require.NoError(t, err)
+	s := cfg.Settings
+	assert.Equal(t, "twitter", s["--dataset"])
+	assert.Equal(t, "0.01", s["--scale"])
+	assert.Equal(t, "16", s["--dim"])
+	assert.Equal(t, "beta", s["--ordering"])
+	assert.Equal(t, "3", s["--ordering-seed"], "the Plan's seed")
+	assert.Equal(t, "0.1", s["--lr"], "the learning rate as it trains (the graph kind's default)")
+	assert.Equal(t, "100", s["--chunk"], "the chunk as it trains (as many as the negatives)")
+	assert.NotContains(t, s, "--epochs", "epochs may change between runs")
+	assert.NotContains(t, s, "--workers")
+	assert.Equal(t, 2, cfg.Keep, "the default keeps two checkpoints")
+	assert.Equal(t, 3, cfg.Spec.Copies, "two kept and one being written")
+}
+
+func TestConfigureRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		msg  string
+	}{
+		{"export into a missing folder", func(o *Options) { o.Export = filepath.Join(dir, "missing", "e.npy") }, "--export"},
+		{"export extension against format", func(o *Options) { o.Export = filepath.Join(dir, "e.tsv") }, "--export-format is npy"},
+		{"nothing valid", func(o *Options) { o.P, o.C, o.Orderings = 8, 4, "cover,legend" }, "none of the orderings is defined at p = 8, c = 4"},
+		{"keep", func(o *Options) { o.KeepCheckpoints = -1 }, "--keep-checkpoints -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Defaults
+			tc.edit(&o)
+			_, err := Configure(o)
+			var bad *inputerr.Error
+			require.ErrorAs(t, err, &bad)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries, "the checks leave nothing behind")
+}
+
+func TestResumeArgs(t *testing.T) {
+	assert.Equal(t, "--dataset twitter --resume", ResumeArgs([]string{"--dataset", "twitter"}))
+	assert.Equal(t, "--resume --p 4", ResumeArgs([]string{"--resume", "--p", "4"}), "added once")
+	assert.Equal(t, "--edges 'my file.tsv' --resume", ResumeArgs([]string{"--edges", "my file.tsv"}), "quoted for a shell")
+}
