@@ -199,7 +199,7 @@ type CompareOutput struct {
 }
 
 // CompareSim is realrun --compare-sim: it trains each Plan job.Configure
-// gives for o — the saved Plan (--plan), --ordering's, or each of
+// gives for o (the list o.Repeats times, interleaved) — the saved Plan (--plan), --ordering's, or each of
 // o.Orderings defined at (p, c) — for real on one work directory, its
 // partitions re-initialised before each, simulates the same Plan with the
 // realrun system model on the device profile at devicePath (or, when that
@@ -254,10 +254,21 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 	if devicePath == "" {
 		opt.DiskScratch = filepath.Dir(st.Dir)
 	}
-	for _, pl := range cfg.Plans {
+	for rep := 0; rep < max(o.Repeats, 1); rep++ {
+		if err := compareEach(st, cfg.Plans, h, prof, opt, &out, log); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// compareEach runs and compares every Plan once, in order, noting on log
+// a run whose disk drifted.
+func compareEach(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, opt CompareOptions, out *CompareOutput, log io.Writer) error {
+	for _, pl := range plans {
 		cmp, _, err := RunAndCompare(st, pl, h, prof, opt)
 		if err != nil {
-			return out, err
+			return err
 		}
 		if cmp.DiskDrift > DriftNotice {
 			b, a := cmp.DiskBefore, cmp.DiskAfter
@@ -266,7 +277,7 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		}
 		out.Results = append(out.Results, cmp)
 	}
-	return out, nil
+	return nil
 }
 
 // calibrated is this machine calibrated at the run's shape

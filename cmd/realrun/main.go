@@ -130,6 +130,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto, bar, lines or none")
 	fs.StringVar(&o.Orderings, "orderings", "", "with --compare-sim: comma-separated orderings to run one after another")
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
+	fs.IntVar(&o.Repeats, "repeats", 1, "with --compare-sim: run the orderings N times, interleaved (each once, then each again, …)")
 	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
 	fs.StringVar(&o.MicroBatchMemory, "micro-batch-memory", "", "split a batch needing more than `SIZE` (e.g. 2GB) into the fewest micro-batches that fit; one Adagrad step per row after the last")
@@ -174,8 +175,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 // checkFlags refuses, before any work, flags that contradict each other
 // and output paths that cannot be written.
 func checkFlags(fs *flag.FlagSet, o cmdOptions) error {
-	if !o.compareSim && (o.Orderings != "" || o.device != "" || o.plot != "") {
-		return cli.Usagef("--orderings, --device and --plot go with --compare-sim")
+	if !o.compareSim && (o.Orderings != "" || o.device != "" || o.plot != "" || o.Repeats != 1) {
+		return cli.Usagef("--orderings, --repeats, --device and --plot go with --compare-sim")
 	}
 	if o.PlanFile != "" {
 		// The saved Plan fixes these; a value given beside it would be
@@ -223,7 +224,7 @@ var help = cli.Help{
 		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "micro-batch-memory", "micro-batches", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "export", "export-format"}},
-		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "device", "plot"}},
+		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
 	},
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",

@@ -178,6 +178,22 @@ cpu:
 	}
 	_, err := os.Stat(filepath.Join(dir, "scatter.svg"))
 	assert.NoError(t, err)
+	assert.Contains(t, errOut, "wrote "+filepath.Join(dir, "scatter.svg")+" (")
+
+	// A name given twice runs once; --repeats runs the list again,
+	// interleaved; the directory holds no checkpoint afterwards.
+	out, errOut, code = runCmd("--dataset", "twitter", "--scale", "0.0002", "--p", "4", "--c", "3", "--dim", "16",
+		"--orderings", "beta,hilbert,beta", "--repeats", "2", "--compare-sim", "--device", prof, "--workdir", filepath.Join(dir, "work"),
+		"--progress", "none", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	var order []string
+	for _, r := range got.Results {
+		order = append(order, r.Ordering)
+	}
+	assert.Equal(t, []string{"beta", "hilbert", "beta", "hilbert"}, order)
+	_, err = os.Stat(filepath.Join(dir, "work", "CURRENT"))
+	assert.True(t, os.IsNotExist(err), "the comparison leaves the initial partitions, no checkpoint")
 }
 
 // child runs the test binary as the realrun command.

@@ -76,8 +76,11 @@ type Options struct {
 	CheckpointEvery workload.CheckpointInterval
 	// Orderings, for a comparison with the simulator, lists the orderings
 	// to run one after another at the same (p, c) (comma-separated; ""
-	// for the one Plan of Ordering or PlanFile).
+	// for the one Plan of Ordering or PlanFile; a name given twice runs
+	// once); Repeats runs the whole list that many times, interleaved
+	// (every ordering once, then every ordering again, …; 0: once).
 	Orderings string
+	Repeats   int
 	// Stop, once closed, stops training at the next bucket boundary with
 	// a checkpoint: Train then returns a *StopError whose Code is
 	// *StopCode (the exit status the stopper asks for; nil: 0).
@@ -249,6 +252,8 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--eval-edges %d: must be at least 1", o.EvalEdges)
 	case o.KeepCheckpoints < 0:
 		return inputerr.Errorf("--keep-checkpoints %d: must be at least 1", o.KeepCheckpoints)
+	case o.Repeats < 0:
+		return inputerr.Errorf("--repeats %d: must be at least 1", o.Repeats)
 	}
 	return nil
 }
