@@ -67,86 +67,96 @@ import "fmt"
 // windows matter less there (see REPRODUCE.md, "does the ordering matter
 // in time?").
 func tierflowOrder(p, c int, _ int64) ([]Bucket, [][]int, error) {
-	return tierflowOrderWithout(p, c, storedTables{})
+	cands, err := TierflowCandidates(p, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	best, _, err := BestCandidate(p, c, cands)
+	if err != nil {
+		return nil, nil, err
+	}
+	return best.Order, best.States, nil
 }
 
-// storedTables names stored tables (tables.go) tierflow leaves out.
-type storedTables struct{ strip, cyclic, split bool }
+// Candidate is one of tierflow's candidate orders: the construction it
+// comes from (Source: "legend-c", "fan", "fan-flexible", "strip",
+// "cyclic", "split", "tournament", "beta", "optimal"), its bucket order,
+// and the state sequence the order was filled from (nil for legend-c).
+type Candidate struct {
+	Source string
+	Order  []Bucket
+	States [][]int
+}
 
-// tierflowOrderWithout is tierflowOrder without the candidates of the
-// stored tables in skip.
-func tierflowOrderWithout(p, c int, skip storedTables) ([]Bucket, [][]int, error) {
-	type cand struct {
-		order  []Bucket
-		states [][]int
-		counts Counts
-	}
-	var best *cand
-	consider := func(order []Bucket, states [][]int) error {
-		s, err := Replay(p, c, order, Belady)
-		if err != nil {
-			return err
-		}
-		if s.Counts.Swaps > BETASwaps(p, c) {
-			return nil
-		}
-		cd := &cand{order: order, states: states, counts: s.Counts}
-		if best == nil || TierflowPrefers(cd.counts, best.counts) {
-			best = cd
-		}
-		return nil
-	}
+// TierflowCandidates builds tierflow's candidates for (p, c) in the order
+// it prefers them on a tie (see tierflowOrder). The stored tables' are
+// there only where a table has an entry for (p, c); the table generator
+// (internal/gentables) leaves one source out to see what the others
+// reach.
+func TierflowCandidates(p, c int) ([]Candidate, error) {
+	var cands []Candidate
 	if c >= 3 {
 		order, states, err := legendCOrder(p, c, 0)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if err := consider(order, states); err != nil {
-			return nil, nil, err
-		}
+		cands = append(cands, Candidate{Source: "legend-c", Order: order, States: states})
 	}
 	// Every other candidate is a state sequence, turned into buckets by
 	// FillOrder.
-	var seqs [][][]int
+	type seq struct {
+		source string
+		states [][]int
+	}
+	var seqs []seq
 	if c >= 3 && p > c && p <= fanWarnsdorffMaxP {
+		seqs = append(seqs, seq{"fan", fanStates(p, c, true, false)})
 		// The flexible variant (a live pivot may retire early) only pays
 		// off for the smallest buffers.
-		for _, flexible := range []bool{false, true} {
-			if flexible && c > flexibleMaxC {
-				break
-			}
-			seqs = append(seqs, fanStates(p, c, true, flexible))
+		if c <= flexibleMaxC {
+			seqs = append(seqs, seq{"fan-flexible", fanStates(p, c, true, true)})
 		}
 	}
-	if !skip.strip {
-		seqs = append(seqs, stripStates(p, c))
-	}
-	if !skip.cyclic {
-		seqs = append(seqs, cyclicStates(p, c))
-	}
-	if !skip.split {
-		seqs = append(seqs, splitStates(p, c))
-	}
-	seqs = append(seqs, tournamentStates(p, c), betaStates(p, c, nil))
+	seqs = append(seqs, seq{"strip", stripStates(p, c)}, seq{"cyclic", cyclicStates(p, c)}, seq{"split", splitStates(p, c)},
+		seq{"tournament", tournamentStates(p, c)}, seq{"beta", betaStates(p, c, nil)})
 	if p <= optimalCandidateP {
 		res, err := OptimalSwaps(p, c, 0)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		seqs = append(seqs, res.States)
+		seqs = append(seqs, seq{"optimal", res.States})
 	}
-	for _, states := range seqs {
-		if states == nil {
+	for _, sq := range seqs {
+		if sq.states != nil {
+			cands = append(cands, Candidate{Source: sq.source, Order: FillOrder(p, c, sq.states), States: sq.states})
+		}
+	}
+	return cands, nil
+}
+
+// BestCandidate replays each candidate under Belady and returns the one
+// tierflow keeps: within BETA's swaps (Marius eq. 3), preferred by
+// TierflowPrefers, the first of equals; with its counts.
+func BestCandidate(p, c int, cands []Candidate) (Candidate, Counts, error) {
+	var best Candidate
+	var bestCounts Counts
+	found := false
+	for _, cd := range cands {
+		s, err := Replay(p, c, cd.Order, Belady)
+		if err != nil {
+			return Candidate{}, Counts{}, err
+		}
+		if s.Counts.Swaps > BETASwaps(p, c) {
 			continue
 		}
-		if err := consider(FillOrder(p, c, states), states); err != nil {
-			return nil, nil, err
+		if !found || TierflowPrefers(s.Counts, bestCounts) {
+			best, bestCounts, found = cd, s.Counts, true
 		}
 	}
-	if best == nil { // BETA's own states always qualify
-		return nil, nil, fmt.Errorf("no candidate within BETA's %d swaps", BETASwaps(p, c))
+	if !found { // BETA's own states always qualify
+		return Candidate{}, Counts{}, fmt.Errorf("no candidate within BETA's %d swaps", BETASwaps(p, c))
 	}
-	return best.order, best.states, nil
+	return best, bestCounts, nil
 }
 
 // fanWarnsdorffMaxP is the largest p for which tierflow tries the
@@ -182,33 +192,4 @@ func TierflowPrefers(a, b Counts) bool {
 		return a.Swaps < b.Swaps
 	}
 	return a.PrefetchableSwaps > b.PrefetchableSwaps
-}
-
-// TierflowWithout builds tierflow's Plan for (p, c) as Build does (under
-// Belady) but without the candidates of the named stored tables ("strip",
-// "cyclic", "split"; tables.go): what its other candidates reach. The
-// table generator (internal/gentables) searches where that misses
-// PrefetchTarget.
-func TierflowWithout(p, c int, tables ...string) (*Plan, error) {
-	var skip storedTables
-	for _, t := range tables {
-		switch t {
-		case "strip":
-			skip.strip = true
-		case "cyclic":
-			skip.cyclic = true
-		case "split":
-			skip.split = true
-		default:
-			return nil, fmt.Errorf("unknown stored table %q (want strip, cyclic or split)", t)
-		}
-	}
-	spec, err := Lookup("tierflow")
-	if err != nil {
-		return nil, err
-	}
-	spec.gen = func(p, c int, _ int64) ([]Bucket, [][]int, error) {
-		return tierflowOrderWithout(p, c, skip)
-	}
-	return spec.build(p, c, Belady, 0)
 }

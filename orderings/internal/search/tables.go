@@ -35,18 +35,18 @@ const (
 
 // StripTable reruns stripSearch, at most stripGenNodes nodes each, for
 // the pairs p ≤ stripGenMaxP where tierflow's other candidates
-// (orderings.TierflowWithout "strip") miss PrefetchTarget, keeping a
+// (tierflowWithout "strip") miss PrefetchTarget, keeping a
 // sequence that tierflow prefers to them (within BETA's swaps, reaching
 // PrefetchTarget) as the swaps stripTable stores; it logs the node counts.
 func StripTable(logf Logf) (map[[2]int][]int, error) {
 	got := map[[2]int][]int{}
 	for p := 6; p <= stripGenMaxP; p++ {
 		for c := 3; c <= p/2; c++ {
-			base, err := orderings.TierflowWithout(p, c, "strip")
+			base, err := tierflowWithout(p, c, "strip")
 			if err != nil {
 				return nil, err
 			}
-			if base.Counts.MeetsPrefetchTarget() {
+			if base.MeetsPrefetchTarget() {
 				continue
 			}
 			beta := orderings.BETASwaps(p, c)
@@ -73,7 +73,7 @@ func StripTable(logf Logf) (map[[2]int][]int, error) {
 }
 
 // CyclicTable regenerates cyclicTable: for every p ≤ 128, 3 ≤ c ≤ p/2
-// where tierflow's other candidates (orderings.TierflowWithout "cyclic")
+// where tierflow's other candidates (tierflowWithout "cyclic")
 // miss PrefetchTarget, the cyclic construction found by cyclicCandidates
 // that tierflow would prefer to them, if any (a deterministic search: the
 // pattern search is seeded by (n, k)). It logs the counts of each found.
@@ -84,18 +84,18 @@ func CyclicTable(logf Logf) (map[[2]int]cyclic.Plan, error) {
 		// ten seconds for c ≤ 5, less for c = 6 and none above, where
 		// exact splits are rare (REPRODUCE.md).
 		for c := 3; c <= min(p/2, 6); c++ {
-			base, err := orderings.TierflowWithout(p, c, "cyclic")
+			base, err := tierflowWithout(p, c, "cyclic")
 			if err != nil {
 				return nil, err
 			}
-			if base.Counts.MeetsPrefetchTarget() {
+			if base.MeetsPrefetchTarget() {
 				continue
 			}
 			budget := 4_800_000_000 / (p * c * c)
 			if c == 6 {
 				budget /= 16
 			}
-			bestCounts := base.Counts
+			bestCounts := base
 			var best *cyclic.Plan
 			var replayErr error
 			cyclicCandidates(p, c, budget, func(pl cyclic.Plan) bool {
@@ -150,7 +150,7 @@ const (
 // SplitTable runs the split search (cyclicSplits, then for c = 4, or every
 // c with opt.Pattern, the single-pattern search with a larger budget than
 // CyclicTable's) for every searched (p, c) without an entry in saved where
-// tierflow's other candidates (orderings.TierflowWithout "split") miss
+// tierflow's other candidates (tierflowWithout "split") miss
 // PrefetchTarget, and adds the first construction that reaches it within
 // BETA's swaps; it returns the table with every entry of saved kept (a run
 // only adds). It logs, per pair, what was searched: the (n, groups)
@@ -186,11 +186,11 @@ func SplitTable(saved map[[2]int]cyclic.Plan, opt SplitOptions, logf Logf) (map[
 // splitPair is SplitTable at one (p, c) without an entry.
 func splitPair(p, c int, opt SplitOptions, logf Logf) (*cyclic.Plan, error) {
 	k := c - 1
-	base, err := orderings.TierflowWithout(p, c, "split")
+	base, err := tierflowWithout(p, c, "split")
 	if err != nil {
 		return nil, err
 	}
-	if base.Counts.MeetsPrefetchTarget() {
+	if base.MeetsPrefetchTarget() {
 		return nil, nil
 	}
 	t0 := time.Now()
@@ -369,4 +369,22 @@ func FormatSplit(entries map[[2]int]cyclic.Plan) ([]byte, error) {
 	}
 	b.WriteString("}\n")
 	return format.Source([]byte(b.String()))
+}
+
+// tierflowWithout is what tierflow reaches at (p, c) without the
+// candidates of one stored table (source "strip", "cyclic" or "split"):
+// the counts of the candidate it would keep among the others.
+func tierflowWithout(p, c int, source string) (orderings.Counts, error) {
+	cands, err := orderings.TierflowCandidates(p, c)
+	if err != nil {
+		return orderings.Counts{}, err
+	}
+	kept := cands[:0]
+	for _, cd := range cands {
+		if cd.Source != source {
+			kept = append(kept, cd)
+		}
+	}
+	_, counts, err := orderings.BestCandidate(p, c, kept)
+	return counts, err
 }
