@@ -14,12 +14,15 @@ type IOEvent struct {
 	// Kind is "load" or "write" (the Plan's I/O), "checkpoint" (a
 	// resident partition written by a checkpoint inside the epoch) or
 	// "restore" (a resident partition read back on resuming inside one).
-	Kind      string  `json:"kind"`
-	Partition int     `json:"partition"`
-	Start     float64 `json:"start"` // seconds since the epoch began
-	End       float64 `json:"end"`
-	Bytes     int64   `json:"bytes"`
-	Final     bool    `json:"final,omitempty"` // an end-of-epoch flush
+	Kind      string `json:"kind"`
+	Partition int    `json:"partition"`
+	// Slot is the buffer slot the partition was loaded into or written
+	// out of.
+	Slot  int     `json:"slot"`
+	Start float64 `json:"start"` // seconds since the epoch began
+	End   float64 `json:"end"`
+	Bytes int64   `json:"bytes"`
+	Final bool    `json:"final,omitempty"` // an end-of-epoch flush
 }
 
 // bufferManager executes a Plan's load schedule with real I/O: c slots,
@@ -79,9 +82,9 @@ type bufferManager struct {
 }
 
 type writeJob struct {
-	part  int
-	buf   *store.Buffer
-	final bool
+	part, slot int
+	buf        *store.Buffer
+	final      bool
 }
 
 // spareBuffers is how many evicted partitions may be waiting to be written
@@ -183,7 +186,7 @@ func (m *bufferManager) writer() {
 		sum := store.Checksum(job.buf.Bytes())
 		start := m.since()
 		n, err := store.WritePartitionIn(m.to, job.part, job.buf)
-		m.record(IOEvent{Kind: "write", Partition: job.part, Start: start, End: m.since(), Bytes: n, Final: job.final})
+		m.record(IOEvent{Kind: "write", Partition: job.part, Slot: job.slot, Start: start, End: m.since(), Bytes: n, Final: job.final})
 		if err != nil {
 			m.fail(err)
 		}
@@ -233,12 +236,12 @@ func (m *bufferManager) loader() {
 					return
 				}
 			}
-			m.writes <- writeJob{part: l.Evicts, buf: buf}
+			m.writes <- writeJob{part: l.Evicts, slot: l.Slot, buf: buf}
 			buf = spare
 		}
 		start := m.since()
 		n, err := m.read(l.Partition, buf)
-		m.record(IOEvent{Kind: "load", Partition: l.Partition, Start: start, End: m.since(), Bytes: n})
+		m.record(IOEvent{Kind: "load", Partition: l.Partition, Slot: l.Slot, Start: start, End: m.since(), Bytes: n})
 		if err == nil && m.slotEngine != nil {
 			err = m.slotEngine.Install(l.Slot, l.Partition, buf)
 		}
@@ -322,7 +325,7 @@ func (m *bufferManager) finish() error {
 				m.mu.Lock()
 				m.pendingWrites++
 				m.mu.Unlock()
-				m.writes <- writeJob{part: p, buf: m.slots[s], final: true}
+				m.writes <- writeJob{part: p, slot: s, buf: m.slots[s], final: true}
 			}
 		}
 	}
@@ -377,7 +380,7 @@ func (m *bufferManager) restore(pos *Position) error {
 		}
 		start := m.since()
 		n, err := m.read(p, m.slots[s])
-		m.record(IOEvent{Kind: "restore", Partition: p, Start: start, End: m.since(), Bytes: n})
+		m.record(IOEvent{Kind: "restore", Partition: p, Slot: s, Start: start, End: m.since(), Bytes: n})
 		if err == nil && m.slotEngine != nil {
 			err = m.slotEngine.Install(s, p, m.slots[s])
 		}

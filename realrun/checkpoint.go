@@ -110,7 +110,7 @@ func checkpointInside(st *store.Store, bm *bufferManager, eng Compute, base int,
 		case s != orderings.None && bm.dirty[p]:
 			start := bm.since()
 			n, err := store.WritePartitionIn(dir, p, bm.slots[s])
-			bm.record(IOEvent{Kind: "checkpoint", Partition: p, Start: start, End: bm.since(), Bytes: n})
+			bm.record(IOEvent{Kind: "checkpoint", Partition: p, Slot: s, Start: start, End: bm.since(), Bytes: n})
 			if err != nil {
 				return cost, err
 			}

@@ -66,6 +66,9 @@ type Report struct {
 	Resources []ResourceUsage `json:"resources"`
 	Timeline  []TimelinePoint `json:"timeline,omitempty"`
 	Warnings  []string        `json:"warnings,omitempty"`
+	// Trace is the epoch as a timeline of events, when it was recorded
+	// (written as its own file: --trace).
+	Trace *Trace `json:"-"`
 }
 
 // RelativeError is a prediction's error against a measurement of the same

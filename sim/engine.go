@@ -39,6 +39,9 @@ type Config struct {
 	// MicroBatches, when positive, splits every batch into that many
 	// micro-batches whether or not it fits (for experiments).
 	MicroBatches int
+	// Trace records the epoch's events into Report.Trace (a timeline for
+	// a trace viewer; costs memory in proportion to buckets and loads).
+	Trace bool
 }
 
 // ErrConfig wraps every configuration error.
@@ -147,6 +150,10 @@ type engine struct {
 	// rows and the bytes they move
 	micro               MicroPlan
 	dupRows, extraBytes float64
+	// tr records the epoch (Config.Trace; nil: off); readTrack and
+	// writeTrack name the I/O tracks.
+	tr                    *tracer
+	readTrack, writeTrack string
 }
 
 func newEngine(cfg Config) *engine {
@@ -161,13 +168,23 @@ func newEngine(cfg Config) *engine {
 		disk.ReadBW, disk.WriteBW = float64(prof.Disk.Read), float64(prof.Disk.Write)
 		e.read = NewLink(&e.k, "disk", lat, disk)
 		e.write = e.read
+		e.readTrack, e.writeTrack = report.DiskRead, report.DiskWrite
 	case SSDToGPUPath:
 		disk.ReadBW, disk.WriteBW = float64(prof.SSDToGPU.Read), float64(prof.SSDToGPU.Write)
 		e.read = NewLink(&e.k, report.SSDGPU, lat, disk)
 		e.write = e.read
+		e.readTrack, e.writeTrack = report.SSDGPU, report.SSDGPU
 	case PCIePath:
 		e.read = NewLink(&e.k, report.PCIeH2D, 0, Sharing{ReadBW: float64(prof.PCIe.H2D), WriteBW: float64(prof.PCIe.H2D)})
 		e.write = NewLink(&e.k, report.PCIeD2H, 0, Sharing{ReadBW: float64(prof.PCIe.D2H), WriteBW: float64(prof.PCIe.D2H)})
+		e.readTrack, e.writeTrack = report.PCIeH2D, report.PCIeD2H
+	}
+	if cfg.Trace {
+		first := report.CPU
+		if cfg.System.Batches == OnGPU {
+			first = report.GPU
+		}
+		e.tr = newTracer(first)
 	}
 	if cs := float64(prof.CPU.Checksum); cfg.System.Checksums && cs > 0 && e.read != nil {
 		rate := Sharing{ReadBW: cs, WriteBW: cs, FullDuplex: true}
@@ -225,23 +242,55 @@ func (e *engine) interfere(itf devices.Interference) {
 }
 
 // readPartition reads n bytes of partitions and, when the system
-// checksums them, verifies them on the loader's thread before done.
-func (e *engine) readPartition(n float64, done func()) {
-	if e.crcLoad == nil {
-		e.read.Transfer(n, Read, done)
-		return
-	}
-	e.read.Transfer(n, Read, func() { e.crcLoad.Transfer(n, Read, done) })
+// checksums them, verifies them on the loader's thread before done; name
+// and args describe it in the trace, load is its load (or -1).
+func (e *engine) readPartition(n float64, name string, args map[string]any, load int, done func()) {
+	start := e.k.Now()
+	e.read.Transfer(n, Read, func() {
+		if e.tr != nil {
+			i := e.tr.span(e.readTrack, name, start, e.k.Now(), args)
+			if load >= 0 {
+				e.tr.readSpan[load] = i
+			}
+		}
+		if e.crcLoad == nil {
+			done()
+			return
+		}
+		crc := e.k.Now()
+		e.crcLoad.Transfer(n, Read, func() {
+			if e.tr != nil {
+				e.tr.span("checksum (loader)", name, crc, e.k.Now(), args)
+			}
+			done()
+		})
+	})
 }
 
 // writePartition writes n bytes of partitions back, checksummed first on
-// the writer's thread when the system checksums them.
-func (e *engine) writePartition(n float64, done func()) {
+// the writer's thread when the system checksums them; name and args
+// describe it in the trace.
+func (e *engine) writePartition(n float64, name string, args map[string]any, done func()) {
+	write := func() {
+		start := e.k.Now()
+		e.write.Transfer(n, Write, func() {
+			if e.tr != nil {
+				e.tr.span(e.writeTrack, name, start, e.k.Now(), args)
+			}
+			done()
+		})
+	}
 	if e.crcWrite == nil {
-		e.write.Transfer(n, Write, done)
+		write()
 		return
 	}
-	e.crcWrite.Transfer(n, Write, func() { e.write.Transfer(n, Write, done) })
+	crc := e.k.Now()
+	e.crcWrite.Transfer(n, Write, func() {
+		if e.tr != nil {
+			e.tr.span("checksum (writer)", name, crc, e.k.Now(), args)
+		}
+		write()
+	})
 }
 
 // computeBusy is the CPU stage's busy time and spans: the engine's work
@@ -266,15 +315,20 @@ func (e *engine) cost(b int) Cost {
 	return CPUBatchCost(e.cfg.Profile, e.cfg.Training, b)
 }
 
-// feedBatch sends one batch of b edges through the system's stages and
-// calls done when its last stage finishes.
-func (e *engine) feedBatch(b int, done func()) {
+// feedBatch sends one batch of b edges of bucket k (-1: no Plan) through
+// the system's stages and calls done when its last stage finishes.
+func (e *engine) feedBatch(b, k int, done func()) {
 	if e.cfg.System.Batches == OnCPU {
 		e.batches += (b + e.cfg.Training.Batch - 1) / e.cfg.Training.Batch
-		if d := CPUBucketTime(e.cfg.Profile, e.cfg.Training, int64(b)); e.work != nil {
-			e.work.Transfer(d, Read, done)
+		d := CPUBucketTime(e.cfg.Profile, e.cfg.Training, int64(b))
+		if e.work != nil {
+			start := e.k.Now()
+			e.work.Transfer(d, Read, func() {
+				e.traceWork(report.CPU, k, b, start, e.k.Now())
+				done()
+			})
 		} else {
-			e.cpu.Do(d, done)
+			e.do(e.cpu, report.CPU, k, b, d, done)
 		}
 		return
 	}
@@ -291,10 +345,30 @@ func (e *engine) feedBatch(b int, done func()) {
 	e.batches++
 	switch e.cfg.System.Batches {
 	case OnGPU:
-		e.gpu.Do(c.GPU, done)
+		e.do(e.gpu, report.GPU, k, b, c.GPU, done)
 	default: // Pipeline and Synchronous differ only in the staleness bound
-		e.cpu.Do(c.CPU, func() { e.gpu.Do(c.GPU, done) })
+		e.do(e.cpu, report.CPU, k, b, c.CPU, func() { e.do(e.gpu, report.GPU, k, b, c.GPU, done) })
 	}
+}
+
+// do runs d seconds of bucket k's work (b edges) on server s, recording it
+// on track in the trace.
+func (e *engine) do(s *Server, track string, k, b int, d float64, done func()) {
+	start := math.Max(e.k.Now(), s.free)
+	s.Do(d, done)
+	e.traceWork(track, k, b, start, start+d)
+}
+
+// traceWork records bucket k's work (b edges) on a compute track.
+func (e *engine) traceWork(track string, k, b int, start, end float64) {
+	if e.tr == nil {
+		return
+	}
+	name := "batch"
+	if k >= 0 {
+		name = bucketName(e.cfg.Plan.Buckets[k])
+	}
+	e.tr.work(track, k, name, start, end, b)
 }
 
 func (e *engine) run() report.Report {
@@ -369,6 +443,10 @@ func (e *engine) run() report.Report {
 		r.DuplicatedRows, r.ExtraTransferBytes = int64(math.Round(e.dupRows)), int64(math.Round(e.extraBytes))
 	}
 	r.Warnings = e.warnings
+	if e.tr != nil {
+		tr := e.tr.finish(cfg.Plan, []string{e.readTrack, e.writeTrack})
+		r.Trace = &tr
+	}
 	r.InsideCheckpoints, r.CheckpointBytes, r.CheckpointWaitSeconds = e.ckpts, int64(math.Round(e.ckptBytes)), e.ckptWait
 	return r
 }
@@ -409,7 +487,12 @@ func (e *engine) checkpoint(k int) {
 		done()
 		return
 	}
-	e.writePartition(float64(n)*e.pbytes, done)
+	var name string
+	var args map[string]any
+	if e.tr != nil {
+		name, args = fmt.Sprintf("checkpoint: %d partitions", n), map[string]any{"bytes": int64(float64(n) * e.pbytes), "partitions": n}
+	}
+	e.writePartition(float64(n)*e.pbytes, name, args, done)
 }
 
 // planMicro decides the micro-batches (Config.Micro) and warns when a
@@ -484,7 +567,7 @@ func (e *engine) runResident(r *report.Report) {
 			e.inFlight++
 			b := sizes[next]
 			next++
-			e.feedBatch(b, func() {
+			e.feedBatch(b, -1, func() {
 				e.inFlight--
 				feed()
 			})
@@ -563,6 +646,9 @@ func (e *engine) tryFeed() {
 		}
 		if e.waitStart >= 0 {
 			e.stall += e.k.Now() - e.waitStart
+			if e.tr != nil {
+				e.tr.span("trainer waiting", "waiting for "+bucketName(e.cfg.Plan.Buckets[k])+"'s partitions", e.waitStart, e.k.Now(), nil)
+			}
 			e.waitStart = -1
 		}
 		n := e.batchesOf(k)
@@ -579,7 +665,7 @@ func (e *engine) tryFeed() {
 			}
 			e.bi++
 			e.inFlight++
-			e.feedBatch(size, func() { e.batchDone(k) })
+			e.feedBatch(size, k, func() { e.batchDone(k) })
 		}
 		if e.bi >= n {
 			e.fed[k] = true
@@ -616,7 +702,11 @@ func (e *engine) advance() {
 	if e.completed == e.nb {
 		for _, x := range e.cfg.Plan.FinalResident {
 			if x != orderings.None {
-				e.writePartition(e.pbytes, func() {})
+				var name string
+				if e.tr != nil {
+					name = fmt.Sprintf("partition %d (final flush)", x)
+				}
+				e.writePartition(e.pbytes, name, e.partArgs(x, -1), func() {})
 			}
 		}
 	}
@@ -642,7 +732,7 @@ func (e *engine) tryIssue() {
 	}
 	e.reading = true
 	read := func() {
-		e.readPartition(e.pbytes, func() {
+		e.readPartition(e.pbytes, e.loadName(l), e.partArgs(l.Partition, l.Slot), j, func() {
 			e.reading = false
 			e.nextRead++
 			e.staged++
@@ -652,7 +742,7 @@ func (e *engine) tryIssue() {
 	}
 	if slotFree && l.Evicts != orderings.None && sys.SyncWrites {
 		e.evictionWritten[j] = true
-		e.writePartition(e.pbytes, read)
+		e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), read)
 		return
 	}
 	if slotFree && l.Evicts != orderings.None && sys.WriteBuffers > 0 {
@@ -662,7 +752,7 @@ func (e *engine) tryIssue() {
 		}
 		e.evictionWritten[j] = true
 		e.pendingWrites++
-		e.writePartition(e.pbytes, func() {
+		e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), func() {
 			e.pendingWrites--
 			e.tryIssue()
 		})
@@ -689,6 +779,15 @@ func (e *engine) tryInstall() {
 			if l.Evicts != orderings.None {
 				e.resident[l.Evicts], e.dirty[l.Evicts] = false, false
 			}
+			if e.tr != nil {
+				n := 0
+				for _, r := range e.resident {
+					if r {
+						n++
+					}
+				}
+				e.tr.tr.Counters = append(e.tr.tr.Counters, report.CounterPoint{Name: "buffer occupancy (partitions)", Time: e.k.Now(), Value: float64(n)})
+			}
 			e.loadsDone++
 			e.tryFeed()
 			e.tryIssue()
@@ -704,7 +803,7 @@ func (e *engine) tryInstall() {
 		e.staged--
 		e.evictionWritten[j] = true
 		if sys.SyncWrites {
-			e.writePartition(e.pbytes, func() {
+			e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), func() {
 				install()
 				e.tryInstall()
 			})
@@ -712,14 +811,42 @@ func (e *engine) tryInstall() {
 		}
 		if sys.WriteBuffers > 0 {
 			e.pendingWrites++
-			e.writePartition(e.pbytes, func() {
+			e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), func() {
 				e.pendingWrites--
 				e.tryInstall()
 				e.tryIssue()
 			})
 		} else {
-			e.writePartition(e.pbytes, func() {})
+			e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), func() {})
 		}
 		install()
 	}
+}
+
+// partArgs are a partition transfer's figures in the trace (slot < 0: none).
+func (e *engine) partArgs(part, slot int) map[string]any {
+	if e.tr == nil {
+		return nil
+	}
+	a := map[string]any{"partition": part, "bytes": int64(e.pbytes)}
+	if slot >= 0 {
+		a["slot"] = slot
+	}
+	return a
+}
+
+// evictName names the write-back of the partition load l evicts.
+func (e *engine) evictName(l orderings.Load) string {
+	if e.tr == nil {
+		return ""
+	}
+	return fmt.Sprintf("partition %d out of slot %d", l.Evicts, l.Slot)
+}
+
+// loadName names load l's read in the trace.
+func (e *engine) loadName(l orderings.Load) string {
+	if e.tr == nil {
+		return ""
+	}
+	return fmt.Sprintf("partition %d into slot %d", l.Partition, l.Slot)
 }

@@ -58,8 +58,8 @@ func TestChecksumHandComputed(t *testing.T) {
 	e := newEngine(Config{System: sys, Profile: prof})
 	var loaded, written float64
 	e.k.At(0, func() {
-		e.readPartition(300, func() { loaded = e.k.Now() })
-		e.writePartition(300, func() { written = e.k.Now() })
+		e.readPartition(300, "", nil, -1, func() { loaded = e.k.Now() })
+		e.writePartition(300, "", nil, func() { written = e.k.Now() })
 	})
 	e.k.Run()
 	assert.InDelta(t, 4, loaded, 1e-9)
@@ -70,7 +70,7 @@ func TestChecksumHandComputed(t *testing.T) {
 	var workDone float64
 	e.k.At(0, func() {
 		e.work.Transfer(10, Read, func() { workDone = e.k.Now() })
-		e.readPartition(300, func() { loaded = e.k.Now() })
+		e.readPartition(300, "", nil, -1, func() { loaded = e.k.Now() })
 	})
 	e.k.Run()
 	assert.InDelta(t, 6, loaded, 1e-9)

@@ -38,6 +38,8 @@ type Request struct {
 	// batches whole when they do not fit.
 	GPUMemory       string
 	NoMicroBatching bool
+	// Trace records every ordering's epoch as a timeline (Report.Trace).
+	Trace bool
 }
 
 // Assemble resolves and checks every field of the request and returns the
@@ -87,7 +89,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	}
 	sys.Prefetch = sys.Prefetch && !q.NoPrefetch
 	sys.SyncWrites = sys.SyncWrites || q.SyncWrites
-	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed, NoMicroBatching: q.NoMicroBatching}
+	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed, NoMicroBatching: q.NoMicroBatching, Trace: q.Trace}
 	if sc.Checkpoint, err = workload.ParseInterval(q.CheckpointEvery); err != nil {
 		return sc, nil, inputerr.Errorf("--checkpoint-every %w", err)
 	}

@@ -45,8 +45,9 @@ type Scenario struct {
 	Histogram *Histogram
 	// Checkpoint is how often to checkpoint inside an epoch.
 	Checkpoint workload.CheckpointInterval
-	// NoMicroBatching: see Config.
+	// NoMicroBatching and Trace: see Config.
 	NoMicroBatching bool
+	Trace           bool
 }
 
 // Capacity returns the buffer capacity the scenario runs with: the
@@ -72,7 +73,7 @@ func (s Scenario) policy() orderings.Policy {
 // Config builds the simulation input. A plan that the ordering cannot build
 // for (p, c) returns its error (orderings.ErrNotApplicable for a mismatch).
 func (s Scenario) Config() (Config, error) {
-	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, Checkpoint: s.Checkpoint, NoMicroBatching: s.NoMicroBatching}
+	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, Checkpoint: s.Checkpoint, NoMicroBatching: s.NoMicroBatching, Trace: s.Trace}
 	if !s.System.Partitioned {
 		return cfg, nil
 	}

@@ -48,6 +48,9 @@ type Comparison struct {
 	DiskBefore *devices.Disk `json:"disk_before,omitempty"`
 	DiskAfter  *devices.Disk `json:"disk_after,omitempty"`
 	DiskDrift  float64       `json:"disk_drift"`
+	// MeasuredTrace and PredictedTrace are the run and its prediction as
+	// timelines (CompareOptions.Trace).
+	MeasuredTrace, PredictedTrace *report.Trace `json:"-"`
 }
 
 // diskDrift is the larger relative change of the read and the write rate
@@ -66,6 +69,11 @@ func diskDrift(a, b devices.Disk) float64 {
 // a calibrated profile, with the work directory's real bucket sizes and
 // partition size. It uses nothing of the measurement but its inputs.
 func Predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bool, prof devices.Profile) (report.Report, error) {
+	return predict(st, plan, h, prefetch, prof, false)
+}
+
+// predict is Predict, recording the prediction's timeline when trace.
+func predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bool, prof devices.Profile, trace bool) (report.Report, error) {
 	sys, err := sim.LookupSystem("realrun")
 	if err != nil {
 		return report.Report{}, err
@@ -85,6 +93,7 @@ func Predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bo
 		Plan:           plan,
 		BucketEdges:    edges,
 		PartitionBytes: st.M.PartitionBytes,
+		Trace:          trace,
 	}
 	return sim.Run(cfg)
 }
@@ -111,6 +120,8 @@ type CompareOptions struct {
 	// drifts by tens of percent within a minute. The rest of the profile
 	// is kept.
 	DiskScratch string
+	// Trace records the kept run and its prediction as timelines.
+	Trace bool
 }
 
 // RunAndCompare trains plan for real from freshly initialised partitions
@@ -173,11 +184,15 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 	}
 	sort.Slice(runs, func(a, b int) bool { return runs[a].ep.EpochSeconds < runs[b].ep.EpochSeconds })
 	kept := runs[len(runs)/2]
-	pred, err := Predict(st, plan, h, opt.Prefetch, kept.prof)
+	pred, err := predict(st, plan, h, opt.Prefetch, kept.prof, opt.Trace)
 	if err != nil {
 		return Comparison{}, realrun.Epoch{}, err
 	}
 	cmp := Compare(kept.ep.Report, pred)
+	if opt.Trace {
+		measured := kept.ep.Trace(plan)
+		cmp.MeasuredTrace, cmp.PredictedTrace = &measured, pred.Trace
+	}
 	cmp.Disk, cmp.Checksum = kept.prof.Disk, kept.prof.CPU.Checksum
 	if kept.before != nil {
 		cmp.DiskBefore, cmp.DiskAfter, cmp.DiskDrift = kept.before, kept.after, diskDrift(*kept.before, *kept.after)
@@ -250,7 +265,7 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		}
 	}
 	out.Device = prof.Name
-	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress}
+	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress, Trace: o.Trace}
 	if devicePath == "" {
 		opt.DiskScratch = filepath.Dir(st.Dir)
 	}

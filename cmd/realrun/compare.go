@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/chrometrace"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/validate"
@@ -30,6 +31,21 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 			return cli.Usagef("--plot: %w", err)
 		}
 		atomicfile.Announce(stderr, o.plot)
+	}
+	if o.trace != "" {
+		// One process for the prediction and one for the measurement of
+		// every run, all on the same time axis, read one above the other.
+		var procs []chrometrace.Process
+		for _, c := range out.Results {
+			if c.PredictedTrace != nil && c.MeasuredTrace != nil {
+				procs = append(procs,
+					chrometrace.Process{Name: fmt.Sprintf("predicted: %s (realrun model, %s)", c.Ordering, out.Device), Trace: *c.PredictedTrace},
+					chrometrace.Process{Name: fmt.Sprintf("measured: %s (realrun)", c.Ordering), Trace: *c.MeasuredTrace})
+			}
+		}
+		if err := cli.WriteTrace(o.trace, procs, o.traceSpans, stderr); err != nil {
+			return err
+		}
 	}
 	switch format {
 	case cli.JSON:

@@ -19,6 +19,7 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/chrometrace"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
@@ -26,6 +27,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/job"
+	"github.com/tierflow/tierflow/report"
 )
 
 const prog = "realrun"
@@ -41,6 +43,8 @@ type Output = job.Output
 // comparison with the simulator.
 type cmdOptions struct {
 	job.Options
+	trace              string
+	traceSpans         int
 	timeline, progress string
 	device, plot       string
 	compareSim         bool
@@ -121,6 +125,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Var(&o.CheckpointEvery, "checkpoint-every", "also checkpoint inside epochs, every `DURATION` (30s, 5m) or N buckets (64b)")
 	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for partitions, buckets and checkpoints (default: one per input under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
+	cli.TraceFlags(fs, &o.trace, &o.traceSpans)
 	fs.StringVar(&o.Export, "export", "", "write the trained node embeddings to `FILE` (.npy)")
 	fs.StringVar(&o.ExportFormat, "export-format", job.Defaults.ExportFormat, "npy or tsv")
 	fs.StringVar(&o.Eval, "eval", job.Defaults.Eval, "when to evaluate: every (every --eval-every epochs and the last), end (after the last epoch) or none")
@@ -146,6 +151,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if err := checkFlags(fs, o); err != nil {
 		return err
 	}
+	o.Trace = o.trace != ""
 	if o.cpuprofile != "" {
 		stop, perr := startCPUProfile(o.cpuprofile, stderr)
 		if perr != nil {
@@ -169,7 +175,45 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		atomicfile.Announce(stderr, o.timeline)
 	}
+	if o.trace != "" {
+		if err := cli.WriteTrace(o.trace, []chrometrace.Process{trainTrace(out)}, o.traceSpans, stderr); err != nil {
+			return err
+		}
+	}
 	return print(stdout, format, out)
+}
+
+// trainTrace is a training run as one process of a trace: its epochs one
+// after another (each after the one before, its checkpoint and its
+// evaluation), with a track naming them.
+func trainTrace(out Output) chrometrace.Process {
+	p := chrometrace.Process{Name: fmt.Sprintf("measured: %s (realrun, %s)", out.Ordering, out.Dataset)}
+	var at float64
+	for _, ep := range out.Epochs {
+		t := ep.Trace(out.Plan)
+		shift(&t, at)
+		t.Spans = append(t.Spans, report.Span{Track: "epochs", Name: fmt.Sprintf("epoch %d", ep.Epoch), Start: at, End: at + ep.EpochSeconds})
+		p.Trace.Spans = append(p.Trace.Spans, t.Spans...)
+		p.Trace.Counters = append(p.Trace.Counters, t.Counters...)
+		p.Trace.Flows = append(p.Trace.Flows, t.Flows...)
+		at += ep.EpochSeconds + ep.CheckpointSeconds + ep.Quality.Seconds
+	}
+	return p
+}
+
+// shift moves a trace by d seconds.
+func shift(t *report.Trace, d float64) {
+	for i := range t.Spans {
+		t.Spans[i].Start += d
+		t.Spans[i].End += d
+	}
+	for i := range t.Counters {
+		t.Counters[i].Time += d
+	}
+	for i := range t.Flows {
+		t.Flows[i].FromTime += d
+		t.Flows[i].ToTime += d
+	}
 }
 
 // checkFlags refuses, before any work, flags that contradict each other
@@ -206,6 +250,9 @@ func checkFlags(fs *flag.FlagSet, o cmdOptions) error {
 			return cli.Usagef("--cpuprofile: %w", err)
 		}
 	}
+	if err := cli.CheckTrace(o.trace, o.traceSpans); err != nil {
+		return err
+	}
 	if o.device != "" {
 		if _, err := devices.Load(o.device); err != nil {
 			return cli.Usagef("--device: %w", err)
@@ -223,7 +270,7 @@ var help = cli.Help{
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "micro-batch-memory", "micro-batches", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
-		{Title: "Output", Flags: []string{"json", "csv", "timeline", "export", "export-format"}},
+		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
 	},
 	Examples: []string{

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/internal/chrometrace"
 )
 
 // TestMain lets a test run this binary as the realrun command: with
@@ -43,7 +44,7 @@ func TestTinyRunJSON(t *testing.T) {
 	npy := filepath.Join(dir, "emb.npy")
 	out, errOut, code := runCmd("--dataset", "twitter", "--scale", "0.0002", "--p", "4", "--c", "2", "--dim", "16",
 		"--epochs", "2", "--workdir", filepath.Join(dir, "work"), "--progress", "none", "--json", "--export", npy,
-		"--timeline", filepath.Join(dir, "t.png"))
+		"--timeline", filepath.Join(dir, "t.png"), "--trace", filepath.Join(dir, "t.json"))
 	require.Equal(t, 0, code, errOut)
 	var got map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
@@ -75,6 +76,10 @@ func TestTinyRunJSON(t *testing.T) {
 		assert.Contains(t, errOut, "wrote "+f+" (", "every file written is announced on stderr")
 	}
 	assert.Equal(t, 0.0, got["ordering_seed"], "the JSON names the ordering seed")
+	trace, err := os.ReadFile(filepath.Join(dir, "t.json"))
+	require.NoError(t, err)
+	require.NoError(t, chrometrace.Check(trace))
+	assert.Contains(t, string(trace), `"epoch 2"`, "both epochs, one after the other")
 }
 
 func TestEdgeFileWithStringIDs(t *testing.T) {
@@ -157,7 +162,7 @@ cpu:
 `), 0o644))
 	out, errOut, code := runCmd("--dataset", "twitter", "--scale", "0.0002", "--p", "4", "--c", "3", "--dim", "16",
 		"--orderings", "beta,hilbert,legend", "--compare-sim", "--device", prof, "--workdir", filepath.Join(dir, "work"),
-		"--progress", "none", "--json", "--plot", filepath.Join(dir, "scatter.svg"))
+		"--progress", "none", "--json", "--plot", filepath.Join(dir, "scatter.svg"), "--trace", filepath.Join(dir, "cmp.json"))
 	require.Equal(t, 0, code, errOut)
 	var got struct {
 		Results []struct {
@@ -179,6 +184,15 @@ cpu:
 	_, err := os.Stat(filepath.Join(dir, "scatter.svg"))
 	assert.NoError(t, err)
 	assert.Contains(t, errOut, "wrote "+filepath.Join(dir, "scatter.svg")+" (")
+	// The trace: a prediction and a measurement for every ordering, one
+	// above the other on the same time axis.
+	trace, err := os.ReadFile(filepath.Join(dir, "cmp.json"))
+	require.NoError(t, err)
+	require.NoError(t, chrometrace.Check(trace))
+	for _, o := range []string{"beta", "hilbert", "legend"} {
+		assert.Contains(t, string(trace), `"predicted: `+o+` (realrun model, tiny)"`)
+		assert.Contains(t, string(trace), `"measured: `+o+` (realrun)"`)
+	}
 
 	// A name given twice runs once; --repeats runs the list again,
 	// interleaved; the directory holds no checkpoint afterwards.

@@ -20,6 +20,7 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/chrometrace"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
@@ -46,7 +47,7 @@ var scenarioGroups = []cli.FlagGroup{
 	{Title: "What to train", Flags: []string{"dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
 	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "ordering-seed", "seed"}},
-	{Title: "Output", Flags: []string{"json", "csv", "plot", "plan", "top"}},
+	{Title: "Output", Flags: []string{"json", "csv", "plot", "trace", "trace-max-spans", "plan", "top"}},
 }
 
 func simulate(args []string, stdout, stderr io.Writer) error {
@@ -54,7 +55,8 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 		return sweepMain(args[1:], stdout, stderr)
 	}
 	var q sim.Request
-	var planPath, plotPath string
+	var planPath, plotPath, tracePath string
+	var traceSpans int
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.IntVar(&q.P, "p", 32, "number of node partitions")
 	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own; marius: 8)")
@@ -62,6 +64,7 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	addScenarioFlags(fs, &q)
 	fs.StringVar(&planPath, "plan", "", "write the Plan JSON of the (single) selected ordering to `FILE`")
 	fs.StringVar(&plotPath, "plot", "", "draw epoch time per ordering and the utilisation timelines to `FILE`.png or .svg")
+	cli.TraceFlags(fs, &tracePath, &traceSpans)
 	cli.SetHelp(fs, cli.Help{
 		Usage:       "simulate [flags] | simulate sweep [flags]",
 		Summary:     "Predicts one epoch for every edge-bucket ordering at (p, c): swaps, bytes, epoch time, stall and GPU utilisation.",
@@ -87,7 +90,10 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 			return cli.Usagef("--plot: %w", err)
 		}
 	}
-	q.Plan = planPath != ""
+	if err := cli.CheckTrace(tracePath, traceSpans); err != nil {
+		return err
+	}
+	q.Plan, q.Trace = planPath != "", tracePath != ""
 	out, err := q.Predict()
 	if err != nil {
 		return usage(err)
@@ -103,6 +109,17 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 			return cli.Usagef("--plot: %w", err)
 		}
 		atomicfile.Announce(stderr, plotPath)
+	}
+	if tracePath != "" {
+		var procs []chrometrace.Process
+		for _, r := range out.Results {
+			if r.Trace != nil {
+				procs = append(procs, chrometrace.Process{Name: fmt.Sprintf("predicted: %s (%s on %s)", r.Ordering, out.System.Name, out.Device), Trace: *r.Trace})
+			}
+		}
+		if err := cli.WriteTrace(tracePath, procs, traceSpans, stderr); err != nil {
+			return err
+		}
 	}
 	return print(stdout, format, out)
 }

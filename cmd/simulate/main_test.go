@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/internal/chrometrace"
 
 	"github.com/tierflow/tierflow/orderings"
 )
@@ -235,4 +236,18 @@ func TestHelp(t *testing.T) {
 	out, _, code := runCmd("--help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "-orderings")
+}
+
+// TestTrace: simulate --trace writes one process per ordering that a
+// viewer reads (chrometrace.Check), announced on stderr.
+func TestTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.json")
+	_, errOut, code := runCmd("--p", "8", "--c", "3", "--orderings", "beta,hilbert", "--trace", path)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "wrote "+path+" (")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, chrometrace.Check(data))
+	assert.Contains(t, string(data), `"predicted: beta (marius on p3.2xlarge)"`)
+	assert.Contains(t, string(data), `"predicted: hilbert (marius on p3.2xlarge)"`)
 }

@@ -81,6 +81,9 @@ type Options struct {
 	// (every ordering once, then every ordering again, …; 0: once).
 	Orderings string
 	Repeats   int
+	// Trace keeps every epoch's events for a trace (Epoch.Trace), and in
+	// a comparison records the prediction's too.
+	Trace bool
 	// Stop, once closed, stops training at the next bucket boundary with
 	// a checkpoint: Train then returns a *StopError whose Code is
 	// *StopCode (the exit status the stopper asks for; nil: 0).
@@ -418,6 +421,8 @@ type Output struct {
 	// ModelChoice says why the score function was chosen when --model was
 	// not given.
 	ModelChoice string `json:"model_choice,omitempty"`
+	// Plan is the Plan the epochs executed.
+	Plan *orderings.Plan `json:"-"`
 }
 
 // Train is `realrun`: it prepares (or reuses) the work directory, resumes
@@ -468,7 +473,7 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 				return out, err
 			}
 		}
-		if !keepEvents {
+		if !keepEvents && !o.Trace {
 			ep.IO, ep.Buckets = ep.IO[:0:0], nil
 		}
 		out.Epochs = append(out.Epochs, ep)
@@ -563,7 +568,7 @@ func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options) err
 // newOutput is the run's configuration as Output reports it.
 func newOutput(o Options, h realrun.Hyper, plan *orderings.Plan, st *store.Store) Output {
 	return Output{
-		Ordering: plan.Ordering, OrderingSeed: plan.Seed, PlanFile: o.PlanFile, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
+		Plan: plan, Ordering: plan.Ordering, OrderingSeed: plan.Seed, PlanFile: o.PlanFile, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
 		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
 		Model: string(h.Model), LR: float64(float32ToDecimal(h.LR)), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
 		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),
