@@ -7,6 +7,10 @@ import (
 	"github.com/tierflow/tierflow/report"
 )
 
+// minWait is the shortest wait the trace shows: below it the trainer only
+// took the buffer's lock, its partitions were there.
+const minWait = 50e-6
+
 // Trace is the measured epoch as a timeline (report.Trace), the same
 // record the simulator predicts: its loads and write-backs on the disk
 // read and write tracks (named by partition and slot, with their bytes),
@@ -69,7 +73,7 @@ func (ep Epoch) Trace(plan *orderings.Plan) report.Trace {
 		k := ep.ResumedAtBucket + i
 		begin := b.Start + b.StallSeconds
 		name := fmt.Sprintf("bucket (%d,%d)", b.Src, b.Dst)
-		if b.StallSeconds > 0 {
+		if b.StallSeconds >= minWait {
 			tr.Spans = append(tr.Spans, report.Span{Track: "trainer waiting", Name: "waiting for " + name + "'s partitions", Start: b.Start, End: begin})
 		}
 		tr.Spans = append(tr.Spans, report.Span{Track: compute, Name: name, Start: begin, End: b.End, Args: map[string]any{"edges": b.Edges}})
