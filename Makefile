@@ -108,5 +108,12 @@ build-cuda: cuda-deps
 cuda-check:
 	./scripts/cuda-check.sh
 
+# Opt-in (not in test): open the traces that --trace writes in speedscope in
+# headless Chromium, installing both when missing, and fail on any error the
+# viewer reports; writes docs/trace-compare-sim.png. See scripts/check-trace.sh.
+.PHONY: check-trace
+check-trace:
+	./scripts/check-trace.sh
+
 clean:
 	rm -rf $(BIN)

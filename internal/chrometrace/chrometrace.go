@@ -53,6 +53,11 @@ const Waiting = "trainer waiting"
 
 const us = 1e6
 
+// tick rounds a time in µs to a multiple of 1/1024 µs, so that where two
+// spans touch, one's ts+dur is exactly the next one's ts (a viewer nests
+// them otherwise).
+func tick(t float64) float64 { return math.Round(t*1024) / 1024 }
+
 // Build turns processes into trace events: metadata naming every process
 // and thread, complete events (spans placed on lanes of their track so
 // that no two overlap on one thread), counters and flows. With maxSpans >
@@ -85,12 +90,13 @@ func Build(procs []Process, maxSpans int) File {
 			}
 		}
 		for k, s := range p.Trace.Spans {
-			d := math.Max(s.End-s.Start, 0) * us
-			f.TraceEvents = append(f.TraceEvents, Event{Name: s.Name, Cat: s.Track, Ph: "X", Ts: (p.Offset + s.Start) * us, Dur: &d,
+			ts, end := tick((p.Offset+s.Start)*us), tick((p.Offset+s.End)*us)
+			d := math.Max(end-ts, 0)
+			f.TraceEvents = append(f.TraceEvents, Event{Name: s.Name, Cat: s.Track, Ph: "X", Ts: ts, Dur: &d,
 				Pid: pid, Tid: tids[s.Track][lanes.of[k]], Args: s.Args})
 		}
 		for _, c := range p.Trace.Counters {
-			f.TraceEvents = append(f.TraceEvents, Event{Name: c.Name, Ph: "C", Ts: (p.Offset + c.Time) * us, Pid: pid, Args: map[string]any{"value": c.Value}})
+			f.TraceEvents = append(f.TraceEvents, Event{Name: c.Name, Ph: "C", Ts: tick((p.Offset + c.Time) * us), Pid: pid, Args: map[string]any{"value": c.Value}})
 		}
 		for _, fl := range p.Trace.Flows {
 			id := len(f.TraceEvents) + 1 // unique in the file
@@ -100,8 +106,8 @@ func Build(procs []Process, maxSpans int) File {
 				continue // an end outside every span: the viewer could not bind it
 			}
 			f.TraceEvents = append(f.TraceEvents,
-				Event{Name: "waited for", Cat: "flow", Ph: "s", ID: id, Ts: (p.Offset + fl.FromTime) * us, Pid: pid, Tid: tids[fl.FromTrack][from]},
-				Event{Name: "waited for", Cat: "flow", Ph: "f", BP: "e", ID: id, Ts: (p.Offset + fl.ToTime) * us, Pid: pid, Tid: tids[fl.ToTrack][to]})
+				Event{Name: "waited for", Cat: "flow", Ph: "s", ID: id, Ts: tick((p.Offset + fl.FromTime) * us), Pid: pid, Tid: tids[fl.FromTrack][from]},
+				Event{Name: "waited for", Cat: "flow", Ph: "f", BP: "e", ID: id, Ts: tick((p.Offset + fl.ToTime) * us), Pid: pid, Tid: tids[fl.ToTrack][to]})
 		}
 	}
 	return f
