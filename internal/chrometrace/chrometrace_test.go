@@ -15,6 +15,7 @@ import (
 	"github.com/tierflow/tierflow/internal/chrometrace"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
@@ -95,15 +96,14 @@ func TestSimulatedTrace(t *testing.T) {
 	assert.Equal(t, plan.Counts.Loads, flows, "an arrow from every load to the bucket that first needed it")
 }
 
-// TestMeasuredTrace: a measured epoch's events become the same kind of
-// trace: one track per resource, loads named by partition and slot, the
-// trainer's waits, flows from each load to its bucket, and on a GPU the
-// sampled utilisation as a counter.
-func TestMeasuredTrace(t *testing.T) {
+// measuredEpoch is a measured BETA epoch at p = 4, c = 2 built by hand:
+// the loader reads each load in turn, the writer writes evictions, every
+// bucket waits 10 ms.
+func measuredEpoch(t *testing.T) (*orderings.Plan, realrun.Epoch) {
+	t.Helper()
 	plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
 	require.NoError(t, err)
 	var ep realrun.Epoch
-	// The loader reads each load in turn; the writer writes evictions.
 	at := 0.0
 	for j, l := range plan.Loads {
 		ep.IO = append(ep.IO, realrun.IOEvent{Kind: "load", Partition: l.Partition, Slot: l.Slot, Start: at, End: at + 0.01, Bytes: 1 << 20})
@@ -117,6 +117,43 @@ func TestMeasuredTrace(t *testing.T) {
 		ep.Buckets = append(ep.Buckets, realrun.BucketRun{Src: b.Src, Dst: b.Dst, Edges: 100, StallSeconds: 0.01, Start: start, End: start + 0.04})
 	}
 	ep.IO = append(ep.IO, realrun.IOEvent{Kind: "write", Partition: plan.FinalResident[0], Slot: 0, Start: 1, End: 1.01, Bytes: 1 << 20, Final: true})
+	return plan, ep
+}
+
+// TestMeasuredTraceGPU: from a GPU engine the buckets are on the gpu
+// track and the sampled utilisation is a counter, sample by sample.
+func TestMeasuredTraceGPU(t *testing.T) {
+	plan, ep := measuredEpoch(t)
+	samples := []telemetry.Sample{{Seconds: 0.1, Utilization: 0.25}, {Seconds: 0.2, Utilization: 0.9}, {Seconds: 0.3, Utilization: 0}}
+	ep.GPU = &telemetry.Report{Timeline: samples}
+	var buf bytes.Buffer
+	require.NoError(t, chrometrace.Write(&buf, []chrometrace.Process{{Name: "measured: beta", Trace: ep.Trace(plan)}}, 0))
+	require.NoError(t, chrometrace.Check(buf.Bytes()))
+	var f chrometrace.File
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &f))
+	threads := map[string]bool{}
+	var util []float64
+	for _, e := range f.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			threads[e.Args["name"].(string)] = true
+		}
+		if e.Ph == "C" && e.Name == "gpu utilization" {
+			for _, v := range e.Args {
+				util = append(util, v.(float64))
+			}
+		}
+	}
+	assert.True(t, threads[report.GPU], "the buckets on the gpu track")
+	assert.False(t, threads[report.CPU], "no cpu track from a GPU engine")
+	assert.Equal(t, []float64{0.25, 0.9, 0}, util)
+}
+
+// TestMeasuredTrace: a measured epoch's events become the same kind of
+// trace: one track per resource, loads named by partition and slot, the
+// trainer's waits, flows from each load to its bucket (on a GPU:
+// TestMeasuredTraceGPU).
+func TestMeasuredTrace(t *testing.T) {
+	plan, ep := measuredEpoch(t)
 	f := golden(t, "measured.json", []chrometrace.Process{{Name: "measured: beta", Trace: ep.Trace(plan)}})
 	names := map[string]bool{}
 	flows := 0
