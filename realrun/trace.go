@@ -17,8 +17,11 @@ const minWait = 50e-6
 // each bucket's training on the engine's compute track and the trainer's
 // waits before it, buffer occupancy and bytes in flight, an arrow from
 // every load to the bucket that first needed it, and — from a GPU engine
-// — the sampled GPU utilisation. It needs the epoch's events (IO and
-// Buckets, kept with --json or --trace) and its Plan.
+// — the sampled GPU utilisation. A load's span includes the loader's
+// check of the partition's checksum (the simulator draws that as a span
+// of its own); a write's starts after the writer's checksum. It needs the
+// epoch's events (IO and Buckets, kept with --json or --trace) and its
+// Plan.
 func (ep Epoch) Trace(plan *orderings.Plan) report.Trace {
 	var tr report.Trace
 	compute := report.CPU
@@ -72,11 +75,10 @@ func (ep Epoch) Trace(plan *orderings.Plan) report.Trace {
 	for i, b := range ep.Buckets {
 		k := ep.ResumedAtBucket + i
 		begin := b.Start + b.StallSeconds
-		name := fmt.Sprintf("bucket (%d,%d)", b.Src, b.Dst)
 		if b.StallSeconds >= minWait {
-			tr.Spans = append(tr.Spans, report.Span{Track: "trainer waiting", Name: "waiting for " + name + "'s partitions", Start: b.Start, End: begin})
+			tr.Spans = append(tr.Spans, report.Span{Track: report.Waiting, Name: report.WaitName(b.Src, b.Dst), Start: b.Start, End: begin})
 		}
-		tr.Spans = append(tr.Spans, report.Span{Track: compute, Name: name, Start: begin, End: b.End, Args: map[string]any{"edges": b.Edges}})
+		tr.Spans = append(tr.Spans, report.Span{Track: compute, Name: report.BucketName(b.Src, b.Dst), Start: begin, End: b.End, Args: map[string]any{"edges": b.Edges}})
 		start[k] = begin
 	}
 	need := plan.Arrivals()

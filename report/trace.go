@@ -1,6 +1,22 @@
 package report
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
+
+// Waiting is the track of the trainer's stalls: one span per wait, named
+// by WaitName.
+const Waiting = "trainer waiting"
+
+// BucketName names a bucket's span on a compute track: "bucket (3,5)".
+func BucketName(src, dst int) string { return fmt.Sprintf("bucket (%d,%d)", src, dst) }
+
+// WaitName names the trainer's wait before a bucket, so that a predicted
+// and a measured wait for the same bucket carry the same name.
+func WaitName(src, dst int) string {
+	return "waiting for " + BucketName(src, dst) + "'s partitions"
+}
 
 // Trace is an epoch as a timeline of events: what each resource did and
 // when (Spans), how much the buffer held and how many bytes were moving

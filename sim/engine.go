@@ -366,7 +366,8 @@ func (e *engine) traceWork(track string, k, b int, start, end float64) {
 	}
 	name := "batch"
 	if k >= 0 {
-		name = bucketName(e.cfg.Plan.Buckets[k])
+		b := e.cfg.Plan.Buckets[k]
+		name = report.BucketName(b.Src, b.Dst)
 	}
 	e.tr.work(track, k, name, start, end, b)
 }
@@ -647,7 +648,8 @@ func (e *engine) tryFeed() {
 		if e.waitStart >= 0 {
 			e.stall += e.k.Now() - e.waitStart
 			if e.tr != nil {
-				e.tr.span("trainer waiting", "waiting for "+bucketName(e.cfg.Plan.Buckets[k])+"'s partitions", e.waitStart, e.k.Now(), nil)
+				b := e.cfg.Plan.Buckets[k]
+				e.tr.span(report.Waiting, report.WaitName(b.Src, b.Dst), e.waitStart, e.k.Now(), nil)
 			}
 			e.waitStart = -1
 		}

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"fmt"
-
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/report"
 )
@@ -75,5 +73,3 @@ func (t *tracer) finish(plan *orderings.Plan, ioTracks []string) report.Trace {
 	t.tr.Counters = append(t.tr.Counters, report.Transfers(t.tr.Spans, ioTracks...)...)
 	return t.tr
 }
-
-func bucketName(b orderings.Bucket) string { return fmt.Sprintf("bucket (%d,%d)", b.Src, b.Dst) }

@@ -46,10 +46,7 @@ type File struct {
 
 // trackOrder puts the tracks in the order a pipeline reads, top to
 // bottom; others follow by name.
-var trackOrder = []string{report.DiskRead, "checksum (loader)", report.PCIeH2D, report.SSDGPU, report.DiskWrite, "checksum (writer)", report.PCIeD2H, report.CPU, report.GPU, Waiting}
-
-// Waiting is the track of the trainer's stalls.
-const Waiting = "trainer waiting"
+var trackOrder = []string{report.DiskRead, "checksum (loader)", report.PCIeH2D, report.SSDGPU, report.DiskWrite, "checksum (writer)", report.PCIeD2H, report.CPU, report.GPU, report.Waiting}
 
 const us = 1e6
 

@@ -165,7 +165,7 @@ func TestMeasuredTrace(t *testing.T) {
 			flows++
 		}
 	}
-	for _, tr := range []string{report.DiskRead, report.DiskWrite, report.CPU, chrometrace.Waiting} {
+	for _, tr := range []string{report.DiskRead, report.DiskWrite, report.CPU, report.Waiting} {
 		assert.True(t, names[tr], tr)
 	}
 	assert.Equal(t, len(plan.Loads), flows)
