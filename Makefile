@@ -78,6 +78,21 @@ reproduce-quality: $(BIN)/reproduce
 reproduce-betty: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments betty-fig16,betty-fig12,betty-table7
 
+# reproduce-validate-trace runs one data-bound validation configuration
+# (Freebase86m-shaped, d=128, p=32, c=3; BETA and Hilbert) with
+# --compare-sim --trace and reads the trace back (tracecheck --summary):
+# results/validate/trace-freebase86m-d128.{json,txt}. About 1.5 minutes.
+VTRACE := results/validate/trace-freebase86m-d128
+.PHONY: reproduce-validate-trace
+reproduce-validate-trace: build
+	@mkdir -p results/validate
+	@w=$$(mktemp -d) && trap 'rm -rf "$$w"' EXIT && \
+	./$(BIN)/realrun --workdir "$$w/work" --dataset freebase86m --scale 0.005 --model dot --dim 128 --negatives 4 \
+		--batch 1000 --p 32 --c 3 --eval none --orderings beta,hilbert --ordering-seed 1 --progress none \
+		--compare-sim --trace $(VTRACE).json >$(VTRACE).txt 2>&1 || { cat $(VTRACE).txt; exit 1; }
+	$(GO) run ./cmd/internal/tracecheck --summary $(VTRACE).json >>$(VTRACE).txt
+	@cat $(VTRACE).txt
+
 # reproduce-NAME runs one experiment (see `bin/reproduce --help` for names).
 reproduce-%: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments $*
