@@ -248,6 +248,23 @@ func allDiffs(n int) []bool {
 	return need
 }
 
+// stepSums are the window sums of lengths 1 … k that end at the last
+// step of s (as differences up to sign), each accepted by fits(d, the
+// sums so far), or false when one is not: what adding that step adds.
+func stepSums(s []int, k, n int, fits func(d int, pending []int) bool) ([]int, bool) {
+	var add []int
+	sum := 0
+	for j := 0; j < k && j < len(s); j++ {
+		sum += s[len(s)-1-j]
+		d := normDiff(sum, n)
+		if !fits(d, add) {
+			return nil, false
+		}
+		add = append(add, d)
+	}
+	return add, true
+}
+
 // wrapSums closes a cyclic step pattern s over Z_n: it returns dst with
 // the window sums of lengths 1 … k that wrap around the pattern's end
 // appended (as differences up to sign), each accepted by fits(d, the

@@ -205,16 +205,7 @@ func randomPattern(n, k, r int, avail []bool, rng *rand.Rand, maxNodes int) ([]i
 		for t := range n - 1 {
 			v := 1 + (start+t)%(n-1)
 			s = append(s, v)
-			var add []int
-			ok := true
-			sum := 0
-			for j := 0; j < k && j < len(s) && ok; j++ {
-				sum += s[len(s)-1-j]
-				d := normDiff(sum, n)
-				ok = free(d, add)
-				add = append(add, d)
-			}
-			if ok {
+			if add, ok := stepSums(s, k, n, free); ok {
 				sums = append(sums, add...)
 				if dfs() {
 					return true

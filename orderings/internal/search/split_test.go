@@ -148,27 +148,9 @@ func eachPattern(n, k, r int, avail []bool, yield func(pat, sums []int) bool) {
 	var dfs func() bool
 	dfs = func() bool {
 		if len(pat) == r {
-			tot := 0
-			for _, x := range pat {
-				tot += x
-			}
-			if gcdInt(normDiff(tot, n), n) != 1 {
+			wrap, fit := wrapSums(pat, k, n, nil, free)
+			if !fit {
 				return true
-			}
-			var wrap []int
-			for i := r - k + 1; i < r; i++ {
-				sum := 0
-				for j := 0; j < k; j++ {
-					sum += pat[(i+j)%r]
-					if i+j < r {
-						continue
-					}
-					d := normDiff(sum, n)
-					if !free(d, wrap) {
-						return true
-					}
-					wrap = append(wrap, d)
-				}
 			}
 			sums = append(sums, wrap...)
 			ok := yield(pat, sums)
@@ -177,16 +159,7 @@ func eachPattern(n, k, r int, avail []bool, yield func(pat, sums []int) bool) {
 		}
 		for v := 1; v < n; v++ {
 			pat = append(pat, v)
-			var add []int
-			ok := true
-			sum := 0
-			for j := 0; j < k && j < len(pat) && ok; j++ {
-				sum += pat[len(pat)-1-j]
-				d := normDiff(sum, n)
-				ok = free(d, add)
-				add = append(add, d)
-			}
-			if ok {
+			if add, ok := stepSums(pat, k, n, free); ok {
 				sums = append(sums, add...)
 				if !dfs() {
 					return false
