@@ -52,7 +52,7 @@ type Options struct {
 	NoPrefetch, Resume bool
 	// Overwrite lets a run start over on a work directory that holds a
 	// checkpoint (which is lost); KeepCheckpoints is how many checkpoints
-	// it keeps (0: store.DefaultKeep).
+	// it keeps, the newest included (at least 1; Defaults: store.DefaultKeep).
 	Overwrite            bool
 	KeepCheckpoints      int
 	Workdir              string // "": under the system temp dir
@@ -78,7 +78,7 @@ type Options struct {
 	// to run one after another at the same (p, c) (comma-separated; ""
 	// for the one Plan of Ordering or PlanFile; a name given twice runs
 	// once); Repeats runs the whole list that many times, interleaved
-	// (every ordering once, then every ordering again, …; 0: once).
+	// (every ordering once, then every ordering again, …; at least 1).
 	Orderings string
 	Repeats   int
 	// Trace keeps every epoch's events for a trace (Epoch.Trace), and in
@@ -108,7 +108,7 @@ func ResumeArgs(args []string) string {
 // Defaults are realrun's defaults, the flags' and any caller's.
 var Defaults = Options{
 	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
-	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1, KeepCheckpoints: store.DefaultKeep,
+	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1, KeepCheckpoints: store.DefaultKeep, Repeats: 1,
 	ExportFormat: "npy", Engine: "cpu", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
 }
 
@@ -253,9 +253,9 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--eval-every %d: must be at least 1", o.EvalEvery)
 	case o.EvalEdges < 1:
 		return inputerr.Errorf("--eval-edges %d: must be at least 1", o.EvalEdges)
-	case o.KeepCheckpoints < 0:
+	case o.KeepCheckpoints < 1:
 		return inputerr.Errorf("--keep-checkpoints %d: must be at least 1", o.KeepCheckpoints)
-	case o.Repeats < 0:
+	case o.Repeats < 1:
 		return inputerr.Errorf("--repeats %d: must be at least 1", o.Repeats)
 	}
 	return nil
