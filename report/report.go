@@ -4,7 +4,11 @@
 // field.
 package report
 
-import "github.com/tierflow/tierflow/orderings"
+import (
+	"sort"
+
+	"github.com/tierflow/tierflow/orderings"
+)
 
 // Report is one epoch, predicted by the simulator or measured by the real
 // engine: the same fields either way, so the two compare field by field.
@@ -34,6 +38,12 @@ type Report struct {
 	// EpochOverBound is EpochSeconds ÷ BoundSeconds (0 without a bound).
 	EpochOverBound float64 `json:"epoch_over_bound"`
 	GPUUtilization float64 `json:"gpu_utilization"`
+	// TransferSeconds is the time host↔GPU copies of partitions or rows
+	// were in flight (the union of their spans), and HiddenTransferSeconds
+	// the part of it during which the GPU trained a bucket: the copy time
+	// that overlap hid. Zero where nothing crosses PCIe.
+	TransferSeconds       float64 `json:"transfer_seconds,omitempty"`
+	HiddenTransferSeconds float64 `json:"hidden_transfer_seconds,omitempty"`
 
 	// Counts are the epoch's partition loads, swaps and writes: the Plan's
 	// in a prediction, the ones the engine performed in a measurement.
@@ -151,6 +161,51 @@ type TimelinePoint struct {
 
 // Interval is a span of time in seconds (virtual in a prediction).
 type Interval struct{ Start, End float64 }
+
+// Busy is the time covered by at least one of spans.
+func Busy(spans []Interval) float64 {
+	var t float64
+	for _, s := range union(spans) {
+		t += s.End - s.Start
+	}
+	return t
+}
+
+// Overlap is the time covered both by one of a and by one of b.
+func Overlap(a, b []Interval) float64 {
+	ua, ub := union(a), union(b)
+	var t float64
+	for i, j := 0, 0; i < len(ua) && j < len(ub); {
+		lo, hi := max(ua[i].Start, ub[j].Start), min(ua[i].End, ub[j].End)
+		if hi > lo {
+			t += hi - lo
+		}
+		if ua[i].End < ub[j].End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return t
+}
+
+// union is spans merged into disjoint intervals in time order.
+func union(spans []Interval) []Interval {
+	s := append([]Interval(nil), spans...)
+	sort.Slice(s, func(i, j int) bool { return s[i].Start < s[j].Start })
+	var out []Interval
+	for _, x := range s {
+		if x.End <= x.Start {
+			continue
+		}
+		if n := len(out); n > 0 && x.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, x.End)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
 
 // Timeline turns busy intervals of the compute stage, the GPU and the read
 // and write paths into n utilisation points over [0, end).

@@ -38,3 +38,23 @@ func TestTimeline(t *testing.T) {
 	}
 	assert.Equal(t, []float64{1, 0}, utilization([]Interval{{0, 1}, {0, 1}}, 2, 2), "overlapping spans cap at 1")
 }
+
+func TestBusyAndOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		a, b       []Interval
+		busy, over float64
+	}{
+		{"empty", nil, nil, 0, 0},
+		{"disjoint", []Interval{{0, 1}}, []Interval{{2, 3}}, 1, 0},
+		{"a inside b", []Interval{{1, 2}}, []Interval{{0, 5}}, 1, 1},
+		{"a's spans overlap each other, counted once", []Interval{{0, 2}, {1, 3}, {5, 6}}, []Interval{{2.5, 5.5}}, 4, 1},
+		{"unsorted, empty spans ignored", []Interval{{4, 5}, {0, 1}, {2, 2}}, []Interval{{0.5, 4.5}, {0, 0.25}}, 2, 1.25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.busy, Busy(tc.a), 1e-12)
+			assert.InDelta(t, tc.over, Overlap(tc.a, tc.b), 1e-12)
+			assert.InDelta(t, tc.over, Overlap(tc.b, tc.a), 1e-12, "symmetric")
+		})
+	}
+}
