@@ -25,7 +25,13 @@
 // realrun — tierflow's own CPU engine, whose bucket time is the makespan
 // of its batches over the CPU workers at the rates `realrun calibrate`
 // measures (devices.TrainCost), with one spare buffer for the async
-// writer, so that a real run and its prediction can be compared.
+// writer, so that a real run and its prediction can be compared; and
+// realrun-cuda and realrun-cuda-host, its CUDA engine: with --buffer gpu
+// (System.GPUSlots) each load, once read and checksummed, is copied to its
+// GPU slot over PCIe and each eviction copied back before its write, on
+// links of their own beside the GPU's training, whose overlap with it the
+// Report gives (TransferSeconds, HiddenTransferSeconds); with --buffer host
+// every batch ships its rows both ways between its CPU and GPU stages.
 // The buffer manager never derives its own schedule: loads are read in the
 // Plan's order and installed when the Plan's issue point is reached (the
 // partition they replace has had its last use); with prefetch a load may be

@@ -109,8 +109,13 @@ type engine struct {
 	// (System.Checksums), are the loader's and the writer's checksumming:
 	// a load is verified after its read, a write-back checksummed before.
 	crcLoad, crcWrite *Link
-	pbytes            float64
-	warnings          []string
+	// h2d and d2h, with GPU slots (System.GPUSlots), copy partitions
+	// between host memory and the GPU; rowSeconds, with rows over PCIe,
+	// is the epoch's per-batch transfer time.
+	h2d, d2h   *Link
+	rowSeconds float64
+	pbytes     float64
+	warnings   []string
 
 	// trainer
 	edges     []int64 // per plan position
@@ -178,6 +183,10 @@ func newEngine(cfg Config) *engine {
 		e.read = NewLink(&e.k, report.PCIeH2D, 0, Sharing{ReadBW: float64(prof.PCIe.H2D), WriteBW: float64(prof.PCIe.H2D)})
 		e.write = NewLink(&e.k, report.PCIeD2H, 0, Sharing{ReadBW: float64(prof.PCIe.D2H), WriteBW: float64(prof.PCIe.D2H)})
 		e.readTrack, e.writeTrack = report.PCIeH2D, report.PCIeD2H
+	}
+	if cfg.System.GPUSlots {
+		e.h2d = NewLink(&e.k, report.PCIeH2D, 0, Sharing{ReadBW: float64(prof.PCIe.H2D), WriteBW: float64(prof.PCIe.H2D)})
+		e.d2h = NewLink(&e.k, report.PCIeD2H, 0, Sharing{ReadBW: float64(prof.PCIe.D2H), WriteBW: float64(prof.PCIe.D2H)})
 	}
 	if cfg.Trace {
 		first := report.CPU
@@ -253,8 +262,9 @@ func (e *engine) readPartition(n float64, name string, args map[string]any, load
 				e.tr.readSpan[load] = i
 			}
 		}
+		install := func() { e.pcie(e.h2d, n, name, args, done) }
 		if e.crcLoad == nil {
-			done()
+			install()
 			return
 		}
 		crc := e.k.Now()
@@ -262,8 +272,25 @@ func (e *engine) readPartition(n float64, name string, args map[string]any, load
 			if e.tr != nil {
 				e.tr.span("checksum (loader)", name, crc, e.k.Now(), args)
 			}
-			done()
+			install()
 		})
+	})
+}
+
+// pcie copies n bytes of a partition over link (a GPU slot's install or
+// eviction) and then calls done; without GPU slots (link nil) it calls
+// done at once.
+func (e *engine) pcie(link *Link, n float64, name string, args map[string]any, done func()) {
+	if link == nil {
+		done()
+		return
+	}
+	start := e.k.Now()
+	link.Transfer(n, Read, func() {
+		if e.tr != nil {
+			e.tr.span(link.Name, name, start, e.k.Now(), args)
+		}
+		done()
 	})
 }
 
@@ -271,6 +298,21 @@ func (e *engine) readPartition(n float64, name string, args map[string]any, load
 // the writer's thread when the system checksums them; name and args
 // describe it in the trace.
 func (e *engine) writePartition(n float64, name string, args map[string]any, done func()) {
+	e.evictAndWrite(n, name, args, func() {}, done)
+}
+
+// evictAndWrite is writePartition for a partition that, with GPU slots,
+// is first copied back from the GPU: evicted is called once it is in
+// host memory (at once without GPU slots), done when it is written.
+func (e *engine) evictAndWrite(n float64, name string, args map[string]any, evicted, done func()) {
+	e.pcie(e.d2h, n, name, args, func() {
+		evicted()
+		e.writeHost(n, name, args, done)
+	})
+}
+
+// writeHost writes n bytes of partitions from host memory.
+func (e *engine) writeHost(n float64, name string, args map[string]any, done func()) {
 	write := func() {
 		start := e.k.Now()
 		e.write.Transfer(n, Write, func() {
@@ -343,6 +385,10 @@ func (e *engine) feedBatch(b, k int, done func()) {
 		e.extraBytes += extra
 	}
 	e.batches++
+	if e.cfg.System.RowsOverPCIe {
+		pc := e.cfg.Profile.PCIe
+		e.rowSeconds += c.H2D/float64(pc.H2D) + c.D2H/float64(pc.D2H)
+	}
 	switch e.cfg.System.Batches {
 	case OnGPU:
 		e.do(e.gpu, report.GPU, k, b, c.GPU, done)
@@ -430,6 +476,7 @@ func (e *engine) run() report.Report {
 		add(e.read.Name, e.read.Busy(), e.read.Bytes())
 		readSpans = e.read.log.spans
 	}
+	e.transfers(&r, add)
 	n := cfg.TimelineSlices
 	if n <= 0 {
 		n = 100
@@ -445,11 +492,32 @@ func (e *engine) run() report.Report {
 	}
 	r.Warnings = e.warnings
 	if e.tr != nil {
-		tr := e.tr.finish(cfg.Plan, []string{e.readTrack, e.writeTrack})
+		io := []string{e.readTrack, e.writeTrack}
+		if e.h2d != nil {
+			io = append(io, e.h2d.Name, e.d2h.Name)
+		}
+		tr := e.tr.finish(cfg.Plan, io)
 		r.Trace = &tr
 	}
 	r.InsideCheckpoints, r.CheckpointBytes, r.CheckpointWaitSeconds = e.ckpts, int64(math.Round(e.ckptBytes)), e.ckptWait
 	return r
+}
+
+// transfers fills the report's host↔GPU copy time and the part of it that
+// overlapped the GPU's training: a GPU-slot system's partition copies,
+// GE2's partitions over PCIe, per-batch rows (never hidden).
+func (e *engine) transfers(r *report.Report, add func(name string, busy, bytes float64)) {
+	var spans []report.Interval
+	switch {
+	case e.h2d != nil:
+		add(e.h2d.Name, e.h2d.Busy(), e.h2d.Bytes())
+		add(e.d2h.Name, e.d2h.Busy(), e.d2h.Bytes())
+		spans = append(append(spans, e.h2d.log.spans...), e.d2h.log.spans...)
+	case e.cfg.System.IO == PCIePath:
+		spans = append(append(spans, e.read.log.spans...), e.write.log.spans...)
+	}
+	r.TransferSeconds = report.Busy(spans) + e.rowSeconds
+	r.HiddenTransferSeconds = report.Overlap(spans, e.gpu.log.spans)
 }
 
 // checkpointDue says whether training must checkpoint before bucket k.
@@ -754,10 +822,13 @@ func (e *engine) tryIssue() {
 		}
 		e.evictionWritten[j] = true
 		e.pendingWrites++
-		e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), func() {
+		// The loader hands the evicted partition to the writer (with GPU
+		// slots, once it is back from the GPU) and reads the new one.
+		e.evictAndWrite(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), read, func() {
 			e.pendingWrites--
 			e.tryIssue()
 		})
+		return
 	}
 	read()
 }

@@ -215,3 +215,49 @@ func TestResidentGPUAndPipeline(t *testing.T) {
 	assert.InDelta(t, 10.5, r.EpochSeconds, 1e-3)
 	assert.InDelta(t, 10, r.ComputeSeconds, 1e-3)
 }
+
+// The CUDA engine's model (--buffer gpu) copies every loaded partition to
+// its GPU slot and every written one back, over PCIe, beside training:
+// the PCIe bytes are the Plan's, the copy time is reported, and what of it
+// overlapped the GPU's work is at most all of it. A PCIe 1000 times slower
+// than the toy's makes the copies last.
+func TestGPUSlotsCopyOverPCIe(t *testing.T) {
+	cfg := toyConfig(t, "realrun-cuda", 4, 2, "beta", true)
+	cfg.Profile.PCIe = devices.PCIe{H2D: 2000, D2H: 2000}
+	cfg.Profile.GPU.FLOPS, cfg.Profile.GPU.BatchEdges = 1e5, 1e5
+	r, err := Run(cfg)
+	require.NoError(t, err)
+	pl := cfg.Plan
+	bytes := map[string]int64{}
+	for _, u := range r.Resources {
+		bytes[u.Name] = u.Bytes
+	}
+	assert.Equal(t, int64(pl.Counts.Loads)*r.PartitionBytes, bytes["pcie h2d"])
+	assert.Equal(t, int64(pl.Counts.Writes+pl.Counts.FinalWrites)*r.PartitionBytes, bytes["pcie d2h"])
+	copies := float64(pl.Counts.Loads+pl.Counts.Writes+pl.Counts.FinalWrites) * 1000 / 2000
+	assert.InDelta(t, copies, r.TransferSeconds, 1e-9, "no two copies overlap in this run")
+	assert.Positive(t, r.HiddenTransferSeconds)
+	assert.Less(t, r.HiddenTransferSeconds, r.TransferSeconds, "the first load and the final flush hide nothing")
+	// The same Plan with partitions on the GPU's side of the disk only
+	// (the CPU engine's model) is faster by at least the unhidden copies.
+	host := cfg
+	host.System, err = LookupSystem("realrun-cuda")
+	require.NoError(t, err)
+	host.System.GPUSlots = false
+	r0, err := Run(host)
+	require.NoError(t, err)
+	assert.Zero(t, r0.TransferSeconds)
+	assert.GreaterOrEqual(t, r.EpochSeconds-r0.EpochSeconds, r.TransferSeconds-r.HiddenTransferSeconds-1e-9)
+}
+
+// --buffer host ships each batch's rows both ways: all of it is transfer
+// time, none hidden.
+func TestRowsOverPCIeNeverHidden(t *testing.T) {
+	cfg := toyConfig(t, "realrun-cuda-host", 4, 2, "beta", true)
+	cfg.Profile.PCIe = devices.PCIe{H2D: 1e6, D2H: 1e6}
+	r, err := Run(cfg)
+	require.NoError(t, err)
+	per := CPUBatchCost(cfg.Profile, cfg.Training, 100)
+	assert.InDelta(t, float64(r.Batches)*(per.H2D+per.D2H)/1e6, r.TransferSeconds, 1e-9)
+	assert.Zero(t, r.HiddenTransferSeconds)
+}

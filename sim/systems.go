@@ -73,6 +73,14 @@ type System struct {
 	Checksums bool `json:"checksums,omitempty"`
 	// Staleness bounds the batches in flight (Marius uses 16).
 	Staleness int `json:"staleness"`
+	// GPUSlots: the c partition slots are in GPU memory; a partition read
+	// from disk into host memory is then copied to its slot over PCIe, and
+	// an evicted one copied back before it is written (tierflow's CUDA
+	// engine, --buffer gpu). The copies overlap training.
+	GPUSlots bool `json:"gpu_slots,omitempty"`
+	// RowsOverPCIe: every batch's rows cross PCIe both ways between its
+	// CPU and GPU stages (counted as transfer time, never hidden).
+	RowsOverPCIe bool `json:"rows_over_pcie,omitempty"`
 	// Resident says where the parameters live when not partitioned: "ram"
 	// or "gpu".
 	Resident string `json:"resident,omitempty"`
@@ -110,6 +118,10 @@ var Systems = []System{
 		Batches: OnGPU, Staleness: 16, Resident: "gpu"},
 	{Name: "realrun", Description: "tierflow's real engine on this machine's CPU: buffer of c, loads at the Plan's issue points, one spare buffer for the async writer, partitions checksummed on the loader and writer threads, a bucket's batches on all workers (needs a calibrated device profile)",
 		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1},
+	{Name: "realrun-cuda", Description: "tierflow's CUDA engine, --buffer gpu: realrun's buffer manager, each partition read and checksummed into host memory then copied to its GPU slot over PCIe (and back before its write) while the GPU trains; batches one after another on the GPU (needs a calibrated GPU: realrun calibrate with the cuda engine)",
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnGPU, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1, GPUSlots: true},
+	{Name: "realrun-cuda-host", Description: "tierflow's CUDA engine, --buffer host: realrun's buffer manager with partitions in host memory; each batch sampled and its rows gathered on the CPU, shipped over PCIe, trained on the GPU and shipped back before the next",
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: Synchronous, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1, RowsOverPCIe: true},
 }
 
 // SystemNames lists the presets in display order.
