@@ -51,6 +51,19 @@ func drawTimeline(out Output, path string) error {
 	return plots.SaveStack(path, lc)
 }
 
+// gpuSummary is one line on the GPU of the last epoch ("" without one):
+// which GPU, what did the products, and how much of the host↔GPU copy
+// time was hidden behind training.
+func gpuSummary(out Output) string {
+	if len(out.Epochs) == 0 || out.Epochs[len(out.Epochs)-1].GPU == nil {
+		return ""
+	}
+	e := out.Epochs[len(out.Epochs)-1]
+	g := e.GPU
+	return fmt.Sprintf("GPU %s (driver %s, CUDA %s); products: %s; host↔GPU copies %.2f s in flight, %.2f s of it hidden behind training",
+		g.Name, g.Driver, g.CUDA, g.GEMM, e.TransferSeconds, e.HiddenTransferSeconds)
+}
+
 // checkpointSummary is one line on the checkpoints taken inside epochs
 // ("" when none was).
 func checkpointSummary(out Output) string {

@@ -88,16 +88,16 @@ func bandwidth(e *Engine, n int64) (h2d, d2h float64, err error) {
 	time1 := func(copy func() error) (float64, error) {
 		var ts []float64
 		for i := 0; i < 6; i++ {
-			if err := e.g.record(0, copyStream); err != nil {
+			if err := e.g.record(evCopyStart, copyStream); err != nil {
 				return 0, err
 			}
 			if err := copy(); err != nil {
 				return 0, err
 			}
-			if err := e.g.record(1, copyStream); err != nil {
+			if err := e.g.record(evCopyEnd, copyStream); err != nil {
 				return 0, err
 			}
-			secs, err := e.g.elapsed()
+			secs, err := e.g.elapsed(evCopyStart, evCopyEnd)
 			if err != nil {
 				return 0, err
 			}

@@ -62,8 +62,8 @@ type cudaGPU struct {
 	ctx     cu.CUContext
 	mod     cu.Module
 	fn      map[string]cu.Function
-	streams [2]cu.Stream
-	events  [2]cu.Event
+	streams [numStreams]cu.Stream
+	events  [numEvents]cu.Event
 }
 
 func openCUDA(index int) (*cudaGPU, error) {
@@ -160,12 +160,22 @@ func (g *cudaGPU) sync(s stream) error { return g.streams[s].Synchronize() }
 
 func (g *cudaGPU) record(ev int, s stream) error { return g.events[ev].Record(g.streams[s]) }
 
-func (g *cudaGPU) elapsed() (float64, error) {
-	if err := g.events[1].Synchronize(); err != nil {
+func (g *cudaGPU) wait(s stream, ev int) error { return g.streams[s].Wait(g.events[ev], 0) }
+
+func (g *cudaGPU) syncEvent(ev int) error { return g.events[ev].Synchronize() }
+
+func (g *cudaGPU) elapsed(a, b int) (float64, error) {
+	if err := g.events[b].Synchronize(); err != nil {
 		return 0, err
 	}
-	ms, err := g.events[0].Elapsed(g.events[1])
+	ms, err := g.events[a].Elapsed(g.events[b])
 	return ms / 1000, err
+}
+
+// handle is a cu.Stream's or cu.Event's CUDA handle (both are structs
+// holding the handle only).
+func handle[T cu.Stream | cu.Event](x *T) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(x))
 }
 
 func (g *cudaGPU) info() telemetry.Info {
@@ -187,11 +197,10 @@ func (g *cudaGPU) close() {
 	}
 	defer done()
 	for i := range g.streams {
-		// cu.Stream and cu.Event are structs holding the handle only.
-		C.stream_destroy(*(*unsafe.Pointer)(unsafe.Pointer(&g.streams[i])))
+		C.stream_destroy(handle(&g.streams[i]))
 	}
 	for i := range g.events {
-		C.event_destroy(*(*unsafe.Pointer)(unsafe.Pointer(&g.events[i])))
+		C.event_destroy(handle(&g.events[i]))
 	}
 	g.mod.Unload()
 	g.device.ReleasePrimaryCtx()

@@ -17,20 +17,30 @@ import (
 // their parameters decoded from the same 8-byte launch encoding. It is
 // slow and exists so that the engine's orchestration (buffers, offsets,
 // launch parameters, copies, both buffer modes) is tested on machines
-// without a GPU; the CUDA C kernels themselves are only checked on a GPU
-// (TestChunkMatchesModel with -tags cuda). Every device access is
-// bounds-checked against its allocation.
+// without a GPU. The Go transcription is the fallback: where a C++
+// compiler is present, the tests run the CUDA C source itself on the CPU
+// (srcgpu_test.go: train.cu compiled with kernels/cpu/cuda_cpu.h and
+// launch.cc, launched on this emulator's memory), and on a GPU with -tags
+// cuda. Every device access is bounds-checked against its allocation.
+//
+// A device address is the real address of the first byte of its Go
+// buffer (so compiled kernels can use it), and every allocation is
+// followed by guardBytes of a NaN pattern that nothing may write: reads
+// past the end give NaN, and the tests check the guards after every
+// launch of the compiled kernels (srcGPU).
 type emuGPU struct {
 	mu    sync.Mutex
-	next  ptr
 	mem   map[ptr][]byte
 	bases []ptr // sorted
 	host  map[unsafe.Pointer][]byte
-	t     [2]time.Time
+	t     [numEvents]time.Time
+	// noBLAS makes openBLAS fail, so that the engine uses its own SGEMM
+	// kernel (the path of a machine without cuBLAS).
+	noBLAS bool
 }
 
 func newEmu() *emuGPU {
-	return &emuGPU{next: 1 << 20, mem: map[ptr][]byte{}, host: map[unsafe.Pointer][]byte{}}
+	return &emuGPU{mem: map[ptr][]byte{}, host: map[unsafe.Pointer][]byte{}}
 }
 
 // NewEmulated is the engine on the emulated GPU (tests, documentation).
@@ -38,13 +48,26 @@ func NewEmulated(o realrun.EngineOptions) (*Engine, error) { return newEngine(o,
 
 func (g *emuGPU) bind() (func(), error) { return func() {}, nil }
 
+// guardBytes follow every allocation, filled with guardWord.
+const (
+	guardBytes = 256
+	guardWord  = 0x7fc0dead // a quiet NaN as float32
+)
+
 func (g *emuGPU) alloc(n int64) (ptr, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	p := g.next
-	g.mem[p] = make([]byte, n)
-	g.bases = append(g.bases, p)
-	g.next += ptr((n+255)/256*256 + 256) // a gap: running off the end is caught
+	full := make([]byte, n+guardBytes)
+	guard := unsafe.Slice((*uint32)(unsafe.Pointer(&full[n])), guardBytes/4)
+	for i := range guard {
+		guard[i] = guardWord
+	}
+	p := ptr(uintptr(unsafe.Pointer(unsafe.SliceData(full))))
+	g.mem[p] = full[:n] // keeps the buffer, guard included, reachable
+	i := sort.Search(len(g.bases), func(i int) bool { return g.bases[i] > p })
+	g.bases = append(g.bases, 0)
+	copy(g.bases[i+1:], g.bases[i:])
+	g.bases[i] = p
 	return p, nil
 }
 
@@ -58,7 +81,8 @@ func (g *emuGPU) free(p ptr) {
 	}
 }
 
-// bytes is device memory from p to the end of its allocation.
+// bytes is device memory from p to the end of its allocation (the guard
+// after it is not part of it).
 func (g *emuGPU) bytes(p ptr) ([]byte, error) {
 	i := sort.Search(len(g.bases), func(i int) bool { return g.bases[i] > p }) - 1
 	if i < 0 {
@@ -69,7 +93,7 @@ func (g *emuGPU) bytes(p ptr) ([]byte, error) {
 	if off > int64(len(b)) {
 		return nil, fmt.Errorf("emulated GPU: address %#x is past its allocation", uint64(p))
 	}
-	return b[off:], nil
+	return b[off:len(b):len(b)], nil
 }
 
 func (g *emuGPU) hostAlloc(n int64) (unsafe.Pointer, error) {
@@ -143,7 +167,12 @@ func (g *emuGPU) record(ev int, _ stream) error {
 	return nil
 }
 
-func (g *emuGPU) elapsed() (float64, error) { return g.t[1].Sub(g.t[0]).Seconds(), nil }
+// wait and syncEvent have nothing to wait for: the emulator runs every
+// copy and launch to completion when it is issued.
+func (g *emuGPU) wait(stream, int) error { return nil }
+func (g *emuGPU) syncEvent(int) error    { return nil }
+
+func (g *emuGPU) elapsed(a, b int) (float64, error) { return g.t[b].Sub(g.t[a]).Seconds(), nil }
 
 func (g *emuGPU) info() telemetry.Info {
 	return telemetry.Info{Name: "emulated GPU (CPU, tests only)", Driver: "none", CUDA: "none"}
@@ -460,4 +489,90 @@ func emuAdagrad(a *args, threads int64) {
 			flag[list[j]] = 0
 		}
 	}
+}
+
+// openBLAS is the emulated cuBLAS: Go SGEMM with cuBLAS's column-major
+// semantics, so that the engine's mapping of its row-major products onto
+// cuBLAS is tested without a GPU.
+func (g *emuGPU) openBLAS(tf32 bool) (blas, error) {
+	if g.noBLAS {
+		return nil, fmt.Errorf("cuBLAS: not found (emulated GPU without cuBLAS)")
+	}
+	return emuBLAS{g: g, tf32: tf32}, nil
+}
+
+type emuBLAS struct {
+	g    *emuGPU
+	tf32 bool
+}
+
+func (b emuBLAS) describe() string {
+	if b.tf32 {
+		return "emulated cuBLAS (Go, column-major), TF32 requested (computed in FP32)"
+	}
+	return "emulated cuBLAS (Go, column-major)"
+}
+
+func (emuBLAS) close() {}
+
+// sgemm is cublasSgemmStridedBatched on column-major matrices: element
+// (i, j) of an ld-strided matrix X is X[i + j·ld].
+func (b emuBLAS) sgemm(ta, tb bool, m, n, k int, alpha float32, pa ptr, lda int, sa int64,
+	pb ptr, ldb int, sb int64, beta float32, pc ptr, ldc int, sc int64, batch int) (err error) {
+	g := b.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil { // an operand read past its allocation
+			err = fmt.Errorf("emulated cuBLAS: %v", r)
+		}
+	}()
+	view := func(p ptr) ([]float32, error) {
+		raw, err := g.bytes(p)
+		return unsafeFloats(raw), err
+	}
+	for z := 0; z < batch; z++ {
+		A, err := view(pa + ptr(4*int64(z)*sa))
+		if err != nil {
+			return err
+		}
+		B, err := view(pb + ptr(4*int64(z)*sb))
+		if err != nil {
+			return err
+		}
+		C, err := view(pc + ptr(4*int64(z)*sc))
+		if err != nil {
+			return err
+		}
+		at := func(i, l int) float32 {
+			if ta {
+				return A[l+i*lda]
+			}
+			return A[i+l*lda]
+		}
+		bt := func(l, j int) float32 {
+			if tb {
+				return B[j+l*ldb]
+			}
+			return B[l+j*ldb]
+		}
+		if need := (n-1)*ldc + m; len(C) < need {
+			return fmt.Errorf("emulated cuBLAS: C of %d floats, the product needs %d", len(C), need)
+		}
+		for j := 0; j < n; j++ {
+			for i := 0; i < m; i++ {
+				var acc float32
+				for l := 0; l < k; l++ {
+					acc += at(i, l) * bt(l, j)
+				}
+				o := i + j*ldc
+				if beta == 0 {
+					C[o] = alpha * acc
+				} else {
+					C[o] = alpha*acc + beta*C[o]
+				}
+			}
+		}
+	}
+	return nil
 }

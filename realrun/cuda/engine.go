@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 	"unsafe"
+
+	"github.com/tierflow/tierflow/report"
 
 	"github.com/tierflow/tierflow/workload"
 
@@ -84,9 +87,17 @@ type Engine struct {
 	// Per-batch work buffers.
 	S, R, D, N, gS, gR, gD, gN, Q, gQ, T, pos, gp dev
 	loss                                          dev // one float64
-	idx                                           dev // srcRow | dstRow | rel | negRow | negSel
-	stage                                         pinned
-	idxHost                                       pinned
+	// idx and idxHost are two index buffers (srcRow | dstRow | rel |
+	// negRow | negSel), on the GPU and pinned on the host: batch k
+	// samples into buffer k%2 while the GPU trains batch k−1.
+	idx     [2]dev
+	idxHost [2]pinned
+	stage   pinned
+
+	// blas does the products (cuBLAS when found); nil: the engine's own
+	// sgemm_batched kernel. gemmNote says which, and why.
+	blas     blas
+	gemmNote string
 
 	chunk, maxChunks int
 
@@ -95,9 +106,15 @@ type Engine struct {
 	slotIn        int64 // partition bytes installed into GPU slots
 	slotOut       int64 // partition bytes evicted from GPU slots
 	kernelSeconds float64
-	nvml          telemetry.Source // nil: no telemetry
-	sampler       *telemetry.Sampler
-	info          telemetry.Info
+	// The epoch's clock (StartEpoch), the host-clock spans of its
+	// whole-partition copies and of its buckets' training, and the
+	// event-timed seconds of --buffer host's per-batch row copies.
+	t0                    time.Time
+	copySpans, trainSpans []report.Interval
+	stageSeconds          float64
+	nvml                  telemetry.Source // nil: no telemetry
+	sampler               *telemetry.Sampler
+	info                  telemetry.Info
 }
 
 // dev is device memory of n bytes.
@@ -157,12 +174,16 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 		return nil, err
 	}
 	err = e.allocAll(st, o)
+	if err == nil {
+		e.openBLAS(o.TF32)
+	}
 	done()
 	if err != nil {
 		e.Close()
 		return nil, err
 	}
 	e.info = g.info()
+	e.info.GEMM = e.gemmNote
 	if g.real() {
 		if src, err := telemetry.OpenNVML(o.Device); err == nil {
 			e.nvml = src
@@ -229,14 +250,36 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 		n int64
 	}{{&e.S, b * d}, {&e.R, b * d}, {&e.D, b * d}, {&e.gS, b * d}, {&e.gR, b * d}, {&e.gD, b * d},
 		{&e.Q, b * d}, {&e.gQ, b * d}, {&e.N, negs * d}, {&e.gN, negs * d}, {&e.T, b * m},
-		{&e.pos, b}, {&e.gp, b}, {&e.loss, 2}, {&e.idx, 3*b + 2*negs}} {
+		{&e.pos, b}, {&e.gp, b}, {&e.loss, 2}, {&e.idx[0], 3*b + 2*negs}, {&e.idx[1], 3*b + 2*negs}} {
 		if *x.p, err = e.alloc(4 * x.n); err != nil {
 			return err
 		}
 	}
-	e.idxHost, err = e.allocPinned(4 * (3*b + 2*negs))
-	return err
+	for j := range e.idxHost {
+		if e.idxHost[j], err = e.allocPinned(4 * (3*b + 2*negs)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// openBLAS takes cuBLAS for the products when the GPU has it, else keeps
+// the engine's own kernel; gemmNote says which was chosen and why.
+func (e *Engine) openBLAS(tf32 bool) {
+	b, err := e.g.openBLAS(tf32)
+	if err != nil {
+		e.gemmNote = "built-in sgemm_batched kernel (" + err.Error() + ")"
+		if tf32 {
+			e.gemmNote += "; --tf32 has no effect without cuBLAS"
+		}
+		return
+	}
+	e.blas, e.gemmNote = b, b.describe()
+}
+
+// GEMM says what does the engine's matrix products: cuBLAS (its version,
+// file and math mode) or the built-in kernel and why.
+func (e *Engine) GEMM() string { return e.gemmNote }
 
 // Close frees the GPU memory and releases the GPU.
 func (e *Engine) Close() error {
@@ -247,7 +290,11 @@ func (e *Engine) Close() error {
 		for _, d := range e.allocs {
 			e.g.free(d.p)
 		}
-		for _, h := range []*pinned{&e.stage, &e.idxHost} {
+		if e.blas != nil {
+			e.blas.close()
+			e.blas = nil
+		}
+		for _, h := range []*pinned{&e.stage, &e.idxHost[0], &e.idxHost[1]} {
 			if h.p != nil {
 				e.g.hostFree(h.p)
 			}
@@ -394,6 +441,7 @@ func (e *Engine) slotCopy(slot, part int, buf *store.Buffer, install bool) error
 	e.mu.Unlock()
 	b := buf.Bytes()
 	n := int64(len(b))
+	start := time.Since(e.t0).Seconds()
 	if install {
 		err = e.g.htod(e.slotMem[slot].p, unsafe.Pointer(&b[0]), n, copyStream)
 	} else {
@@ -407,6 +455,7 @@ func (e *Engine) slotCopy(slot, part int, buf *store.Buffer, install bool) error
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.copySpans = append(e.copySpans, report.Interval{Start: start, End: time.Since(e.t0).Seconds()})
 	if !install {
 		e.d2h += n
 		e.slotOut += n
@@ -428,6 +477,7 @@ func (e *Engine) slotCopy(slot, part int, buf *store.Buffer, install bool) error
 func (e *Engine) StartEpoch(epoch int) error {
 	e.mu.Lock()
 	e.h2d, e.d2h, e.slotIn, e.slotOut, e.kernelSeconds = 0, 0, 0, 0, 0
+	e.t0, e.copySpans, e.trainSpans, e.stageSeconds = time.Now(), nil, nil, 0
 	e.mu.Unlock()
 	if e.sampler != nil { // a failed epoch never finished
 		e.sampler.Stop()
@@ -458,6 +508,10 @@ func (e *Engine) FinishEpoch(ep *realrun.Epoch) error {
 	}
 	e.mu.Lock()
 	rep.H2DBytes, rep.D2HBytes, rep.KernelSeconds = e.h2d, e.d2h, e.kernelSeconds
+	// Whole-partition copies overlap training (copy stream); --buffer
+	// host's row copies sit between a batch's kernels and hide nothing.
+	ep.TransferSeconds = report.Busy(e.copySpans) + e.stageSeconds
+	ep.HiddenTransferSeconds = report.Overlap(e.copySpans, e.trainSpans)
 	// The buffer manager frees its buffers after the epoch: unpin them now
 	// (with the context current on this thread, as every driver call).
 	if done, err := e.bind(); err == nil {
@@ -503,12 +557,13 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 	if err := e.g.memset32(e.loss.p, 0, 2, computeStream); err != nil {
 		return 0, err
 	}
-	if err := e.g.record(0, computeStream); err != nil {
+	start := time.Since(e.t0).Seconds()
+	if err := e.g.record(evBucketStart, computeStream); err != nil {
 		return 0, err
 	}
-	for lo := 0; lo < len(edges); lo += e.h.Batch {
+	for k, lo := 0, 0; lo < len(edges); k, lo = k+1, lo+e.h.Batch {
 		batch := edges[lo:min(lo+e.h.Batch, len(edges))]
-		if err := e.trainBatch(batch, si, src, di, dst, wr, tA, tB); err != nil {
+		if err := e.trainBatch(k, batch, si, src, di, dst, wr, tA, tB); err != nil {
 			return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
 		}
 	}
@@ -516,6 +571,9 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 	if err != nil {
 		return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
 	}
+	e.mu.Lock()
+	e.trainSpans = append(e.trainSpans, report.Interval{Start: start, End: time.Since(e.t0).Seconds()})
+	e.mu.Unlock()
 	return loss, nil
 }
 
@@ -541,9 +599,10 @@ func (e *Engine) slotTables(si, di int) (tA, tB table, err error) {
 
 // bucketLoss ends a bucket on the compute stream: its summed loss copied
 // back, and the kernel time between the bucket's two events added to the
-// engine's.
+// engine's. Its wait for the compute stream is the one the Plan requires:
+// after the bucket, its partitions may be evicted.
 func (e *Engine) bucketLoss() (float64, error) {
-	if err := e.g.record(1, computeStream); err != nil {
+	if err := e.g.record(evBucketEnd, computeStream); err != nil {
 		return 0, err
 	}
 	var loss float64
@@ -553,7 +612,7 @@ func (e *Engine) bucketLoss() (float64, error) {
 	if err := e.g.sync(computeStream); err != nil {
 		return 0, err
 	}
-	secs, err := e.g.elapsed()
+	secs, err := e.g.elapsed(evBucketStart, evBucketEnd)
 	if err != nil {
 		return 0, err
 	}
@@ -564,9 +623,12 @@ func (e *Engine) bucketLoss() (float64, error) {
 	return loss, nil
 }
 
-// batchIndex lays out one batch's index arrays in the pinned staging
-// buffer: srcRow, dstRow, rel (n each), negRow, negSel (chunks·m each).
+// batchIndex lays out one batch's index arrays in index buffer j (pinned
+// on the host, then on the GPU at idx): srcRow, dstRow, rel (n each),
+// negRow, negSel (chunks·m each).
 type batchIndex struct {
+	j                            int
+	idx                          dev
 	n, negs                      int
 	srcRow, dstRow, rel, negRow  []int32
 	negSel                       []int32
@@ -574,12 +636,12 @@ type batchIndex struct {
 	offSel                       int64
 }
 
-func (e *Engine) indexFor(batch []store.Edge, si, di int, wr *rand.Rand) batchIndex {
+func (e *Engine) indexFor(j int, batch []store.Edge, si, di int, wr *rand.Rand) batchIndex {
 	m := e.h.Negatives
 	chunks := (len(batch) + e.chunk - 1) / e.chunk
 	n, negs := len(batch), chunks*m
-	all := e.idxHost.int32s()
-	bi := batchIndex{n: n, negs: negs}
+	all := e.idxHost[j].int32s()
+	bi := batchIndex{j: j, idx: e.idx[j], n: n, negs: negs}
 	bi.offSrc, bi.offDst, bi.offRel = 0, int64(n), int64(2*n)
 	bi.offN, bi.offSel = int64(3*n), int64(3*n+negs)
 	bi.srcRow, bi.dstRow, bi.rel = all[:n], all[n:2*n], all[2*n:3*n]
@@ -604,13 +666,19 @@ func (e *Engine) indexFor(batch []store.Edge, si, di int, wr *rand.Rand) batchIn
 	return bi
 }
 
-func (e *Engine) trainBatch(batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, wr *rand.Rand, tA, tB table) error {
-	// The previous batch's copy from the pinned index buffer may still be
-	// queued: wait for the stream before overwriting it.
-	if err := e.g.sync(computeStream); err != nil {
+// trainBatch trains batch k of a bucket. With --buffer gpu nothing waits
+// for the GPU: the host samples batch k into index buffer k%2 once the
+// kernels of batch k−2, which read it, are done (an event), uploads it on
+// the upload stream and makes the compute stream wait for that upload (an
+// event), so sampling and uploads overlap the kernels of batch k−1. With
+// --buffer host the batch's rows come from and go back to host memory,
+// so each batch ends with the compute stream drained.
+func (e *Engine) trainBatch(k int, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, wr *rand.Rand, tA, tB table) error {
+	j := k % 2
+	if err := e.g.syncEvent(evConsumed + j); err != nil {
 		return err
 	}
-	bi := e.indexFor(batch, si, di, wr)
+	bi := e.indexFor(j, batch, si, di, wr)
 	var hs *hostStage
 	if e.mode == realrun.BufferHost {
 		var err error
@@ -619,7 +687,13 @@ func (e *Engine) trainBatch(batch []store.Edge, si int, src *store.Buffer, di in
 		}
 	}
 	nIdx := int64(3*bi.n + 2*bi.negs)
-	if err := e.g.htod(e.idx.p, e.idxHost.p, 4*nIdx, computeStream); err != nil {
+	if err := e.g.htod(bi.idx.p, e.idxHost[j].p, 4*nIdx, uploadStream); err != nil {
+		return err
+	}
+	if err := e.g.record(evUploaded+j, uploadStream); err != nil {
+		return err
+	}
+	if err := e.g.wait(computeStream, evUploaded+j); err != nil {
 		return err
 	}
 	e.count(4*nIdx, 0)
@@ -648,6 +722,9 @@ func (e *Engine) trainBatch(batch []store.Edge, si int, src *store.Buffer, di in
 			return err
 		}
 	}
+	if err := e.g.record(evConsumed+j, computeStream); err != nil {
+		return err
+	}
 	if hs != nil {
 		return e.unstageRows(hs, src, dst, tA, tB)
 	}
@@ -667,8 +744,8 @@ func (e *Engine) trainGroup(bi *batchIndex, c0, g, n int, tA, tB table) error {
 	d, m := e.d, e.h.Negatives
 	E, M := int64(g*n), int64(g*m)
 	eOff, nOff := int64(c0*e.chunk), int64(c0*m)
-	srcRow, dstRow, rel := e.idx.at(bi.offSrc+eOff), e.idx.at(bi.offDst+eOff), e.idx.at(bi.offRel+eOff)
-	negRow, negSel := e.idx.at(bi.offN+nOff), e.idx.at(bi.offSel+nOff)
+	srcRow, dstRow, rel := bi.idx.at(bi.offSrc+eOff), bi.idx.at(bi.offDst+eOff), bi.idx.at(bi.offRel+eOff)
+	negRow, negSel := bi.idx.at(bi.offN+nOff), bi.idx.at(bi.offSel+nOff)
 	uses := e.h.Model.UsesRelations()
 	ed, md := E*int64(d), M*int64(d)
 	var null ptr
@@ -751,14 +828,11 @@ func (e *Engine) side(g, n int, q, x, gq, gx ptr) error {
 	d, m := e.d, e.h.Negatives
 	E := int64(g * n)
 	nd, md, nm := int64(n*d), int64(m*d), int64(n*m)
-	gridX := func(cols int) int { return (cols + 15) / 16 }
-	gridY := func(rows int) int { return (rows + 15) / 16 }
 	if err := e.launch1D(s, "row_dot", E, int(E), d, q, x, e.pos.p); err != nil {
 		return err
 	}
 	// T = Q·Nᵀ (n×m per chunk).
-	if err := e.launch(s, "sgemm_batched", gridX(m), gridY(n), g, 16, 16,
-		0, 1, n, m, d, float32(1), q, d, nd, e.N.p, d, md, float32(0), e.T.p, m, nm); err != nil {
+	if err := e.gemm(g, false, true, n, m, d, 1, q, d, nd, e.N.p, d, md, 0, e.T.p, m, nm); err != nil {
 		return err
 	}
 	if err := e.launch1D(s, "softmax_loss", 32*E, int(E), m, e.pos.p, e.T.p, e.gp.p, e.loss.p); err != nil {
@@ -771,12 +845,36 @@ func (e *Engine) side(g, n int, q, x, gq, gx ptr) error {
 		return nil
 	}
 	// gQ += G·N (n×d); gN += Gᵀ·Q (m×d).
-	if err := e.launch(s, "sgemm_batched", gridX(d), gridY(n), g, 16, 16,
-		0, 0, n, d, m, float32(1), e.T.p, m, nm, e.N.p, d, md, float32(1), gq, d, nd); err != nil {
+	if err := e.gemm(g, false, false, n, d, m, 1, e.T.p, m, nm, e.N.p, d, md, 1, gq, d, nd); err != nil {
 		return err
 	}
-	return e.launch(s, "sgemm_batched", gridX(d), gridY(m), g, 16, 16,
-		1, 0, m, d, n, float32(1), e.T.p, m, nm, q, d, nd, float32(1), e.gN.p, d, md)
+	return e.gemm(g, true, false, m, d, n, 1, e.T.p, m, nm, q, d, nd, 1, e.gN.p, d, md)
+}
+
+// gemm is the engine's batched product on the compute stream, row-major
+// as the kernels lay out their matrices: for z < batch,
+// C_z = alpha·op(A_z)·op(B_z) + beta·C_z with op(A) M×K and op(B) K×N, ta
+// and tb saying A and B are stored transposed (K×M, N×K). cuBLAS is
+// column-major, and a row-major X with leading dimension ld is the
+// column-major Xᵀ with the same ld, so the product goes to cuBLAS as
+// Cᵀ = op(B)ᵀ·op(A)ᵀ: operands swapped, M and N swapped. Without cuBLAS
+// it is the sgemm_batched kernel, 16×16 tiles.
+func (e *Engine) gemm(batch int, ta, tb bool, M, N, K int, alpha float32, A ptr, lda int, sA int64,
+	B ptr, ldb int, sB int64, beta float32, C ptr, ldc int, sC int64) error {
+	if e.blas != nil {
+		if err := e.blas.sgemm(tb, ta, N, M, K, alpha, B, ldb, sB, A, lda, sA, beta, C, ldc, sC, batch); err != nil {
+			return fmt.Errorf("gemm %dx%dx%d (batch %d): %w", M, N, K, batch, err)
+		}
+		return nil
+	}
+	flag := func(t bool) int {
+		if t {
+			return 1
+		}
+		return 0
+	}
+	return e.launch(computeStream, "sgemm_batched", (N+15)/16, (M+15)/16, batch, 16, 16,
+		flag(ta), flag(tb), M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC)
 }
 
 func (e *Engine) scatter(grad, rows, sel ptr, count int64, a, b table) error {
@@ -829,6 +927,9 @@ func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, ds
 	var tabs [2]table
 	parts := [2]*store.Buffer{src, dst}
 	accs := [2]accum{e.accA, e.accB}
+	if err := e.g.record(evStageStart, computeStream); err != nil {
+		return nil, tabs[0], tabs[1], err
+	}
 	for t := 0; t < 2; t++ {
 		if t == 1 && hs.same {
 			tabs[1] = tabs[0]
@@ -848,6 +949,9 @@ func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, ds
 			bi.negSel[i] = 0
 		}
 	}
+	if err := e.g.record(evStageEnd, computeStream); err != nil {
+		return nil, tabs[0], tabs[1], err
+	}
 	e.count(hs.bytes, 0)
 	return hs, tabs[0], tabs[1], nil
 }
@@ -857,6 +961,9 @@ func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, ds
 func (e *Engine) unstageRows(hs *hostStage, src, dst *store.Buffer, tA, tB table) error {
 	d := int64(e.d)
 	stage := e.stage.floats()
+	if err := e.g.record(evUnstageStart, computeStream); err != nil {
+		return err
+	}
 	for t := 0; t < 2; t++ {
 		if t == 1 && hs.same {
 			break
@@ -867,9 +974,23 @@ func (e *Engine) unstageRows(hs *hostStage, src, dst *store.Buffer, tA, tB table
 			return err
 		}
 	}
+	if err := e.g.record(evUnstageEnd, computeStream); err != nil {
+		return err
+	}
 	if err := e.g.sync(computeStream); err != nil {
 		return err
 	}
+	in, err := e.g.elapsed(evStageStart, evStageEnd)
+	if err != nil {
+		return err
+	}
+	out, err := e.g.elapsed(evUnstageStart, evUnstageEnd)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.stageSeconds += in + out
+	e.mu.Unlock()
 	e.count(0, hs.bytes)
 	parts := [2]*store.Buffer{src, dst}
 	for t := 0; t < 2; t++ {

@@ -24,7 +24,6 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/realrun/workdir"
@@ -78,88 +77,18 @@ func closeTo(t *testing.T, want, got []float32, tol float64, what string) {
 	}
 }
 
-// TestChunkMatchesModel runs one group of g chunks through the GPU kernels
-// (gather, queries, batched GEMMs, softmax loss, gradients, scatter-add)
-// and compares the loss and every gradient with model.ChunkGrad, then the
-// Adagrad kernel with model.Adagrad, for Dot, DistMult and ComplEx.
+// TestChunkMatchesModel runs one batch of every shape of kernelCases
+// through the GPU kernels (gather, queries, batched GEMMs, softmax loss,
+// gradients, scatter-add, Adagrad) and compares the loss, the per-row
+// gradient sums and the Adagrad step with the CPU engine's Go reference
+// (model.ChunkGrad, model.Adagrad), for Dot, DistMult and ComplEx: see
+// checkKernels. Without -tags cuda the kernels are train.cu itself
+// compiled for the CPU where a C++ compiler is found (else their Go
+// transcription), with the engine's own SGEMM kernel, not cuBLAS.
 func TestChunkMatchesModel(t *testing.T) {
-	for _, kind := range workload.Models {
-		t.Run(string(kind), func(t *testing.T) {
-			const d, n, m, g = 12, 7, 5, 3
-			rng := rand.New(rand.NewPCG(1, uint64(len(kind))))
-			E, M := g*n, g*m
-			// Table A holds the sources then the negatives, table B the
-			// destinations; every occurrence has its own row.
-			st, deg := memStore(int64(E+M), d, 4)
-			e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Store: st, Degrees: deg, Seed: 1, C: 2,
-				Hyper: realrun.Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n}, LR: 0.1, Workers: 1}})
-			require.NoError(t, err)
-			defer e.Close()
-			done, err := e.bind()
-			require.NoError(t, err)
-			defer done()
-			S, D, N := randFloats(rng, E*d), randFloats(rng, E*d), randFloats(rng, M*d)
-			rels := make([]int32, E)
-			for i := range rels {
-				rels[i] = int32(rng.IntN(4))
-			}
-			relEmb := e.Relations()
-			rows := int64(E + M)
-			tabA := append(append([]float32(nil), S...), N...)
-			upload(t, e, e.slotMem[0].p, tabA)
-			upload(t, e, e.slotMem[1].p, D)
-			idx := make([]int32, 0, 3*E+2*M)
-			for i := 0; i < E; i++ {
-				idx = append(idx, int32(i))
-			}
-			for i := 0; i < E; i++ {
-				idx = append(idx, int32(i))
-			}
-			idx = append(idx, rels...)
-			for i := 0; i < M; i++ {
-				idx = append(idx, int32(E+i))
-			}
-			idx = append(idx, make([]int32, M)...)
-			uploadInts(t, e, e.idx.p, idx)
-			bi := batchIndex{n: E, negs: M, offSrc: 0, offDst: int64(E), offRel: int64(2 * E), offN: int64(3 * E), offSel: int64(3*E + M)}
-			rd := rows * d
-			tA := e.accA.table(e.slotMem[0].p, e.slotMem[0].at(rd), rows)
-			tB := e.accB.table(e.slotMem[1].p, e.slotMem[1].at(rd), rows)
-			require.NoError(t, e.g.memset32(e.loss.p, 0, 2, computeStream))
-			require.NoError(t, e.trainGroup(&bi, 0, g, n, tA, tB))
-			require.NoError(t, e.g.sync(computeStream))
-			accA := download(t, e, e.accA.acc.p, int(rows)*d)
-			accB := download(t, e, e.accB.acc.p, E*d)
-			var lossGPU float64
-			require.NoError(t, e.g.dtoh(unsafe.Pointer(&lossGPU), e.loss.p, 8, computeStream))
-			require.NoError(t, e.g.sync(computeStream))
-			var lossCPU float64
-			for c := 0; c < g; c++ {
-				sl := func(f []float32, lo, k int) []float32 { return f[lo*d : (lo+k)*d] }
-				var R, gR []float32
-				if kind.UsesRelations() {
-					R, gR = make([]float32, n*d), make([]float32, n*d)
-					for i := 0; i < n; i++ {
-						r := int(rels[c*n+i])
-						copy(R[i*d:(i+1)*d], relEmb[r*d:(r+1)*d])
-					}
-				}
-				gS, gD, gN := make([]float32, n*d), make([]float32, n*d), make([]float32, m*d)
-				lossCPU += float64(model.ChunkGrad(kind, d, sl(S, c*n, n), R, sl(D, c*n, n), sl(N, c*m, m), n, m, gS, gR, gD, gN, nil))
-				closeTo(t, gS, sl(accA, c*n, n), 1e-4, "gS")
-				closeTo(t, gD, sl(accB, c*n, n), 1e-4, "gD")
-				closeTo(t, gN, sl(accA, E+c*m, m), 1e-4, "gN")
-			}
-			assert.InDelta(t, lossCPU, lossGPU, 1e-4*math.Abs(lossCPU)+1e-4)
-			// Adagrad on table A with the accumulated gradients.
-			emb := download(t, e, tA.emb, int(rows)*d)
-			state := download(t, e, tA.state, int(rows)*d)
-			require.NoError(t, e.adagrad(tA))
-			require.NoError(t, e.g.sync(computeStream))
-			model.Adagrad(emb, state, accA, 0.1, workload.AdagradEps)
-			closeTo(t, emb, download(t, e, tA.emb, int(rows)*d), 1e-5, "emb after Adagrad")
-			closeTo(t, state, download(t, e, tA.state, int(rows)*d), 1e-5, "state after Adagrad")
-			assert.Equal(t, make([]float32, int(rows)*d), download(t, e, e.accA.acc.p, int(rows)*d), "accumulator cleared")
+	for _, c := range kernelCases {
+		t.Run(c.String(), func(t *testing.T) {
+			require.NoError(t, checkKernels(func() gpu { return kernelGPU(t) }, c))
 		})
 	}
 }

@@ -11,14 +11,36 @@ import (
 // ptr is a device address; 0 is NULL.
 type ptr uint64
 
-// stream names one of the engine's two streams: kernels and per-batch
-// copies go on computeStream, partition installs and evictions on
-// copyStream so that they overlap training.
+// stream names one of the engine's streams: kernels (and, with --buffer
+// host, the rows a batch touches) go on computeStream; whole-partition
+// installs and evictions on copyStream and each batch's index upload on
+// uploadStream, so that both overlap training. A partition copy can be
+// long: the small index uploads have a stream of their own so that they
+// never queue behind one.
 type stream int
 
 const (
 	computeStream stream = iota
 	copyStream
+	uploadStream
+	numStreams
+)
+
+// The engine's events, each recorded again and again in place.
+const (
+	evBucketStart = iota // compute stream, around a bucket (kernel time)
+	evBucketEnd
+	evUploaded // evUploaded+j: index buffer j is on the GPU (upload stream)
+	_
+	evConsumed // evConsumed+j: the kernels reading index buffer j are done
+	_
+	evStageStart // --buffer host: a batch's rows shipped in ...
+	evStageEnd
+	evUnstageStart // ... and back
+	evUnstageEnd
+	evCopyStart // calibration: around one copy
+	evCopyEnd
+	numEvents
 )
 
 // gpu is what the engine needs of a device: the CUDA driver in builds with
@@ -41,12 +63,33 @@ type gpu interface {
 	// launch runs kernel name; every parameter is passed as 8 bytes.
 	launch(s stream, name string, grid [3]int, block [2]int, params []uint64) error
 	sync(s stream) error
-	// record marks event ev (0 start, 1 stop) on s; elapsed waits for
-	// event 1 and returns the seconds between them.
+	// record marks event ev on s; wait makes s wait for ev's last
+	// record; syncEvent blocks the host until it has happened; elapsed
+	// waits for event b and returns the seconds from a to b.
 	record(ev int, s stream) error
-	elapsed() (float64, error)
+	wait(s stream, ev int) error
+	syncEvent(ev int) error
+	elapsed(a, b int) (float64, error)
+	// openBLAS opens a strided batched SGEMM for the compute stream
+	// (cuBLAS on a GPU), with TF32 tensor-core math when tf32; an error
+	// says why there is none (the engine then uses its own kernel).
+	openBLAS(tf32 bool) (blas, error)
 	info() telemetry.Info
 	real() bool // a physical GPU (telemetry applies)
+	close()
+}
+
+// blas is a library's strided batched SGEMM on the compute stream, with
+// cuBLAS's column-major convention: for z < batch,
+// C_z = alpha·op(A_z)·op(B_z) + beta·C_z with op(A) m×k and op(B) k×n; C is
+// not read when beta is 0. (Engine.gemm maps the engine's row-major
+// products onto it.)
+type blas interface {
+	sgemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, sa int64,
+		b ptr, ldb int, sb int64, beta float32, c ptr, ldc int, sc int64, batch int) error
+	// describe says which library this is, e.g. "cuBLAS 13.1.0
+	// (/path/libcublas.so.13), TF32".
+	describe() string
 	close()
 }
 

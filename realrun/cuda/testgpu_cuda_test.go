@@ -20,3 +20,6 @@ func testGPU(t *testing.T) gpu {
 
 // timedEngine is testEngine: on a GPU the kernels take time of their own.
 func timedEngine(o realrun.EngineOptions) (*Engine, error) { return New(o) }
+
+// kernelGPU is the GPU of the kernel checks (checkKernels).
+func kernelGPU(t *testing.T) gpu { return testGPU(t) }

@@ -72,6 +72,9 @@ type Options struct {
 	// Engine is the training engine ("cpu" or "cuda"); Buffer, for the
 	// CUDA engine, where the partition slots live ("gpu" or "host").
 	Engine, Buffer string
+	// TF32, for the CUDA engine, runs cuBLAS's products on TF32 tensor
+	// cores (10-bit mantissa inputs, FP32 accumulation).
+	TF32 bool
 	// CheckpointEvery is how often to checkpoint inside an epoch.
 	CheckpointEvery workload.CheckpointInterval
 	// Orderings, for a comparison with the simulator, lists the orderings
@@ -281,6 +284,9 @@ func checkExport(o Options) error {
 func checkEngine(o Options) error {
 	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
 		return &inputerr.Error{Err: err}
+	}
+	if o.TF32 && o.Engine != "cuda" {
+		return inputerr.Errorf("--tf32: goes with --engine cuda (the cpu engine computes in FP32)")
 	}
 	if o.Engine == "cuda" && o.Buffer != realrun.BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) {
 		return inputerr.Errorf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
@@ -511,7 +517,7 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
 	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
 		if r.degrees, err = r.st.Degrees(); err == nil {
-			r.eng, err = realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Buffer: o.Buffer, Hyper: cfg.Hyper, Store: r.st, Degrees: r.degrees, Seed: cfg.Spec.Seed, C: c})
+			r.eng, err = realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Buffer: o.Buffer, TF32: o.TF32, Hyper: cfg.Hyper, Store: r.st, Degrees: r.degrees, Seed: cfg.Spec.Seed, C: c})
 		}
 	}
 	if err != nil {

@@ -23,6 +23,9 @@ type Info struct {
 	MemoryBytes int64  `json:"memory_bytes"`
 	Driver      string `json:"driver"`
 	CUDA        string `json:"cuda"` // the driver's CUDA version, e.g. "13.0"
+	// GEMM says what does the CUDA engine's matrix products: cuBLAS (its
+	// version, file and math mode) or the built-in kernel and why.
+	GEMM string `json:"gemm,omitempty"`
 }
 
 // Sample is one reading.

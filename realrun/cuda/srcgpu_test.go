@@ -1,0 +1,281 @@
+//go:build !cuda
+
+package cuda
+
+// srcGPU runs the CUDA C kernels themselves on the CPU: kernels/train.cu
+// compiled as C++ with kernels/cpu/cuda_cpu.h (the CUDA built-ins) and
+// kernels/cpu/launch.cc (runs a kernel over its grid, blocks in turn, the
+// threads of a block with barriers as fibers), loaded with purego, on the
+// emulator's memory, whose device addresses are real addresses. Where no
+// C++ compiler is found the tests fall back to the Go transcription
+// (emu.go) and the tests of the source itself skip.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/realrun/cuda/kernels"
+)
+
+// kernelLib is a kernel source compiled for the CPU and loaded.
+type kernelLib struct {
+	cxx    string // the compiler, as found
+	launch func(name string, gx, gy, gz, bx, by int32, params *uint64, nparams int32, err *byte, errlen int32) int32
+}
+
+// findCXX is the C++ compiler: $CXX (program and flags), else the first of
+// g++, c++, clang++ on the PATH.
+func findCXX() ([]string, error) {
+	if f := strings.Fields(os.Getenv("CXX")); len(f) > 0 {
+		p, err := exec.LookPath(f[0])
+		if err != nil {
+			return nil, fmt.Errorf("no C++ compiler: $CXX=%q: %w", os.Getenv("CXX"), err)
+		}
+		return append([]string{p}, f[1:]...), nil
+	}
+	for _, c := range []string{"g++", "c++", "clang++"} {
+		if p, err := exec.LookPath(c); err == nil {
+			return []string{p}, nil
+		}
+	}
+	return nil, errors.New("no C++ compiler found ($CXX, g++, c++, clang++)")
+}
+
+var globalRe = regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(`)
+
+// kernelList is the runner's kernels.inc for src: K(name, barriers) for
+// every __global__ function, barriers 1 when its body uses __syncthreads
+// or a warp shuffle (the threads of its blocks then run as fibers).
+func kernelList(src string) (string, error) {
+	var b strings.Builder
+	found := map[string]bool{}
+	for _, m := range globalRe.FindAllStringSubmatchIndex(src, -1) {
+		name := src[m[2]:m[3]]
+		open := strings.IndexByte(src[m[1]:], '{')
+		if open < 0 {
+			return "", fmt.Errorf("kernel %s has no body", name)
+		}
+		body, depth := "", 0
+		for i := m[1] + open; i < len(src); i++ {
+			if src[i] == '{' {
+				depth++
+			} else if src[i] == '}' {
+				if depth--; depth == 0 {
+					body = src[m[1]+open : i+1]
+					break
+				}
+			}
+		}
+		if body == "" {
+			return "", fmt.Errorf("kernel %s: unbalanced braces", name)
+		}
+		barriers := 0
+		if strings.Contains(body, "__syncthreads") || strings.Contains(body, "__shfl") {
+			barriers = 1
+		}
+		found[name] = true
+		fmt.Fprintf(&b, "K(%s, %d)\n", name, barriers)
+	}
+	for _, k := range kernels.Train {
+		if !found[k] {
+			return "", fmt.Errorf("kernel %s of kernels.Train is not in the source", k)
+		}
+	}
+	return b.String(), nil
+}
+
+// buildKernelLib compiles src (the text of a .cu file) with the runner
+// into a shared library in a temporary directory and loads it.
+func buildKernelLib(src string) (*kernelLib, error) {
+	cxx, err := findCXX()
+	if err != nil {
+		return nil, err
+	}
+	list, err := kernelList(src)
+	if err != nil {
+		return nil, err
+	}
+	cpu, err := filepath.Abs(filepath.Join("kernels", "cpu"))
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "tierflow-kernels-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir) // the loaded library stays mapped
+	unit := fmt.Sprintf("#include \"train.cu\"\n#include %q\n", filepath.Join(cpu, "launch.cc"))
+	for name, text := range map[string]string{"train.cu": src, "kernels.inc": list, "unit.cc": unit} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	lib := filepath.Join(dir, "libtrain.so")
+	args := append(cxx[1:], "-std=c++17", "-O2", "-shared", "-fPIC", "-Wall", "-Werror=return-type", "-U_FORTIFY_SOURCE",
+		"-include", filepath.Join(cpu, "cuda_cpu.h"), "-I", dir, "-x", "c++", filepath.Join(dir, "unit.cc"), "-o", lib)
+	cmd := exec.Command(cxx[0], args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, out.String())
+	}
+	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, fmt.Errorf("loading the kernels compiled with %s: %w", cxx[0], err)
+	}
+	l := &kernelLib{cxx: filepath.Base(cxx[0])}
+	if err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("tf_launch: %v", r)
+			}
+		}()
+		purego.RegisterLibFunc(&l.launch, h, "tf_launch")
+		return nil
+	}(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+var (
+	srcOnce sync.Once
+	srcLib  *kernelLib
+	srcErr  error
+	noCXX   error // no C++ compiler (or no source): the tests use the Go transcription
+)
+
+// sourceKernels is train.cu compiled once per test binary; lib is nil
+// when there is no C++ compiler or no source (noCXX says so), and err
+// says why a compiler there failed (the tests then fail: a source that does not
+// compile must not pass on the Go transcription).
+func sourceKernels() (lib *kernelLib, err error) {
+	srcOnce.Do(func() {
+		if _, noCXX = findCXX(); noCXX != nil {
+			fmt.Printf("kernels: Go transcription (%v)\n", noCXX)
+			return
+		}
+		// A test binary run away from its source (the GPU bundle) has
+		// none to compile.
+		src, err := os.ReadFile(filepath.Join("kernels", "train.cu"))
+		if err == nil {
+			_, err = os.Stat(filepath.Join("kernels", "cpu", "launch.cc"))
+		}
+		if err != nil {
+			noCXX = fmt.Errorf("kernel source not found: %w", err)
+			fmt.Printf("kernels: Go transcription (%v)\n", noCXX)
+			return
+		}
+		srcLib, srcErr = buildKernelLib(string(src))
+		if srcErr == nil {
+			fmt.Printf("kernels: train.cu compiled with %s and run on the CPU\n", srcLib.cxx)
+		}
+	})
+	return srcLib, srcErr
+}
+
+// srcGPU is the emulator (memory, copies, events) launching the compiled
+// kernel source.
+type srcGPU struct {
+	*emuGPU
+	lib *kernelLib
+}
+
+func newSrcGPU(lib *kernelLib) *srcGPU { return &srcGPU{emuGPU: newEmu(), lib: lib} }
+
+func (g *srcGPU) launch(_ stream, name string, grid [3]int, block [2]int, params []uint64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var msg [512]byte
+	var p *uint64
+	if len(params) > 0 {
+		p = &params[0]
+	}
+	rc := g.lib.launch(name, int32(grid[0]), int32(grid[1]), int32(grid[2]), int32(block[0]), int32(block[1]),
+		p, int32(len(params)), &msg[0], int32(len(msg)))
+	runtime.KeepAlive(params)
+	if rc != 0 {
+		s, _, _ := bytes.Cut(msg[:], []byte{0})
+		return fmt.Errorf("%s (train.cu on the CPU): %s", name, s)
+	}
+	return g.guardsIntact(name)
+}
+
+// guardsIntact says which allocation a launch wrote past the end of.
+func (g *emuGPU) guardsIntact(name string) error {
+	for _, p := range g.bases {
+		b := g.mem[p]
+		full := b[:cap(b)]
+		guard := unsafe.Slice((*uint32)(unsafe.Pointer(&full[len(b)])), guardBytes/4)
+		for i, w := range guard {
+			if w != guardWord {
+				return fmt.Errorf("%s wrote past the end of the %d-byte allocation at %#x (float %d after it: %#x)",
+					name, len(b), uint64(p), i, w)
+			}
+		}
+	}
+	return nil
+}
+
+// TestKernelSourceCatchesPlantedBugs plants bugs in copies of train.cu
+// (each replacement must occur exactly once in the source), compiles each
+// copy for the CPU and requires the kernel checks (checkKernels over
+// kernelCases) to fail on it, and to pass on the source as it is.
+func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles train.cu once per planted bug")
+	}
+	lib, err := sourceKernels()
+	require.NoError(t, err)
+	if lib == nil {
+		t.Skipf("kernel source not checked: %v", noCXX)
+	}
+	raw, err := os.ReadFile(filepath.Join("kernels", "train.cu"))
+	require.NoError(t, err)
+	src := string(raw)
+	mutations := []struct{ name, old, new string }{
+		{"gather_rows bound off by one",
+			"if (t >= (long long)count * d) return;\n\tint i = (int)(t / d), k = (int)(t % d);\n\tconst float",
+			"if (t > (long long)count * d) return;\n\tint i = (int)(t / d), k = (int)(t % d);\n\tconst float"},
+		{"sgemm_batched reads one k past K", "ka < K", "ka <= K"},
+		{"softmax_loss sum skips the last shuffle", "for (int o = 16; o > 0; o /= 2) z +=", "for (int o = 16; o > 1; o /= 2) z +="},
+		{"adagrad_rows bound off by one", "if (t >= (long long)n * d)", "if (t > (long long)n * d)"},
+		{"scatter_add lists rows from thread k = 1", "if (k == 0) {", "if (k == 1) {"},
+		{"scatter_add list slot off by one", "list[atomicAdd(cnt, 1)] = r;", "list[atomicAdd(cnt, 1) + 1] = r;"},
+		{"softmax_loss barrier in one lane only (deadlock)", "\tfloat z = 0;\n", "\tfloat z = 0;\n\tif (lane == 0) __syncthreads();\n"},
+	}
+	t.Run("unmodified", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range kernelCases {
+			require.NoError(t, checkKernels(func() gpu { g := newSrcGPU(lib); g.noBLAS = true; return g }, c))
+		}
+	})
+	for _, mu := range mutations {
+		require.Equal(t, 1, strings.Count(src, mu.old), "%s: %q must occur once in train.cu", mu.name, mu.old)
+		t.Run(mu.name, func(t *testing.T) {
+			t.Parallel()
+			lib, err := buildKernelLib(strings.Replace(src, mu.old, mu.new, 1))
+			require.NoError(t, err)
+			for _, c := range kernelCases {
+				if err := checkKernels(func() gpu { g := newSrcGPU(lib); g.noBLAS = true; return g }, c); err != nil {
+					t.Logf("%s: caught: %v", mu.name, err)
+					return
+				}
+			}
+			t.Errorf("planted bug not caught by any kernel check: %q → %q", mu.old, mu.new)
+		})
+	}
+}
