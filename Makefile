@@ -19,6 +19,9 @@ FORCE:
 run: $(BIN)/simulate
 	./$(BIN)/simulate --p 32 --c 8
 
+# realrun/cuda's tests also run the CUDA C kernels (realrun/cuda/kernels/*.cu)
+# on the CPU, compiled with $CXX or g++/c++/clang++ when one is installed;
+# without one they use the Go transcription and say so (SKIP).
 test: fmt-check vet tidy-check
 	$(GO) test -count=1 ./...
 
@@ -122,6 +125,51 @@ build-cuda: cuda-deps
 # CI's CUDA check (no GPU needed): see scripts/cuda-check.sh.
 cuda-check:
 	./scripts/cuda-check.sh
+
+# The GPU bundle: everything the GPU-verification run needs on a GPU
+# machine without Go or network, in the ignored folder gpu-bundle/ (run it
+# there with `bash gpu-bundle/run.sh OUTDIR`; see
+# scripts/gpu-bundle/README.txt.in): bin/realrun (-tags cuda),
+# bin/realrun-nogpu (the default build, the emulator stand-in), the test
+# binaries (cuda- and default-tagged realrun/cuda, cuda-tagged telemetry),
+# stripped, and run.sh. The kernels are the committed PTX (make ptx
+# regenerates it; cuda-check checks it is current). Fails above
+# GPU_BUNDLE_MAX_MB.
+GPU_BUNDLE := gpu-bundle
+GPU_BUNDLE_MAX_MB ?= 60
+STRIPPED := -trimpath -ldflags "-s -w"
+.PHONY: gpu-bundle check-gpu-bundle
+gpu-bundle: cuda-deps
+	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bin $(GPU_BUNDLE)/tests
+	$(GO) build -tags cuda $(STRIPPED) -o $(GPU_BUNDLE)/bin/realrun ./cmd/realrun
+	$(GO) build $(STRIPPED) -o $(GPU_BUNDLE)/bin/realrun-nogpu ./cmd/realrun
+	$(GO) test -c -tags cuda $(STRIPPED) -o $(GPU_BUNDLE)/tests/cuda.test ./realrun/cuda
+	$(GO) test -c -tags cuda $(STRIPPED) -o $(GPU_BUNDLE)/tests/telemetry.test ./realrun/telemetry
+	$(GO) test -c $(STRIPPED) -o $(GPU_BUNDLE)/tests/cuda-emu.test ./realrun/cuda
+	@# The tests read files beside their package's source (kernels/train.cu,
+	@# kernels/cpu/*): run.sh runs each test binary in its copy of the package dir.
+	for pkg in realrun/cuda realrun/telemetry; do \
+		mkdir -p $(GPU_BUNDLE)/tests/$$pkg && \
+		(cd $$pkg && find . -type f ! -name '*.go' -print0 | xargs -0 -r cp --parents -t $(CURDIR)/$(GPU_BUNDLE)/tests/$$pkg) || exit 1; \
+	done
+	install -m 755 scripts/gpu-bundle/run.sh $(GPU_BUNDLE)/run.sh
+	@commit="$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"; \
+	date="$$(date -u +%Y-%m-%dT%H:%M:%SZ)"; gov="$$($(GO) env GOVERSION)"; \
+	printf 'commit %s\ndate %s\ngo %s\n' "$$commit" "$$date" "$$gov" >$(GPU_BUNDLE)/BUILD; \
+	sed -e "s|@COMMIT@|$$commit|" -e "s|@DATE@|$$date|" -e "s|@GOVERSION@|$$gov|" scripts/gpu-bundle/README.txt.in >$(GPU_BUNDLE)/README.txt
+	@kb=$$(du -sk $(GPU_BUNDLE) | cut -f1); mb=$$(awk -v k=$$kb 'BEGIN { printf "%.1f", k / 1024 }'); \
+	if [ $$kb -gt $$(($(GPU_BUNDLE_MAX_MB) * 1024)) ]; then echo "gpu-bundle: $$mb MB exceeds $(GPU_BUNDLE_MAX_MB) MB" >&2; exit 1; fi; \
+	echo "gpu-bundle: $(GPU_BUNDLE)/ is $$mb MB (limit $(GPU_BUNDLE_MAX_MB) MB); run it with: bash $(GPU_BUNDLE)/run.sh OUTDIR"
+
+# Opt-in (not in test): the bundle end to end on this machine (without a
+# GPU the emulator stands in), then its steps.json checked by
+# cmd/internal/bundlecheck: every step run or skipped with a reason.
+GPU_BUNDLE_OUT ?= /tmp/gpu-bundle-check
+check-gpu-bundle: gpu-bundle
+	@rm -rf $(GPU_BUNDLE_OUT); start=$$(date +%s); \
+	bash $(GPU_BUNDLE)/run.sh $(GPU_BUNDLE_OUT); rc=$$?; \
+	echo "check-gpu-bundle: run.sh exited $$rc after $$(($$(date +%s) - start)) s"; \
+	$(GO) run ./cmd/internal/bundlecheck $(GPU_BUNDLE_OUT) && [ $$rc -eq 0 ]
 
 # Opt-in (not in test): open the traces that --trace writes in speedscope in
 # headless Chromium, installing both when missing, and fail on any error the

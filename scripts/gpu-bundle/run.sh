@@ -1,0 +1,498 @@
+#!/usr/bin/env bash
+# run.sh OUTDIR: the GPU bundle's one call (make gpu-bundle builds the
+# bundle around it; see README.txt there). It needs bash and coreutils only
+# (no Go, no network, no Python): it runs the cuda-tagged test binaries, the
+# emulator's engine tests, the throughput shapes of the GPU-verification
+# issue, a small quality run (cpu against cuda), `realrun calibrate` and
+# `realrun --compare-sim --engine cuda` in each buffer mode, and writes
+# under OUTDIR:
+#
+#   env.json      the machine: date, host, CPUs, GPU (nvidia-smi), cuBLAS, mode
+#   steps.json    one {"step","status","reason","seconds","outputs"} per step;
+#                 status is run, "run (emulated: no GPU)", skipped or failed
+#                 (reason: why, or a one-line note for a step that ran)
+#   summary.txt   the table printed at the end, with throughput and quality
+#   logs/         every command's stderr (and stdout where it is not JSON)
+#   tests/, throughput/, quality/, calibrate/, compare-sim/  the outputs
+#
+# Without a usable GPU (no nvidia-smi, or the cuda binary's probe says "no
+# usable CUDA GPU") every GPU step runs the same command through the
+# stand-in instead: the default build with TIERFLOW_EMULATE_GPU=1, whose
+# CUDA engine runs on the pure-Go emulator, at tiny shapes (seconds each);
+# those steps are recorded as "run (emulated: no GPU)".
+#
+# Settings (environment): GPU_BUNDLE_BUDGET (seconds for the whole run,
+# default 480; a step that would start later is skipped, each command's
+# time limit is cut to what is left), GPU_BUNDLE_SCALE (twitter scale of
+# the throughput runs on a GPU, default 0.01), GPU_BUNDLE_EMULATE=1 (use
+# the stand-in even where a GPU is present), TIERFLOW_CUBLAS (cuBLAS; found
+# through python3's nvidia package when unset).
+#
+# Exit status: 0 when no step failed, 1 otherwise, 2 on bad usage.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ $# -ne 1 ] || [ -z "$1" ] || [ "$1" = -h ] || [ "$1" = --help ]; then
+	echo "usage: bash $0 OUTDIR" >&2
+	exit 2
+fi
+mkdir -p "$1" || exit 2
+OUT=$(cd "$1" && pwd)
+mkdir -p "$OUT/logs" "$OUT/tests" "$OUT/throughput" "$OUT/quality" "$OUT/calibrate" "$OUT/compare-sim"
+WORK="$OUT/work" # work directories of the runs, removed after each
+BUDGET=${GPU_BUNDLE_BUDGET:-480}
+START=$(date +%s)
+STEPS="$OUT/.steps.jsonl"
+SUMLINES="$OUT/.summary-lines"
+: >"$STEPS"
+: >"$SUMLINES"
+FAILED=0
+
+# ---------------------------------------------------------------- helpers
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# left: seconds until the current group's deadline (see budget).
+END=$((START + BUDGET))
+left() { echo $((END - $(date +%s))); }
+
+# jstr S: S as a JSON string.
+jstr() {
+	local s
+	s=$(printf '%s' "$1" | tr -d '\000-\010\013\014\016-\037')
+	s=${s//\\/\\\\}
+	s=${s//\"/\\\"}
+	s=${s//$'\n'/\\n}
+	s=${s//$'\t'/\\t}
+	s=${s//$'\r'/}
+	printf '"%s"' "$s"
+}
+
+# oneline FILE: the last lines of FILE that say something, joined.
+oneline() {
+	[ -s "$1" ] || return 0
+	grep -v '^[[:space:]]*$' "$1" | tail -n "${2:-3}" | tr '\n' ' ' | cut -c1-400 | sed 's/ *$//'
+}
+
+# jnum FILE KEY [last]: the first (or last) number under "KEY" in a JSON
+# file (the outputs are indented JSON: one key per line).
+jnum() {
+	local v
+	v=$(grep -o "\"$2\": *-\{0,1\}[0-9][0-9.eE+-]*" "$1" 2>/dev/null | sed 's/.*: *//')
+	if [ "${3:-}" = last ]; then v=$(printf '%s\n' "$v" | tail -n 1); else v=$(printf '%s\n' "$v" | head -n 1); fi
+	printf '%s' "$v"
+}
+
+# jstrval FILE KEY: the first string under "KEY" in a JSON file.
+jstrval() {
+	grep -m1 -o "\"$2\": *\"[^\"]*\"" "$1" 2>/dev/null | sed 's/^[^:]*: *"//; s/"$//'
+}
+
+# fmt PRINTF-FORMAT NUMBER [SCALE]: NUMBER × SCALE formatted, or "-".
+fmt() {
+	if [ -z "${2:-}" ]; then
+		printf -- '-'
+	else
+		awk -v f="$1" -v x="$2" -v s="${3:-1}" 'BEGIN { printf f, x * s }'
+	fi
+}
+
+# record STEP STATUS REASON SECONDS OUTPUT...: one entry of steps.json.
+record() {
+	local step=$1 status=$2 reason=$3 secs=$4 o outs="" sep=""
+	shift 4
+	for o in "$@"; do
+		[ -e "$OUT/$o" ] || continue
+		outs="$outs$sep$(jstr "$o")"
+		sep=", "
+	done
+	printf '{"step": %s, "status": %s, "reason": %s, "seconds": %s, "outputs": [%s]}\n' \
+		"$(jstr "$step")" "$(jstr "$status")" "$(jstr "$reason")" "$secs" "$outs" >>"$STEPS"
+	[ "$status" = failed ] && FAILED=1
+	printf '%-34s %-24s %8s  %s\n' "$step" "$status" "$secs" "$reason" | cut -c1-240 | tee -a "$SUMLINES"
+}
+
+# skip STEP REASON
+skip() { record "$1" skipped "$2" 0; }
+
+# budget STEP [SHARE]: false (and the step recorded as skipped) once SHARE
+# percent of the budget (default 100) is spent; the step's commands must
+# end by then too, so that a slow group leaves time to the later ones.
+budget() {
+	END=$((START + BUDGET * ${2:-100} / 100))
+	if [ "$(left)" -le 5 ]; then
+		skip "$1" "time budget spent: ${2:-100}% of ${BUDGET} s (GPU_BUNDLE_BUDGET) is this step's share"
+		return 1
+	fi
+}
+
+# execute STDOUT STDERR LIMIT CMD...: runs CMD under a time limit (cut to
+# the budget left); sets RC and SECS.
+execute() {
+	local out=$1 err=$2 limit=$3 t0 rem
+	shift 3
+	rem=$(left)
+	[ "$rem" -lt "$limit" ] && limit=$((rem > 10 ? rem : 10))
+	LIMIT=$limit
+	t0=$(now)
+	timeout --kill-after=10 "$limit" "$@" >"$out" 2>"$err"
+	RC=$?
+	SECS=$(since "$t0")
+}
+
+# failure ERRFILE: why a command failed, in one line.
+failure() {
+	case $RC in
+	124 | 137) echo "timed out after ${LIMIT} s: $(oneline "$1" 1 | grep . || echo 'no output')" ;;
+	*) echo "exit $RC: $(oneline "$1" | grep . || echo 'no output')" ;;
+	esac
+}
+
+# ------------------------------------------------------ the machine, the GPU
+
+GPU=0
+NOGPU=""
+PROBE_ERR="$OUT/logs/probe.stderr"
+if [ "${GPU_BUNDLE_EMULATE:-0}" = 1 ]; then
+	NOGPU="GPU_BUNDLE_EMULATE=1"
+else
+	timeout 60 "$HERE/bin/realrun" --engine cuda --p 0 >/dev/null 2>"$PROBE_ERR"
+	prc=$?
+	if ! command -v nvidia-smi >/dev/null 2>&1; then
+		NOGPU="nvidia-smi not found"
+	fi
+	if grep -q "no usable CUDA GPU" "$PROBE_ERR"; then
+		NOGPU="${NOGPU:+$NOGPU; }$(grep -o -m1 'no usable CUDA GPU ([^)]*)' "$PROBE_ERR")"
+	elif [ "$prc" = 127 ] || [ "$prc" = 124 ] || grep -q "error while loading shared libraries" "$PROBE_ERR"; then
+		NOGPU="${NOGPU:+$NOGPU; }bin/realrun does not start (exit $prc): $(oneline "$PROBE_ERR" 1)"
+	fi
+	[ -z "$NOGPU" ] && GPU=1
+fi
+if [ "$GPU" = 1 ]; then
+	RR=("$HERE/bin/realrun")
+	RRCPU=("$HERE/bin/realrun")
+	EMU=""
+	RUN="run"
+else
+	RR=(env TIERFLOW_EMULATE_GPU=1 "$HERE/bin/realrun-nogpu")
+	RRCPU=("$HERE/bin/realrun-nogpu")
+	EMU="stand-in"
+	RUN="run (emulated: no GPU)"
+fi
+
+# cuBLAS: pip's CUDA wheels (nvidia/cu13/lib or nvidia/cublas/lib).
+CUBLAS_FROM="TIERFLOW_CUBLAS"
+if [ -z "${TIERFLOW_CUBLAS:-}" ]; then
+	CUBLAS_FROM="not found"
+	for py in python3 /opt/torch/.venv/bin/python3; do
+		command -v "$py" >/dev/null 2>&1 || continue
+		lib=$(timeout 30 "$py" - 2>/dev/null <<'EOF'
+import glob, os, re
+try:
+    import nvidia
+except Exception:
+    raise SystemExit(0)
+hits = []
+for base in list(getattr(nvidia, "__path__", [])):
+    hits += glob.glob(os.path.join(base, "*", "lib", "libcublas.so.*"))
+def version(p):
+    return [int(x) for x in re.findall(r"\d+", p.rsplit("libcublas.so.", 1)[1])]
+hits.sort(key=version, reverse=True)
+if hits:
+    print(hits[0])
+EOF
+		)
+		if [ -n "$lib" ]; then
+			export TIERFLOW_CUBLAS="$lib"
+			CUBLAS_FROM="$py"
+			break
+		fi
+	done
+fi
+
+{
+	smi="null"
+	cudaver=""
+	if command -v nvidia-smi >/dev/null 2>&1; then
+		smi=$(timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 4)
+		cudaver=$(timeout 30 nvidia-smi 2>/dev/null | grep -o 'CUDA Version: *[0-9.]*' | head -n 1 | sed 's/.*: *//')
+		smi=$(jstr "$smi")
+	fi
+	printf '{\n'
+	printf '  "date": %s,\n' "$(jstr "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
+	printf '  "hostname": %s,\n' "$(jstr "$(hostname 2>/dev/null || cat /proc/sys/kernel/hostname)")"
+	printf '  "nproc": %s,\n' "$(nproc)"
+	printf '  "kernel": %s,\n' "$(jstr "$(uname -sr)")"
+	printf '  "mode": %s,\n' "$(jstr "$([ "$GPU" = 1 ] && echo gpu || echo emulated)")"
+	printf '  "no_gpu_reason": %s,\n' "$(jstr "$NOGPU")"
+	printf '  "nvidia_smi": %s,\n' "$smi"
+	printf '  "cuda_driver_version": %s,\n' "$(jstr "$cudaver")"
+	printf '  "cublas": %s,\n' "$(jstr "${TIERFLOW_CUBLAS:-}")"
+	printf '  "cublas_found_by": %s,\n' "$(jstr "$CUBLAS_FROM")"
+	printf '  "budget_seconds": %s,\n' "$BUDGET"
+	printf '  "bundle": %s\n' "$(jstr "$(cat "$HERE/BUILD" 2>/dev/null)")"
+	printf '}\n'
+} >"$OUT/env.json"
+
+echo "gpu-bundle: $(grep -m1 commit "$HERE/BUILD" 2>/dev/null) on $(hostname 2>/dev/null), $(nproc) CPUs; output in $OUT"
+if [ "$GPU" = 1 ]; then
+	echo "gpu-bundle: GPU: $(timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1)"
+else
+	echo "gpu-bundle: no usable GPU ($NOGPU): the GPU steps run on the emulator (TIERFLOW_EMULATE_GPU=1 bin/realrun-nogpu) at tiny shapes"
+fi
+echo "gpu-bundle: cuBLAS: ${TIERFLOW_CUBLAS:-none found} ($CUBLAS_FROM)"
+printf '%-34s %-24s %8s  %s\n' step status seconds "reason / note"
+
+# ---------------------------------------------------------------- the steps
+
+# tests NAME PACKAGE BINARY ARGS...: a test binary's -test.v run,
+# summarised. It runs in the bundle's copy of its package directory
+# (tests/PACKAGE: the files its tests read beside the source, as go test
+# would run it).
+tests() {
+	local name=$1 dir="$HERE/tests/$2" bin=$3 log="tests/${1##*/}.txt"
+	shift 3
+	budget "$name" 30 || return
+	local err="$OUT/logs/${name//\//-}.stderr"
+	[ -d "$dir" ] || dir="$OUT/tests"
+	cd "$dir" || return
+	execute "$OUT/$log" "$err" 300 "$bin" -test.v -test.count=1 -test.timeout=280s "$@"
+	cd "$OUT" || return
+	cat "$err" >>"$OUT/$log"
+	local pass fail skip note
+	pass=$(grep -c '^--- PASS' "$OUT/$log")
+	fail=$(grep -c '^--- FAIL' "$OUT/$log")
+	skip=$(grep -c '^--- SKIP' "$OUT/$log")
+	note="$pass passed, $fail failed, $skip skipped"
+	if [ "$RC" = 0 ] && grep -q "no usable CUDA GPU" "$OUT/$log"; then
+		record "$name" skipped "$(grep -m1 -o 'no usable CUDA GPU.*' "$OUT/$log"); the engine tests run on the emulator in emulator-tests" "$SECS" "$log"
+	elif [ "$RC" = 0 ]; then
+		record "$name" run "$note" "$SECS" "$log"
+	elif [ "$GPU" = 0 ] && [ "$RC" = 127 ]; then
+		record "$name" skipped "cannot start without the CUDA driver: $(oneline "$OUT/$log" 1)" "$SECS" "$log"
+	else
+		record "$name" failed "$note; $(failure "$OUT/$log")" "$SECS" "$log"
+	fi
+}
+
+tests gpu-tests/cuda realrun/cuda "$HERE/tests/cuda.test"
+tests gpu-tests/telemetry realrun/telemetry "$HERE/tests/telemetry.test"
+# TestDefaultBuildHasNoCU runs `go list` on the source tree: not here.
+tests emulator-tests realrun/cuda "$HERE/tests/cuda-emu.test" -test.skip '^TestDefaultBuildHasNoCU$'
+
+# train STEP OUTPUT LIMIT REALRUN-ARGS...: one realrun --json run on a fresh
+# work directory into OUTPUT (relative to OUT); sets RC and STATUS/REASON.
+train() {
+	local step=$1 output=$2 limit=$3 err
+	shift 3
+	err="$OUT/logs/${step//\//-}.stderr"
+	rm -rf "$WORK/run"
+	mkdir -p "$WORK"
+	execute "$OUT/$output" "$err" "$limit" "$@" --workdir "$WORK/run" --progress none --json
+	rm -rf "$WORK/run"
+	if [ "$RC" = 0 ]; then
+		STATUS=$RUN REASON=$EMU
+	else
+		STATUS=failed REASON=$(failure "$err")
+	fi
+}
+
+# --- throughput: Dot, d=100, batches of 50,000 in chunks of 1,000 sharing
+# 1,000 negatives on a Twitter-shaped graph, one epoch each.
+if [ "$GPU" = 1 ]; then
+	SHAPE=(--dataset twitter --scale "${GPU_BUNDLE_SCALE:-0.01}" --model dot --dim 100 --batch 50000 --chunk 1000 --negatives 1000)
+	TLIMIT=90
+else
+	SHAPE=(--dataset twitter --scale 0.0001 --model dot --dim 16 --batch 1000 --chunk 16 --negatives 16)
+	TLIMIT=60
+fi
+TP_ROWS=()
+for spec in "in-gpu gpu 4 4 beta" \
+	"gpu-beta gpu 16 4 beta" "gpu-hilbert-symmetric gpu 16 4 hilbert-symmetric" "gpu-legend gpu 16 3 legend" \
+	"host-beta host 16 4 beta" "host-hilbert-symmetric host 16 4 hilbert-symmetric" "host-legend host 16 3 legend"; do
+	read -r name buffer p c ordering <<<"$spec"
+	step="throughput/$name"
+	budget "$step" 55 || continue
+	f="throughput/$name.json"
+	train "$step" "$f" "$TLIMIT" "${RR[@]}" --engine cuda --buffer "$buffer" --p "$p" --c "$c" --ordering "$ordering" \
+		--epochs 1 --eval none --seed 1 "${SHAPE[@]}"
+	if [ "$RC" = 0 ]; then
+		j="$OUT/$f"
+		eps=$(jnum "$j" edges_per_second)
+		note="$(fmt '%.0f' "$eps") edges/s, stall $(fmt '%.2f' "$(jnum "$j" stall_seconds)") s"
+		[ -n "${GEMM:-}" ] || GEMM=$(jstrval "$j" gemm)
+		REASON="${REASON:+$REASON; }$note"
+		TP_ROWS+=("$(printf '%-24s %6s %3s %3s %14s %9s %9s %10s %10s %10s %10s %6s' "$name" "$buffer" "$p" "$c" \
+			"$(fmt '%.0f' "$eps")" "$(fmt '%.2f' "$(jnum "$j" epoch_seconds)")" "$(fmt '%.2f' "$(jnum "$j" stall_seconds)")" \
+			"$(fmt '%.1f' "$(jnum "$j" h2d_bytes)" 1e-6)" "$(fmt '%.1f' "$(jnum "$j" d2h_bytes)" 1e-6)" \
+			"$(fmt '%.1f' "$(jnum "$j" pcie_rx_bytes)" 1e-6)" "$(fmt '%.1f' "$(jnum "$j" pcie_tx_bytes)" 1e-6)" \
+			"$(fmt '%.0f' "$(jnum "$j" gpu_utilization)" 100)")")
+		printf '%s\t%s\n' "$name" "$eps" >>"$OUT/throughput/.eps"
+	else
+		rm -f "$OUT/$f"
+	fi
+	record "$step" "$STATUS" "$REASON" "$SECS" "$f"
+done
+
+# One plot of its own: edges/s per shape, an SVG bar chart.
+if [ -s "$OUT/throughput/.eps" ]; then
+	awk -F'\t' -v title="edges/s per throughput shape ($([ "$GPU" = 1 ] && echo GPU || echo "emulated GPU: not a measurement"))" '
+		{ n++; name[n] = $1; v[n] = $2 + 0; if (v[n] > hi) hi = v[n] }
+		END {
+			if (hi <= 0) hi = 1
+			h = 40 + 28 * n
+			printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"%d\" font-family=\"sans-serif\" font-size=\"13\">\n", h
+			printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"22\" font-size=\"15\">%s</text>\n", title
+			for (i = 1; i <= n; i++) {
+				y = 36 + 28 * (i - 1); w = 420 * v[i] / hi
+				printf "<text x=\"10\" y=\"%d\">%s</text><rect x=\"200\" y=\"%d\" width=\"%.1f\" height=\"20\" fill=\"#4c72b0\"/>", y + 15, name[i], y, w
+				printf "<text x=\"%.1f\" y=\"%d\">%.0f</text>\n", 206 + w, y + 15, v[i]
+			}
+			print "</svg>"
+		}' "$OUT/throughput/.eps" >"$OUT/throughput/edges-per-second.svg"
+	rm -f "$OUT/throughput/.eps"
+fi
+
+# --- quality: the same small graph and seed, cpu against cuda (and TF32).
+if [ "$GPU" = 1 ]; then
+	QSHAPE=(--dataset fb15k --scale 1 --dim 32 --epochs 5 --p 2 --c 2)
+	QLIMIT=120
+else
+	QSHAPE=(--dataset fb15k --scale 0.05 --dim 16 --epochs 3 --p 2 --c 2)
+	QLIMIT=60
+fi
+declare -A MRR=()
+for spec in "cpu" "cuda" "cuda-tf32"; do
+	step="quality/$spec"
+	budget "$step" 70 || continue
+	f="quality/$spec.json"
+	case $spec in
+	cpu) cmd=("${RRCPU[@]}" --engine cpu) ;;
+	cuda) cmd=("${RR[@]}" --engine cuda) ;;
+	cuda-tf32) cmd=("${RR[@]}" --engine cuda --tf32) ;;
+	esac
+	train "$step" "$f" "$QLIMIT" "${cmd[@]}" --eval end --seed 1 --workers 1 "${QSHAPE[@]}"
+	[ "$spec" = cpu ] && [ "$RC" = 0 ] && STATUS=run REASON=""
+	if [ "$RC" = 0 ]; then
+		MRR[$spec]=$(jnum "$OUT/$f" mrr last)
+		REASON="${REASON:+$REASON; }MRR $(fmt '%.4f' "${MRR[$spec]}")"
+		if [ "$spec" != cpu ] && [ -n "${MRR[cpu]:-}" ]; then
+			REASON="$REASON (cpu $(fmt '%.4f' "${MRR[cpu]}"), difference $(awk -v a="${MRR[$spec]}" -v b="${MRR[cpu]}" 'BEGIN { printf "%+.4f", a - b }'))"
+		fi
+		g=$(jstrval "$OUT/$f" gemm)
+		[ -n "$g" ] && [ "$spec" != cpu ] && REASON="$REASON; GEMMs: $g"
+	elif [ "$RC" = 2 ] && grep -q -- "-tf32" "$OUT/logs/quality-$spec.stderr"; then
+		STATUS=skipped REASON="this realrun has no --tf32 (exit 2): $(oneline "$OUT/logs/quality-$spec.stderr" 1)"
+	fi
+	[ "$RC" = 0 ] || rm -f "$OUT/$f"
+	record "$step" "$STATUS" "$REASON" "$SECS" "$f"
+done
+
+# --- calibrate: disk, CPU engine and (with the cuda engine) the GPU.
+CAL=calibrate/cal.yaml
+if budget calibrate 82; then
+	mkdir -p "$OUT/calibrate/scratch"
+	size=64
+	[ "$GPU" = 1 ] || size=16
+	execute "$OUT/calibrate/cal.json" "$OUT/logs/calibrate.stderr" 180 \
+		"${RR[@]}" calibrate --out "$OUT/$CAL" --dir "$OUT/calibrate/scratch" --size "$size" --json
+	rm -rf "$OUT/calibrate/scratch"
+	if [ "$RC" = 0 ]; then
+		gpuname=$(grep -A2 '"gpu": {' "$OUT/calibrate/cal.json" | grep -m1 -o '"name": *"[^"]*"' | sed 's/.*: *//; s/"//g')
+		if [ -n "$gpuname" ]; then
+			note="$gpuname: H2D $(fmt '%.1f' "$(jnum "$OUT/calibrate/cal.json" h2d_bytes_per_s)" 1e-9) GB/s, D2H $(fmt '%.1f' "$(jnum "$OUT/calibrate/cal.json" d2h_bytes_per_s)" 1e-9) GB/s, $(fmt '%.0f' "$(jnum "$OUT/calibrate/cal.json" edges_per_second)") edges/s at the calibration shape"
+		else
+			note="no GPU in the profile: $(grep -m1 -o '"no_gpu": *"[^"]*"' "$OUT/calibrate/cal.json" | sed 's/^"no_gpu": *//')"
+		fi
+		record calibrate "$RUN" "${EMU:+$EMU; }$note" "$SECS" "$CAL" calibrate/cal.json
+	else
+		rm -f "$OUT/calibrate/cal.json"
+		record calibrate failed "$(failure "$OUT/logs/calibrate.stderr")" "$SECS"
+	fi
+fi
+
+# --- the simulator against the cuda engine, per buffer mode.
+if [ "$GPU" = 1 ]; then
+	CSHAPE=(--dataset twitter --scale "${GPU_BUNDLE_COMPARE_SCALE:-0.005}" --model dot --dim 100 --batch 50000 --chunk 1000 --negatives 1000)
+	CLIMIT=120
+else
+	CSHAPE=("${SHAPE[@]}")
+	CLIMIT=60
+fi
+for buffer in gpu host; do
+	step="compare-sim-$buffer"
+	budget "$step" || continue
+	if [ ! -s "$OUT/$CAL" ]; then
+		skip "$step" "no calibrated profile ($CAL): the calibrate step did not write one"
+		continue
+	fi
+	f="compare-sim/$buffer.json"
+	plot="compare-sim/$buffer.png"
+	err="$OUT/logs/$step.stderr"
+	rm -rf "$WORK/run"
+	mkdir -p "$WORK"
+	execute "$OUT/$f" "$err" "$CLIMIT" "${RR[@]}" --compare-sim --engine cuda --buffer "$buffer" --device "$OUT/$CAL" \
+		--orderings beta,hilbert --p 16 --c 4 --epochs 1 --eval none --seed 1 "${CSHAPE[@]}" \
+		--workdir "$WORK/run" --progress none --json --plot "$OUT/$plot"
+	rm -rf "$WORK/run"
+	if [ "$RC" = 0 ]; then
+		# Per ordering: epoch seconds measured and predicted, the error, and
+		# whether the loads, swaps, writes and bytes match the Plan's.
+		note=$(awk '
+			function val(l) { sub(/^[^:]*: */, "", l); gsub(/[",]/, "", l); return l }
+			/"results": \[/ { on = 1 }
+			!on { next }
+			/"ordering":/ && ord == "" { ord = val($0) }
+			/"measured": \{/ { sec = "m" }
+			/"predicted": \{/ { sec = "p" }
+			/"relative_error": \{/ { sec = "e" }
+			/"epoch_seconds":/ && sec != "" { v[sec] = val($0); sec = "" }
+			/"counts_match":/ {
+				printf "%s%s %.2f s measured, %.2f predicted (%+.0f%%)%s", sep, ord, v["m"], v["p"], 100 * v["e"], val($0) == "true" ? "" : ", COUNTS DIFFER from the Plan"
+				sep = "; "; ord = ""; split("", v)
+			}' "$OUT/$f")
+		if grep -q '"counts_match": *false' "$OUT/$f"; then
+			record "$step" failed "measured loads, swaps, writes or bytes differ from the Plan's: $note" "$SECS" "$f" "$plot"
+		else
+			record "$step" "$RUN" "${EMU:+$EMU; }$note" "$SECS" "$f" "$plot"
+		fi
+	elif [ "$RC" = 2 ] && grep -q -e "cannot check --engine" -e "predicts the cpu engine only" "$err"; then
+		rm -f "$OUT/$f"
+		record "$step" skipped "this realrun refuses --compare-sim --engine cuda (exit 2): $(oneline "$err" 1)" "$SECS"
+	else
+		rm -f "$OUT/$f"
+		record "$step" failed "$(failure "$err")" "$SECS"
+	fi
+done
+rmdir "$WORK" 2>/dev/null
+
+# ---------------------------------------------------------------- summary
+
+{
+	printf '[\n'
+	sed '$!s/$/,/; s/^/  /' "$STEPS"
+	printf ']\n'
+} >"$OUT/steps.json"
+
+{
+	echo "gpu-bundle run on $(hostname 2>/dev/null) ($(nproc) CPUs), $(date -u +%Y-%m-%dT%H:%M:%SZ), $(($(date +%s) - START)) s; mode: $([ "$GPU" = 1 ] && echo GPU || echo "emulated ($NOGPU)")"
+	echo
+	printf '%-34s %-24s %8s  %s\n' step status seconds "reason / note"
+	cat "$SUMLINES"
+	if [ ${#TP_ROWS[@]} -gt 0 ]; then
+		echo
+		echo "throughput (${SHAPE[*]}, one epoch; GEMMs: ${GEMM:-not reported})"
+		printf '%-24s %6s %3s %3s %14s %9s %9s %10s %10s %10s %10s %6s\n' shape buffer p c edges/s epoch_s stall_s h2d_MB d2h_MB pcie_rx_MB pcie_tx_MB util%
+		printf '%s\n' "${TP_ROWS[@]}"
+	fi
+	if [ ${#MRR[@]} -gt 0 ]; then
+		echo
+		echo "quality (${QSHAPE[*]}, seed 1): MRR$(for k in cpu cuda cuda-tf32; do [ -n "${MRR[$k]:-}" ] && printf ' %s %s' "$k" "$(fmt '%.4f' "${MRR[$k]}")"; done)"
+	fi
+	echo
+	echo "steps: $(grep -c '"status": "run' "$OUT/steps.json") run, $(grep -c '"status": "skipped"' "$OUT/steps.json") skipped, $(grep -c '"status": "failed"' "$OUT/steps.json") failed; details in $OUT/steps.json, logs in $OUT/logs"
+} >"$OUT/summary.txt"
+echo
+cat "$OUT/summary.txt"
+rm -f "$STEPS" "$SUMLINES"
+exit "$FAILED"
