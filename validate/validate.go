@@ -69,12 +69,32 @@ func diskDrift(a, b devices.Disk) float64 {
 // a calibrated profile, with the work directory's real bucket sizes and
 // partition size. It uses nothing of the measurement but its inputs.
 func Predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bool, prof devices.Profile) (report.Report, error) {
-	return predict(st, plan, h, prefetch, prof, false)
+	return predict(st, plan, h, Engine{}, prefetch, prof, false)
 }
 
-// predict is Predict, recording the prediction's timeline when trace.
-func predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bool, prof devices.Profile, trace bool) (report.Report, error) {
-	sys, err := sim.LookupSystem("realrun")
+// Engine is the engine a comparison runs: Name "" or "cpu", or "cuda"
+// with its buffer mode and math.
+type Engine struct {
+	Name, Buffer string
+	TF32         bool
+}
+
+// System is the simulator's model of the engine: realrun (the CPU
+// engine), realrun-cuda (--buffer gpu) or realrun-cuda-host.
+func (e Engine) System() string {
+	switch {
+	case e.Name != "cuda":
+		return "realrun"
+	case e.Buffer == realrun.BufferHost:
+		return "realrun-cuda-host"
+	}
+	return "realrun-cuda"
+}
+
+// predict is Predict for engine eng, recording the prediction's timeline
+// when trace.
+func predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng Engine, prefetch bool, prof devices.Profile, trace bool) (report.Report, error) {
+	sys, err := sim.LookupSystem(eng.System())
 	if err != nil {
 		return report.Report{}, err
 	}
@@ -122,6 +142,8 @@ type CompareOptions struct {
 	DiskScratch string
 	// Trace records the kept run and its prediction as timelines.
 	Trace bool
+	// Engine is the engine that trains (zero: the CPU engine).
+	Engine Engine
 }
 
 // RunAndCompare trains plan for real from freshly initialised partitions
@@ -159,7 +181,8 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 				return Comparison{}, realrun.Epoch{}, err
 			}
 		}
-		eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: "cpu", Hyper: h, Store: st, Degrees: degrees, Seed: opt.Seed, C: plan.C})
+		eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: opt.Engine.Name, Buffer: opt.Engine.Buffer, TF32: opt.Engine.TF32,
+			Hyper: h, Store: st, Degrees: degrees, Seed: opt.Seed, C: plan.C})
 		if err != nil {
 			return Comparison{}, realrun.Epoch{}, err
 		}
@@ -184,7 +207,7 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 	}
 	sort.Slice(runs, func(a, b int) bool { return runs[a].ep.EpochSeconds < runs[b].ep.EpochSeconds })
 	kept := runs[len(runs)/2]
-	pred, err := predict(st, plan, h, opt.Prefetch, kept.prof, opt.Trace)
+	pred, err := predict(st, plan, h, opt.Engine, opt.Prefetch, kept.prof, opt.Trace)
 	if err != nil {
 		return Comparison{}, realrun.Epoch{}, err
 	}
@@ -223,9 +246,10 @@ type CompareOutput struct {
 // skipped with the reason, as simulate lists them. Notices go to log.
 func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log io.Writer) (out CompareOutput, err error) {
 	out = CompareOutput{Skipped: []orderings.Skipped{}}
-	if o.Engine != "" && o.Engine != "cpu" {
-		return out, inputerr.Errorf("--compare-sim predicts the cpu engine only; it cannot check --engine %s yet", o.Engine)
+	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
+		return out, &inputerr.Error{Err: err}
 	}
+	eng := Engine{Name: o.Engine, Buffer: o.Buffer, TF32: o.TF32}
 	cfg, err := job.Configure(o)
 	if err != nil {
 		return out, err
@@ -238,6 +262,9 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 	if devicePath != "" { // before any work: a bad device file costs nothing
 		if prof, err = devices.Load(devicePath); err != nil {
 			return out, inputerr.Errorf("--device: %w", err)
+		}
+		if eng.Name == "cuda" && prof.GPU.Count < 1 {
+			return out, inputerr.Errorf("--device %s: no GPU in the profile; calibrate it with the cuda engine linked (realrun calibrate from a make build-cuda binary on the GPU machine) or leave --device out to calibrate now", devicePath)
 		}
 	}
 	unlock, err := workdir.LockWorkdir(spec.Workdir)
@@ -260,12 +287,12 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		}
 	}()
 	if devicePath == "" {
-		if prof, err = calibrated(st, h, log); err != nil {
+		if prof, err = calibrated(st, h, eng, log); err != nil {
 			return out, err
 		}
 	}
 	out.Device = prof.Name
-	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress, Trace: o.Trace}
+	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress, Trace: o.Trace, Engine: eng}
 	if devicePath == "" {
 		opt.DiskScratch = filepath.Dir(st.Dir)
 	}
@@ -296,14 +323,25 @@ func compareEach(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof
 }
 
 // calibrated is this machine calibrated at the run's shape
-// (calibrate.ShapeProfile), said on log.
-func calibrated(st *store.Store, h realrun.Hyper, log io.Writer) (devices.Profile, error) {
+// (calibrate.ShapeProfile; for the CUDA engine its GPU too, at the run's
+// partition size and shape), said on log.
+func calibrated(st *store.Store, h realrun.Hyper, eng Engine, log io.Writer) (devices.Profile, error) {
 	fmt.Fprintln(log, "calibrating this machine (no --device given)…")
 	cal, err := calibrate.ShapeProfile(st, h, filepath.Dir(st.Dir))
 	if err != nil {
 		return devices.Profile{}, err
 	}
 	prof := cal.Profile
+	if eng.Name == "cuda" {
+		g, err := calibrate.CalibrateGPU(st.M.PartitionBytes, h, st.M.Rows)
+		if err != nil {
+			return prof, fmt.Errorf("GPU calibration: %w", err)
+		}
+		if err := g.Apply(&prof, h); err != nil {
+			return prof, err
+		}
+		fmt.Fprintf(log, "calibrated %s: H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at the run's shape\n", g.Name, g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6)
+	}
 	itf := prof.CPU.Interference
 	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
 		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)

@@ -39,7 +39,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 		for _, c := range out.Results {
 			if c.PredictedTrace != nil && c.MeasuredTrace != nil {
 				procs = append(procs,
-					chrometrace.Process{Name: fmt.Sprintf("predicted: %s (realrun model, %s)", c.Ordering, out.Device), Trace: *c.PredictedTrace},
+					chrometrace.Process{Name: fmt.Sprintf("predicted: %s (%s model, %s)", c.Ordering, validate.Engine{Name: o.Engine, Buffer: o.Buffer}.System(), out.Device), Trace: *c.PredictedTrace},
 					chrometrace.Process{Name: fmt.Sprintf("measured: %s (realrun)", c.Ordering), Trace: *c.MeasuredTrace})
 			}
 		}
@@ -56,7 +56,16 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 	if err := comparisonColumns.Human(out.Results).Render(stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "predicted by the realrun system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", prof)
+	sys := validate.Engine{Name: o.Engine, Buffer: o.Buffer}.System()
+	fmt.Fprintf(stdout, "predicted by the %s system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", sys, prof)
+	if o.Engine == "cuda" {
+		copies := make([]string, len(out.Results))
+		for i, c := range out.Results {
+			m, p := c.Measured, c.Predicted
+			copies[i] = fmt.Sprintf("%s %.2f s, %.2f s hidden (predicted %.2f s, %.2f s hidden)", c.Ordering, m.TransferSeconds, m.HiddenTransferSeconds, p.TransferSeconds, p.HiddenTransferSeconds)
+		}
+		fmt.Fprintf(stdout, "host↔GPU copies in flight, and hidden behind training: %s\n", strings.Join(copies, "; "))
+	}
 	seeds := make([]string, len(out.Results))
 	for i, c := range out.Results {
 		seeds[i] = fmt.Sprintf("%s %d", c.Ordering, c.Measured.OrderingSeed)
