@@ -322,8 +322,9 @@ for spec in "in-gpu gpu 4 4 beta" \
 		note="$(fmt '%.0f' "$eps") edges/s, stall $(fmt '%.2f' "$(jnum "$j" stall_seconds)") s"
 		[ -n "${GEMM:-}" ] || GEMM=$(jstrval "$j" gemm)
 		REASON="${REASON:+$REASON; }$note"
-		TP_ROWS+=("$(printf '%-24s %6s %3s %3s %14s %9s %9s %10s %10s %10s %10s %6s' "$name" "$buffer" "$p" "$c" \
+		TP_ROWS+=("$(printf '%-24s %6s %3s %3s %14s %9s %9s %10s %9s %10s %10s %10s %10s %6s' "$name" "$buffer" "$p" "$c" \
 			"$(fmt '%.0f' "$eps")" "$(fmt '%.2f' "$(jnum "$j" epoch_seconds)")" "$(fmt '%.2f' "$(jnum "$j" stall_seconds)")" \
+			"$(fmt '%.3f' "$(jnum "$j" transfer_seconds)")" "$(fmt '%.3f' "$(jnum "$j" hidden_transfer_seconds)")" \
 			"$(fmt '%.1f' "$(jnum "$j" h2d_bytes)" 1e-6)" "$(fmt '%.1f' "$(jnum "$j" d2h_bytes)" 1e-6)" \
 			"$(fmt '%.1f' "$(jnum "$j" pcie_rx_bytes)" 1e-6)" "$(fmt '%.1f' "$(jnum "$j" pcie_tx_bytes)" 1e-6)" \
 			"$(fmt '%.0f' "$(jnum "$j" gpu_utilization)" 100)")")
@@ -482,7 +483,7 @@ rmdir "$WORK" 2>/dev/null
 	if [ ${#TP_ROWS[@]} -gt 0 ]; then
 		echo
 		echo "throughput (${SHAPE[*]}, one epoch; GEMMs: ${GEMM:-not reported})"
-		printf '%-24s %6s %3s %3s %14s %9s %9s %10s %10s %10s %10s %6s\n' shape buffer p c edges/s epoch_s stall_s h2d_MB d2h_MB pcie_rx_MB pcie_tx_MB util%
+		printf '%-24s %6s %3s %3s %14s %9s %9s %10s %9s %10s %10s %10s %10s %6s\n' shape buffer p c edges/s epoch_s stall_s transfer_s hidden_s h2d_MB d2h_MB pcie_rx_MB pcie_tx_MB util%
 		printf '%s\n' "${TP_ROWS[@]}"
 	fi
 	if [ ${#MRR[@]} -gt 0 ]; then
