@@ -20,6 +20,10 @@ type Hyper struct {
 	// the fewest micro-batches that fit its memory budget (the CPU
 	// engine's micro-batching).
 	Micro MicroBatching
+	// TF32 runs the CUDA engine's cuBLAS products on TF32 tensor cores
+	// (inputs rounded to 10-bit mantissas, FP32 accumulation); the CPU
+	// engine computes in FP32 and refuses it (job).
+	TF32 bool
 }
 
 // MicroBatching trains each batch as one step split into micro-batches

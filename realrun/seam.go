@@ -47,7 +47,6 @@ type EngineOptions struct {
 	Engine  string // "cpu" (default) or "cuda"
 	Buffer  string // cuda only: "gpu" (partition slots on the GPU) or "host"
 	Device  int    // cuda only: GPU index
-	TF32    bool   // cuda only: cuBLAS products on TF32 tensor cores
 	Hyper   Hyper
 	Store   *store.Store
 	Degrees []int32

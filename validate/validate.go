@@ -73,11 +73,8 @@ func Predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bo
 }
 
 // Engine is the engine a comparison runs: Name "" or "cpu", or "cuda"
-// with its buffer mode and math.
-type Engine struct {
-	Name, Buffer string
-	TF32         bool
-}
+// with its buffer mode (TF32 math, like the shape, is in the Hyper).
+type Engine struct{ Name, Buffer string }
 
 // System is the simulator's model of the engine: realrun (the CPU
 // engine), realrun-cuda (--buffer gpu) or realrun-cuda-host.
@@ -181,7 +178,7 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 				return Comparison{}, realrun.Epoch{}, err
 			}
 		}
-		eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: opt.Engine.Name, Buffer: opt.Engine.Buffer, TF32: opt.Engine.TF32,
+		eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: opt.Engine.Name, Buffer: opt.Engine.Buffer,
 			Hyper: h, Store: st, Degrees: degrees, Seed: opt.Seed, C: plan.C})
 		if err != nil {
 			return Comparison{}, realrun.Epoch{}, err
@@ -249,7 +246,7 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
 		return out, &inputerr.Error{Err: err}
 	}
-	eng := Engine{Name: o.Engine, Buffer: o.Buffer, TF32: o.TF32}
+	eng := Engine{Name: o.Engine, Buffer: o.Buffer}
 	cfg, err := job.Configure(o)
 	if err != nil {
 		return out, err

@@ -175,7 +175,7 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	}
 	err = e.allocAll(st, o)
 	if err == nil {
-		e.openBLAS(o.TF32)
+		e.openBLAS(h.TF32)
 	}
 	done()
 	if err != nil {

@@ -64,13 +64,15 @@ func TestGEMMCuBLASAndFallbackAgree(t *testing.T) {
 // that it has no effect.
 func TestTF32WithoutCuBLAS(t *testing.T) {
 	st, deg := prepare(t)
+	h := hyper()
+	h.TF32 = true
 	g := newEmu()
 	g.noBLAS = true
-	e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: 2, TF32: true}, g)
+	e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Hyper: h, Store: st, Degrees: deg, Seed: 1, C: 2}, g)
 	require.NoError(t, err)
 	defer e.Close()
 	assert.Contains(t, e.GEMM(), "--tf32 has no effect without cuBLAS")
-	e2, err := newEngine(realrun.EngineOptions{Engine: "cuda", Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: 2, TF32: true}, newEmu())
+	e2, err := newEngine(realrun.EngineOptions{Engine: "cuda", Hyper: h, Store: st, Degrees: deg, Seed: 1, C: 2}, newEmu())
 	require.NoError(t, err)
 	defer e2.Close()
 	assert.Contains(t, e2.GEMM(), "TF32")

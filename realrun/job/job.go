@@ -389,7 +389,7 @@ func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
 		o.DegreeFrac = def.DegreeFrac
 	}
 	h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
-		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb}
+		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb, TF32: o.TF32}
 	if err := mb.Check(h); err != nil {
 		return h, inputerr.Errorf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
 	}
@@ -517,7 +517,7 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
 	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
 		if r.degrees, err = r.st.Degrees(); err == nil {
-			r.eng, err = realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Buffer: o.Buffer, TF32: o.TF32, Hyper: cfg.Hyper, Store: r.st, Degrees: r.degrees, Seed: cfg.Spec.Seed, C: c})
+			r.eng, err = realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Buffer: o.Buffer, Hyper: cfg.Hyper, Store: r.st, Degrees: r.degrees, Seed: cfg.Spec.Seed, C: c})
 		}
 	}
 	if err != nil {
