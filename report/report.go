@@ -28,6 +28,11 @@ type Report struct {
 	// PartitionBytes is the size of one node partition (parameters and
 	// Adagrad state).
 	PartitionBytes int64 `json:"partition_bytes"`
+	// DiskReadLimit and DiskWriteLimit, in bytes/s, are the kernel limits
+	// a real run's disk I/O ran under (realrun --disk-read, --disk-write,
+	// --emulate-disk); 0: none.
+	DiskReadLimit  float64 `json:"disk_read_limit_bytes_per_s,omitempty"`
+	DiskWriteLimit float64 `json:"disk_write_limit_bytes_per_s,omitempty"`
 
 	EpochSeconds   float64 `json:"epoch_seconds"`
 	ComputeSeconds float64 `json:"compute_seconds"`

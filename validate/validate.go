@@ -13,6 +13,7 @@ import (
 	"sort"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/diskcap"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
@@ -141,6 +142,11 @@ type CompareOptions struct {
 	Trace bool
 	// Engine is the engine that trains (zero: the CPU engine).
 	Engine Engine
+	// DiskLimit is the kernel limit the run's disk I/O is held to
+	// (job.Options.DiskLimit): the measurement records it and the
+	// prediction's disk read and write are min(profile, limit). Disk
+	// measurements (DiskScratch) run inside the same limit.
+	DiskLimit diskcap.Limits
 }
 
 // RunAndCompare trains plan for real from freshly initialised partitions
@@ -200,6 +206,8 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 			r.before, r.after = &b, &a
 			r.prof.Disk, r.prof.CPU.Checksum = mean.Disk(), devices.Bandwidth(mean.ChecksumBW)
 		}
+		r.prof.Disk = opt.DiskLimit.Cap(r.prof.Disk)
+		r.ep.DiskReadLimit, r.ep.DiskWriteLimit = float64(opt.DiskLimit.Read), float64(opt.DiskLimit.Write)
 		runs = append(runs, r)
 	}
 	sort.Slice(runs, func(a, b int) bool { return runs[a].ep.EpochSeconds < runs[b].ep.EpochSeconds })
@@ -289,7 +297,7 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		}
 	}
 	out.Device = prof.Name
-	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress, Trace: o.Trace, Engine: eng}
+	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress, Trace: o.Trace, Engine: eng, DiskLimit: o.DiskLimit}
 	if devicePath == "" {
 		opt.DiskScratch = filepath.Dir(st.Dir)
 	}

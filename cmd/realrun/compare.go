@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -97,7 +98,7 @@ func scatter(path string, out CompareOutput) error {
 
 // calibrateMain is `realrun calibrate`: it measures the disk holding --dir
 // and the CPU engine, prints the figures and writes a device profile.
-func calibrateMain(args []string, stdout, stderr io.Writer) error {
+func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("realrun calibrate")
 	dir := fs.String("dir", os.TempDir(), "measure the disk holding `DIR` (scratch files are removed)")
 	size := fs.Int("size", 64, "scratch file size in MB (like a partition)")
@@ -105,6 +106,8 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 	name := fs.String("name", "this-machine", "profile name")
 	workers := fs.Int("workers", 0, "training goroutines to measure with (default: all CPUs)")
 	asJSON := fs.Bool("json", false, "print the measurements as JSON")
+	var disk diskFlags
+	disk.register(fs, "--dir's disk")
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return err
 	}
@@ -117,6 +120,12 @@ func calibrateMain(args []string, stdout, stderr io.Writer) error {
 	if err := atomicfile.CheckWritable(*out); err != nil {
 		return cli.Usagef("--out: %w", err)
 	}
+	_, g, err := limitDisk(disk, *dir, stderr)
+	if err != nil {
+		return err
+	}
+	done := exitOnSignal(g, stderr)
+	defer func() { err = errors.Join(err, g.Release()); done() }()
 	cal, err := calibrate.Calibrate(calibrate.CalibrateOptions{Dir: *dir, FileBytes: int64(*size) << 20, Files: 4, Workers: *workers, Name: *name})
 	if err != nil {
 		return cli.Usagef("--dir: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/chrometrace"
+	"github.com/tierflow/tierflow/internal/diskcap"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
@@ -49,6 +50,73 @@ type cmdOptions struct {
 	device, plot       string
 	compareSim         bool
 	cpuprofile         string
+	diskFlags
+}
+
+// diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and
+// realrun calibrate): kernel limits on the work directory's disk.
+type diskFlags struct{ read, write, emulate string }
+
+func (d *diskFlags) register(fs *flag.FlagSet, which string) {
+	fs.StringVar(&d.read, "disk-read", "", "hold reads from "+which+" to `RATE` (e.g. 300MB/s) with a kernel cgroup limit (root)")
+	fs.StringVar(&d.write, "disk-write", "", "hold writes to "+which+" to `RATE` (e.g. 300MB/s) with a kernel cgroup limit (root)")
+	fs.StringVar(&d.emulate, "emulate-disk", "", "hold reads and writes to a device profile's disk figures: a `PRESET` (p3.2xlarge: the paper's EBS volume) or FILE.yaml")
+}
+
+// limitDisk checks the disk flags and, when a limit is set, moves the
+// process into a cgroup that holds the disk under dir to it (diskcap),
+// saying so on stderr. Every bad value is refused before any group is
+// made. The group (nil: no limit) must be released on every exit path.
+func limitDisk(d diskFlags, dir string, stderr io.Writer) (diskcap.Limits, *diskcap.Group, error) {
+	l, err := diskcap.FromFlags(d.read, d.write, d.emulate)
+	if err != nil || l.Zero() {
+		return l, nil, asUsage(err)
+	}
+	g, err := diskcap.Apply(dir, l)
+	if err != nil {
+		return l, nil, asUsage(err)
+	}
+	// A reader that goes away (realrun … | head) would kill the process
+	// with SIGPIPE before it releases the group: ignored, the write fails
+	// with EPIPE instead and the run ends through its deferred release.
+	signal.Ignore(syscall.SIGPIPE)
+	fmt.Fprintf(stderr, "disk limit: %s on device %s (cgroup %s)\n", l, g.Device, g.Path)
+	return l, g, nil
+}
+
+// diskDir is the directory whose disk --workdir's limit applies to: the
+// default work directories live under the system temp dir.
+func diskDir(workdir string) string {
+	if workdir == "" {
+		return os.TempDir()
+	}
+	return workdir
+}
+
+// exitOnSignal, while a disk limit holds (g not nil) and nothing else
+// handles SIGINT and SIGTERM, releases the group on the first of them and
+// exits with 128+signal, as the default action would have.
+func exitOnSignal(g *diskcap.Group, stderr io.Writer) (done func()) {
+	if g == nil {
+		return func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := <-ch; ok {
+			err := g.Release()
+			fmt.Fprintf(stderr, "%s: %s: exiting (disk limit released%s)\n", prog, signalName(s), errNote(err))
+			os.Exit(128 + int(s.(syscall.Signal)))
+		}
+	}()
+	return func() { signal.Stop(ch); close(ch) }
+}
+
+func errNote(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -64,8 +132,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // training checkpoints at the next bucket boundary and ends with the exit
 // status 128+signal; a second signal says so in one line on stderr and
 // exits at once (the last committed checkpoint stays intact: nothing is
-// ever written over it).
-func stopOnSignal(o *job.Options, args []string, stderr io.Writer) (done func()) {
+// ever written over it), after releasing the disk limit g (if any).
+func stopOnSignal(o *job.Options, args []string, stderr io.Writer, g *diskcap.Group) (done func()) {
 	stop, ch := make(chan struct{}), make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	o.Stop, o.StopCode = stop, new(int)
@@ -74,6 +142,7 @@ func stopOnSignal(o *job.Options, args []string, stderr io.Writer) (done func())
 			*o.StopCode = 128 + int(s.(syscall.Signal))
 			close(stop)
 			if s, ok := <-ch; ok {
+				g.Release() // waits for a release already under way
 				fmt.Fprintf(stderr, "%s: second %s: exiting at once without a new checkpoint; the last committed one is intact (resume with: %s %s)\n",
 					prog, signalName(s), prog, job.ResumeArgs(args))
 				os.Exit(*o.StopCode)
@@ -144,6 +213,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Buffer, "buffer", "", "with --engine cuda: gpu (partition slots in GPU memory, default) or host (partitions in host memory, rows shipped per batch)")
 	fs.BoolVar(&o.TF32, "tf32", false, "with --engine cuda: cuBLAS products on TF32 tensor cores (Ampere and later; FP32 accumulation)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
+	o.diskFlags.register(fs, "the work directory's disk")
 	cli.SetHelp(fs, help)
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
@@ -160,10 +230,20 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		defer func() { err = errors.Join(err, stop()) }()
 	}
+	limit, g, err := limitDisk(o.diskFlags, diskDir(o.Workdir), stderr)
+	if err != nil {
+		return err
+	}
+	o.DiskLimit = limit
+	// The group is released before signals are given back to their
+	// default action, so that no exit path leaves it behind.
 	if o.compareSim {
+		done := exitOnSignal(g, stderr)
+		defer func() { err = errors.Join(err, g.Release()); done() }()
 		return compareMain(o, stdout, stderr, format)
 	}
-	defer stopOnSignal(&o.Options, args, stderr)()
+	done := stopOnSignal(&o.Options, args, stderr, g)
+	defer func() { err = errors.Join(err, g.Release()); done() }()
 	out, err := job.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, stderr)
 	if se := (*realrun.StopError)(nil); errors.As(err, &se) {
 		return fmt.Errorf("%w; resume with: %s %s", err, prog, job.ResumeArgs(args))
@@ -269,6 +349,7 @@ var help = cli.Help{
 	Groups: []cli.FlagGroup{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
+		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "micro-batch-memory", "micro-batches", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
@@ -278,6 +359,7 @@ var help = cli.Help{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
 		"realrun --edges kg.tsv --model complex --epochs 5 --export emb.npy",
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
+		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
 	},
 }
 

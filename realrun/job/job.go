@@ -15,6 +15,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/diskcap"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun"
 	_ "github.com/tierflow/tierflow/realrun/cpu" // the default engine, registered as "cpu"
@@ -92,6 +93,10 @@ type Options struct {
 	// *StopCode (the exit status the stopper asks for; nil: 0).
 	Stop     <-chan struct{}
 	StopCode *int
+	// DiskLimit is the kernel limit the caller holds the work directory's
+	// disk to (diskcap.Apply, before the run): recorded in every epoch's
+	// Report, and in a comparison the prediction's disk is capped by it.
+	DiskLimit diskcap.Limits
 }
 
 // ResumeArgs are a command line's arguments with --resume added (once).
@@ -473,6 +478,7 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		} else if err != nil {
 			return out, err
 		}
+		ep.DiskReadLimit, ep.DiskWriteLimit = float64(o.DiskLimit.Read), float64(o.DiskLimit.Write)
 		ep.Quality.Mode = eval.None
 		if o.Eval == "every" && e%o.EvalEvery == 0 || o.Eval != eval.None && e == o.Epochs {
 			if err := r.evaluate(&ep, cfg.Hyper.Model, ev); err != nil {

@@ -1,0 +1,272 @@
+package diskcap
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/inputerr"
+)
+
+// fakeHost is a cgroup v1 blkio hierarchy in a temp dir, with the process
+// in its root group, and a /sys/dev/block holding the disk 8:0 and its
+// partition 8:1 (the device every path is on).
+func fakeHost(t *testing.T) (host, string) {
+	t.Helper()
+	tmp := t.TempDir()
+	root := filepath.Join(tmp, "blkio")
+	write(t, filepath.Join(root, "blkio.throttle.read_bps_device"), "")
+	write(t, filepath.Join(root, "cgroup.procs"), "4242\n")
+	write(t, filepath.Join(tmp, "proc-cgroup"), "9:name=systemd:/\n7:blkio:/\n0::/\n")
+	disk := filepath.Join(tmp, "devices", "sda")
+	write(t, filepath.Join(disk, "dev"), "8:0\n")
+	write(t, filepath.Join(disk, "sda1", "partition"), "1\n")
+	sysBlock := filepath.Join(tmp, "dev-block")
+	if err := os.MkdirAll(sysBlock, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for num, target := range map[string]string{"8:0": disk, "8:1": filepath.Join(disk, "sda1")} {
+		if err := os.Symlink(target, filepath.Join(sysBlock, num)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := host{root: root, sysBlock: sysBlock, procCgroup: filepath.Join(tmp, "proc-cgroup"), pid: 4242,
+		euid:    func() int { return 0 },
+		alive:   func(pid int) bool { return pid == 4242 },
+		statDev: func(string) (uint64, error) { return unix.Mkdev(8, 1), nil },
+		// The kernel's move: the pid joins dir's group and leaves every
+		// other group of the hierarchy.
+		writeProcs: func(dir string, pid int) error {
+			if _, err := os.Stat(dir); err != nil {
+				return err
+			}
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Name() == "cgroup.procs" {
+					b, _ := os.ReadFile(p)
+					var keep []string
+					for _, f := range strings.Fields(string(b)) {
+						if f != strconv.Itoa(pid) {
+							keep = append(keep, f+"\n")
+						}
+					}
+					os.WriteFile(p, []byte(strings.Join(keep, "")), 0o644)
+				}
+				return nil
+			})
+			f, err := os.OpenFile(filepath.Join(dir, "cgroup.procs"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteString(strconv.Itoa(pid) + "\n")
+			return err
+		}}
+	return h, tmp
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func TestApplyAndRelease(t *testing.T) {
+	h, tmp := fakeHost(t)
+	g, err := h.apply(filepath.Join(tmp, "work", "not-made-yet"), Limits{Read: 300e6, Write: 150e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(h.root, "tierflow-4242")
+	if g.Path != dir || g.Device != "8:0" {
+		t.Fatalf("group %s on %s, want %s on the disk 8:0 (the partition's parent)", g.Path, g.Device, dir)
+	}
+	for file, want := range map[string]string{
+		"blkio.throttle.read_bps_device":  "8:0 300000000",
+		"blkio.throttle.write_bps_device": "8:0 150000000",
+		"cgroup.procs":                    "4242",
+	} {
+		if got := read(t, filepath.Join(dir, file)); got != want {
+			t.Errorf("%s = %q, want %q", file, got, want)
+		}
+	}
+	if got := read(t, filepath.Join(h.root, "cgroup.procs")); got != "" {
+		t.Errorf("root cgroup.procs = %q, want the pid moved out", got)
+	}
+	if err := g.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Release(); err != nil { // a second call (signal and defer) is harmless
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("group %s left behind (%v)", dir, err)
+	}
+	if got := read(t, filepath.Join(h.root, "cgroup.procs")); got != "4242" {
+		t.Errorf("root cgroup.procs = %q, want the pid back", got)
+	}
+}
+
+func TestReadOnlyLimit(t *testing.T) {
+	h, tmp := fakeHost(t)
+	g, err := h.apply(tmp, Limits{Read: 100e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	if _, err := os.Stat(filepath.Join(g.Path, "blkio.throttle.write_bps_device")); !os.IsNotExist(err) {
+		t.Errorf("a write limit was set without --disk-write (%v)", err)
+	}
+}
+
+func TestStaleGroupsRemoved(t *testing.T) {
+	h, tmp := fakeHost(t)
+	dead, busy, other := filepath.Join(h.root, "tierflow-999"), filepath.Join(h.root, "tierflow-998"), filepath.Join(h.root, "someone-else")
+	write(t, filepath.Join(dead, "cgroup.procs"), "")
+	write(t, filepath.Join(busy, "cgroup.procs"), "1234\n") // pid reused, still running
+	write(t, filepath.Join(other, "cgroup.procs"), "")
+	g, err := h.apply(tmp, Limits{Write: 100e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("stale group of a dead run left behind (%v)", err)
+	}
+	for _, d := range []string{busy, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s removed: %v", d, err)
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		edit       func(h *host)
+	}{
+		{"not root", "needs root", func(h *host) { h.euid = func() int { return 1000 } }},
+		{"virtual file system", "no block device holds", func(h *host) { h.statDev = func(string) (uint64, error) { return unix.Mkdev(0, 52), nil } }},
+		{"unknown device", "no block device holds", func(h *host) { h.statDev = func(string) (uint64, error) { return unix.Mkdev(253, 7), nil } }},
+		{"no blkio throttling", "no cgroup v1 blkio throttling", func(h *host) { h.root = filepath.Join(filepath.Dir(h.root), "none", "blkio") }},
+		{"cgroup v2 without io", "no io controller", func(h *host) { h.v2 = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, tmp := fakeHost(t)
+			tc.edit(&h)
+			g, err := h.apply(tmp, Limits{Read: 100e6})
+			if err == nil {
+				g.Release()
+				t.Fatal("applied")
+			}
+			var ie *inputerr.Error
+			if !strings.Contains(err.Error(), tc.want) || !asInput(err, &ie) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q (input error: %v), want one line containing %q", err, ie != nil, tc.want)
+			}
+			entries, _ := os.ReadDir(h.root)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), Prefix) {
+					t.Errorf("group %s made before the refusal", e.Name())
+				}
+			}
+		})
+	}
+}
+
+func TestReadOnlyHierarchyRefused(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes into a read-only directory; the unwritable hierarchy is covered by the real check only as non-root")
+	}
+	h, tmp := fakeHost(t)
+	os.Chmod(h.root, 0o555)
+	defer os.Chmod(h.root, 0o755)
+	if _, err := h.apply(tmp, Limits{Read: 1e8}); err == nil || !strings.Contains(err.Error(), "is not writable") {
+		t.Fatalf("error %v, want the hierarchy not writable", err)
+	}
+}
+
+func TestRealTmpfsRefused(t *testing.T) {
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm")
+	}
+	h := realHost()
+	h.euid = func() int { return 0 }
+	_, err := h.device("/dev/shm")
+	if err == nil || !strings.Contains(err.Error(), "no block device holds /dev/shm") {
+		t.Fatalf("error %v, want no block device holds /dev/shm", err)
+	}
+}
+
+func asInput(err error, ie **inputerr.Error) bool {
+	for e := err; e != nil; {
+		if x, ok := e.(*inputerr.Error); ok {
+			*ie = x
+			return true
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
+}
+
+func TestFromFlags(t *testing.T) {
+	for _, tc := range []struct {
+		read, write, emulate string
+		want                 Limits
+		bad                  string
+	}{
+		{read: "300MB/s", write: "1.2 GB/s", want: Limits{Read: 300e6, Write: 1.2e9}},
+		{write: "100MB/s", want: Limits{Write: 100e6}},
+		{emulate: "p3.2xlarge", want: Limits{Read: 400e6, Write: 400e6}},
+		{read: "0", bad: "--disk-read 0: must be positive"},
+		{read: "-5MB/s", bad: "--disk-read: negative bandwidth"},
+		{write: "fast", bad: `--disk-write: "fast" does not start with a number`},
+		{read: "300MB", bad: "is a size"},
+		{emulate: "p3.2xlarge", read: "1GB/s", bad: "drop --disk-read and --disk-write, or --emulate-disk"},
+		{emulate: "tpu-v9", bad: `--emulate-disk: unknown preset "tpu-v9"`},
+		{emulate: "missing.yaml", bad: "--emulate-disk: missing.yaml"},
+	} {
+		l, err := FromFlags(tc.read, tc.write, tc.emulate)
+		if tc.bad != "" {
+			var ie *inputerr.Error
+			if err == nil || !strings.Contains(err.Error(), tc.bad) || !asInput(err, &ie) {
+				t.Errorf("%+v: error %v, want an input error containing %q", tc, err, tc.bad)
+			}
+			continue
+		}
+		if err != nil || l != tc.want {
+			t.Errorf("%+v: %v, %v; want %v", tc, l, err, tc.want)
+		}
+	}
+}
+
+func TestCap(t *testing.T) {
+	d := devices.Disk{Read: 1.2e9, Write: 1e9, Combined: 1.5e9}
+	got := Limits{Read: 300e6}.Cap(d)
+	if got.Read != 300e6 || got.Write != 1e9 || got.Combined != 1.3e9 {
+		t.Errorf("Cap = %+v", got)
+	}
+	if got := (Limits{Read: 2e9}).Cap(d); got.Read != 1.2e9 {
+		t.Errorf("a limit above the disk changed it: %+v", got)
+	}
+}
