@@ -41,7 +41,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 			if c.PredictedTrace != nil && c.MeasuredTrace != nil {
 				procs = append(procs,
 					chrometrace.Process{Name: fmt.Sprintf("predicted: %s (%s model, %s)", c.Ordering, validate.Engine{Name: o.Engine, Buffer: o.Buffer}.System(), out.Device), Trace: *c.PredictedTrace},
-					chrometrace.Process{Name: fmt.Sprintf("measured: %s (realrun)", c.Ordering), Trace: *c.MeasuredTrace})
+					chrometrace.Process{Name: fmt.Sprintf("measured: %s (%s)", c.Ordering, measuredBy(o.Engine)), Trace: *c.MeasuredTrace})
 			}
 		}
 		if err := cli.WriteTrace(o.trace, procs, o.traceSpans, stderr); err != nil {
@@ -172,4 +172,13 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	atomicfile.Announce(stderr, *out)
 	fmt.Fprintf(stdout, "use %s with simulate --device or realrun --compare-sim --device\n", *out)
 	return nil
+}
+
+// measuredBy names the measured run in a trace: realrun, and the engine
+// when it is not the cpu engine.
+func measuredBy(engine string) string {
+	if engine == "" || engine == "cpu" {
+		return "realrun"
+	}
+	return "realrun, " + engine + " engine"
 }
