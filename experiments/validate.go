@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/diskcap"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/calibrate"
@@ -85,17 +87,59 @@ func init() {
 // in-memory buckets at each configuration's training shape. Nothing of
 // the runs feeds the predictions.
 func Validate() (Result, error) {
-	return runValidation("validate", "Predicted (realrun system model, calibrated profile) vs measured epoch, median of interleaved repeats on this machine", ValidateConfigs)
+	return runValidation("validate", "Predicted (realrun system model, calibrated profile) vs measured epoch, median of interleaved repeats on this machine", ValidateConfigs, defaultValidateOptions())
 }
 
 // ValidateUntuned is Validate on ValidateExtra alone.
 func ValidateUntuned() (Result, error) {
-	return runValidation("validate-extra", "Predicted vs measured epoch on a configuration the model was not tuned on, median of interleaved repeats on this machine", []ValidateConfig{ValidateExtra})
+	return runValidation("validate-extra", "Predicted vs measured epoch on a configuration the model was not tuned on, median of interleaved repeats on this machine", []ValidateConfig{ValidateExtra}, defaultValidateOptions())
+}
+
+// validateOptions say how runValidation runs its configurations.
+type validateOptions struct {
+	// orderings are compared in every configuration (those not defined
+	// at its (p, c) are skipped with the reason).
+	orderings []string
+	// tolerance is the criterion of the "within" column and count;
+	// looser is counted beside it in a note, which names it looserWhat.
+	tolerance, looser float64
+	looserWhat        string
+	// limits: every configuration runs once under each, the process
+	// moved into a cgroup holding the disk to it (diskcap.Apply) for
+	// the preparation, the calibration and the runs; a zero Limits runs
+	// on the disk as it is.
+	limits []diskcap.Limits
+	// remeasure measures the disk again just before and just after
+	// every run (validate.CompareOptions.DiskScratch) and predicts with
+	// the mean of the two.
+	remeasure bool
+}
+
+// defaultValidateOptions are the validate and validate-extra experiments':
+// ValidateOrderings, ValidateTolerance, the disk as it is, re-measured
+// around every run.
+func defaultValidateOptions() validateOptions {
+	return validateOptions{orderings: ValidateOrderings, tolerance: ValidateTolerance, looser: validateOldTolerance,
+		looserWhat: "the criterion of earlier runs, for comparison", limits: []diskcap.Limits{{}}, remeasure: true}
+}
+
+// limitLabel begins the label of a configuration run under l ("" for no
+// limit): "150MB/s " when reads and writes are held to the same rate.
+func limitLabel(l diskcap.Limits) string {
+	if l.Zero() {
+		return ""
+	}
+	if l.Read == l.Write {
+		return fmt.Sprintf("%.0fMB/s ", float64(l.Read)/1e6)
+	}
+	return fmt.Sprintf("read %.0fMB/s write %.0fMB/s ", float64(l.Read)/1e6, float64(l.Write)/1e6)
 }
 
 // validateTally counts a validation's outcomes over its configurations.
 type validateTally struct {
 	epochs, within, withinOld, rankOld, rankNonOverlap int
+	// over counts the epochs predicted slower than measured.
+	over int
 	// drifted counts the epochs whose disk, measured before and after
 	// the run, moved by more than ValidateTolerance; missDrifted those of
 	// them that missed it.
@@ -103,9 +147,9 @@ type validateTally struct {
 	hi                   float64
 }
 
-func runValidation(name, title string, configs []ValidateConfig) (Result, error) {
+func runValidation(name, title string, configs []ValidateConfig, o validateOptions) (Result, error) {
 	start := time.Now()
-	within := fmt.Sprintf("within %.0f%%", 100*ValidateTolerance)
+	within := fmt.Sprintf("within %.0f%%", 100*o.tolerance)
 	r := Result{
 		Name:  name,
 		Title: title,
@@ -120,22 +164,60 @@ func runValidation(name, title string, configs []ValidateConfig) (Result, error)
 	defer os.RemoveAll(base)
 	scatter := Chart{File: name, Title: "Validation: predicted vs measured epoch time", XLabel: "measured (s)", YLabel: "predicted (s)", Scatter: true}
 	var t validateTally
-	var notes []string
-	for ci, vc := range configs {
-		if err := validateConfig(vc, filepath.Join(base, strconv.Itoa(ci)), base, &r, &scatter, &t, &notes); err != nil {
+	var notes, limitNotes []string
+	for li, lim := range o.limits {
+		before := t
+		err := func() (err error) {
+			if !lim.Zero() {
+				g, err := diskcap.Apply(base, lim)
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				defer func() { err = errors.Join(err, g.Release()) }()
+			}
+			for ci, vc := range configs {
+				dir := filepath.Join(base, strconv.Itoa(ci))
+				if len(o.limits) > 1 {
+					dir = filepath.Join(base, fmt.Sprintf("%d-%d", li, ci))
+				}
+				if err := validateConfig(vc, dir, base, lim, o, &r, &scatter, &t, &notes); err != nil {
+					return err
+				}
+				// The next configuration (or limit) prepares its own.
+				if len(o.limits) > 1 {
+					if err := os.RemoveAll(dir); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}()
+		if err != nil {
 			return r, err
+		}
+		if !lim.Zero() {
+			n := t.epochs - before.epochs
+			limitNotes = append(limitNotes, fmt.Sprintf("Disk held to %s: %d of %d epochs within %.0f%%, %d within %.0f%%; %d predicted slower than measured, %d faster; %d ranking disagreements with non-overlapping ranges.",
+				lim, t.within-before.within, n, 100*o.tolerance, t.withinOld-before.withinOld, 100*o.looser, t.over-before.over, n-(t.over-before.over), t.rankNonOverlap-before.rankNonOverlap))
 		}
 	}
 	scatter.Series = append(scatter.Series, Series{Name: "y = x", X: []float64{0, 1.1 * t.hi}, Y: []float64{0, 1.1 * t.hi}})
 	r.Charts = []Chart{scatter}
-	r.Notes = append([]string{
-		fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan with the disk and checksum rate measured just before and just after the median run (the mean of the two; the engine and interference are calibrated once per configuration); disk drift is how far those two measurements differ (the larger change of the read and the write rate).", ValidateRepeats, ValidateRepeats),
-		fmt.Sprintf("The disk drifted by more than %.0f%% between the measurements before and after the run in %d of %d epochs, %d of them among the %d misses.", 100*ValidateTolerance, t.drifted, t.epochs, t.missDrifted, t.epochs-t.within),
-		fmt.Sprintf("%d of %d epochs predicted within %.0f%%; %d of %d within %.0f%% (the criterion of earlier runs, for comparison).", t.within, t.epochs, 100*ValidateTolerance, t.withinOld, t.epochs, 100*validateOldTolerance),
+	method := fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan with the disk and checksum rate measured just before and just after the median run (the mean of the two; the engine and interference are calibrated once per configuration); disk drift is how far those two measurements differ (the larger change of the read and the write rate).", ValidateRepeats, ValidateRepeats)
+	if !o.remeasure {
+		method = fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan on the profile calibrated once per configuration and disk limit, inside the limited cgroup (disk with transfers of the partition size, checksum rate, engine at the training shape, interference), its disk read and write capped at the limit; the disk is not measured again around each run (a calibration pass moves %d MB, seconds at these rates, and the kernel limit holds the disk steady), so the disk drift column is 0.", ValidateRepeats, ValidateRepeats, calibrate.ShapeDiskBytes>>20)
+	}
+	head := []string{method}
+	if o.remeasure {
+		head = append(head, fmt.Sprintf("The disk drifted by more than %.0f%% between the measurements before and after the run in %d of %d epochs, %d of them among the %d misses.", 100*o.tolerance, t.drifted, t.epochs, t.missDrifted, t.epochs-t.within))
+	}
+	head = append(head,
+		fmt.Sprintf("%d of %d epochs predicted within %.0f%%; %d of %d within %.0f%% (%s).", t.within, t.epochs, 100*o.tolerance, t.withinOld, t.epochs, 100*o.looser, o.looserWhat),
 		fmt.Sprintf("Ranking disagreements: %d where the measured ranges (min–max of the repeats) of two orderings do not overlap and the prediction orders them the other way; %d by the old criterion (measured medians differ by more than 5%% and the prediction orders them the other way).", t.rankNonOverlap, t.rankOld),
 		"Read and write bytes equal the prediction in every run (every repeat is checked).",
-		fmt.Sprintf("Run time of the whole experiment: %.1f min.", time.Since(start).Minutes()),
-	}, notes...)
+		fmt.Sprintf("Run time of the whole experiment: %.1f min.", time.Since(start).Minutes()))
+	head = append(head, limitNotes...)
+	r.Notes = append(head, notes...)
 	return r, nil
 }
 
@@ -239,8 +321,8 @@ func computeSpread(medians, lo, hi []float64) (between, within float64, disjoint
 // validateConfig prepares, calibrates and runs one configuration: every
 // ordering defined for (p, c) ValidateRepeats times, interleaved, and
 // adds its rows, chart series, counts and notes.
-func validateConfig(vc ValidateConfig, dir, scratch string, r *Result, scatter *Chart, t *validateTally, notes *[]string) error {
-	label := fmt.Sprintf("%s@%g d=%d m=%d p=%d c=%d", vc.Dataset, vc.Scale, vc.Dim, vc.Negatives, vc.P, vc.C)
+func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, o validateOptions, r *Result, scatter *Chart, t *validateTally, notes *[]string) error {
+	label := fmt.Sprintf("%s%s@%g d=%d m=%d p=%d c=%d", limitLabel(lim), vc.Dataset, vc.Scale, vc.Dim, vc.Negatives, vc.P, vc.C)
 	st, err := workdir.Prepare(workdir.DataSpec{Dataset: vc.Dataset, Scale: vc.Scale, Seed: 1, P: vc.P, Dim: vc.Dim, Model: string(vc.Model), Workdir: dir})
 	if err != nil {
 		return fmt.Errorf("validate %s: %w", label, err)
@@ -252,37 +334,41 @@ func validateConfig(vc ValidateConfig, dir, scratch string, r *Result, scatter *
 	if err != nil {
 		return fmt.Errorf("validate %s: calibrate: %w", label, err)
 	}
-	plans, skipped, err := orderings.Select(ValidateOrderings, vc.P, vc.C, orderings.Belady, 0)
+	plans, skipped, err := orderings.Select(o.orderings, vc.P, vc.C, orderings.Belady, 0)
 	if err != nil {
 		return fmt.Errorf("validate %s: %w", label, err)
 	}
 	for _, sk := range skipped {
 		*notes = append(*notes, fmt.Sprintf("%s: %s skipped: %s.", label, sk.Ordering, sk.Reason))
 	}
-	runs, err := runInterleaved(st, plans, h, cal.Profile, scratch, label)
+	cmpOpt := validate.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskLimit: lim}
+	if o.remeasure {
+		cmpOpt.DiskScratch = scratch
+	}
+	runs, err := runInterleaved(st, plans, h, cal.Profile, cmpOpt, label)
 	if err != nil {
 		return err
 	}
 	regime := regimeOf(runs)
-	cMed, cLo, cHi := addRows(label, regime, runs, r, scatter, t, notes)
+	cMed, cLo, cHi := addRows(label, regime, runs, o, r, scatter, t, notes)
 	if regime == "compute-bound" {
 		*notes = append(*notes, computeSpreadNote(label, cMed, cLo, cHi))
 	}
-	*notes = append(*notes, configNote(label, regime, vc, st, cal, runs))
+	*notes = append(*notes, configNote(label, regime, vc, st, cal, runs, lim))
 	return nil
 }
 
 // runInterleaved runs every Plan ValidateRepeats times, interleaved —
 // repeat 1 of every ordering, then repeat 2, … — each run from freshly
 // initialised partitions with the same seed, and checks its bytes.
-func runInterleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, scratch, label string) ([]orderingRuns, error) {
+func runInterleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, opt validate.CompareOptions, label string) ([]orderingRuns, error) {
 	runs := make([]orderingRuns, len(plans))
 	for i, pl := range plans {
 		runs[i].name = pl.Ordering
 	}
 	for rep := 0; rep < ValidateRepeats; rep++ {
 		for i, pl := range plans {
-			cmp, ep, err := validate.RunAndCompare(st, pl, h, prof, validate.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: scratch})
+			cmp, ep, err := validate.RunAndCompare(st, pl, h, prof, opt)
 			if err != nil {
 				return nil, fmt.Errorf("validate %s %s: %w", label, runs[i].name, err)
 			}
@@ -325,7 +411,7 @@ func regimeOf(runs []orderingRuns) string {
 // addRows adds each ordering's median run as a row and a point of the
 // scatter, counts it in t, notes the ranking disagreements, and returns
 // the orderings' median, min and max compute.
-func addRows(label, regime string, runs []orderingRuns, r *Result, scatter *Chart, t *validateTally, notes *[]string) (cMed, cLo, cHi []float64) {
+func addRows(label, regime string, runs []orderingRuns, o validateOptions, r *Result, scatter *Chart, t *validateTally, notes *[]string) (cMed, cLo, cHi []float64) {
 	s := Series{Name: label}
 	var pts []rankPoint
 	for _, rn := range runs {
@@ -333,15 +419,18 @@ func addRows(label, regime string, runs []orderingRuns, r *Result, scatter *Char
 		cmp := rn.cmps[k]
 		m, p := cmp.Measured, cmp.Predicted
 		e := cmp.RelativeError.EpochSeconds
-		ok := math.Abs(e) <= ValidateTolerance
+		ok := math.Abs(e) <= o.tolerance
 		t.epochs++
 		if ok {
 			t.within++
 		}
-		if math.Abs(e) <= validateOldTolerance {
+		if math.Abs(e) <= o.looser {
 			t.withinOld++
 		}
-		if cmp.DiskDrift > ValidateTolerance {
+		if e > 0 {
+			t.over++
+		}
+		if cmp.DiskDrift > o.tolerance {
 			t.drifted++
 			if !ok {
 				t.missDrifted++
@@ -387,7 +476,7 @@ func computeSpreadNote(label string, cMed, cLo, cHi []float64) string {
 // configNote describes the configuration: its regime and why, the
 // calibration, the disk as measured around the runs, and the share of an
 // epoch the model leaves out (the time between buckets).
-func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal calibrate.Calibration, runs []orderingRuns) string {
+func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal calibrate.Calibration, runs []orderingRuns, lim diskcap.Limits) string {
 	gapHi := 0.0
 	for _, rn := range runs {
 		for k, c := range rn.cmps {
@@ -408,9 +497,15 @@ func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal ca
 		}
 	}
 	d := cal.Profile.Disk
-	return fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. Measured again before and after each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums (mean of the two) %.1f–%.1f GB/s. Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
+	around := fmt.Sprintf("Measured again before and after each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums (mean of the two) %.1f–%.1f GB/s.", rlo/1e6, rhi/1e6, wlo/1e6, whi/1e6, clo/1e9, chi/1e9)
+	if math.IsInf(rlo, 1) {
+		// Not re-measured: say what the predictions used instead.
+		pd := lim.Cap(d)
+		around = fmt.Sprintf("Disk held to %s (calibrated inside the limit); the predictions use read %.0f MB/s, write %.0f MB/s (the calibration capped at the limit), checksums %.1f GB/s.", lim, float64(pd.Read)/1e6, float64(pd.Write)/1e6, clo/1e9)
+	}
+	return fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. %s Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
 		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,
-		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, rlo/1e6, rhi/1e6, wlo/1e6, whi/1e6, clo/1e9, chi/1e9, 100*gapHi)
+		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, around, 100*gapHi)
 }
 
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }

@@ -8,7 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/diskcap"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/validate"
 	"github.com/tierflow/tierflow/workload"
@@ -137,7 +141,7 @@ func TestValidateTinyEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains for real (seconds)")
 	}
-	r, err := runValidation("validate-tiny", "tiny", []ValidateConfig{{"twitter", 0.0003, workload.Dot, 16, 10, 1000, 4, 3, "tiny"}})
+	r, err := runValidation("validate-tiny", "tiny", []ValidateConfig{{"twitter", 0.0003, workload.Dot, 16, 10, 1000, 4, 3, "tiny"}}, defaultValidateOptions())
 	require.NoError(t, err)
 	require.Len(t, r.Rows, len(ValidateOrderings))
 	med, lo, hi := col(t, r, "measured s"), col(t, r, "measured min s"), col(t, r, "measured max s")
@@ -165,4 +169,54 @@ func TestValidateTinyEndToEnd(t *testing.T) {
 	}
 	require.Len(t, r.Charts, 1)
 	assert.Len(t, r.Charts[0].Series, 2, "one configuration and y = x")
+}
+
+// TestValidateThrottledWiring checks the throttled validation without
+// running it: registered as Slow, every limit applied to reads and
+// writes, the 5% criterion, Legend run somewhere and at least five
+// orderings in every configuration, and every configuration data-bound by
+// construction: at the highest limit, reading an epoch's partitions takes
+// longer than training all the graph's edges at the fastest engine rate
+// measured here, for every ordering.
+func TestValidateThrottledWiring(t *testing.T) {
+	e, err := Lookup("validate-throttled")
+	require.NoError(t, err)
+	assert.True(t, e.Slow, "runs real training for many minutes")
+	o := validateThrottledOptions()
+	assert.Equal(t, 0.05, o.tolerance)
+	assert.Equal(t, ValidateTolerance, o.looser)
+	assert.False(t, o.remeasure, "the disk is calibrated inside the limit once per configuration")
+	require.Len(t, o.limits, len(ValidateThrottledLimits))
+	require.GreaterOrEqual(t, len(o.limits), 3)
+	top := devices.Bandwidth(0)
+	for i, l := range o.limits {
+		assert.Equal(t, ValidateThrottledLimits[i], l.Read)
+		assert.Equal(t, ValidateThrottledLimits[i], l.Write)
+		top = max(top, l.Read)
+		assert.Regexp(t, `^\d+MB/s $`, limitLabel(l))
+	}
+	assert.Equal(t, "", limitLabel(diskcap.Limits{}))
+	require.Len(t, ValidateThrottledConfigs, 2)
+	assert.NotEqual(t, ValidateThrottledConfigs[0].C, ValidateThrottledConfigs[1].C)
+	ran := map[string]bool{}
+	for _, vc := range ValidateThrottledConfigs {
+		plans, skipped, err := orderings.Select(o.orderings, vc.P, vc.C, orderings.Belady, 0)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, len(plans), 5, "%+v: skipped %v", vc, skipped)
+		pr, err := graph.LookupPreset(vc.Dataset)
+		require.NoError(t, err)
+		sc, err := pr.Scaled(vc.Scale)
+		require.NoError(t, err)
+		part := (workload.PartitionBytes(sc.Nodes, vc.P, vc.Dim, false) + store.Align - 1) / store.Align * store.Align
+		compute := float64(sc.Edges) / validateThrottledEdgesPerSecond
+		for _, pl := range plans {
+			ran[pl.Ordering] = true
+			read, _ := pl.Counts.Bytes(part)
+			assert.Greater(t, float64(read)/float64(top), compute, "%s %s@%g p=%d c=%d: %d MB read at %.0f MB/s against %.2f s of compute",
+				pl.Ordering, vc.Dataset, vc.Scale, vc.P, vc.C, read>>20, float64(top)/1e6, compute)
+		}
+	}
+	for _, n := range ValidateThrottledOrderings {
+		assert.True(t, ran[n], "%s runs in no configuration", n)
+	}
 }
