@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,7 +259,7 @@ func (h host) usable() error {
 	ctl := filepath.Join(h.root, "blkio.throttle.read_bps_device")
 	if h.v2 {
 		b, err := os.ReadFile(filepath.Join(h.root, "cgroup.controllers"))
-		if err != nil || !slicesContains(strings.Fields(string(b)), "io") {
+		if err != nil || !slices.Contains(strings.Fields(string(b)), "io") {
 			return inputerr.Errorf("disk limit: the cgroup v2 hierarchy at %s has no io controller; %s", h.root, fix)
 		}
 	} else if _, err := os.Stat(ctl); err != nil {
@@ -268,15 +269,6 @@ func (h host) usable() error {
 		return inputerr.Errorf("disk limit: the cgroup hierarchy %s is not writable (%v); %s", h.root, err, fix)
 	}
 	return nil
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // current is the group this process is in, relative to the hierarchy's
@@ -291,7 +283,7 @@ func (h host) current() (string, error) {
 		if len(parts) != 3 {
 			continue
 		}
-		if h.v2 && parts[0] == "0" && parts[1] == "" || !h.v2 && slicesContains(strings.Split(parts[1], ","), "blkio") {
+		if h.v2 && parts[0] == "0" && parts[1] == "" || !h.v2 && slices.Contains(strings.Split(parts[1], ","), "blkio") {
 			return parts[2], nil
 		}
 	}

@@ -627,7 +627,6 @@ func (e *Engine) bucketLoss() (float64, error) {
 // on the host, then on the GPU at idx): srcRow, dstRow, rel (n each),
 // negRow, negSel (chunks·m each).
 type batchIndex struct {
-	j                            int
 	idx                          dev
 	n, negs                      int
 	srcRow, dstRow, rel, negRow  []int32
@@ -641,7 +640,7 @@ func (e *Engine) indexFor(j int, batch []store.Edge, si, di int, wr *rand.Rand) 
 	chunks := (len(batch) + e.chunk - 1) / e.chunk
 	n, negs := len(batch), chunks*m
 	all := e.idxHost[j].int32s()
-	bi := batchIndex{j: j, idx: e.idx[j], n: n, negs: negs}
+	bi := batchIndex{idx: e.idx[j], n: n, negs: negs}
 	bi.offSrc, bi.offDst, bi.offRel = 0, int64(n), int64(2*n)
 	bi.offN, bi.offSel = int64(3*n), int64(3*n+negs)
 	bi.srcRow, bi.dstRow, bi.rel = all[:n], all[n:2*n], all[2*n:3*n]
