@@ -403,7 +403,7 @@ func TestParseBad(t *testing.T) {
 		{"negative workers", strings.Replace(minimal, "workers: 2", "workers: -2", 1), "cpu.workers: must be at least 1, got -2"},
 		{"fractional workers", strings.Replace(minimal, "workers: 2", "workers: 2.5", 1), `cpu.workers: want a whole number, got "2.5"`},
 		{"unknown field", minimal + "colour: red\n", "colour: unknown field"},
-		{"unknown nested field", strings.Replace(minimal, "read: 400 MB/s", "read: 400 MB/s, iops: 5", 1), "disk.iops: unknown field (disk has read, write, latency, full_duplex, combined, read_share)"},
+		{"unknown nested field", strings.Replace(minimal, "read: 400 MB/s", "read: 400 MB/s, iops: 5", 1), "disk.iops: unknown field (disk has read, write, latency, full_duplex, combined, read_share, throttle)"},
 		{"duplicate field", minimal + "name: again\n", "name: defined twice"},
 		{"negative bandwidth", strings.Replace(minimal, "read: 400 MB/s", "read: -400 MB/s", 1), `disk.read: negative bandwidth "-400 MB/s"`},
 		{"size for a bandwidth", strings.Replace(minimal, "read: 400 MB/s", "read: 400 MB", 1), `disk.read: "400 MB" is a size; want a bandwidth such as "400 MB/s"`},
@@ -411,9 +411,11 @@ func TestParseBad(t *testing.T) {
 		{"NaN", strings.Replace(minimal, "read: 400 MB/s", "read: .nan", 1), `disk.read: ".nan" is not a finite number`},
 		{"flops for edges", strings.Replace(minimal, "batch_edges: 1M edges/s", "batch_edges: 1 TFLOP/s", 1), "cpu.batch_edges: \"1 TFLOP/s\" is a FLOP rate"},
 		{"mapping for a bandwidth", strings.Replace(minimal, "read: 400 MB/s", "read: {value: 400}", 1), "disk.read: want a bandwidth such as \"400 MB/s\", got a mapping"},
-		{"scalar for a section", strings.Replace(minimal, "disk: {read: 400 MB/s, write: 400 MB/s}", "disk: fast", 1), `disk: want a mapping with read, write, latency, full_duplex, combined, read_share, got "fast"`},
+		{"scalar for a section", strings.Replace(minimal, "disk: {read: 400 MB/s, write: 400 MB/s}", "disk: fast", 1), `disk: want a mapping with read, write, latency, full_duplex, combined, read_share, throttle, got "fast"`},
 		{"bad bool", strings.Replace(minimal, "write: 400 MB/s", "write: 400 MB/s, full_duplex: maybe", 1), `disk.full_duplex: want true or false, got "maybe"`},
 		{"read share above 1", strings.Replace(minimal, "write: 400 MB/s", "write: 400 MB/s, combined: 500 MB/s, read_share: 1.5", 1), "disk.read_share: 1.5 is not a share strictly between 0 and 1"},
+		{"negative throttle window", strings.Replace(minimal, "write: 400 MB/s", "write: 400 MB/s, throttle: {read: 100 MB/s, window: -1s}", 1), "disk.throttle.window: negative duration"},
+		{"throttle rate not a rate", strings.Replace(minimal, "write: 400 MB/s", "write: 400 MB/s, throttle: {read: fast}", 1), "disk.throttle.read"},
 		{"read share without combined", strings.Replace(minimal, "write: 400 MB/s", "write: 400 MB/s, read_share: 0.7", 1), "disk.read_share: only with disk.combined"},
 		{"negative latency", strings.Replace(minimal, "write: 400 MB/s", "write: 400 MB/s, latency: -1ms", 1), `disk.latency: negative duration "-1ms"`},
 		{"gpu without flops", minimal + "gpu: {count: 1, memory: 16 GB, memory_bandwidth: 900 GB/s}\npcie: {h2d: 12 GB/s, d2h: 12 GB/s}\n", "missing required field gpu.flops (needed when gpu.count > 0)"},
@@ -567,4 +569,16 @@ func TestParseErrorChain(t *testing.T) {
 	inner := errors.Unwrap(errors.Unwrap(err))
 	require.NotNil(t, inner)
 	assert.Equal(t, "yaml: line 1: did not find expected ',' or ']'", inner.Error())
+}
+
+func TestThrottleParsesAndHolds(t *testing.T) {
+	p, err := Parse([]byte(strings.Replace(minimal, "write: 400 MB/s", "write: 400 MB/s, throttle: {read: 100 MB/s, write: 50 MB/s, window: 100ms}", 1)), "held.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, Throttle{Read: 100e6, Write: 50e6, Window: Duration(100 * time.Millisecond)}, p.Disk.Throttle)
+	r, w := p.Disk.Sustained()
+	assert.Equal(t, Bandwidth(100e6), r)
+	assert.Equal(t, Bandwidth(50e6), w)
+	rate, depth := p.Disk.Throttle.Buckets()
+	assert.Equal(t, [2]float64{100e6, 50e6}, rate)
+	assert.InDeltaSlice(t, []float64{10e6, 5e6}, depth[:], 1e-6, "a window's worth of each rate")
 }

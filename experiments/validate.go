@@ -165,6 +165,7 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 	scatter := Chart{File: name, Title: "Validation: predicted vs measured epoch time", XLabel: "measured (s)", YLabel: "predicted (s)", Scatter: true}
 	var t validateTally
 	var notes, limitNotes []string
+	var window time.Duration // the kernel's throttle slice where a limit held
 	for li, lim := range o.limits {
 		before := t
 		err := func() (err error) {
@@ -173,6 +174,7 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
+				lim, window = g.Limits, g.Limits.Window // with the device's throttle slice
 				defer func() { err = errors.Join(err, g.Release()) }()
 			}
 			for ci, vc := range configs {
@@ -205,7 +207,7 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 	r.Charts = []Chart{scatter}
 	method := fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan with the disk and checksum rate measured just before and just after the median run (the mean of the two; the engine and interference are calibrated once per configuration); disk drift is how far those two measurements differ (the larger change of the read and the write rate).", ValidateRepeats, ValidateRepeats)
 	if !o.remeasure {
-		method = fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan on the profile calibrated once per configuration and disk limit, inside the limited cgroup (disk with transfers of the partition size, checksum rate, engine at the training shape, interference), its disk read and write capped at the limit; the disk is not measured again around each run (a calibration pass moves %d MB, seconds at these rates, and the kernel limit holds the disk steady), so the disk drift column is 0.", ValidateRepeats, ValidateRepeats, calibrate.ShapeDiskBytes>>20)
+		method = fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan on the profile calibrated once per configuration and disk limit (engine at the training shape, and interference, inside the limited cgroup; the disk's own rates with transfers of the partition size, and the checksum rate, with the process stepped out of the group), the disk held to the limit as the kernel holds it: a token bucket per direction at the limit, %d ms of allowance deep (the kernel's throttle slice on this device), over the disk's own rates; the disk is not measured again around each run, so the disk drift column is 0.", ValidateRepeats, ValidateRepeats, window.Milliseconds())
 	}
 	head := []string{method}
 	if o.remeasure {
@@ -500,8 +502,8 @@ func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal ca
 	around := fmt.Sprintf("Measured again before and after each run: read %.0f–%.0f MB/s, write %.0f–%.0f MB/s, checksums (mean of the two) %.1f–%.1f GB/s.", rlo/1e6, rhi/1e6, wlo/1e6, whi/1e6, clo/1e9, chi/1e9)
 	if math.IsInf(rlo, 1) {
 		// Not re-measured: say what the predictions used instead.
-		pd := lim.Cap(d)
-		around = fmt.Sprintf("Disk held to %s (calibrated inside the limit); the predictions use read %.0f MB/s, write %.0f MB/s (the calibration capped at the limit), checksums %.1f GB/s.", lim, float64(pd.Read)/1e6, float64(pd.Write)/1e6, clo/1e9)
+		t := lim.Hold(d).Throttle
+		around = fmt.Sprintf("Disk held to %s; the predictions use the disk's own rates above (measured outside the limit) under a token bucket per direction of %.0f / %.0f MB/s and %.0f ms of allowance (the kernel's throttle slice), checksums %.1f GB/s.", lim, float64(t.Read)/1e6, float64(t.Write)/1e6, float64(t.Window)/1e6, clo/1e9)
 	}
 	return fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. %s Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
 		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,

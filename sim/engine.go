@@ -171,6 +171,7 @@ func newEngine(cfg Config) *engine {
 	switch cfg.System.IO {
 	case DiskPath:
 		disk.ReadBW, disk.WriteBW = float64(prof.Disk.Read), float64(prof.Disk.Write)
+		disk.Limit, disk.Burst = prof.Disk.Throttle.Buckets()
 		e.read = NewLink(&e.k, "disk", lat, disk)
 		e.write = e.read
 		e.readTrack, e.writeTrack = report.DiskRead, report.DiskWrite
@@ -595,7 +596,7 @@ func (e *engine) ioBound(p, c int) float64 {
 	writes := float64(lb + min(c, p))
 	rb, wb := loads*e.pbytes, writes*e.pbytes
 	rs, ws := e.read.share, e.write.share
-	rd, wr := rb/rs.ReadBW, wb/ws.WriteBW
+	rd, wr := rs.throttled(Read, rb, rs.ReadBW), ws.throttled(Write, wb, ws.WriteBW)
 	bound := math.Max(rd, wr)
 	if e.write != e.read || rs.FullDuplex {
 		return bound

@@ -134,6 +134,23 @@ type Sharing struct {
 	// ReadShare is the share of Combined reads get when both run (0: a
 	// fair half); what either direction cannot use goes to the other.
 	ReadShare float64
+	// Limit, by direction (Read, Write), when positive, holds the link's
+	// sustained rate below its own as a kernel cgroup limit holds a disk:
+	// a token bucket of that rate and Burst bytes, full at the start. While
+	// it holds tokens the direction moves at the link's own rate; empty, at
+	// most Limit.
+	Limit, Burst [2]float64
+}
+
+// throttled is the time bytes take in direction d through the token
+// bucket alone, at least bytes ÷ bw (the link's own rate): the fewest
+// seconds a limited direction needs for them.
+func (s Sharing) throttled(d Dir, bytes, bw float64) float64 {
+	t := bytes / bw
+	if s.Limit[d] > 0 {
+		t = math.Max(t, (bytes-s.Burst[d])/s.Limit[d])
+	}
+	return t
 }
 
 // Rates returns the bandwidth of the read and write directions given which
@@ -177,6 +194,8 @@ type Link struct {
 	// dirLog and dirBytes are the busy time and bytes of each direction.
 	dirLog   [2]busyLog
 	dirBytes [2]float64
+	// tokens are each limited direction's token bucket (Sharing.Limit).
+	tokens [2]float64
 }
 
 type flow struct {
@@ -189,7 +208,7 @@ type flow struct {
 
 // NewLink returns an idle link.
 func NewLink(k *Kernel, name string, latency float64, share Sharing) *Link {
-	return &Link{k: k, Name: name, Latency: latency, share: share, scale: 1}
+	return &Link{k: k, Name: name, Latency: latency, share: share, scale: 1, tokens: share.Burst}
 }
 
 // SetScale multiplies the link's bandwidth by x from now on (transfers in
@@ -217,13 +236,16 @@ func (l *Link) Transfer(bytes float64, dir Dir, done func()) {
 	})
 }
 
-// advance moves every flow's bytes up to now at the current rates.
+// advance moves every flow's bytes up to now at the current rates, and
+// the token buckets' levels with them.
 func (l *Link) advance() {
 	now := l.k.now
+	var moved [2]float64
 	if len(l.flows) > 0 {
 		var active [2]bool
 		for _, f := range l.flows {
 			f.left -= f.rate * (now - l.last)
+			moved[f.dir] += f.rate * (now - l.last)
 			active[f.dir] = true
 		}
 		l.log.add(l.last, now)
@@ -233,8 +255,17 @@ func (l *Link) advance() {
 			}
 		}
 	}
+	for d, lim := range l.share.Limit {
+		if lim > 0 {
+			l.tokens[d] = min(max(l.tokens[d]+lim*(now-l.last)-moved[d], 0), l.share.Burst[d])
+		}
+	}
 	l.last = now
 }
+
+// tokenEps is the token level below which a bucket counts as empty: under
+// a byte, rounding in the levels' arithmetic.
+const tokenEps = 1
 
 // bytesEps and timeEps absorb rounding: a flow with less than a
 // millionth of a byte, or a nanosecond of transfer, left is done.
@@ -259,14 +290,21 @@ func (l *Link) reschedule() {
 		n[f.dir]++
 	}
 	r, w := l.share.Rates(n[Read] > 0, n[Write] > 0)
-	r, w = r*l.scale, w*l.scale
+	rate := [2]float64{r * l.scale, w * l.scale}
 	next := math.Inf(1)
-	for _, f := range l.flows {
-		if f.dir == Read {
-			f.rate = r / float64(n[Read])
-		} else {
-			f.rate = w / float64(n[Write])
+	// A limited direction moves at its own rate while its bucket holds
+	// tokens (the next event is when it empties), at most the limit after.
+	for d, lim := range l.share.Limit {
+		switch {
+		case lim <= 0 || n[d] == 0 || rate[d] <= lim:
+		case l.tokens[d] < tokenEps:
+			rate[d] = lim
+		default:
+			next = math.Min(next, l.tokens[d]/(rate[d]-lim))
 		}
+	}
+	for _, f := range l.flows {
+		f.rate = rate[f.dir] / float64(n[f.dir])
 		next = math.Min(next, math.Max(f.left, 0)/f.rate)
 	}
 	v := l.version

@@ -206,7 +206,7 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 			r.before, r.after = &b, &a
 			r.prof.Disk, r.prof.CPU.Checksum = mean.Disk(), devices.Bandwidth(mean.ChecksumBW)
 		}
-		r.prof.Disk = opt.DiskLimit.Cap(r.prof.Disk)
+		r.prof.Disk = opt.DiskLimit.Hold(r.prof.Disk)
 		r.ep.DiskReadLimit, r.ep.DiskWriteLimit = float64(opt.DiskLimit.Read), float64(opt.DiskLimit.Write)
 		runs = append(runs, r)
 	}
@@ -348,7 +348,26 @@ func calibrated(st *store.Store, h realrun.Hyper, eng Engine, log io.Writer) (de
 		fmt.Fprintf(log, "calibrated %s: H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at the run's shape\n", g.Name, g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6)
 	}
 	itf := prof.CPU.Interference
-	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
-		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
+	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s%s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
+		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), heldNote(prof.Disk), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
 	return prof, nil
+}
+
+// HeldBy is the kernel limit a disk is held to ("" without one): "read
+// 300 MB/s, write 300 MB/s, 100 ms of allowance".
+func HeldBy(d devices.Disk) string {
+	t := d.Throttle
+	if t.Read == 0 && t.Write == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, %.0f ms of allowance", diskcap.Limits{Read: t.Read, Write: t.Write}, float64(t.Window)/1e6)
+}
+
+// heldNote follows a calibrated disk's own rates: where the process runs
+// under a limit, they were measured outside it.
+func heldNote(d devices.Disk) string {
+	if h := HeldBy(d); h != "" {
+		return " (the disk's own, measured outside the limit; held by the kernel to " + h + ")"
+	}
+	return ""
 }

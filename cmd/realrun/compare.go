@@ -159,6 +159,9 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 		{"request latency", fmt.Sprintf("%.0f µs", cal.LatencySeconds*1e6)}, {"memory copy", fmt.Sprintf("%.1f GB/s", cal.CopyBW/1e9)},
 		{"checksum (CRC-32C, freshly read)", fmt.Sprintf("%.1f GB/s", cal.ChecksumBW/1e9)},
 	}
+	if held := validate.HeldBy(p.Disk); held != "" {
+		t.Rows = append(t.Rows, []string{"kernel limit (disk figures above: outside it)", held})
+	}
 	if g := cal.GPU; g != nil {
 		t.Rows = append(t.Rows, []string{"GPU " + g.Name, fmt.Sprintf("H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at %s", g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.Shape)})
 	}

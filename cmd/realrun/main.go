@@ -81,7 +81,7 @@ func limitDisk(d diskFlags, dir string, stderr io.Writer) (diskcap.Limits, *disk
 	// with EPIPE instead and the run ends through its deferred release.
 	signal.Ignore(syscall.SIGPIPE)
 	fmt.Fprintf(stderr, "disk limit: %s on device %s (cgroup %s)\n", l, g.Device, g.Path)
-	return l, g, nil
+	return g.Limits, g, nil
 }
 
 // diskDir is the directory whose disk --workdir's limit applies to: the

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -21,8 +22,12 @@ import (
 )
 
 // Limits are the read and write bandwidths the disk is held to (0: no
-// limit in that direction).
-type Limits struct{ Read, Write devices.Bandwidth }
+// limit in that direction) and, once Apply has found the device, the
+// kernel's throttle slice on it (devices.Throttle.Window).
+type Limits struct {
+	Read, Write devices.Bandwidth
+	Window      time.Duration
+}
 
 // Zero reports whether no limit is set.
 func (l Limits) Zero() bool { return l.Read == 0 && l.Write == 0 }
@@ -37,17 +42,21 @@ func (l Limits) String() string {
 	return "read " + s(l.Read) + ", write " + s(l.Write)
 }
 
-// Cap is d with its read and write bandwidths held to the limits: the
-// disk a prediction of a limited run must use.
-func (l Limits) Cap(d devices.Disk) devices.Disk {
-	if l.Read > 0 && (d.Read == 0 || l.Read < d.Read) {
-		d.Read = l.Read
+// Hold is d held to the limits as well as to any throttle it already has
+// (the lower rate in each direction): the disk a prediction of a limited
+// run must use. d's own rates stay: the kernel lets I/O through at the
+// disk's speed while the group has allowance (devices.Throttle).
+func (l Limits) Hold(d devices.Disk) devices.Disk {
+	lower := func(a, b devices.Bandwidth) devices.Bandwidth {
+		if a == 0 || b > 0 && b < a {
+			return b
+		}
+		return a
 	}
-	if l.Write > 0 && (d.Write == 0 || l.Write < d.Write) {
-		d.Write = l.Write
-	}
-	if d.Combined > 0 && d.Combined > d.Read+d.Write {
-		d.Combined = d.Read + d.Write
+	t := &d.Throttle
+	t.Read, t.Write = lower(t.Read, l.Read), lower(t.Write, l.Write)
+	if !l.Zero() && l.Window > 0 {
+		t.Window = devices.Duration(l.Window)
 	}
 	return d
 }
@@ -177,6 +186,7 @@ func (h host) apply(dir string, l Limits) (*Group, error) {
 	}
 	h.removeStale()
 	name := Prefix + strconv.Itoa(h.pid)
+	l.Window = h.window(dev)
 	g := &Group{Path: filepath.Join(h.root, name), Device: fmt.Sprintf("%d:%d", dev[0], dev[1]), Limits: l, h: h, orig: orig}
 	if err := h.create(name, dev, l); err != nil {
 		os.Remove(g.Path)
@@ -186,7 +196,67 @@ func (h host) apply(dir string, l Limits) (*Group, error) {
 		err = fmt.Errorf("disk limit: move process %d into %s: %w", h.pid, g.Path, err)
 		return nil, errors.Join(err, h.remove(name))
 	}
+	activeMu.Lock()
+	active = g
+	activeMu.Unlock()
 	return g, nil
+}
+
+// The kernel's throttle slices (block/blk-throttle.c: DFL_THROTL_SLICE_HD
+// and _SSD): the allowance a limited group is granted at a time.
+const (
+	sliceRotational = 100 * time.Millisecond
+	sliceSolid      = 20 * time.Millisecond
+)
+
+// window is the kernel's throttle slice on dev: 20 ms where the device
+// says it is not rotational, else (and where it says nothing) 100 ms, the
+// kernel's default.
+func (h host) window(dev [2]uint32) time.Duration {
+	b, err := os.ReadFile(filepath.Join(h.sysBlock, fmt.Sprintf("%d:%d", dev[0], dev[1]), "queue", "rotational"))
+	if err == nil && strings.TrimSpace(string(b)) == "0" {
+		return sliceSolid
+	}
+	return sliceRotational
+}
+
+// active is the group Apply put this process in (nil outside one): a
+// process is in one group at a time. activeMu guards it and keeps Release
+// from running while Unlimited has stepped out of the group.
+var (
+	activeMu sync.Mutex
+	active   *Group
+)
+
+// Unlimited runs f with this process out of the group Apply put it in,
+// and back in after: the disk as it is, as a calibration measures it
+// under a limit (the limit itself is known: InForce). Without a group it
+// just runs f.
+func Unlimited(f func() error) error {
+	activeMu.Lock()
+	defer activeMu.Unlock()
+	g := active
+	if g == nil {
+		return f()
+	}
+	if err := g.h.writeProcs(filepath.Join(g.h.root, g.orig), g.h.pid); err != nil {
+		return fmt.Errorf("disk limit: step out of %s: %w", g.Path, err)
+	}
+	ferr := f()
+	if err := g.h.writeProcs(g.Path, g.h.pid); err != nil {
+		return errors.Join(ferr, fmt.Errorf("disk limit: move process %d back into %s: %w", g.h.pid, g.Path, err))
+	}
+	return ferr
+}
+
+// InForce is the limit this process runs under (zero outside a group).
+func InForce() Limits {
+	activeMu.Lock()
+	defer activeMu.Unlock()
+	if active == nil {
+		return Limits{}
+	}
+	return active.Limits
 }
 
 // Release moves the process back to the cgroup it was in and removes the
@@ -198,6 +268,11 @@ func (g *Group) Release() error {
 		return nil
 	}
 	g.once.Do(func() {
+		activeMu.Lock()
+		defer activeMu.Unlock()
+		if active == g {
+			active = nil
+		}
 		if err := g.h.writeProcs(filepath.Join(g.h.root, g.orig), g.h.pid); err != nil {
 			g.err = fmt.Errorf("disk limit: move process %d back to %s: %w", g.h.pid, g.orig, err)
 			return

@@ -1,12 +1,16 @@
 package diskcap
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/tierflow/tierflow/devices"
@@ -260,13 +264,66 @@ func TestFromFlags(t *testing.T) {
 	}
 }
 
-func TestCap(t *testing.T) {
+func TestHold(t *testing.T) {
 	d := devices.Disk{Read: 1.2e9, Write: 1e9, Combined: 1.5e9}
-	got := Limits{Read: 300e6}.Cap(d)
-	if got.Read != 300e6 || got.Write != 1e9 || got.Combined != 1.3e9 {
-		t.Errorf("Cap = %+v", got)
+	for _, tc := range []struct {
+		name  string
+		have  devices.Throttle
+		limit Limits
+		want  devices.Throttle
+	}{
+		{"read only", devices.Throttle{}, Limits{Read: 300e6, Window: 100 * time.Millisecond}, devices.Throttle{Read: 300e6, Window: devices.Duration(100 * time.Millisecond)}},
+		{"both", devices.Throttle{}, Limits{Read: 300e6, Write: 150e6}, devices.Throttle{Read: 300e6, Write: 150e6}},
+		{"above the disk kept: the bucket decides", devices.Throttle{}, Limits{Read: 2e9}, devices.Throttle{Read: 2e9}},
+		{"the lower of two", devices.Throttle{Read: 200e6, Write: 500e6, Window: 5}, Limits{Read: 300e6, Write: 100e6, Window: 7}, devices.Throttle{Read: 200e6, Write: 100e6, Window: 7}},
+		{"no limit changes nothing", devices.Throttle{Read: 200e6, Window: 5}, Limits{}, devices.Throttle{Read: 200e6, Window: 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := d
+			in.Throttle = tc.have
+			got := tc.limit.Hold(in)
+			assert.Equal(t, tc.want, got.Throttle)
+			got.Throttle = devices.Throttle{}
+			assert.Equal(t, d, got, "the disk's own rates stay")
+		})
 	}
-	if got := (Limits{Read: 2e9}).Cap(d); got.Read != 1.2e9 {
-		t.Errorf("a limit above the disk changed it: %+v", got)
+}
+
+func TestWindowFromTheDevice(t *testing.T) {
+	for _, tc := range []struct {
+		rotational string // "" : the file is missing
+		want       time.Duration
+	}{{"1\n", 100 * time.Millisecond}, {"0\n", 20 * time.Millisecond}, {"", 100 * time.Millisecond}} {
+		h, tmp := fakeHost(t)
+		if tc.rotational != "" {
+			write(t, filepath.Join(tmp, "devices", "sda", "queue", "rotational"), tc.rotational)
+		}
+		g, err := h.apply(tmp, Limits{Read: 300e6})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, g.Limits.Window, "rotational %q", tc.rotational)
+		assert.Equal(t, g.Limits, InForce())
+		require.NoError(t, g.Release())
+		assert.Zero(t, InForce(), "released")
 	}
+}
+
+func TestUnlimitedStepsOutAndBack(t *testing.T) {
+	h, tmp := fakeHost(t)
+	dir := filepath.Join(h.root, "tierflow-4242")
+	ran := false
+	require.NoError(t, Unlimited(func() error { ran = true; return nil }), "no group: f just runs")
+	assert.True(t, ran)
+	g, err := h.apply(tmp, Limits{Read: 300e6})
+	require.NoError(t, err)
+	var inside, outside string
+	err = Unlimited(func() error {
+		inside, outside = read(t, filepath.Join(dir, "cgroup.procs")), read(t, filepath.Join(h.root, "cgroup.procs"))
+		return errors.New("measurement failed")
+	})
+	assert.EqualError(t, err, "measurement failed", "f's error comes back")
+	assert.Equal(t, "", inside, "out of the group while f runs")
+	assert.Equal(t, "4242", outside)
+	assert.Equal(t, "4242", read(t, filepath.Join(dir, "cgroup.procs")), "back in the group after")
+	require.NoError(t, g.Release())
+	assert.Equal(t, "4242", read(t, filepath.Join(h.root, "cgroup.procs")))
 }

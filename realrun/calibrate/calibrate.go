@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/diskcap"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
@@ -42,6 +43,10 @@ type Calibration struct {
 	// ChecksumBW is the CRC-32C rate on partitions just read with
 	// O_DIRECT (cold in the caches, as the loader and writer see them).
 	ChecksumBW float64 `json:"-"`
+	// Limit is the kernel limit the process ran under (diskcap.Apply):
+	// the disk figures above are the disk's own, measured outside it
+	// (diskcap.Unlimited), and the profile's disk is them held to it.
+	Limit diskcap.Limits `json:"-"`
 	// Compute: one row per microbenchmark.
 	Points []CalPoint `json:"points"`
 	// GPU is the GPU's calibration (pinned H2D/D2H at partition size, its
@@ -154,11 +159,11 @@ func (c Calibration) BothAtOnce() string {
 // (diskSharing).
 func (c Calibration) Disk() devices.Disk {
 	combined, share, shared := diskSharing(c)
-	return devices.Disk{
+	return c.Limit.Hold(devices.Disk{
 		Read: devices.Bandwidth(c.ReadBW), Write: devices.Bandwidth(c.WriteBW),
 		Latency:    devices.Duration(time.Duration(c.LatencySeconds * 1e9)),
 		FullDuplex: !shared, Combined: devices.Bandwidth(combined), ReadShare: share,
-	}
+	})
 }
 
 // MeanDisk is the disk measured twice, before and after a run, as one
@@ -176,7 +181,7 @@ func MeanDisk(a, b Calibration) Calibration {
 		ReadBW: h(a.ReadBW, b.ReadBW), WriteBW: h(a.WriteBW, b.WriteBW),
 		BothBW: h(a.BothBW, b.BothBW), BothReadBW: h(a.BothReadBW, b.BothReadBW), BothWriteBW: h(a.BothWriteBW, b.BothWriteBW),
 		LatencySeconds: (a.LatencySeconds + b.LatencySeconds) / 2, CopyBW: h(a.CopyBW, b.CopyBW),
-		ChecksumBW: h(a.ChecksumBW, b.ChecksumBW),
+		ChecksumBW: h(a.ChecksumBW, b.ChecksumBW), Limit: a.Limit,
 	}
 }
 
@@ -204,8 +209,14 @@ func diskSharing(cal Calibration) (combined, share float64, shared bool) {
 // files of opt.FileBytes: writes alone, reads alone (each followed by the
 // loader's checksum, timed apart), reads and writes at once, and the
 // request latency; each rate is the median of three passes (the disk is
-// shared).
+// shared). Under a kernel limit it measures the disk outside it and
+// records the limit (Calibration.Limit).
 func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
+	cal.Limit = diskcap.InForce()
+	return diskcap.Unlimited(func() error { return measureDisk(cal, opt) })
+}
+
+func measureDisk(cal *Calibration, opt CalibrateOptions) error {
 	dir, err := os.MkdirTemp(opt.Dir, ".tierflow-calibrate-*")
 	if err != nil {
 		return fmt.Errorf("calibrate: scratch directory in %s: %w", opt.Dir, err)
