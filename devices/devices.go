@@ -55,13 +55,13 @@ type Disk struct {
 // Throttle is a kernel bandwidth limit over a disk (Linux blk-throttle:
 // cgroup v1 blkio.throttle.*_bps_device, v2 io.max). The kernel does not
 // pace each request at the limit: it grants a group its allowance a time
-// slice at a time, so I/O passes at the disk's own speed while allowance
-// is left and the sustained rate is the limit. Measured here with
-// O_DIRECT reads after idle under a 300 MB/s limit: up to 24 MB took
-// ~20 ms (the raw disk), 32 MB 120 ms, 64 MB 220 ms, 128 MB 430 ms — a
-// 100 ms slice's 30 MB at once, then the limit. Modelled as a token
-// bucket per direction: rate Read (Write), depth rate × Window, full at
-// the start.
+// slice at a time — rate × slice bytes at the start of each slice of a
+// busy stretch — so I/O passes at the disk's own speed until the slice's
+// allowance is spent and then waits for the next slice; the sustained
+// rate is the limit. Measured here with O_DIRECT reads after idle under a
+// 300 MB/s limit: up to 24 MB took ~20 ms (the raw disk), 32 MB 120 ms,
+// 48 MB 133 ms, 64 MB 220 ms, 128 MB 430 ms — 30 MB at once, the next
+// 30 MB at 100 ms, and so on.
 type Throttle struct {
 	Read  Bandwidth `yaml:"read,omitempty" json:"read_bytes_per_s,omitempty"`
 	Write Bandwidth `yaml:"write,omitempty" json:"write_bytes_per_s,omitempty"`
@@ -70,12 +70,10 @@ type Throttle struct {
 	Window Duration `yaml:"window,omitempty" json:"window_s,omitempty"`
 }
 
-// Buckets are the token buckets of t by direction (read, write): rates in
-// bytes/s (0: no limit) and depths in bytes.
-func (t Throttle) Buckets() (rate, depth [2]float64) {
-	w := float64(t.Window) / 1e9
-	rate = [2]float64{float64(t.Read), float64(t.Write)}
-	return rate, [2]float64{rate[0] * w, rate[1] * w}
+// Limits are t's rates by direction (read, write) in bytes/s (0: no
+// limit) and its slice in seconds.
+func (t Throttle) Limits() (rate [2]float64, slice float64) {
+	return [2]float64{float64(t.Read), float64(t.Write)}, float64(t.Window) / 1e9
 }
 
 // Sustained is the disk's read and write rate over long transfers: its

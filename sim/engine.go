@@ -171,7 +171,7 @@ func newEngine(cfg Config) *engine {
 	switch cfg.System.IO {
 	case DiskPath:
 		disk.ReadBW, disk.WriteBW = float64(prof.Disk.Read), float64(prof.Disk.Write)
-		disk.Limit, disk.Burst = prof.Disk.Throttle.Buckets()
+		disk.Limit, disk.Slice = prof.Disk.Throttle.Limits()
 		e.read = NewLink(&e.k, "disk", lat, disk)
 		e.write = e.read
 		e.readTrack, e.writeTrack = report.DiskRead, report.DiskWrite

@@ -134,21 +134,29 @@ type Sharing struct {
 	// ReadShare is the share of Combined reads get when both run (0: a
 	// fair half); what either direction cannot use goes to the other.
 	ReadShare float64
-	// Limit, by direction (Read, Write), when positive, holds the link's
-	// sustained rate below its own as a kernel cgroup limit holds a disk:
-	// a token bucket of that rate and Burst bytes, full at the start. While
-	// it holds tokens the direction moves at the link's own rate; empty, at
-	// most Limit.
-	Limit, Burst [2]float64
+	// Limit, by direction (Read, Write), when positive, holds the
+	// direction's sustained rate below the link's own as Linux
+	// blk-throttle holds a cgroup's disk I/O (devices.Throttle): the
+	// allowance is granted a Slice (seconds) at a time, Limit × Slice
+	// bytes at the start of each slice of a busy stretch, and the
+	// direction moves at the link's own rate while allowance is left and
+	// not at all until the next slice once it is spent.
+	Limit [2]float64
+	Slice float64
 }
 
-// throttled is the time bytes take in direction d through the token
-// bucket alone, at least bytes ÷ bw (the link's own rate): the fewest
-// seconds a limited direction needs for them.
+// throttled is the time bytes take in direction d alone from a fresh
+// slice, at least bytes ÷ bw (the link's own rate): the fewest seconds a
+// limited direction needs for them.
 func (s Sharing) throttled(d Dir, bytes, bw float64) float64 {
 	t := bytes / bw
-	if s.Limit[d] > 0 {
-		t = math.Max(t, (bytes-s.Burst[d])/s.Limit[d])
+	if lim := s.Limit[d]; lim > 0 && s.Slice > 0 {
+		// The last slice's grant is spent at the link's rate.
+		grant := lim * s.Slice
+		full := math.Ceil(bytes/grant) - 1
+		t = math.Max(t, full*s.Slice+(bytes-full*grant)/bw)
+	} else if lim > 0 {
+		t = math.Max(t, bytes/lim)
 	}
 	return t
 }
@@ -194,8 +202,31 @@ type Link struct {
 	// dirLog and dirBytes are the busy time and bytes of each direction.
 	dirLog   [2]busyLog
 	dirBytes [2]float64
-	// tokens are each limited direction's token bucket (Sharing.Limit).
-	tokens [2]float64
+	// slice is each limited direction's throttle state (Sharing.Limit).
+	slice [2]throttleSlice
+}
+
+// throttleSlice is blk-throttle's state for one direction of a group
+// (block/blk-throttle.c): the current slice's start and end and the bytes
+// dispatched since its start. The allowance at time t is Limit ×
+// Slice × (slices begun since start) − disp: a busy stretch is granted a
+// slice's worth at the start of each slice. A stretch that begins after
+// the slice has ended starts a fresh slice; one that begins sooner goes
+// on in it. Slices more than one slice old are trimmed from the start,
+// their unspent allowance dropped.
+type throttleSlice struct {
+	start, end, disp float64
+	// busy: the direction had transfers at the last reschedule.
+	busy bool
+}
+
+// sliceEps absorbs rounding in slice arithmetic: a time within a
+// billionth of a slice of a slice's start is at it.
+const sliceEps = 1e-9
+
+// begun is the number of slices begun by now (at least 1).
+func (t *throttleSlice) begun(now, slice float64) float64 {
+	return math.Floor((now-t.start)/slice+sliceEps) + 1
 }
 
 type flow struct {
@@ -208,7 +239,11 @@ type flow struct {
 
 // NewLink returns an idle link.
 func NewLink(k *Kernel, name string, latency float64, share Sharing) *Link {
-	return &Link{k: k, Name: name, Latency: latency, share: share, scale: 1, tokens: share.Burst}
+	l := &Link{k: k, Name: name, Latency: latency, share: share, scale: 1}
+	for d := range l.slice {
+		l.slice[d].end = math.Inf(-1) // the first transfer starts a fresh slice
+	}
+	return l
 }
 
 // SetScale multiplies the link's bandwidth by x from now on (transfers in
@@ -237,7 +272,7 @@ func (l *Link) Transfer(bytes float64, dir Dir, done func()) {
 }
 
 // advance moves every flow's bytes up to now at the current rates, and
-// the token buckets' levels with them.
+// counts them against their direction's throttle slice.
 func (l *Link) advance() {
 	now := l.k.now
 	var moved [2]float64
@@ -255,17 +290,54 @@ func (l *Link) advance() {
 			}
 		}
 	}
-	for d, lim := range l.share.Limit {
-		if lim > 0 {
-			l.tokens[d] = min(max(l.tokens[d]+lim*(now-l.last)-moved[d], 0), l.share.Burst[d])
-		}
+	for d := range l.slice {
+		l.slice[d].disp += moved[d]
 	}
 	l.last = now
 }
 
-// tokenEps is the token level below which a bucket counts as empty: under
-// a byte, rounding in the levels' arithmetic.
-const tokenEps = 1
+// allowanceEps is the allowance below which a direction counts as spent:
+// a byte, rounding in the allowance's arithmetic.
+const allowanceEps = 1
+
+// throttle updates each limited direction's slice for the transfers now
+// on the link (n by direction): a fresh slice for a stretch that begins
+// after the last has ended, the end extended while busy, old slices
+// trimmed. It returns which directions have spent their allowance and,
+// for those, the time the next slice begins; for the others the
+// allowance left.
+func (l *Link) throttle(n [2]int) (spent [2]bool, until, left [2]float64) {
+	now, sl := l.k.now, l.share.Slice
+	for d, lim := range l.share.Limit {
+		t := &l.slice[d]
+		if lim <= 0 || sl <= 0 {
+			continue
+		}
+		busy := n[d] > 0
+		switch {
+		case busy && !t.busy && now > t.end+sliceEps*sl:
+			t.start, t.disp = now, 0
+		case busy && now-t.start >= 2*sl:
+			// Keep the slice in progress and the one before it.
+			k := math.Floor((now-t.start)/sl+sliceEps) - 1
+			t.start += k * sl
+			t.disp = math.Max(0, t.disp-lim*k*sl)
+		}
+		if busy || t.busy {
+			t.end = now + sl
+		}
+		t.busy = busy
+		if !busy {
+			continue
+		}
+		begun := t.begun(now, sl)
+		left[d] = lim*sl*begun - t.disp
+		if left[d] < allowanceEps {
+			spent[d], until[d] = true, t.start+begun*sl
+		}
+	}
+	return spent, until, left
+}
 
 // bytesEps and timeEps absorb rounding: a flow with less than a
 // millionth of a byte, or a nanosecond of transfer, left is done.
@@ -282,30 +354,37 @@ func (l *Link) reschedule() {
 			l.onBusy(busy)
 		}
 	}
-	if len(l.flows) == 0 {
-		return
-	}
 	var n [2]int
 	for _, f := range l.flows {
 		n[f.dir]++
 	}
-	r, w := l.share.Rates(n[Read] > 0, n[Write] > 0)
+	// A limited direction that has spent its slice's allowance waits,
+	// off the device, for the next slice (the next event); otherwise it
+	// moves at the link's own rate until the allowance is spent.
+	spent, until, left := l.throttle(n)
+	if len(l.flows) == 0 {
+		return
+	}
+	r, w := l.share.Rates(n[Read] > 0 && !spent[Read], n[Write] > 0 && !spent[Write])
 	rate := [2]float64{r * l.scale, w * l.scale}
 	next := math.Inf(1)
-	// A limited direction moves at its own rate while its bucket holds
-	// tokens (the next event is when it empties), at most the limit after.
 	for d, lim := range l.share.Limit {
 		switch {
-		case lim <= 0 || n[d] == 0 || rate[d] <= lim:
-		case l.tokens[d] < tokenEps:
-			rate[d] = lim
+		case lim <= 0 || n[d] == 0:
+		case l.share.Slice <= 0: // no slices: every byte paced at the limit
+			rate[d] = math.Min(rate[d], lim)
+		case spent[d]:
+			rate[d] = 0
+			next = math.Min(next, until[d]-l.k.now)
 		default:
-			next = math.Min(next, l.tokens[d]/(rate[d]-lim))
+			next = math.Min(next, left[d]/rate[d])
 		}
 	}
 	for _, f := range l.flows {
 		f.rate = rate[f.dir] / float64(n[f.dir])
-		next = math.Min(next, math.Max(f.left, 0)/f.rate)
+		if f.rate > 0 {
+			next = math.Min(next, math.Max(f.left, 0)/f.rate)
+		}
 	}
 	v := l.version
 	l.k.After(next, func() {
@@ -318,7 +397,7 @@ func (l *Link) reschedule() {
 		for _, f := range l.flows {
 			// Done when what is left would take under a nanosecond: the
 			// clock cannot resolve less and would never advance.
-			if f.left <= bytesEps || f.left/f.rate <= timeEps {
+			if f.left <= bytesEps || f.rate > 0 && f.left/f.rate <= timeEps {
 				done = append(done, f.done)
 				l.bytes += f.bytes
 				l.dirBytes[f.dir] += f.bytes

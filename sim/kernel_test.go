@@ -87,11 +87,12 @@ func TestLinkReadWriteSharing(t *testing.T) {
 	}
 }
 
-func TestLinkTokenBucket(t *testing.T) {
-	// A 1 GB/s disk held to 300 MB/s reads, with 30 MB of allowance (the
-	// kernel's 100 ms slice): as measured here with O_DIRECT reads after
-	// idle, 24 MB pass at the disk's speed and 64 MB take about 0.11 s.
-	held := Sharing{ReadBW: 1e9, WriteBW: 1e9, FullDuplex: true, Limit: [2]float64{300e6, 0}, Burst: [2]float64{30e6, 0}}
+func TestLinkThrottleSlices(t *testing.T) {
+	// A 1 GB/s disk held to 300 MB/s reads in 100 ms slices: 30 MB at
+	// the start of each slice of a busy stretch. As measured here with
+	// O_DIRECT reads after idle under such a limit: 24 MB ~20 ms, 32 MB
+	// 120 ms, 48 MB 133 ms, 64 MB 220 ms, 128 MB 430 ms.
+	held := Sharing{ReadBW: 1e9, WriteBW: 1e9, FullDuplex: true, Limit: [2]float64{300e6, 0}, Slice: 0.1}
 	type step struct {
 		at, bytes float64
 		dir       Dir
@@ -102,21 +103,22 @@ func TestLinkTokenBucket(t *testing.T) {
 		share Sharing
 		steps []step
 	}{
-		{"within the allowance: the disk's speed", held, []step{{0, 24e6, Read, 0.024}}},
-		// The bucket empties at 1e9 − 300e6 per second: 30 MB ÷ 0.7e9 s,
-		// after which the rest moves at the limit; (64 − 30) MB ÷ 300 MB/s.
-		{"beyond it: the limit after the allowance", held, []step{{0, 64e6, Read, 34e6 / 300e6}}},
-		// 1 s of 300 MB/s minus what the allowance gave.
-		{"sustained: the limit", held, []step{{0, 330e6, Read, 1}}},
-		// The first read empties the bucket (64 MB by 0.1133 s); idle for
-		// 0.05 s it regains 15 MB, so the second read's 30 MB take
-		// (30 − 15) MB ÷ 300 MB/s.
-		{"an idle gap refills it", held, []step{{0, 64e6, Read, 34e6 / 300e6}, {34e6/300e6 + 0.05, 30e6, Read, 34e6/300e6 + 0.05 + (30e6-15e6)/300e6}}},
-		{"writes are not held by the read limit", held, []step{{0, 64e6, Read, 34e6 / 300e6}, {0, 64e6, Write, 0.064}}},
-		// No allowance: every byte paced at the limit (the old cap).
-		{"no burst: paced", Sharing{ReadBW: 1e9, WriteBW: 1e9, Limit: [2]float64{300e6, 0}}, []step{{0, 30e6, Read, 0.1}}},
-		// A limit above the disk's own rate never holds it back.
-		{"limit above the disk", Sharing{ReadBW: 1e9, WriteBW: 1e9, Limit: [2]float64{2e9, 0}, Burst: [2]float64{1e6, 0}}, []step{{0, 100e6, Read, 0.1}}},
+		{"within the first slice: the disk's speed", held, []step{{0, 24e6, Read, 0.024}}},
+		// 30 MB by 30 ms, then nothing until the second slice at 100 ms.
+		{"32 MB: the rest waits for the next slice", held, []step{{0, 32e6, Read, 0.102}}},
+		{"48 MB", held, []step{{0, 48e6, Read, 0.118}}},
+		{"64 MB: three slices", held, []step{{0, 64e6, Read, 0.204}}},
+		{"128 MB: five slices", held, []step{{0, 128e6, Read, 0.408}}},
+		// Sustained: 3 s of 300 MB/s are granted by the 30th slice's start.
+		{"sustained: the limit", held, []step{{0, 900e6, Read, 2.93}}},
+		// The first read spends the first slice by 30 ms; the second,
+		// 50 ms later (the slice not ended), has nothing left until 100 ms.
+		{"a short gap: the same slice", held, []step{{0, 30e6, Read, 0.03}, {0.08, 10e6, Read, 0.11}}},
+		// Idle past the slice's end (0.03 + 0.1): a fresh slice, 30 MB at once.
+		{"a long gap: a fresh slice", held, []step{{0, 30e6, Read, 0.03}, {0.5, 30e6, Read, 0.53}}},
+		{"writes are not held by the read limit", held, []step{{0, 64e6, Read, 0.204}, {0, 64e6, Write, 0.064}}},
+		{"no slice: paced at the limit", Sharing{ReadBW: 1e9, WriteBW: 1e9, Limit: [2]float64{300e6, 0}}, []step{{0, 30e6, Read, 0.1}}},
+		{"a limit above the disk never holds it back", Sharing{ReadBW: 1e9, WriteBW: 1e9, Limit: [2]float64{2e9, 0}, Slice: 0.1}, []step{{0, 100e6, Read, 0.1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,12 +136,50 @@ func TestLinkTokenBucket(t *testing.T) {
 	}
 }
 
-// The lower bound a limited direction allows: its own rate, or the
-// limit after the allowance, whichever is slower.
+// Slices older than the one before the current are trimmed and their
+// unspent allowance dropped: a stream slowed to 100 MB/s (a tenth of the
+// disk) for its first 1.05 s, 10 MB of its 30 MB a slice, has not saved
+// up the rest when it speeds up.
+func TestLinkThrottleTrimsOldSlices(t *testing.T) {
+	var k Kernel
+	l := NewLink(&k, "disk", 0, Sharing{ReadBW: 1e9, WriteBW: 1e9, FullDuplex: true, Limit: [2]float64{300e6, 0}, Slice: 0.1})
+	l.SetScale(0.1)
+	var done float64
+	l.Transfer(305e6, Read, func() { done = k.Now() })
+	k.At(1.05, func() { l.SetScale(1) })
+	k.Run()
+	// At 1.05 s, 105 MB moved: the slices from 0.9 s grant 60 MB, spent
+	// by 1.11 s; the slice from 1.1 s 30 MB more (1.14 s); then 30 MB at
+	// 1.2, 1.3 and 1.4 s and the last 20 MB at 1.5 s. Had the unspent
+	// allowance been kept (330 − 105 MB), the last 200 MB would have
+	// passed at once, by 1.25 s.
+	assert.InDelta(t, 1.52, done, 1e-9)
+}
+
+// While a direction waits for its next slice its transfers are off the
+// device: a shared device gives the other direction its whole bandwidth.
+func TestLinkThrottledDirectionLeavesTheDevice(t *testing.T) {
+	var k Kernel
+	l := NewLink(&k, "disk", 0, Sharing{ReadBW: 1e9, WriteBW: 1e9, Limit: [2]float64{100e6, 0}, Slice: 0.1})
+	var r, w float64
+	l.Transfer(20e6, Read, func() { r = k.Now() })
+	l.Transfer(100e6, Write, func() { w = k.Now() })
+	k.Run()
+	// Both at half the device (500 MB/s each) until the read's 10 MB
+	// slice is spent at 20 ms; the write alone at 1 GB/s until the read's
+	// next slice at 100 ms (90 MB moved by then); both at half again for
+	// their last 10 MB each. Had the waiting read kept half the device,
+	// the write would take 0.2 s.
+	assert.InDelta(t, 0.12, w, 1e-9)
+	assert.InDelta(t, 0.12, r, 1e-9)
+}
+
+// The lower bound a limited direction allows from a fresh slice.
 func TestSharingThrottled(t *testing.T) {
-	s := Sharing{ReadBW: 1e9, Limit: [2]float64{300e6, 0}, Burst: [2]float64{30e6, 0}}
+	s := Sharing{ReadBW: 1e9, Limit: [2]float64{300e6, 0}, Slice: 0.1}
 	assert.InDelta(t, 0.024, s.throttled(Read, 24e6, 1e9), 1e-12)
-	assert.InDelta(t, 1.0, s.throttled(Read, 330e6, 1e9), 1e-12)
+	assert.InDelta(t, 0.204, s.throttled(Read, 64e6, 1e9), 1e-12)
+	assert.InDelta(t, 2.93, s.throttled(Read, 900e6, 1e9), 1e-12)
 	assert.InDelta(t, 0.5, s.throttled(Write, 500e6, 1e9), 1e-12, "no write limit")
 }
 

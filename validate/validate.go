@@ -11,6 +11,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/diskcap"
@@ -184,6 +185,11 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 				return Comparison{}, realrun.Epoch{}, err
 			}
 		}
+		// Under a kernel limit the initialisation's writes have just
+		// spent the group's allowance; the model starts every run with a
+		// full one (devices.Throttle), which the kernel grants after a
+		// slice of idle: wait two.
+		time.Sleep(2 * opt.DiskLimit.Window)
 		eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: opt.Engine.Name, Buffer: opt.Engine.Buffer,
 			Hyper: h, Store: st, Degrees: degrees, Seed: opt.Seed, C: plan.C})
 		if err != nil {
