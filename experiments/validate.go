@@ -109,6 +109,8 @@ type validateOptions struct {
 	// the preparation, the calibration and the runs; a zero Limits runs
 	// on the disk as it is.
 	limits []diskcap.Limits
+	// extra, when set, adds notes on a configuration's runs.
+	extra func(label string, runs []orderingRuns) []string
 	// remeasure measures the disk again just before and just after
 	// every run (validate.CompareOptions.DiskScratch) and predicts with
 	// the mean of the two.
@@ -207,7 +209,7 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 	r.Charts = []Chart{scatter}
 	method := fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan with the disk and checksum rate measured just before and just after the median run (the mean of the two; the engine and interference are calibrated once per configuration); disk drift is how far those two measurements differ (the larger change of the read and the write rate).", ValidateRepeats, ValidateRepeats)
 	if !o.remeasure {
-		method = fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan on the profile calibrated once per configuration and disk limit (engine at the training shape, and interference, inside the limited cgroup; the disk's own rates with transfers of the partition size, and the checksum rate, with the process stepped out of the group), the disk held to the limit as the kernel holds it: a token bucket per direction at the limit, %d ms of allowance deep (the kernel's throttle slice on this device), over the disk's own rates; the disk is not measured again around each run, so the disk drift column is 0.", ValidateRepeats, ValidateRepeats, window.Milliseconds())
+		method = fmt.Sprintf("Each measured figure is the median of %d runs of one epoch (2 training workers), the repeats interleaved across orderings (every ordering once, then every ordering again, …) so that drift of the machine hits every ordering alike; the min and max of the %d runs stand beside the median. Each prediction is one simulation of the same Plan on the profile calibrated once per configuration and disk limit (engine at the training shape, and interference, inside the limited cgroup; the disk's own rates with transfers of the partition size, and the checksum rate, with the process stepped out of the group), the disk held to the limit as the kernel holds it (blk-throttle: per direction, the limit's allowance granted one %d ms slice at a time, at the disk's own rates until it is spent, then nothing until the next slice); the disk is not measured again around each run, so the disk drift column is 0.", ValidateRepeats, ValidateRepeats, window.Milliseconds())
 	}
 	head := []string{method}
 	if o.remeasure {
@@ -329,7 +331,7 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	if err != nil {
 		return fmt.Errorf("validate %s: %w", label, err)
 	}
-	h := realrun.Hyper{Training: workload.Training{Model: vc.Model, Dim: vc.Dim, Batch: vc.Batch, Negatives: vc.Negatives}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+	h := validateHyper(vc)
 	// Calibrate the disk with transfers of this configuration's
 	// partition size, and the engine at its training shape.
 	cal, err := calibrate.ShapeProfile(st, h, scratch)
@@ -357,7 +359,16 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 		*notes = append(*notes, computeSpreadNote(label, cMed, cLo, cHi))
 	}
 	*notes = append(*notes, configNote(label, regime, vc, st, cal, runs, lim))
+	if o.extra != nil {
+		*notes = append(*notes, o.extra(label, runs)...)
+	}
 	return nil
+}
+
+// validateHyper is the training a validation configuration runs: its
+// shape, on 2 workers.
+func validateHyper(vc ValidateConfig) realrun.Hyper {
+	return realrun.Hyper{Training: workload.Training{Model: vc.Model, Dim: vc.Dim, Batch: vc.Batch, Negatives: vc.Negatives}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 }
 
 // runInterleaved runs every Plan ValidateRepeats times, interleaved —
@@ -503,7 +514,7 @@ func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal ca
 	if math.IsInf(rlo, 1) {
 		// Not re-measured: say what the predictions used instead.
 		t := lim.Hold(d).Throttle
-		around = fmt.Sprintf("Disk held to %s; the predictions use the disk's own rates above (measured outside the limit) under a token bucket per direction of %.0f / %.0f MB/s and %.0f ms of allowance (the kernel's throttle slice), checksums %.1f GB/s.", lim, float64(t.Read)/1e6, float64(t.Write)/1e6, float64(t.Window)/1e6, clo/1e9)
+		around = fmt.Sprintf("Disk held to %s; the predictions use the disk's own rates above (measured outside the limit) held to %.0f / %.0f MB/s (read / write) granted a %.0f ms slice at a time, checksums %.1f GB/s.", lim, float64(t.Read)/1e6, float64(t.Write)/1e6, float64(t.Window)/1e6, clo/1e9)
 	}
 	return fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. %s Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
 		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,
