@@ -7,12 +7,16 @@ import (
 )
 
 func init() {
-	register(Experiment{Name: "validate-throttled", Description: "Validate the simulator on a disk held to 150, 300 and 600 MB/s by a kernel cgroup limit (root): two data-bound Freebase86m-shaped configurations × six orderings, 5% tolerance (about 14 minutes on 2 cores)", Run: ValidateThrottled, Slow: true})
+	register(Experiment{Name: "validate-throttled", Description: "Validate the simulator on a disk held to 150, 200, 300 and 600 MB/s by a kernel cgroup limit (root): two data-bound Freebase86m-shaped configurations × six orderings, 5% tolerance (about 17 minutes on 2 cores)", Run: ValidateThrottled, Slow: true})
 }
 
 // ValidateThrottledLimits are the rates the disk is held to, reads and
-// writes alike, one pass of every configuration each.
-var ValidateThrottledLimits = []devices.Bandwidth{150e6, 300e6, 600e6}
+// writes alike, one pass of every configuration each. 150–300 MB/s are
+// well below what this disk does with reads and writes at once (its
+// writes then get 380–480 MB/s, calibrated); at 600 MB/s the disk
+// itself, not the limit, holds the writes: the boundary with the
+// unthrottled disk.
+var ValidateThrottledLimits = []devices.Bandwidth{150e6, 200e6, 300e6, 600e6}
 
 // ValidateThrottledConfigs are data-bound at every limit on a 2-core
 // machine: sparse Freebase86m-shaped graphs trained with 4 negatives,
