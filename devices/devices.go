@@ -76,19 +76,6 @@ func (t Throttle) Limits() (rate [2]float64, slice float64) {
 	return [2]float64{float64(t.Read), float64(t.Write)}, float64(t.Window) / 1e9
 }
 
-// Sustained is the disk's read and write rate over long transfers: its
-// own, or the throttle's where lower.
-func (d Disk) Sustained() (read, write Bandwidth) {
-	read, write = d.Read, d.Write
-	if d.Throttle.Read > 0 {
-		read = min(read, d.Throttle.Read)
-	}
-	if d.Throttle.Write > 0 {
-		write = min(write, d.Throttle.Write)
-	}
-	return read, write
-}
-
 // PCIe is the host-to-device link.
 type PCIe struct {
 	H2D Bandwidth `yaml:"h2d" json:"h2d_bytes_per_s"`
