@@ -186,9 +186,9 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 			}
 		}
 		// Under a kernel limit the initialisation's writes have just
-		// spent the group's allowance; the model starts every run with a
-		// full one (devices.Throttle), which the kernel grants after a
-		// slice of idle: wait two.
+		// spent the group's allowance; the model starts every run in a
+		// fresh slice (devices.Throttle), which the kernel begins once a
+		// slice has passed idle: wait two.
 		time.Sleep(2 * opt.DiskLimit.Window)
 		eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: opt.Engine.Name, Buffer: opt.Engine.Buffer,
 			Hyper: h, Store: st, Degrees: degrees, Seed: opt.Seed, C: plan.C})
