@@ -25,6 +25,7 @@ type table struct {
 	flag, list   ptr
 	count        ptr
 	rows, maxHit int64 // rows in the table; most rows one batch can touch
+	hits         int   // rows an edge touches here: 2 when source and destination share the table
 }
 
 // accum is the accumulator side of a table, sized for rows rows.
@@ -52,7 +53,16 @@ func (e *Engine) newAccum(rows int64) (accum, error) {
 }
 
 func (a accum) table(emb, state ptr, maxHit int64) table {
-	return table{emb: emb, state: state, acc: a.acc.p, flag: a.flag.p, list: a.list.p, count: a.count.p, rows: a.rows, maxHit: min(maxHit, a.rows)}
+	return table{emb: emb, state: state, acc: a.acc.p, flag: a.flag.p, list: a.list.p, count: a.count.p, rows: a.rows, maxHit: min(maxHit, a.rows), hits: 1}
+}
+
+// capHits is t with the rows that edges edges and negs negatives can touch
+// between two steps (the size of adagrad_rows's launch): one row per edge
+// and per negative, twice the edges when the bucket's two partitions are
+// one table (hits says so).
+func (t table) capHits(edges, negs int) table {
+	t.maxHit = min(t.maxHit, int64(t.hits*edges+negs))
+	return t
 }
 
 // Engine trains buckets on one GPU (or on the emulator of tests). It
@@ -188,6 +198,7 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 		if src, err := telemetry.OpenNVML(o.Device); err == nil {
 			e.nvml = src
 			if in, err := src.Info(); err == nil {
+				in.GEMM = e.gemmNote // NVML knows the GPU, not what does the products
 				e.info = in
 			}
 		}
@@ -537,9 +548,16 @@ func (e *Engine) Transfers() Transfers {
 }
 
 // TrainBucket implements realrun.Compute. Edges are shuffled and every
-// chunk's negatives drawn exactly as the CPU engine does with one worker;
-// the chunks of a batch are trained together and each touched row gets one
-// Adagrad step with its gradients summed over the batch.
+// chunk's negatives drawn exactly as the CPU engine does with one worker.
+// By default each chunk is trained and stepped in turn, as the CPU engine
+// does (one Adagrad step per touched row after every chunk; where a row
+// occurs twice in a chunk the CPU engine steps it twice, this engine once
+// with the sum). With micro-batching on (Hyper.Micro: --micro-batches,
+// --micro-batch-memory) the chunks of a batch are trained together and each
+// touched row gets one Adagrad step with its gradients summed over the
+// batch: the batch step of Marius and GE2, faster on a GPU and slower to
+// learn per epoch (the batch's memory is the engine's already, so it is
+// never split).
 func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
 	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
 	wr := rand.New(rand.NewPCG(rng.Uint64(), sample.WorkerStream)) // as a CPU worker's sampler
@@ -588,10 +606,12 @@ func (e *Engine) slotTables(si, di int) (tA, tB table, err error) {
 		return tA, tB, fmt.Errorf("bucket (%d,%d): partition not on the GPU (install hook not called?)", si, di)
 	}
 	rd := e.rows * int64(e.d)
-	maxHit := int64(e.h.Batch) + int64(e.maxChunks*e.h.Negatives)
-	tA = e.accA.table(e.slotMem[ss].p, e.slotMem[ss].at(rd), maxHit)
-	tB = e.accB.table(e.slotMem[ds].p, e.slotMem[ds].at(rd), maxHit)
-	if si == di {
+	b, negs := int64(e.h.Batch), int64(e.maxChunks*e.h.Negatives)
+	tA = e.accA.table(e.slotMem[ss].p, e.slotMem[ss].at(rd), b+negs)
+	tB = e.accB.table(e.slotMem[ds].p, e.slotMem[ds].at(rd), b+negs)
+	if si == di { // one table: the batch's sources and destinations both land here
+		tA = e.accA.table(e.slotMem[ss].p, e.slotMem[ss].at(rd), 2*b+negs)
+		tA.hits = 2
 		tB = tA
 	}
 	return tA, tB, nil
@@ -696,29 +716,36 @@ func (e *Engine) trainBatch(k int, batch []store.Edge, si int, src *store.Buffer
 		return err
 	}
 	e.count(4*nIdx, 0)
-	// Full chunks as one group, then the short tail chunk.
-	full := bi.n / e.chunk
-	if full > 0 {
-		if err := e.trainGroup(&bi, 0, full, e.chunk, tA, tB); err != nil {
+	if e.h.Micro.On() {
+		// The batch step (Marius, GE2): full chunks as one group, then
+		// the short tail chunk, and one Adagrad step per touched row
+		// with its gradients summed over the batch.
+		full := bi.n / e.chunk
+		if full > 0 {
+			if err := e.trainGroup(&bi, 0, full, e.chunk, tA, tB); err != nil {
+				return err
+			}
+		}
+		if tail := bi.n - full*e.chunk; tail > 0 {
+			if err := e.trainGroup(&bi, full, 1, tail, tA, tB); err != nil {
+				return err
+			}
+		}
+		if err := e.step(tA, tB, bi.n); err != nil {
 			return err
 		}
-	}
-	if tail := bi.n - full*e.chunk; tail > 0 {
-		if err := e.trainGroup(&bi, full, 1, tail, tA, tB); err != nil {
-			return err
-		}
-	}
-	if err := e.adagrad(tA); err != nil {
-		return err
-	}
-	if tB != tA {
-		if err := e.adagrad(tB); err != nil {
-			return err
-		}
-	}
-	if e.h.Model.UsesRelations() {
-		if err := e.adagrad(e.relAcc.table(e.rel.p, e.relState.p, int64(bi.n))); err != nil {
-			return err
+	} else {
+		// The chunk step (the CPU engine's default, PBG's): each chunk
+		// trained against the rows the chunks before it updated, then
+		// one Adagrad step per touched row.
+		for c, lo := 0, 0; lo < bi.n; c, lo = c+1, lo+e.chunk {
+			n := min(e.chunk, bi.n-lo)
+			if err := e.trainGroup(&bi, c, 1, n, tA, tB); err != nil {
+				return err
+			}
+			if err := e.step(tA.capHits(n, e.h.Negatives), tB.capHits(n, e.h.Negatives), n); err != nil {
+				return err
+			}
 		}
 	}
 	if err := e.g.record(evConsumed+j, computeStream); err != nil {
@@ -726,6 +753,25 @@ func (e *Engine) trainBatch(k int, batch []store.Edge, si int, src *store.Buffer
 	}
 	if hs != nil {
 		return e.unstageRows(hs, src, dst, tA, tB)
+	}
+	return nil
+}
+
+// step applies Adagrad to every row the groups since the last step
+// touched: in the source and destination tables (once when they are the
+// same partition) and, for models with relations, in the relation table
+// (at most edges rows).
+func (e *Engine) step(tA, tB table, edges int) error {
+	if err := e.adagrad(tA); err != nil {
+		return err
+	}
+	if tB.acc != tA.acc {
+		if err := e.adagrad(tB); err != nil {
+			return err
+		}
+	}
+	if e.h.Model.UsesRelations() {
+		return e.adagrad(e.relAcc.table(e.rel.p, e.relState.p, int64(edges)))
 	}
 	return nil
 }
@@ -931,6 +977,7 @@ func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, ds
 	}
 	for t := 0; t < 2; t++ {
 		if t == 1 && hs.same {
+			tabs[0].hits = 2
 			tabs[1] = tabs[0]
 			break
 		}
