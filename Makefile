@@ -140,6 +140,7 @@ cuda-check:
 # machine without Go or network, in the ignored folder gpu-bundle/ (run it
 # there with `bash gpu-bundle/run.sh OUTDIR`; see
 # scripts/gpu-bundle/README.txt.in): bin/realrun (-tags cuda),
+# wn18/ (the WordNet KG of the quality step; installs wordnet-base),
 # bin/realrun-nogpu (the default build, the emulator stand-in), the test
 # binaries (cuda- and default-tagged realrun/cuda, cuda-tagged telemetry),
 # stripped, and run.sh. The kernels are the committed PTX (make ptx
@@ -163,6 +164,10 @@ gpu-bundle: cuda-deps
 		(cd $$pkg && find . -type f ! -name '*.go' -print0 | xargs -0 -r cp --parents -t $(CURDIR)/$(GPU_BUNDLE)/tests/$$pkg) || exit 1; \
 	done
 	install -m 755 scripts/gpu-bundle/run.sh $(GPU_BUNDLE)/run.sh
+	install -m 644 scripts/gpu-bundle/ceilings.py $(GPU_BUNDLE)/ceilings.py
+	@# The quality step's graph: the WN18-style WordNet KG (Debian's wordnet-base).
+	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; }
+	$(GO) run ./cmd/internal/wordnetkg $(GPU_BUNDLE)/wn18
 	@commit="$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"; \
 	date="$$(date -u +%Y-%m-%dT%H:%M:%SZ)"; gov="$$($(GO) env GOVERSION)"; \
 	printf 'commit %s\ndate %s\ngo %s\n' "$$commit" "$$date" "$$gov" >$(GPU_BUNDLE)/BUILD; \

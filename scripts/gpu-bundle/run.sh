@@ -275,6 +275,29 @@ tests() {
 	fi
 }
 
+# --- the GPU's own ceilings (ceilings.py: copies and matrix products
+# through PyTorch, where the machine has it), to quote the engine against.
+PY=""
+for py in python3 /opt/torch/.venv/bin/python3; do
+	if command -v "$py" >/dev/null 2>&1 && timeout 60 "$py" -c 'import torch' >/dev/null 2>&1; then
+		PY=$py
+		break
+	fi
+done
+if [ "$GPU" != 1 ]; then
+	skip ceilings "no GPU: nothing to measure"
+elif [ -z "$PY" ]; then
+	skip ceilings "no python3 with PyTorch on this machine (ceilings.py needs it)"
+elif budget ceilings 10; then
+	execute "$OUT/ceilings.json" "$OUT/logs/ceilings.stderr" 90 "$PY" "$HERE/ceilings.py"
+	if [ "$RC" = 0 ]; then
+		record ceilings run "FP32 SGEMM $(fmt '%.1f' "$(jnum "$OUT/ceilings.json" sgemm_fp32_flops)" 1e-12) TFLOP/s, TF32 $(fmt '%.1f' "$(jnum "$OUT/ceilings.json" sgemm_tf32_flops)" 1e-12), the engine's batched shape $(fmt '%.1f' "$(jnum "$OUT/ceilings.json" sgemm_batched_fp32_flops)" 1e-12) / $(fmt '%.1f' "$(jnum "$OUT/ceilings.json" sgemm_batched_tf32_flops)" 1e-12); copies D2D $(fmt '%.0f' "$(jnum "$OUT/ceilings.json" d2d_bytes_per_s)" 1e-9) GB/s, H2D $(fmt '%.1f' "$(jnum "$OUT/ceilings.json" h2d_bytes_per_s)" 1e-9), D2H $(fmt '%.1f' "$(jnum "$OUT/ceilings.json" d2h_bytes_per_s)" 1e-9)" "$SECS" ceilings.json
+	else
+		rm -f "$OUT/ceilings.json"
+		record ceilings failed "$(failure "$OUT/logs/ceilings.stderr")" "$SECS"
+	fi
+fi
+
 tests gpu-tests/cuda realrun/cuda "$HERE/tests/cuda.test"
 tests gpu-tests/telemetry realrun/telemetry "$HERE/tests/telemetry.test"
 # TestDefaultBuildHasNoCU runs `go list` on the source tree: not here.
@@ -307,15 +330,21 @@ else
 	TLIMIT=60
 fi
 TP_ROWS=()
-for spec in "in-gpu gpu 4 4 beta" \
-	"gpu-beta gpu 16 4 beta" "gpu-hilbert-symmetric gpu 16 4 hilbert-symmetric" "gpu-legend gpu 16 3 legend" \
-	"host-beta host 16 4 beta" "host-hilbert-symmetric host 16 4 hilbert-symmetric" "host-legend host 16 3 legend"; do
-	read -r name buffer p c ordering <<<"$spec"
+# Each shape with the default update (an Adagrad step after every chunk,
+# as the CPU engine) and, named *-batchstep, with one step per batch
+# (--micro-batches 1: the batch step of Marius and GE2).
+for spec in "in-gpu gpu 4 4 beta" "in-gpu-batchstep gpu 4 4 beta --micro-batches 1" \
+	"gpu-beta gpu 16 4 beta" "gpu-beta-batchstep gpu 16 4 beta --micro-batches 1" \
+	"gpu-hilbert-symmetric gpu 16 4 hilbert-symmetric" "gpu-legend gpu 16 3 legend" \
+	"host-beta host 16 4 beta" "host-beta-batchstep host 16 4 beta --micro-batches 1" \
+	"host-hilbert-symmetric host 16 4 hilbert-symmetric" "host-legend host 16 3 legend"; do
+	read -r name buffer p c ordering extra <<<"$spec"
 	step="throughput/$name"
 	budget "$step" 55 || continue
 	f="throughput/$name.json"
+	# shellcheck disable=SC2086 # extra is zero or more flags
 	train "$step" "$f" "$TLIMIT" "${RR[@]}" --engine cuda --buffer "$buffer" --p "$p" --c "$c" --ordering "$ordering" \
-		--epochs 1 --eval none --seed 1 "${SHAPE[@]}"
+		--epochs 1 --eval none --seed 1 "${SHAPE[@]}" $extra
 	if [ "$RC" = 0 ]; then
 		j="$OUT/$f"
 		eps=$(jnum "$j" edges_per_second)
@@ -354,36 +383,61 @@ if [ -s "$OUT/throughput/.eps" ]; then
 	rm -f "$OUT/throughput/.eps"
 fi
 
-# --- quality: the same small graph and seed, cpu against cuda (and TF32).
-if [ "$GPU" = 1 ]; then
+# --- quality: the same graph and seeds, cpu against cuda (and TF32, and
+# the batch step). On a GPU the graph is the WN18-style WordNet KG the
+# bundle carries (wn18/, written by make gpu-bundle: a real KG, where the
+# MRR says something), 10 epochs, seeds 1-3 for the run-to-run spread;
+# without one (or without wn18/) a small generated graph, one seed.
+WN="$HERE/wn18"
+if [ "$GPU" = 1 ] && [ -s "$WN/train.tsv" ]; then
+	QSHAPE=(--edges "$WN/train.tsv" --valid "$WN/valid.tsv" --test "$WN/test.tsv" --epochs 10)
+	QDESC="WN18-style WordNet KG (wn18/), 10 epochs, realrun's defaults"
+	QSEEDS="1 2 3"
+	QLIMIT=90
+elif [ "$GPU" = 1 ]; then
 	QSHAPE=(--dataset fb15k --scale 1 --dim 32 --epochs 5 --p 2 --c 2)
+	QDESC="${QSHAPE[*]} (no wn18/ in the bundle)"
+	QSEEDS=1
 	QLIMIT=120
 else
 	QSHAPE=(--dataset fb15k --scale 0.05 --dim 16 --epochs 3 --p 2 --c 2)
+	QDESC="${QSHAPE[*]}"
+	QSEEDS=1
 	QLIMIT=60
 fi
 declare -A MRR=()
-for spec in "cpu" "cuda" "cuda-tf32"; do
-	step="quality/$spec"
+QSPECS=()
+for seed in $QSEEDS; do
+	for v in cpu cuda cuda-tf32; do QSPECS+=("$v $seed"); done
+done
+QSPECS+=("cuda-batchstep 1")
+for spec in "${QSPECS[@]}"; do
+	read -r v seed <<<"$spec"
+	name=$v
+	[ "$QSEEDS" = 1 ] || name="$v-s$seed"
+	step="quality/$name"
 	budget "$step" 70 || continue
-	f="quality/$spec.json"
-	case $spec in
+	f="quality/$name.json"
+	case $v in
 	cpu) cmd=("${RRCPU[@]}" --engine cpu) ;;
 	cuda) cmd=("${RR[@]}" --engine cuda) ;;
 	cuda-tf32) cmd=("${RR[@]}" --engine cuda --tf32) ;;
+	cuda-batchstep) cmd=("${RR[@]}" --engine cuda --micro-batches 1) ;;
 	esac
-	train "$step" "$f" "$QLIMIT" "${cmd[@]}" --eval end --seed 1 --workers 1 "${QSHAPE[@]}"
-	[ "$spec" = cpu ] && [ "$RC" = 0 ] && STATUS=run REASON=""
+	train "$step" "$f" "$QLIMIT" "${cmd[@]}" --eval end --seed "$seed" --workers 1 "${QSHAPE[@]}"
+	[ "$v" = cpu ] && [ "$RC" = 0 ] && STATUS=run REASON=""
 	if [ "$RC" = 0 ]; then
-		MRR[$spec]=$(jnum "$OUT/$f" mrr last)
-		REASON="${REASON:+$REASON; }MRR $(fmt '%.4f' "${MRR[$spec]}")"
-		if [ "$spec" != cpu ] && [ -n "${MRR[cpu]:-}" ]; then
-			REASON="$REASON (cpu $(fmt '%.4f' "${MRR[cpu]}"), difference $(awk -v a="${MRR[$spec]}" -v b="${MRR[cpu]}" 'BEGIN { printf "%+.4f", a - b }'))"
+		got=$(jnum "$OUT/$f" mrr last)
+		MRR[$v]="${MRR[$v]:-}${MRR[$v]:+ }$got"
+		REASON="${REASON:+$REASON; }MRR $(fmt '%.4f' "$got")"
+		ref=$(printf "%s\n" ${MRR[cpu]:-} | tail -n 1) # the cpu run of this seed, just before
+		if [ "$v" != cpu ] && [ -n "$ref" ]; then
+			REASON="$REASON (cpu $(fmt '%.4f' "$ref"), difference $(awk -v a="$got" -v b="$ref" 'BEGIN { printf "%+.4f", a - b }'))"
 		fi
 		g=$(jstrval "$OUT/$f" gemm)
-		[ -n "$g" ] && [ "$spec" != cpu ] && REASON="$REASON; GEMMs: $g"
-	elif [ "$RC" = 2 ] && grep -q -- "-tf32" "$OUT/logs/quality-$spec.stderr"; then
-		STATUS=skipped REASON="this realrun has no --tf32 (exit 2): $(oneline "$OUT/logs/quality-$spec.stderr" 1)"
+		[ -n "$g" ] && [ "$v" != cpu ] && REASON="$REASON; GEMMs: $g"
+	elif [ "$RC" = 2 ] && grep -q -- "-tf32" "$OUT/logs/quality-$name.stderr"; then
+		STATUS=skipped REASON="this realrun has no --tf32 (exit 2): $(oneline "$OUT/logs/quality-$name.stderr" 1)"
 	fi
 	[ "$RC" = 0 ] || rm -f "$OUT/$f"
 	record "$step" "$STATUS" "$REASON" "$SECS" "$f"
@@ -488,7 +542,11 @@ rmdir "$WORK" 2>/dev/null
 	fi
 	if [ ${#MRR[@]} -gt 0 ]; then
 		echo
-		echo "quality (${QSHAPE[*]}, seed 1): MRR$(for k in cpu cuda cuda-tf32; do [ -n "${MRR[$k]:-}" ] && printf ' %s %s' "$k" "$(fmt '%.4f' "${MRR[$k]}")"; done)"
+		echo "quality ($QDESC; seeds $QSEEDS, the batch step seed 1): final MRR, min / median / max over seeds"
+		for k in cpu cuda cuda-tf32 cuda-batchstep; do
+			[ -n "${MRR[$k]:-}" ] || continue
+			printf '%s\n' ${MRR[$k]} | sort -g | awk -v k="$k" '{ v[NR] = $1 } END { printf "  %-16s %.4f / %.4f / %.4f  (%d runs)\n", k, v[1], v[int((NR + 1) / 2)], v[NR], NR }'
+		done
 	fi
 	echo
 	echo "steps: $(grep -c '"status": "run' "$OUT/steps.json") run, $(grep -c '"status": "skipped"' "$OUT/steps.json") skipped, $(grep -c '"status": "failed"' "$OUT/steps.json") failed; details in $OUT/steps.json, logs in $OUT/logs"

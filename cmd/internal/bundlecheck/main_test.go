@@ -28,6 +28,7 @@ func outdir(t *testing.T, steps string) string {
 
 func steps(extra ...string) string {
 	s := []string{
+		`{"step": "ceilings", "status": "skipped", "reason": "no GPU: nothing to measure", "seconds": 0, "outputs": []}`,
 		`{"step": "gpu-tests/cuda", "status": "skipped", "reason": "no usable CUDA GPU", "seconds": 0.1, "outputs": ["tests/cuda.txt"]}`,
 		`{"step": "emulator-tests", "status": "run", "reason": "", "seconds": 5, "outputs": []}`,
 		`{"step": "throughput/in-gpu", "status": "run (emulated: no GPU)", "reason": "stand-in", "seconds": 0.5, "outputs": []}`,
