@@ -196,14 +196,20 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	e.info.GEMM = e.gemmNote
 	if g.real() {
 		if src, err := telemetry.OpenNVML(o.Device); err == nil {
-			e.nvml = src
-			if in, err := src.Info(); err == nil {
-				in.GEMM = e.gemmNote // NVML knows the GPU, not what does the products
-				e.info = in
-			}
+			e.useNVML(src)
 		}
 	}
 	return e, nil
+}
+
+// useNVML samples the GPU through src and takes its Info (keeping the
+// engine's GEMM note: NVML knows the GPU, not what does the products).
+func (e *Engine) useNVML(src telemetry.Source) {
+	e.nvml = src
+	if in, err := src.Info(); err == nil {
+		in.GEMM = e.gemmNote
+		e.info = in
+	}
 }
 
 func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
@@ -513,6 +519,7 @@ func (e *Engine) FinishEpoch(ep *realrun.Epoch) error {
 		if rep, err = e.sampler.Stop(); err != nil {
 			ep.Warnings = append(ep.Warnings, "gpu telemetry: "+err.Error())
 		}
+		rep.Info = e.info // the sampler's is NVML's alone
 		e.sampler = nil
 	} else {
 		ep.Warnings = append(ep.Warnings, "gpu telemetry: NVML unavailable; utilisation and PCIe bytes not sampled")

@@ -215,11 +215,10 @@ func TestEpochTelemetryJSON(t *testing.T) {
 		e, err := timedEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferHost, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: 2})
 		require.NoError(t, err)
 		defer e.Close()
-		e.nvml = &telemetry.Fake{
+		e.useNVML(&telemetry.Fake{
 			GPU:      telemetry.Info{Name: "NVIDIA H100 (fake NVML)", MemoryBytes: 80 << 30, Driver: "580.65", CUDA: "13.0"},
 			Readings: []telemetry.Sample{{Utilization: 0.9, MemoryUsed: 2 << 30, PCIeRXPerSec: 2e10, PCIeTXPerSec: 1e10}},
-		}
-		e.info, _ = e.nvml.Info()
+		})
 		t0 := time.Now()
 		require.NoError(t, e.StartEpoch(1))
 		edges, err := st.ReadBucket(0, 1)
@@ -250,6 +249,7 @@ func TestEpochTelemetryJSON(t *testing.T) {
 			GPU  struct {
 				Name    string  `json:"name"`
 				Driver  string  `json:"driver"`
+				GEMM    string  `json:"gemm"`
 				Util    float64 `json:"utilization"`
 				Samples int     `json:"samples"`
 				RX      int64   `json:"pcie_rx_bytes"`
@@ -262,6 +262,8 @@ func TestEpochTelemetryJSON(t *testing.T) {
 		require.NoError(t, json.Unmarshal(data, &got))
 		assert.Equal(t, "NVIDIA H100 (fake NVML)", got.GPU.Name)
 		assert.Equal(t, "580.65", got.GPU.Driver)
+		assert.Equal(t, e.GEMM(), got.GPU.GEMM, "the engine's GEMM note beside NVML's info")
+		assert.NotEmpty(t, got.GPU.GEMM)
 		assert.InDelta(t, 0.9, got.Util, 1e-12)
 		assert.InDelta(t, 0.9, got.GPU.Util, 1e-12)
 		// One sample at the start, one per tick, one at the end.
