@@ -97,10 +97,11 @@ reproduce-validate-trace: build
 	@cat $(VTRACE).txt
 
 # reproduce-validate-throttled (the generic reproduce-% rule below) runs the
-# validation on a disk held by a kernel cgroup limit (root) to 150, 200, 300
-# and 600 MB/s: two data-bound Freebase86m-shaped configurations × six
+# validation on a disk held by a kernel cgroup limit (root) to 150, 200, 250
+# and 300 MB/s (the disk's own rates measured again before every round of
+# repeats): two data-bound Freebase86m-shaped configurations × six
 # orderings × 3 interleaved repeats, 5% tolerance; results/validate-throttled.*.
-# About 17 minutes on 2 cores (16.6 measured).
+# About 20 minutes on 2 cores.
 #
 # reproduce-marius-ratios (root) trains BETA, Hilbert-symmetric and Hilbert
 # at Marius Figure 10's d=100, p=32, c=8 on a disk held to p3.2xlarge's

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
@@ -115,6 +116,12 @@ type validateOptions struct {
 	// every run (validate.CompareOptions.DiskScratch) and predicts with
 	// the mean of the two.
 	remeasure bool
+	// roundDisk measures the disk (outside any limit) once before every
+	// round of repeats (every ordering once) and predicts that round's
+	// runs with it: the disk beneath a limit as it was minutes, not a
+	// quarter of an hour, before the run, at a twentieth of remeasure's
+	// cost.
+	roundDisk bool
 }
 
 // defaultValidateOptions are the validate and validate-extra experiments':
@@ -349,7 +356,11 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	if o.remeasure {
 		cmpOpt.DiskScratch = scratch
 	}
-	runs, err := runInterleaved(st, plans, h, cal.Profile, cmpOpt, label)
+	var round func() (calibrate.Calibration, error)
+	if o.roundDisk {
+		round = func() (calibrate.Calibration, error) { return calibrate.Disk(st, h, scratch) }
+	}
+	runs, rounds, err := runInterleaved(st, plans, h, cal.Profile, cmpOpt, label, round)
 	if err != nil {
 		return err
 	}
@@ -358,7 +369,7 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	if regime == "compute-bound" {
 		*notes = append(*notes, computeSpreadNote(label, cMed, cLo, cHi))
 	}
-	*notes = append(*notes, configNote(label, regime, vc, st, cal, runs, lim))
+	*notes = append(*notes, configNote(label, regime, vc, st, cal, runs, rounds, lim))
 	if o.extra != nil {
 		*notes = append(*notes, o.extra(label, runs)...)
 	}
@@ -373,21 +384,34 @@ func validateHyper(vc ValidateConfig) realrun.Hyper {
 
 // runInterleaved runs every Plan ValidateRepeats times, interleaved —
 // repeat 1 of every ordering, then repeat 2, … — each run from freshly
-// initialised partitions with the same seed, and checks its bytes.
-func runInterleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, opt validate.CompareOptions, label string) ([]orderingRuns, error) {
+// initialised partitions with the same seed, and checks its bytes. With
+// round set, the disk is measured before every round and that round's
+// runs are predicted with it (the measurements are returned).
+func runInterleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, opt validate.CompareOptions, label string,
+	round func() (calibrate.Calibration, error)) ([]orderingRuns, []calibrate.Calibration, error) {
 	runs := make([]orderingRuns, len(plans))
 	for i, pl := range plans {
 		runs[i].name = pl.Ordering
 	}
+	var rounds []calibrate.Calibration
 	for rep := 0; rep < ValidateRepeats; rep++ {
-		for i, pl := range plans {
-			cmp, ep, err := validate.RunAndCompare(st, pl, h, prof, opt)
+		rp := prof
+		if round != nil {
+			cal, err := round()
 			if err != nil {
-				return nil, fmt.Errorf("validate %s %s: %w", label, runs[i].name, err)
+				return nil, nil, fmt.Errorf("validate %s: disk before round %d: %w", label, rep+1, err)
+			}
+			rounds = append(rounds, cal)
+			rp.Disk, rp.CPU.Checksum = cal.Disk(), devices.Bandwidth(cal.ChecksumBW)
+		}
+		for i, pl := range plans {
+			cmp, ep, err := validate.RunAndCompare(st, pl, h, rp, opt)
+			if err != nil {
+				return nil, nil, fmt.Errorf("validate %s %s: %w", label, runs[i].name, err)
 			}
 			m, p := cmp.Measured, cmp.Predicted
 			if m.ReadBytes != p.ReadBytes || m.WriteBytes != p.WriteBytes {
-				return nil, fmt.Errorf("validate: %s %s repeat %d: measured and predicted bytes differ", label, runs[i].name, rep+1)
+				return nil, nil, fmt.Errorf("validate: %s %s repeat %d: measured and predicted bytes differ", label, runs[i].name, rep+1)
 			}
 			var busy float64
 			for _, e := range ep.IO {
@@ -402,7 +426,7 @@ func runInterleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, p
 			runs[i].between = append(runs[i].between, between)
 		}
 	}
-	return runs, nil
+	return runs, rounds, nil
 }
 
 // regimeOf comes from the measurement: data-bound when the disk was
@@ -489,7 +513,7 @@ func computeSpreadNote(label string, cMed, cLo, cHi []float64) string {
 // configNote describes the configuration: its regime and why, the
 // calibration, the disk as measured around the runs, and the share of an
 // epoch the model leaves out (the time between buckets).
-func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal calibrate.Calibration, runs []orderingRuns, lim diskcap.Limits) string {
+func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal calibrate.Calibration, runs []orderingRuns, rounds []calibrate.Calibration, lim diskcap.Limits) string {
 	gapHi := 0.0
 	for _, rn := range runs {
 		for k, c := range rn.cmps {
@@ -515,10 +539,26 @@ func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal ca
 		// Not re-measured: say what the predictions used instead.
 		t := lim.Hold(d).Throttle
 		around = fmt.Sprintf("Disk held to %s; the predictions use the disk's own rates above (measured outside the limit) held to %.0f / %.0f MB/s (read / write) granted a %.0f ms slice at a time, checksums %.1f GB/s.", lim, float64(t.Read)/1e6, float64(t.Write)/1e6, float64(t.Window)/1e6, clo/1e9)
+		if len(rounds) > 0 {
+			around = fmt.Sprintf("Disk held to %s; before each round of repeats the disk's own rates were measured again outside the limit (%s), and that round's runs are predicted with them held to %.0f / %.0f MB/s (read / write) granted a %.0f ms slice at a time.",
+				lim, roundRates(rounds), float64(t.Read)/1e6, float64(t.Write)/1e6, float64(t.Window)/1e6)
+		}
 	}
 	return fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. %s Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
 		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,
 		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, around, 100*gapHi)
+}
+
+// roundRates lists the disk measured before each round: its rates alone
+// and, with reads and writes at once, what the writes got beside the
+// reads (where a limit on writes stops holding once it is below the
+// limit).
+func roundRates(rounds []calibrate.Calibration) string {
+	parts := make([]string, len(rounds))
+	for i, c := range rounds {
+		parts[i] = fmt.Sprintf("round %d: read %.0f, write %.0f, writes beside reads %.0f MB/s", i+1, c.ReadBW/1e6, c.WriteBW/1e6, c.BothWriteBW/1e6)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }

@@ -186,6 +186,7 @@ func TestValidateThrottledWiring(t *testing.T) {
 	assert.Equal(t, 0.05, o.tolerance)
 	assert.Equal(t, ValidateTolerance, o.looser)
 	assert.False(t, o.remeasure, "the disk is calibrated inside the limit once per configuration")
+	assert.True(t, o.roundDisk, "and measured again before every round of repeats")
 	require.Len(t, o.limits, len(ValidateThrottledLimits))
 	require.GreaterOrEqual(t, len(o.limits), 3)
 	top := devices.Bandwidth(0)
