@@ -116,6 +116,10 @@ type validateOptions struct {
 	// every run (validate.CompareOptions.DiskScratch) and predicts with
 	// the mean of the two.
 	remeasure bool
+	// decompose predicts every kept run twice more: with the
+	// configuration's calibration and with the disk as it ran
+	// (validate.Decomposition).
+	decompose bool
 	// roundDisk measures the disk (outside any limit) once before every
 	// round of repeats (every ordering once) and predicts that round's
 	// runs with it: the disk beneath a limit as it was minutes, not a
@@ -129,7 +133,7 @@ type validateOptions struct {
 // around every run.
 func defaultValidateOptions() validateOptions {
 	return validateOptions{orderings: ValidateOrderings, tolerance: ValidateTolerance, looser: validateOldTolerance,
-		looserWhat: "the criterion of earlier runs, for comparison", limits: []diskcap.Limits{{}}, remeasure: true}
+		looserWhat: "the criterion of earlier runs, for comparison", limits: []diskcap.Limits{{}}, remeasure: true, decompose: true}
 }
 
 // limitLabel begins the label of a configuration run under l ("" for no
@@ -153,7 +157,12 @@ type validateTally struct {
 	// the run, moved by more than ValidateTolerance; missDrifted those of
 	// them that missed it.
 	drifted, missDrifted int
-	hi                   float64
+	// decomposed counts the epochs predicted three ways
+	// (validateOptions.decompose); withinCal and withinAsRan those within
+	// the tolerance with the configuration's calibration and with the
+	// disk as it ran.
+	decomposed, withinCal, withinAsRan int
+	hi                                 float64
 }
 
 func runValidation(name, title string, configs []ValidateConfig, o validateOptions) (Result, error) {
@@ -164,7 +173,9 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 		Title: title,
 		Header: []string{"config", "regime", "ordering", "measured s", "measured min s", "measured max s", "predicted s", "error %", within,
 			"stall measured s", "stall predicted s", "compute measured s", "compute measured min s", "compute measured max s", "compute predicted s",
-			"disk busy measured s", "disk drift %", "read bytes equal", "write bytes equal", "swaps"},
+			"disk busy measured s", "disk drift %", "read bytes equal", "write bytes equal", "swaps",
+			"predicted with the configuration's calibration s", "its error %", "run ÷ predicted read rate", "run ÷ predicted write rate",
+			"predicted with the disk as it ran s", "its error %"},
 	}
 	base, err := os.MkdirTemp("", "tierflow-validate-*")
 	if err != nil {
@@ -221,6 +232,10 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 	head := []string{method}
 	if o.remeasure {
 		head = append(head, fmt.Sprintf("The disk drifted by more than %.0f%% between the measurements before and after the run in %d of %d epochs, %d of them among the %d misses.", 100*o.tolerance, t.drifted, t.epochs, t.missDrifted, t.epochs-t.within))
+	}
+	if t.decomposed > 0 {
+		head = append(head, fmt.Sprintf("The same runs predicted three ways, within %.0f%%: %d of %d with the configuration's calibration (made before its runs), %d with the disk measured just before and after each run (the prediction above), %d with the disk as it ran (its rates scaled, per direction, by how much faster the run's own transfers moved than the prediction's: the run ÷ predicted columns). Close with the disk as it ran and far with the disk measured around the run says the disk moved at another speed during the run than in the measurements beside it; far in both says the model's logic.",
+			100*o.tolerance, t.withinCal, t.decomposed, t.within, t.withinAsRan))
 	}
 	head = append(head,
 		fmt.Sprintf("%d of %d epochs predicted within %.0f%%; %d of %d within %.0f%% (%s).", t.within, t.epochs, 100*o.tolerance, t.withinOld, t.epochs, 100*o.looser, o.looserWhat),
@@ -356,6 +371,7 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	if o.remeasure {
 		cmpOpt.DiskScratch = scratch
 	}
+	cmpOpt.Decompose = o.decompose
 	var round func() (calibrate.Calibration, error)
 	if o.roundDisk {
 		round = func() (calibrate.Calibration, error) { return calibrate.Disk(st, h, scratch) }
@@ -473,11 +489,24 @@ func addRows(label, regime string, runs []orderingRuns, o validateOptions, r *Re
 				t.missDrifted++
 			}
 		}
+		decomposed := []string{"—", "—", "—", "—", "—", "—"}
+		if d := cmp.Decomposed; d != nil {
+			t.decomposed++
+			eCal, eRan := d.CalibratedSeconds/m.EpochSeconds-1, d.AsRanSeconds/m.EpochSeconds-1
+			if math.Abs(eCal) <= o.tolerance {
+				t.withinCal++
+			}
+			if math.Abs(eRan) <= o.tolerance {
+				t.withinAsRan++
+			}
+			decomposed = []string{f1(d.CalibratedSeconds), fmt.Sprintf("%+.1f", 100*eCal), fmt.Sprintf("%.2f", d.ReadRatio), fmt.Sprintf("%.2f", d.WriteRatio),
+				f1(d.AsRanSeconds), fmt.Sprintf("%+.1f", 100*eRan)}
+		}
 		lo, hi := rn.span(epochOf)
 		clo, chi := rn.span(computeOf)
-		r.Rows = append(r.Rows, []string{label, regime, rn.name, f1(m.EpochSeconds), f1(lo), f1(hi), f1(p.EpochSeconds), fmt.Sprintf("%+.1f", 100*e), yesNo(ok),
+		r.Rows = append(r.Rows, append([]string{label, regime, rn.name, f1(m.EpochSeconds), f1(lo), f1(hi), f1(p.EpochSeconds), fmt.Sprintf("%+.1f", 100*e), yesNo(ok),
 			f1(m.StallSeconds), f1(p.StallSeconds), f1(m.ComputeSeconds), f1(clo), f1(chi), f1(p.ComputeSeconds), f1(rn.busy[k]), fmt.Sprintf("%.0f", 100*cmp.DiskDrift),
-			yesNo(m.ReadBytes == p.ReadBytes), yesNo(m.WriteBytes == p.WriteBytes), strconv.Itoa(m.Swaps)})
+			yesNo(m.ReadBytes == p.ReadBytes), yesNo(m.WriteBytes == p.WriteBytes), strconv.Itoa(m.Swaps)}, decomposed...))
 		s.X, s.Y = append(s.X, m.EpochSeconds), append(s.Y, p.EpochSeconds)
 		t.hi = math.Max(t.hi, math.Max(m.EpochSeconds, p.EpochSeconds))
 		pts = append(pts, rankPoint{name: rn.name, measured: m.EpochSeconds, lo: lo, hi: hi, predicted: p.EpochSeconds})

@@ -53,6 +53,73 @@ type Comparison struct {
 	// MeasuredTrace and PredictedTrace are the run and its prediction as
 	// timelines (CompareOptions.Trace).
 	MeasuredTrace, PredictedTrace *report.Trace `json:"-"`
+	// Decomposed (CompareOptions.Decompose) splits the prediction's error
+	// into the disk's and the model's.
+	Decomposed *Decomposition `json:"decomposed,omitempty"`
+}
+
+// Decomposition is one run predicted three ways, to tell how much of the
+// error comes from the disk figures and how much from the model's logic:
+// with the calibration made before the runs (Calibrated), with the disk
+// measured just before and after the run (the Comparison's Predicted),
+// and with the disk as it ran (AsRan): the disk's rates scaled, per
+// direction, by how much faster the run's own transfers moved than the
+// prediction's. A prediction close to the measurement with the disk as it
+// ran, and far from it with the disk measured around the run, says the
+// disk changed speed between the measurements and the run, not that the
+// model's schedule, overlap or sharing is wrong.
+type Decomposition struct {
+	CalibratedSeconds float64 `json:"calibrated_epoch_seconds"`
+	// ReadRatio and WriteRatio are the run's transfer rates over the
+	// prediction's: bytes over the time the engine's loads (less their
+	// checksum) and writes were in flight, against bytes over the
+	// simulated disk's busy time in that direction.
+	ReadRatio, WriteRatio float64
+	AsRanDisk             devices.Disk `json:"as_ran_disk"`
+	AsRanSeconds          float64      `json:"as_ran_epoch_seconds"`
+}
+
+// transferRatios are the measured run's read and write rates over the
+// prediction's (Decomposition.ReadRatio, WriteRatio); 0 where a side moved
+// nothing.
+func transferRatios(measured, predicted report.Report, checksum devices.Bandwidth) (read, write float64) {
+	busy := func(r report.Report, name string) float64 {
+		for _, u := range r.Resources {
+			if u.Name == name {
+				return u.BusySeconds
+			}
+		}
+		return 0
+	}
+	ratio := func(bytes int64, mBusy, pBusy float64) float64 {
+		if bytes <= 0 || mBusy <= 0 || pBusy <= 0 {
+			return 0
+		}
+		return pBusy / mBusy // the same bytes: the rate ratio is the busy ratio inverted
+	}
+	mRead := busy(measured, report.DiskRead)
+	if checksum > 0 { // a measured load's span includes the loader's checksum check
+		mRead -= float64(measured.ReadBytes) / float64(checksum)
+	}
+	return ratio(measured.ReadBytes, mRead, busy(predicted, report.DiskRead)),
+		ratio(measured.WriteBytes, busy(measured, report.DiskWrite), busy(predicted, report.DiskWrite))
+}
+
+// scaleDisk is d with its reads r times and its writes w times as fast,
+// the combined rate by the bytes' mix; a zero ratio leaves a side as is.
+func scaleDisk(d devices.Disk, r, w float64, readBytes, writeBytes int64) devices.Disk {
+	if r <= 0 {
+		r = 1
+	}
+	if w <= 0 {
+		w = 1
+	}
+	d.Read = devices.Bandwidth(float64(d.Read) * r)
+	d.Write = devices.Bandwidth(float64(d.Write) * w)
+	if tot := readBytes + writeBytes; tot > 0 && d.Combined > 0 {
+		d.Combined = devices.Bandwidth(float64(d.Combined) * (float64(readBytes)*r + float64(writeBytes)*w) / float64(tot))
+	}
+	return d
 }
 
 // diskDrift is the larger relative change of the read and the write rate
@@ -117,6 +184,27 @@ func predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng Engine,
 	return sim.Run(cfg)
 }
 
+// decompose predicts the run with the profile as given (given, held to the
+// run's limit) and with used's disk scaled to the run's own transfer rates
+// (Decomposition).
+func decompose(st *store.Store, plan *orderings.Plan, h realrun.Hyper, opt CompareOptions, given, used devices.Profile, measured, pred report.Report) (*Decomposition, error) {
+	given.Disk = opt.DiskLimit.Hold(given.Disk)
+	cal, err := predict(st, plan, h, opt.Engine, opt.Prefetch, given, false)
+	if err != nil {
+		return nil, err
+	}
+	d := &Decomposition{CalibratedSeconds: cal.EpochSeconds}
+	d.ReadRatio, d.WriteRatio = transferRatios(measured, pred, used.CPU.Checksum)
+	asRan := used
+	asRan.Disk = scaleDisk(used.Disk, d.ReadRatio, d.WriteRatio, measured.ReadBytes, measured.WriteBytes)
+	ran, err := predict(st, plan, h, opt.Engine, opt.Prefetch, asRan, false)
+	if err != nil {
+		return nil, err
+	}
+	d.AsRanDisk, d.AsRanSeconds = asRan.Disk, ran.EpochSeconds
+	return d, nil
+}
+
 // Compare pairs a measurement with its prediction and checks the counts:
 // the loads, swaps and writes the engine performed must be the Plan's.
 func Compare(measured, predicted report.Report) Comparison {
@@ -148,6 +236,9 @@ type CompareOptions struct {
 	// prediction's disk read and write are min(profile, limit). Disk
 	// measurements (DiskScratch) run inside the same limit.
 	DiskLimit diskcap.Limits
+	// Decompose predicts the kept run twice more (Comparison.Decomposed):
+	// with the profile as given and with the disk as it ran.
+	Decompose bool
 }
 
 // RunAndCompare trains plan for real from freshly initialised partitions
@@ -228,6 +319,11 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 		cmp.MeasuredTrace, cmp.PredictedTrace = &measured, pred.Trace
 	}
 	cmp.Disk, cmp.Checksum = kept.prof.Disk, kept.prof.CPU.Checksum
+	if opt.Decompose {
+		if cmp.Decomposed, err = decompose(st, plan, h, opt, prof, kept.prof, kept.ep.Report, pred); err != nil {
+			return Comparison{}, realrun.Epoch{}, err
+		}
+	}
 	if kept.before != nil {
 		cmp.DiskBefore, cmp.DiskAfter, cmp.DiskDrift = kept.before, kept.after, diskDrift(*kept.before, *kept.after)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/workdir"
+	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -99,4 +100,63 @@ func TestCompareSimExecutesTheSavedPlan(t *testing.T) {
 	assert.Equal(t, saved.Counts, c.Measured.Counts, "the engine executed the saved Plan")
 	assert.Equal(t, saved.Counts, c.Predicted.Counts, "the simulator predicted the saved Plan")
 	assert.Equal(t, "random", c.Ordering)
+}
+
+// TestDecomposition: the two extra predictions. The calibrated one uses
+// the profile as given (here a 1 B/s placeholder disk: ages), the other
+// two the disk measured around the run; the run's own transfer rates
+// against the prediction's give the ratios, and predicting with the disk
+// scaled by them moves the epoch the way the ratios say.
+func TestDecomposition(t *testing.T) {
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "twitter", Scale: 0.0001, Seed: 3, P: 4, Dim: 16, Model: string(workload.Dot), Workdir: filepath.Join(t.TempDir(), "work")})
+	require.NoError(t, err)
+	h := realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+	plan, err := orderings.Build("hilbert", 4, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	prof := devices.Profile{Name: "placeholder",
+		Disk: devices.Disk{Read: 1, Write: 1, FullDuplex: true},
+		CPU: devices.CPU{Workers: 2, Memory: 1 << 30, BatchEdges: 1e6, GatherBW: 1e9, Checksum: 1,
+			Train: devices.CPUTrain{Dot: devices.TrainCost{Edges: 1e6, RowBW: 1e15, FLOPS: 1e15}}}}
+	cmp, _, err := RunAndCompare(st, plan, h, prof, CompareOptions{Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: t.TempDir(), Decompose: true})
+	require.NoError(t, err)
+	d := cmp.Decomposed
+	require.NotNil(t, d)
+	assert.Greater(t, d.CalibratedSeconds, 1e3, "the profile as given: a 1 B/s disk")
+	assert.Positive(t, d.ReadRatio)
+	assert.Positive(t, d.WriteRatio)
+	assert.InDelta(t, float64(cmp.Disk.Read)*d.ReadRatio, float64(d.AsRanDisk.Read), 1)
+	assert.InDelta(t, float64(cmp.Disk.Write)*d.WriteRatio, float64(d.AsRanDisk.Write), 1)
+	if d.ReadRatio > 1 && d.WriteRatio > 1 {
+		assert.LessOrEqual(t, d.AsRanSeconds, cmp.Predicted.EpochSeconds, "a faster disk: no longer")
+	}
+	if d.ReadRatio < 1 && d.WriteRatio < 1 {
+		assert.GreaterOrEqual(t, d.AsRanSeconds, cmp.Predicted.EpochSeconds, "a slower disk: no shorter")
+	}
+}
+
+func TestTransferRatios(t *testing.T) {
+	rep := func(readBusy, writeBusy float64) report.Report {
+		return report.Report{ReadBytes: 100e6, WriteBytes: 50e6, Resources: []report.ResourceUsage{
+			{Name: report.DiskRead, BusySeconds: readBusy}, {Name: report.DiskWrite, BusySeconds: writeBusy}}}
+	}
+	for _, tc := range []struct {
+		name                string
+		measured, predicted report.Report
+		checksum            devices.Bandwidth
+		wantRead, wantWrite float64
+	}{
+		{"as predicted", rep(0.1, 0.1), rep(0.1, 0.1), 0, 1, 1},
+		{"twice as fast", rep(0.05, 0.05), rep(0.1, 0.1), 0, 2, 2},
+		{"the loads' checksum taken out", rep(0.11, 0.1), rep(0.1, 0.1), 10e9, 1, 1},
+		{"nothing predicted busy", rep(0.1, 0.1), rep(0, 0.1), 0, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, w := transferRatios(tc.measured, tc.predicted, tc.checksum)
+			assert.InDelta(t, tc.wantRead, r, 1e-9)
+			assert.InDelta(t, tc.wantWrite, w, 1e-9)
+		})
+	}
+	d := scaleDisk(devices.Disk{Read: 100, Write: 50, Combined: 120}, 2, 1, 100, 100)
+	assert.Equal(t, devices.Disk{Read: 200, Write: 50, Combined: 180}, d)
+	assert.Equal(t, devices.Disk{Read: 100, Write: 50}, scaleDisk(devices.Disk{Read: 100, Write: 50}, 0, 0, 1, 1), "a zero ratio leaves a side as is")
 }
