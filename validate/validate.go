@@ -117,7 +117,10 @@ func scaleDisk(d devices.Disk, r, w float64, readBytes, writeBytes int64) device
 	d.Read = devices.Bandwidth(float64(d.Read) * r)
 	d.Write = devices.Bandwidth(float64(d.Write) * w)
 	if tot := readBytes + writeBytes; tot > 0 && d.Combined > 0 {
-		d.Combined = devices.Bandwidth(float64(d.Combined) * (float64(readBytes)*r + float64(writeBytes)*w) / float64(tot))
+		c := float64(d.Combined) * (float64(readBytes)*r + float64(writeBytes)*w) / float64(tot)
+		// A combined rate lies between the faster side alone and the sum.
+		c = min(max(c, float64(max(d.Read, d.Write))), float64(d.Read+d.Write))
+		d.Combined = devices.Bandwidth(c)
 	}
 	return d
 }

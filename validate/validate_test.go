@@ -156,7 +156,9 @@ func TestTransferRatios(t *testing.T) {
 			assert.InDelta(t, tc.wantWrite, w, 1e-9)
 		})
 	}
-	d := scaleDisk(devices.Disk{Read: 100, Write: 50, Combined: 120}, 2, 1, 100, 100)
-	assert.Equal(t, devices.Disk{Read: 200, Write: 50, Combined: 180}, d)
+	d := scaleDisk(devices.Disk{Read: 100, Write: 50, Combined: 140}, 2, 1, 100, 100)
+	assert.Equal(t, devices.Disk{Read: 200, Write: 50, Combined: 210}, d, "combined by the bytes' mix: 140 × 1.5")
 	assert.Equal(t, devices.Disk{Read: 100, Write: 50}, scaleDisk(devices.Disk{Read: 100, Write: 50}, 0, 0, 1, 1), "a zero ratio leaves a side as is")
+	assert.Equal(t, devices.Bandwidth(200), scaleDisk(devices.Disk{Read: 100, Write: 50, Combined: 110}, 2, 0.5, 1, 1).Combined, "no less than the faster side alone")
+	assert.Equal(t, devices.Bandwidth(125), scaleDisk(devices.Disk{Read: 100, Write: 100, Combined: 200}, 1, 0.25, 1, 0).Combined, "no more than the sum")
 }
