@@ -103,6 +103,12 @@ reproduce-validate-trace: build
 # orderings × 3 interleaved repeats, 5% tolerance; results/validate-throttled.*.
 # About 20 minutes on 2 cores.
 #
+# reproduce-validate-databound runs the validation's method (the disk
+# measured around every run, each run predicted three ways) on two
+# data-bound configurations the validation does not hold (LiveJournal-shaped
+# p=64 and Freebase86m-shaped p=48, d=256, c=4); results/validate-databound.*.
+# About 12 minutes on 2 cores.
+#
 # reproduce-marius-ratios (root) trains BETA, Hilbert-symmetric and Hilbert
 # at Marius Figure 10's d=100, p=32, c=8 on a disk held to p3.2xlarge's
 # I/O-to-compute ratio; results/marius-ratios.*.

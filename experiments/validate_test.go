@@ -221,3 +221,42 @@ func TestValidateThrottledWiring(t *testing.T) {
 		assert.True(t, ran[n], "%s runs in no configuration", n)
 	}
 }
+
+// TestValidateDataBoundWiring checks the data-bound validation without
+// running it: registered as Slow, the validation's method (the disk
+// measured around every run, each run predicted three ways), at least
+// five orderings per configuration, p ≥ 32 and c = 4, and every
+// configuration data-bound for every ordering by the arithmetic its
+// comment gives (reading an epoch's partitions at 1.2 GB/s against its
+// edges at 0.7M edges/s), BETA allowed to sit at the boundary.
+func TestValidateDataBoundWiring(t *testing.T) {
+	e, err := Lookup("validate-databound")
+	require.NoError(t, err)
+	assert.True(t, e.Slow)
+	o := defaultValidateOptions()
+	assert.True(t, o.remeasure)
+	assert.True(t, o.decompose)
+	for _, vc := range ValidateDataBoundConfigs {
+		assert.GreaterOrEqual(t, vc.P, 32)
+		assert.Equal(t, 4, vc.C)
+		plans, _, err := orderings.Select(ValidateThrottledOrderings, vc.P, vc.C, orderings.Belady, 0)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, len(plans), 5)
+		pr, err := graph.LookupPreset(vc.Dataset)
+		require.NoError(t, err)
+		sc, err := pr.Scaled(vc.Scale)
+		require.NoError(t, err)
+		part := workload.PartitionBytes(sc.Nodes, vc.P, vc.Dim, false)
+		compute := float64(sc.Edges) / 0.7e6
+		for _, pl := range plans {
+			read, _ := pl.Counts.Bytes(part)
+			ratio := float64(read) / 1.2e9 / compute
+			floor := 1.0
+			if pl.Ordering == "beta" || pl.Ordering == "tierflow" {
+				floor = 0.8
+			}
+			assert.Greater(t, ratio, floor, "%s %s@%g p=%d: I/O over compute", pl.Ordering, vc.Dataset, vc.Scale, vc.P)
+			t.Logf("%s@%g p=%d %s: %d swaps, I/O over compute %.2f", vc.Dataset, vc.Scale, vc.P, pl.Ordering, pl.Counts.Swaps, ratio)
+		}
+	}
+}
