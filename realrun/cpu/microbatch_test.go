@@ -195,16 +195,7 @@ func TestMicroBatchingInTheEngine(t *testing.T) {
 		h.Workers, h.Micro = 1, mb
 		_, err = realrun.RunEpoch(st, plan, New(h, st, deg, 1), realrun.EpochOptions{Seed: 1, Epoch: 1})
 		require.NoError(t, err)
-		var all []float32
-		for i := 0; i < st.M.P; i++ {
-			buf, err := st.NewBuffer()
-			require.NoError(t, err)
-			_, err = st.ReadPartition(i, buf)
-			require.NoError(t, err)
-			all = append(all, buf.Floats()...)
-			require.NoError(t, buf.Free())
-		}
-		return all
+		return fixture.Flat(t, st)
 	}
 	whole := run(realrun.MicroBatching{Count: 1})
 	split := run(realrun.MicroBatching{Count: 4, Split: micro.REG})

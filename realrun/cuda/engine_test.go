@@ -24,6 +24,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/internal/fixture"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/realrun/workdir"
@@ -297,24 +298,13 @@ func TestStepMatchesCPU(t *testing.T) {
 	require.NoError(t, err)
 	plan, err := orderings.Build("beta", st.M.P, 2, orderings.Belady, 0)
 	require.NoError(t, err)
-	read := func() []float32 {
-		var all []float32
-		for i := 0; i < st.M.P; i++ {
-			buf, err := st.NewBuffer()
-			require.NoError(t, err)
-			_, err = st.ReadPartition(i, buf)
-			require.NoError(t, err)
-			all = append(all, buf.Floats()[:st.M.Rows*int64(st.M.Dim)]...) // embeddings, not Adagrad state
-		}
-		return all
-	}
 	require.NoError(t, st.InitPartitions(3, 0.1))
-	init := read()
+	init := fixture.Embeddings(t, st)
 	train := func(eng realrun.Engine) []float32 {
 		require.NoError(t, st.InitPartitions(3, 0.1))
 		_, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: true, Seed: 1, Epoch: 1})
 		require.NoError(t, err)
-		return read()
+		return fixture.Embeddings(t, st)
 	}
 	// dist is |a−b| over the movement |a−init|.
 	dist := func(a, b []float32) float64 {

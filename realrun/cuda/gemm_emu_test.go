@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/internal/fixture"
 	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -40,15 +41,7 @@ func TestGEMMCuBLASAndFallbackAgree(t *testing.T) {
 				require.NoError(t, err)
 				require.NotNil(t, ep.GPU)
 				assert.Equal(t, e.GEMM(), ep.GPU.GEMM, "the report says which GEMM ran")
-				var all []float32
-				for p := 0; p < st.M.P; p++ {
-					buf, err := st.NewBuffer()
-					require.NoError(t, err)
-					_, err = st.ReadPartition(p, buf)
-					require.NoError(t, err)
-					all = append(all, buf.Floats()...)
-				}
-				return all, e.GEMM()
+				return fixture.Flat(t, st), e.GEMM()
 			}
 			viaBLAS, what := train(false)
 			assert.Equal(t, "emulated cuBLAS (Go, column-major)", what)
