@@ -208,7 +208,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
 	fs.StringVar(&o.MicroBatchMemory, "micro-batch-memory", "", "split a batch needing more than `SIZE` (e.g. 2GB) into the fewest micro-batches that fit; one Adagrad step per row after the last")
-	fs.IntVar(&o.MicroBatches, "micro-batches", 0, "split every batch into N micro-batches (0: only with --micro-batch-memory); either flag trains with the batch step, one Adagrad step per row per batch, instead of one per chunk (--engine cuda: unsplit, 2.2x faster on an H100)")
+	fs.IntVar(&o.MicroBatches, "micro-batches", 0, "split every batch into N micro-batches (0: only with --micro-batch-memory); either flag trains with the batch step, one Adagrad step per row per batch, instead of one per chunk (--engine cuda: never split)")
 	fs.StringVar(&o.Engine, "engine", job.Defaults.Engine, "training engine: cpu, or cuda (a build with -tags cuda: make build-cuda)")
 	fs.StringVar(&o.Buffer, "buffer", "", "with --engine cuda: gpu (partition slots in GPU memory, default) or host (partitions in host memory, rows shipped per batch)")
 	fs.BoolVar(&o.TF32, "tf32", false, "with --engine cuda: cuBLAS products on TF32 tensor cores (Ampere and later; FP32 accumulation)")
