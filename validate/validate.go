@@ -402,7 +402,7 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		}
 	}
 	out.Device = prof.Name
-	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress, Trace: o.Trace, Engine: eng, DiskLimit: o.DiskLimit}
+	opt := CompareOptions{Epochs: o.Epochs, Repeats: 1, Prefetch: !o.NoPrefetch, Seed: spec.Seed, Progress: progress, Trace: o.Trace, Engine: eng, DiskLimit: o.DiskLimit, Decompose: true}
 	if devicePath == "" {
 		opt.DiskScratch = filepath.Dir(st.Dir)
 	}
@@ -427,9 +427,30 @@ func compareEach(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof
 			fmt.Fprintf(log, "%s: the disk drifted by %.0f%% during the run (read %.0f → %.0f MB/s, write %.0f → %.0f MB/s, before → after); it is predicted with the mean, and where the run is data-bound the prediction cannot be closer than the disk held still\n",
 				pl.Ordering, 100*cmp.DiskDrift, float64(b.Read)/1e6, float64(a.Read)/1e6, float64(b.Write)/1e6, float64(a.Write)/1e6)
 		}
+		if note := asRanNote(cmp); note != "" {
+			fmt.Fprintln(log, note)
+		}
 		out.Results = append(out.Results, cmp)
 	}
 	return nil
+}
+
+// asRanNote says, for a prediction off by more than DriftNotice, whether
+// the disk's speed during the run explains it (Decomposition): "" when
+// the prediction is close or was not decomposed.
+func asRanNote(cmp Comparison) string {
+	d, m := cmp.Decomposed, cmp.Measured.EpochSeconds
+	e := cmp.RelativeError.EpochSeconds
+	if d == nil || m <= 0 || math.Abs(e) <= DriftNotice {
+		return ""
+	}
+	ran := d.AsRanSeconds/m - 1
+	verdict := "the disk's speed during the run explains the miss, not the model"
+	if math.Abs(ran) > math.Abs(e)/2 {
+		verdict = "the disk's speed during the run does not explain the miss"
+	}
+	return fmt.Sprintf("%s: predicted %+.1f%%; the run's own transfers moved %.2f× (reads) and %.2f× (writes) the predicted rate, and with the disk as it ran the model predicts %.2f s (%+.1f%%): %s",
+		cmp.Ordering, 100*e, d.ReadRatio, d.WriteRatio, d.AsRanSeconds, 100*ran, verdict)
 }
 
 // calibrated is this machine calibrated at the run's shape

@@ -162,3 +162,15 @@ func TestTransferRatios(t *testing.T) {
 	assert.Equal(t, devices.Bandwidth(200), scaleDisk(devices.Disk{Read: 100, Write: 50, Combined: 110}, 2, 0.5, 1, 1).Combined, "no less than the faster side alone")
 	assert.Equal(t, devices.Bandwidth(125), scaleDisk(devices.Disk{Read: 100, Write: 100, Combined: 200}, 1, 0.25, 1, 0).Combined, "no more than the sum")
 }
+
+func TestAsRanNote(t *testing.T) {
+	cmp := func(err, asRan float64) Comparison {
+		return Comparison{Ordering: "beta", Measured: report.Report{EpochSeconds: 10}, RelativeError: report.RelativeError{EpochSeconds: err},
+			Decomposed: &Decomposition{ReadRatio: 1.3, WriteRatio: 1.2, AsRanSeconds: 10 * (1 + asRan)}}
+	}
+	assert.Empty(t, asRanNote(cmp(0.05, 0.01)), "close: nothing to say")
+	assert.Empty(t, asRanNote(Comparison{RelativeError: report.RelativeError{EpochSeconds: 0.3}, Measured: report.Report{EpochSeconds: 1}}), "not decomposed")
+	assert.Equal(t, "beta: predicted +20.0%; the run's own transfers moved 1.30× (reads) and 1.20× (writes) the predicted rate, and with the disk as it ran the model predicts 9.80 s (-2.0%): the disk's speed during the run explains the miss, not the model",
+		asRanNote(cmp(0.2, -0.02)))
+	assert.Contains(t, asRanNote(cmp(0.2, 0.15)), "does not explain the miss")
+}
