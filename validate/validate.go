@@ -74,9 +74,10 @@ type Decomposition struct {
 	// prediction's: bytes over the time the engine's loads (less their
 	// checksum) and writes were in flight, against bytes over the
 	// simulated disk's busy time in that direction.
-	ReadRatio, WriteRatio float64
-	AsRanDisk             devices.Disk `json:"as_ran_disk"`
-	AsRanSeconds          float64      `json:"as_ran_epoch_seconds"`
+	ReadRatio    float64      `json:"read_rate_ratio"`
+	WriteRatio   float64      `json:"write_rate_ratio"`
+	AsRanDisk    devices.Disk `json:"as_ran_disk"`
+	AsRanSeconds float64      `json:"as_ran_epoch_seconds"`
 }
 
 // transferRatios are the measured run's read and write rates over the
