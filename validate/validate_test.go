@@ -14,25 +14,35 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/job"
+	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/workload"
 )
+
+// placeholder is a small Twitter-shaped work directory (p = 4), its
+// training shape, and a profile whose disk and checksum run at 1 B/s, so
+// that a prediction made with it unmeasured takes ages.
+func placeholder(t *testing.T) (*store.Store, realrun.Hyper, devices.Profile) {
+	t.Helper()
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "twitter", Scale: 0.0001, Seed: 3, P: 4, Dim: 16, Model: string(workload.Dot), Workdir: filepath.Join(t.TempDir(), "work")})
+	require.NoError(t, err)
+	h := realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+	prof := devices.Profile{Name: "placeholder",
+		Disk: devices.Disk{Read: 1, Write: 1, FullDuplex: true},
+		CPU: devices.CPU{Workers: 2, Memory: 1 << 30, BatchEdges: 1e6, GatherBW: 1e9, Checksum: 1,
+			Train: devices.CPUTrain{Dot: devices.TrainCost{Edges: 1e6, RowBW: 1e15, FLOPS: 1e15}}}}
+	return st, h, prof
+}
 
 // TestDiskMeasuredAroundEachRun: with CompareOptions.DiskScratch the disk
 // and checksum rate are measured just before and just after the run and
 // the prediction uses the mean of the two (not the profile's placeholder
 // figures); without it the profile is used as given.
 func TestDiskMeasuredAroundEachRun(t *testing.T) {
-	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "twitter", Scale: 0.0001, Seed: 3, P: 4, Dim: 16, Model: string(workload.Dot), Workdir: filepath.Join(t.TempDir(), "work")})
-	require.NoError(t, err)
-	h := realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+	st, h, prof := placeholder(t)
 	plan, err := orderings.Build("beta", 4, 3, orderings.Belady, 0)
 	require.NoError(t, err)
-	prof := devices.Profile{Name: "placeholder",
-		Disk: devices.Disk{Read: 1, Write: 1, FullDuplex: true},
-		CPU: devices.CPU{Workers: 2, Memory: 1 << 30, BatchEdges: 1e6, GatherBW: 1e9, Checksum: 1,
-			Train: devices.CPUTrain{Dot: devices.TrainCost{Edges: 1e6, RowBW: 1e15, FLOPS: 1e15}}}}
 
 	cmp, _, err := RunAndCompare(st, plan, h, prof, CompareOptions{Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: t.TempDir()})
 	require.NoError(t, err)
@@ -108,15 +118,9 @@ func TestCompareSimExecutesTheSavedPlan(t *testing.T) {
 // against the prediction's give the ratios, and predicting with the disk
 // scaled by them moves the epoch the way the ratios say.
 func TestDecomposition(t *testing.T) {
-	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "twitter", Scale: 0.0001, Seed: 3, P: 4, Dim: 16, Model: string(workload.Dot), Workdir: filepath.Join(t.TempDir(), "work")})
-	require.NoError(t, err)
-	h := realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16, Batch: 2000, Negatives: 50}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
+	st, h, prof := placeholder(t)
 	plan, err := orderings.Build("hilbert", 4, 2, orderings.Belady, 0)
 	require.NoError(t, err)
-	prof := devices.Profile{Name: "placeholder",
-		Disk: devices.Disk{Read: 1, Write: 1, FullDuplex: true},
-		CPU: devices.CPU{Workers: 2, Memory: 1 << 30, BatchEdges: 1e6, GatherBW: 1e9, Checksum: 1,
-			Train: devices.CPUTrain{Dot: devices.TrainCost{Edges: 1e6, RowBW: 1e15, FLOPS: 1e15}}}}
 	cmp, _, err := RunAndCompare(st, plan, h, prof, CompareOptions{Repeats: 1, Prefetch: true, Seed: 1, DiskScratch: t.TempDir(), Decompose: true})
 	require.NoError(t, err)
 	d := cmp.Decomposed
