@@ -123,7 +123,7 @@ type validateOptions struct {
 	// roundDisk measures the disk (outside any limit) once before every
 	// round of repeats (every ordering once) and predicts that round's
 	// runs with it: the disk beneath a limit as it was minutes, not a
-	// quarter of an hour, before the run, at a twentieth of remeasure's
+	// quarter of an hour, before the run, at about a tenth of remeasure's
 	// cost.
 	roundDisk bool
 }
