@@ -28,6 +28,28 @@ type Profile struct {
 	SSDToGPU    Direct `yaml:"ssd_to_gpu" json:"ssd_to_gpu"` // zero = no direct path
 	GPU         GPU    `yaml:"gpu" json:"gpu"`
 	CPU         CPU    `yaml:"cpu" json:"cpu"`
+	// Network joins several such machines (PyTorch-BigGraph's distributed
+	// mode); zero: a machine on its own.
+	Network Network `yaml:"network,omitempty" json:"network,omitzero"`
+}
+
+// Network is the interconnect between machines of one profile and the
+// shared filesystem they read edges from.
+type Network struct {
+	// Bandwidth is what one machine sends, and receives, at once (full
+	// duplex), as its transport achieves it (PBG §5.1: ~1 GB/s with the
+	// TCP backend on 50 Gb/s Ethernet).
+	Bandwidth Bandwidth `yaml:"bandwidth" json:"bandwidth_bytes_per_s"`
+	// Latency is paid once per transfer.
+	Latency Duration `yaml:"latency" json:"latency_s"`
+	// SharedFS is the aggregate read (and write) bandwidth of the shared
+	// filesystem holding the edges, over all machines together.
+	SharedFS Bandwidth `yaml:"shared_fs" json:"shared_fs_bytes_per_s"`
+	// SyncInterval is how often, at most, a trainer's background thread
+	// exchanges the shared (unpartitioned) parameters with the parameter
+	// server: a round moves them out and back, then waits out the rest of
+	// the interval (PBG §4.2: continuous synchronisation, throttled).
+	SyncInterval Duration `yaml:"sync_interval" json:"sync_interval_s"`
 }
 
 // Disk is the storage that holds the partitions, reached through the CPU.
@@ -450,6 +472,10 @@ func (p Profile) Validate() error {
 		checkSlowdown("cpu.interference.compute", p.CPU.Interference.Compute),
 		checkSlowdown("cpu.interference.io", p.CPU.Interference.IO),
 		checkFloat("cpu.checksum", p.CPU.Checksum, "bandwidth", ""),
+		checkFloat("network.bandwidth", p.Network.Bandwidth, "bandwidth", ""),
+		checkDuration("network.latency", p.Network.Latency),
+		checkFloat("network.shared_fs", p.Network.SharedFS, "bandwidth", when(p.Network.Bandwidth > 0, "needed when network.bandwidth > 0")),
+		checkDuration("network.sync_interval", p.Network.SyncInterval),
 	}
 	for _, err := range checks {
 		if err != nil {
