@@ -94,8 +94,10 @@ type PBGEpoch struct {
 	Seconds  float64      `json:"seconds"`
 	Passes   int          `json:"passes"`
 	Trainers []PBGTrainer `json:"trainers"`
-	// NetworkBytes is everything sent over the network; DiskReadBytes and
-	// DiskWriteBytes the local disk's traffic (one machine).
+	// NetworkBytes is everything sent over the network (each byte once),
+	// SyncBytes the parameter synchronisation's part of it, EdgeBytes the
+	// edges read; DiskReadBytes and DiskWriteBytes the local disk's
+	// traffic (one machine).
 	NetworkBytes   float64 `json:"network_bytes"`
 	SyncBytes      float64 `json:"sync_bytes"`
 	EdgeBytes      float64 `json:"edge_bytes"`
@@ -160,6 +162,9 @@ func (c *PBGConfig) validate() error {
 	if err := c.Profile.Validate(); err != nil {
 		return fmt.Errorf("%w: device: %w", ErrPBG, err)
 	}
+	if c.Profile.GPU.Count > 0 {
+		return fmt.Errorf("%w: device %s has a GPU; the PyTorch-BigGraph model trains on the CPU (HOGWILD threads) as in its paper: use a CPU machine such as pbg-paper", ErrPBG, c.Profile.Name)
+	}
 	switch {
 	case c.P < 1:
 		return fmt.Errorf("%w: p must be at least 1, got %d", ErrPBG, c.P)
@@ -173,9 +178,6 @@ func (c *PBGConfig) validate() error {
 		return fmt.Errorf("%w: epochs, poll and edges per chunk must not be negative", ErrPBG)
 	case c.BucketEdges != nil && len(c.BucketEdges) != c.P*c.P:
 		return fmt.Errorf("%w: %d bucket counts for p = %d", ErrPBG, len(c.BucketEdges), c.P)
-	}
-	if c.Profile.GPU.Count > 0 {
-		return fmt.Errorf("%w: device %s has a GPU; the PyTorch-BigGraph model trains on the CPU (HOGWILD threads) as in its paper: use a CPU machine such as pbg-paper", ErrPBG, c.Profile.Name)
 	}
 	if _, ok := c.Profile.CPU.Train.For(string(c.Training.Model)); !ok {
 		return fmt.Errorf("%w: device %s gives no cpu.train.%s cost for the CPU trainer", ErrPBG, c.Profile.Name, c.Training.Model)
@@ -333,11 +335,11 @@ func (s *pbgSim) epoch(first bool) (PBGEpoch, error) {
 			tr.Loads += t.Loads
 			tr.Saves += t.Saves
 			if ps.net != nil {
-				sync := 2 * ps.syncBW * el
-				tr.SentBytes += ps.net.Sent[i] + sync/2
-				tr.ReceivedBytes += ps.net.Received[i] + sync/2
+				sync := 2 * ps.syncBW * el // its machine's share, each way
+				tr.SentBytes += ps.net.Sent[i] + sync
+				tr.ReceivedBytes += ps.net.Received[i] + sync
 				ep.SyncBytes += sync
-				ep.NetworkBytes += ps.net.Sent[i] + sync/2
+				ep.NetworkBytes += ps.net.Sent[i] + sync
 			}
 			if ps.net != nil && i == len(ps.ts)-1 {
 				ep.NetworkBytes += ps.net.Sent[ps.fs]
@@ -390,16 +392,20 @@ func (s *pbgSim) pass(first bool, chunk int) (*pbgPass, error) {
 	} else {
 		bw := float64(prof.Network.Bandwidth)
 		if s.shared > 0 {
-			// A round moves the shared parameters out and back at the
-			// link's speed, then waits out the sync interval; the thread
-			// is throttled to at most half the link.
+			// A round pushes the shared parameters' gradients to the
+			// parameter server and pulls the parameters back, then waits
+			// out the sync interval; syncBW is one trainer's rate each way.
+			// With the server sharded over every machine, each machine
+			// sends its trainer's pushes and its shard's pulls (and
+			// receives as much): twice syncBW each way, throttled to at
+			// most half the link.
 			round := max(time2s(prof.Network.SyncInterval), float64(s.shared)/bw)
-			ps.syncBW = min(float64(s.shared)/round, bw/2)
+			ps.syncBW = min(float64(s.shared)/round, bw/4)
 		}
 		out := make([]float64, cfg.Machines+1)
 		in := make([]float64, cfg.Machines+1)
 		for i := range cfg.Machines {
-			out[i], in[i] = bw-ps.syncBW, bw-ps.syncBW
+			out[i], in[i] = bw-2*ps.syncBW, bw-2*ps.syncBW
 		}
 		ps.fs = cfg.Machines
 		out[ps.fs], in[ps.fs] = float64(prof.Network.SharedFS), float64(prof.Network.SharedFS)

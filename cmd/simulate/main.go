@@ -57,6 +57,7 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	var q sim.Request
 	var planPath, plotPath, tracePath string
 	var traceSpans int
+	var pq sim.PBGRequest
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.IntVar(&q.P, "p", 32, "number of node partitions")
 	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own; marius: 8)")
@@ -65,13 +66,17 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&planPath, "plan", "", "write the Plan JSON of the (single) selected ordering to `FILE`")
 	fs.StringVar(&plotPath, "plot", "", "draw epoch time per ordering and the utilisation timelines to `FILE`.png or .svg")
 	cli.TraceFlags(fs, &tracePath, &traceSpans)
+	fs.IntVar(&pq.Machines, "machines", 0, "simulate PyTorch-BigGraph (--system pbg, its CPU trainer) on `M` machines: 1 swaps partitions to the machine's disk, more share them through partition servers over the network (default device pbg-paper)")
+	fs.StringVar(&pq.Bandwidth, "bandwidth", "", "with --machines: each machine's network bandwidth, e.g. 10GB/s (default: the device's)")
+	fs.IntVar(&pq.Epochs, "epochs", 0, "with --machines: report the time of `N` epochs (default 10, as PBG's tables)")
 	cli.SetHelp(fs, cli.Help{
 		Usage:       "simulate [flags] | simulate sweep [flags]",
 		Summary:     "Predicts one epoch for every edge-bucket ordering at (p, c): swaps, bytes, epoch time, stall and GPU utilisation.",
 		Subcommands: [][2]string{{"sweep", "rank every ordering, p, c and device whose buffer fits (simulate sweep --help)"}},
-		Groups:      scenarioGroups,
+		Groups:      append(slices.Clone(scenarioGroups), cli.FlagGroup{Title: "Several machines (PyTorch-BigGraph's distributed mode)", Flags: []string{"machines", "bandwidth", "epochs"}}),
 		Examples: []string{
 			"simulate --p 32 --c 8                                   # Marius on p3.2xlarge, Freebase86m d=100",
+			"simulate --machines 8 --p 16 --system pbg --dataset freebase   # PBG Table 3: occupancy, network bytes",
 			"simulate --system legend --device legend-a100 --p 16 --dataset twitter",
 			"simulate --orderings beta --plan beta.json --json       # keep the Plan for realrun --plan",
 		},
@@ -79,6 +84,11 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["machines"] || set["bandwidth"] || set["epochs"] {
+		return machinesMain(stdout, format, q, pq, set)
 	}
 	if planPath != "" {
 		if err := atomicfile.CheckWritable(planPath); err != nil {

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/sim"
+)
+
+// machinesMain is `simulate --machines M`: PyTorch-BigGraph's trainer on
+// one machine or several (sim.PBGRequest).
+func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGRequest, set map[string]bool) error {
+	if !set["machines"] {
+		return cli.Usagef("--bandwidth and --epochs go with --machines")
+	}
+	if set["system"] && q.System != "pbg" {
+		return cli.Usagef("--machines models PyTorch-BigGraph (--system pbg), not --system %s", q.System)
+	}
+	var other []string
+	for _, f := range []string{"c", "orderings", "policy", "plan", "plot", "trace", "edges", "batch", "negatives", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching"} {
+		if set[f] {
+			other = append(other, "--"+f)
+		}
+	}
+	if len(other) > 0 {
+		sort.Strings(other)
+		return cli.Usagef("%s: not with --machines (PyTorch-BigGraph holds two partitions and takes buckets from its lock server)", strings.Join(other, ", "))
+	}
+	pq.Device = "pbg-paper"
+	if set["device"] {
+		pq.Device = q.Device
+	}
+	pq.Dataset, pq.Model, pq.Dim, pq.P = q.Dataset, q.Model, q.Dim, q.P
+	out, err := pq.Predict()
+	if err != nil {
+		return usage(err)
+	}
+	st := out.Steady()
+	switch format {
+	case cli.JSON:
+		return cli.PrintJSON(w, out)
+	case cli.CSV:
+		return trainerColumns.CSV(st.Trainers).CSV(w)
+	}
+	if err := trainerColumns.Human(st.Trainers).Render(w); err != nil {
+		return err
+	}
+	tr := out.Training
+	fmt.Fprintf(w, "pbg on %s, %d machine(s), p=%d: %s, d=%d, %s, batch %d, %d negatives a chunk of %d; partition %.3f GB (row-wise Adagrad); GB = 10^9 bytes\n",
+		out.Device, out.Machines, out.P, out.Dataset, tr.Dim, tr.Model, tr.Batch, tr.Negatives, tr.Chunk(), sim.GB(out.PartitionBytes))
+	fmt.Fprintf(w, "epoch %.0f s (the first, under the lock server's initialisation rule: %.0f s); %d epochs %.2f h; per epoch: network %.1f GB (parameter sync %.1f GB), edges %.1f GB, disk read %.1f GB, written %.1f GB; peak memory %.1f GB a machine\n",
+		st.Seconds, out.Epochs[0].Seconds, out.EpochsReported, out.Seconds/3600, st.NetworkBytes/1e9, st.SyncBytes/1e9, st.EdgeBytes/1e9, st.DiskReadBytes/1e9, st.DiskWriteBytes/1e9, sim.GB(out.PeakMemoryBytes))
+	fmt.Fprintf(w, "occupancy: training ÷ epoch; waiting for a bucket: the lock server had none with free partitions, or the epoch's barrier\n")
+	for _, msg := range out.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", msg)
+	}
+	return nil
+}
+
+// trainerColumns are `simulate --machines`' table and CSV columns: one row
+// a trainer, over the steady epoch.
+var trainerColumns = plots.Columns{
+	{Field: "Machine", Head: "machine"},
+	{Field: "Buckets", Head: "buckets"},
+	{Field: "TrainSeconds", Head: "train s", Prec: 0, CSVPrec: 3},
+	{Field: "WaitBucketSeconds", Head: "wait for bucket s", Prec: 0, CSVPrec: 3},
+	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3},
+	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
+	{Field: "Loads", Head: "loads"},
+	{Field: "Saves", Head: "saves"},
+	{Field: "SentBytes", Head: "sent GB", Scale: 1e-9, Prec: 1},
+	{Field: "ReceivedBytes", Head: "received GB", Scale: 1e-9, Prec: 1},
+	{Field: "PeakMemoryBytes", Head: "peak memory GB", Scale: 1e-9, Prec: 1},
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The issue's command: per-trainer occupancy and network bytes in the
+// table, the JSON and the CSV.
+func TestMachines(t *testing.T) {
+	args := []string{"--machines", "8", "--p", "16", "--system", "pbg", "--dataset", "freebase"}
+	out, errOut, code := runCmd(args...)
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{"occupancy %", "wait for bucket s", "sent GB", "received GB", "peak memory GB", "pbg on pbg-paper, 8 machine(s), p=16", "network"} {
+		assert.Contains(t, out, want)
+	}
+	assert.Equal(t, 4+8+3, strings.Count(out, "\n"), "8 trainer rows in a boxed table, then three lines")
+
+	out, errOut, code = runCmd(append(args, "--json")...)
+	require.Equal(t, 0, code, errOut)
+	var got struct {
+		Machines int `json:"machines"`
+		Epochs   []struct {
+			NetworkBytes float64 `json:"network_bytes"`
+			Trainers     []map[string]float64
+		} `json:"epochs"`
+		Seconds float64 `json:"seconds"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, 8, got.Machines)
+	require.Len(t, got.Epochs, 2)
+	require.Len(t, got.Epochs[1].Trainers, 8)
+	assert.Positive(t, got.Epochs[1].NetworkBytes)
+	for _, tr := range got.Epochs[1].Trainers {
+		assert.Greater(t, tr["occupancy"], 0.5)
+		assert.Positive(t, tr["sent_bytes"])
+		assert.Contains(t, tr, "wait_bucket_s")
+	}
+
+	out, errOut, code = runCmd(append(args, "--csv")...)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 9)
+	assert.Equal(t, "machine,buckets,train_s,wait_bucket_s,transfer_s,occupancy,loads,saves,sent_bytes,received_bytes,peak_memory_bytes", lines[0])
+}
+
+func TestMachinesWarnsBeyondHalfP(t *testing.T) {
+	out, errOut, code := runCmd("--machines", "3", "--p", "4", "--dataset", "twitter")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "warning: 3 machines, but at most 2 can train at once over 4 partitions")
+}
+
+func TestMachinesBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--machines", "0"}, "--machines 0: at least 1 machine"},
+		{[]string{"--machines", "-2"}, "--machines -2: at least 1 machine"},
+		{[]string{"--machines", "2", "--p", "4", "--bandwidth", "-1GB/s"}, "--bandwidth: negative bandwidth"},
+		{[]string{"--machines", "2", "--p", "4", "--bandwidth", "0GB/s"}, "--bandwidth 0GB/s: must be positive"},
+		{[]string{"--machines", "2", "--p", "1"}, "--p 1: 2 machines need at least 2 partitions"},
+		{[]string{"--machines", "2", "--system", "marius"}, "--machines models PyTorch-BigGraph (--system pbg), not --system marius"},
+		{[]string{"--machines", "2", "--c", "4", "--plot", "x.png"}, "--c, --plot: not with --machines"},
+		{[]string{"--machines", "2", "--device", "p3.2xlarge"}, "trains on the CPU"},
+		{[]string{"--bandwidth", "1GB/s"}, "--bandwidth and --epochs go with --machines"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, errOut, code := runCmd(tc.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, out)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+			assert.Contains(t, errOut, tc.want)
+		})
+	}
+}

@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/workload"
+)
+
+// PBGRequest is `simulate --machines`, PyTorch-BigGraph on one machine or
+// several, in names and numbers as a user states them; zero values mean
+// the defaults.
+type PBGRequest struct {
+	Device, Dataset string
+	Model           string // "" = the dataset's
+	Dim, P          int
+	Machines        int
+	// Bandwidth ("10GB/s"; "" = the device's) replaces the network's.
+	Bandwidth string
+	// Epochs is the number of epochs to report the time of (0: 10, the
+	// papers' tables).
+	Epochs int
+}
+
+// PBGPrediction is what `simulate --machines` prints.
+type PBGPrediction struct {
+	PBGReport
+	Training workload.Training `json:"training"`
+	// EpochsReported and Seconds: the time of that many epochs (the first,
+	// then the steady one repeated).
+	EpochsReported int     `json:"epochs_reported"`
+	Seconds        float64 `json:"seconds"`
+}
+
+// Predict resolves and checks the request and simulates it. Bad input is
+// an inputerr.Error naming the flag.
+func (q PBGRequest) Predict() (PBGPrediction, error) {
+	if q.Machines < 1 {
+		return PBGPrediction{}, inputerr.Errorf("--machines %d: at least 1 machine", q.Machines)
+	}
+	if q.P < 1 {
+		return PBGPrediction{}, inputerr.Errorf("--p %d: at least 1 partition", q.P)
+	}
+	if q.Machines > 1 && q.P < 2 {
+		return PBGPrediction{}, inputerr.Errorf("--p %d: %d machines need at least 2 partitions", q.P, q.Machines)
+	}
+	if q.Dim < 1 {
+		return PBGPrediction{}, inputerr.Errorf("--dim %d: the dimension must be at least 1", q.Dim)
+	}
+	if q.Epochs < 0 {
+		return PBGPrediction{}, inputerr.Errorf("--epochs %d: must not be negative", q.Epochs)
+	}
+	prof, err := devices.Resolve(q.Device)
+	if err != nil {
+		return PBGPrediction{}, inputerr.Errorf("--device: %w", err)
+	}
+	if q.Bandwidth != "" {
+		bw, err := devices.ParseBandwidth(q.Bandwidth)
+		if err != nil {
+			return PBGPrediction{}, inputerr.Errorf("--bandwidth: %w", err)
+		}
+		if bw <= 0 {
+			return PBGPrediction{}, inputerr.Errorf("--bandwidth %s: must be positive", q.Bandwidth)
+		}
+		prof.Network.Bandwidth = bw
+	}
+	ds, err := workload.LookupDataset(q.Dataset)
+	if err != nil {
+		return PBGPrediction{}, inputerr.Errorf("--dataset: %w", err)
+	}
+	tr := PBGTraining(ds, q.Dim)
+	if q.Model != "" {
+		if tr.Model, err = workload.ParseModel(q.Model); err != nil {
+			return PBGPrediction{}, inputerr.Errorf("--model: %w", err)
+		}
+	}
+	rep, err := SimulatePBG(PBGConfig{Profile: prof, Dataset: ds, Training: tr, P: q.P, Machines: q.Machines})
+	if err != nil {
+		return PBGPrediction{}, &inputerr.Error{Err: err}
+	}
+	n := q.Epochs
+	if n == 0 {
+		n = 10
+	}
+	return PBGPrediction{PBGReport: rep, Training: tr, EpochsReported: n, Seconds: rep.Seconds(n)}, nil
+}
