@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/sim/sweep"
 )
 
 // machinesMain is `simulate --machines M`: PyTorch-BigGraph's trainer on
@@ -75,4 +77,80 @@ var trainerColumns = plots.Columns{
 	{Field: "SentBytes", Head: "sent GB", Scale: 1e-9, Prec: 1},
 	{Field: "ReceivedBytes", Head: "received GB", Scale: 1e-9, Prec: 1},
 	{Field: "PeakMemoryBytes", Head: "peak memory GB", Scale: 1e-9, Prec: 1},
+}
+
+// sweepMachines is `simulate sweep --machines LIST`: PyTorch-BigGraph at
+// every (machines, p), ranked by time among those whose peak memory fits.
+func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, machines, bandwidth string, epochs, top int, set map[string]bool) error {
+	if !set["machines"] {
+		return cli.Usagef("--bandwidth and --epochs go with --machines")
+	}
+	if set["system"] && q.System != "pbg" {
+		return cli.Usagef("--machines models PyTorch-BigGraph (--system pbg), not --system %s", q.System)
+	}
+	for _, f := range []string{"c", "orderings", "policy", "plot", "edges", "batch", "negatives", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching", "memory-share"} {
+		if set[f] {
+			return cli.Usagef("--%s: not with --machines", f)
+		}
+	}
+	ms, err := cli.IntList(machines)
+	if err != nil {
+		return cli.Usagef("--machines: %w", err)
+	}
+	pl := "1,2,4,8,16,32"
+	if set["p"] {
+		pl = ps
+	}
+	pp, err := cli.IntList(pl)
+	if err != nil {
+		return cli.Usagef("--p: %w", err)
+	}
+	device := "pbg-paper"
+	if set["device"] {
+		if d := cli.SplitList(devs); len(d) != 1 {
+			return cli.Usagef("--device: one device with --machines, got %d", len(d))
+		}
+		device = devs
+	}
+	base := sim.PBGRequest{Device: device, Dataset: q.Dataset, Model: q.Model, Dim: q.Dim, Bandwidth: bandwidth, Epochs: epochs}
+	out, err := sweep.RunMachines(base, ms, pp)
+	if err != nil {
+		return usage(err)
+	}
+	prof, err := devices.Resolve(device)
+	if err != nil {
+		return cli.Usagef("--device: %w", err)
+	}
+	sweep.RankMachines(&out, int64(prof.CPU.Memory))
+	switch format {
+	case cli.JSON:
+		return cli.PrintJSON(w, out)
+	case cli.CSV:
+		return machinesSweepColumns.CSV(out.Rows).CSV(w)
+	}
+	if err := machinesSweepColumns.Human(out.Rows[:min(top, len(out.Rows))]).Render(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "pbg on %s: %s, d=%d; time of %d epochs; speed-up over the fastest one-machine row; machine-hours = hours × machines; memory GB: the largest machine's peak (of %.0f GB)\n",
+		out.Device, out.Dataset, out.Dim, out.EpochsReported, sim.GB(out.MemoryBytes))
+	if len(out.Skipped) > 0 {
+		fmt.Fprintf(w, "left out: %d configurations with more machines than P/2 (their extra trainers only wait)\n", len(out.Skipped))
+	}
+	return nil
+}
+
+// machinesSweepColumns are `simulate sweep --machines`' table and CSV columns.
+var machinesSweepColumns = plots.Columns{
+	{Field: "Rank", Head: "rank"},
+	{Field: "Machines", Head: "machines"},
+	{Field: "P", Head: "p"},
+	{Field: "Seconds", Head: "hours", Scale: 1.0 / 3600, Prec: 2, CSVPrec: 1},
+	{Field: "SpeedUp", Head: "speed-up", Prec: 2, CSVPrec: 4},
+	{Field: "MachineHours", Head: "machine-hours", Prec: 1, CSVPrec: 3},
+	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
+	{Field: "WaitBucketSeconds", Head: "wait s", Prec: 0, CSVPrec: 3},
+	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3},
+	{Field: "NetworkBytes", Head: "network GB", Scale: 1e-9, Prec: 0},
+	{Field: "PeakMemoryBytes", Head: "memory GB", Scale: 1e-9, Prec: 1},
+	{Field: "Fits"},
 }

@@ -78,3 +78,20 @@ func TestMachinesBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestSweepMachines(t *testing.T) {
+	out, errOut, code := runCmd("sweep", "--machines", "1,2,4", "--p", "1,4,8", "--dataset", "twitter", "--csv")
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// (1,1) (1,4) (1,8) (2,4) (2,8) (4,8); (2,1) (4,1) (4,4) left out.
+	require.Len(t, lines, 1+6)
+	assert.Equal(t, "rank,machines,p,seconds,speed_up,machine_hours,occupancy,wait_bucket_s,transfer_s,network_bytes,peak_memory_bytes,fits", lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "1,4,8,"), "4 machines at p=8 is the fastest: %s", lines[1])
+
+	_, errOut, code = runCmd("sweep", "--machines", "2", "--p", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "every configuration has more machines than P/2")
+	_, errOut, code = runCmd("sweep", "--machines", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--machines:")
+}

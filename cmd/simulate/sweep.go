@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
@@ -24,6 +25,8 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	var ps, cs, devs, plotPath string
 	var top int
 	var g sweep.Grid
+	var machines, bandwidth string
+	var epochs int
 	fs := flag.NewFlagSet(prog+" sweep", flag.ContinueOnError)
 	fs.StringVar(&ps, "p", "8,16,32,64", "partition counts: a comma-separated `LIST` of numbers and ranges a-b")
 	fs.StringVar(&cs, "c", "", "buffer capacities, a `LIST` like --p; c > p is skipped (default 2,4,8,16, or the system's own)")
@@ -32,11 +35,15 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&plotPath, "plot", "", "draw, per device and c, the best ordering's epoch time against p (buffers that fit) to `FILE`.png or .svg")
 	fs.Float64Var(&g.MemoryShare, "memory-share", 0.8, "share of the buffer's memory (CPU, or GPU for GPU buffers) that c partitions plus staging buffers may take")
 	addScenarioFlags(fs, &q)
+	fs.StringVar(&machines, "machines", "", "sweep PyTorch-BigGraph (--system pbg, its CPU trainer) over machine counts: a `LIST` like --p; ranks (machines, p) by the time of --epochs epochs (default device pbg-paper)")
+	fs.StringVar(&bandwidth, "bandwidth", "", "with --machines: each machine's network bandwidth, e.g. 10GB/s (default: the device's)")
+	fs.IntVar(&epochs, "epochs", 0, "with --machines: rank by the time of `N` epochs (default 10)")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "simulate sweep [flags]",
-		Summary: "Simulates every ordering at every (p, c) on every device and ranks the configurations whose buffer fits in memory.",
-		Groups:  scenarioGroups,
+		Summary: "Simulates every ordering at every (p, c) on every device and ranks the configurations whose buffer fits in memory; with --machines, PyTorch-BigGraph on every (machines, p).",
+		Groups:  append(slices.Clone(scenarioGroups), cli.FlagGroup{Title: "Several machines (PyTorch-BigGraph's distributed mode)", Flags: []string{"machines", "bandwidth", "epochs"}}),
 		Examples: []string{
+			"simulate sweep --machines 1,2,4,8 --p 4,8,16,32 --dataset freebase   # how many machines, how many partitions",
 			"simulate sweep                                          # Freebase86m d=100 on p3.2xlarge",
 			"simulate sweep --dataset twitter --device p3.2xlarge,h100-nvme --p 8-64 --c 2-16 --plot sweep.png",
 			"simulate sweep --system legend --device legend-a100 --p 8,16,32 --json",
@@ -48,6 +55,11 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	}
 	if top < 1 {
 		return cli.Usagef("--top %d: must be at least 1", top)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["machines"] || set["bandwidth"] || set["epochs"] {
+		return sweepMachines(stdout, format, q, ps, devs, machines, bandwidth, epochs, top, set)
 	}
 	if g.Ps, err = cli.IntList(ps); err != nil {
 		return cli.Usagef("--p: %w", err)
