@@ -16,14 +16,21 @@ import (
 
 func TestPresets(t *testing.T) {
 	names := PresetNames()
-	require.Equal(t, []string{"h100-nvme", "h200-nvme", "legend-a100", "p3.2xlarge"}, names)
+	require.Equal(t, []string{"ge2-paper", "h100-nvme", "h200-nvme", "legend-a100", "p3.2xlarge", "pbg-paper"}, names)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			p, err := Preset(name)
 			require.NoError(t, err)
 			assert.Equal(t, name, p.Name)
 			require.NoError(t, p.Validate())
-			assert.Positive(t, p.GPU.Count)
+			if name == "pbg-paper" {
+				// PyTorch-BigGraph's machine trains on the CPU and is the
+				// one preset with a network.
+				assert.Zero(t, p.GPU.Count)
+				assert.Positive(t, p.Network.Bandwidth)
+			} else {
+				assert.Positive(t, p.GPU.Count)
+			}
 
 			y, err := p.YAML()
 			require.NoError(t, err)
@@ -428,7 +435,7 @@ func TestParseBad(t *testing.T) {
 		{"null document", "~\n", "empty profile"},
 		{"not YAML", "name: [unclosed\n", "not valid YAML"},
 		{"tab indentation", "name: x\ndisk:\n\tread: 1\n", "not valid YAML"},
-		{"list instead of map", "- name: tiny\n- disk: {}\n", "want a mapping of profile fields (name, description, disk, pcie, ssd_to_gpu, gpu, cpu), got a list"},
+		{"list instead of map", "- name: tiny\n- disk: {}\n", "want a mapping of profile fields (name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network), got a list"},
 		{"two documents", minimal + "---\n" + minimal, "more than one YAML document"},
 		{"multi-line value", strings.Replace(minimal, "read: 400 MB/s", "read: \"400 MB/s\\nmore\"", 1), `disk.read: unknown unit "MB/s\nmore" in "400 MB/s\nmore"`},
 	}
@@ -495,7 +502,7 @@ func TestLoadAndResolve(t *testing.T) {
 
 	_, err = Resolve("p9.huge")
 	require.Error(t, err)
-	assert.Equal(t, `unknown device "p9.huge" (want a preset: h100-nvme, h200-nvme, legend-a100, p3.2xlarge, or a YAML file)`, err.Error())
+	assert.Equal(t, `unknown device "p9.huge" (want a preset: ge2-paper, h100-nvme, h200-nvme, legend-a100, p3.2xlarge, pbg-paper, or a YAML file)`, err.Error())
 
 	missing := filepath.Join(dir, "missing.yaml")
 	_, err = Load(missing)
@@ -507,7 +514,7 @@ func TestLoadAndResolve(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(minimal+"colour: red\n"), 0o644))
 	_, err = Resolve(bad)
 	require.Error(t, err)
-	assert.Equal(t, bad+": colour: unknown field (a profile has name, description, disk, pcie, ssd_to_gpu, gpu, cpu)", err.Error())
+	assert.Equal(t, bad+": colour: unknown field (a profile has name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network)", err.Error())
 
 	_, err = Load(dir)
 	assert.Error(t, err)

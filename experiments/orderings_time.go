@@ -53,6 +53,9 @@ func orderingsCases() ([]orderingsCase, error) {
 		cs = append(cs, orderingsCase{"Legend Table 5 " + legendDatasetLabel[ds], "legend", LegendProfile, ds, LegendDim, LegendPartitions[ds], 3})
 	}
 	for _, dev := range devices.PresetNames() {
+		if prof, err := devices.Preset(dev); err != nil || prof.GPU.Count == 0 {
+			continue // marius computes on a GPU
+		}
 		cs = append(cs, orderingsCase{"sweep best FM d=100 on " + dev, "marius", dev, "freebase86m", 100, 8, 4})
 	}
 	return cs, nil
