@@ -38,6 +38,16 @@
 // read earlier into a staging buffer (System.PrefetchDepth), without it a
 // load waits until every earlier bucket is done.
 //
+// # Several machines and several GPUs
+//
+// Beside the Plan-driven epoch, SimulatePBG models PyTorch-BigGraph's
+// trainer loop on one machine (inside-out order, synchronous swaps to
+// disk) or several (buckets from the lock server of orderings/lockserver,
+// partitions on partition servers over a Net of max-min-fair links, edges
+// from a shared filesystem, a throttled parameter sync), its CPU trainer
+// costed by CPUBucketTime; SimulateMultiGPU models GE2 and DGL-KE on
+// several GPUs of one machine, SimulatePBGGPU PBG's GPU mode.
+//
 // # Compute cost model
 //
 // A batch of b edges with N negatives shared per chunk of K edges (PBG
