@@ -215,3 +215,8 @@ func Resume(st *store.Store, eng Compute) (*Position, error) {
 	}
 	return &pos, nil
 }
+
+// EngineState is the engine's part of a checkpoint (the extra files a
+// checkpoint carries beside the partitions), for callers that commit a
+// checkpoint themselves (the distributed run).
+func EngineState(eng Compute) (map[string][]byte, error) { return engineState(eng) }

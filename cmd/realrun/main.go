@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
@@ -25,6 +26,7 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/dist"
 	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/job"
@@ -51,6 +53,7 @@ type cmdOptions struct {
 	compareSim         bool
 	cpuprofile         string
 	diskFlags
+	dist dist.DistOptions
 }
 
 // diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and
@@ -164,6 +167,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "calibrate" {
 		return calibrateMain(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "trainer" {
+		return trainerMain(args[1:], stdout, stderr)
+	}
 	var o cmdOptions
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.StringVar(&o.Dataset, "dataset", job.Defaults.Dataset, "generated dataset: "+presetNames())
@@ -214,6 +220,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.BoolVar(&o.TF32, "tf32", false, "with --engine cuda: cuBLAS products on TF32 tensor cores (Ampere and later; FP32 accumulation)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	o.diskFlags.register(fs, "the work directory's disk")
+	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; 0: one trainer, no etcd)")
+	fs.StringVar(&o.dist.Etcd, "etcd", "", "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one embedded in this process)")
+	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
 	cli.SetHelp(fs, help)
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
@@ -235,6 +244,10 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	o.DiskLimit = limit
+	if o.dist.Trainers != 0 || dflagSet(fs) {
+		defer func() { err = errors.Join(err, g.Release()) }()
+		return distMain(o, format, stdout, stderr)
+	}
 	// The group is released before signals are given back to their
 	// default action, so that no exit path leaves it behind.
 	if o.compareSim {
@@ -343,9 +356,10 @@ func checkFlags(fs *flag.FlagSet, o cmdOptions) error {
 }
 
 var help = cli.Help{
-	Usage:       "realrun [flags] | realrun calibrate [flags]",
-	Summary:     "Trains graph embeddings out of core for real, executing a Plan with O_DIRECT partition I/O, and measures the simulator's Report plus MRR and Hits@k.",
-	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"}},
+	Usage:   "realrun [flags] | realrun calibrate [flags] | realrun trainer [flags]",
+	Summary: "Trains graph embeddings out of core for real, executing a Plan with O_DIRECT partition I/O, and measures the simulator's Report plus MRR and Hits@k.",
+	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"},
+		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"}},
 	Groups: []cli.FlagGroup{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
@@ -354,12 +368,14 @@ var help = cli.Help{
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
+		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "lease"}},
 	},
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
 		"realrun --edges kg.tsv --model complex --epochs 5 --export emb.npy",
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
 		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
+		"realrun --trainers 2 --dataset twitter                   # two trainer processes, an embedded etcd",
 	},
 }
 

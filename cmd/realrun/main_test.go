@@ -30,6 +30,9 @@ import (
 // TIERFLOW_AS_REALRUN=1 it runs main on the arguments after "--".
 func TestMain(m *testing.M) {
 	cli.ChildMain("TIERFLOW_AS_REALRUN", run)
+	// realrun --trainers starts its trainers as this binary, as realrun.
+	os.Setenv("TIERFLOW_AS_REALRUN", "1")
+	selfArgv = func() ([]string, error) { return []string{os.Args[0], "-test.run=^$", "--"}, nil }
 	os.Exit(m.Run())
 }
 

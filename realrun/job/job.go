@@ -613,3 +613,49 @@ func float32ToDecimal(x float32) float64 {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
 	return v
 }
+
+// Opened is a work directory opened for training, under its lock, with
+// its engine: what a caller that drives the epochs itself (the
+// distributed run, realrun/dist) needs from a `realrun` invocation.
+type Opened struct {
+	r      *run
+	Config Config
+	o      Options
+}
+
+// Open configures o, then locks, opens or builds the work directory
+// (resuming, starting afresh or refusing as training does) and opens the
+// engine for a buffer of c partitions.
+func Open(o Options, c int, log io.Writer) (*Opened, error) {
+	cfg, err := Configure(o)
+	if err != nil {
+		return nil, err
+	}
+	r, err := open(o, cfg, c, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Opened{r: r, Config: cfg, o: o}, nil
+}
+
+// Store is the opened work directory.
+func (x *Opened) Store() *store.Store { return x.r.st }
+
+// Engine is the opened engine.
+func (x *Opened) Engine() realrun.Engine { return x.r.eng }
+
+// Evaluate ranks the test edges of the store's current checkpoint with
+// the engine's relations, as training's evaluation does.
+func (x *Opened) Evaluate() (realrun.Quality, error) {
+	ev := eval.DefaultEval
+	ev.Seed, ev.Workers, ev.MaxEdges = x.Config.Spec.Seed, x.Config.Hyper.Workers, x.o.EvalEdges
+	if x.o.EvalProtocol != "auto" {
+		ev.Protocol = x.o.EvalProtocol
+	}
+	var ep realrun.Epoch
+	err := x.r.evaluate(&ep, x.Config.Hyper.Model, ev)
+	return ep.Quality, err
+}
+
+// Close closes the engine and unlocks the work directory.
+func (x *Opened) Close() { x.r.close() }

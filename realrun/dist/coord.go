@@ -1,0 +1,439 @@
+package dist
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/lockserver"
+)
+
+// RunState is a distributed run's shared state, one etcd key changed only
+// by compare-and-swap: the lock server's epoch state, and the committed
+// version and checksum of every partition in the shared store.
+type RunState struct {
+	// Epochs is the number of epochs to train; Epoch the one in progress
+	// (1-based; Epochs+1 once the run is done).
+	Epochs int `json:"epochs"`
+	Epoch  int `json:"epoch"`
+	// Lock is the lock server's state for Epoch.
+	Lock *lockserver.State `json:"lock"`
+	// Versions, Files and Sums are, by partition, the committed version,
+	// the store directory holding it (named by version and writer, so
+	// that a trainer that lost its bucket can never overwrite a committed
+	// file) and its CRC-32C.
+	Versions []int    `json:"versions"`
+	Files    []string `json:"files"`
+	Sums     []uint64 `json:"sums"`
+	// Lost counts buckets handed back to the pool because their trainer
+	// died (its lease expired) before committing them.
+	Lost int `json:"lost"`
+}
+
+// Done reports whether every epoch is trained.
+func (s RunState) Done() bool { return s.Epoch > s.Epochs }
+
+// Config is what every trainer of a run needs besides the store: the
+// training settings, written once by whoever starts the run.
+type Config struct {
+	Run     string          `json:"run"`
+	Epochs  int             `json:"epochs"`
+	Seed    int64           `json:"seed"`
+	Hyper   json.RawMessage `json:"hyper"`
+	Workers int             `json:"workers"`
+}
+
+// InitialFiles is the store directory of every partition's first
+// version (linked from the work directory's checkpoint).
+const InitialFiles = "v000000"
+
+// Tag names the files this trainer writes: unique to its lease.
+func (c *Coord) Tag(version int) string {
+	return fmt.Sprintf("v%06d-t%d-%x", version, c.id, int64(c.lease))
+}
+
+// ErrLostBucket is returned by Commit when the trainer no longer holds
+// the bucket: its lease expired and the bucket went back to the pool.
+var ErrLostBucket = errors.New("bucket lost: this trainer's lease expired and the bucket was handed back")
+
+// The errors that are the user's input: a trainer id already live, a
+// run prefix with no run, etcd endpoints that do not answer, a store
+// that is not the run's.
+var (
+	ErrDuplicate   = errors.New("a trainer with this id is already running")
+	ErrNoRun       = errors.New("no such run")
+	ErrUnreachable = errors.New("etcd not reachable")
+	ErrNotShared   = errors.New("not the run's shared store")
+)
+
+// Coord is one trainer's handle on the run in etcd.
+type Coord struct {
+	cli    *clientv3.Client
+	prefix string
+	id     int
+	lease  clientv3.LeaseID
+	stopKA context.CancelFunc
+	// OpTimeout bounds every etcd operation.
+	OpTimeout time.Duration
+}
+
+// Connect opens an etcd client; it fails when no endpoint answers within
+// timeout.
+func Connect(endpoints []string, timeout time.Duration) (*clientv3.Client, error) {
+	// Reconnect within a couple of seconds of etcd coming back, not
+	// grpc's default of up to two minutes.
+	reconnect := grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}, MinConnectTimeout: time.Second})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: timeout, Logger: nopLogger(), DialOptions: []grpc.DialOption{reconnect}})
+	if err != nil {
+		return nil, fmt.Errorf("etcd %s: %w: %w", strings.Join(endpoints, ","), ErrUnreachable, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if _, err := cli.Status(ctx, endpoints[0]); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("etcd %s: %w: %w", strings.Join(endpoints, ","), ErrUnreachable, err)
+	}
+	return cli, nil
+}
+
+func key(prefix string, parts ...string) string {
+	return prefix + "/" + strings.Join(parts, "/")
+}
+
+// Init writes a new run's config and state under prefix; it refuses a
+// prefix that already holds a run.
+func Init(ctx context.Context, cli *clientv3.Client, prefix string, cfg Config, p int, sums []uint64) error {
+	ls, err := lockserver.NewEpoch(p, true)
+	if err != nil {
+		return err
+	}
+	st := RunState{Epochs: cfg.Epochs, Epoch: 1, Lock: ls, Versions: make([]int, p), Files: make([]string, p), Sums: sums}
+	for i := range st.Files {
+		st.Files[i] = InitialFiles
+	}
+	sb, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	cb, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	r, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key(prefix, "state")), "=", 0)).
+		Then(clientv3.OpPut(key(prefix, "state"), string(sb)), clientv3.OpPut(key(prefix, "config"), string(cb))).Commit()
+	if err != nil {
+		return fmt.Errorf("etcd: init run %s: %w", prefix, err)
+	}
+	if !r.Succeeded {
+		return fmt.Errorf("etcd: run %s already exists", prefix)
+	}
+	return nil
+}
+
+// ReadConfig reads the run's config.
+func ReadConfig(ctx context.Context, cli *clientv3.Client, prefix string) (Config, error) {
+	r, err := cli.Get(ctx, key(prefix, "config"))
+	if err != nil {
+		return Config{}, fmt.Errorf("etcd: %w", err)
+	}
+	if len(r.Kvs) == 0 {
+		return Config{}, fmt.Errorf("etcd: %w %s (start one with realrun --trainers)", ErrNoRun, prefix)
+	}
+	var c Config
+	if err := json.Unmarshal(r.Kvs[0].Value, &c); err != nil {
+		return Config{}, fmt.Errorf("etcd: run %s config: %w", prefix, err)
+	}
+	return c, nil
+}
+
+// Join registers trainer id under a lease of ttl kept alive in the
+// background; a trainer that dies stops renewing it, and when it expires
+// the trainer's bucket goes back to the pool.
+func Join(ctx context.Context, cli *clientv3.Client, prefix string, id int, ttl time.Duration) (*Coord, error) {
+	c := &Coord{cli: cli, prefix: prefix, id: id, OpTimeout: 3 * time.Second}
+	g, err := cli.Grant(ctx, int64(max(ttl/time.Second, 1)))
+	if err != nil {
+		return nil, fmt.Errorf("etcd: lease: %w", err)
+	}
+	c.lease = g.ID
+	k := key(prefix, "alive", strconv.Itoa(id))
+	r, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+		Then(clientv3.OpPut(k, strconv.FormatInt(int64(g.ID), 10), clientv3.WithLease(g.ID))).Commit()
+	if err != nil {
+		return nil, fmt.Errorf("etcd: join: %w", err)
+	}
+	if !r.Succeeded {
+		cli.Revoke(ctx, g.ID)
+		return nil, fmt.Errorf("trainer %d: %w", id, ErrDuplicate)
+	}
+	kactx, cancel := context.WithCancel(context.Background())
+	ch, err := cli.KeepAlive(kactx, g.ID)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("etcd: keep-alive: %w", err)
+	}
+	go func() {
+		for range ch {
+		}
+	}()
+	c.stopKA = cancel
+	return c, nil
+}
+
+// Leave stops renewing the lease and revokes it.
+func (c *Coord) Leave() {
+	c.stopKA()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c.cli.Revoke(ctx, c.lease)
+}
+
+// Alive reports whether this trainer's lease still holds.
+func (c *Coord) Alive(ctx context.Context) bool {
+	r, err := c.cli.TimeToLive(ctx, c.lease)
+	return err == nil && r.TTL > 0
+}
+
+// State reads the run's state and its revision.
+func (c *Coord) State(ctx context.Context) (RunState, int64, error) {
+	r, err := c.cli.Get(ctx, key(c.prefix, "state"))
+	if err != nil {
+		return RunState{}, 0, fmt.Errorf("etcd: %w", err)
+	}
+	if len(r.Kvs) == 0 {
+		return RunState{}, 0, fmt.Errorf("etcd: no run %s", c.prefix)
+	}
+	var s RunState
+	if err := json.Unmarshal(r.Kvs[0].Value, &s); err != nil {
+		return RunState{}, 0, fmt.Errorf("etcd: run state: %w", err)
+	}
+	return s, r.Kvs[0].ModRevision, nil
+}
+
+// update applies f to the state by compare-and-swap until it sticks; f
+// returns false to leave the state unchanged.
+func (c *Coord) update(ctx context.Context, f func(*RunState) (bool, error)) (RunState, error) {
+	for {
+		s, rev, err := c.State(ctx)
+		if err != nil {
+			return s, err
+		}
+		change, err := f(&s)
+		if err != nil || !change {
+			return s, err
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return s, err
+		}
+		k := key(c.prefix, "state")
+		r, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", rev)).Then(clientv3.OpPut(k, string(b))).Commit()
+		if err != nil {
+			return s, fmt.Errorf("etcd: %w", err)
+		}
+		if r.Succeeded {
+			return s, nil
+		}
+	}
+}
+
+// session is the trainer's identity at the lock server: its lease, not
+// its id, so that a trainer started again under the same id is a new
+// holder and the buckets its dead predecessor held go back to the pool.
+func (c *Coord) session() int { return int(c.lease) }
+
+// alive lists the sessions (leases) of the live trainers.
+func (c *Coord) alive(ctx context.Context) (map[int]bool, error) {
+	r, err := c.cli.Get(ctx, key(c.prefix, "alive")+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	out := map[int]bool{}
+	for _, kv := range r.Kvs {
+		if l, err := strconv.ParseInt(string(kv.Value), 10, 64); err == nil {
+			out[int(l)] = true
+		}
+	}
+	return out, nil
+}
+
+// Acquire asks the lock server for trainer's next bucket (last: its last
+// bucket, for affinity). Buckets held by trainers whose lease has
+// expired go back to the pool first. When the epoch has no bucket left
+// and none is being trained, the next epoch starts. ok is false when no
+// bucket is free now; the returned state says whether the run is done.
+func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings.Bucket, ok bool, st RunState, err error) {
+	live, err := c.alive(ctx)
+	if err != nil {
+		return b, false, st, err
+	}
+	st, err = c.update(ctx, func(s *RunState) (bool, error) {
+		ok = false
+		if s.Done() {
+			return false, nil
+		}
+		changed := false
+		for i, h := range s.Lock.Holder {
+			if h >= 0 && !live[h] {
+				s.Lock.Holder[i], s.Lock.Done[i] = -1, false
+				s.Lost++
+				changed = true
+			}
+		}
+		if s.Lock.Remaining() == 0 && s.Lock.Active() == 0 {
+			s.Epoch++
+			if !s.Done() {
+				s.Lock, _ = lockserver.NewEpoch(s.Lock.P, false)
+			}
+			return true, nil
+		}
+		b, ok = s.Lock.Acquire(c.session(), last)
+		return ok || changed, nil
+	})
+	return b, ok, st, err
+}
+
+// Commit records the new versions and checksums of the partitions the
+// trainer wrote for bucket b and releases b, in one transaction: a
+// partition is in the store before its lock is released.
+func (c *Coord) Commit(ctx context.Context, b orderings.Bucket, versions map[int]int, files map[int]string, sums map[int]uint64) error {
+	_, err := c.update(ctx, func(s *RunState) (bool, error) {
+		i := b.Src*s.Lock.P + b.Dst
+		if s.Lock.Holder[i] != c.session() {
+			return false, fmt.Errorf("%v: %w", b, ErrLostBucket)
+		}
+		for p, v := range versions {
+			s.Versions[p], s.Files[p], s.Sums[p] = v, files[p], sums[p]
+		}
+		return true, s.Lock.Release(b)
+	})
+	return err
+}
+
+// Wait blocks until the state changes after revision rev, or d passes.
+func (c *Coord) Wait(ctx context.Context, rev int64, d time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for range c.cli.Watch(ctx, key(c.prefix, "state"), clientv3.WithRev(rev+1)) {
+		return
+	}
+}
+
+// Relations reads the shared relation parameters (nil before any are
+// written).
+func (c *Coord) Relations(ctx context.Context) ([]float32, error) {
+	r, err := c.cli.Get(ctx, key(c.prefix, "relations"))
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	if len(r.Kvs) == 0 {
+		return nil, nil
+	}
+	return floats(r.Kvs[0].Value), nil
+}
+
+// AddRelations adds delta to the shared relation parameters, by
+// compare-and-swap, as a parameter server applies a trainer's update;
+// base initialises them when the run has none yet.
+func (c *Coord) AddRelations(ctx context.Context, base, delta []float32) error {
+	k := key(c.prefix, "relations")
+	for {
+		r, err := c.cli.Get(ctx, k)
+		if err != nil {
+			return fmt.Errorf("etcd: %w", err)
+		}
+		cur, rev := base, int64(0)
+		if len(r.Kvs) > 0 {
+			cur, rev = floats(r.Kvs[0].Value), r.Kvs[0].ModRevision
+		}
+		next := make([]float32, len(cur))
+		for i := range cur {
+			next[i] = cur[i] + delta[i]
+		}
+		cmp := clientv3.Compare(clientv3.ModRevision(k), "=", rev)
+		if rev == 0 {
+			cmp = clientv3.Compare(clientv3.CreateRevision(k), "=", 0)
+		}
+		t, err := c.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(k, string(bytesOf(next)))).Commit()
+		if err != nil {
+			return fmt.Errorf("etcd: %w", err)
+		}
+		if t.Succeeded {
+			return nil
+		}
+	}
+}
+
+// PutReport records the trainer's figures for an epoch.
+func (c *Coord) PutReport(ctx context.Context, epoch int, r TrainerEpoch) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	k := key(c.prefix, "report", fmt.Sprintf("%04d", epoch), strconv.Itoa(c.id))
+	if _, err := c.cli.Put(ctx, k, string(b)); err != nil {
+		return fmt.Errorf("etcd: %w", err)
+	}
+	return nil
+}
+
+// Reports reads every trainer's figures for every epoch, by epoch.
+func Reports(ctx context.Context, cli *clientv3.Client, prefix string) (map[int][]TrainerEpoch, error) {
+	r, err := cli.Get(ctx, key(prefix, "report")+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	out := map[int][]TrainerEpoch{}
+	for _, kv := range r.Kvs {
+		var t TrainerEpoch
+		if err := json.Unmarshal(kv.Value, &t); err != nil {
+			return nil, fmt.Errorf("etcd: report %s: %w", kv.Key, err)
+		}
+		out[t.Epoch] = append(out[t.Epoch], t)
+	}
+	return out, nil
+}
+
+func floats(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+func bytesOf(f []float32) []byte {
+	b := make([]byte, 4*len(f))
+	for i, x := range f {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// Observer is a read-only handle on a run (for tests and tools): State
+// and Relations, no lease.
+func Observer(cli *clientv3.Client, prefix string) *Coord {
+	return &Coord{cli: cli, prefix: prefix, OpTimeout: 5 * time.Second}
+}
+
+// Session returns the lock-server identity (lease) of the live trainer
+// with the given id.
+func (c *Coord) Session(ctx context.Context, id int) (int, bool) {
+	r, err := c.cli.Get(ctx, key(c.prefix, "alive", strconv.Itoa(id)))
+	if err != nil || len(r.Kvs) == 0 {
+		return 0, false
+	}
+	l, err := strconv.ParseInt(string(r.Kvs[0].Value), 10, 64)
+	return int(l), err == nil
+}

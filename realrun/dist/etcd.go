@@ -1,0 +1,72 @@
+package dist
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Server is a single-node etcd embedded in this process: the one-machine
+// default, so that `realrun --trainers N` needs nothing installed.
+type Server struct {
+	e    *embed.Etcd
+	once sync.Once
+	// Endpoint is the client URL trainers connect to.
+	Endpoint string
+}
+
+// StartServer starts an embedded etcd with its data in dir, serving
+// clients on host:port (port 0: a free one) and peers on a free port of
+// 127.0.0.1. Restarting it on the same dir and address keeps its data.
+func StartServer(dir, host string, port int) (*Server, error) {
+	if port == 0 {
+		var err error
+		if port, err = freePort(host); err != nil {
+			return nil, err
+		}
+	}
+	peer, err := freePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = "tierflow"
+	cfg.Dir = dir
+	cu := url.URL{Scheme: "http", Host: net.JoinHostPort(host, fmt.Sprint(port))}
+	pu := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", fmt.Sprint(peer))}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	cfg.InitialCluster = cfg.Name + "=" + pu.String()
+	// Quiet: etcd's own log would interleave with the run's output, and
+	// its shutdown reports closed listeners as errors.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("etcd: not ready after 30 s")
+	}
+	return &Server{e: e, Endpoint: cu.String()}, nil
+}
+
+// Close stops the server; closing it again does nothing.
+func (s *Server) Close() { s.once.Do(s.e.Close) }
+
+// freePort asks the kernel for a free TCP port on host.
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("etcd: no free port on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,153 @@
+package dist
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/eval"
+	"github.com/tierflow/tierflow/realrun/job"
+)
+
+// DistOptions are a distributed run's own settings: how many trainer
+// processes to start here, which etcd to use ("": one embedded in this
+// process), how long a trainer's lease lasts, and the command line that
+// runs this program (`realrun`), to which "trainer" and its flags are
+// appended.
+type DistOptions struct {
+	Trainers int
+	Etcd     string
+	Lease    time.Duration
+	Argv     []string
+}
+
+// DistOutput is a distributed run: the configuration, every trainer's
+// figures by epoch, the epochs' times and the quality at the end.
+type DistOutput struct {
+	Dataset    string `json:"dataset"`
+	Workdir    string `json:"workdir"`
+	P          int    `json:"p"`
+	Trainers   int    `json:"trainers"`
+	Model      string `json:"model"`
+	Dim        int    `json:"dim"`
+	Etcd       string `json:"etcd"`
+	Prefix     string `json:"prefix"`
+	TrainEdges int64  `json:"train_edges"`
+	// Epochs are, by epoch, every trainer's figures and the epoch's time
+	// (the slowest trainer's).
+	Epochs []DistEpoch `json:"epochs"`
+	// Lost counts buckets handed back to the pool from trainers that died.
+	Lost    int             `json:"lost"`
+	Quality realrun.Quality `json:"quality"`
+	MRR     float64         `json:"mrr"`
+	// Failed lists trainers that exited with an error (the run completed
+	// without them).
+	Failed []string `json:"failed,omitempty"`
+}
+
+// DistEpoch is one epoch of a distributed run.
+type DistEpoch struct {
+	Epoch    int            `json:"epoch"`
+	Seconds  float64        `json:"seconds"`
+	Trainers []TrainerEpoch `json:"trainers"`
+}
+
+// TrainDistributed is `realrun --trainers N`: it prepares the work
+// directory as training does, puts its partitions in the shared store,
+// starts (or joins) etcd, starts N trainer processes of d.Exe here, waits
+// for the run to finish, commits its result as the work directory's next
+// checkpoint and evaluates it.
+func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, error) {
+	if d.Trainers < 1 {
+		return DistOutput{}, inputerr.Errorf("--trainers %d: at least 1 trainer", d.Trainers)
+	}
+	if o.P < 2 {
+		return DistOutput{}, inputerr.Errorf("--p %d: several trainers share at least 2 partitions", o.P)
+	}
+	if o.C == 0 || o.C > o.P {
+		o.C = 2
+	}
+	x, err := job.Open(o, 2, log)
+	if err != nil {
+		return DistOutput{}, err
+	}
+	defer x.Close()
+	cfg, st := x.Config, x.Store()
+	out := DistOutput{Dataset: st.M.Source, Workdir: st.Dir, P: st.M.P, Trainers: d.Trainers, Model: string(cfg.Hyper.Model), Dim: cfg.Hyper.Dim, TrainEdges: st.M.Train}
+	sums, err := Prepare(st)
+	if err != nil {
+		return out, err
+	}
+	ctx := context.Background()
+	endpoints := d.Etcd
+	if endpoints == "" {
+		tmp, err := os.MkdirTemp("", "tierflow-etcd-")
+		if err != nil {
+			return out, err
+		}
+		defer os.RemoveAll(tmp)
+		srv, err := StartServer(tmp, "127.0.0.1", 0)
+		if err != nil {
+			return out, err
+		}
+		defer srv.Close()
+		endpoints = srv.Endpoint
+	}
+	eps, err := ParseEndpoints(endpoints)
+	if err != nil {
+		return out, inputerr.Errorf("%w", err)
+	}
+	cli, err := Connect(eps, 5*time.Second)
+	if err != nil {
+		return out, inputerr.Errorf("--etcd: %w", err)
+	}
+	defer cli.Close()
+	out.Etcd, out.Prefix = endpoints, NewPrefix(st)
+	hyper, err := json.Marshal(cfg.Hyper)
+	if err != nil {
+		return out, err
+	}
+	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper}, st.M.P, sums); err != nil {
+		return out, err
+	}
+	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: realrun trainer --etcd %s --store %s --run %s --id N)\n",
+		endpoints, out.Prefix, d.Trainers, endpoints, st.Dir, out.Prefix)
+	lease := d.Lease
+	errs := Local(ctx, d.Trainers, func(id int) []string {
+		return append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints, "--store", st.Dir, "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
+	}, log)
+	for _, e := range errs {
+		if e != nil {
+			out.Failed = append(out.Failed, e.Error())
+		}
+	}
+	if err := Finish(ctx, cli, out.Prefix, st, x.Engine(), o.Epochs); err != nil {
+		return out, fmt.Errorf("distributed run: %w (trainers: %w)", err, errors.Join(errs...))
+	}
+	reports, err := Reports(ctx, cli, out.Prefix)
+	if err != nil {
+		return out, err
+	}
+	for e := 1; e <= o.Epochs; e++ {
+		de := DistEpoch{Epoch: e, Trainers: reports[e]}
+		for _, t := range de.Trainers {
+			de.Seconds = max(de.Seconds, t.Seconds)
+		}
+		out.Epochs = append(out.Epochs, de)
+	}
+	if o.Eval != eval.None {
+		if out.Quality, err = x.Evaluate(); err != nil {
+			return out, err
+		}
+		out.MRR = out.Quality.MRR
+	}
+	return out, nil
+}

@@ -1,0 +1,191 @@
+package dist
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// Prepare makes the shared store's first version of every partition (a
+// link to the work directory's current checkpoint) and returns their
+// checksums.
+func Prepare(st *store.Store) ([]uint64, error) {
+	sums, err := st.PartitionSums(st.CurrentDir())
+	if err != nil {
+		return nil, err
+	}
+	dir := FilesDir(st, InitialFiles)
+	if err := os.RemoveAll(FilesDir(st, "")); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	out := make([]uint64, st.M.P)
+	for i := range out {
+		if err := store.Link(st.CurrentDir(), dir, i); err != nil {
+			return nil, fmt.Errorf("shared store: %w", err)
+		}
+		out[i] = sums[i]
+	}
+	return out, nil
+}
+
+// Finish commits the run's last partition versions and relations as the
+// work directory's next checkpoint, epochs epochs after its current one,
+// so that evaluation and export read them as after any training.
+func Finish(ctx context.Context, cli *clientv3.Client, prefix string, st *store.Store, eng realrun.Engine, epochs int) error {
+	c := &Coord{cli: cli, prefix: prefix, OpTimeout: 10 * time.Second}
+	s, _, err := c.State(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.Done() {
+		return fmt.Errorf("the run is not done: epoch %d of %d, %d buckets left", s.Epoch, s.Epochs, s.Lock.Remaining())
+	}
+	if rel := eng.Relations(); len(rel) > 0 {
+		shared, err := c.Relations(ctx)
+		if err != nil {
+			return err
+		}
+		if shared != nil {
+			copy(rel, shared)
+		}
+	}
+	e := st.Current + epochs
+	dir, err := st.Begin(e, 0)
+	if err != nil {
+		return err
+	}
+	sums := map[int]uint64{}
+	for p := range s.Files {
+		if err := store.Link(FilesDir(st, s.Files[p]), dir, p); err != nil {
+			return fmt.Errorf("commit partition %d: %w", p, err)
+		}
+		sums[p] = s.Sums[p]
+	}
+	extra, err := realrun.EngineState(eng)
+	if err != nil {
+		return err
+	}
+	return st.Commit(e, 0, sums, extra)
+}
+
+// Local starts n trainer processes of this program on this machine, all
+// joined to the run at endpoint/prefix, and waits for them. argv gives a
+// trainer's command line. A trainer that fails is reported; the others go
+// on (its bucket returns to the pool when its lease expires).
+func Local(ctx context.Context, n int, argv func(id int) []string, stderr io.Writer) []error {
+	errs := make([]error, n)
+	cmds := make([]*exec.Cmd, n)
+	for i := range n {
+		args := argv(i)
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Stdout, cmd.Stderr = io.Discard, stderr
+		if err := cmd.Start(); err != nil {
+			errs[i] = fmt.Errorf("trainer %d: %w", i, err)
+			continue
+		}
+		cmds[i] = cmd
+	}
+	for i, cmd := range cmds {
+		if cmd == nil {
+			continue
+		}
+		if err := cmd.Wait(); err != nil {
+			errs[i] = fmt.Errorf("trainer %d: %w", i, err)
+		}
+	}
+	return errs
+}
+
+// TrainerOptions are one trainer process's: where etcd and the store are,
+// its id, the run's prefix, its lease.
+type TrainerOptions struct {
+	Endpoints []string
+	Store     string
+	ID        int
+	Prefix    string
+	Lease     time.Duration
+	Log       io.Writer
+}
+
+// RunTrainer is `realrun trainer`: it joins the run in etcd, opens the
+// shared store and the engine, and trains until the run is done.
+func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
+	if o.ID < 0 {
+		return nil, fmt.Errorf("--id %d: must not be negative", o.ID)
+	}
+	cli, err := Connect(o.Endpoints, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	cfg, err := ReadConfig(ctx, cli, o.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(o.Store)
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w: %w", ErrNotShared, err)
+	}
+	if _, err := os.Stat(FilesDir(st, InitialFiles)); err != nil {
+		return nil, fmt.Errorf("--store %s: %w (no %s)", o.Store, ErrNotShared, FilesDir(st, InitialFiles))
+	}
+	var h realrun.Hyper
+	if err := json.Unmarshal(cfg.Hyper, &h); err != nil {
+		return nil, fmt.Errorf("run config: %w", err)
+	}
+	degrees, err := st.Degrees()
+	if err != nil {
+		return nil, err
+	}
+	eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: h, Store: st, Degrees: degrees, Seed: cfg.Seed, C: 2})
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := eng.(io.Closer); ok {
+		defer c.Close()
+	}
+	lease := o.Lease
+	if lease == 0 {
+		lease = 5 * time.Second
+	}
+	co, err := Join(ctx, cli, o.Prefix, o.ID, lease)
+	if err != nil {
+		return nil, err
+	}
+	defer co.Leave()
+	t := &Trainer{ID: o.ID, Store: st, Coord: co, Engine: eng, Seed: cfg.Seed, Log: o.Log}
+	return t.Run(ctx)
+}
+
+// ParseEndpoints splits a comma-separated endpoint list.
+func ParseEndpoints(s string) ([]string, error) {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--etcd: no endpoint")
+	}
+	return out, nil
+}
+
+// NewPrefix is a fresh etcd prefix for a run on a work directory.
+func NewPrefix(st *store.Store) string {
+	return fmt.Sprintf("/tierflow/%x/%d", store.Checksum([]byte(st.Dir)), time.Now().UnixNano())
+}

@@ -1,0 +1,311 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/lockserver"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// TrainerEpoch is one trainer's figures for one epoch.
+type TrainerEpoch struct {
+	Trainer int   `json:"trainer"`
+	Epoch   int   `json:"epoch"`
+	Buckets int   `json:"buckets"`
+	Edges   int64 `json:"edges"`
+	// TrainSeconds is the time its engine trained; WaitBucketSeconds the
+	// time the lock server had no bucket for it (occupancy); and
+	// TransferSeconds the time it read and wrote partitions and edges and
+	// talked to etcd. Seconds is its epoch, from its first request to its
+	// last commit.
+	TrainSeconds      float64 `json:"train_s"`
+	WaitBucketSeconds float64 `json:"wait_bucket_s"`
+	TransferSeconds   float64 `json:"transfer_s"`
+	Seconds           float64 `json:"seconds"`
+	// Loads and Saves are partitions read from and written to the shared
+	// store; ReadBytes and WriteBytes their bytes, EdgeBytes the edges'.
+	Loads      int     `json:"loads"`
+	Saves      int     `json:"saves"`
+	ReadBytes  int64   `json:"read_bytes"`
+	WriteBytes int64   `json:"write_bytes"`
+	EdgeBytes  int64   `json:"edge_bytes"`
+	Loss       float64 `json:"loss"`
+	// Lost counts its buckets whose commit failed (it lost its lease).
+	Lost int `json:"lost,omitempty"`
+	// Occupancy is TrainSeconds over Seconds.
+	Occupancy float64 `json:"occupancy"`
+}
+
+// FilesDir is the directory of the shared store named name (RunState.Files):
+// a new version of a partition is a new file, never written in place.
+func FilesDir(st *store.Store, name string) string {
+	return filepath.Join(st.Dir, "dist", name)
+}
+
+// Trainer is one trainer process's loop: PyTorch-BigGraph's trainer on
+// tierflow's engine, its buckets from the lock server in etcd, its
+// partitions through the shared store.
+type Trainer struct {
+	ID     int
+	Store  *store.Store
+	Coord  *Coord
+	Engine realrun.Engine
+	Seed   int64
+	// MaxOutage is how long etcd may be unreachable before the trainer
+	// stops (0: 30 s).
+	MaxOutage time.Duration
+	// Log receives one-line notices (nil: none).
+	Log io.Writer
+
+	cache map[int]cached
+	cur   TrainerEpoch
+	mark  time.Time
+}
+
+type cached struct {
+	buf     *store.Buffer
+	version int
+}
+
+func (t *Trainer) logf(format string, a ...any) {
+	if t.Log != nil {
+		fmt.Fprintf(t.Log, "trainer %d: "+format+"\n", append([]any{t.ID}, a...)...)
+	}
+}
+
+// retry runs op until it succeeds, waiting out an etcd outage up to
+// MaxOutage; ErrLostBucket and errors that are not etcd's end it at once.
+func (t *Trainer) retry(ctx context.Context, what string, op func(ctx context.Context) error) error {
+	limit := t.MaxOutage
+	if limit == 0 {
+		limit = 30 * time.Second
+	}
+	start := time.Now()
+	for {
+		octx, cancel := context.WithTimeout(ctx, t.Coord.OpTimeout)
+		err := op(octx)
+		cancel()
+		if err == nil || errors.Is(err, ErrLostBucket) || ctx.Err() != nil {
+			return err
+		}
+		if time.Since(start) > limit {
+			return fmt.Errorf("%s: etcd unreachable for %s, stopping (the store holds every committed bucket; start the trainer again to rejoin): %w", what, limit, err)
+		}
+		t.logf("%s: %v; retrying", what, err)
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// Run trains until the run is done and returns the figures of every epoch
+// it took part in.
+func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
+	t.cache = map[int]cached{}
+	defer func() {
+		for _, c := range t.cache {
+			c.buf.Free()
+		}
+	}()
+	var out []TrainerEpoch
+	last := lockserver.None
+	t.cur = TrainerEpoch{Trainer: t.ID, Epoch: 0}
+	var start time.Time
+	waiting := false
+	var waitFrom time.Time
+	for {
+		var b orderings.Bucket
+		var ok bool
+		var st RunState
+		if err := t.retry(ctx, "acquire", func(ctx context.Context) (err error) {
+			b, ok, st, err = t.Coord.Acquire(ctx, last)
+			return err
+		}); err != nil {
+			return out, err
+		}
+		if st.Epoch != t.cur.Epoch {
+			if t.cur.Epoch > 0 {
+				if waiting {
+					t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
+					waiting = false
+				}
+				t.cur.Seconds = time.Since(start).Seconds()
+				if t.cur.Seconds > 0 {
+					t.cur.Occupancy = t.cur.TrainSeconds / t.cur.Seconds
+				}
+				out = append(out, t.cur)
+				cur := t.cur
+				if err := t.retry(ctx, "report", func(ctx context.Context) error { return t.Coord.PutReport(ctx, cur.Epoch, cur) }); err != nil {
+					return out, err
+				}
+			}
+			t.cur = TrainerEpoch{Trainer: t.ID, Epoch: st.Epoch}
+			start = time.Now()
+			last = lockserver.None
+		}
+		if st.Done() {
+			return out, nil
+		}
+		if !ok {
+			if !waiting {
+				waiting, waitFrom = true, time.Now()
+			}
+			_, rev, err := t.Coord.State(ctx)
+			if err == nil {
+				t.Coord.Wait(ctx, rev, time.Second)
+			} else {
+				time.Sleep(200 * time.Millisecond)
+			}
+			continue
+		}
+		if waiting {
+			t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
+			waiting = false
+		}
+		if err := t.bucket(ctx, b, st); errors.Is(err, ErrLostBucket) {
+			t.logf("%v", err)
+			t.cur.Lost++
+			t.dropCache()
+			continue
+		} else if err != nil {
+			return out, err
+		}
+		last = b
+	}
+}
+
+func (t *Trainer) dropCache() {
+	for p, c := range t.cache {
+		c.buf.Free()
+		delete(t.cache, p)
+	}
+}
+
+// partition returns partition p at the committed version, from the cache
+// when this trainer wrote that version last, else read and verified.
+func (t *Trainer) partition(p int, st RunState) (*store.Buffer, error) {
+	if c, ok := t.cache[p]; ok && c.version == st.Versions[p] {
+		return c.buf, nil
+	}
+	if c, ok := t.cache[p]; ok {
+		c.buf.Free()
+		delete(t.cache, p)
+	}
+	buf, err := t.Store.NewBuffer()
+	if err != nil {
+		return nil, err
+	}
+	n, err := store.ReadPartitionChecked(FilesDir(t.Store, st.Files[p]), p, buf, st.Sums[p])
+	if err != nil {
+		buf.Free()
+		return nil, fmt.Errorf("partition %d version %d: %w", p, st.Versions[p], err)
+	}
+	t.cur.Loads++
+	t.cur.ReadBytes += n
+	t.cache[p] = cached{buf: buf, version: st.Versions[p]}
+	return buf, nil
+}
+
+// bucket trains bucket b: loads its partitions and edges, trains them
+// with the shared relation parameters, writes both partitions as new
+// versions and commits them with the bucket's release in one transaction.
+func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) error {
+	t0 := time.Now()
+	parts := []int{b.Src}
+	if b.Dst != b.Src {
+		parts = append(parts, b.Dst)
+	}
+	// Keep only this bucket's partitions cached.
+	for p, c := range t.cache {
+		if p != b.Src && p != b.Dst {
+			c.buf.Free()
+			delete(t.cache, p)
+		}
+	}
+	src, err := t.partition(b.Src, st)
+	if err != nil {
+		return err
+	}
+	dst := src
+	if b.Dst != b.Src {
+		if dst, err = t.partition(b.Dst, st); err != nil {
+			return err
+		}
+	}
+	edges, err := t.Store.ReadBucket(b.Src, b.Dst)
+	if err != nil {
+		return err
+	}
+	t.cur.EdgeBytes += int64(len(edges)) * 12
+	rel := t.Engine.Relations()
+	var before []float32
+	if len(rel) > 0 {
+		var shared []float32
+		if err := t.retry(ctx, "relations", func(ctx context.Context) (err error) { shared, err = t.Coord.Relations(ctx); return err }); err != nil {
+			return err
+		}
+		if shared != nil {
+			copy(rel, shared)
+		}
+		before = append([]float32(nil), rel...)
+	}
+	i := b.Src*st.Lock.P + b.Dst
+	rng := rand.New(rand.NewPCG(uint64(t.Seed), uint64(st.Epoch)<<32|uint64(i)))
+	t1 := time.Now()
+	loss, err := t.Engine.TrainBucket(edges, b.Src, src, b.Dst, dst, rng)
+	if err != nil {
+		return err
+	}
+	t2 := time.Now()
+	t.cur.TrainSeconds += t2.Sub(t1).Seconds()
+	t.cur.Loss += loss
+	t.cur.Buckets++
+	t.cur.Edges += int64(len(edges))
+	if len(rel) > 0 {
+		delta := make([]float32, len(rel))
+		for k := range rel {
+			delta[k] = rel[k] - before[k]
+		}
+		if err := t.retry(ctx, "relations", func(ctx context.Context) error { return t.Coord.AddRelations(ctx, before, delta) }); err != nil {
+			return err
+		}
+	}
+	versions, files, sums := map[int]int{}, map[int]string{}, map[int]uint64{}
+	for _, p := range parts {
+		v := st.Versions[p] + 1
+		files[p] = t.Coord.Tag(v)
+		dir := FilesDir(t.Store, files[p])
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		buf := t.cache[p].buf
+		n, err := store.WritePartitionIn(dir, p, buf)
+		if err != nil {
+			return err
+		}
+		t.cur.Saves++
+		t.cur.WriteBytes += n
+		versions[p], sums[p] = v, store.Checksum(buf.Bytes())
+	}
+	if err := t.retry(ctx, "commit", func(ctx context.Context) error { return t.Coord.Commit(ctx, b, versions, files, sums) }); err != nil {
+		for _, p := range parts {
+			os.Remove(store.PartitionIn(FilesDir(t.Store, files[p]), p)) // never committed
+		}
+		return err
+	}
+	for _, p := range parts {
+		t.cache[p] = cached{buf: t.cache[p].buf, version: versions[p]}
+		if old := st.Files[p]; old != InitialFiles {
+			os.Remove(store.PartitionIn(FilesDir(t.Store, old), p)) // nobody reads a superseded version
+		}
+	}
+	t.cur.TransferSeconds += t1.Sub(t0).Seconds() + time.Since(t2).Seconds()
+	return nil
+}
