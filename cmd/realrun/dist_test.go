@@ -78,6 +78,8 @@ func TestTrainersBadInput(t *testing.T) {
 			assert.Contains(t, errOut, tc.want)
 		})
 	}
+	_, err := os.Stat(filepath.Join(dir, "w"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "an unreachable etcd is refused before the work directory is made")
 }
 
 // fixtureRun prepares a work directory and a run in an etcd of the

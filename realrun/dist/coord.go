@@ -222,14 +222,32 @@ func (c *Coord) State(ctx context.Context) (RunState, int64, error) {
 }
 
 // update applies f to the state by compare-and-swap until it sticks; f
-// returns false to leave the state unchanged.
-func (c *Coord) update(ctx context.Context, f func(*RunState) (bool, error)) (RunState, error) {
+// returns false to leave the state unchanged. f also gets the sessions
+// of the live trainers, read in the same snapshot as the state: a
+// trainer registers before it acquires, so any holder in the state that
+// is missing from it is dead.
+func (c *Coord) update(ctx context.Context, f func(s *RunState, live map[int]bool) (bool, error)) (RunState, error) {
+	k := key(c.prefix, "state")
 	for {
-		s, rev, err := c.State(ctx)
+		r, err := c.cli.Txn(ctx).Then(clientv3.OpGet(k), clientv3.OpGet(key(c.prefix, "alive")+"/", clientv3.WithPrefix())).Commit()
 		if err != nil {
-			return s, err
+			return RunState{}, fmt.Errorf("etcd: %w", err)
 		}
-		change, err := f(&s)
+		kvs := r.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 0 {
+			return RunState{}, fmt.Errorf("etcd: %w %s", ErrNoRun, c.prefix)
+		}
+		var s RunState
+		if err := json.Unmarshal(kvs[0].Value, &s); err != nil {
+			return s, fmt.Errorf("etcd: run state: %w", err)
+		}
+		live := map[int]bool{}
+		for _, kv := range r.Responses[1].GetResponseRange().Kvs {
+			if l, err := strconv.ParseInt(string(kv.Value), 10, 64); err == nil {
+				live[int(l)] = true
+			}
+		}
+		change, err := f(&s, live)
 		if err != nil || !change {
 			return s, err
 		}
@@ -237,12 +255,11 @@ func (c *Coord) update(ctx context.Context, f func(*RunState) (bool, error)) (Ru
 		if err != nil {
 			return s, err
 		}
-		k := key(c.prefix, "state")
-		r, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", rev)).Then(clientv3.OpPut(k, string(b))).Commit()
+		t, err := c.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", kvs[0].ModRevision)).Then(clientv3.OpPut(k, string(b))).Commit()
 		if err != nil {
 			return s, fmt.Errorf("etcd: %w", err)
 		}
-		if r.Succeeded {
+		if t.Succeeded {
 			return s, nil
 		}
 	}
@@ -253,32 +270,13 @@ func (c *Coord) update(ctx context.Context, f func(*RunState) (bool, error)) (Ru
 // holder and the buckets its dead predecessor held go back to the pool.
 func (c *Coord) session() int { return int(c.lease) }
 
-// alive lists the sessions (leases) of the live trainers.
-func (c *Coord) alive(ctx context.Context) (map[int]bool, error) {
-	r, err := c.cli.Get(ctx, key(c.prefix, "alive")+"/", clientv3.WithPrefix())
-	if err != nil {
-		return nil, fmt.Errorf("etcd: %w", err)
-	}
-	out := map[int]bool{}
-	for _, kv := range r.Kvs {
-		if l, err := strconv.ParseInt(string(kv.Value), 10, 64); err == nil {
-			out[int(l)] = true
-		}
-	}
-	return out, nil
-}
-
 // Acquire asks the lock server for trainer's next bucket (last: its last
 // bucket, for affinity). Buckets held by trainers whose lease has
 // expired go back to the pool first. When the epoch has no bucket left
 // and none is being trained, the next epoch starts. ok is false when no
 // bucket is free now; the returned state says whether the run is done.
 func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings.Bucket, ok bool, st RunState, err error) {
-	live, err := c.alive(ctx)
-	if err != nil {
-		return b, false, st, err
-	}
-	st, err = c.update(ctx, func(s *RunState) (bool, error) {
+	st, err = c.update(ctx, func(s *RunState, live map[int]bool) (bool, error) {
 		ok = false
 		if s.Done() {
 			return false, nil
@@ -308,7 +306,7 @@ func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings
 // trainer wrote for bucket b and releases b, in one transaction: a
 // partition is in the store before its lock is released.
 func (c *Coord) Commit(ctx context.Context, b orderings.Bucket, versions map[int]int, files map[int]string, sums map[int]uint64) error {
-	_, err := c.update(ctx, func(s *RunState) (bool, error) {
+	_, err := c.update(ctx, func(s *RunState, _ map[int]bool) (bool, error) {
 		i := b.Src*s.Lock.P + b.Dst
 		if s.Lock.Holder[i] != c.session() {
 			return false, fmt.Errorf("%v: %w", b, ErrLostBucket)
@@ -330,7 +328,8 @@ func (c *Coord) Wait(ctx context.Context, rev int64, d time.Duration) {
 	}
 }
 
-// Relations reads the shared relation parameters (nil before any are
+// Relations reads the shared relation parameters — the engine's state:
+// relation embeddings and their Adagrad sums — (nil before any are
 // written).
 func (c *Coord) Relations(ctx context.Context) ([]float32, error) {
 	r, err := c.cli.Get(ctx, key(c.prefix, "relations"))

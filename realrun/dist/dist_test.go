@@ -160,18 +160,18 @@ func runAll(t *testing.T, ts ...*Trainer) [][]TrainerEpoch {
 func TestTwoTrainers(t *testing.T) {
 	r := newRun(t, "fb15k", 4, 2, workload.ComplEx)
 	eps := runAll(t, r.trainer(t, 0), r.trainer(t, 1))
-	for e := range 2 {
-		buckets := 0
-		for _, tr := range eps {
-			require.Len(t, tr, 2)
-			assert.Equal(t, e+1, tr[e].Epoch)
-			buckets += tr[e].Buckets
+	// A trainer may sit out a whole epoch of so small a graph (the other
+	// trains it before it asks); every epoch's buckets are trained once.
+	buckets := map[int]int{}
+	for _, tr := range eps {
+		for _, e := range tr {
+			buckets[e.Epoch] += e.Buckets
 			// both partitions saved after every bucket, one for a diagonal one
-			assert.GreaterOrEqual(t, tr[e].Saves, tr[e].Buckets)
-			assert.LessOrEqual(t, tr[e].Saves, 2*tr[e].Buckets)
+			assert.GreaterOrEqual(t, e.Saves, e.Buckets)
+			assert.LessOrEqual(t, e.Saves, 2*e.Buckets)
 		}
-		assert.Equal(t, 16, buckets)
 	}
+	assert.Equal(t, map[int]int{1: 16, 2: 16}, buckets)
 	degrees, err := r.st.Degrees()
 	require.NoError(t, err)
 	eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: r.h, Store: r.st, Degrees: degrees, Seed: 3, C: 2})
@@ -184,7 +184,7 @@ func TestTwoTrainers(t *testing.T) {
 	require.NoError(t, r.st.VerifyCheckpoint(cps[len(cps)-1]))
 	rel, err := (&Coord{cli: r.cli, prefix: r.prefix, OpTimeout: time.Second}).Relations(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, rel, eng.Relations()[:len(rel)], "the shared relations are committed")
+	assert.Equal(t, rel[:len(eng.Relations())], eng.Relations(), "the shared relations are committed")
 }
 
 // etcd goes away for a few seconds in the middle of an epoch: the

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/eval"
@@ -62,7 +64,7 @@ type DistEpoch struct {
 
 // TrainDistributed is `realrun --trainers N`: it prepares the work
 // directory as training does, puts its partitions in the shared store,
-// starts (or joins) etcd, starts N trainer processes of d.Exe here, waits
+// starts (or joins) etcd, starts N trainer processes (d.Argv) here, waits
 // for the run to finish, commits its result as the work directory's next
 // checkpoint and evaluates it.
 func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, error) {
@@ -74,6 +76,19 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 	}
 	if o.C == 0 || o.C > o.P {
 		o.C = 2
+	}
+	// An etcd that does not answer is refused before the work directory
+	// is touched.
+	var cli *clientv3.Client
+	if d.Etcd != "" {
+		eps, err := ParseEndpoints(d.Etcd)
+		if err != nil {
+			return DistOutput{}, inputerr.Errorf("%w", err)
+		}
+		if cli, err = Connect(eps, 5*time.Second); err != nil {
+			return DistOutput{}, inputerr.Errorf("--etcd: %w", err)
+		}
+		defer cli.Close()
 	}
 	x, err := job.Open(o, 2, log)
 	if err != nil {
@@ -88,7 +103,7 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 	}
 	ctx := context.Background()
 	endpoints := d.Etcd
-	if endpoints == "" {
+	if cli == nil {
 		tmp, err := os.MkdirTemp("", "tierflow-etcd-")
 		if err != nil {
 			return out, err
@@ -100,16 +115,11 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 		}
 		defer srv.Close()
 		endpoints = srv.Endpoint
+		if cli, err = Connect([]string{endpoints}, 5*time.Second); err != nil {
+			return out, err
+		}
+		defer cli.Close()
 	}
-	eps, err := ParseEndpoints(endpoints)
-	if err != nil {
-		return out, inputerr.Errorf("%w", err)
-	}
-	cli, err := Connect(eps, 5*time.Second)
-	if err != nil {
-		return out, inputerr.Errorf("--etcd: %w", err)
-	}
-	defer cli.Close()
 	out.Etcd, out.Prefix = endpoints, NewPrefix(st)
 	hyper, err := json.Marshal(cfg.Hyper)
 	if err != nil {

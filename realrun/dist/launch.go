@@ -54,13 +54,15 @@ func Finish(ctx context.Context, cli *clientv3.Client, prefix string, st *store.
 	if !s.Done() {
 		return fmt.Errorf("the run is not done: epoch %d of %d, %d buckets left", s.Epoch, s.Epochs, s.Lock.Remaining())
 	}
-	if rel := eng.Relations(); len(rel) > 0 {
+	if sf, ok := eng.(realrun.Stateful); ok && len(eng.Relations()) > 0 {
 		shared, err := c.Relations(ctx)
 		if err != nil {
 			return err
 		}
 		if shared != nil {
-			copy(rel, shared)
+			if err := sf.Restore(shared); err != nil {
+				return fmt.Errorf("shared relations: %w", err)
+			}
 		}
 	}
 	e := st.Current + epochs

@@ -51,6 +51,10 @@ func FilesDir(st *store.Store, name string) string {
 	return filepath.Join(st.Dir, "dist", name)
 }
 
+// DefaultSyncEdges is how many edges a trainer trains between exchanges
+// of the shared relation parameters: a few batches' worth.
+const DefaultSyncEdges = 2000
+
 // Trainer is one trainer process's loop: PyTorch-BigGraph's trainer on
 // tierflow's engine, its buckets from the lock server in etcd, its
 // partitions through the shared store.
@@ -63,6 +67,9 @@ type Trainer struct {
 	// MaxOutage is how long etcd may be unreachable before the trainer
 	// stops (0: 30 s).
 	MaxOutage time.Duration
+	// SyncEdges is how many edges it trains between exchanges of the
+	// shared relation parameters (0: DefaultSyncEdges).
+	SyncEdges int
 	// Log receives one-line notices (nil: none).
 	Log io.Writer
 
@@ -149,6 +156,9 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 			t.cur = TrainerEpoch{Trainer: t.ID, Epoch: st.Epoch}
 			start = time.Now()
 			last = lockserver.None
+			if !ok && !st.Done() {
+				continue // the epoch just began: ask at once
+			}
 		}
 		if st.Done() {
 			return out, nil
@@ -244,39 +254,66 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 		return err
 	}
 	t.cur.EdgeBytes += int64(len(edges)) * 12
-	rel := t.Engine.Relations()
-	var before []float32
-	if len(rel) > 0 {
-		var shared []float32
-		if err := t.retry(ctx, "relations", func(ctx context.Context) (err error) { shared, err = t.Coord.Relations(ctx); return err }); err != nil {
-			return err
-		}
-		if shared != nil {
-			copy(rel, shared)
-		}
-		before = append([]float32(nil), rel...)
-	}
+	// The shared parameters (relation embeddings and their Adagrad sums:
+	// both add up over updates) as the parameter server has them now.
 	i := b.Src*st.Lock.P + b.Dst
 	rng := rand.New(rand.NewPCG(uint64(t.Seed), uint64(st.Epoch)<<32|uint64(i)))
+	// The shared parameters (relation embeddings and their Adagrad sums:
+	// both add up over updates) are pulled from the parameter server
+	// before every SyncEdges edges and the update pushed after them, so
+	// that trainers training at once see each other's relation updates
+	// within a bucket, as PBG's background sync lets them.
+	sf, shares := t.Engine.(realrun.Stateful)
+	shares = shares && len(t.Engine.Relations()) > 0
+	every := len(edges)
+	if shares {
+		every = t.SyncEdges
+		if every <= 0 {
+			every = DefaultSyncEdges
+		}
+	}
+	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
 	t1 := time.Now()
-	loss, err := t.Engine.TrainBucket(edges, b.Src, src, b.Dst, dst, rng)
-	if err != nil {
-		return err
+	var loss float64
+	for lo := 0; lo < len(edges) || lo == 0; lo += every {
+		part := edges[lo:min(lo+every, len(edges))]
+		var before []float32
+		if shares {
+			var shared []float32
+			if err := t.retry(ctx, "relations", func(ctx context.Context) (err error) { shared, err = t.Coord.Relations(ctx); return err }); err != nil {
+				return err
+			}
+			if shared != nil {
+				if err := sf.Restore(shared); err != nil {
+					return fmt.Errorf("shared relations: %w", err)
+				}
+			}
+			before = sf.State()
+		}
+		l, err := t.Engine.TrainBucket(part, b.Src, src, b.Dst, dst, rng)
+		if err != nil {
+			return err
+		}
+		loss += l
+		if shares {
+			after := sf.State()
+			delta := make([]float32, len(after))
+			for k := range after {
+				delta[k] = after[k] - before[k]
+			}
+			if err := t.retry(ctx, "relations", func(ctx context.Context) error { return t.Coord.AddRelations(ctx, before, delta) }); err != nil {
+				return err
+			}
+		}
+		if len(edges) == 0 {
+			break
+		}
 	}
 	t2 := time.Now()
 	t.cur.TrainSeconds += t2.Sub(t1).Seconds()
 	t.cur.Loss += loss
 	t.cur.Buckets++
 	t.cur.Edges += int64(len(edges))
-	if len(rel) > 0 {
-		delta := make([]float32, len(rel))
-		for k := range rel {
-			delta[k] = rel[k] - before[k]
-		}
-		if err := t.retry(ctx, "relations", func(ctx context.Context) error { return t.Coord.AddRelations(ctx, before, delta) }); err != nil {
-			return err
-		}
-	}
 	versions, files, sums := map[int]int{}, map[int]string{}, map[int]uint64{}
 	for _, p := range parts {
 		v := st.Versions[p] + 1
