@@ -24,7 +24,7 @@ import (
 func dflagSet(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "trainers" || f.Name == "etcd" || f.Name == "lease" {
+		if f.Name == "trainers" || f.Name == "etcd" || f.Name == "lease" || f.Name == "objects" {
 			set = true
 		}
 	})
@@ -83,8 +83,12 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "%d trainers on %s (%s, d=%d, p=%d, %d train edges) through etcd %s; buckets lost to dead trainers: %d\n",
-		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, out.Etcd, out.Lost)
+	via := "the shared work directory"
+	if out.Objects != "" {
+		via = "the object store " + out.Objects
+	}
+	fmt.Fprintf(stdout, "%d trainers on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
+		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, out.Etcd, via, out.Lost)
 	if out.Quality.Mode != "" {
 		fmt.Fprintf(stdout, "MRR %.4f  Hits@1 %.4f  Hits@10 %.4f (%s, %d test edges)\n", out.MRR, out.Quality.HitsAt1, out.Quality.HitsAt10, out.Quality.Mode, out.Quality.Edges)
 	}

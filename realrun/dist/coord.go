@@ -52,6 +52,9 @@ type Config struct {
 	Seed    int64           `json:"seed"`
 	Hyper   json.RawMessage `json:"hyper"`
 	Workers int             `json:"workers"`
+	// Blobs is the object store partitions and edges move through
+	// (http://host:port), "" for the shared work directory.
+	Blobs string `json:"blobs,omitempty"`
 }
 
 // InitialFiles is the store directory of every partition's first

@@ -29,19 +29,31 @@ type DistOptions struct {
 	Etcd     string
 	Lease    time.Duration
 	Argv     []string
+	// Listen is the address the embedded etcd and object store serve on
+	// ("": 127.0.0.1; the test hosts' gateway for trainers in network
+	// namespaces).
+	Listen string
+	// Objects moves partitions and edges through an S3-compatible object
+	// store served from this process instead of the shared directory.
+	Objects bool
+	// Wrap, when set, wraps trainer id's command line (to run it on a
+	// test host: ip netns exec …).
+	Wrap func(id int, argv []string) []string
 }
 
 // DistOutput is a distributed run: the configuration, every trainer's
 // figures by epoch, the epochs' times and the quality at the end.
 type DistOutput struct {
-	Dataset    string `json:"dataset"`
-	Workdir    string `json:"workdir"`
-	P          int    `json:"p"`
-	Trainers   int    `json:"trainers"`
-	Model      string `json:"model"`
-	Dim        int    `json:"dim"`
-	Etcd       string `json:"etcd"`
-	Prefix     string `json:"prefix"`
+	Dataset  string `json:"dataset"`
+	Workdir  string `json:"workdir"`
+	P        int    `json:"p"`
+	Trainers int    `json:"trainers"`
+	Model    string `json:"model"`
+	Dim      int    `json:"dim"`
+	Etcd     string `json:"etcd"`
+	Prefix   string `json:"prefix"`
+	// Objects is the object store's endpoint ("": the shared directory).
+	Objects    string `json:"objects,omitempty"`
 	TrainEdges int64  `json:"train_edges"`
 	// Epochs are, by epoch, every trainer's figures and the epoch's time
 	// (the slowest trainer's).
@@ -102,6 +114,10 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 		return out, err
 	}
 	ctx := context.Background()
+	listen := d.Listen
+	if listen == "" {
+		listen = "127.0.0.1"
+	}
 	endpoints := d.Etcd
 	if cli == nil {
 		tmp, err := os.MkdirTemp("", "tierflow-etcd-")
@@ -109,7 +125,7 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 			return out, err
 		}
 		defer os.RemoveAll(tmp)
-		srv, err := StartServer(tmp, "127.0.0.1", 0)
+		srv, err := StartServer(tmp, listen, 0)
 		if err != nil {
 			return out, err
 		}
@@ -125,18 +141,46 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 	if err != nil {
 		return out, err
 	}
-	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper}, st.M.P, sums); err != nil {
+	blobs := DirBlobs(st)
+	if d.Objects {
+		obj, err := StartObjectServer(listen, 0)
+		if err != nil {
+			return out, err
+		}
+		defer obj.Close()
+		out.Objects = obj.Endpoint
+		if blobs, err = S3Blobs(obj.Endpoint, out.Prefix, st); err != nil {
+			return out, err
+		}
+		if err := Upload(blobs, st); err != nil {
+			return out, err
+		}
+	}
+	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Blobs: out.Objects}, st.M.P, sums); err != nil {
 		return out, err
 	}
 	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: realrun trainer --etcd %s --store %s --run %s --id N)\n",
 		endpoints, out.Prefix, d.Trainers, endpoints, st.Dir, out.Prefix)
 	lease := d.Lease
 	errs := Local(ctx, d.Trainers, func(id int) []string {
-		return append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints, "--store", st.Dir, "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
+		argv := append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints, "--store", st.Dir, "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
+		if d.Wrap != nil {
+			argv = d.Wrap(id, argv)
+		}
+		return argv
 	}, log)
 	for _, e := range errs {
 		if e != nil {
 			out.Failed = append(out.Failed, e.Error())
+		}
+	}
+	if d.Objects {
+		s, _, err := Observer(cli, out.Prefix).State(ctx)
+		if err != nil {
+			return out, err
+		}
+		if err := Download(blobs, st, s.Files); err != nil {
+			return out, err
 		}
 	}
 	if err := Finish(ctx, cli, out.Prefix, st, x.Engine(), o.Epochs); err != nil {

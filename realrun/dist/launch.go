@@ -84,9 +84,8 @@ func Finish(ctx context.Context, cli *clientv3.Client, prefix string, st *store.
 	return st.Commit(e, 0, sums, extra)
 }
 
-// Local starts n trainer processes of this program on this machine, all
-// joined to the run at endpoint/prefix, and waits for them. argv gives a
-// trainer's command line. A trainer that fails is reported; the others go
+// Local starts n trainer processes, all joined to the run, and waits for
+// them. argv gives a trainer's command line. A trainer that fails is reported; the others go
 // on (its bucket returns to the pool when its lease expires).
 func Local(ctx context.Context, n int, argv func(id int) []string, stderr io.Writer) []error {
 	errs := make([]error, n)
@@ -164,12 +163,18 @@ func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 	if lease == 0 {
 		lease = 5 * time.Second
 	}
+	blobs := DirBlobs(st)
+	if cfg.Blobs != "" {
+		if blobs, err = S3Blobs(cfg.Blobs, o.Prefix, st); err != nil {
+			return nil, err
+		}
+	}
 	co, err := Join(ctx, cli, o.Prefix, o.ID, lease)
 	if err != nil {
 		return nil, err
 	}
 	defer co.Leave()
-	t := &Trainer{ID: o.ID, Store: st, Coord: co, Engine: eng, Seed: cfg.Seed, Log: o.Log}
+	t := &Trainer{ID: o.ID, Store: st, Coord: co, Engine: eng, Seed: cfg.Seed, Log: o.Log, Blobs: blobs}
 	return t.Run(ctx)
 }
 

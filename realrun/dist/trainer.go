@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -59,8 +58,11 @@ const DefaultSyncEdges = 2000
 // tierflow's engine, its buckets from the lock server in etcd, its
 // partitions through the shared store.
 type Trainer struct {
-	ID     int
-	Store  *store.Store
+	ID    int
+	Store *store.Store
+	// Blobs is where partitions and edges move (nil: the shared work
+	// directory, DirBlobs).
+	Blobs  Blobs
 	Coord  *Coord
 	Engine realrun.Engine
 	Seed   int64
@@ -116,6 +118,9 @@ func (t *Trainer) retry(ctx context.Context, what string, op func(ctx context.Co
 // it took part in.
 func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 	t.cache = map[int]cached{}
+	if t.Blobs == nil {
+		t.Blobs = DirBlobs(t.Store)
+	}
 	defer func() {
 		for _, c := range t.cache {
 			c.buf.Free()
@@ -212,7 +217,10 @@ func (t *Trainer) partition(p int, st RunState) (*store.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := store.ReadPartitionChecked(FilesDir(t.Store, st.Files[p]), p, buf, st.Sums[p])
+	n, err := t.Blobs.ReadPartition(st.Files[p], p, buf)
+	if err == nil {
+		err = store.CheckSum(store.PartitionIn(FilesDir(t.Store, st.Files[p]), p), buf.Bytes(), st.Sums[p])
+	}
 	if err != nil {
 		buf.Free()
 		return nil, fmt.Errorf("partition %d version %d: %w", p, st.Versions[p], err)
@@ -249,11 +257,11 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 			return err
 		}
 	}
-	edges, err := t.Store.ReadBucket(b.Src, b.Dst)
+	edges, eb, err := t.Blobs.ReadBucket(b.Src, b.Dst)
 	if err != nil {
 		return err
 	}
-	t.cur.EdgeBytes += int64(len(edges)) * 12
+	t.cur.EdgeBytes += eb
 	// The shared parameters (relation embeddings and their Adagrad sums:
 	// both add up over updates) as the parameter server has them now.
 	i := b.Src*st.Lock.P + b.Dst
@@ -318,12 +326,8 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 	for _, p := range parts {
 		v := st.Versions[p] + 1
 		files[p] = t.Coord.Tag(v)
-		dir := FilesDir(t.Store, files[p])
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
 		buf := t.cache[p].buf
-		n, err := store.WritePartitionIn(dir, p, buf)
+		n, err := t.Blobs.WritePartition(files[p], p, buf)
 		if err != nil {
 			return err
 		}
@@ -333,14 +337,14 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 	}
 	if err := t.retry(ctx, "commit", func(ctx context.Context) error { return t.Coord.Commit(ctx, b, versions, files, sums) }); err != nil {
 		for _, p := range parts {
-			os.Remove(store.PartitionIn(FilesDir(t.Store, files[p]), p)) // never committed
+			t.Blobs.RemovePartition(files[p], p) // never committed
 		}
 		return err
 	}
 	for _, p := range parts {
 		t.cache[p] = cached{buf: t.cache[p].buf, version: versions[p]}
 		if old := st.Files[p]; old != InitialFiles {
-			os.Remove(store.PartitionIn(FilesDir(t.Store, old), p)) // nobody reads a superseded version
+			t.Blobs.RemovePartition(old, p) // nobody reads a superseded version
 		}
 	}
 	t.cur.TransferSeconds += t1.Sub(t0).Seconds() + time.Since(t2).Seconds()

@@ -254,6 +254,25 @@ func (s *Store) readEdges(name string, n int64) ([]Edge, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.decodeEdges(name, data, n)
+}
+
+// BucketName is the name of bucket (i, j)'s edge file, relative to the
+// work directory (as an object store holds it too).
+func BucketName(i, j int) string { return filepath.Join("buckets", bucketName(i, j)) }
+
+// DecodeBucket checks the bytes of bucket (i, j)'s edge file against the
+// manifest's checksum and decodes them (for edges read from elsewhere
+// than the work directory, such as an object store).
+func (s *Store) DecodeBucket(i, j int, data []byte) ([]Edge, error) {
+	if len(data) == 0 && s.M.Buckets[i][j] == 0 {
+		return nil, nil
+	}
+	return s.decodeEdges(BucketName(i, j), data, s.M.Buckets[i][j])
+}
+
+func (s *Store) decodeEdges(name string, data []byte, n int64) ([]Edge, error) {
+	path := filepath.Join(s.Dir, name)
 	if err := s.verify(name, data); err != nil {
 		return nil, err
 	}
