@@ -113,6 +113,15 @@ reproduce-validate-trace: build
 # at Marius Figure 10's d=100, p=32, c=8 on a disk held to p3.2xlarge's
 # I/O-to-compute ratio; results/marius-ratios.*.
 
+# reproduce-distributed (root) runs tierflow's distributed engine on the
+# project's own test hosts: 1 and 2 trainers in network namespaces whose
+# links to etcd and the object store are shaped with tc to 40 and 80 Mbit/s,
+# each run beside the simulator's prediction for the same links;
+# results/distributed/. About 9 minutes on 2 cores.
+.PHONY: reproduce-distributed
+reproduce-distributed: build
+	$(GO) run ./cmd/internal/distbench --realrun $(BIN)/realrun --out results/distributed
+
 # reproduce-NAME runs one experiment (see `bin/reproduce --help` for names).
 reproduce-%: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments $*

@@ -50,6 +50,27 @@ type PBGConfig struct {
 	// epoch makes ceil(largest bucket ÷ it) passes over all buckets, each
 	// with its share of every bucket's edges (0: PBG's default, 10⁹).
 	MaxEdgesPerChunk int64
+	// Engine, when set, models tierflow's own distributed engine
+	// (realrun/dist) instead of PBG's trainer loop; see EngineModel.
+	Engine *EngineModel
+}
+
+// EngineModel is tierflow's distributed engine as the simulator sees it:
+// the same lock server, but every partition and edge lives on one shared
+// store (an object store, or a filesystem server) that each trainer
+// reaches over its own link; a trainer loads the partitions of its bucket
+// it does not already hold at their latest version, reads the bucket's
+// edges, trains, then writes both partitions back and releases the bucket
+// (write-through: a crash loses at most the bucket in hand); and a trainer
+// with no bucket is woken as soon as one is released.
+type EngineModel struct {
+	// PartitionBytes and EdgeBytes are the real store's partition and
+	// per-edge sizes.
+	PartitionBytes, EdgeBytes int64
+	// EdgeSeconds is one trainer's training time per edge, as calibrated.
+	EdgeSeconds float64
+	// PollSeconds is how soon a waiting trainer asks again (0: 50 ms).
+	PollSeconds float64
 }
 
 // PBGTraining is PyTorch-BigGraph's default training shape (its config
@@ -162,7 +183,11 @@ func (c *PBGConfig) validate() error {
 	if err := c.Profile.Validate(); err != nil {
 		return fmt.Errorf("%w: device: %w", ErrPBG, err)
 	}
-	if c.Profile.GPU.Count > 0 {
+	if c.Engine != nil {
+		if c.Engine.PartitionBytes <= 0 || c.Engine.EdgeBytes <= 0 || !(c.Engine.EdgeSeconds >= 0) {
+			return fmt.Errorf("%w: the engine model needs partition and edge sizes and a time per edge", ErrPBG)
+		}
+	} else if c.Profile.GPU.Count > 0 {
 		return fmt.Errorf("%w: device %s has a GPU; the PyTorch-BigGraph model trains on the CPU (HOGWILD threads) as in its paper: use a CPU machine such as pbg-paper", ErrPBG, c.Profile.Name)
 	}
 	switch {
@@ -172,14 +197,14 @@ func (c *PBGConfig) validate() error {
 		return fmt.Errorf("%w: machines must be at least 1, got %d", ErrPBG, c.Machines)
 	case c.Machines > 1 && c.P < 2:
 		return fmt.Errorf("%w: %d machines need at least 2 partitions to share, got p = %d", ErrPBG, c.Machines, c.P)
-	case c.Machines > 1 && c.Profile.Network.Bandwidth <= 0:
+	case (c.Machines > 1 || c.Engine != nil) && c.Profile.Network.Bandwidth <= 0:
 		return fmt.Errorf("%w: %d machines need a network and device %s has none (network.bandwidth)", ErrPBG, c.Machines, c.Profile.Name)
 	case c.Epochs < 0 || c.PollSeconds < 0 || c.MaxEdgesPerChunk < 0:
 		return fmt.Errorf("%w: epochs, poll and edges per chunk must not be negative", ErrPBG)
 	case c.BucketEdges != nil && len(c.BucketEdges) != c.P*c.P:
 		return fmt.Errorf("%w: %d bucket counts for p = %d", ErrPBG, len(c.BucketEdges), c.P)
 	}
-	if _, ok := c.Profile.CPU.Train.For(string(c.Training.Model)); !ok {
+	if _, ok := c.Profile.CPU.Train.For(string(c.Training.Model)); !ok && c.Engine == nil {
 		return fmt.Errorf("%w: device %s gives no cpu.train.%s cost for the CPU trainer", ErrPBG, c.Profile.Name, c.Training.Model)
 	}
 	return nil
@@ -244,6 +269,10 @@ func newPBGSim(cfg PBGConfig) *pbgSim {
 	s := &pbgSim{cfg: cfg, edgeBytes: EdgeBytes(cfg.Dataset), shared: SharedParamBytes(cfg.Dataset, cfg.Training),
 		saved: make([]bool, cfg.P)}
 	s.partBytes = workload.PartitionBytes(cfg.Dataset.Nodes, cfg.P, cfg.Training.Dim, true)
+	if cfg.Engine != nil {
+		s.partBytes, s.edgeBytes = cfg.Engine.PartitionBytes, cfg.Engine.EdgeBytes
+		s.shared = 0
+	}
 	var largest int64
 	for _, n := range cfg.BucketEdges {
 		largest = max(largest, n)
@@ -296,6 +325,9 @@ type pbgPass struct {
 	diskR   float64
 	diskW   float64
 	trained []bool
+	// version (engine model) is every partition's latest version in the
+	// store.
+	version []int
 }
 
 type pbgTrainerState struct {
@@ -303,9 +335,12 @@ type pbgTrainerState struct {
 	held, last orderings.Bucket
 	waitSince  float64
 	finishedAt float64
-	memParts   int64
-	memEdges   int64
-	done       bool
+	// cacheVer (engine model): the partitions the trainer holds and the
+	// version it holds each at.
+	cacheVer map[int]int
+	memParts int64
+	memEdges int64
+	done     bool
 }
 
 // epoch simulates one epoch: its passes, one after another with a barrier
@@ -379,7 +414,7 @@ func (s *pbgSim) pass(first bool, chunk int) (*pbgPass, error) {
 	cfg := s.cfg
 	ps := &pbgPass{s: s, chunk: chunk, trained: make([]bool, cfg.P*cfg.P)}
 	prof := cfg.Profile
-	if cfg.Machines == 1 {
+	if cfg.Machines == 1 && cfg.Engine == nil {
 		disk := Sharing{FullDuplex: prof.Disk.FullDuplex, Combined: float64(prof.Disk.Combined), ReadShare: prof.Disk.ReadShare,
 			ReadBW: float64(prof.Disk.Read), WriteBW: float64(prof.Disk.Write)}
 		disk.Limit, disk.Slice = prof.Disk.Throttle.Limits()
@@ -425,8 +460,16 @@ func (s *pbgSim) pass(first bool, chunk int) (*pbgPass, error) {
 		// The whole model is one unpartitioned table, in memory throughout.
 		ps.ts[0].memParts = s.partBytes
 	}
-	for _, t := range ps.ts {
-		ps.next(t)
+	if cfg.Engine != nil {
+		ps.version = make([]int, cfg.P)
+		for _, t := range ps.ts {
+			t.cacheVer = map[int]int{}
+			ps.nextEngine(t)
+		}
+	} else {
+		for _, t := range ps.ts {
+			ps.next(t)
+		}
 	}
 	ps.k.Run()
 	if ps.err != nil {
@@ -575,8 +618,100 @@ func (ps *pbgPass) swap(t *pbgTrainerState, old, b orderings.Bucket, done func()
 	saveAll(0)
 }
 
-// owner is the machine whose partition server holds part.
-func (ps *pbgPass) owner(part int) int { return part % ps.s.cfg.Machines }
+// owner is the machine whose partition server holds part (the engine
+// model: the store).
+func (ps *pbgPass) owner(part int) int {
+	if ps.s.cfg.Engine != nil {
+		return ps.fs
+	}
+	return part % ps.s.cfg.Machines
+}
+
+// nextEngine is tierflow's engine's trainer loop (EngineModel).
+func (ps *pbgPass) nextEngine(t *pbgTrainerState) {
+	if t.done || ps.err != nil {
+		return
+	}
+	em := ps.s.cfg.Engine
+	b, ok := ps.sched.Acquire(t.Machine, t.last)
+	if !ok {
+		if ps.sched.Remaining() == 0 {
+			t.done = true
+			t.finishedAt = ps.k.Now()
+			if t.waitSince >= 0 {
+				t.WaitBucketSeconds += t.finishedAt - t.waitSince
+				t.waitSince = -1
+			}
+			return
+		}
+		if t.waitSince < 0 {
+			t.waitSince = ps.k.Now()
+		}
+		poll := em.PollSeconds
+		if poll == 0 {
+			poll = 0.05
+		}
+		ps.k.After(poll, func() { ps.nextEngine(t) })
+		return
+	}
+	if t.waitSince >= 0 {
+		t.WaitBucketSeconds += ps.k.Now() - t.waitSince
+		t.waitSince = -1
+	}
+	t.last = b
+	pp := parts(b)
+	for p := range t.cacheVer {
+		if p != b.Src && p != b.Dst {
+			delete(t.cacheVer, p)
+		}
+	}
+	var loads []int
+	for _, p := range pp {
+		if v, ok := t.cacheVer[p]; !ok || v != ps.version[p] {
+			loads = append(loads, p)
+		}
+	}
+	start := ps.k.Now()
+	bytes := float64(ps.s.partBytes)
+	var load, save func(k int)
+	i := b.Src*ps.s.cfg.P + b.Dst
+	edges := ps.s.chunkEdges(i, ps.chunk)
+	load = func(k int) {
+		if k < len(loads) {
+			t.Loads++
+			ps.transfer(t, loads[k], ps.fs, false, bytes, func() { load(k + 1) })
+			return
+		}
+		ps.readEdges(t, float64(edges*ps.s.edgeBytes), func() {
+			t.TransferSeconds += ps.k.Now() - start
+			d := float64(edges) * em.EdgeSeconds
+			t.TrainSeconds += d
+			t.Buckets++
+			ps.trained[i] = true
+			ps.k.After(d, func() {
+				start = ps.k.Now()
+				save(0)
+			})
+		})
+	}
+	save = func(k int) {
+		if k < len(pp) {
+			t.Saves++
+			ps.transfer(t, pp[k], ps.fs, true, bytes, func() { save(k + 1) })
+			return
+		}
+		for _, p := range pp {
+			ps.version[p]++
+			t.cacheVer[p] = ps.version[p]
+		}
+		if err := ps.sched.Release(b); err != nil && ps.err == nil {
+			ps.err = fmt.Errorf("%w: %w", ErrPBG, err)
+		}
+		t.TransferSeconds += ps.k.Now() - start
+		ps.nextEngine(t)
+	}
+	load(0)
+}
 
 // transfer saves (write) or loads a partition between trainer t and its
 // store: the local disk, or the partition server on machine owner.

@@ -147,3 +147,25 @@ func TestPBGBadInput(t *testing.T) {
 		})
 	}
 }
+
+// tierflow's engine (EngineModel) by hand, one trainer, P = 2: the lock
+// server gives (0,0), (0,1), (1,1), (1,0); the trainer keeps the
+// partitions of its last bucket at the version it wrote, so it loads 0,
+// then 1, then nothing, then 0 again (dropped after (1,1)); it writes
+// back every partition of every bucket: 1 + 2 + 1 + 2.
+func TestPBGEngineModelByHand(t *testing.T) {
+	cfg := pbgConfig(t, "twitter", 2, 1)
+	cfg.BucketEdges = []int64{100, 100, 100, 100}
+	cfg.Engine = &EngineModel{PartitionBytes: 1e6, EdgeBytes: 12, EdgeSeconds: 1e-3}
+	cfg.Profile.Network.Bandwidth = 1e6
+	cfg.Profile.Network.Latency = 0
+	cfg.Profile.Network.SharedFS = 1e12
+	rep, err := SimulatePBG(cfg)
+	require.NoError(t, err)
+	st := rep.Steady().Trainers[0]
+	assert.Equal(t, 3, st.Loads)
+	assert.Equal(t, 6, st.Saves)
+	// 9 partition moves of 1 s and 4 × 1,200 edge bytes, 0.4 s of training.
+	assert.InDelta(t, 9+4*1200/1e6+0.4, rep.Steady().Seconds, 1e-6)
+	assert.InDelta(t, 4*1200, rep.Steady().EdgeBytes, 1e-9)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,10 +15,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/internal/testhosts"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/dist"
+	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/workdir"
+	"github.com/tierflow/tierflow/validate"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -190,4 +194,43 @@ func holds(s dist.RunState, session int) bool {
 		}
 	}
 	return false
+}
+
+// Two trainers on the project's own test hosts, behind links shaped to
+// 200 Mbit/s, partitions and edges through the object store: every save
+// and every edge byte is what the simulator predicts for the run, and the
+// loads are within the one or two that the lock server's timing decides.
+func TestTrainersOnTestHosts(t *testing.T) {
+	net := testhosts.ForTest(t, 2, "200mbit")
+	dir := t.TempDir()
+	o := job.Defaults
+	o.Dataset, o.Scale, o.P, o.C, o.Dim, o.Epochs, o.Workers, o.Workdir, o.Eval = "twitter", 0.0005, 4, 2, 16, 2, 1, filepath.Join(dir, "work"), "none"
+	argv, err := selfArgv()
+	require.NoError(t, err)
+	out, err := dist.TrainDistributed(o, dist.DistOptions{Trainers: 2, Argv: argv, Listen: net.Gateway, Objects: true, Lease: 5 * time.Second,
+		Wrap: func(id int, argv []string) []string {
+			return append([]string{"ip", "netns", "exec", net.Hosts[id].Name}, argv...)
+		}}, io.Discard)
+	require.NoError(t, err)
+	st, err := store.Open(out.Workdir)
+	require.NoError(t, err)
+	pred, err := validate.PredictDistributed(validate.DistributedSetup{Manifest: st.M, Trainers: 2, LinkBytes: 25e6, EdgeSeconds: 1e-7, Epochs: 2})
+	require.NoError(t, err)
+	for i, e := range out.Epochs {
+		var saves, loads int
+		var edgeBytes int64
+		for _, tr := range e.Trainers {
+			saves += tr.Saves
+			loads += tr.Loads
+			edgeBytes += tr.EdgeBytes
+		}
+		var psaves, ploads int
+		for _, tr := range pred.Epochs[i].Trainers {
+			psaves += tr.Saves
+			ploads += tr.Loads
+		}
+		assert.Equal(t, psaves, saves, "epoch %d saves", e.Epoch)
+		assert.Equal(t, int64(pred.Epochs[i].EdgeBytes), edgeBytes, "epoch %d edge bytes", e.Epoch)
+		assert.InDelta(t, ploads, loads, 3, "epoch %d loads", e.Epoch)
+	}
 }

@@ -1,0 +1,63 @@
+package validate
+
+import (
+	"fmt"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
+)
+
+// DistributedSetup is a distributed run as the simulator needs it: the
+// work directory's manifest (partition and bucket sizes), how many
+// trainers, each trainer's link to the shared store in bytes per second
+// (payload), the engine's training time per edge, and the epochs.
+type DistributedSetup struct {
+	Manifest    store.Manifest
+	Trainers    int
+	LinkBytes   float64
+	EdgeSeconds float64
+	Epochs      int
+	// Latency is paid once per transfer (0: 1 ms, an object store's
+	// request over a local link).
+	Latency float64
+}
+
+// PredictDistributed predicts a run of tierflow's distributed engine
+// (realrun/dist) with the simulator's model of it (sim.EngineModel): the
+// same lock server, every partition and edge on one store reached over
+// each trainer's link, write-through after every bucket.
+func PredictDistributed(d DistributedSetup) (sim.PBGReport, error) {
+	m := d.Manifest
+	if d.LinkBytes <= 0 || d.Trainers < 1 || d.Epochs < 1 {
+		return sim.PBGReport{}, fmt.Errorf("predict distributed: need a link speed, trainers and epochs")
+	}
+	edges := make([]int64, 0, m.P*m.P)
+	var total int64
+	for _, row := range m.Buckets {
+		for _, n := range row {
+			edges = append(edges, n)
+			total += n
+		}
+	}
+	lat := d.Latency
+	if lat == 0 {
+		lat = 1e-3
+	}
+	prof := devices.Profile{
+		Name: "test hosts",
+		Disk: devices.Disk{Read: 1e9, Write: 1e9},
+		CPU:  devices.CPU{Workers: 1, Memory: 1 << 40, BatchEdges: 1, GatherBW: 1},
+		Network: devices.Network{Bandwidth: devices.Bandwidth(d.LinkBytes), Latency: devices.Duration(lat * 1e9),
+			// The object store is not behind a shaped link of its own.
+			SharedFS: 100e9},
+	}
+	ds := workload.Dataset{Name: m.Source, Nodes: m.Nodes, Edges: total, Relations: int(max(m.Relations, 1)), TrainFraction: 1, Model: workload.Model(m.Model)}
+	tr := workload.Training{Model: ds.Model, Dim: m.Dim, Batch: 1, Negatives: 1}
+	if tr.Model == "" {
+		tr.Model = workload.Dot
+	}
+	return sim.SimulatePBG(sim.PBGConfig{Profile: prof, Dataset: ds, Training: tr, P: m.P, Machines: d.Trainers, Epochs: d.Epochs, BucketEdges: edges,
+		Engine: &sim.EngineModel{PartitionBytes: m.PartitionBytes, EdgeBytes: 12, EdgeSeconds: d.EdgeSeconds}})
+}
