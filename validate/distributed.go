@@ -22,6 +22,9 @@ type DistributedSetup struct {
 	// Latency is paid once per transfer (0: 1 ms, an object store's
 	// request over a local link).
 	Latency float64
+	// StoreBytes, when positive, is the store's own rate, shared by every
+	// trainer (one disk); 0: the store is not a limit.
+	StoreBytes float64
 }
 
 // PredictDistributed predicts a run of tierflow's distributed engine
@@ -41,6 +44,10 @@ func PredictDistributed(d DistributedSetup) (sim.PBGReport, error) {
 			total += n
 		}
 	}
+	store := d.StoreBytes
+	if store <= 0 {
+		store = 100e9
+	}
 	lat := d.Latency
 	if lat == 0 {
 		lat = 1e-3
@@ -51,7 +58,7 @@ func PredictDistributed(d DistributedSetup) (sim.PBGReport, error) {
 		CPU:  devices.CPU{Workers: 1, Memory: 1 << 40, BatchEdges: 1, GatherBW: 1},
 		Network: devices.Network{Bandwidth: devices.Bandwidth(d.LinkBytes), Latency: devices.Duration(lat * 1e9),
 			// The object store is not behind a shaped link of its own.
-			SharedFS: 100e9},
+			SharedFS: devices.Bandwidth(store)},
 	}
 	ds := workload.Dataset{Name: m.Source, Nodes: m.Nodes, Edges: total, Relations: int(max(m.Relations, 1)), TrainFraction: 1, Model: workload.Model(m.Model)}
 	tr := workload.Training{Model: ds.Model, Dim: m.Dim, Batch: 1, Negatives: 1}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -50,7 +51,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"compare-sim", o.compareSim}, {"resume", o.Resume}, {"plan", o.PlanFile != ""}, {"checkpoint-every", o.CheckpointEvery != (workload.CheckpointInterval{})}, {"timeline", o.timeline != ""}, {"trace", o.trace != ""}, {"engine", o.Engine != "" && o.Engine != "cpu"}, {"export", o.Export != ""}} {
+	}{{"resume", o.Resume}, {"plan", o.PlanFile != ""}, {"checkpoint-every", o.CheckpointEvery != (workload.CheckpointInterval{})}, {"timeline", o.timeline != ""}, {"trace", o.trace != ""}, {"engine", o.Engine != "" && o.Engine != "cpu"}, {"export", o.Export != ""}} {
 		if f.set {
 			other = append(other, "--"+f.name)
 		}
@@ -63,6 +64,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.dist.Argv = argv
+	o.dist.Compare = o.compareSim
 	out, err := dist.TrainDistributed(o.Options, o.dist, stderr)
 	if err != nil {
 		return asUsage(err)
@@ -77,11 +79,27 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 		}
 		return trainerColumns.CSV(rows).CSV(stdout)
 	}
-	for _, e := range out.Epochs {
+	for i, e := range out.Epochs {
 		fmt.Fprintf(stdout, "epoch %d: %.1f s\n", e.Epoch, e.Seconds)
 		if err := trainerColumns.Human(e.Trainers).Render(stdout); err != nil {
 			return err
 		}
+		if i < len(out.Predicted) {
+			p := out.Predicted[i]
+			var loads, saves int
+			var train, wait, xfer float64
+			for _, t := range e.Trainers {
+				n := float64(len(e.Trainers))
+				loads, saves = loads+t.Loads, saves+t.Saves
+				train, wait, xfer = train+t.TrainSeconds/n, wait+t.WaitBucketSeconds/n, xfer+t.TransferSeconds/n
+			}
+			fmt.Fprintf(stdout, "predicted: %.1f s (%+.0f%%); loads %d (measured %d), saves %d (%d); a trainer trains %.1f s (%.1f), waits %.1f s (%.1f), transfers %.1f s (%.1f)\n",
+				p.Seconds, 100*(p.Seconds/e.Seconds-1), p.Loads, loads, p.Saves, saves, p.TrainSeconds, train, p.WaitBucketSeconds, wait, p.TransferSeconds, xfer)
+		}
+	}
+	if c := out.Calibration; c != nil {
+		fmt.Fprintf(stdout, "prediction: the simulator's model of this engine (sim.EngineModel) with the engine timed on one bucket before the run (%.2f µs an edge, trainers sharing %d cores) and the store's speed measured then (%.0f MB/s for a partition written and read back)\n",
+			c.EdgeSeconds*1e6, runtime.NumCPU(), c.StoreBytes/1e6)
 	}
 	via := "the shared work directory"
 	if out.Objects != "" {

@@ -39,6 +39,9 @@ type DistOptions struct {
 	// Wrap, when set, wraps trainer id's command line (to run it on a
 	// test host: ip netns exec …).
 	Wrap func(id int, argv []string) []string
+	// Compare also predicts the run with the simulator (Predicted),
+	// calibrating the engine and the store first.
+	Compare bool
 }
 
 // DistOutput is a distributed run: the configuration, every trainer's
@@ -65,6 +68,10 @@ type DistOutput struct {
 	// Failed lists trainers that exited with an error (the run completed
 	// without them).
 	Failed []string `json:"failed,omitempty"`
+	// Calibration and Predicted, with --compare-sim: what the prediction
+	// took from this machine, and the simulator's epochs.
+	Calibration *Calibration `json:"calibration,omitempty"`
+	Predicted   []Predicted  `json:"predicted,omitempty"`
 }
 
 // DistEpoch is one epoch of a distributed run.
@@ -156,6 +163,16 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 			return out, err
 		}
 	}
+	if d.Compare {
+		cal := Calibration{}
+		if cal.EdgeSeconds, err = CalibrateEngine(x); err != nil {
+			return out, err
+		}
+		if cal.StoreBytes, err = calibrateStore(blobs, st); err != nil {
+			return out, err
+		}
+		out.Calibration = &cal
+	}
 	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Blobs: out.Objects}, st.M.P, sums); err != nil {
 		return out, err
 	}
@@ -196,6 +213,11 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 			de.Seconds = max(de.Seconds, t.Seconds)
 		}
 		out.Epochs = append(out.Epochs, de)
+	}
+	if out.Calibration != nil {
+		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, o.Epochs, *out.Calibration, d.Objects); err != nil {
+			return out, err
+		}
 	}
 	if o.Eval != eval.None {
 		if out.Quality, err = x.Evaluate(); err != nil {

@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,47 +119,17 @@ func options(workdir string, epochs int, scale float64) job.Options {
 	return o
 }
 
-// calibrate times the engine on one bucket of the work directory: the
-// time per edge the prediction uses (one worker, as each trainer).
+// calibrate times the engine on one bucket of the work directory
+// (dist.CalibrateEngine): the time per edge the prediction uses (one
+// worker, as each trainer).
 func calibrate(o job.Options) (float64, store.Manifest, error) {
 	x, err := job.Open(o, 2, io.Discard)
 	if err != nil {
 		return 0, store.Manifest{}, err
 	}
 	defer x.Close()
-	st := x.Store()
-	src, err := st.NewBuffer()
-	if err != nil {
-		return 0, st.M, err
-	}
-	defer src.Free()
-	dst, err := st.NewBuffer()
-	if err != nil {
-		return 0, st.M, err
-	}
-	defer dst.Free()
-	if _, err := st.ReadPartition(0, src); err != nil {
-		return 0, st.M, err
-	}
-	if _, err := st.ReadPartition(1, dst); err != nil {
-		return 0, st.M, err
-	}
-	edges, err := st.ReadBucket(0, 1)
-	if err != nil {
-		return 0, st.M, err
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	var best float64
-	for k := range 3 { // the first warms up; the fastest of the other two
-		t0 := time.Now()
-		if _, err := x.Engine().TrainBucket(edges, 0, src, 1, dst, rng); err != nil {
-			return 0, st.M, err
-		}
-		if d := time.Since(t0).Seconds(); k > 0 && (best == 0 || d < best) {
-			best = d
-		}
-	}
-	return best / float64(len(edges)), st.M, nil
+	e, err := dist.CalibrateEngine(x)
+	return e, x.Store().M, err
 }
 
 func measure(bin string, n int, rate string, epochs int, scale float64, workdir string, log io.Writer) ([]Row, error) {
