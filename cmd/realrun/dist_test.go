@@ -79,7 +79,7 @@ func TestTrainersBadInput(t *testing.T) {
 		{[]string{"--trainers", "0"}, "--trainers 0: at least 1 trainer"},
 		{[]string{"--trainers", "2", "--p", "1"}, "--p 1: several trainers share at least 2 partitions"},
 		{[]string{"--trainers", "2", "--lease", "10ms"}, "--lease 10ms: at least 1s"},
-		{[]string{"--trainers", "2", "--compare-sim"}, "--compare-sim: not with --trainers"},
+		{[]string{"--trainers", "2", "--resume"}, "--resume: not with --trainers"},
 		{[]string{"--trainers", "2", "--etcd", "http://127.0.0.1:1", "--scale", "0.0005", "--p", "4", "--workdir", filepath.Join(dir, "w")}, "etcd not reachable"},
 		{[]string{"trainer", "--etcd", "http://127.0.0.1:1", "--store", dir, "--run", "/x", "--id", "0"}, "etcd not reachable"},
 		{[]string{"trainer", "--etcd", "http://127.0.0.1:1", "--store", filepath.Join(dir, "nope"), "--run", "/x", "--id", "0"}, "--store " + filepath.Join(dir, "nope") + ": not a directory"},
