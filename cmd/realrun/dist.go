@@ -1,3 +1,5 @@
+//go:build !nodist
+
 package main
 
 import (
@@ -20,8 +22,7 @@ import (
 	"github.com/tierflow/tierflow/workload"
 )
 
-// dflagSet reports whether a flag of the distributed run was given
-// without --trainers.
+// dflagSet reports whether a flag of the distributed run was given.
 func dflagSet(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
@@ -30,13 +31,6 @@ func dflagSet(fs *flag.FlagSet) bool {
 		}
 	})
 	return set
-}
-
-// selfArgv is the command line that runs this program (the tests run
-// their own binary as realrun instead).
-var selfArgv = func() ([]string, error) {
-	exe, err := os.Executable()
-	return []string{exe}, err
 }
 
 // distMain is `realrun --trainers N`.
@@ -63,9 +57,8 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	o.dist.Argv = argv
-	o.dist.Compare = o.compareSim
-	out, err := dist.TrainDistributed(o.Options, o.dist, stderr)
+	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: o.dist.Objects, Argv: argv, Compare: o.compareSim}
+	out, err := dist.TrainDistributed(o.Options, d, stderr)
 	if err != nil {
 		return asUsage(err)
 	}

@@ -1,3 +1,5 @@
+//go:build !nodist
+
 package main
 
 import (

@@ -26,7 +26,6 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/dist"
 	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/job"
@@ -53,7 +52,7 @@ type cmdOptions struct {
 	compareSim         bool
 	cpuprofile         string
 	diskFlags
-	dist dist.DistOptions
+	dist distFlags
 }
 
 // diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"os"
+	"time"
+)
+
+// distFlags are --trainers, --etcd, --lease and --objects: a distributed
+// run (realrun/dist; not in a build with -tags nodist).
+type distFlags struct {
+	Trainers int
+	Etcd     string
+	Lease    time.Duration
+	Objects  bool
+}
+
+// selfArgv is the command line that runs this program (the tests run
+// their own binary as realrun instead).
+var selfArgv = func() ([]string, error) {
+	exe, err := os.Executable()
+	return []string{exe}, err
+}
