@@ -26,7 +26,7 @@ import (
 func dflagSet(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "trainers" || f.Name == "etcd" || f.Name == "lease" || f.Name == "objects" {
+		if f.Name == "trainers" || f.Name == "etcd" || f.Name == "lease" || f.Name == "objects" || f.Name == "listen" {
 			set = true
 		}
 	})
@@ -57,7 +57,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: o.dist.Objects, Argv: argv, Compare: o.compareSim}
+	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: o.dist.Objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim}
 	out, err := dist.TrainDistributed(o.Options, d, stderr)
 	if err != nil {
 		return asUsage(err)

@@ -5,13 +5,14 @@ import (
 	"time"
 )
 
-// distFlags are --trainers, --etcd, --lease and --objects: a distributed
+// distFlags are --trainers, --etcd, --lease, --objects and --listen: a distributed
 // run (realrun/dist; not in a build with -tags nodist).
 type distFlags struct {
 	Trainers int
 	Etcd     string
 	Lease    time.Duration
 	Objects  bool
+	Listen   string
 }
 
 // selfArgv is the command line that runs this program (the tests run

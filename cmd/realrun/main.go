@@ -222,6 +222,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; 0: one trainer, no etcd)")
 	fs.StringVar(&o.dist.Etcd, "etcd", "", "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one embedded in this process)")
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
+	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the embedded etcd and object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
 	fs.BoolVar(&o.dist.Objects, "objects", false, "with --trainers: move partitions and edges through an S3-compatible object store served from this process (gofakes3) instead of the shared work directory")
 	cli.SetHelp(fs, help)
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -368,7 +369,7 @@ var help = cli.Help{
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
-		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "lease", "objects"}},
+		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "lease", "objects", "listen"}},
 	},
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",

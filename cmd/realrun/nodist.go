@@ -15,7 +15,7 @@ import (
 func dflagSet(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "trainers" || f.Name == "etcd" || f.Name == "lease" || f.Name == "objects" {
+		if f.Name == "trainers" || f.Name == "etcd" || f.Name == "lease" || f.Name == "objects" || f.Name == "listen" {
 			set = true
 		}
 	})
