@@ -523,20 +523,7 @@ func (ps *pbgPass) next(t *pbgTrainerState) {
 		if ps.sched.Remaining() == 0 {
 			t.done = true
 		}
-		ps.swap(t, old, lockserver.None, func() {
-			if t.done {
-				t.finishedAt = ps.k.Now()
-				if t.waitSince >= 0 {
-					t.WaitBucketSeconds += t.finishedAt - t.waitSince
-					t.waitSince = -1
-				}
-				return
-			}
-			if t.waitSince < 0 {
-				t.waitSince = ps.k.Now()
-			}
-			ps.k.After(ps.s.cfg.PollSeconds, func() { ps.next(t) })
-		})
+		ps.swap(t, old, lockserver.None, func() { ps.idle(t, ps.s.cfg.PollSeconds, ps.next) })
 		return
 	}
 	if t.waitSince >= 0 {
@@ -627,6 +614,23 @@ func (ps *pbgPass) owner(part int) int {
 	return part % ps.s.cfg.Machines
 }
 
+// idle is a trainer with no bucket: done (its wait ends), or waiting,
+// asking again after poll seconds.
+func (ps *pbgPass) idle(t *pbgTrainerState, poll float64, again func(*pbgTrainerState)) {
+	if t.done {
+		t.finishedAt = ps.k.Now()
+		if t.waitSince >= 0 {
+			t.WaitBucketSeconds += t.finishedAt - t.waitSince
+			t.waitSince = -1
+		}
+		return
+	}
+	if t.waitSince < 0 {
+		t.waitSince = ps.k.Now()
+	}
+	ps.k.After(poll, func() { again(t) })
+}
+
 // nextEngine is tierflow's engine's trainer loop (EngineModel).
 func (ps *pbgPass) nextEngine(t *pbgTrainerState) {
 	if t.done || ps.err != nil {
@@ -635,23 +639,12 @@ func (ps *pbgPass) nextEngine(t *pbgTrainerState) {
 	em := ps.s.cfg.Engine
 	b, ok := ps.sched.Acquire(t.Machine, t.last)
 	if !ok {
-		if ps.sched.Remaining() == 0 {
-			t.done = true
-			t.finishedAt = ps.k.Now()
-			if t.waitSince >= 0 {
-				t.WaitBucketSeconds += t.finishedAt - t.waitSince
-				t.waitSince = -1
-			}
-			return
-		}
-		if t.waitSince < 0 {
-			t.waitSince = ps.k.Now()
-		}
+		t.done = ps.sched.Remaining() == 0
 		poll := em.PollSeconds
 		if poll == 0 {
 			poll = 0.05
 		}
-		ps.k.After(poll, func() { ps.nextEngine(t) })
+		ps.idle(t, poll, ps.nextEngine)
 		return
 	}
 	if t.waitSince >= 0 {

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,17 +20,6 @@ import (
 	"github.com/tierflow/tierflow/realrun/dist"
 	"github.com/tierflow/tierflow/workload"
 )
-
-// dflagSet reports whether a flag of the distributed run was given.
-func dflagSet(fs *flag.FlagSet) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "trainers" || f.Name == "etcd" || f.Name == "lease" || f.Name == "objects" || f.Name == "listen" {
-			set = true
-		}
-	})
-	return set
-}
 
 // distMain is `realrun --trainers N`.
 func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {

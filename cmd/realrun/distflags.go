@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"time"
 )
@@ -20,4 +21,16 @@ type distFlags struct {
 var selfArgv = func() ([]string, error) {
 	exe, err := os.Executable()
 	return []string{exe}, err
+}
+
+// dflagSet reports whether a flag of the distributed run was given.
+func dflagSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "trainers", "etcd", "lease", "objects", "listen":
+			set = true
+		}
+	})
+	return set
 }
