@@ -104,7 +104,7 @@ func TestTrainersBadInput(t *testing.T) {
 // test's own.
 func fixtureRun(t *testing.T, epochs int) (st *store.Store, endpoint, prefix string, srv *dist.Server) {
 	t.Helper()
-	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "fb15k", Scale: 0.1, Seed: 3, P: 4, Dim: 64, Model: "complex", Workdir: filepath.Join(t.TempDir(), "work")})
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "fb15k", Scale: 0.5, Seed: 3, P: 4, Dim: 64, Model: "complex", Workdir: filepath.Join(t.TempDir(), "work")})
 	require.NoError(t, err)
 	srv, err = dist.StartServer(filepath.Join(t.TempDir(), "etcd"), "127.0.0.1", 0)
 	require.NoError(t, err)
@@ -114,8 +114,9 @@ func fixtureRun(t *testing.T, epochs int) (st *store.Store, endpoint, prefix str
 	defer cli.Close()
 	sums, err := dist.Prepare(st)
 	require.NoError(t, err)
-	// Buckets of ~3,000 edges scored against 100 negatives at d = 64 on
-	// one worker: tens of milliseconds each, long enough to be killed in.
+	// Buckets of ~15,000 edges scored against 100 negatives at d = 64 on
+	// one worker: a few hundred milliseconds each, against the
+	// milliseconds between seeing trainer 1 hold one and killing it.
 	h := realrun.Hyper{Training: workload.Training{Model: workload.ComplEx, Dim: 64, Batch: 500, Negatives: 100}, LR: 0.1, Workers: 1}
 	hb, err := json.Marshal(h)
 	require.NoError(t, err)
