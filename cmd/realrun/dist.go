@@ -46,7 +46,9 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 		return err
 	}
 	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: o.dist.Objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim}
-	out, err := dist.TrainDistributed(o.Options, d, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out, err := dist.TrainDistributed(ctx, o.Options, d, stderr)
 	if err != nil {
 		return asUsage(err)
 	}

@@ -224,7 +224,7 @@ func TestTrainersOnTestHosts(t *testing.T) {
 	o.Dataset, o.Scale, o.P, o.C, o.Dim, o.Epochs, o.Workers, o.Workdir, o.Eval = "twitter", 0.0005, 4, 2, 16, 2, 1, filepath.Join(dir, "work"), "none"
 	argv, err := selfArgv()
 	require.NoError(t, err)
-	out, err := dist.TrainDistributed(o, dist.DistOptions{Trainers: 2, Argv: argv, Listen: net.Gateway, Objects: true, Lease: 5 * time.Second,
+	out, err := dist.TrainDistributed(context.Background(), o, dist.DistOptions{Trainers: 2, Argv: argv, Listen: net.Gateway, Objects: true, Lease: 5 * time.Second,
 		Wrap: func(id int, argv []string) []string {
 			return append([]string{"ip", "netns", "exec", net.Hosts[id].Name}, argv...)
 		}}, io.Discard)

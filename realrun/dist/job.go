@@ -86,7 +86,9 @@ type DistEpoch struct {
 // starts (or joins) etcd, starts N trainer processes (d.Argv) here, waits
 // for the run to finish, commits its result as the work directory's next
 // checkpoint and evaluates it.
-func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, error) {
+// Cancelling ctx stops the trainers it started (SIGKILL) and the run; the
+// store then holds every committed bucket.
+func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.Writer) (DistOutput, error) {
 	if d.Trainers < 1 {
 		return DistOutput{}, inputerr.Errorf("--trainers %d: at least 1 trainer", d.Trainers)
 	}
@@ -120,7 +122,6 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 	if err != nil {
 		return out, err
 	}
-	ctx := context.Background()
 	listen := d.Listen
 	if listen == "" {
 		listen = "127.0.0.1"
@@ -190,6 +191,9 @@ func TrainDistributed(o job.Options, d DistOptions, log io.Writer) (DistOutput, 
 		if e != nil {
 			out.Failed = append(out.Failed, e.Error())
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return out, fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", err)
 	}
 	if d.Objects {
 		s, _, err := Observer(cli, out.Prefix).State(ctx)
