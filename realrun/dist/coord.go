@@ -202,11 +202,6 @@ func (c *Coord) Leave() {
 	c.cli.Revoke(ctx, c.lease)
 }
 
-// Alive reports whether this trainer's lease still holds.
-func (c *Coord) Alive(ctx context.Context) bool {
-	r, err := c.cli.TimeToLive(ctx, c.lease)
-	return err == nil && r.TTL > 0
-}
 
 // State reads the run's state and its revision.
 func (c *Coord) State(ctx context.Context) (RunState, int64, error) {

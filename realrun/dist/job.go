@@ -195,11 +195,12 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", err)
 	}
+	s, _, err := Observer(cli, out.Prefix).State(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.Lost = s.Lost
 	if d.Objects {
-		s, _, err := Observer(cli, out.Prefix).State(ctx)
-		if err != nil {
-			return out, err
-		}
 		if err := Download(blobs, st, s.Files); err != nil {
 			return out, err
 		}

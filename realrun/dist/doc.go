@@ -1,0 +1,10 @@
+// Package dist trains one work directory with several trainer processes,
+// PyTorch-BigGraph's distributed mode on real parts: trainers take buckets
+// through the lock-server policy (orderings/lockserver) held in etcd under
+// leases, move partitions through a shared store (the work directory, or
+// an S3-compatible object store) as versioned files committed with each
+// bucket's release, and keep relation parameters in step through etcd.
+// realrun --trainers N (TrainDistributed) starts an embedded etcd and N
+// trainer processes; realrun trainer (RunTrainer) joins one from anywhere.
+// It is the only package that links etcd.
+package dist
