@@ -202,7 +202,6 @@ func (c *Coord) Leave() {
 	c.cli.Revoke(ctx, c.lease)
 }
 
-
 // State reads the run's state and its revision.
 func (c *Coord) State(ctx context.Context) (RunState, int64, error) {
 	r, err := c.cli.Get(ctx, key(c.prefix, "state"))
