@@ -200,8 +200,20 @@ func TestEtcdOutage(t *testing.T) {
 	go func() { done <- runAll(t, ts...) }()
 	dir := r.srv.e.Config().Dir
 	addr := r.srv.e.Clients[0].Addr().String()
-	time.Sleep(300 * time.Millisecond)
+	// Take etcd away once the first bucket is committed: the watch says
+	// when, so the outage lands in the middle of the first epoch.
+	obs := Observer(r.cli, r.prefix)
+	for {
+		s, rev, err := obs.State(context.Background())
+		require.NoError(t, err)
+		if s.Versions[0]+s.Versions[1]+s.Versions[2]+s.Versions[3] > 0 {
+			break
+		}
+		obs.Wait(context.Background(), rev, 5*time.Second)
+	}
 	r.srv.Close()
+	// The outage itself: wall time the trainers must ride out, not a
+	// synchronisation.
 	time.Sleep(3 * time.Second)
 	host, port := splitHostPort(t, addr)
 	t0 := time.Now()
