@@ -100,30 +100,7 @@ func pbgPoint(dataset string, m, p, d int, moveRate, compute float64) (sim.PBGRe
 // 10 MB/s and 100 GB/s. It is the single thing the model would have to
 // change to meet the cell; it is reported, never used as a prediction.
 func impliedMoveRate(dataset string, m, p int, hours float64) (float64, error) {
-	lo, hi := math.Log(10e6), math.Log(100e9)
-	at := func(x float64) (float64, error) {
-		r, err := PBGPoint(dataset, m, p, 100, math.Exp(x))
-		return r.Seconds(10) / 3600, err
-	}
-	for range 40 {
-		mid := (lo + hi) / 2
-		h, err := at(mid)
-		if err != nil {
-			return 0, err
-		}
-		if h > hours {
-			lo = mid // too slow: partitions must move faster
-		} else {
-			hi = mid
-		}
-	}
-	// The time jumps where the lock server's choices change, so the answer
-	// is the rate where it crosses the paper's; at either end of the range
-	// no rate reaches it.
-	if hi >= math.Log(100e9)-0.01 || lo <= math.Log(10e6)+0.01 {
-		return math.NaN(), nil
-	}
-	return math.Exp(hi), nil
+	return crossing(10e6, 100e9, hours, func(rate float64) (sim.PBGReport, error) { return PBGPoint(dataset, m, p, 100, rate) })
 }
 
 // impliedCompute is the share of the one-machine training rate at which
@@ -131,23 +108,32 @@ func impliedMoveRate(dataset string, m, p int, hours float64) (float64, error) {
 // everything else unchanged (bisection in log space between 0.05 and 2);
 // an explanation, never a prediction.
 func impliedCompute(dataset string, m, p int, hours float64) (float64, error) {
-	lo, hi := math.Log(0.05), math.Log(2)
+	return crossing(0.05, 2, hours, func(f float64) (sim.PBGReport, error) { return pbgPoint(dataset, m, p, 100, 0, f) })
+}
+
+// crossing finds, by bisection in log space over [lo, hi], the value x
+// at which the 10-epoch time of simulate(x) — falling as x grows —
+// crosses hours. The time jumps where the lock server's choices change,
+// so the answer is the crossing, not an exact match; NaN when no x in the
+// range reaches it.
+func crossing(lo, hi, hours float64, simulate func(x float64) (sim.PBGReport, error)) (float64, error) {
+	a, b := math.Log(lo), math.Log(hi)
 	for range 40 {
-		mid := (lo + hi) / 2
-		r, err := pbgPoint(dataset, m, p, 100, 0, math.Exp(mid))
+		mid := (a + b) / 2
+		r, err := simulate(math.Exp(mid))
 		if err != nil {
 			return 0, err
 		}
 		if r.Seconds(10)/3600 > hours {
-			lo = mid // too slow: train faster
+			a = mid // too slow: more of x
 		} else {
-			hi = mid
+			b = mid
 		}
 	}
-	if hi >= math.Log(2)-0.01 || lo <= math.Log(0.05)+0.01 {
+	if b >= math.Log(hi)-0.01 || a <= math.Log(lo)+0.01 {
 		return math.NaN(), nil
 	}
-	return math.Exp(hi), nil
+	return math.Exp(b), nil
 }
 
 func pbgTable(name, dataset, title string, paper []pbgCell) (Result, error) {

@@ -563,7 +563,7 @@ func (ps *pbgPass) swap(t *pbgTrainerState, old, b orderings.Bucket, done func()
 		// the end of the pass writes the whole model.
 		t.held = b
 		if b.Src < 0 && t.done {
-			ps.transfer(t, -1, 0, true, float64(ps.s.partBytes), finish)
+			ps.transfer(t, 0, true, float64(ps.s.partBytes), finish)
 			return
 		}
 		finish()
@@ -585,7 +585,7 @@ func (ps *pbgPass) swap(t *pbgTrainerState, old, b orderings.Bucket, done func()
 		t.Saves++
 		part := saves[i]
 		ps.s.saved[part] = true
-		ps.transfer(t, part, ps.owner(part), true, float64(ps.s.partBytes), func() { saveAll(i + 1) })
+		ps.transfer(t, ps.owner(part), true, float64(ps.s.partBytes), func() { saveAll(i + 1) })
 	}
 	loadAll = func(i int) {
 		if i == len(loads) {
@@ -600,7 +600,7 @@ func (ps *pbgPass) swap(t *pbgTrainerState, old, b orderings.Bucket, done func()
 			return
 		}
 		t.Loads++
-		ps.transfer(t, part, ps.owner(part), false, float64(ps.s.partBytes), func() { loadAll(i + 1) })
+		ps.transfer(t, ps.owner(part), false, float64(ps.s.partBytes), func() { loadAll(i + 1) })
 	}
 	saveAll(0)
 }
@@ -672,7 +672,7 @@ func (ps *pbgPass) nextEngine(t *pbgTrainerState) {
 	load = func(k int) {
 		if k < len(loads) {
 			t.Loads++
-			ps.transfer(t, loads[k], ps.fs, false, bytes, func() { load(k + 1) })
+			ps.transfer(t, ps.fs, false, bytes, func() { load(k + 1) })
 			return
 		}
 		ps.readEdges(t, float64(edges*ps.s.edgeBytes), func() {
@@ -690,7 +690,7 @@ func (ps *pbgPass) nextEngine(t *pbgTrainerState) {
 	save = func(k int) {
 		if k < len(pp) {
 			t.Saves++
-			ps.transfer(t, pp[k], ps.fs, true, bytes, func() { save(k + 1) })
+			ps.transfer(t, ps.fs, true, bytes, func() { save(k + 1) })
 			return
 		}
 		for _, p := range pp {
@@ -708,7 +708,7 @@ func (ps *pbgPass) nextEngine(t *pbgTrainerState) {
 
 // transfer saves (write) or loads a partition between trainer t and its
 // store: the local disk, or the partition server on machine owner.
-func (ps *pbgPass) transfer(t *pbgTrainerState, part, owner int, write bool, bytes float64, done func()) {
+func (ps *pbgPass) transfer(t *pbgTrainerState, owner int, write bool, bytes float64, done func()) {
 	if ps.net == nil {
 		dir := Read
 		if write {
