@@ -68,6 +68,14 @@ fuzz:
 	$(GO) test ./cmd/internal/cli -run '^$$' -fuzz '^FuzzIntList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sim -run '^$$' -fuzz '^FuzzParseInterval$$' -fuzztime $(FUZZTIME)
 
+# README's worked example ("Your own graph, end to end"): a 3.4M-edge
+# knowledge graph as a user brings one (tab-separated, a header line, names
+# with spaces, test edges naming unseen nodes) in $(EXAMPLE_DIR).
+EXAMPLE_DIR ?= /tmp/tierflow-example
+.PHONY: example-graph
+example-graph:
+	$(GO) run ./cmd/internal/examplegraph $(EXAMPLE_DIR)
+
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results
 
