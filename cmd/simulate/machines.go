@@ -36,7 +36,7 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 	if set["device"] {
 		pq.Device = q.Device
 	}
-	pq.Dataset, pq.Model, pq.Dim, pq.P = q.Dataset, q.Model, q.Dim, q.P
+	pq.Dataset, pq.Model, pq.Dim, pq.P, pq.Graph = q.Dataset, q.Model, q.Dim, q.P, q.Graph
 	out, err := pq.Predict()
 	if err != nil {
 		return usage(err)
@@ -112,7 +112,7 @@ func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, mach
 		}
 		device = devs
 	}
-	base := sim.PBGRequest{Device: device, Dataset: q.Dataset, Model: q.Model, Dim: q.Dim, Bandwidth: bandwidth, Epochs: epochs}
+	base := sim.PBGRequest{Device: device, Dataset: q.Dataset, Model: q.Model, Dim: q.Dim, Bandwidth: bandwidth, Epochs: epochs, Graph: q.Graph}
 	out, err := sweep.RunMachines(base, ms, pp)
 	if err != nil {
 		return usage(err)
