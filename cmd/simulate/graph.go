@@ -12,7 +12,7 @@ import (
 
 // addGraphFlag registers --graph, which simulate and simulate sweep share.
 func addGraphFlag(fs *flag.FlagSet, dir *string) {
-	fs.StringVar(dir, "graph", "", "simulate your own graph: a realrun work `DIR`ectory — its nodes, relations, training edges and bucket sizes at any p (instead of --dataset and --edges; --dim and --model default to the directory's)")
+	fs.StringVar(dir, "graph", "", "simulate your own graph, the realrun work directory `DIR`: its nodes, relations, training edges and bucket sizes at any p (instead of --dataset and --edges; --dim and --model default to the directory's)")
 }
 
 // useGraph reads the flags that depend on --graph and an --edges

@@ -163,7 +163,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.BoolVar(&q.SyncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
 	fs.IntVar(&q.WriteBuffers, "write-buffers", 0, "evicted partitions the async writer may hold; a load waits for a free one (default: the system's; marius: unbounded, Marius's released code has 1)")
 	fs.StringVar(&q.CheckpointEvery, "checkpoint-every", "", "also checkpoint inside the epoch every `DURATION` (30s) or N buckets (64b): training waits while the dirty resident partitions are written")
-	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
+	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine (its p only; --graph DIR for any p)")
 	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
 	fs.Int64Var(&q.Seed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as realrun --ordering-seed")
 	fs.Int64Var(&q.Seed, "seed", 0, "the same as --ordering-seed (simulate has no data to seed)")
