@@ -451,7 +451,7 @@ func print(w io.Writer, format cli.Format, out Output) error {
 			break
 		}
 	}
-	fmt.Fprintf(w, "bucket histogram for simulate --edges: %s\n", out.Histogram)
+	fmt.Fprintf(w, "simulate this graph on any device, at any p: simulate --graph %s (sweep: simulate sweep --graph %s)\n", out.Workdir, out.Workdir)
 	return nil
 }
 
