@@ -67,6 +67,8 @@ fuzz:
 	$(GO) test ./realrun/graph -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/internal/cli -run '^$$' -fuzz '^FuzzIntList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sim -run '^$$' -fuzz '^FuzzParseInterval$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./realrun/initemb -run '^$$' -fuzz '^FuzzNPYHeader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./realrun/initemb -run '^$$' -fuzz '^FuzzSplitTSV$$' -fuzztime $(FUZZTIME)
 
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results

@@ -433,6 +433,9 @@ func readNPYHeader(path string) (npyHeader, error) {
 	}
 	h.rows, _ = strconv.ParseInt(sh[1], 10, 64)
 	h.cols, _ = strconv.Atoi(sh[2])
+	if h.rows < 0 || h.rows > 1<<40 || h.cols < 1 || h.cols > 1<<20 {
+		return h, fmt.Errorf("%s: an .npy array of shape (%s, %s)", path, sh[1], sh[2])
+	}
 	if fi, err := f.Stat(); err == nil && fi.Size() < h.offset+h.rows*int64(4*h.cols) {
 		return h, fmt.Errorf("%s: %d bytes, too short for %d × %d float32", path, fi.Size(), h.rows, h.cols)
 	}
