@@ -190,6 +190,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Float64Var(&o.LR, "lr", job.Defaults.LR, "Adagrad learning rate (default 0: 0.3 for knowledge graphs, 0.1 otherwise)")
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "training goroutines (1 makes training deterministic)")
 	fs.Int64Var(&o.Seed, "seed", job.Defaults.Seed, "data seed: generation, relabelling, initialisation, sampling and evaluation")
+	registerInitFlags(fs, &o.Options)
 	fs.Int64Var(&o.OrderingSeed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as simulate --ordering-seed")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
 	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
@@ -200,8 +201,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for partitions, buckets and checkpoints (default: one per input under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
 	cli.TraceFlags(fs, &o.trace, &o.traceSpans)
-	fs.StringVar(&o.Export, "export", "", "write the trained node embeddings to `FILE` (.npy)")
-	fs.StringVar(&o.ExportFormat, "export-format", job.Defaults.ExportFormat, "npy or tsv")
+	fs.StringVar(&o.Export, "export", "", "write the trained node embeddings to `FILE` (.npy), or with --export-format pbg to a directory")
+	fs.StringVar(&o.ExportFormat, "export-format", job.Defaults.ExportFormat, "npy, tsv, or pbg (PyTorch-BigGraph's checkpoint layout in HDF5, relation parameters included; a build with -tags hdf5)")
 	fs.StringVar(&o.Eval, "eval", job.Defaults.Eval, "when to evaluate: every (every --eval-every epochs and the last), end (after the last epoch) or none")
 	fs.IntVar(&o.EvalEvery, "eval-every", job.Defaults.EvalEvery, "with --eval every: evaluate after every N-th epoch (and the last)")
 	fs.IntVar(&o.EvalEdges, "eval-edges", job.Defaults.EvalEdges, "test edges ranked (a seeded sample when there are more)")
@@ -362,7 +363,7 @@ var help = cli.Help{
 	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"},
 		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"}},
 	Groups: []cli.FlagGroup{
-		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed"}},
+		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "micro-batch-memory", "micro-batches", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},

@@ -97,6 +97,10 @@ type Options struct {
 	// disk to (diskcap.Apply, before the run): recorded in every epoch's
 	// Report, and in a comparison the prediction's disk is capped by it.
 	DiskLimit diskcap.Limits
+	// Init, when training starts afresh, takes the initial embeddings of
+	// the nodes it has from this file or PBG checkpoint directory
+	// (initemb); its identity is one of the run's settings.
+	Init string
 }
 
 // ResumeArgs are a command line's arguments with --resume added (once).
@@ -198,6 +202,9 @@ func Configure(o Options) (Config, error) {
 		return cfg, err
 	}
 	cfg.Settings = settings(cfg, o)
+	if err := configureInit(o, &cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -249,8 +256,8 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
 	case o.LR != 0 && !(o.LR > 0):
 		return inputerr.Errorf("--lr %v: must be positive", o.LR)
-	case o.ExportFormat != "npy" && o.ExportFormat != "tsv":
-		return inputerr.Errorf("--export-format %q: want npy or tsv", o.ExportFormat)
+	case o.ExportFormat != "npy" && o.ExportFormat != "tsv" && o.ExportFormat != "pbg":
+		return inputerr.Errorf("--export-format %q: want npy, tsv or pbg", o.ExportFormat)
 	case o.Edges == "" && (o.Valid != "" || o.Test != ""):
 		return inputerr.Errorf("--valid and --test go with --edges")
 	case o.Eval != "every" && o.Eval != "end" && o.Eval != eval.None:
@@ -274,6 +281,9 @@ func checkNumbers(o Options) error {
 func checkExport(o Options) error {
 	if o.Export == "" {
 		return nil
+	}
+	if o.ExportFormat == "pbg" {
+		return checkExportPBG(o.Export)
 	}
 	ext := strings.ToLower(filepath.Ext(o.Export))
 	if want := map[string]string{".npy": "npy", ".tsv": "tsv", ".txt": "tsv"}[ext]; want != "" && want != o.ExportFormat {
@@ -490,6 +500,9 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		}
 		out.Epochs = append(out.Epochs, ep)
 	}
+	if o.Export != "" && o.ExportFormat == "pbg" {
+		return out, exportPBG(o.Export, r.st, log)
+	}
 	if o.Export != "" {
 		if err := eval.ExportFile(o.Export, o.ExportFormat, r.st); errors.Is(err, syscall.ENOSPC) {
 			return out, err
@@ -522,6 +535,9 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	r := &run{unlock: unlock}
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
 	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
+		err = applyInit(o, r, log)
+	}
+	if err == nil {
 		if r.degrees, err = r.st.Degrees(); err == nil {
 			r.eng, err = realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Buffer: o.Buffer, Hyper: cfg.Hyper, Store: r.st, Degrees: r.degrees, Seed: cfg.Spec.Seed, C: c})
 		}

@@ -327,6 +327,14 @@ func (s *Store) HistogramPath() string { return filepath.Join(s.Dir, "histogram.
 // rewrites the initial partitions (checkpoint 0): embeddings uniform in
 // [-scale, scale] drawn from seed, Adagrad state zero.
 func (s *Store) InitPartitions(seed int64, scale float32) error {
+	return s.InitPartitionsWith(seed, scale, nil)
+}
+
+// InitPartitionsWith is InitPartitions with fill (nil: none) called on
+// each partition's embeddings (Rows × Dim, row r is node i·Rows+r) after
+// they are drawn and before they are written, so that it may set some
+// rows (a warm start); the draws do not depend on fill.
+func (s *Store) InitPartitionsWith(seed int64, scale float32, fill func(part int, emb []float32) error) error {
 	if err := s.Reset(); err != nil {
 		return err
 	}
@@ -345,6 +353,11 @@ func (s *Store) InitPartitions(seed int64, scale float32) error {
 		}
 		for k := 0; k < n; k++ {
 			f[k] = (2*rng.Float32() - 1) * scale
+		}
+		if fill != nil {
+			if err := fill(i, f[:n]); err != nil {
+				return err
+			}
 		}
 		if _, err := s.WritePartition(i, buf); err != nil {
 			return err
