@@ -214,8 +214,13 @@ func (g *rows) row(v int32) []float32 {
 	return g.data[i*g.d : (i+1)*g.d]
 }
 
-// mb is a byte count in MB for messages.
-func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+// mb is a byte count for messages, in MB (10^6 bytes), or kB below one.
+func mb(b int64) string {
+	if b < 1e6 {
+		return fmt.Sprintf("%.1f kB", float64(b)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+}
 
 // budget checks that the working set plus at least one partition buffer
 // fits the memory budget and returns how many partition buffers do (at
