@@ -138,7 +138,7 @@ func pickEvalProgress(mode string, w io.Writer) job.EvalProgress {
 	last := -1
 	return func(epoch int, split, phase string, done, total int) {
 		tenth := done * 10 / max(total, 1)
-		if done != total && (phase != "ranking" || tenth == last) {
+		if done == 0 || done != total && (phase != "ranking" || tenth == last) {
 			return
 		}
 		last = tenth
