@@ -101,6 +101,10 @@ type Options struct {
 	// the nodes it has from this file or PBG checkpoint directory
 	// (initemb); its identity is one of the run's settings.
 	Init string
+	// EvalMemory ("" for eval.DefaultMemory, e.g. "2GB") is the memory
+	// budget of evaluation; EvalProgress, if not nil, follows it.
+	EvalMemory   string
+	EvalProgress EvalProgress
 }
 
 // ResumeArgs are a command line's arguments with --resume added (once).
@@ -471,10 +475,9 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 	}
 	out.Resumed = first - 1
 	noteModelChoice(o, cfg.Hyper.Model, &out, log)
-	ev := eval.DefaultEval
-	ev.Seed, ev.Workers, ev.MaxEdges = cfg.Spec.Seed, cfg.Hyper.Workers, o.EvalEdges
-	if o.EvalProtocol != "auto" {
-		ev.Protocol = o.EvalProtocol
+	ev, err := evalOptions(o, cfg)
+	if err != nil {
+		return out, err
 	}
 	for e := first; e <= o.Epochs; e++ {
 		if realrun.Stopped(o.Stop) {
@@ -489,9 +492,8 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 			return out, err
 		}
 		ep.DiskReadLimit, ep.DiskWriteLimit = float64(o.DiskLimit.Read), float64(o.DiskLimit.Write)
-		ep.Quality.Mode = eval.None
-		if o.Eval == "every" && e%o.EvalEvery == 0 || o.Eval != eval.None && e == o.Epochs {
-			if err := r.evaluate(&ep, cfg.Hyper.Model, ev); err != nil {
+		for _, sp := range evalSplits(o, e, r.st.M.Valid > 0) {
+			if err := r.evaluate(&ep, cfg.Hyper.Model, ev, sp, o.EvalProgress); err != nil {
 				return out, err
 			}
 		}
@@ -580,16 +582,25 @@ func (r *run) start(plan *orderings.Plan, log io.Writer) (int, *realrun.Position
 	return first, pos, nil
 }
 
-// evaluate ranks the test edges after an epoch and records the quality in
-// it.
-func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options) error {
+// evaluate ranks split sp's edges after an epoch and records the quality
+// in it.
+func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options, sp store.Split, progress EvalProgress) error {
 	start := time.Now()
+	ev.Split = sp
+	if progress != nil {
+		ev.Progress = func(phase string, done, total int) { progress(ep.Epoch, eval.SplitName(sp), phase, done, total) }
+	}
 	q, err := eval.Evaluate(r.st, m, r.eng.Relations(), r.degrees, ev)
 	if err != nil {
 		return err
 	}
 	q.Seconds = time.Since(start).Seconds()
-	ep.Quality, ep.MRR, ep.HitsAt1, ep.HitsAt3, ep.HitsAt10 = q, q.MRR, q.HitsAt1, q.HitsAt3, q.HitsAt10
+	ep.EvalProtocol, ep.EvalSeconds = q.Mode, ep.EvalSeconds+q.Seconds
+	if sp == store.Valid {
+		ep.Valid = &q
+	} else {
+		ep.Test = &q
+	}
 	return nil
 }
 
@@ -663,14 +674,15 @@ func (x *Opened) Engine() realrun.Engine { return x.r.eng }
 // Evaluate ranks the test edges of the store's current checkpoint with
 // the engine's relations, as training's evaluation does.
 func (x *Opened) Evaluate() (realrun.Quality, error) {
-	ev := eval.DefaultEval
-	ev.Seed, ev.Workers, ev.MaxEdges = x.Config.Spec.Seed, x.Config.Hyper.Workers, x.o.EvalEdges
-	if x.o.EvalProtocol != "auto" {
-		ev.Protocol = x.o.EvalProtocol
+	ev, err := evalOptions(x.o, x.Config)
+	if err != nil {
+		return realrun.Quality{}, err
 	}
 	var ep realrun.Epoch
-	err := x.r.evaluate(&ep, x.Config.Hyper.Model, ev)
-	return ep.Quality, err
+	if err := x.r.evaluate(&ep, x.Config.Hyper.Model, ev, store.Test, x.o.EvalProgress); err != nil {
+		return realrun.Quality{}, err
+	}
+	return *ep.Test, nil
 }
 
 // Close closes the engine and unlocks the work directory.
