@@ -157,14 +157,16 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	}
 	switch o.Format {
 	case "npy", "tsv", "pbg":
-		o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations)
+		o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations, stderr)
 	default:
 		return cli.Usagef("--format %q: want npy, tsv or pbg", o.Format)
 	}
 	if err != nil {
 		return asUsage(err)
 	}
-	atomicfile.Announce(stderr, o.Out)
+	if o.Format != "pbg" { // the pbg exporter said what it wrote
+		atomicfile.Announce(stderr, o.Out)
+	}
 	if o.Relations != "" {
 		atomicfile.Announce(stderr, o.Relations)
 	}

@@ -153,8 +153,8 @@ func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 // at a time; pbg: a directory in PyTorch-BigGraph's checkpoint layout,
 // pbgio.Export, relation parameters included) and, if relations is not "", its relation parameters there
 // (eval.ExportRelations) in the same format. It returns the checkpoint
-// exported (Trained.Checkpoint).
-func ExportDir(dir, out, format, relations string) (string, error) {
+// exported (Trained.Checkpoint); log gets the pbg export's summary line.
+func ExportDir(dir, out, format, relations string, log io.Writer) (string, error) {
 	t, err := OpenTrained(dir)
 	if err != nil {
 		return "", err
@@ -170,7 +170,7 @@ func ExportDir(dir, out, format, relations string) (string, error) {
 		if err := checkExportPBG(out); err != nil {
 			return "", err
 		}
-		return t.Checkpoint(), exportPBG(out, t.Store, io.Discard)
+		return t.Checkpoint(), exportPBG(out, t.Store, log)
 	}
 	if err := eval.ExportFile(out, format, t.Store); err != nil {
 		return "", err
