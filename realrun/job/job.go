@@ -568,17 +568,29 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 func noteInputs(o Options, files []store.InputFile, log io.Writer) {
 	for _, f := range files {
 		if f.Header != nil && (o.Input.Header == "" || o.Input.Header == graph.HeaderAuto) {
-			sep := map[string]string{graph.DelimTab: "\t", graph.DelimComma: ","}[f.Delimiter]
-			if sep == "" {
-				sep = " "
-			}
-			fmt.Fprintf(log, "%s: first line %q read as a header, not an edge (--header no reads it as an edge)\n", f.Path, strings.Join(f.Header, sep))
+			fmt.Fprintf(log, "%s: first line read as a header, not an edge: %s (--header no reads it as an edge)\n", f.Path, headerColumns(f))
 		}
 		if n := f.SkippedUnseenNode + f.SkippedUnseenRelation; n > 0 {
 			fmt.Fprintf(log, "%s: %d of %d %s edges left out, not in the training graph: %d with an unseen node, %d with an unseen relation (--unseen error refuses them)\n",
 				f.Path, n, n+f.Edges, f.Split, f.SkippedUnseenNode, f.SkippedUnseenRelation)
 		}
 	}
+}
+
+// headerColumns names the header columns a file's edges were read from:
+// `src "head", rel "relation", dst "tail"`.
+func headerColumns(f store.InputFile) string {
+	roles := []string{"src", "dst"}
+	if len(f.Columns) == 3 {
+		roles = []string{"src", "rel", "dst"}
+	}
+	var parts []string
+	for i, c := range f.Columns {
+		if c >= 1 && c <= len(f.Header) {
+			parts = append(parts, fmt.Sprintf("%s %q", roles[i], f.Header[c-1]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (r *run) close() {
