@@ -348,10 +348,10 @@ func (p *parser) split(b []byte) [][]byte {
 		for {
 			i := bytes.IndexByte(b, '\t')
 			if i < 0 {
-				f = append(f, bytes.Trim(b, " \v\f"))
+				f = append(f, trimSpaces(b))
 				break
 			}
-			f = append(f, bytes.Trim(b[:i], " \v\f"))
+			f = append(f, trimSpaces(b[:i]))
 			b = b[i+1:]
 		}
 	} else {
@@ -372,6 +372,18 @@ func (p *parser) split(b []byte) [][]byte {
 	}
 	p.fields = f
 	return f
+}
+
+// trimSpaces is b without the spaces (and vertical tabs and form feeds)
+// around it.
+func trimSpaces(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\v' || b[0] == '\f') {
+		b = b[1:]
+	}
+	for n := len(b); n > 0 && (b[n-1] == ' ' || b[n-1] == '\v' || b[n-1] == '\f'); n-- {
+		b = b[:n-1]
+	}
+	return b
 }
 
 // maxRecordBytes bounds what a CSV record may span (quoted line breaks
@@ -506,7 +518,7 @@ func (p *parser) record(fields [][]byte, line int) error {
 		switch {
 		case len(b) == 0:
 			return fmt.Errorf("%s:%d: %s (column %d) is empty", p.name, line, roleNames[k], c+1)
-		case p.info.Delimiter != DelimSpace && bytes.ContainsAny(b, "\t\r\n"):
+		case p.info.Delimiter == DelimTab && bytes.IndexByte(b, '\r') >= 0, p.info.Delimiter == DelimComma && bytes.ContainsAny(b, "\t\r\n"):
 			return fmt.Errorf("%s:%d: %s id %s holds a tab or line break, which ids.tsv could not hold", p.name, line, roleNames[k], quoteShort(string(b)))
 		}
 		names[k] = b
@@ -618,7 +630,7 @@ func (p *parser) widthError(n, line int, first bool) error {
 		msg = fmt.Sprintf("%d fields, but earlier lines have %d", n, p.info.Fields)
 	}
 	if p.info.Delimiter == DelimSpace && n > 1 {
-		msg += "; fields are separated by blanks, so an id with a space in it needs a tab- or comma-separated file"
+		msg += "; blank-separated, so an id with spaces needs a tab-separated or CSV file"
 	}
 	return fmt.Errorf("%s:%d: %s", p.name, line, msg)
 }

@@ -95,7 +95,7 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
-const blankHint = "; fields are separated by blanks, so an id with a space in it needs a tab- or comma-separated file"
+const blankHint = "; blank-separated, so an id with spaces needs a tab-separated or CSV file"
 
 func TestParseBad(t *testing.T) {
 	long := strings.Repeat("x", MaxLineBytes)
