@@ -77,8 +77,9 @@ func (ids *IDs) Name(id int64) string {
 }
 
 // Freeze stops the table from growing: afterwards ID returns -1 for unknown
-// names, and Parse reports them as errors. Use it after parsing the training
-// edges and before parsing the validation and test edges with the same tables.
+// names, and Parse leaves out or refuses their edges (Format.Unseen). Use
+// it after parsing the training edges and before parsing the validation
+// and test edges with the same tables.
 func (ids *IDs) Freeze() { ids.frozen = true }
 
 // Frozen reports whether Freeze has been called.
