@@ -29,11 +29,11 @@ type Strips struct {
 
 // Strip geometry.
 const (
-	stripMin    = 0.95 * vg.Centimeter // the least height of a strip
-	stripMax    = 2 * vg.Centimeter
-	stripsData  = 6 * vg.Centimeter // the strips' height when there are few
-	stripGap    = 1.2 * vg.Millimeter
-	stripAxis   = 1.3 * vg.Centimeter // the x axis under the last strip
+	stripMin   = 0.95 * vg.Centimeter // the least height of a strip
+	stripMax   = 2 * vg.Centimeter
+	stripsData = 6 * vg.Centimeter // the strips' height when there are few
+	stripGap   = 1.2 * vg.Millimeter
+	stripAxis  = 1.3 * vg.Centimeter // the x axis under the last strip
 )
 
 // stripColor fills every strip: the names, not colours, tell them apart.
