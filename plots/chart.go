@@ -3,6 +3,7 @@ package plots
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"math"
 	"path/filepath"
 	"strings"
@@ -128,8 +129,17 @@ func (c LineChart) plot(style func(name string) int) (*plot.Plot, []legendEntry,
 		points.Color = col
 		points.Shape = plotutil.Shape(k)
 		if c.Scatter && !s.Line {
+			points.Radius = vg.Points(4)
 			p.Add(points)
 			legend = append(legend, legendEntry{s.Name, []plot.Thumbnailer{points}})
+			continue
+		}
+		if c.Scatter {
+			// A reference line (y = x): grey, dashed, no markers.
+			line.Color = color.Gray{Y: 0x80}
+			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(line)
+			legend = append(legend, legendEntry{s.Name, []plot.Thumbnailer{line}})
 			continue
 		}
 		p.Add(line, points)
@@ -203,7 +213,11 @@ func (c BarChart) part() (part, error) {
 	cats := c.Categories
 	if horiz {
 		p = newPlot("", c.YLabel, "")
-		height = max(barDataMin, vg.Length(nc)*(vg.Length(n)*barRow+barRow/2)) + barAxes
+		row := barRow
+		if n > 2 {
+			row = barRow * 3 / 4 // many series: thinner bars, a chart that still fits a page
+		}
+		height = max(barDataMin, vg.Length(nc)*(vg.Length(n)*row+barRow/2)) + barAxes
 		groupWidth = 0.75 * (height - barAxes) / vg.Length(nc)
 		// Category 0 at the top, as it is read.
 		cats = make([]string, nc)

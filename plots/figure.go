@@ -56,6 +56,7 @@ type legendEntry struct {
 const (
 	figMargin = 2 * vg.Millimeter // around the figure
 	legendGap = 4 * vg.Millimeter // between the data and the legend
+	partGap   = 5 * vg.Millimeter // between stacked charts
 )
 
 // legendStyle is the text style of every legend.
@@ -109,7 +110,7 @@ type figureLayout struct {
 
 // figureSize is the width and height of a figure of parts.
 func figureSize(parts []part) (vg.Length, vg.Length) {
-	h := 2 * figMargin
+	h := 2*figMargin + partGap*vg.Length(len(parts)-1)
 	for _, p := range parts {
 		h += p.height
 	}
@@ -149,6 +150,9 @@ func layout(parts []part, dc draw.Canvas) figureLayout {
 	areas := make([]area, len(parts))
 	y := dc.Max.Y - figMargin
 	for i, p := range parts {
+		if i > 0 {
+			y -= partGap
+		}
 		top := y
 		y -= p.height
 		th := titleHeight(p.title)

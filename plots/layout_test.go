@@ -142,6 +142,9 @@ func TestLegendsOutsideData(t *testing.T) {
 			}
 			for _, p := range fl.plots {
 				assert.True(t, inside(p.cell.Rectangle, page), "plot %v inside the figure %v", p.cell.Rectangle, page)
+				for _, tr := range fl.titles {
+					assert.False(t, intersects(tr, p.cell.Rectangle), "title %v over a plot %v", tr, p.cell.Rectangle)
+				}
 			}
 		})
 	}
