@@ -104,7 +104,7 @@ type figureLayout struct {
 	legends []vg.Rectangle // one per part with a legend
 	titles  []vg.Rectangle
 	parts   []part
-	// legendTop[i] is where part i's legend starts (its first row's top).
+	// legendBoxes[i] is the canvas part i's legend is drawn in (empty without one).
 	legendBoxes []draw.Canvas
 }
 
