@@ -3,13 +3,17 @@
 // line, node and relation names that contain spaces, and validation and test
 // files that name nodes the training file never mentions.
 //
-//	examplegraph [--scale F] [--seed N] [--unseen K] DIR
+//	examplegraph [--scale F] [--nodes N] [--relations R] [--seed S] [--unseen K] DIR
 //
 // writes DIR/train.tsv, DIR/valid.tsv and DIR/test.tsv. The edges are
-// the generator's Freebase86m shape (graph.Generate, planted communities,
-// so that a model has something to learn) at --scale, split 90/5/5 by a
-// seeded draw; K test edges then join a known node to one that appears
-// nowhere else. Everything follows from the seed.
+// the generator's (graph.Generate: a degree-corrected block model with
+// planted communities, so that a model has something to learn) with
+// Freebase86m's edge count at --scale (0.01: 3.4M edges) on --nodes nodes
+// and --relations relations (100,000 and 200 by default: about 30 edges
+// per node, and few enough nodes for filtered ranking against every
+// node), split 90/5/5 by a seeded draw; K test edges then join a known
+// node to one that appears nowhere else. Everything follows from the
+// seed.
 package main
 
 import (
@@ -47,14 +51,16 @@ func relName(r int64) string { return fmt.Sprintf("%s %d", verbs[r%int64(len(ver
 
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("examplegraph", flag.ContinueOnError)
-	scale := fs.Float64("scale", 0.01, "share of Freebase86m's size (0.01: 861k nodes, 3.4M edges)")
+	scale := fs.Float64("scale", 0.01, "share of Freebase86m's edges (0.01: 3.4M)")
 	seed := fs.Int64("seed", 1, "seed of the edges and of the split")
 	unseen := fs.Int("unseen", 100, "test edges whose tail appears in no other file")
+	nodes := fs.Int64("nodes", 100_000, "nodes (0: the scaled preset's)")
+	relations := fs.Int("relations", 200, "relations (0: the scaled preset's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: examplegraph [--scale F] [--seed N] [--unseen K] DIR")
+		return fmt.Errorf("usage: examplegraph [--scale F] [--nodes N] [--relations R] [--seed S] [--unseen K] DIR")
 	}
 	dir := fs.Arg(0)
 	pr, err := graph.LookupPreset("freebase86m")
@@ -63,6 +69,12 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if pr, err = pr.Scaled(*scale); err != nil {
 		return err
+	}
+	if *nodes > 0 {
+		pr.Nodes = *nodes
+	}
+	if *relations > 0 {
+		pr.Relations = *relations
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -103,7 +115,7 @@ func run(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "examplegraph: %s at scale %g: %d nodes, %d relations; %d / %d / %d train / valid / test edges (%d test edges name an unseen node) in %s\n",
+	fmt.Fprintf(stdout, "examplegraph: %s's edges at scale %g: %d nodes, %d relations; %d / %d / %d train / valid / test edges (%d test edges name an unseen node) in %s\n",
 		pr.Name, *scale, pr.Nodes, pr.Relations, counts[0], counts[1], counts[2], *unseen, dir)
 	return nil
 }
