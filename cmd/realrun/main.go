@@ -53,6 +53,7 @@ type cmdOptions struct {
 	cpuprofile         string
 	diskFlags
 	dist distFlags
+	out  outFlags // --wide, --config, --print-config (config.go)
 }
 
 // diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and
@@ -224,12 +225,16 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
 	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the embedded etcd and object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
 	fs.BoolVar(&o.dist.Objects, "objects", false, "with --trainers: move partitions and edges through an S3-compatible object store served from this process (gofakes3) instead of the shared work directory")
+	o.out.register(fs)
 	cli.SetHelp(fs, help)
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if err := checkFlags(fs, o); err != nil {
+		return err
+	}
+	if done, err := o.out.configure(fs, &o, stdout); done || err != nil {
 		return err
 	}
 	o.Trace = o.trace != ""
@@ -275,7 +280,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 	}
-	return print(stdout, format, out)
+	return print(stdout, format, out, o.out.isWide())
 }
 
 // trainTrace is a training run as one process of a trace: its epochs one
@@ -425,14 +430,14 @@ func pickProgress(mode string, w io.Writer) realrun.Progress {
 	return lineProgress(w)
 }
 
-func print(w io.Writer, format cli.Format, out Output) error {
+func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	switch format {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
 		return epochColumns.CSV(out.Epochs).CSV(w)
 	}
-	if err := epochColumns.Human(out.Epochs).Render(w); err != nil {
+	if err := epochColumns.Select(wide).Human(out.Epochs).Render(w); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",

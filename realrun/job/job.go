@@ -97,6 +97,10 @@ type Options struct {
 	// disk to (diskcap.Apply, before the run): recorded in every epoch's
 	// Report, and in a comparison the prediction's disk is capped by it.
 	DiskLimit diskcap.Limits
+	// Prepared, if set, is called with the work directory once it is
+	// ready for the run (locked, built or verified), before training
+	// (realrun writes run.yaml there); its error ends the run.
+	Prepared func(dir string) error
 }
 
 // ResumeArgs are a command line's arguments with --resume added (once).
@@ -521,7 +525,10 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	}
 	r := &run{unlock: unlock}
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
-	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
+	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil && o.Prepared != nil {
+		err = o.Prepared(r.st.Dir)
+	}
+	if err == nil {
 		if r.degrees, err = r.st.Degrees(); err == nil {
 			r.eng, err = realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Buffer: o.Buffer, Hyper: cfg.Hyper, Store: r.st, Degrees: r.degrees, Seed: cfg.Spec.Seed, C: c})
 		}

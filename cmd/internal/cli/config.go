@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -148,16 +147,24 @@ func configValue(v *yaml.Node) (string, error) {
 }
 
 // ConfigYAML is fs's effective configuration as a configuration file:
-// every flag whose value differs from its default, in name order, except
-// those named in leave out (one-shot actions such as --resume). Reading
-// it back with ApplyConfig on a fresh flag set gives the same values.
-// head, if not empty, is written first as comment lines.
-func ConfigYAML(fs *flag.FlagSet, head string, leaveOut ...string) ([]byte, error) {
+// every flag whose value differs from its default, in name order (never
+// --config and --print-config). edit, if not nil, may rewrite a flag's
+// value (an absolute path) or leave the flag out (false: one-shot actions
+// such as --resume). Read back with ApplyConfig on a fresh flag set it
+// gives the same values. head, if not empty, is written first as comment
+// lines.
+func ConfigYAML(fs *flag.FlagSet, head string, edit func(name, value string) (string, bool)) ([]byte, error) {
 	m := &yaml.Node{Kind: yaml.MappingNode}
 	fs.VisitAll(func(f *flag.Flag) {
 		v := f.Value.String()
-		if v == f.DefValue || slices.Contains(leaveOut, f.Name) || f.Name == "config" || f.Name == "print-config" {
+		if v == f.DefValue || f.Name == "config" || f.Name == "print-config" {
 			return
+		}
+		if edit != nil {
+			var keep bool
+			if v, keep = edit(f.Name, v); !keep {
+				return
+			}
 		}
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: f.Name}, &yaml.Node{Kind: yaml.ScalarNode, Tag: scalarTag(f, v), Value: v})
 	})
@@ -200,8 +207,8 @@ func scalarTag(f *flag.Flag, v string) string {
 }
 
 // PrintConfig writes fs's effective configuration (ConfigYAML) to w.
-func PrintConfig(w io.Writer, fs *flag.FlagSet, head string, leaveOut ...string) error {
-	data, err := ConfigYAML(fs, head, leaveOut...)
+func PrintConfig(w io.Writer, fs *flag.FlagSet, head string, edit func(name, value string) (string, bool)) error {
+	data, err := ConfigYAML(fs, head, edit)
 	if err != nil {
 		return err
 	}

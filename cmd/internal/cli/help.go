@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Help is a command's --help text: what it does, its subcommands, its
@@ -73,17 +74,17 @@ func SetHelp(fs *flag.FlagSet, h Help) { helps[fs] = h }
 
 // Print writes the help for fs.
 func (h Help) Print(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: %s\n\n%s\n", h.Usage, h.Summary)
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", h.Usage, wrap(h.Summary, helpWidth, 0))
 	if len(h.Subcommands) > 0 {
 		fmt.Fprintln(w, "\nSubcommands:")
 		for _, s := range h.Subcommands {
-			fmt.Fprintf(w, "  %-22s %s\n", s[0], s[1])
+			fmt.Fprintf(w, "  %-22s %s\n", s[0], wrap(s[1], helpWidth-25, 25))
 		}
 	}
 	for _, l := range h.Lists {
 		fmt.Fprintf(w, "\n%s:\n", l.Title)
 		for _, it := range l.Items {
-			fmt.Fprintf(w, "  %-22s %s\n", it[0], it[1])
+			fmt.Fprintf(w, "  %-22s %s\n", it[0], wrap(it[1], helpWidth-25, 25))
 		}
 	}
 	listed := map[string]bool{}
@@ -116,7 +117,11 @@ func (h Help) Print(w io.Writer, fs *flag.FlagSet) {
 			if def := f.DefValue; def != "" && def != "false" && def != "0" && !strings.Contains(usage, "(default") {
 				usage += fmt.Sprintf(" (default %s)", def)
 			}
-			fmt.Fprintf(w, "%-28s %s\n", line, strings.ReplaceAll(usage, "\n", "\n"+strings.Repeat(" ", 29)))
+			var text []string
+			for _, para := range strings.Split(usage, "\n") {
+				text = append(text, wrap(para, helpWidth-29, 29))
+			}
+			fmt.Fprintf(w, "%-28s %s\n", line, strings.Join(text, "\n"+strings.Repeat(" ", 29)))
 		}
 	}
 	if len(h.Examples) > 0 {
@@ -125,4 +130,28 @@ func (h Help) Print(w io.Writer, fs *flag.FlagSet) {
 			fmt.Fprintf(w, "  %s\n", e)
 		}
 	}
+}
+
+// helpWidth is the width help text is wrapped to.
+const helpWidth = 100
+
+// wrap breaks s into lines of at most width characters at spaces, each
+// after the first indented by indent spaces.
+func wrap(s string, width, indent int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		switch {
+		case i == 0:
+		case n+1+utf8.RuneCountInString(word) > width:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += utf8.RuneCountInString(word)
+	}
+	return b.String()
 }
