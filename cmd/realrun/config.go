@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -36,8 +37,10 @@ func (x outFlags) isWide() bool { return x.wide != nil && *x.wide }
 
 // configure, after the flags are checked, either prints the effective
 // configuration (--print-config: done) once job.Configure accepts it, or
-// arranges for the run to write it into its work directory as run.yaml.
-func (x outFlags) configure(fs *flag.FlagSet, o *cmdOptions, stdout io.Writer) (done bool, err error) {
+// arranges for the run to write it into its work directory as run.yaml
+// (unless it holds that already). run.yaml is a convenience: a failure to
+// write it is one warning line on stderr, and the run goes on.
+func (x outFlags) configure(fs *flag.FlagSet, o *cmdOptions, stdout, stderr io.Writer) (done bool, err error) {
 	if x.cfg != nil && x.cfg.Print {
 		cfg, err := job.Configure(o.Options)
 		if err != nil {
@@ -46,13 +49,19 @@ func (x outFlags) configure(fs *flag.FlagSet, o *cmdOptions, stdout io.Writer) (
 		return true, cli.PrintConfig(stdout, fs, fmt.Sprintf("realrun configuration (work directory %s); use with: realrun --config FILE", cfg.Spec.Workdir), runConfigValue)
 	}
 	o.Prepared = func(dir string) error {
-		head := fmt.Sprintf("realrun configuration of the run in this work directory: the flags that differ from their defaults.\nRepeat it: realrun --config %s --overwrite (or --resume to continue it; flags given override).",
-			filepath.Join(dir, RunYAML))
+		path := filepath.Join(dir, RunYAML)
+		head := fmt.Sprintf("realrun configuration of the run in this work directory: the flags that differ from their defaults.\nRepeat it: realrun --config %s --overwrite (or --resume to continue it; flags given override).", path)
 		data, err := cli.ConfigYAML(fs, head, runConfigValue)
 		if err != nil {
 			return err
 		}
-		return atomicfile.WriteBytes(filepath.Join(dir, RunYAML), data)
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+			return nil
+		}
+		if err := atomicfile.WriteBytes(path, data); err != nil {
+			fmt.Fprintf(stderr, "warning: %s not written (the run goes on): %s\n", path, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+		return nil
 	}
 	return false, nil
 }

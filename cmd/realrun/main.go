@@ -234,7 +234,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if err := checkFlags(fs, o); err != nil {
 		return err
 	}
-	if done, err := o.out.configure(fs, &o, stdout); done || err != nil {
+	if done, err := o.out.configure(fs, &o, stdout, stderr); done || err != nil {
 		return err
 	}
 	o.Trace = o.trace != ""

@@ -70,13 +70,13 @@ var trainerColumns = plots.Columns{
 	{Field: "Buckets", Head: "buckets"},
 	{Field: "TrainSeconds", Head: "train s", Prec: 0, CSVPrec: 3},
 	{Field: "WaitBucketSeconds", Head: "wait for bucket s", Prec: 0, CSVPrec: 3},
-	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3},
+	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3, Wide: true},
 	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
 	{Field: "Loads", Head: "loads", Wide: true},
 	{Field: "Saves", Head: "saves", Wide: true},
-	{Field: "SentBytes", Head: "sent GB", Scale: 1e-9, Prec: 1, Wide: true},
-	{Field: "ReceivedBytes", Head: "received GB", Scale: 1e-9, Prec: 1, Wide: true},
-	{Field: "PeakMemoryBytes", Head: "peak memory GB", Scale: 1e-9, Prec: 1},
+	{Field: "SentBytes", Head: "sent GB", Scale: 1e-9, Prec: 1},
+	{Field: "ReceivedBytes", Head: "received GB", Scale: 1e-9, Prec: 1},
+	{Field: "PeakMemoryBytes", Head: "peak memory GB", Scale: 1e-9, Prec: 1, Wide: true},
 }
 
 // sweepMachines is `simulate sweep --machines LIST`: PyTorch-BigGraph at

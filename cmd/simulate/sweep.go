@@ -207,9 +207,9 @@ var sweepColumns = plots.Columns{
 	{Field: "WriteBytes"},
 	{Field: "IOBytes", Head: "I/O GB", Scale: 1e-9, Prec: 1, NoCSV: true, Wide: true},
 	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
-	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3, Wide: true},
+	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},
 	{Field: "BoundSeconds", CSVPrec: 3},
 	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
-	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true},
+	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true, Wide: true},
 }

@@ -76,7 +76,9 @@ func Subcommands(help string) []string {
 		if !strings.HasPrefix(line, "  ") {
 			break
 		}
-		subs = append(subs, strings.Fields(line)[0])
+		if !strings.HasPrefix(line, "   ") { // not a wrapped description
+			subs = append(subs, strings.Fields(line)[0])
+		}
 	}
 	return subs
 }
