@@ -67,6 +67,16 @@ fuzz:
 	$(GO) test ./realrun/graph -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./cmd/internal/cli -run '^$$' -fuzz '^FuzzIntList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sim -run '^$$' -fuzz '^FuzzParseInterval$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./realrun/initemb -run '^$$' -fuzz '^FuzzNPYHeader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./realrun/initemb -run '^$$' -fuzz '^FuzzSplitTSV$$' -fuzztime $(FUZZTIME)
+
+# README's worked example ("Your own graph, end to end"): a 3.4M-edge
+# knowledge graph as a user brings one (tab-separated, a header line, names
+# with spaces, test edges naming unseen nodes) in $(EXAMPLE_DIR).
+EXAMPLE_DIR ?= /tmp/tierflow-example
+.PHONY: example-graph
+example-graph:
+	$(GO) run ./cmd/internal/examplegraph $(EXAMPLE_DIR)
 
 reproduce: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results
@@ -147,6 +157,29 @@ ptx: $(BIN)/nvrtcc
 build-cuda: cuda-deps
 	$(MAKE) ptx
 	$(GO) build -tags cuda -o $(BIN)/realrun ./cmd/realrun
+
+# HDF5 (--export-format pbg, PyTorch-BigGraph's checkpoint layout, and
+# --init from a PBG checkpoint directory) goes through gonum.org/v1/hdf5,
+# which needs cgo and Debian's libhdf5-dev: it is built only with -tags
+# hdf5, and the default build stays free of cgo. hdf5-deps installs
+# libhdf5-dev; h5py-deps also Debian's python3-h5py and python3-numpy,
+# which the read-back tests run under /usr/bin/python3 (both root, once,
+# skipped when present); test-hdf5 vets and runs the tagged tests;
+# build-hdf5 builds bin/realrun with HDF5.
+.PHONY: hdf5-deps h5py-deps test-hdf5 build-hdf5
+hdf5-deps:
+	@test -f /usr/include/hdf5/serial/hdf5.h || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libhdf5-dev; }
+
+h5py-deps: hdf5-deps
+	@/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-h5py python3-numpy; }
+
+test-hdf5: h5py-deps
+	$(GO) vet -tags hdf5 ./realrun/pbgio/... ./realrun/initemb/... ./realrun/job/... ./cmd/realrun/...
+	$(GO) test -count=1 -tags hdf5 ./realrun/pbgio/... ./realrun/initemb/...
+
+build-hdf5: hdf5-deps
+	@mkdir -p $(BIN)
+	$(GO) build -tags hdf5 -o $(BIN)/realrun ./cmd/realrun
 
 # CI's CUDA check (no GPU needed): see scripts/cuda-check.sh.
 cuda-check:

@@ -110,9 +110,9 @@ func (cs Columns) table(rows any, human bool) Table {
 			switch {
 			case !c.shown(human):
 			case human:
-				cells = append(cells, c.format(row, c.Scale, c.Prec))
+				cells = append(cells, c.format(row, c.Scale, c.Prec, Missing))
 			default:
-				cells = append(cells, c.format(row, 0, c.CSVPrec))
+				cells = append(cells, c.format(row, 0, c.CSVPrec, ""))
 			}
 		}
 		t.Rows = append(t.Rows, cells)
@@ -144,17 +144,32 @@ func (c Column) key(t reflect.Type) string {
 	return strings.Join(parts, "_")
 }
 
-// format renders the field of row, scaled (scale 0: as it is).
-func (c Column) format(row reflect.Value, scale float64, prec int) string {
+// Missing is what the human table prints for a value that is absent (a
+// nil pointer on the field's path, such as an evaluation that was
+// skipped); the CSV leaves the cell empty.
+const Missing = "—"
+
+// format renders the field of row, scaled (scale 0: as it is), or missing
+// when a pointer on its path is nil.
+func (c Column) format(row reflect.Value, scale float64, prec int, missing string) string {
 	v := row
 	for _, name := range strings.Split(c.Field, ".") {
 		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return missing
+			}
 			v = v.Elem()
 		}
 		v = v.FieldByName(name)
 		if !v.IsValid() {
 			panic(fmt.Sprintf("plots: %s has no field %s", row.Type(), c.Field))
 		}
+	}
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return missing
+		}
+		v = v.Elem()
 	}
 	var x float64
 	switch v.Kind() {

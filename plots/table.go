@@ -35,8 +35,8 @@ func (t Table) columns() (int, error) {
 	return n, nil
 }
 
-// numericColumns reports, per column, whether every non-empty body cell looks
-// like a number (optionally followed by '%' or 'x'), so it can be right-aligned.
+// numericColumns reports, per column, whether every non-empty body cell
+// other than Missing looks like a number (optionally followed by '%' or 'x'), so it can be right-aligned.
 func (t Table) numericColumns(n int) []bool {
 	num := make([]bool, n)
 	for c := range n {
@@ -44,7 +44,7 @@ func (t Table) numericColumns(n int) []bool {
 		ok := true
 		for _, r := range t.Rows {
 			s := strings.TrimSpace(r[c])
-			if s == "" {
+			if s == "" || s == Missing {
 				continue
 			}
 			seen = true

@@ -7,7 +7,9 @@ import (
 	"math"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Stateful engines keep state beside the partitions (relation
@@ -194,11 +196,7 @@ func Resume(st *store.Store, eng Compute) (*Position, error) {
 		if err != nil {
 			return nil, err
 		}
-		state := make([]float32, len(b)/4)
-		for i := range state {
-			state[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		if err := sf.Restore(state); err != nil {
+		if err := sf.Restore(decodeState(b)); err != nil {
 			return nil, err
 		}
 	}
@@ -220,3 +218,39 @@ func Resume(st *store.Store, eng Compute) (*Position, error) {
 // checkpoint carries beside the partitions), for callers that commit a
 // checkpoint themselves (the distributed run).
 func EngineState(eng Compute) (map[string][]byte, error) { return engineState(eng) }
+
+// decodeState reads a checkpoint's engine state file back as the float32s
+// engineState wrote.
+func decodeState(b []byte) []float32 {
+	state := make([]float32, len(b)/4)
+	for i := range state {
+		state[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return state
+}
+
+// CheckpointRelations returns the relation embeddings of the store's
+// current checkpoint (nil for a model without relations), without an
+// engine: the initial ones for checkpoint 0, else the first half of the
+// engine state file, which every engine lays out as the relation
+// embeddings (relations×d) followed by their Adagrad state (the same
+// size).
+func CheckpointRelations(st *store.Store, kind workload.Model, seed int64) ([]float32, error) {
+	if !kind.UsesRelations() {
+		return nil, nil
+	}
+	n := st.M.Relations * st.M.Dim
+	if st.Current == 0 && st.Bucket == 0 {
+		emb, _ := sample.InitRelations(kind, st.M.Relations, st.M.Dim, seed)
+		return emb, nil
+	}
+	b, err := st.ReadExtra(StateFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != 2*4*n {
+		return nil, fmt.Errorf("checkpoint %s: %s holds %d bytes, want %d relations × d=%d embeddings and their Adagrad state (%d bytes)",
+			st.CurrentDir(), StateFile, len(b), st.M.Relations, st.M.Dim, 2*4*n)
+	}
+	return decodeState(b)[:n], nil
+}

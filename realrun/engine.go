@@ -27,13 +27,16 @@ import (
 type Epoch struct {
 	Epoch int `json:"epoch"`
 	report.Report
-	Loss    float64 `json:"loss"`
-	Quality Quality `json:"quality"`
-	// Flat copies of the quality metrics for the JSON contract.
-	MRR      float64 `json:"mrr"`
-	HitsAt1  float64 `json:"hits_at_1"`
-	HitsAt3  float64 `json:"hits_at_3"`
-	HitsAt10 float64 `json:"hits_at_10"`
+	Loss float64 `json:"loss"`
+	// Valid and Test are the link-prediction quality on the validation
+	// and the test split after this epoch; nil (JSON null) when that
+	// split was not evaluated after it.
+	Valid *Quality `json:"valid"`
+	Test  *Quality `json:"test"`
+	// EvalProtocol is the evaluations' protocol ("" when none ran) and
+	// EvalSeconds their wall time (not part of EpochSeconds).
+	EvalProtocol string  `json:"eval_protocol,omitempty"`
+	EvalSeconds  float64 `json:"eval_seconds"`
 	// EdgesPerSecond is training edges ÷ compute seconds.
 	EdgesPerSecond float64     `json:"edges_per_second"`
 	IO             []IOEvent   `json:"io,omitempty"`
@@ -468,7 +471,9 @@ type Quality struct {
 	// true edges removed) or "sampled" (against Uniform + ByDegree sampled
 	// nodes); MRRs of the two protocols are not comparable. "none" marks an
 	// epoch that was not evaluated.
-	Mode     string `json:"mode"`
+	Mode string `json:"mode"`
+	// Split is the split ranked: "valid" or "test".
+	Split    string `json:"split,omitempty"`
 	Edges    int    `json:"edges"`
 	Uniform  int    `json:"uniform_negatives,omitempty"`
 	ByDegree int    `json:"degree_negatives,omitempty"`

@@ -33,3 +33,31 @@ func ExampleRequest_Predict_microBatches() {
 	// Output:
 	// 2 micro-batches of at most 1.77 GB; 40.1 GB more moved per epoch
 }
+
+// A user's own graph replaces the dataset preset: its node count sizes
+// the partitions and its buckets (here: every edge in bucket (0, 0))
+// are the edges trained.
+func ExampleGraph() {
+	g := &sim.Graph{Name: "my-graph", Nodes: 1_000_000, Relations: 1, TrainEdges: 5_000_000, Dim: 64,
+		Count: func(ps []int) ([]sim.Histogram, error) {
+			out := make([]sim.Histogram, len(ps))
+			for k, p := range ps {
+				h := sim.Histogram{P: p, Edges: make([][]int64, p)}
+				for i := range h.Edges {
+					h.Edges[i] = make([]int64, p)
+				}
+				h.Edges[0][0] = 5_000_000
+				out[k] = h
+			}
+			return out, nil
+		}}
+	out, err := sim.Request{System: "marius", Device: "p3.2xlarge", P: 16, C: 4, Orderings: "beta", Graph: g}.Predict()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s: %d nodes, %d train edges, partition %d bytes, %d batches\n",
+		out.Dataset, out.Nodes, out.TrainEdges, out.PartitionBytes, out.Results[0].Batches)
+	// Output:
+	// my-graph: 1000000 nodes, 5000000 train edges, partition 32000000 bytes, 100 batches
+}

@@ -19,6 +19,10 @@ type PBGRequest struct {
 	// Epochs is the number of epochs to report the time of (0: 10, the
 	// papers' tables).
 	Epochs int
+	// Graph, when set, replaces Dataset wholesale (see Request.Graph):
+	// its sizes, and its own training edges per bucket at P. P 0 is
+	// DefaultP (or Graph.P when set); Dim 0 and Model "" are the graph's.
+	Graph *Graph
 }
 
 // PBGPrediction is what `simulate --machines` prints.
@@ -34,6 +38,20 @@ type PBGPrediction struct {
 // Predict resolves and checks the request and simulates it. Bad input is
 // an inputerr.Error naming the flag.
 func (q PBGRequest) Predict() (PBGPrediction, error) {
+	if q.Graph != nil {
+		if err := q.Graph.Check(); err != nil {
+			return PBGPrediction{}, inputerr.Errorf("--graph: %w", err)
+		}
+		if q.P == 0 {
+			q.P = q.Graph.P
+		}
+		if q.Dim == 0 {
+			q.Dim = q.Graph.Dim
+		}
+	}
+	if q.P == 0 {
+		q.P = DefaultP
+	}
 	if q.Machines < 1 {
 		return PBGPrediction{}, inputerr.Errorf("--machines %d: at least 1 machine", q.Machines)
 	}
@@ -63,8 +81,16 @@ func (q PBGRequest) Predict() (PBGPrediction, error) {
 		}
 		prof.Network.Bandwidth = bw
 	}
-	ds, err := workload.LookupDataset(q.Dataset)
-	if err != nil {
+	var ds workload.Dataset
+	var buckets []int64 // nil: uniform
+	if q.Graph != nil {
+		ds = q.Graph.Dataset()
+		h, err := q.Graph.Histogram(q.P)
+		if err != nil {
+			return PBGPrediction{}, inputerr.Errorf("--graph %s: %w", q.Graph.Name, err)
+		}
+		buckets, _ = h.Flat()
+	} else if ds, err = workload.LookupDataset(q.Dataset); err != nil {
 		return PBGPrediction{}, inputerr.Errorf("--dataset: %w", err)
 	}
 	tr := PBGTraining(ds, q.Dim)
@@ -73,7 +99,7 @@ func (q PBGRequest) Predict() (PBGPrediction, error) {
 			return PBGPrediction{}, inputerr.Errorf("--model: %w", err)
 		}
 	}
-	rep, err := SimulatePBG(PBGConfig{Profile: prof, Dataset: ds, Training: tr, P: q.P, Machines: q.Machines})
+	rep, err := SimulatePBG(PBGConfig{Profile: prof, Dataset: ds, Training: tr, P: q.P, Machines: q.Machines, BucketEdges: buckets})
 	if err != nil {
 		return PBGPrediction{}, &inputerr.Error{Err: err}
 	}

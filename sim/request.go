@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/tierflow/tierflow/devices"
@@ -40,6 +41,12 @@ type Request struct {
 	NoMicroBatching bool
 	// Trace records every ordering's epoch as a timeline (Report.Trace).
 	Trace bool
+	// Graph, when set, is the user's own graph (--graph): it replaces
+	// Dataset wholesale and gives the bucket counts at any p; Edges must
+	// then be "" or uniform (the default). With a Graph, Dim 0 is the
+	// graph's dimension and Model "" its model. P 0 is DefaultP, or the
+	// p of a histogram file (Edges), the only one it has buckets at.
+	Graph *Graph
 }
 
 // Assemble resolves and checks every field of the request and returns the
@@ -55,9 +62,60 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	if err != nil {
 		return sc, nil, inputerr.Errorf("--device: %w", err)
 	}
-	ds, err := workload.LookupDataset(q.Dataset)
-	if err != nil {
+	g := q.Graph
+	var ds workload.Dataset
+	if g != nil {
+		if q.Edges != "" && q.Edges != string(Uniform) {
+			return sc, nil, inputerr.Errorf("--graph and --edges %s: the graph's own buckets are its edges; give one or the other", q.Edges)
+		}
+		if err := g.Check(); err != nil {
+			return sc, nil, inputerr.Errorf("--graph: %w", err)
+		}
+		ds = g.Dataset()
+		if q.Dim == 0 {
+			q.Dim = g.Dim
+		}
+	} else if ds, err = workload.LookupDataset(q.Dataset); err != nil {
 		return sc, nil, inputerr.Errorf("--dataset: %w", err)
+	}
+	var hist *Histogram
+	var notes []string
+	histP := 0 // the p of a histogram file's buckets
+	switch q.Edges {
+	case "uniform", "skewed", "":
+	default:
+		f, err := os.Open(q.Edges)
+		if err != nil {
+			return sc, nil, inputerr.Errorf("--edges: %q is neither uniform, skewed nor a readable histogram file: %w", q.Edges, err)
+		}
+		h, err := ReadHistogram(f)
+		f.Close()
+		if err != nil {
+			return sc, nil, inputerr.Errorf("--edges %s: %w", q.Edges, err)
+		}
+		histP = h.P
+		if g = HistogramGraph(h, q.Edges); g != nil {
+			ds = g.Dataset() // the file carries the graph's sizes
+		} else {
+			hist = &h
+			_, total := h.Flat()
+			notes = append(notes, fmt.Sprintf("--edges %s gives no node count (a histogram written before they were recorded): partitions are sized from --dataset %s's %d nodes, the %d training edges are the histogram's; --graph WORKDIR uses the graph's own sizes",
+				q.Edges, ds.Name, ds.Nodes, total))
+			ds.Edges, ds.TrainFraction = total, 1
+		}
+	}
+	if q.P == 0 {
+		switch {
+		case g != nil && g.P > 0:
+			q.P = g.P
+		case hist != nil:
+			q.P = hist.P
+		default:
+			q.P = DefaultP
+		}
+	}
+	if sys.Partitioned && histP > 0 && histP != q.P {
+		return sc, nil, &inputerr.Error{Err: &HistogramPError{File: q.Edges, HistP: histP, P: q.P}}
 	}
 	if q.Dim < 1 {
 		return sc, nil, inputerr.Errorf("--dim %d: the dimension must be at least 1", q.Dim)
@@ -103,6 +161,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 		}
 		sc.Profile.GPU.Memory = mem
 	}
+	sc.Graph, sc.Histogram, sc.Notes = g, hist, notes
 	switch q.Edges {
 	case "uniform", "skewed", "":
 		sc.Edges = Distribution(q.Edges)
@@ -113,17 +172,6 @@ func (q Request) Assemble() (Scenario, []string, error) {
 			return sc, nil, inputerr.Errorf("--skew %v: must not be negative", q.Skew)
 		}
 		sc.Skew = q.Skew
-	default:
-		f, err := os.Open(q.Edges)
-		if err != nil {
-			return sc, nil, inputerr.Errorf("--edges: %q is neither uniform, skewed nor a readable histogram file: %w", q.Edges, err)
-		}
-		h, err := ReadHistogram(f)
-		f.Close()
-		if err != nil {
-			return sc, nil, inputerr.Errorf("--edges %s: %w", q.Edges, err)
-		}
-		sc.Histogram = &h
 	}
 	if !sys.Partitioned {
 		if q.Plan {
@@ -176,14 +224,20 @@ type Prediction struct {
 	Results         []Result            `json:"results"`
 	Skipped         []orderings.Skipped `json:"skipped"`
 	Plans           []*orderings.Plan   `json:"-"`
+	// Graph is the user's own graph simulated (--graph, or a histogram
+	// file with the graph's sizes); nil for a dataset preset.
+	Graph *Graph `json:"graph,omitempty"`
+	// Notes are lines for the reader about how the request was read.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Predict simulates sc for every named ordering (orderings not defined for
 // (p, c) are listed under Skipped with the reason) and keeps their Plans.
 func Predict(sc Scenario, names []string) (Prediction, error) {
+	ds := sc.Data()
 	out := Prediction{
 		System: sc.System, Device: sc.Profile.Name,
-		Dataset: sc.Dataset.Name, Nodes: sc.Dataset.Nodes, TrainEdges: sc.Dataset.TrainEdges(),
+		Dataset: ds.Name, Nodes: ds.Nodes, TrainEdges: ds.TrainEdges(), Graph: sc.Graph, Notes: sc.Notes,
 		Dim: sc.Training.Dim, Training: sc.Training, Edges: string(sc.Edges),
 		Policy: string(sc.Policy), Seed: sc.Seed,
 		Results: []Result{}, Skipped: []orderings.Skipped{},
@@ -193,7 +247,7 @@ func Predict(sc Scenario, names []string) (Prediction, error) {
 		out.P, out.C = sc.P, c
 		out.LowerBoundSwaps = orderings.LowerBound(sc.P, c)
 		out.BETAFormula = orderings.BETASwaps(sc.P, c)
-		out.PartitionBytes = sc.System.PartitionBytes(sc.Dataset.Nodes, sc.P, sc.Training.Dim)
+		out.PartitionBytes = sc.System.PartitionBytes(ds.Nodes, sc.P, sc.Training.Dim)
 	}
 	plans := []*orderings.Plan{nil} // a system without partitions runs once, without a Plan
 	if sc.System.Partitioned {
@@ -235,7 +289,10 @@ func (q Request) Predict() (Prediction, error) {
 		return Prediction{}, err
 	}
 	out, err := Predict(sc, names)
-	if q.Edges != "" {
+	switch {
+	case q.Graph != nil:
+		out.Edges = "graph"
+	case q.Edges != "":
 		out.Edges = q.Edges
 	}
 	return out, err

@@ -48,6 +48,20 @@ type Scenario struct {
 	// NoMicroBatching and Trace: see Config.
 	NoMicroBatching bool
 	Trace           bool
+	// Graph, when set, is the user's own graph: it replaces Dataset
+	// (Data) and gives the bucket counts at P, whatever Edges says.
+	Graph *Graph
+	// Notes are lines for the reader about how the request was read.
+	Notes []string
+}
+
+// Data is the dataset simulated: the graph's own when the scenario has
+// one, else Dataset.
+func (s Scenario) Data() workload.Dataset {
+	if s.Graph != nil {
+		return s.Graph.Dataset()
+	}
+	return s.Dataset
 }
 
 // Capacity returns the buffer capacity the scenario runs with: the
@@ -73,7 +87,7 @@ func (s Scenario) policy() orderings.Policy {
 // Config builds the simulation input. A plan that the ordering cannot build
 // for (p, c) returns its error (orderings.ErrNotApplicable for a mismatch).
 func (s Scenario) Config() (Config, error) {
-	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Dataset, Training: s.Training, Checkpoint: s.Checkpoint, NoMicroBatching: s.NoMicroBatching, Trace: s.Trace}
+	cfg := Config{System: s.System, Profile: s.Profile, Dataset: s.Data(), Training: s.Training, Checkpoint: s.Checkpoint, NoMicroBatching: s.NoMicroBatching, Trace: s.Trace}
 	if !s.System.Partitioned {
 		return cfg, nil
 	}
@@ -97,6 +111,12 @@ func (s Scenario) Config() (Config, error) {
 	cfg.Plan = pl
 	var err error
 	switch {
+	case s.Graph != nil:
+		h, err := s.Graph.Histogram(s.P)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		cfg.BucketEdges, _ = h.Flat()
 	case s.Histogram != nil:
 		if s.Histogram.P != s.P {
 			return Config{}, fmt.Errorf("%w: histogram has p = %d, the plan p = %d", ErrConfig, s.Histogram.P, s.P)
@@ -107,7 +127,7 @@ func (s Scenario) Config() (Config, error) {
 		if s.Edges == Skewed && skew == 0 {
 			skew = DefaultSkew
 		}
-		cfg.BucketEdges, err = BucketEdges(s.Dataset.TrainEdges(), s.P, s.Edges, skew)
+		cfg.BucketEdges, err = BucketEdges(cfg.Dataset.TrainEdges(), s.P, s.Edges, skew)
 		if err != nil {
 			return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 		}

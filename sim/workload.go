@@ -90,6 +90,12 @@ func BucketEdges(total int64, p int, dist Distribution, alpha float64) ([]int64,
 type Histogram struct {
 	P     int       `json:"p"`
 	Edges [][]int64 `json:"edges"`
+	// Nodes, Relations and Source are the graph's own sizes and where
+	// its edges came from (histograms written before them have none: 0
+	// and ""); with them the file describes the graph (HistogramGraph).
+	Nodes     int64  `json:"nodes,omitempty"`
+	Relations int    `json:"relations,omitempty"`
+	Source    string `json:"source,omitempty"`
 }
 
 // ReadHistogram parses and checks a histogram file.
@@ -102,6 +108,12 @@ func ReadHistogram(r io.Reader) (Histogram, error) {
 	}
 	if h.P < 1 {
 		return Histogram{}, fmt.Errorf("histogram: p must be positive, got %d", h.P)
+	}
+	if h.Nodes < 0 || h.Relations < 0 {
+		return Histogram{}, fmt.Errorf("histogram: %d nodes, %d relations: must not be negative", h.Nodes, h.Relations)
+	}
+	if h.Nodes > 0 && int64(h.P) > h.Nodes {
+		return Histogram{}, fmt.Errorf("histogram: p = %d partitions for %d nodes", h.P, h.Nodes)
 	}
 	if len(h.Edges) != h.P {
 		return Histogram{}, fmt.Errorf("histogram: %d rows, want p = %d", len(h.Edges), h.P)

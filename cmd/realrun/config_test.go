@@ -19,7 +19,7 @@ func TestHelpIsGrouped(t *testing.T) {
 		out, _, code := runCmd(args...)
 		return out, code
 	})
-	assert.Equal(t, [][]string{nil, {"calibrate"}, {"trainer"}}, walked)
+	assert.Equal(t, [][]string{nil, {"calibrate"}, {"trainer"}, {"eval"}, {"export"}}, walked)
 }
 
 // TestExampleConfigs: every realrun configuration under configs/ is

@@ -26,7 +26,6 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/report"
@@ -170,6 +169,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "trainer" {
 		return trainerMain(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "eval" || args[0] == "export") {
+		return workdirMain(args[0], args[1:], stdout, stderr)
+	}
 	var o cmdOptions
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.StringVar(&o.Dataset, "dataset", job.Defaults.Dataset, "generated dataset: "+presetNames())
@@ -191,6 +193,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Float64Var(&o.LR, "lr", job.Defaults.LR, "Adagrad learning rate (default 0: 0.3 for knowledge graphs, 0.1 otherwise)")
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "training goroutines (1 makes training deterministic)")
 	fs.Int64Var(&o.Seed, "seed", job.Defaults.Seed, "data seed: generation, relabelling, initialisation, sampling and evaluation")
+	registerInitFlags(fs, &o.Options)
 	fs.Int64Var(&o.OrderingSeed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as simulate --ordering-seed")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
 	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
@@ -201,12 +204,13 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for partitions, buckets and checkpoints (default: one per input under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
 	cli.TraceFlags(fs, &o.trace, &o.traceSpans)
-	fs.StringVar(&o.Export, "export", "", "write the trained node embeddings to `FILE` (.npy)")
-	fs.StringVar(&o.ExportFormat, "export-format", job.Defaults.ExportFormat, "npy or tsv")
-	fs.StringVar(&o.Eval, "eval", job.Defaults.Eval, "when to evaluate: every (every --eval-every epochs and the last), end (after the last epoch) or none")
-	fs.IntVar(&o.EvalEvery, "eval-every", job.Defaults.EvalEvery, "with --eval every: evaluate after every N-th epoch (and the last)")
-	fs.IntVar(&o.EvalEdges, "eval-edges", job.Defaults.EvalEdges, "test edges ranked (a seeded sample when there are more)")
+	fs.StringVar(&o.Export, "export", "", "write the trained node embeddings to `FILE` (.npy), or with --export-format pbg to a directory")
+	fs.StringVar(&o.ExportFormat, "export-format", job.Defaults.ExportFormat, "npy, tsv, or pbg (PyTorch-BigGraph's checkpoint layout in HDF5, relation parameters included; a build with -tags hdf5)")
+	fs.StringVar(&o.Eval, "eval", job.Defaults.Eval, "when to evaluate: every (the validation split after every --eval-every-th epoch and the last — the test split where there is none — and the test split after the last), end (the test split after the last epoch) or none")
+	fs.IntVar(&o.EvalEvery, "eval-every", job.Defaults.EvalEvery, "with --eval every: evaluate the validation split after every N-th epoch (and the last)")
+	fs.IntVar(&o.EvalEdges, "eval-edges", job.Defaults.EvalEdges, "edges ranked per evaluation (a seeded sample of the split when there are more)")
 	fs.StringVar(&o.EvalProtocol, "eval-protocol", job.Defaults.EvalProtocol, "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes)")
+	fs.StringVar(&o.EvalMemory, "eval-memory", "", evalMemoryHelp)
 	fs.StringVar(&o.progress, "progress", "auto", "progress display: auto, bar, lines or none")
 	fs.StringVar(&o.Orderings, "orderings", "", "with --compare-sim: comma-separated orderings to run one after another")
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
@@ -238,6 +242,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	o.Trace = o.trace != ""
+	o.EvalProgress = pickEvalProgress(o.progress, stderr)
 	if o.cpuprofile != "" {
 		stop, perr := startCPUProfile(o.cpuprofile, stderr)
 		if perr != nil {
@@ -296,7 +301,7 @@ func trainTrace(out Output) chrometrace.Process {
 		p.Trace.Spans = append(p.Trace.Spans, t.Spans...)
 		p.Trace.Counters = append(p.Trace.Counters, t.Counters...)
 		p.Trace.Flows = append(p.Trace.Flows, t.Flows...)
-		at += ep.EpochSeconds + ep.CheckpointSeconds + ep.Quality.Seconds
+		at += ep.EpochSeconds + ep.CheckpointSeconds + ep.EvalSeconds
 	}
 	return p
 }
@@ -362,16 +367,18 @@ func checkFlags(fs *flag.FlagSet, o cmdOptions) error {
 }
 
 var help = cli.Help{
-	Usage:   "realrun [flags] | realrun calibrate [flags] | realrun trainer [flags]",
+	Usage:   "realrun [flags] | realrun calibrate|trainer [flags] | realrun eval|export WORKDIR [flags]",
 	Summary: "Trains graph embeddings out of core for real, executing a Plan with O_DIRECT partition I/O, and measures the simulator's Report plus MRR and Hits@k.",
 	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"},
-		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"}},
+		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"},
+		{"eval", "evaluate a trained work directory without training (realrun eval --help)"},
+		{"export", "export a trained work directory's embeddings (realrun export --help)"}},
 	Groups: []cli.FlagGroup{
-		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed"}},
+		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "micro-batch-memory", "micro-batches", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
-		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol"}},
+		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol", "eval-memory"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
 		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "lease", "objects", "listen"}},
@@ -422,12 +429,20 @@ func pickProgress(mode string, w io.Writer) realrun.Progress {
 	case "lines":
 		return lineProgress(w)
 	}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return barProgress(w)
-		}
+	if isTerminal(w) {
+		return barProgress(w)
 	}
 	return lineProgress(w)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func print(w io.Writer, format cli.Format, out Output, wide bool) error {
@@ -449,14 +464,10 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 			fmt.Fprintln(w, s)
 		}
 	}
-	for i := len(out.Epochs) - 1; i >= 0; i-- {
-		if q := out.Epochs[i].Quality; q.Mode != eval.None {
-			fmt.Fprintf(w, "evaluation: %s ranking of %d test edges, both sides (%.1f s); random MRR %.4f; filtered and sampled MRRs are not comparable\n",
-				q.Mode, q.Edges, q.Seconds, q.Baseline)
-			break
-		}
+	if s := evalSummary(out.Epochs); s != "" {
+		fmt.Fprintln(w, s)
 	}
-	fmt.Fprintf(w, "bucket histogram for simulate --edges: %s\n", out.Histogram)
+	fmt.Fprintf(w, "simulate this graph on any device, at any p: simulate --graph %s (sweep: simulate sweep --graph %s)\n", out.Workdir, out.Workdir)
 	return nil
 }
 

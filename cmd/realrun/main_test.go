@@ -57,9 +57,12 @@ func TestTinyRunJSON(t *testing.T) {
 	epochs := got["epochs"].([]any)
 	require.Len(t, epochs, 2)
 	e := epochs[0].(map[string]any)
-	for _, k := range []string{"epoch", "epoch_seconds", "stall_seconds", "compute_seconds", "swaps", "loads", "writes", "final_writes", "read_bytes", "write_bytes", "mrr", "hits_at_1", "hits_at_10"} {
+	for _, k := range []string{"epoch", "epoch_seconds", "stall_seconds", "compute_seconds", "swaps", "loads", "writes", "final_writes", "read_bytes", "write_bytes", "valid", "test", "eval_seconds"} {
 		assert.Contains(t, e, k)
 	}
+	assert.Nil(t, e["test"], "the test split is evaluated after the last epoch only")
+	assert.Equal(t, "valid", e["valid"].(map[string]any)["split"])
+	assert.Contains(t, epochs[1].(map[string]any)["test"], "mrr")
 	pb := got["partition_bytes"].(float64)
 	assert.Equal(t, e["loads"].(float64)*pb, e["read_bytes"].(float64))
 	assert.Equal(t, (e["writes"].(float64)+e["final_writes"].(float64))*pb, e["write_bytes"].(float64))

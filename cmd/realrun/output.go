@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/realrun"
 )
 
 // The human and machine outputs of realrun: column lists, the timeline
@@ -20,17 +22,44 @@ var epochColumns = plots.Columns{
 	{Field: "Loads", Head: "loads", Wide: true},
 	{Field: "Writes", Head: "writes", Wide: true},
 	{Field: "FinalWrites"},
-	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1},
+	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1, Wide: true},
 	{Field: "WriteBytes", Head: "write MB", Scale: 1e-6, Prec: 1, Wide: true},
 	{Field: "EdgesPerSecond", Head: "edges/s", Prec: 0, CSVPrec: 0},
 	{Field: "Loss", Head: "loss", Prec: 2, CSVPrec: 2, Wide: true},
 	{Field: "LossPerEdge", Head: "loss/edge", Prec: 4, CSVPrec: 6},
-	{Field: "MRR", Head: "MRR", Prec: 3, CSVPrec: 4},
-	{Field: "HitsAt1", Head: "Hits@1", Prec: 3, CSVPrec: 4, Wide: true},
-	{Field: "HitsAt3", Head: "Hits@3", Prec: 3, CSVPrec: 4, Wide: true},
-	{Field: "HitsAt10", Head: "Hits@10", Prec: 3, CSVPrec: 4},
-	{Field: "Quality.Mode", Key: "eval_protocol", Head: "protocol", Wide: true},
-	{Field: "Quality.Seconds", Key: "eval_seconds", Head: "eval s", Prec: 1, CSVPrec: 3, Wide: true},
+	{Field: "Valid.MRR", Head: "valid MRR", Prec: 3, CSVPrec: 4},
+	{Field: "Valid.HitsAt1", CSVPrec: 4},
+	{Field: "Valid.HitsAt3", CSVPrec: 4},
+	{Field: "Valid.HitsAt10", CSVPrec: 4},
+	{Field: "Test.MRR", Head: "test MRR", Prec: 3, CSVPrec: 4},
+	{Field: "Test.HitsAt1", Head: "test Hits@1", Prec: 3, CSVPrec: 4, Wide: true},
+	{Field: "Test.HitsAt3", CSVPrec: 4},
+	{Field: "Test.HitsAt10", Head: "test Hits@10", Prec: 3, CSVPrec: 4},
+	{Field: "EvalProtocol", Head: "protocol", Wide: true},
+	{Field: "EvalSeconds", Head: "eval s", Prec: 1, CSVPrec: 3, Wide: true},
+}
+
+// evalSummary is one line per split on the run's last evaluation of it
+// ("" when nothing was evaluated).
+func evalSummary(epochs []realrun.Epoch) string {
+	var lines []string
+	for _, split := range []string{"valid", "test"} {
+		for i := len(epochs) - 1; i >= 0; i-- {
+			q := epochs[i].Valid
+			if split == "test" {
+				q = epochs[i].Test
+			}
+			if q != nil {
+				lines = append(lines, fmt.Sprintf("evaluation (%s, epoch %d): %s ranking of %d %s edges, both sides (%.1f s); random MRR %.4f",
+					split, epochs[i].Epoch, q.Mode, q.Edges, split, q.Seconds, q.Baseline))
+				break
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\nfiltered and sampled MRRs are not comparable; " + plots.Missing + " marks an epoch not evaluated"
 }
 
 // drawTimeline plots, for the last epoch, compute and I/O busy over time,

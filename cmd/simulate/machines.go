@@ -36,7 +36,7 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 	if set["device"] {
 		pq.Device = q.Device
 	}
-	pq.Dataset, pq.Model, pq.Dim, pq.P = q.Dataset, q.Model, q.Dim, q.P
+	pq.Dataset, pq.Model, pq.Dim, pq.P, pq.Graph = q.Dataset, q.Model, q.Dim, q.P, q.Graph
 	out, err := pq.Predict()
 	if err != nil {
 		return usage(err)
@@ -53,7 +53,7 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 	}
 	tr := out.Training
 	fmt.Fprintf(w, "pbg on %s, %d machine(s), p=%d: %s, d=%d, %s, batch %d, %d negatives a chunk of %d; partition %.3f GB (row-wise Adagrad); GB = 10^9 bytes\n",
-		out.Device, out.Machines, out.P, out.Dataset, tr.Dim, tr.Model, tr.Batch, tr.Negatives, tr.Chunk(), sim.GB(out.PartitionBytes))
+		out.Device, out.Machines, out.P, describe(out.Dataset, q.Graph), tr.Dim, tr.Model, tr.Batch, tr.Negatives, tr.Chunk(), sim.GB(out.PartitionBytes))
 	fmt.Fprintf(w, "epoch %.0f s (the first, under the lock server's initialisation rule: %.0f s); %d epochs %.2f h; per epoch: network %.1f GB (parameter sync %.1f GB), edges %.1f GB, disk read %.1f GB, written %.1f GB; peak memory %.1f GB a machine\n",
 		st.Seconds, out.Epochs[0].Seconds, out.EpochsReported, out.Seconds/3600, st.NetworkBytes/1e9, st.SyncBytes/1e9, st.EdgeBytes/1e9, st.DiskReadBytes/1e9, st.DiskWriteBytes/1e9, sim.GB(out.PeakMemoryBytes))
 	fmt.Fprintf(w, "occupancy: training ÷ epoch; waiting for a bucket: the lock server had none with free partitions, or the epoch's barrier\n")
@@ -112,7 +112,7 @@ func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, mach
 		}
 		device = devs
 	}
-	base := sim.PBGRequest{Device: device, Dataset: q.Dataset, Model: q.Model, Dim: q.Dim, Bandwidth: bandwidth, Epochs: epochs}
+	base := sim.PBGRequest{Device: device, Dataset: q.Dataset, Model: q.Model, Dim: q.Dim, Bandwidth: bandwidth, Epochs: epochs, Graph: q.Graph}
 	out, err := sweep.RunMachines(base, ms, pp)
 	if err != nil {
 		return usage(err)
@@ -132,7 +132,7 @@ func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, mach
 		return err
 	}
 	fmt.Fprintf(w, "pbg on %s: %s, d=%d; time of %d epochs; speed-up over the fastest one-machine row; machine-hours = hours × machines; memory GB: the largest machine's peak (of %.0f GB)\n",
-		out.Device, out.Dataset, out.Dim, out.EpochsReported, sim.GB(out.MemoryBytes))
+		out.Device, describe(out.Dataset, q.Graph), out.Dim, out.EpochsReported, sim.GB(out.MemoryBytes))
 	if len(out.Skipped) > 0 {
 		fmt.Fprintf(w, "left out: %d configurations with more machines than P/2 (their extra trainers only wait)\n", len(out.Skipped))
 	}

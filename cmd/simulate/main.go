@@ -44,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
-	{Title: "What to train", Flags: []string{"dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
+	{Title: "What to train", Flags: []string{"graph", "dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
 	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "ordering-seed", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "trace", "trace-max-spans", "plan", "top"}},
@@ -58,8 +58,10 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	var planPath, plotPath, tracePath string
 	var traceSpans int
 	var pq sim.PBGRequest
+	var graphDir string
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
-	fs.IntVar(&q.P, "p", 32, "number of node partitions")
+	fs.IntVar(&q.P, "p", sim.DefaultP, "number of node partitions (default 32; with an --edges histogram, its p)")
+	addGraphFlag(fs, &graphDir)
 	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own; marius: 8)")
 	fs.StringVar(&q.Device, "device", "p3.2xlarge", "device profile: a preset ("+strings.Join(devices.PresetNames(), ", ")+") or a YAML `FILE`")
 	addScenarioFlags(fs, &q)
@@ -91,6 +93,9 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := useGraph(&q, graphDir, set); err != nil {
+		return err
+	}
 	if set["machines"] || set["bandwidth"] || set["epochs"] {
 		return machinesMain(stdout, format, q, pq, set, *of.wide)
 	}
@@ -162,7 +167,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.BoolVar(&q.SyncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
 	fs.IntVar(&q.WriteBuffers, "write-buffers", 0, "evicted partitions the async writer may hold; a load waits for a free one (default: the system's; marius: unbounded, Marius's released code has 1)")
 	fs.StringVar(&q.CheckpointEvery, "checkpoint-every", "", "also checkpoint inside the epoch every `DURATION` (30s) or N buckets (64b): training waits while the dirty resident partitions are written")
-	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine")
+	fs.StringVar(&q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine (its p only; --graph DIR for any p)")
 	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
 	fs.Int64Var(&q.Seed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as realrun --ordering-seed")
 	fs.Int64Var(&q.Seed, "seed", 0, "the same as --ordering-seed (simulate has no data to seed)")
@@ -186,7 +191,7 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	}
 	tr := out.Training
 	fmt.Fprintf(w, "%s on %s; %s: %d train edges, d=%d, %s, batch %d, %d negatives\n",
-		out.System.Name, out.Device, out.Dataset, out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives)
+		out.System.Name, out.Device, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives)
 	if out.System.Partitioned {
 		fmt.Fprintf(w, "p=%d c=%d policy=%s ordering seed %d; lower bound %d swaps (Marius eq. 2), BETA formula %d swaps (eq. 3)\n",
 			out.P, out.C, out.Policy, out.Seed, out.LowerBoundSwaps, out.BETAFormula)
@@ -210,7 +215,19 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	for _, s := range out.Skipped {
 		fmt.Fprintf(w, "not valid here: %s: %s\n", s.Ordering, s.Reason)
 	}
+	for _, n := range out.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	return nil
+}
+
+// describe names what was simulated in a summary line: a dataset preset
+// by name, the user's graph by name and its own sizes.
+func describe(dataset string, g *sim.Graph) string {
+	if g == nil {
+		return dataset
+	}
+	return fmt.Sprintf("graph %s (%d nodes, %d relations)", g.Name, g.Nodes, g.Relations)
 }
 
 // plot draws the epoch time of every ordering (compute and stall) above

@@ -27,7 +27,9 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	var g sweep.Grid
 	var machines, bandwidth string
 	var epochs int
+	var graphDir string
 	fs := flag.NewFlagSet(prog+" sweep", flag.ContinueOnError)
+	addGraphFlag(fs, &graphDir)
 	fs.StringVar(&ps, "p", "8,16,32,64", "partition counts: a comma-separated `LIST` of numbers and ranges a-b")
 	fs.StringVar(&cs, "c", "", "buffer capacities, a `LIST` like --p; c > p is skipped (default 2,4,8,16, or the system's own)")
 	fs.StringVar(&devs, "device", "p3.2xlarge", "comma-separated device `LIST`: presets ("+strings.Join(devices.PresetNames(), ", ")+") or YAML files")
@@ -62,6 +64,9 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := useGraph(&q, graphDir, set); err != nil {
+		return err
+	}
 	if set["machines"] || set["bandwidth"] || set["epochs"] {
 		return sweepMachines(stdout, format, q, ps, devs, machines, bandwidth, epochs, top, set, *of.wide)
 	}
@@ -115,7 +120,7 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 	}
 	tr := out.Training
 	fmt.Fprintf(w, "%s; %s: %d train edges, d=%d, %s, batch %d, %d negatives; on %s\n",
-		out.System.Name, out.Dataset, out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives, strings.Join(out.Devices, ", "))
+		out.System.Name, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives, strings.Join(out.Devices, ", "))
 	fmt.Fprintf(w, "swept p ∈ {%s}, c ∈ {%s}, %d orderings: %d configurations, %d fit in memory",
 		sweep.JoinInts(out.Ps), sweep.JoinInts(out.Cs), len(out.Orderings), len(out.Rows), len(fit))
 	var bufferOut, batchOut, split, most int
@@ -154,6 +159,9 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 	}
 	if n := len(out.Skipped); n > 0 {
 		fmt.Fprintf(w, "not valid at some (p, c): %s (%d pairs; --json gives the reasons)\n", out.SkippedNames(), n)
+	}
+	for _, n := range out.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	fmt.Fprintln(w, "buffer GB: c partitions plus the system's staging buffers (prefetch, async write); ÷ bound: epoch over a bound no schedule beats")
 	return nil

@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/sample"
@@ -22,71 +26,91 @@ type Options struct {
 	Protocol          string
 	FilteredMaxNodes  int64
 	Uniform, ByDegree int
-	// MaxEdges caps the test edges evaluated (a seeded sample).
+	// MaxEdges caps the edges evaluated (a seeded sample).
 	MaxEdges int
 	Workers  int
 	Seed     int64
+	// Split is the split ranked: store.Valid or store.Test (the zero
+	// value, store.Train, means store.Test).
+	Split store.Split
+	// Memory is the evaluation's memory budget in bytes (0:
+	// DefaultMemory()): the partition buffers, the gathered rows, the
+	// query vectors, the score blocks and the known partners of the
+	// evaluated edges must fit in it.
+	Memory int64
+	// Progress, if not nil, is called as evaluation advances: phase is
+	// "reading rows", "filtering" or "ranking", done of total its steps
+	// (partitions, or buckets when filtering).
+	Progress func(phase string, done, total int)
 }
 
 // DefaultEval is the evaluation of the papers.
-var DefaultEval = Options{FilteredMaxNodes: 100_000, Uniform: 1000, ByDegree: 1000, MaxEdges: 10_000, Workers: 2}
+var DefaultEval = Options{FilteredMaxNodes: 100_000, Uniform: 1000, ByDegree: 1000, MaxEdges: 10_000, Workers: 2, Split: store.Test}
 
-// LoadEmbeddings reads every partition's embeddings (not the Adagrad
-// state) into one nodes×d matrix, checking each against its recorded
-// checksum. These reads are not part of any epoch.
-func LoadEmbeddings(st *store.Store) ([]float32, error) {
-	d := st.M.Dim
-	need := st.M.Nodes * int64(d) * 4
-	if need > 8<<30 {
-		return nil, fmt.Errorf("evaluation needs every embedding in memory: %d GB is too much", need>>30)
+// SplitName is "valid" or "test".
+func SplitName(sp store.Split) string {
+	if sp == store.Valid {
+		return "valid"
 	}
-	out := make([]float32, st.M.Nodes*int64(d))
-	buf, err := st.NewBuffer()
-	if err != nil {
-		return nil, err
-	}
-	defer buf.Free()
-	sums, err := st.PartitionSums(st.CurrentDir())
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < st.M.P; i++ {
-		if _, err := store.ReadPartitionChecked(st.CurrentDir(), i, buf, sums[i]); err != nil {
-			return nil, err
-		}
-		lo := int64(i) * st.M.Rows
-		hi := min(lo+st.M.Rows, st.M.Nodes)
-		if lo < hi {
-			copy(out[lo*int64(d):hi*int64(d)], buf.Floats()[:(hi-lo)*int64(d)])
-		}
-	}
-	return out, nil
+	return "test"
 }
 
-// Evaluate ranks the test edges with the trained embeddings.
+// ParseSplit reads "valid" or "test".
+func ParseSplit(s string) (store.Split, error) {
+	switch s {
+	case "valid":
+		return store.Valid, nil
+	case "test":
+		return store.Test, nil
+	}
+	return 0, fmt.Errorf("split %q: want test or valid", s)
+}
+
+// DefaultMemory is the evaluation memory budget when none is given: a
+// quarter of the machine's memory, at least 2 GiB.
+func DefaultMemory() int64 {
+	const floor = 2 << 30
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return floor
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return max(floor, kb*1024/4)
+			}
+		}
+	}
+	return floor
+}
+
+// Evaluate ranks the edges of the split opt.Split with the embeddings of
+// the store's current checkpoint, out of core: only the rows the edges
+// (and the sampled candidates) need are gathered, and filtered ranking
+// streams the partitions through at most two partition buffers, all
+// within opt.Memory.
 func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int32, opt Options) (realrun.Quality, error) {
-	test, err := st.ReadSplit(store.Test)
+	sp := opt.Split
+	if sp == store.Train {
+		sp = store.Test
+	}
+	edges, err := st.ReadSplit(sp)
 	if err != nil {
 		return realrun.Quality{}, err
 	}
-	if len(test) == 0 {
-		return realrun.Quality{}, fmt.Errorf("no test edges to evaluate")
+	if len(edges) == 0 {
+		return realrun.Quality{}, fmt.Errorf("no %s edges to evaluate", SplitName(sp))
 	}
-	emb, err := LoadEmbeddings(st)
-	if err != nil {
-		return realrun.Quality{}, err
+	if kind.UsesRelations() && len(rel) < st.M.Relations*st.M.Dim {
+		return realrun.Quality{}, fmt.Errorf("evaluation: %d relation floats for %d relations of d=%d", len(rel), st.M.Relations, st.M.Dim)
 	}
-	d := st.M.Dim
 	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x6576616c)) // "eval"
-	if opt.MaxEdges > 0 && len(test) > opt.MaxEdges {
-		rng.Shuffle(len(test), func(i, j int) { test[i], test[j] = test[j], test[i] })
-		test = test[:opt.MaxEdges]
+	if opt.MaxEdges > 0 && len(edges) > opt.MaxEdges {
+		rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
+		edges = edges[:opt.MaxEdges]
 	}
-	q := realrun.Quality{Edges: len(test)}
-	nodes := int(st.M.Nodes)
-	var cand []float32
-	var m int
-	var truth map[[2]int64]map[int32]bool // (node, rel) → true partners, for filtering
+	q := realrun.Quality{Edges: len(edges), Split: SplitName(sp)}
 	filtered := st.M.Nodes <= opt.FilteredMaxNodes
 	switch opt.Protocol {
 	case "filtered":
@@ -94,51 +118,24 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 	case "sampled":
 		filtered = false
 	}
+	r := &ranker{st: st, kind: kind, rel: rel, d: st.M.Dim, workers: max(opt.Workers, 1), memory: opt.Memory, progress: opt.Progress}
+	if r.memory <= 0 {
+		r.memory = DefaultMemory()
+	}
+	if r.progress == nil {
+		r.progress = func(string, int, int) {}
+	}
+	var ranks []float64
+	var places []int
 	if filtered {
 		q.Mode = "filtered"
-		cand, m = emb, nodes
-		truth, err = trueEdges(st)
-		if err != nil {
-			return realrun.Quality{}, err
-		}
+		ranks, places, err = r.filtered(edges)
 	} else {
 		q.Mode, q.Uniform, q.ByDegree = "sampled", opt.Uniform, opt.ByDegree
-		ps := sample.NewPartSampler(degrees)
-		m = opt.Uniform + opt.ByDegree
-		cand = make([]float32, m*d)
-		for k := 0; k < m; k++ {
-			var v int32
-			if k < opt.Uniform {
-				v = ps.Uniform(rng)
-			} else {
-				v = ps.ByDegree(rng)
-			}
-			copy(cand[k*d:(k+1)*d], emb[int(v)*d:int(v+1)*d])
-		}
+		ranks, places, err = r.sampled(edges, degrees, opt.Uniform, opt.ByDegree, rng)
 	}
-	ranks := make([]float64, 2*len(test))
-	places := make([]int, 2*len(test)) // k of each ranking, for the baseline
-	workers := max(opt.Workers, 1)
-	if truth != nil {
-		rankFiltered(kind, d, emb, rel, test, truth, workers, ranks, places)
-	} else {
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				for i := w; i < len(test); i += workers {
-					e := test[i]
-					s, r, dd := emb[int(e.Src)*d:int(e.Src+1)*d], relVec(kind, rel, d, e.Rel), emb[int(e.Dst)*d:int(e.Dst+1)*d]
-					for side := 0; side < 2; side++ {
-						higher, equal := model.RankCounts(kind, d, s, r, dd, model.Side(side), cand, m, nil)
-						ranks[2*i+side] = 1 + float64(higher) + float64(equal)/2
-						places[2*i+side] = m + 1
-					}
-				}
-			}(w)
-		}
-		wg.Wait()
+	if err != nil {
+		return realrun.Quality{}, err
 	}
 	for i, rk := range ranks {
 		q.Baseline += RandomMRR(places[i])
@@ -180,22 +177,406 @@ func RandomMRR(k int) float64 {
 // eulerGamma is the Euler–Mascheroni constant.
 const eulerGamma = 0.57721566490153286
 
-// trueEdges indexes every known edge (train, valid, test) for filtered
-// ranking: key (src, rel) → destinations, key (-1-dst, rel) → sources.
-func trueEdges(st *store.Store) (map[[2]int64]map[int32]bool, error) {
-	out := map[[2]int64]map[int32]bool{}
-	add := func(e store.Edge) {
-		k := [2]int64{int64(e.Src), int64(e.Rel)}
-		if out[k] == nil {
-			out[k] = map[int32]bool{}
-		}
-		out[k][e.Dst] = true
-		k = [2]int64{-1 - int64(e.Dst), int64(e.Rel)}
-		if out[k] == nil {
-			out[k] = map[int32]bool{}
-		}
-		out[k][e.Src] = true
+// relVec is relation r's embedding, nil for Dot.
+func relVec(kind workload.Model, rel []float32, d int, r int32) []float32 {
+	if !kind.UsesRelations() {
+		return nil
 	}
+	return rel[int(r)*d : int(r+1)*d]
+}
+
+// rankBlock is how many queries filtered ranking scores at once: one
+// matrix product of a block of query vectors with a partition's
+// embeddings reads the partition once per block instead of once per
+// query.
+const rankBlock = 32
+
+// ranker evaluates one split of one store within a memory budget.
+type ranker struct {
+	st       *store.Store
+	kind     workload.Model
+	rel      []float32
+	d        int
+	workers  int
+	memory   int64
+	progress func(phase string, done, total int)
+}
+
+// rows are embedding rows gathered from the partitions: node → row.
+type rows struct {
+	index map[int32]int
+	data  []float32
+	d     int
+}
+
+func (g *rows) row(v int32) []float32 {
+	i := g.index[v]
+	return g.data[i*g.d : (i+1)*g.d]
+}
+
+// mb is a byte count for messages, in MB (10^6 bytes), or kB below one.
+func mb(b int64) string {
+	if b < 1e6 {
+		return fmt.Sprintf("%.1f kB", float64(b)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+}
+
+// budget checks that the working set plus at least one partition buffer
+// fits the memory budget and returns how many partition buffers do (at
+// most two: one read ahead while the other is ranked).
+func (r *ranker) budget(working int64, what string) (int, error) {
+	part := r.st.M.PartitionBytes
+	if working+part > r.memory {
+		return 0, inputerr.Errorf("evaluation memory budget %s cannot hold one partition (%s) plus the working set (%s: %s); raise --eval-memory to at least %s",
+			mb(r.memory), mb(part), what, mb(working), mb(working+part))
+	}
+	return int(min(2, int64(r.st.M.P), (r.memory-working)/part)), nil
+}
+
+// gather reads the embedding rows of the given nodes, streaming only the
+// partitions that hold some of them.
+func (r *ranker) gather(nodes []int32, nbuf int) (*rows, error) {
+	slices.Sort(nodes)
+	nodes = slices.Compact(nodes)
+	g := &rows{index: make(map[int32]int, len(nodes)), data: make([]float32, len(nodes)*r.d), d: r.d}
+	var parts []int
+	for i, v := range nodes {
+		g.index[v] = i
+		if p := int(int64(v) / r.st.M.Rows); len(parts) == 0 || parts[len(parts)-1] != p {
+			parts = append(parts, p)
+		}
+	}
+	at := 0
+	err := r.stream(parts, nbuf, "reading rows", func(p int, emb []float32) error {
+		lo := int64(p) * r.st.M.Rows
+		for ; at < len(nodes) && int64(nodes[at])/r.st.M.Rows == int64(p); at++ {
+			o := (int64(nodes[at]) - lo) * int64(r.d)
+			copy(g.data[at*r.d:(at+1)*r.d], emb[o:o+int64(r.d)])
+		}
+		return nil
+	})
+	return g, err
+}
+
+// stream reads the given partitions of the current checkpoint in order,
+// each checked against its checksum, through nbuf buffers (with two, the
+// next is read while fn works on the one before), and calls fn with each
+// partition's embeddings (not its Adagrad state).
+func (r *ranker) stream(parts []int, nbuf int, phase string, fn func(p int, emb []float32) error) error {
+	st := r.st
+	dir := st.CurrentDir()
+	sums, err := st.PartitionSums(dir)
+	if err != nil {
+		return err
+	}
+	nbuf = max(1, min(nbuf, len(parts)))
+	type loaded struct {
+		p   int
+		buf *store.Buffer
+		err error
+	}
+	free := make(chan *store.Buffer, nbuf)
+	var all []*store.Buffer
+	defer func() {
+		for _, b := range all {
+			b.Free()
+		}
+	}()
+	for i := 0; i < nbuf; i++ {
+		b, err := st.NewBuffer()
+		if err != nil {
+			return err
+		}
+		all = append(all, b)
+		free <- b
+	}
+	full := make(chan loaded, nbuf)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(full)
+		for _, p := range parts {
+			var b *store.Buffer
+			select {
+			case b = <-free:
+			case <-quit:
+				return
+			}
+			_, err := store.ReadPartitionChecked(dir, p, b, sums[p])
+			full <- loaded{p, b, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(quit); wg.Wait() }()
+	r.progress(phase, 0, len(parts))
+	done := 0
+	for l := range full {
+		if l.err != nil {
+			return l.err
+		}
+		lo := int64(l.p) * st.M.Rows
+		n := min(st.M.Rows, st.M.Nodes-lo)
+		if err := fn(l.p, l.buf.Floats()[:max(n, 0)*int64(r.d)]); err != nil {
+			return err
+		}
+		free <- l.buf
+		done++
+		r.progress(phase, done, len(parts))
+	}
+	return nil
+}
+
+// sampled ranks every edge on both sides against the same sampled
+// candidates: opt.Uniform uniform and opt.ByDegree degree-weighted nodes
+// (Marius §5.1), gathering only their rows and the edges'.
+func (r *ranker) sampled(edges []store.Edge, degrees []int32, uniform, byDegree int, rng *rand.Rand) ([]float64, []int, error) {
+	d := r.d
+	ps := sample.NewPartSampler(degrees)
+	m := uniform + byDegree
+	ids := make([]int32, m)
+	for k := range ids {
+		if k < uniform {
+			ids[k] = ps.Uniform(rng)
+		} else {
+			ids[k] = ps.ByDegree(rng)
+		}
+	}
+	need := append(slices.Clone(ids), endpoints(edges)...)
+	working := int64(m*d*4) + int64(len(need)*(d*4+24)) + int64(len(edges))*2*16
+	nbuf, err := r.budget(working, fmt.Sprintf("%d candidates and %d edges", m, len(edges)))
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := r.gather(need, nbuf)
+	if err != nil {
+		return nil, nil, err
+	}
+	cand := make([]float32, m*d)
+	for k, v := range ids {
+		copy(cand[k*d:(k+1)*d], g.row(v))
+	}
+	ranks, places := make([]float64, 2*len(edges)), make([]int, 2*len(edges))
+	var wg sync.WaitGroup
+	r.progress("ranking", 0, 1)
+	for w := 0; w < r.workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(edges); i += r.workers {
+				e := edges[i]
+				s, rv, dd := g.row(e.Src), relVec(r.kind, r.rel, d, e.Rel), g.row(e.Dst)
+				for side := 0; side < 2; side++ {
+					higher, equal := model.RankCounts(r.kind, d, s, rv, dd, model.Side(side), cand, m, nil)
+					ranks[2*i+side] = 1 + float64(higher) + float64(equal)/2
+					places[2*i+side] = m + 1
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	r.progress("ranking", 1, 1)
+	return ranks, places, nil
+}
+
+// endpoints are the nodes of the edges (with repeats).
+func endpoints(edges []store.Edge) []int32 {
+	out := make([]int32, 0, 2*len(edges))
+	for _, e := range edges {
+		out = append(out, e.Src, e.Dst)
+	}
+	return out
+}
+
+// query is one side of one evaluated edge: its query vector scored against
+// every node, the node that is the true answer, its score, and the known
+// partners to skip (sorted, the true node among them).
+type query struct {
+	self          int32
+	ts            float32
+	skip          []int32
+	higher, equal int64
+}
+
+// filtered ranks every edge on both sides against every node, skipping
+// the other known partners (filtered ranking), one partition at a time.
+// Queries are scored in blocks by one matrix product per partition. A
+// query's true score is computed by the same product kernel, whose every
+// element is the same sum in the same order wherever it lies in the
+// product, so the true node and a candidate with equal embeddings tie
+// exactly as in one product against every node.
+func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
+	st, d := r.st, r.d
+	nq := 2 * len(edges)
+	working := int64(nq)*int64(d)*4*2 + int64(nq)*(24+8) + // query vectors, gathered rows, per-query counts
+		int64(r.workers)*rankBlock*st.M.Rows*4 + // score blocks
+		maxBucket(st)*12*2 // one bucket being filtered
+	nbuf, err := r.budget(working, fmt.Sprintf("%d queries", nq))
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := r.gather(endpoints(edges), nbuf)
+	if err != nil {
+		return nil, nil, err
+	}
+	Q := make([]float32, nq*d)
+	qs := make([]query, nq)
+	keys := make(map[[2]int64][]int32, nq)
+	for qi := range qs {
+		e := edges[qi/2]
+		row := Q[qi*d : (qi+1)*d]
+		copy(row, model.Query(r.kind, d, g.row(e.Src), relVec(r.kind, r.rel, d, e.Rel), g.row(e.Dst), model.Side(qi%2), row))
+		qs[qi].self = e.Dst
+		if qi%2 == 1 {
+			qs[qi].self = e.Src
+		}
+		var ts [1]float32
+		model.SgemmNT(1, 1, d, row, g.row(qs[qi].self), ts[:])
+		qs[qi].ts = ts[0]
+		keys[queryKey(e, qi%2)] = nil
+	}
+	g = nil
+	partners, err := r.knownPartners(keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	var held int64
+	for _, p := range partners {
+		held += int64(len(p))*4 + 48
+	}
+	if _, err := r.budget(working+held, fmt.Sprintf("%d queries and their %s of known partners", nq, mb(held))); err != nil {
+		return nil, nil, err
+	}
+	for qi := range qs {
+		ps := partners[queryKey(edges[qi/2], qi%2)]
+		self := qs[qi].self
+		if i, ok := slices.BinarySearch(ps, self); !ok {
+			ps = slices.Insert(slices.Clone(ps), i, self)
+		}
+		qs[qi].skip = ps
+	}
+	all := make([]int, st.M.P)
+	for p := range all {
+		all[p] = p
+	}
+	blocks := (nq + rankBlock - 1) / rankBlock
+	S := make([][]float32, r.workers)
+	err = r.stream(all, nbuf, "ranking", func(p int, emb []float32) error {
+		m := len(emb) / d
+		if m == 0 {
+			return nil
+		}
+		lo := int32(int64(p) * st.M.Rows)
+		var next sync.Mutex
+		b := 0
+		var wg sync.WaitGroup
+		for w := 0; w < r.workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				if len(S[w]) < rankBlock*m {
+					S[w] = make([]float32, rankBlock*m)
+				}
+				for {
+					next.Lock()
+					blk := b
+					b++
+					next.Unlock()
+					if blk >= blocks {
+						return
+					}
+					qlo, qhi := blk*rankBlock, min((blk+1)*rankBlock, nq)
+					n := qhi - qlo
+					sc := S[w][:n*m]
+					clear(sc)
+					model.SgemmNT(n, m, d, Q[qlo*d:qhi*d], emb, sc)
+					for qi := qlo; qi < qhi; qi++ {
+						q := &qs[qi]
+						scores := sc[(qi-qlo)*m : (qi-qlo+1)*m]
+						ts := q.ts
+						var higher, equal int64
+						for _, v := range scores {
+							if v >= ts {
+								if v > ts {
+									higher++
+								} else {
+									equal++
+								}
+							}
+						}
+						// Take the skipped nodes of this partition back out.
+						i, _ := slices.BinarySearch(q.skip, lo)
+						for ; i < len(q.skip) && q.skip[i] < lo+int32(m); i++ {
+							switch v := scores[q.skip[i]-lo]; {
+							case v > ts:
+								higher--
+							case v == ts:
+								equal--
+							}
+						}
+						q.higher += higher
+						q.equal += equal
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ranks, places := make([]float64, nq), make([]int, nq)
+	for qi, q := range qs {
+		ranks[qi] = 1 + float64(q.higher) + float64(q.equal)/2
+		places[qi] = int(st.M.Nodes) - len(q.skip) + 1
+	}
+	return ranks, places, nil
+}
+
+// queryKey is the key of a query's known partners: (src, rel) for
+// candidates as destinations (side 0), (-1-dst, rel) for candidates as
+// sources.
+func queryKey(e store.Edge, side int) [2]int64 {
+	if side == 0 {
+		return [2]int64{int64(e.Src), int64(e.Rel)}
+	}
+	return [2]int64{-1 - int64(e.Dst), int64(e.Rel)}
+}
+
+// maxBucket is the most training edges in one bucket.
+func maxBucket(st *store.Store) int64 {
+	var n int64
+	for _, row := range st.M.Buckets {
+		for _, b := range row {
+			n = max(n, b)
+		}
+	}
+	return max(n, st.M.Valid, st.M.Test)
+}
+
+// knownPartners streams every known edge (the training buckets one at a
+// time, then the validation and test splits) and keeps, for each of the
+// given keys only, the partners the key's queries must skip, sorted and
+// without repeats: memory grows with the evaluated edges' partners, not
+// with the graph.
+func (r *ranker) knownPartners(keys map[[2]int64][]int32) (map[[2]int64][]int32, error) {
+	st := r.st
+	add := func(e store.Edge) {
+		if ps, ok := keys[[2]int64{int64(e.Src), int64(e.Rel)}]; ok {
+			keys[[2]int64{int64(e.Src), int64(e.Rel)}] = append(ps, e.Dst)
+		}
+		if ps, ok := keys[[2]int64{-1 - int64(e.Dst), int64(e.Rel)}]; ok {
+			keys[[2]int64{-1 - int64(e.Dst), int64(e.Rel)}] = append(ps, e.Src)
+		}
+	}
+	total := st.M.P*st.M.P + 2
+	done := 0
+	r.progress("filtering", 0, total)
 	for i := 0; i < st.M.P; i++ {
 		for j := 0; j < st.M.P; j++ {
 			edges, err := st.ReadBucket(i, j)
@@ -204,6 +585,10 @@ func trueEdges(st *store.Store) (map[[2]int64]map[int32]bool, error) {
 			}
 			for _, e := range edges {
 				add(e)
+			}
+			done++
+			if done%st.M.P == 0 {
+				r.progress("filtering", done, total)
 			}
 		}
 	}
@@ -215,100 +600,14 @@ func trueEdges(st *store.Store) (map[[2]int64]map[int32]bool, error) {
 		for _, e := range edges {
 			add(e)
 		}
+		done++
 	}
-	return out, nil
-}
-
-// relVec is relation r's embedding, nil for Dot.
-func relVec(kind workload.Model, rel []float32, d int, r int32) []float32 {
-	if !kind.UsesRelations() {
-		return nil
+	r.progress("filtering", done, total)
+	for k, ps := range keys {
+		slices.Sort(ps)
+		keys[k] = slices.Compact(ps)
 	}
-	return rel[int(r)*d : int(r+1)*d]
-}
-
-// rankBlock is how many queries filtered ranking scores at once: one
-// matrix product of a block of query vectors with every node's embedding
-// reads the embeddings once per block instead of once per query.
-const rankBlock = 32
-
-// rankFiltered ranks every test edge on both sides against every node,
-// skipping the other known partners (filtered ranking). Queries are scored
-// in blocks by one matrix product; a query's true score is read from the
-// same product, so the true node and a candidate with equal embeddings
-// score bit-identically.
-func rankFiltered(kind workload.Model, d int, emb, rel []float32, test []store.Edge, truth map[[2]int64]map[int32]bool, workers int, ranks []float64, places []int) {
-	m := len(emb) / d
-	queries := 2 * len(test)
-	blocks := (queries + rankBlock - 1) / rankBlock
-	var next sync.Mutex
-	b := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			Q := make([]float32, rankBlock*d)
-			S := make([]float32, rankBlock*m)
-			excluded := make([]bool, m)
-			for {
-				next.Lock()
-				blk := b
-				b++
-				next.Unlock()
-				if blk >= blocks {
-					return
-				}
-				lo, hi := blk*rankBlock, min((blk+1)*rankBlock, queries)
-				for qi := lo; qi < hi; qi++ {
-					e := test[qi/2]
-					s, r, dd := emb[int(e.Src)*d:int(e.Src+1)*d], relVec(kind, rel, d, e.Rel), emb[int(e.Dst)*d:int(e.Dst+1)*d]
-					row := Q[(qi-lo)*d : (qi-lo+1)*d]
-					copy(row, model.Query(kind, d, s, r, dd, model.Side(qi%2), row))
-				}
-				n := hi - lo
-				clear(S[:n*m])
-				model.SgemmNT(n, m, d, Q[:n*d], emb, S[:n*m])
-				for qi := lo; qi < hi; qi++ {
-					e := test[qi/2]
-					var partners map[int32]bool
-					var self int32
-					if qi%2 == 0 {
-						partners, self = truth[[2]int64{int64(e.Src), int64(e.Rel)}], e.Dst
-					} else {
-						partners, self = truth[[2]int64{-1 - int64(e.Dst), int64(e.Rel)}], e.Src
-					}
-					excluded[self] = true
-					for j := range partners {
-						excluded[j] = true
-					}
-					scores := S[(qi-lo)*m : (qi-lo+1)*m]
-					ts := scores[self]
-					higher, equal := 0, 0
-					for j, v := range scores {
-						if v >= ts && !excluded[j] {
-							if v > ts {
-								higher++
-							} else {
-								equal++
-							}
-						}
-					}
-					excluded[self] = false
-					for j := range partners {
-						excluded[j] = false
-					}
-					skipped := len(partners)
-					if !partners[self] {
-						skipped++
-					}
-					ranks[qi] = 1 + float64(higher) + float64(equal)/2
-					places[qi] = m - skipped + 1
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	return keys, nil
 }
 
 // None is the Quality.Mode of an epoch that was not evaluated.

@@ -2,12 +2,15 @@ package eval
 
 import (
 	"bufio"
+	"container/heap"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,83 +18,335 @@ import (
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
-// Export writes the trained node embeddings in original id order (row i is
-// node i of the input) as a NumPy .npy array of float32 (format "npy") or
-// as text lines "name<TAB>v1 v2 …" (format "tsv"); name(i) gives node i's
-// name for text.
-func Export(w io.Writer, st *store.Store, format string, name func(i int64) string) error {
-	emb, err := LoadEmbeddings(st)
-	if err != nil {
+// ExportFile writes the node embeddings of the store's current checkpoint
+// to path, atomically, in input id order (row i is node i of the input),
+// holding one partition in memory at a time:
+//
+//   - "npy": a NumPy .npy array of float32, nodes × d; each partition's
+//     rows are written at their offsets in the file.
+//   - "tsv": lines "name<TAB>v1 v2 …", names from the work directory's
+//     ids.tsv (the node's number without one). Each partition's lines
+//     are written to a sorted run beside path, and the runs are merged in
+//     id order while ids.tsv is read once, front to back.
+//
+// Besides a partition, it holds the relabelling (4 bytes a node).
+func ExportFile(path, format string, st *store.Store) error {
+	// The npy header is at most a few hundred bytes; tsv needs about
+	// twice the binary size (and as much again for the runs).
+	need := st.M.Nodes*int64(st.M.Dim)*4 + 256
+	var err error
+	switch format {
+	case "npy":
+		err = atomicfile.Write(path, func(w io.Writer) error {
+			wa, ok := w.(io.WriterAt)
+			if !ok {
+				return fmt.Errorf("npy export needs a file it can write at offsets")
+			}
+			return exportNPY(w, wa, st)
+		})
+	case "tsv":
+		need *= 4
+		err = atomicfile.Write(path, func(w io.Writer) error { return exportTSV(w, path, st) })
+	default:
+		return fmt.Errorf("unknown export format %q (want npy or tsv)", format)
+	}
+	return store.SpaceError(path, need, err)
+}
+
+// npyHeader is the .npy header of a little-endian float32 array of the
+// given shape: magic, version 1.0, header length, and the header padded
+// with spaces so the data starts at a multiple of 64 bytes.
+func npyHeader(shape ...int64) []byte {
+	dims := make([]string, len(shape))
+	for i, n := range shape {
+		dims[i] = strconv.FormatInt(n, 10)
+	}
+	s := strings.Join(dims, ", ")
+	if len(shape) == 1 {
+		s += ","
+	}
+	header := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", s)
+	total := 10 + len(header) + 1
+	header += fmt.Sprintf("%*s\n", (64-total%64)%64, "")
+	out := []byte("\x93NUMPY\x01\x00")
+	out = binary.LittleEndian.AppendUint16(out, uint16(len(header)))
+	return append(out, header...)
+}
+
+// partitions streams the current checkpoint's partitions one at a time
+// (checked against their checksums) and calls fn with each one's first
+// store row and embeddings.
+func partitions(st *store.Store, fn func(lo int64, emb []float32) error) error {
+	r := &ranker{st: st, d: st.M.Dim, progress: func(string, int, int) {}}
+	all := make([]int, st.M.P)
+	for p := range all {
+		all[p] = p
+	}
+	return r.stream(all, 1, "export", func(p int, emb []float32) error { return fn(int64(p)*st.M.Rows, emb) })
+}
+
+// exportNPY writes the header through w and every row at its offset
+// through wa.
+func exportNPY(w io.Writer, wa io.WriterAt, st *store.Store) error {
+	header := npyHeader(st.M.Nodes, int64(st.M.Dim))
+	if _, err := w.Write(header); err != nil {
 		return err
 	}
-	perm, err := st.Permutation()
+	inv, err := inverseOf(st)
 	if err != nil {
 		return err
 	}
 	d := st.M.Dim
-	bw := bufio.NewWriterSize(w, 1<<16)
-	switch format {
-	case "npy":
-		header := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }", st.M.Nodes, d)
-		// Magic, version 1.0, header length; pad the header with spaces so
-		// the data starts at a multiple of 64 bytes, ending in a newline.
-		total := 10 + len(header) + 1
-		pad := (64 - total%64) % 64
-		header += fmt.Sprintf("%*s\n", pad, "")
-		if _, err := bw.WriteString("\x93NUMPY\x01\x00"); err != nil {
+	rowBytes := int64(d) * 4
+	buf := make([]byte, rowBytes)
+	return partitions(st, func(lo int64, emb []float32) error {
+		for j := 0; j*d < len(emb); j++ {
+			for k, x := range emb[j*d : (j+1)*d] {
+				binary.LittleEndian.PutUint32(buf[4*k:], math.Float32bits(x))
+			}
+			if _, err := wa.WriteAt(buf, int64(len(header))+int64(inv[lo+int64(j)])*rowBytes); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// inverseOf returns, for every store row, its node's input id.
+func inverseOf(st *store.Store) ([]int32, error) {
+	perm, err := st.Permutation()
+	if err != nil {
+		return nil, err
+	}
+	inv := make([]int32, len(perm))
+	for i, v := range perm {
+		inv[v] = int32(i)
+	}
+	return inv, nil
+}
+
+// formatRow appends the TSV values of one row.
+func formatRow(b []byte, row []float32) []byte {
+	for k, x := range row {
+		if k > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendFloat(b, float64(x), 'g', 7, 32)
+	}
+	return b
+}
+
+// exportTSV writes one sorted run per partition ("id<TAB>values" lines in
+// input id order) into a temporary directory beside path, then merges
+// them into w, naming each node from ids.tsv read front to back.
+func exportTSV(w io.Writer, path string, st *store.Store) (err error) {
+	inv, err := inverseOf(st)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(path), "."+filepath.Base(path)+".runs-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	d := st.M.Dim
+	var runs []string
+	err = partitions(st, func(lo int64, emb []float32) error {
+		n := len(emb) / d
+		order := make([]int, n)
+		for j := range order {
+			order[j] = j
+		}
+		slices.SortFunc(order, func(a, b int) int { return int(inv[lo+int64(a)]) - int(inv[lo+int64(b)]) })
+		name := filepath.Join(tmp, fmt.Sprintf("run-%06d", len(runs)))
+		runs = append(runs, name)
+		f, err := os.Create(name)
+		if err != nil {
 			return err
 		}
-		var hl [2]byte
-		binary.LittleEndian.PutUint16(hl[:], uint16(len(header)))
-		bw.Write(hl[:])
-		bw.WriteString(header)
-		var b [4]byte
-		for i := int64(0); i < st.M.Nodes; i++ {
-			row := emb[int(perm[i])*d : int(perm[i]+1)*d]
-			for _, x := range row {
-				binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
-				bw.Write(b[:])
-			}
+		bw := bufio.NewWriterSize(f, 1<<16)
+		var line []byte
+		for _, j := range order {
+			line = strconv.AppendInt(line[:0], int64(inv[lo+int64(j)]), 10)
+			line = append(line, '\t')
+			line = append(formatRow(line, emb[j*d:(j+1)*d]), '\n')
+			bw.Write(line)
 		}
-	case "tsv":
-		for i := int64(0); i < st.M.Nodes; i++ {
-			bw.WriteString(name(i))
-			bw.WriteByte('\t')
-			for k, x := range emb[int(perm[i])*d : int(perm[i]+1)*d] {
-				if k > 0 {
-					bw.WriteByte(' ')
-				}
-				bw.WriteString(strconv.FormatFloat(float64(x), 'g', 7, 32))
-			}
-			bw.WriteByte('\n')
+		if err := bw.Flush(); err != nil {
+			f.Close()
+			return err
 		}
-	default:
-		return fmt.Errorf("unknown export format %q (want npy or tsv)", format)
+		return f.Close()
+	})
+	if err != nil {
+		return err
+	}
+	names, closeNames, err := openNames(filepath.Join(st.Dir, "ids.tsv"))
+	if err != nil {
+		return err
+	}
+	defer closeNames()
+	return mergeRuns(w, runs, names)
+}
+
+// openNames returns a function giving the name of node i, called with
+// i = 0, 1, 2, … in order: the next line of ids.tsv ("id<TAB>name", in id
+// order), or the number when the work directory has no ids.tsv.
+func openNames(path string) (func(i int64) (string, error), func(), error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return func(i int64) (string, error) { return strconv.FormatInt(i, 10), nil }, func() {}, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	return func(i int64) (string, error) {
+		if !sc.Scan() {
+			if err := sc.Err(); err != nil {
+				return "", fmt.Errorf("%s: %w", path, err)
+			}
+			return "", fmt.Errorf("%s: ends before node %d", path, i)
+		}
+		id, name, ok := strings.Cut(sc.Text(), "\t")
+		if n, err := strconv.ParseInt(id, 10, 64); !ok || err != nil || n != i {
+			return "", fmt.Errorf("%s: line %d is %q, want node %d's id and name", path, i+1, truncate(sc.Text()), i)
+		}
+		return name, nil
+	}, func() { f.Close() }, nil
+}
+
+func truncate(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}
+
+// run is one sorted run being merged: its reader and current line.
+type run struct {
+	sc   *bufio.Scanner
+	id   int64
+	rest string
+}
+
+type runHeap []*run
+
+func (h runHeap) Len() int           { return len(h) }
+func (h runHeap) Less(i, j int) bool { return h[i].id < h[j].id }
+func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)        { *h = append(*h, x.(*run)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// next reads the run's next line; false at its end.
+func (r *run) next() (bool, error) {
+	if !r.sc.Scan() {
+		return false, r.sc.Err()
+	}
+	id, rest, _ := strings.Cut(r.sc.Text(), "\t")
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("export run: %w", err)
+	}
+	r.id, r.rest = n, rest
+	return true, nil
+}
+
+// mergeRuns merges the sorted runs into w as "name<TAB>values" lines.
+func mergeRuns(w io.Writer, paths []string, name func(i int64) (string, error)) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var h runHeap
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(bufio.NewReaderSize(f, 1<<16))
+		sc.Buffer(make([]byte, 1<<16), 1<<26)
+		r := &run{sc: sc}
+		ok, err := r.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			h = append(h, r)
+		}
+	}
+	heap.Init(&h)
+	for want := int64(0); h.Len() > 0; want++ {
+		r := h[0]
+		if r.id != want {
+			return fmt.Errorf("export: node %d missing from the partitions", want)
+		}
+		n, err := name(r.id)
+		if err != nil {
+			return err
+		}
+		bw.WriteString(n)
+		bw.WriteByte('\t')
+		bw.WriteString(r.rest)
+		bw.WriteByte('\n')
+		ok, err := r.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
 	}
 	return bw.Flush()
 }
 
-// ExportFile writes the trained node embeddings to path in input id order
-// (npy or tsv), naming nodes by their ids in the input file when the work
-// directory was built from one; the file is written atomically.
-func ExportFile(path, format string, st *store.Store) error {
-	names := func(i int64) string { return strconv.FormatInt(i, 10) }
-	if data, err := os.ReadFile(filepath.Join(st.Dir, "ids.tsv")); err == nil {
-		table := map[int64]string{}
-		sc := bufio.NewScanner(strings.NewReader(string(data)))
-		for sc.Scan() {
-			id, name, ok := strings.Cut(sc.Text(), "\t")
-			if n, err := strconv.ParseInt(id, 10, 64); ok && err == nil {
-				table[n] = name
+// ExportRelations writes relation embeddings rel (relations × d) to path,
+// atomically: "npy" as a relations × d float32 array in relation id
+// order, "tsv" as lines "name<TAB>v1 v2 …" named from the work
+// directory's relations.tsv ("id<TAB>name") where it has one, else by
+// number. A model without relation parameters (dot) is an error.
+func ExportRelations(path, format string, st *store.Store, rel []float32) error {
+	d := st.M.Dim
+	if len(rel) == 0 {
+		return fmt.Errorf("the model has no relation parameters (dot scores s·d)")
+	}
+	n := len(rel) / d
+	names := make([]string, n)
+	for i := range names {
+		names[i] = strconv.Itoa(i)
+	}
+	if data, err := os.ReadFile(filepath.Join(st.Dir, "relations.tsv")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			id, name, ok := strings.Cut(line, "\t")
+			if i, err := strconv.Atoi(id); ok && err == nil && i >= 0 && i < n {
+				names[i] = name
 			}
 		}
-		names = func(i int64) string { return table[i] }
 	}
-	// The npy header is at most a few hundred bytes; tsv needs about
-	// twice the binary size.
-	need := st.M.Nodes*int64(st.M.Dim)*4 + 256
-	if format == "tsv" {
-		need *= 2
-	}
-	return store.SpaceError(path, need, atomicfile.Write(path, func(w io.Writer) error { return Export(w, st, format, names) }))
+	return atomicfile.Write(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		switch format {
+		case "npy":
+			bw.Write(npyHeader(int64(n), int64(d)))
+			for _, x := range rel[:n*d] {
+				binary.Write(bw, binary.LittleEndian, math.Float32bits(x))
+			}
+		case "tsv":
+			var line []byte
+			for i := 0; i < n; i++ {
+				line = append(append(line[:0], names[i]...), '\t')
+				line = append(formatRow(line, rel[i*d:(i+1)*d]), '\n')
+				bw.Write(line)
+			}
+		default:
+			return fmt.Errorf("unknown export format %q (want npy or tsv)", format)
+		}
+		return bw.Flush()
+	})
 }

@@ -97,6 +97,14 @@ type Options struct {
 	// disk to (diskcap.Apply, before the run): recorded in every epoch's
 	// Report, and in a comparison the prediction's disk is capped by it.
 	DiskLimit diskcap.Limits
+	// Init, when training starts afresh, takes the initial embeddings of
+	// the nodes it has from this file or PBG checkpoint directory
+	// (initemb); its identity is one of the run's settings.
+	Init string
+	// EvalMemory ("" for eval.DefaultMemory, e.g. "2GB") is the memory
+	// budget of evaluation; EvalProgress, if not nil, follows it.
+	EvalMemory   string
+	EvalProgress EvalProgress
 	// Prepared, if set, is called with the work directory once it is
 	// ready for the run (locked, built or verified), before training
 	// (realrun writes run.yaml there); its error ends the run.
@@ -202,6 +210,9 @@ func Configure(o Options) (Config, error) {
 		return cfg, err
 	}
 	cfg.Settings = settings(cfg, o)
+	if err := configureInit(o, &cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -253,8 +264,8 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
 	case o.LR != 0 && !(o.LR > 0):
 		return inputerr.Errorf("--lr %v: must be positive", o.LR)
-	case o.ExportFormat != "npy" && o.ExportFormat != "tsv":
-		return inputerr.Errorf("--export-format %q: want npy or tsv", o.ExportFormat)
+	case o.ExportFormat != "npy" && o.ExportFormat != "tsv" && o.ExportFormat != "pbg":
+		return inputerr.Errorf("--export-format %q: want npy, tsv or pbg", o.ExportFormat)
 	case o.Edges == "" && (o.Valid != "" || o.Test != ""):
 		return inputerr.Errorf("--valid and --test go with --edges")
 	case o.Eval != "every" && o.Eval != "end" && o.Eval != eval.None:
@@ -278,6 +289,9 @@ func checkNumbers(o Options) error {
 func checkExport(o Options) error {
 	if o.Export == "" {
 		return nil
+	}
+	if o.ExportFormat == "pbg" {
+		return checkExportPBG(o.Export)
 	}
 	ext := strings.ToLower(filepath.Ext(o.Export))
 	if want := map[string]string{".npy": "npy", ".tsv": "tsv", ".txt": "tsv"}[ext]; want != "" && want != o.ExportFormat {
@@ -465,10 +479,9 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 	}
 	out.Resumed = first - 1
 	noteModelChoice(o, cfg.Hyper.Model, &out, log)
-	ev := eval.DefaultEval
-	ev.Seed, ev.Workers, ev.MaxEdges = cfg.Spec.Seed, cfg.Hyper.Workers, o.EvalEdges
-	if o.EvalProtocol != "auto" {
-		ev.Protocol = o.EvalProtocol
+	ev, err := evalOptions(o, cfg)
+	if err != nil {
+		return out, err
 	}
 	for e := first; e <= o.Epochs; e++ {
 		if realrun.Stopped(o.Stop) {
@@ -483,9 +496,8 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 			return out, err
 		}
 		ep.DiskReadLimit, ep.DiskWriteLimit = float64(o.DiskLimit.Read), float64(o.DiskLimit.Write)
-		ep.Quality.Mode = eval.None
-		if o.Eval == "every" && e%o.EvalEvery == 0 || o.Eval != eval.None && e == o.Epochs {
-			if err := r.evaluate(&ep, cfg.Hyper.Model, ev); err != nil {
+		for _, sp := range evalSplits(o, e, r.st.M.Valid > 0) {
+			if err := r.evaluate(&ep, cfg.Hyper.Model, ev, sp, o.EvalProgress); err != nil {
 				return out, err
 			}
 		}
@@ -493,6 +505,9 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 			ep.IO, ep.Buckets = ep.IO[:0:0], nil
 		}
 		out.Epochs = append(out.Epochs, ep)
+	}
+	if o.Export != "" && o.ExportFormat == "pbg" {
+		return out, exportPBG(o.Export, r.st, log)
 	}
 	if o.Export != "" {
 		if err := eval.ExportFile(o.Export, o.ExportFormat, r.st); errors.Is(err, syscall.ENOSPC) {
@@ -525,7 +540,10 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	}
 	r := &run{unlock: unlock}
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
-	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil && o.Prepared != nil {
+	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
+		err = applyInit(o, r, log)
+	}
+	if err == nil && o.Prepared != nil {
 		err = o.Prepared(r.st.Dir)
 	}
 	if err == nil {
@@ -571,16 +589,25 @@ func (r *run) start(plan *orderings.Plan, log io.Writer) (int, *realrun.Position
 	return first, pos, nil
 }
 
-// evaluate ranks the test edges after an epoch and records the quality in
-// it.
-func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options) error {
+// evaluate ranks split sp's edges after an epoch and records the quality
+// in it.
+func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options, sp store.Split, progress EvalProgress) error {
 	start := time.Now()
+	ev.Split = sp
+	if progress != nil {
+		ev.Progress = func(phase string, done, total int) { progress(ep.Epoch, eval.SplitName(sp), phase, done, total) }
+	}
 	q, err := eval.Evaluate(r.st, m, r.eng.Relations(), r.degrees, ev)
 	if err != nil {
 		return err
 	}
 	q.Seconds = time.Since(start).Seconds()
-	ep.Quality, ep.MRR, ep.HitsAt1, ep.HitsAt3, ep.HitsAt10 = q, q.MRR, q.HitsAt1, q.HitsAt3, q.HitsAt10
+	ep.EvalProtocol, ep.EvalSeconds = q.Mode, ep.EvalSeconds+q.Seconds
+	if sp == store.Valid {
+		ep.Valid = &q
+	} else {
+		ep.Test = &q
+	}
 	return nil
 }
 
@@ -654,14 +681,15 @@ func (x *Opened) Engine() realrun.Engine { return x.r.eng }
 // Evaluate ranks the test edges of the store's current checkpoint with
 // the engine's relations, as training's evaluation does.
 func (x *Opened) Evaluate() (realrun.Quality, error) {
-	ev := eval.DefaultEval
-	ev.Seed, ev.Workers, ev.MaxEdges = x.Config.Spec.Seed, x.Config.Hyper.Workers, x.o.EvalEdges
-	if x.o.EvalProtocol != "auto" {
-		ev.Protocol = x.o.EvalProtocol
+	ev, err := evalOptions(x.o, x.Config)
+	if err != nil {
+		return realrun.Quality{}, err
 	}
 	var ep realrun.Epoch
-	err := x.r.evaluate(&ep, x.Config.Hyper.Model, ev)
-	return ep.Quality, err
+	if err := x.r.evaluate(&ep, x.Config.Hyper.Model, ev, store.Test, x.o.EvalProgress); err != nil {
+		return realrun.Quality{}, err
+	}
+	return *ep.Test, nil
 }
 
 // Close closes the engine and unlocks the work directory.

@@ -68,7 +68,7 @@ func sgemmNTGo(m, n, k int, A, B, C []float32) {
 			r0[2] += c02
 		}
 		for ; j < n; j++ {
-			c0[j] += dot(a0, B[j*k:j*k+k])
+			c0[j] += seqDot(a0, B[j*k:j*k+k])
 		}
 	}
 }
@@ -124,26 +124,18 @@ func dot23(a0, a1, b0, b1, b2 []float32) (c00, c01, c02, c10, c11, c12 float32) 
 	return
 }
 
-// dot21 returns a0·b0 and a1·b0.
+// dot21 returns a0·b0 and a1·b0. Like dot23 and dot13 it sums in index
+// order into one accumulator per element, so every element of an NT
+// product is the same sum wherever it lies in C (a partition's product
+// scores a node exactly as the product with every node does).
 func dot21(a0, a1, b0 []float32) (c00, c10 float32) {
 	a1 = a1[:len(a0)]
 	b0 = b0[:len(a0)]
-	var d00, d10 float32
-	p := 0
-	for ; p+2 <= len(a0); p += 2 {
-		x0 := a0[p : p+2 : p+2]
-		x1 := a1[p : p+2 : p+2]
-		y0 := b0[p : p+2 : p+2]
-		c00 += x0[0] * y0[0]
-		c10 += x1[0] * y0[0]
-		d00 += x0[1] * y0[1]
-		d10 += x1[1] * y0[1]
+	for p, y := range b0 {
+		c00 += a0[p] * y
+		c10 += a1[p] * y
 	}
-	if p < len(a0) {
-		c00 += a0[p] * b0[p]
-		c10 += a1[p] * b0[p]
-	}
-	return c00 + d00, c10 + d10
+	return c00, c10
 }
 
 // dot13 returns a0·b0, a0·b1 and a0·b2.

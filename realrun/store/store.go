@@ -327,6 +327,14 @@ func (s *Store) HistogramPath() string { return filepath.Join(s.Dir, "histogram.
 // rewrites the initial partitions (checkpoint 0): embeddings uniform in
 // [-scale, scale] drawn from seed, Adagrad state zero.
 func (s *Store) InitPartitions(seed int64, scale float32) error {
+	return s.InitPartitionsWith(seed, scale, nil)
+}
+
+// InitPartitionsWith is InitPartitions with fill (nil: none) called on
+// each partition's embeddings (Rows × Dim, row r is node i·Rows+r) after
+// they are drawn and before they are written, so that it may set some
+// rows (a warm start); the draws do not depend on fill.
+func (s *Store) InitPartitionsWith(seed int64, scale float32, fill func(part int, emb []float32) error) error {
 	if err := s.Reset(); err != nil {
 		return err
 	}
@@ -345,6 +353,11 @@ func (s *Store) InitPartitions(seed int64, scale float32) error {
 		}
 		for k := 0; k < n; k++ {
 			f[k] = (2*rng.Float32() - 1) * scale
+		}
+		if fill != nil {
+			if err := fill(i, f[:n]); err != nil {
+				return err
+			}
 		}
 		if _, err := s.WritePartition(i, buf); err != nil {
 			return err
@@ -556,10 +569,15 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 	if err := os.WriteFile(filepath.Join(b.tmp, "degrees.bin"), deg, 0o644); err != nil {
 		return err
 	}
+	// The simulator's histogram (sim.Histogram): the buckets and the
+	// graph's own sizes, so that simulate --edges describes this graph.
 	hist, err := json.Marshal(struct {
-		P     int       `json:"p"`
-		Edges [][]int64 `json:"edges"`
-	}{b.m.P, b.m.Buckets})
+		P         int       `json:"p"`
+		Edges     [][]int64 `json:"edges"`
+		Nodes     int64     `json:"nodes"`
+		Relations int       `json:"relations"`
+		Source    string    `json:"source"`
+	}{b.m.P, b.m.Buckets, b.m.Nodes, b.m.Relations, b.m.Source})
 	if err != nil {
 		return err
 	}

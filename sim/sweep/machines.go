@@ -62,6 +62,12 @@ func RunMachines(base sim.PBGRequest, machines, ps []int) (MachinesOutput, error
 		return MachinesOutput{}, inputerr.Errorf("%d configurations: more than %d", len(machines)*len(ps), MaxSimulations)
 	}
 	out := MachinesOutput{Rows: []MachinesRow{}, Skipped: []MachinesSkip{}}
+	if base.Graph != nil {
+		// One pass over the graph's edges counts its buckets at every p.
+		if err := base.Graph.Prepare(ps); err != nil {
+			return out, inputerr.Errorf("--graph %s: %w", base.Graph.Name, err)
+		}
+	}
 	for _, m := range machines {
 		for _, p := range ps {
 			q := base

@@ -4,6 +4,8 @@
 package sweep
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -87,6 +89,14 @@ type Output struct {
 	Orderings   []string  `json:"orderings"`
 	Rows        []Row     `json:"rows"`
 	Skipped     []Skipped `json:"skipped"`
+	// Graph is the user's own graph swept (its bucket sizes at every p);
+	// nil for a dataset preset.
+	Graph *sim.Graph `json:"graph,omitempty"`
+	// SkippedP are the p left out because a histogram file holds its
+	// buckets at another p only; Notes, lines for the reader.
+	SkippedP []int    `json:"skipped_p,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	histP    int
 }
 
 type job struct {
@@ -138,9 +148,23 @@ func Run(base sim.Request, g Grid) (Output, error) {
 		return Output{}, inputerr.Errorf("%d simulations: more than %d; narrow --p, --c, --device or --orderings", n, MaxSimulations)
 	}
 	out := Output{Ps: g.Ps, MemoryShare: g.MemoryShare, Rows: []Row{}, Skipped: []Skipped{}}
+	if base.Graph != nil {
+		// One pass over the graph's edges counts its buckets at every p.
+		if err := base.Graph.Prepare(g.Ps); err != nil {
+			return out, inputerr.Errorf("--graph %s: %w", base.Graph.Name, err)
+		}
+	}
 	jobs, err := plan(base, g, cs, sys, &out)
 	if err != nil {
 		return out, err
+	}
+	if len(out.SkippedP) > 0 {
+		kept := slices.DeleteFunc(slices.Clone(out.Ps), func(p int) bool { return slices.Contains(out.SkippedP, p) })
+		if len(kept) == 0 {
+			return out, inputerr.Errorf("--edges %s: histogram has p = %d only, not one of --p %s: give --p %d, or --graph WORKDIR for any p", base.Edges, out.histP, joinInts(g.Ps, ","), out.histP)
+		}
+		out.Notes = append(out.Notes, fmt.Sprintf("p = %s left out: --edges %s holds its buckets at p = %d only (--graph WORKDIR gives any p)", joinInts(out.SkippedP, ", "), base.Edges, out.histP))
+		out.Ps = kept
 	}
 	if len(jobs) == 0 {
 		return out, inputerr.Errorf("--p %s --c %s: no pair with 2 ≤ c ≤ p", joinInts(g.Ps, ","), joinInts(cs, ","))
@@ -166,19 +190,28 @@ func plan(base sim.Request, g Grid, cs []int, sys sim.System, out *Output) ([]jo
 				q := base
 				q.Device, q.P, q.C = dev, p, c
 				sc, names, err := q.Assemble()
+				if hp := (*sim.HistogramPError)(nil); errors.As(err, &hp) {
+					if !slices.Contains(out.SkippedP, p) {
+						out.SkippedP = append(out.SkippedP, p)
+					}
+					out.histP = hp.HistP
+					continue
+				}
 				if err != nil {
 					return nil, err
 				}
 				if out.Orderings == nil {
-					out.System, out.Dataset, out.Nodes, out.TrainEdges = sc.System, sc.Dataset.Name, sc.Dataset.Nodes, sc.Dataset.TrainEdges()
+					ds := sc.Data()
+					out.System, out.Dataset, out.Nodes, out.TrainEdges = sc.System, ds.Name, ds.Nodes, ds.TrainEdges()
 					out.Dim, out.Training, out.Orderings = sc.Training.Dim, sc.Training, names
+					out.Graph, out.Notes = sc.Graph, sc.Notes
 				}
 				profile = sc.Profile.Name
 				c = sc.Capacity()
 				if !slices.Contains(out.Cs, c) {
 					out.Cs = append(out.Cs, c)
 				}
-				part := sc.System.PartitionBytes(sc.Dataset.Nodes, p, sc.Training.Dim)
+				part := sc.System.PartitionBytes(sc.Data().Nodes, p, sc.Training.Dim)
 				for _, name := range names {
 					sc.Ordering = name
 					jobs = append(jobs, job{sc: sc, name: name, fits: sc.System.Buffer(sc.Profile, c, part), lb: orderings.LowerBound(p, c), p: p, c: c})

@@ -1,0 +1,68 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun/initemb"
+	"github.com/tierflow/tierflow/realrun/pbgio"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/workdir"
+)
+
+// configureInit checks --init before any work (readable, of the run's
+// dimension) and records its identity among the run's settings, so that a
+// checkpoint is only resumed with the init it started from.
+func configureInit(o Options, cfg *Config) error {
+	if o.Init == "" {
+		return nil
+	}
+	if err := initemb.Check(o.Init, o.Dim); err != nil {
+		return err
+	}
+	id, err := initemb.Identity(o.Init)
+	if err != nil {
+		return err
+	}
+	cfg.Settings["--init"] = id
+	return nil
+}
+
+// applyInit, when the run starts afresh, rewrites checkpoint 0 with the
+// init file's rows and says how many nodes it set.
+func applyInit(o Options, r *run, log io.Writer) error {
+	if o.Init == "" || r.resume {
+		return nil
+	}
+	res, err := initemb.Apply(r.st, o.Init, r.st.M.Seed, workdir.InitScale)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(log, res)
+	return nil
+}
+
+// checkExportPBG checks --export DIR --export-format pbg before any work.
+func checkExportPBG(dir string) error {
+	if err := pbgio.CheckOut(dir); err != nil {
+		return inputerr.Errorf("--export: %w", err)
+	}
+	return nil
+}
+
+// exportPBG writes the trained embeddings and relation parameters in
+// PyTorch-BigGraph's checkpoint layout.
+func exportPBG(dir string, st *store.Store, log io.Writer) error {
+	sum, err := pbgio.Export(dir, st)
+	if errors.Is(err, syscall.ENOSPC) {
+		return err
+	} else if err != nil {
+		return inputerr.Errorf("--export: %w", err)
+	}
+	fmt.Fprintf(log, "wrote %s (PyTorch-BigGraph checkpoint layout, %.1f MB: %d partitions of entity %q, version %d, operator %s, %d relations)\n",
+		dir, float64(sum.Bytes)/1e6, sum.Partitions, pbgio.Entity, sum.Version, sum.Operator, sum.Relations)
+	return nil
+}

@@ -1,0 +1,173 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/eval"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/workdir"
+	"github.com/tierflow/tierflow/workload"
+)
+
+// Trained is a trained work directory opened for reading, under its lock
+// (so that no run writes it meanwhile): its store, score function and the
+// relation parameters of its current checkpoint.
+type Trained struct {
+	Store     *store.Store
+	Model     workload.Model
+	Relations []float32
+	unlock    func()
+}
+
+// OpenTrained locks and opens the work directory dir and reads its
+// current checkpoint's relation parameters. A path that is not a work
+// directory, or one that holds no trained checkpoint, is bad input.
+func OpenTrained(dir string) (*Trained, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || !store.IsWorkdir(dir) {
+		return nil, inputerr.Errorf("%s: not a work directory (no manifest.json; realrun --workdir DIR makes one)", dir)
+	}
+	unlock, err := workdir.LockWorkdir(dir)
+	if errors.Is(err, workdir.ErrLocked) {
+		return nil, inputerr.Errorf("%w", err)
+	} else if err != nil {
+		return nil, err
+	}
+	t := &Trained{unlock: unlock}
+	if err := t.open(dir); err != nil {
+		unlock()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Trained) open(dir string) error {
+	st, err := store.Open(dir)
+	if errors.Is(err, store.ErrVersion) {
+		return &inputerr.Error{Err: err}
+	} else if err != nil {
+		return inputerr.Errorf("%w", err)
+	}
+	if st.Current == 0 && st.Bucket == 0 {
+		return inputerr.Errorf("%s holds no trained checkpoint (train it first: realrun --workdir %s …)", dir, dir)
+	}
+	t.Store = st
+	if t.Model, err = workload.ParseModel(st.M.Model); err != nil {
+		return fmt.Errorf("%s: manifest: %w", dir, err)
+	}
+	t.Relations, err = realrun.CheckpointRelations(st, t.Model, st.M.Seed)
+	return err
+}
+
+// Close unlocks the work directory.
+func (t *Trained) Close() { t.unlock() }
+
+// Checkpoint names the current checkpoint: "epoch 3", or "epoch 3 + 12
+// buckets" inside an epoch.
+func (t *Trained) Checkpoint() string {
+	if t.Store.Bucket == 0 {
+		return fmt.Sprintf("epoch %d", t.Store.Current)
+	}
+	return fmt.Sprintf("epoch %d + %d buckets", t.Store.Current, t.Store.Bucket)
+}
+
+// EvalDirOptions are `realrun eval WORKDIR`'s flags.
+type EvalDirOptions struct {
+	Dir, Split, Protocol, Memory string
+	Edges, Workers               int
+	// Seed seeds the sample of edges and candidates (negative: the work
+	// directory's data seed, as training's evaluation).
+	Seed     int64
+	Progress EvalProgress
+}
+
+// EvalDirOutput is `realrun eval WORKDIR`'s result (its --json).
+type EvalDirOutput struct {
+	Workdir    string          `json:"workdir"`
+	Model      string          `json:"model"`
+	Dim        int             `json:"dim"`
+	Nodes      int64           `json:"nodes"`
+	Epochs     int             `json:"epochs"`
+	Bucket     int             `json:"bucket,omitempty"`
+	Checkpoint string          `json:"checkpoint"`
+	Quality    realrun.Quality `json:"quality"`
+}
+
+// EvaluateDir evaluates a trained work directory's current checkpoint
+// without training, as training's evaluation does: the model and d from
+// its manifest, the relation parameters from its checkpoint.
+func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
+	sp, err := eval.ParseSplit(o.Split)
+	if err != nil {
+		return EvalDirOutput{}, inputerr.Errorf("--split: %w", err)
+	}
+	switch {
+	case o.Protocol != "auto" && o.Protocol != "filtered" && o.Protocol != "sampled":
+		return EvalDirOutput{}, inputerr.Errorf("--eval-protocol %q: want auto, filtered or sampled", o.Protocol)
+	case o.Edges < 1:
+		return EvalDirOutput{}, inputerr.Errorf("--eval-edges %d: must be at least 1", o.Edges)
+	case o.Workers < 1:
+		return EvalDirOutput{}, inputerr.Errorf("--workers %d: must be at least 1", o.Workers)
+	}
+	ev := eval.DefaultEval
+	ev.Split, ev.Seed, ev.Workers, ev.MaxEdges = sp, o.Seed, o.Workers, o.Edges
+	if o.Protocol != "auto" {
+		ev.Protocol = o.Protocol
+	}
+	if ev.Memory, err = ParseEvalMemory(o.Memory); err != nil {
+		return EvalDirOutput{}, err
+	}
+	t, err := OpenTrained(o.Dir)
+	if err != nil {
+		return EvalDirOutput{}, err
+	}
+	defer t.Close()
+	st := t.Store
+	if (sp == store.Valid && st.M.Valid == 0) || (sp == store.Test && st.M.Test == 0) {
+		return EvalDirOutput{}, inputerr.Errorf("--split %s: %s has no %s edges", o.Split, o.Dir, o.Split)
+	}
+	if o.Progress != nil {
+		ev.Progress = func(phase string, done, total int) { o.Progress(0, o.Split, phase, done, total) }
+	}
+	if o.Seed < 0 {
+		ev.Seed = st.M.Seed
+	}
+	deg, err := st.Degrees()
+	if err != nil {
+		return EvalDirOutput{}, err
+	}
+	out := EvalDirOutput{Workdir: st.Dir, Model: string(t.Model), Dim: st.M.Dim, Nodes: st.M.Nodes, Epochs: st.Current, Bucket: st.Bucket, Checkpoint: t.Checkpoint()}
+	start := time.Now()
+	out.Quality, err = eval.Evaluate(st, t.Model, t.Relations, deg, ev)
+	out.Quality.Seconds = time.Since(start).Seconds()
+	return out, err
+}
+
+// ExportDir writes a trained work directory's node embeddings to out
+// (eval.ExportFile: npy or tsv, input id order, one partition in memory
+// at a time) and, if relations is not "", its relation parameters there
+// (eval.ExportRelations) in the same format. It returns the checkpoint
+// exported (Trained.Checkpoint).
+func ExportDir(dir, out, format, relations string) (string, error) {
+	t, err := OpenTrained(dir)
+	if err != nil {
+		return "", err
+	}
+	defer t.Close()
+	if relations != "" && len(t.Relations) == 0 {
+		return "", inputerr.Errorf("--relations: %s's model %s has no relation parameters", dir, t.Model)
+	}
+	if err := eval.ExportFile(out, format, t.Store); err != nil {
+		return "", err
+	}
+	if relations != "" {
+		if err := eval.ExportRelations(relations, format, t.Store, t.Relations); err != nil {
+			return "", err
+		}
+	}
+	return t.Checkpoint(), nil
+}

@@ -1,0 +1,159 @@
+package pbgio
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tierflow/tierflow/workload"
+)
+
+// Checkpoint is a checkpoint directory in PBG's layout (PBG's own or one
+// Export wrote) opened for reading, as PBG's loader reads it: the
+// version from checkpoint_version.txt (0 when absent), each HDF5 file's
+// format_version checked, embeddings by entity partition with the
+// entity's global embedding added when the config has one.
+type Checkpoint struct {
+	Dir     string
+	Version int
+	// Entity is the checkpoint's one entity type, Parts its partitions,
+	// Dim the dimension.
+	Entity string
+	Parts  int
+	Dim    int
+	Config Config
+	names  string    // the directory of the entity_names files
+	global []float32 // the entity's global embedding, if any
+}
+
+// OpenCheckpoint opens a PBG-layout checkpoint directory: its config.json,
+// checkpoint_version.txt and, where the config has global embeddings, the
+// model file's global embedding of its entity type. It holds one entity
+// type (the graphs tierflow trains have one).
+func OpenCheckpoint(dir string) (*Checkpoint, error) {
+	if !HDF5 {
+		return nil, fmt.Errorf("%s: a PBG checkpoint: %w", dir, ErrNoHDF5)
+	}
+	cfg, err := readConfig(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a PBG checkpoint directory: %w", dir, err)
+	}
+	c := &Checkpoint{Dir: dir, Config: cfg, Dim: cfg.Dimension}
+	if data, err := os.ReadFile(filepath.Join(dir, VersionFile)); err == nil {
+		if s := strings.TrimSpace(string(data)); s != "" {
+			if c.Version, err = strconv.Atoi(s); err != nil {
+				return nil, fmt.Errorf("%s: %s holds %q, not a version", dir, VersionFile, s)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var types []string
+	for name := range cfg.Entities {
+		types = append(types, name)
+	}
+	slices.Sort(types)
+	if len(types) != 1 {
+		return nil, fmt.Errorf("%s: %d entity types (%s); tierflow reads a checkpoint of one", dir, len(types), strings.Join(types, ", "))
+	}
+	c.Entity, c.Parts = types[0], cfg.Entities[types[0]].NumPartitions
+	if c.Dim < 1 || c.Parts < 1 {
+		return nil, fmt.Errorf("%s: %s has dimension %d and %d partitions", dir, ConfigFile, c.Dim, c.Parts)
+	}
+	c.names = dir
+	if _, err := os.Stat(filepath.Join(dir, NamesFile(c.Entity, 0))); err != nil && cfg.EntityPath != "" {
+		c.names = cfg.EntityPath
+		if !filepath.IsAbs(c.names) {
+			if _, err := os.Stat(c.names); err != nil {
+				c.names = filepath.Join(dir, cfg.EntityPath)
+			}
+		}
+	}
+	if cfg.GlobalEmb {
+		model := filepath.Join(dir, ModelFile(c.Version))
+		if _, err := os.Stat(model); err == nil {
+			_, g, err := readH5(model, modelGroup+"/entities/"+c.Entity+"/global_embedding")
+			switch {
+			case errors.Is(err, errNoDataset):
+			case err != nil:
+				return nil, err
+			case len(g) != c.Dim:
+				return nil, fmt.Errorf("%s: global embedding of %s has %d floats, the dimension is %d", model, c.Entity, len(g), c.Dim)
+			default:
+				c.global = g
+			}
+		}
+	}
+	return c, nil
+}
+
+// Names are the names of partition p's entities, in row order.
+func (c *Checkpoint) Names(p int) ([]string, error) {
+	path := filepath.Join(c.names, NamesFile(c.Entity, p))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: entity names: %w", c.Dir, err)
+	}
+	var names []string
+	if err := json.Unmarshal(data, &names); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return names, nil
+}
+
+// Partition returns partition p's entity names and embeddings (one row of
+// Dim floats per name), the global embedding added.
+func (c *Checkpoint) Partition(p int) ([]string, []float32, error) {
+	names, err := c.Names(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	path := filepath.Join(c.Dir, EmbeddingsFile(c.Entity, p, c.Version))
+	dims, emb, err := readH5(path, embeddingsName)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(dims) != 2 || dims[0] != len(names) || dims[1] != c.Dim {
+		return nil, nil, fmt.Errorf("%s: embeddings of shape %v, want (%d, %d) for %d names at dimension %d", path, dims, len(names), c.Dim, len(names), c.Dim)
+	}
+	if c.global != nil {
+		for i := range emb {
+			emb[i] += c.global[i%c.Dim]
+		}
+	}
+	return names, emb, nil
+}
+
+// Relations reads the relation embeddings of score function m (rels ×
+// Dim floats; nil for dot) back from the model file (see Relations).
+func (c *Checkpoint) Relations(m workload.Model, rels int) ([]float32, error) {
+	if !m.UsesRelations() {
+		return nil, nil
+	}
+	path := filepath.Join(c.Dir, ModelFile(c.Version))
+	params := map[string][]float32{}
+	names := []string{"diagonal"}
+	if m == workload.ComplEx {
+		names = []string{"real", "imag"}
+	}
+	for i := 0; i < rels; i++ {
+		for _, n := range names {
+			key := fmt.Sprintf("relations/%d/operator/rhs/%s", i, n)
+			_, v, err := readH5(path, modelGroup+"/"+key)
+			if err != nil {
+				return nil, err
+			}
+			params[key] = v
+		}
+	}
+	out, err := Relations(m, params, rels, c.Dim)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
