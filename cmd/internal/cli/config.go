@@ -81,7 +81,15 @@ func ApplyConfig(fs *flag.FlagSet, path string, skip map[string]bool) error {
 			continue
 		}
 		if err := fs.Set(key, value); err != nil {
-			return Usagef("--config %s: key %s: bad value %q: %v", path, key, value, err)
+			msg := err.Error()
+			if msg == "parse error" || msg == "value out of range" {
+				kind, _ := flag.UnquoteUsage(fs.Lookup(key))
+				msg = "want a(n) " + kind
+				if kind == "" {
+					msg = "want true or false"
+				}
+			}
+			return Usagef("--config %s: key %s: bad value %q: %s", path, key, value, msg)
 		}
 	}
 	return nil
