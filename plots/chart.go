@@ -1,10 +1,9 @@
 package plots
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"image/color"
 	"math"
 	"path/filepath"
 	"strings"
@@ -60,107 +59,187 @@ type BarChart struct {
 // or .svg, case-insensitive). The chart is written to a temporary file in the
 // same directory which is renamed to path on success; no directories are
 // created.
-func (c LineChart) Save(path string) error {
-	format, err := formatOf(path)
-	if err != nil {
-		return err
-	}
-	p, err := c.plot()
-	if err != nil {
-		return fmt.Errorf("plots: line chart %q: %w", path, err)
-	}
-	return savePlot(p, path, format)
-}
+func (c LineChart) Save(path string) error { return SaveStack(path, c) }
 
 // Save renders the chart to path with the same rules as LineChart.Save.
-func (c BarChart) Save(path string) error {
-	format, err := formatOf(path)
-	if err != nil {
-		return err
-	}
-	p, err := c.plot()
-	if err != nil {
-		return fmt.Errorf("plots: bar chart %q: %w", path, err)
-	}
-	return savePlot(p, path, format)
-}
+func (c BarChart) Save(path string) error { return SaveStack(path, c) }
 
-func (c LineChart) plot() (*plot.Plot, error) {
+// check validates the chart's series and returns the range of Y.
+func (c LineChart) check() (lo, hi float64, err error) {
 	if len(c.Series) == 0 {
-		return nil, errors.New("no series")
+		return 0, 0, errors.New("no series")
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	lo, hi = math.Inf(1), math.Inf(-1)
 	for i, s := range c.Series {
 		if len(s.X) != len(s.Y) {
-			return nil, fmt.Errorf("series %d (%q): len(X)=%d != len(Y)=%d", i, s.Name, len(s.X), len(s.Y))
+			return 0, 0, fmt.Errorf("series %d (%q): len(X)=%d != len(Y)=%d", i, s.Name, len(s.X), len(s.Y))
 		}
 		if len(s.X) == 0 {
-			return nil, fmt.Errorf("series %d (%q): no points", i, s.Name)
+			return 0, 0, fmt.Errorf("series %d (%q): no points", i, s.Name)
 		}
 		if err := checkFinite(s.X, "X"); err != nil {
-			return nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
+			return 0, 0, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
 		}
 		if err := checkValues(s.Y, "Y", c.LogY); err != nil {
-			return nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
+			return 0, 0, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
 		}
 		for _, y := range s.Y {
 			lo, hi = math.Min(lo, y), math.Max(hi, y)
 		}
 	}
+	return lo, hi, nil
+}
 
-	p := newPlot(c.Title, c.XLabel, c.YLabel)
+func (c LineChart) part() (part, error) {
+	p, legend, err := c.plot(nil)
+	if err != nil {
+		return part{}, err
+	}
+	return part{title: c.Title, grid: [][]*plot.Plot{{p}}, legend: legend, height: chartHeight}, nil
+}
+
+// plot draws the chart without its title and legend, which it returns
+// for the figure to place. style gives the style index of a series name
+// (nil: the series' position).
+func (c LineChart) plot(style func(name string) int) (*plot.Plot, []legendEntry, error) {
+	lo, hi, err := c.check()
+	if err != nil {
+		return nil, nil, err
+	}
+	p := newPlot("", c.XLabel, c.YLabel)
 	p.Add(plotter.NewGrid())
+	var legend []legendEntry
+	var xs, ys []float64
 	for i, s := range c.Series {
 		xys := make(plotter.XYs, len(s.X))
 		for j := range s.X {
 			xys[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
 		}
+		xs, ys = append(xs, s.X...), append(ys, s.Y...)
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
+			return nil, nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
 		}
-		col := plotutil.Color(i)
+		k := i
+		if style != nil {
+			k = style(s.Name)
+		}
+		col := plotutil.Color(k)
 		line.Color = col
 		points.Color = col
-		points.Shape = plotutil.Shape(i)
+		points.Shape = plotutil.Shape(k)
 		if c.Scatter && !s.Line {
+			points.Radius = vg.Points(4)
 			p.Add(points)
-			p.Legend.Add(s.Name, points)
+			legend = append(legend, legendEntry{s.Name, []plot.Thumbnailer{points}})
+			continue
+		}
+		if c.Scatter {
+			// A reference line (y = x): grey, dashed, no markers.
+			line.Color = color.Gray{Y: 0x80}
+			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(line)
+			legend = append(legend, legendEntry{s.Name, []plot.Thumbnailer{line}})
 			continue
 		}
 		p.Add(line, points)
-		p.Legend.Add(s.Name, line, points)
+		legend = append(legend, legendEntry{s.Name, []plot.Thumbnailer{line, points}})
+	}
+	if allIntegers(xs) {
+		p.X.Tick.Marker = integerTicker(xs)
+	} else {
+		roundAxis(&p.X, false)
 	}
 	if c.LogY {
-		setLogY(p, lo, hi)
+		setLog(&p.Y, lo, hi)
+	} else {
+		roundAxis(&p.Y, allIntegers(ys))
 	}
-	return p, nil
+	return p, legend, nil
 }
 
-func (c BarChart) plot() (*plot.Plot, error) {
+// Bar geometry.
+const (
+	barRow     = 0.42 * vg.Centimeter // one bar of a horizontal chart
+	barAxes    = 2.2 * vg.Centimeter  // a horizontal chart's height besides its bars
+	barDataMin = 5 * vg.Centimeter    // the least height of a horizontal chart
+)
+
+// horizontal reports whether the category labels would collide under
+// vertical bars: then the bars are drawn horizontally, labels one per line
+// at the left.
+func (c BarChart) horizontal(legend []legendEntry) bool {
+	lw, _ := legendSize(legend)
+	avail := chartWidth - 2*figMargin - lw - legendGap - 2*vg.Centimeter
+	slot := avail / vg.Length(len(c.Categories))
+	sty := plot.New().X.Tick.Label
+	for _, cat := range c.Categories {
+		if sty.Width(cat) > 0.85*slot {
+			return true
+		}
+	}
+	return false
+}
+
+func (c BarChart) part() (part, error) {
 	if len(c.Categories) == 0 {
-		return nil, errors.New("no categories")
+		return part{}, errors.New("no categories")
 	}
 	if len(c.Series) == 0 {
-		return nil, errors.New("no series")
+		return part{}, errors.New("no series")
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range c.Series {
 		if len(s.Values) != len(c.Categories) {
-			return nil, fmt.Errorf("series %d (%q): %d values for %d categories", i, s.Name, len(s.Values), len(c.Categories))
+			return part{}, fmt.Errorf("series %d (%q): %d values for %d categories", i, s.Name, len(s.Values), len(c.Categories))
 		}
 		if err := checkValues(s.Values, "value", c.LogY); err != nil {
-			return nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
+			return part{}, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
 		}
 		for _, v := range s.Values {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
+	var legend []legendEntry
+	for _, s := range c.Series {
+		legend = append(legend, legendEntry{name: s.Name})
+	}
+	horiz := c.horizontal(legend)
+	nc, n := len(c.Categories), float64(len(c.Series))
 
-	p := newPlot(c.Title, "", c.YLabel)
+	var p *plot.Plot
+	height := chartHeight
+	var groupWidth vg.Length
+	cats := c.Categories
+	if horiz {
+		p = newPlot("", c.YLabel, "")
+		row := barRow
+		if n > 2 {
+			row = barRow * 3 / 4 // many series: thinner bars, a chart that still fits a page
+		}
+		height = max(barDataMin, vg.Length(nc)*(vg.Length(n)*row+barRow/2)) + barAxes
+		groupWidth = 0.75 * (height - barAxes) / vg.Length(nc)
+		// Category 0 at the top, as it is read.
+		cats = make([]string, nc)
+		for j := range cats {
+			cats[j] = c.Categories[nc-1-j]
+		}
+	} else {
+		p = newPlot("", "", c.YLabel)
+		lw, _ := legendSize(legend)
+		groupWidth = 0.7 * (chartWidth - 2*figMargin - lw - legendGap - 2.5*vg.Centimeter) / vg.Length(nc)
+	}
 	grid := plotter.NewGrid()
-	grid.Vertical.Color = nil // category axis: horizontal grid lines only
+	if horiz {
+		grid.Horizontal.Color = nil // category axis: value grid lines only
+	} else {
+		grid.Vertical.Color = nil
+	}
 	p.Add(grid)
+	valueAxis := &p.Y
+	if horiz {
+		valueAxis = &p.X
+	}
 
 	// A log axis cannot start at zero, so with LogY every bar is stacked on
 	// an invisible base at the bottom of the axis.
@@ -171,43 +250,56 @@ func (c BarChart) plot() (*plot.Plot, error) {
 		if baseValue >= lo {
 			baseValue /= 10
 		}
-		vals := make(plotter.Values, len(c.Categories))
+		vals := make(plotter.Values, nc)
 		for j := range vals {
 			vals[j] = baseValue
 		}
 		var err error
 		if base, err = plotter.NewBarChart(vals, vg.Points(1)); err != nil {
-			return nil, fmt.Errorf("log base: %w", err)
+			return part{}, fmt.Errorf("log base: %w", err)
 		}
+		base.Horizontal = horiz
 	}
 
-	// Groups take about 70% of the space available per category.
-	n := float64(len(c.Series))
-	groupWidth := 0.7 * (chartWidth - 2.5*vg.Centimeter) / vg.Length(len(c.Categories))
 	barWidth := groupWidth / vg.Length(n)
 	for i, s := range c.Series {
-		vals := make(plotter.Values, len(s.Values))
-		for j, v := range s.Values {
-			vals[j] = v - baseValue
+		vals := make(plotter.Values, nc)
+		for j := range vals {
+			k := j
+			if horiz {
+				k = nc - 1 - j
+			}
+			vals[j] = s.Values[k] - baseValue
 		}
 		bars, err := plotter.NewBarChart(vals, barWidth)
 		if err != nil {
-			return nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
+			return part{}, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
 		}
+		bars.Horizontal = horiz
 		if base != nil {
 			bars.StackOn(base)
 		}
 		bars.Color = plotutil.Color(i)
 		bars.LineStyle.Width = 0
-		bars.Offset = vg.Length(float64(i)-(n-1)/2) * barWidth
+		off := float64(i) - (n-1)/2
+		if horiz {
+			off = -off // the first series on top, as in the legend
+		}
+		bars.Offset = vg.Length(off) * barWidth
 		p.Add(bars)
-		p.Legend.Add(s.Name, bars)
+		legend[i].thumbs = []plot.Thumbnailer{bars}
 	}
-	p.NominalX(c.Categories...)
+	if horiz {
+		p.NominalY(cats...)
+	} else {
+		p.NominalX(cats...)
+	}
 	if c.LogY {
-		setLogY(p, baseValue, hi)
+		setLog(valueAxis, baseValue, hi)
+	} else {
+		roundAxis(valueAxis, false)
 	}
-	return p, nil
+	return part{title: c.Title, grid: [][]*plot.Plot{{p}}, legend: legend, height: height}, nil
 }
 
 func newPlot(title, xlabel, ylabel string) *plot.Plot {
@@ -215,22 +307,18 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = 2 * vg.Millimeter
-	p.Legend.YOffs = -2 * vg.Millimeter
 	return p
 }
 
-// setLogY switches p to a log10 y axis spanning whole decades around [lo, hi]
-// (both > 0).
-func setLogY(p *plot.Plot, lo, hi float64) {
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lo)))
-	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(hi)))
-	if p.Y.Max <= p.Y.Min {
-		p.Y.Max = p.Y.Min * 10
+// setLog switches a to a log10 scale spanning whole decades around
+// [lo, hi] (both > 0).
+func setLog(a *plot.Axis, lo, hi float64) {
+	a.Scale = plot.LogScale{}
+	a.Tick.Marker = plot.LogTicks{Prec: -1}
+	a.Min = math.Pow(10, math.Floor(math.Log10(lo)))
+	a.Max = math.Pow(10, math.Ceil(math.Log10(hi)))
+	if a.Max <= a.Min {
+		a.Max = a.Min * 10
 	}
 }
 
@@ -274,30 +362,4 @@ func formatOf(path string) (string, error) {
 		return ext[1:], nil
 	}
 	return "", fmt.Errorf("plots: cannot save chart to %q: unsupported extension %q (want .png or .svg)", path, filepath.Ext(path))
-}
-
-// savePlot renders p in memory, then writes it to a temporary file next to
-// path and renames it into place.
-func savePlot(p *plot.Plot, path, format string) error {
-	var buf bytes.Buffer
-	if err := render(p, format, &buf); err != nil {
-		return fmt.Errorf("plots: render %q: %w", path, err)
-	}
-	return atomicfile.WriteBytes(path, buf.Bytes())
-}
-
-// render draws p into w; gonum/plot panics on some invalid input, which is
-// turned into an error here.
-func render(p *plot.Plot, format string, w io.Writer) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("gonum/plot: %v", r)
-		}
-	}()
-	wt, err := p.WriterTo(chartWidth, chartHeight, format)
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
 }

@@ -115,7 +115,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	var o exportOutput
 	fs := newFlagSet(prog + " export")
 	fs.StringVar(&o.Out, "out", "", "write the node embeddings to `FILE`, in input id order")
-	fs.StringVar(&o.Format, "format", "", "npy (float32 nodes × d) or tsv (name<TAB>values; names from ids.tsv) (default: from --out's extension, else npy)")
+	fs.StringVar(&o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension, else npy)")
 	fs.StringVar(&o.Relations, "relations", "", "also write the relation parameters to `FILE` in the same format (tsv rows named from relations.tsv where the work directory has one)")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun export WORKDIR --out FILE [flags]",
@@ -127,6 +127,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 		Examples: []string{
 			"realrun export /tmp/kg-work --out emb.npy --relations rel.npy",
 			"realrun export /tmp/kg-work --out emb.tsv",
+			"realrun export /tmp/kg-work --out pbg-ckpt --format pbg   # h5py reads it as PyTorch-BigGraph's loader does",
 		},
 	})
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -147,7 +148,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, f := range []struct{ flag, path string }{{"out", o.Out}, {"relations", o.Relations}} {
-		if f.path == "" {
+		if f.path == "" || f.flag == "out" && o.Format == "pbg" { // pbg: a directory, checked by the exporter
 			continue
 		}
 		if err := atomicfile.CheckWritable(f.path); err != nil {
@@ -155,17 +156,17 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	switch o.Format {
-	case "npy", "tsv":
-		o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations)
-	// case "pbg": PyTorch-BigGraph's HDF5 checkpoint layout (its own
-	// package) is wired in here.
+	case "npy", "tsv", "pbg":
+		o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations, stderr)
 	default:
-		return cli.Usagef("--format %q: want npy or tsv", o.Format)
+		return cli.Usagef("--format %q: want npy, tsv or pbg", o.Format)
 	}
 	if err != nil {
 		return asUsage(err)
 	}
-	atomicfile.Announce(stderr, o.Out)
+	if o.Format != "pbg" { // the pbg exporter said what it wrote
+		atomicfile.Announce(stderr, o.Out)
+	}
 	if o.Relations != "" {
 		atomicfile.Announce(stderr, o.Relations)
 	}

@@ -179,6 +179,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Edges, "edges", "", "train on this edge `FILE` (src dst or src rel dst per line) instead of a generated dataset")
 	fs.StringVar(&o.Valid, "valid", "", "validation edges `FILE` (with --edges)")
 	fs.StringVar(&o.Test, "test", "", "test edges `FILE` (with --edges; otherwise a seeded 90/5/5 split)")
+	registerInputFlags(fs, &o.Input)
 	fs.StringVar(&o.Model, "model", "", "score function: dot, distmult or complex (default: the dataset's)")
 	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "embedding dimension d")
 	fs.IntVar(&o.Epochs, "epochs", job.Defaults.Epochs, "epochs to train")
@@ -374,7 +375,7 @@ var help = cli.Help{
 		{"eval", "evaluate a trained work directory without training (realrun eval --help)"},
 		{"export", "export a trained work directory's embeddings (realrun export --help)"}},
 	Groups: []cli.FlagGroup{
-		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
+		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "delimiter", "header", "columns", "unseen", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "micro-batch-memory", "micro-batches", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},

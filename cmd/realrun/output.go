@@ -63,23 +63,22 @@ func evalSummary(epochs []realrun.Epoch) string {
 }
 
 // drawTimeline plots, for the last epoch, compute and I/O busy over time,
-// to path (.png or .svg).
+// one strip per resource on a shared time axis, to path (.png or .svg).
 func drawTimeline(out Output, path string) error {
 	if len(out.Epochs) == 0 {
 		return fmt.Errorf("no epoch to plot")
 	}
 	e := out.Epochs[len(out.Epochs)-1]
-	lc := plots.LineChart{Title: fmt.Sprintf("realrun epoch %d: %s, p=%d c=%d", e.Epoch, out.Ordering, out.P, out.C), XLabel: "seconds", YLabel: "busy (fraction)"}
-	series := map[string]*plots.Series{"compute": {Name: "compute"}, "read": {Name: "disk read"}, "write": {Name: "disk write"}}
+	st := plots.Strips{Title: fmt.Sprintf("realrun epoch %d: %s, p=%d c=%d", e.Epoch, out.Ordering, out.P, out.C), XLabel: "seconds", YLabel: "busy fraction", YMax: 1}
+	compute, read, write := plots.Series{Name: "compute"}, plots.Series{Name: "disk read"}, plots.Series{Name: "disk write"}
 	for _, pt := range e.Timeline {
 		x := (pt.Start + pt.End) / 2
-		for k, v := range map[string]float64{"compute": pt.Compute, "read": pt.Read, "write": pt.Write} {
-			s := series[k]
-			s.X, s.Y = append(s.X, x), append(s.Y, v)
-		}
+		compute.X, compute.Y = append(compute.X, x), append(compute.Y, pt.Compute)
+		read.X, read.Y = append(read.X, x), append(read.Y, pt.Read)
+		write.X, write.Y = append(write.X, x), append(write.Y, pt.Write)
 	}
-	lc.Series = []plots.Series{*series["compute"], *series["read"], *series["write"]}
-	return plots.SaveStack(path, lc)
+	st.Series = []plots.Series{compute, read, write}
+	return plots.SaveStack(path, st)
 }
 
 // gpuSummary is one line on the GPU of the last epoch ("" without one):

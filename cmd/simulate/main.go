@@ -231,7 +231,8 @@ func describe(dataset string, g *sim.Graph) string {
 }
 
 // plot draws the epoch time of every ordering (compute and stall) above
-// the GPU utilisation timelines.
+// one GPU utilisation strip per ordering, in the same order, on a shared
+// time axis: the strip's length is the epoch, its fill how busy the GPU is.
 func plot(path string, out Output) error {
 	if len(out.Results) == 0 {
 		return fmt.Errorf("nothing to plot: no ordering is valid here")
@@ -239,20 +240,20 @@ func plot(path string, out Output) error {
 	bars := plots.BarChart{Title: fmt.Sprintf("Epoch time: %s, %s, %s d=%d", out.System.Name, out.Device, out.Dataset, out.Dim), YLabel: "minutes"}
 	epoch := plots.BarSeries{Name: "epoch"}
 	stall := plots.BarSeries{Name: "I/O stall"}
-	lines := plots.LineChart{Title: "GPU utilisation over the epoch", XLabel: "minutes", YLabel: "GPU busy (fraction)"}
+	strips := plots.Strips{Title: "GPU utilisation over the epoch", XLabel: "minutes", YLabel: "GPU busy"}
 	for _, r := range out.Results {
 		bars.Categories = append(bars.Categories, r.Ordering)
 		epoch.Values = append(epoch.Values, r.EpochSeconds/60)
 		stall.Values = append(stall.Values, r.StallSeconds/60)
-		s := plots.Series{Name: r.Ordering}
+		s := plots.Series{Name: fmt.Sprintf("%s %.0f%%", r.Ordering, 100*r.GPUUtilization)}
 		for _, pt := range r.Timeline {
 			s.X = append(s.X, (pt.Start+pt.End)/120)
 			s.Y = append(s.Y, pt.GPU)
 		}
-		lines.Series = append(lines.Series, s)
+		strips.Series = append(strips.Series, s)
 	}
 	bars.Series = []plots.BarSeries{epoch, stall}
-	return plots.SaveStack(path, bars, lines)
+	return plots.SaveStack(path, bars, strips)
 }
 
 // resultColumns are `simulate`'s table and CSV columns; the human table

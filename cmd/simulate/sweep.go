@@ -91,7 +91,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	if plotPath != "" {
 		chart, err := sweepChart(out)
 		if err == nil {
-			err = chart.Save(plotPath)
+			err = plots.SaveStack(plotPath, chart)
 		}
 		if err != nil {
 			return cli.Usagef("--plot: %w", err)
@@ -167,30 +167,37 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 	return nil
 }
 
-// sweepChart draws one line per (device, c): the epoch time of the best
-// ordering at each p whose buffer fits.
-func sweepChart(o SweepOutput) (plots.LineChart, error) {
+// sweepChart draws one line per c: the epoch time of the best ordering at
+// each p whose buffer fits; with several devices, one panel per device
+// (the lines of a c share a colour across panels).
+func sweepChart(o SweepOutput) (plots.Chart, error) {
 	curves := o.Curves()
 	if len(curves) == 0 {
-		return plots.LineChart{}, fmt.Errorf("nothing to plot: no configuration fits in memory")
+		return nil, fmt.Errorf("nothing to plot: no configuration fits in memory")
 	}
-	chart := plots.LineChart{
-		Title:  fmt.Sprintf("Best ordering's epoch: %s, %s d=%d", o.System.Name, o.Dataset, o.Dim),
-		XLabel: "partitions p", YLabel: "epoch (minutes)",
-	}
+	title := fmt.Sprintf("Best ordering's epoch: %s, %s d=%d", o.System.Name, o.Dataset, o.Dim)
+	var panels []plots.LineChart
+	panel := map[string]int{}
 	for _, cv := range curves {
-		name := fmt.Sprintf("c=%d", cv.C)
-		if len(o.Devices) > 1 {
-			name = cv.Device + " " + name
+		k, ok := panel[cv.Device]
+		if !ok {
+			k = len(panels)
+			panel[cv.Device] = k
+			panels = append(panels, plots.LineChart{Title: cv.Device, XLabel: "partitions p", YLabel: "epoch (minutes)"})
 		}
-		s := plots.Series{Name: name}
+		s := plots.Series{Name: fmt.Sprintf("c=%d", cv.C)}
 		for i, p := range cv.P {
 			s.X = append(s.X, float64(p))
 			s.Y = append(s.Y, cv.EpochSeconds[i]/60)
 		}
-		chart.Series = append(chart.Series, s)
+		panels[k].Series = append(panels[k].Series, s)
 	}
-	return chart, nil
+	if len(panels) == 1 {
+		chart := panels[0]
+		chart.Title = title + ", " + chart.Title
+		return chart, nil
+	}
+	return plots.Panels{Title: title, Charts: panels}, nil
 }
 
 // sweepColumns are `simulate sweep`'s table and CSV columns; the human

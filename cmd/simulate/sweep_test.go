@@ -133,6 +133,13 @@ func TestSweepPlot(t *testing.T) {
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Positive(t, st.Size())
+	// Several devices: one panel per device, one legend entry per c.
+	panels := filepath.Join(t.TempDir(), "sweep.png")
+	_, errOut, code = runCmd("sweep", "--p", "8,16", "--c", "2,4", "--orderings", "beta", "--device", "p3.2xlarge,h100-nvme", "--plot", panels)
+	require.Equal(t, 0, code, errOut)
+	st, err = os.Stat(panels)
+	require.NoError(t, err)
+	assert.Positive(t, st.Size())
 	// Nothing fits: a 1% memory share leaves no buffer.
 	_, errOut, code = runCmd("sweep", "--p", "8", "--c", "4", "--memory-share", "0.01", "--plot", path+"2.png")
 	assert.Equal(t, 2, code)

@@ -3,6 +3,7 @@ package graph
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -76,8 +77,9 @@ func (ids *IDs) Name(id int64) string {
 }
 
 // Freeze stops the table from growing: afterwards ID returns -1 for unknown
-// names, and Parse reports them as errors. Use it after parsing the training
-// edges and before parsing the validation and test edges with the same tables.
+// names, and Parse leaves out or refuses their edges (Format.Unseen). Use
+// it after parsing the training edges and before parsing the validation
+// and test edges with the same tables.
 func (ids *IDs) Freeze() { ids.frozen = true }
 
 // Frozen reports whether Freeze has been called.
@@ -104,99 +106,547 @@ func (ids *IDs) WriteTSV(w io.Writer) error {
 	return nil
 }
 
-// Parse reads an edge list from r and calls emit for every edge, in file
-// order, with dense ids from nodes and rels. It returns the number of columns
-// of the file (2 or 3).
+// Info is what Parse found in an edge file: how it was read and what it
+// held.
+type Info struct {
+	// Delimiter is how the fields were split: tab, comma or space.
+	Delimiter string
+	// Header is the header line's fields; nil when the file has none.
+	Header []string
+	// Fields is the number of fields of every line.
+	Fields int
+	// Src, Rel and Dst are the columns read (counted from 0); Rel is -1
+	// when the edges have no relation.
+	Src, Rel, Dst int
+	// Edges is the number of edges passed to emit.
+	Edges int64
+	// UnseenNode and UnseenRelation count the edges left out because a
+	// node, or else their relation, is not in a frozen table (Format.Unseen
+	// "skip").
+	UnseenNode, UnseenRelation int64
+}
+
+// HasRelations reports whether the edges carry a relation column.
+func (i Info) HasRelations() bool { return i.Rel >= 0 }
+
+// Skipped is the number of edges left out for unseen ids.
+func (i Info) Skipped() int64 { return i.UnseenNode + i.UnseenRelation }
+
+// Parse reads an edge list from r, as f says, and calls emit for every
+// edge, in file order, with dense ids from nodes and rels; it returns what
+// it found (Info).
 //
-// Format: one edge per line, "src dst" or "src rel dst". Fields are separated
-// by runs of spaces, tabs or commas (so "a, b" has two fields). A line whose
-// first field starts with '#' is a comment (SNAP headers); blank lines are
-// skipped; CRLF line ends and a leading UTF-8 byte order mark are accepted; the
-// last line need not end in a newline. Every edge line must have the same
-// number of fields. Ids are arbitrary strings (integers included: "007" and
-// "7" are different nodes), mapped to dense ids in first-seen order: src
-// before dst, node and relation ids in separate tables. With 2 columns rel is
-// always 0 and rels is not touched.
+// Format: one edge per line, "src dst" or "src rel dst", or any columns
+// picked with f.Columns (the others are ignored). The delimiter (f.Delimiter
+// "auto") is chosen by the first edge line: with a tab in it, fields are
+// separated by single tabs, so ids may hold spaces and commas ("New
+// York\tlocated in\tUSA"); else with a comma, the file is CSV (RFC 4180:
+// a quoted field may hold commas, a doubled quote stands for one, "\"a,
+// b\",r,c"); else fields are separated by runs of blanks. Blanks around a
+// field are never part of it, and an empty src, rel or dst is an error
+// (two tabs in a row make an empty field; --delimiter space reads such a
+// file as before). Every line must have as many fields as the first. Ids
+// are arbitrary strings (integers included: "007" and "7" are different
+// nodes) without tabs or line breaks (refused, since ids.tsv could not
+// hold them), mapped to dense ids in first-seen order: src before dst,
+// node and relation ids in separate tables. Without a relation column rel
+// is always 0 and rels is not touched.
 //
-// If a table is frozen (see IDs.Freeze), a name it does not know is an error:
-// use this for validation and test files parsed with the training tables.
+// A line whose first field starts with '#' is a comment (SNAP headers);
+// blank lines are skipped; CRLF line ends and a leading UTF-8 byte order
+// mark are accepted; the last line need not end in a newline. The first
+// edge line is a header (f.Header "auto") when each of its fields is a
+// well-known column name (src, source, head, from, subject, rel, relation,
+// predicate, type, dst, target, tail, to, object, weight, …; any case,
+// "_id" and punctuation ignored) or, when f.Columns names columns, when it
+// holds all those names; a header is never read as an edge, and its
+// well-known names place src, rel and dst when f.Columns is not given
+// ("tail,relation,head", or "from,to,weight" for a graph without
+// relations).
 //
-// Errors are one line, "NAME:LINE: problem", with name the name given here:
-// "want 2 or 3 fields, got 4", "2 fields, but earlier lines have 3", "not a
-// text edge list" (a NUL byte or invalid UTF-8), "line longer than 1 MiB",
-// `unknown node id "x" (not in the training edges)`; or "NAME: no edges" for
-// a file without edge lines. An error from emit stops the parse and is
-// returned wrapped as "NAME:LINE: err" (errors.Is/As see it). On error the
-// returned column count is 0. Parse never panics on any input.
-func Parse(r io.Reader, name string, nodes, rels *IDs, emit func(src, rel, dst int64) error) (columns int, err error) {
+// If a table is frozen (see IDs.Freeze), a name it does not know leaves
+// its edge out, counted in Info (f.Unseen "skip"), or is an error
+// (f.Unseen "error"): use this for validation and test files parsed with
+// the training tables.
+//
+// Errors are one line, "NAME:LINE: problem", with name the name given
+// here: "want 2 or 3 fields, got 4", "2 fields, but earlier lines have 3",
+// "not a text edge list" (a NUL byte or invalid UTF-8), "line longer than
+// 1 MiB", a CSV quoting error, `unknown node id "x" (not in the training
+// edges; …)`; or "NAME: no edges" for a file without edge lines. An error
+// from emit stops the parse and is returned wrapped as "NAME:LINE: err"
+// (errors.Is/As see it). On error the returned Info is zero. Parse never
+// panics on any input.
+func Parse(r io.Reader, name string, f Format, nodes, rels *IDs, emit func(src, rel, dst int64) error) (Info, error) {
 	if r == nil || nodes == nil || rels == nil || emit == nil {
-		return 0, fmt.Errorf("%s: graph.Parse: nil reader, IDs table or emit function", name)
+		return Info{}, fmt.Errorf("%s: graph.Parse: nil reader, IDs table or emit function", name)
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), MaxLineBytes+2) // + CR LF
-	line, edges := 0, int64(0)
-	var f [3][]byte
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
+	p, err := newParser(name, f)
+	if err != nil {
+		return Info{}, err
+	}
+	p.nodes, p.rels, p.emit = nodes, rels, emit
+	if err := p.run(r); err != nil {
+		return Info{}, err
+	}
+	switch {
+	case p.info.Edges > 0:
+		return p.info, nil
+	case p.info.Skipped() > 0:
+		return Info{}, fmt.Errorf("%s: none of its %d edges is left: each has a node or relation not in the training edges", name, p.info.Skipped())
+	}
+	return Info{}, fmt.Errorf("%s: no edges", name)
+}
+
+// Sniff reads r as Parse would up to its first edge line (or its header)
+// and returns the layout Parse would read it with: the delimiter, the
+// header and the columns (no counts). It is an error if there is no edge
+// or header line.
+func Sniff(r io.Reader, name string, f Format) (Info, error) {
+	if r == nil {
+		return Info{}, fmt.Errorf("%s: graph.Sniff: nil reader", name)
+	}
+	p, err := newParser(name, f)
+	if err != nil {
+		return Info{}, err
+	}
+	p.sniff = true
+	if err := p.run(r); err != errSniffed {
+		if err == nil {
+			err = fmt.Errorf("%s: no edges", name)
+		}
+		return Info{}, err
+	}
+	return p.info, nil
+}
+
+var errSniffed = errors.New("layout known")
+
+// parser is one Parse of one file.
+type parser struct {
+	name        string
+	f           Format
+	cols        colSpec
+	nodes, rels *IDs
+	emit        func(src, rel, dst int64) error
+	sniff       bool // stop once the layout is known
+	started     bool // the first line, header or edge, has set the layout
+	positional  bool // src [rel] dst by position: 2 or 3 fields
+	info        Info
+	fields      [][]byte
+	buf         []byte
+}
+
+func newParser(name string, f Format) (*parser, error) {
+	if err := f.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f = f.normal()
+	cols, _ := parseColumns(f.Columns)
+	return &parser{name: name, f: f, cols: cols, info: Info{Rel: -1}}, nil
+}
+
+var bom = []byte("\uFEFF")
+
+const blanks = " \t\r\v\f"
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
+
+// run reads the lines of r up to the first edge line, which chooses the
+// delimiter, then every record.
+func (p *parser) run(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	for line := 1; ; line++ {
+		b, err := readLine(br, &long)
+		if err == io.EOF {
+			return nil
+		}
+		if errors.Is(err, errLineTooLong) {
+			return fmt.Errorf("%s:%d: line longer than 1 MiB", p.name, line)
+		} else if err != nil {
+			return fmt.Errorf("%s:%d: read: %w", p.name, line, err)
+		}
 		if line == 1 {
-			b = bytes.TrimPrefix(b, []byte("\uFEFF"))
+			b = bytes.TrimPrefix(b, bom)
 		}
 		if n := len(b); n > 0 && b[n-1] == '\r' {
 			b = b[:n-1]
 		}
 		if len(b) > MaxLineBytes {
-			return 0, fmt.Errorf("%s:%d: line longer than 1 MiB", name, line)
+			return fmt.Errorf("%s:%d: line longer than 1 MiB", p.name, line)
 		}
 		if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
-			return 0, fmt.Errorf("%s:%d: not a text edge list", name, line)
+			return fmt.Errorf("%s:%d: not a text edge list", p.name, line)
 		}
-		nf := splitFields(b, &f)
-		if nf == 0 || f[0][0] == '#' {
-			continue
-		}
-		if nf != 2 && nf != 3 {
-			return 0, fmt.Errorf("%s:%d: want 2 or 3 fields, got %d", name, line, nf)
-		}
-		if columns == 0 {
-			columns = nf
-		} else if nf != columns {
-			return 0, fmt.Errorf("%s:%d: %d fields, but earlier lines have %d", name, line, nf, columns)
-		}
-		srcName, dstName := f[0], f[nf-1]
-		src := nodes.idBytes(srcName)
-		if src < 0 {
-			return 0, unknown(name, line, "node", srcName)
-		}
-		rel := int64(0)
-		if nf == 3 {
-			if rel = rels.idBytes(f[1]); rel < 0 {
-				return 0, unknown(name, line, "relation", f[1])
+		if p.info.Delimiter == "" {
+			if t := bytes.TrimLeft(b, blanks); len(t) == 0 || t[0] == '#' {
+				continue
+			}
+			p.info.Delimiter = p.delimiterFor(b)
+			if p.info.Delimiter == DelimComma {
+				first := append(append([]byte(nil), b...), '\n')
+				return p.runCSV(io.MultiReader(bytes.NewReader(first), br), line)
 			}
 		}
-		dst := nodes.idBytes(dstName)
-		if dst < 0 {
-			return 0, unknown(name, line, "node", dstName)
+		if err := p.record(p.split(b), line); err != nil {
+			return err
 		}
-		if err := emit(src, rel, dst); err != nil {
-			return 0, fmt.Errorf("%s:%d: %w", name, line, err)
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line of br without its LF (valid until the
+// next call), io.EOF after the last; a line over MaxLineBytes+2 bytes is
+// errLineTooLong, read no further.
+func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	b, err := br.ReadSlice('\n')
+	switch {
+	case err == nil:
+		return b[:len(b)-1], nil
+	case err == io.EOF && len(b) > 0:
+		return b, nil
+	case err != bufio.ErrBufferFull:
+		return nil, err
+	}
+	*long = append((*long)[:0], b...)
+	for {
+		b, err = br.ReadSlice('\n')
+		*long = append(*long, b...)
+		if len(*long) > MaxLineBytes+2 {
+			return nil, errLineTooLong
 		}
-		edges++
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return 0, fmt.Errorf("%s:%d: line longer than 1 MiB", name, line+1)
+		switch err {
+		case nil:
+			return (*long)[:len(*long)-1], nil
+		case io.EOF:
+			return *long, nil
+		case bufio.ErrBufferFull:
+		default:
+			return nil, err
 		}
-		return 0, fmt.Errorf("%s:%d: read: %w", name, line+1, err)
 	}
-	if edges == 0 {
-		return 0, fmt.Errorf("%s: no edges", name)
+}
+
+// delimiterFor is the delimiter of a file whose first edge line is b.
+func (p *parser) delimiterFor(b []byte) string {
+	switch {
+	case p.f.Delimiter != DelimAuto:
+		return p.f.Delimiter
+	case bytes.IndexByte(b, '\t') >= 0:
+		return DelimTab
+	case bytes.IndexByte(b, ',') >= 0:
+		return DelimComma
 	}
-	return columns, nil
+	return DelimSpace
+}
+
+// split cuts a line of a tab- or blank-separated file into its fields.
+func (p *parser) split(b []byte) [][]byte {
+	f := p.fields[:0]
+	if p.info.Delimiter == DelimTab {
+		for {
+			i := bytes.IndexByte(b, '\t')
+			if i < 0 {
+				f = append(f, trimSpaces(b))
+				break
+			}
+			f = append(f, trimSpaces(b[:i]))
+			b = b[i+1:]
+		}
+	} else {
+		for i := 0; i < len(b); {
+			for i < len(b) && isBlank(b[i]) {
+				i++
+			}
+			if i == len(b) {
+				break
+			}
+			j := i
+			for j < len(b) && !isBlank(b[j]) {
+				j++
+			}
+			f = append(f, b[i:j])
+			i = j
+		}
+	}
+	p.fields = f
+	return f
+}
+
+// trimSpaces is b without the spaces (and vertical tabs and form feeds)
+// around it.
+func trimSpaces(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\v' || b[0] == '\f') {
+		b = b[1:]
+	}
+	for n := len(b); n > 0 && (b[n-1] == ' ' || b[n-1] == '\v' || b[n-1] == '\f'); n-- {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// maxRecordBytes bounds what a CSV record may span (quoted line breaks
+// and the comment lines before it included), so that an unclosed quote
+// cannot read a whole file into memory.
+const maxRecordBytes = 16 << 20
+
+// runCSV reads the rest of a CSV file, r starting at line first.
+func (p *parser) runCSV(r io.Reader, first int) error {
+	lim := &limiter{r: r, line: first}
+	cr := csv.NewReader(lim)
+	cr.Comment, cr.TrimLeadingSpace, cr.FieldsPerRecord, cr.ReuseRecord = '#', true, -1, true
+	for {
+		lim.record = 0
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		var pe *csv.ParseError
+		var le *limitError
+		switch {
+		case errors.As(err, &le):
+			return fmt.Errorf("%s:%d: %s", p.name, le.line, le.what)
+		case errors.As(err, &pe):
+			return fmt.Errorf("%s:%d: CSV: %v (quote a field holding quotes whole, its quotes doubled: \"5\"\" disk\")", p.name, first-1+pe.Line, pe.Err)
+		case err != nil:
+			return fmt.Errorf("%s:%d: read: %w", p.name, lim.line, err)
+		}
+		at, _ := cr.FieldPos(0)
+		line := first - 1 + at
+		p.buf = p.buf[:0]
+		for _, s := range rec {
+			if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+				return fmt.Errorf("%s:%d: not a text edge list", p.name, line)
+			}
+			p.buf = append(p.buf, s...)
+		}
+		f, off := p.fields[:0], 0
+		for _, s := range rec {
+			f = append(f, bytes.TrimRight(p.buf[off:off+len(s)], blanks))
+			off += len(s)
+		}
+		p.fields = f
+		if err := p.record(f, line); err != nil {
+			return err
+		}
+	}
+}
+
+// limiter counts the lines read through it and fails a line over
+// MaxLineBytes or a record over maxRecordBytes.
+type limiter struct {
+	r              io.Reader
+	line           int // the line being read, counted in the file
+	inLine, record int // bytes of the line and of the record so far
+	err            error
+}
+
+type limitError struct {
+	line int
+	what string
+}
+
+func (e *limitError) Error() string { return e.what }
+
+func (l *limiter) Read(b []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(b)
+	for rest := b[:n]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			l.inLine += len(rest)
+			break
+		}
+		l.inLine += i
+		if l.inLine > MaxLineBytes+1 { // + CR
+			break
+		}
+		l.line++
+		l.inLine = 0
+		rest = rest[i+1:]
+	}
+	l.record += n
+	switch {
+	case l.inLine > MaxLineBytes+1:
+		l.err = &limitError{l.line, "line longer than 1 MiB"}
+	case l.record > maxRecordBytes:
+		l.err = &limitError{l.line, "a record runs on over 16 MiB (an unclosed quote?)"}
+	default:
+		return n, err
+	}
+	return 0, l.err
+}
+
+// record reads one line's fields: a blank or comment line is skipped, the
+// first of the others sets the layout (and may be the header), every
+// further one is an edge.
+func (p *parser) record(fields [][]byte, line int) error {
+	blank := true
+	for _, f := range fields {
+		if len(f) > 0 {
+			blank = false
+			break
+		}
+	}
+	if blank || len(fields[0]) > 0 && fields[0][0] == '#' {
+		return nil
+	}
+	if !p.started {
+		p.started = true
+		if err := p.layout(fields, line); err != nil {
+			return err
+		}
+		if p.sniff {
+			return errSniffed
+		}
+		if p.info.Header != nil {
+			return nil
+		}
+	}
+	if len(fields) != p.info.Fields {
+		return p.widthError(len(fields), line, false)
+	}
+	var names [3][]byte
+	for k, c := range [3]int{p.info.Src, p.info.Rel, p.info.Dst} {
+		if c < 0 {
+			continue
+		}
+		b := fields[c]
+		switch {
+		case len(b) == 0:
+			return fmt.Errorf("%s:%d: %s (column %d) is empty", p.name, line, roleNames[k], c+1)
+		case p.info.Delimiter == DelimTab && bytes.IndexByte(b, '\r') >= 0, p.info.Delimiter == DelimComma && bytes.ContainsAny(b, "\t\r\n"):
+			return fmt.Errorf("%s:%d: %s id %s holds a tab or line break, which ids.tsv could not hold", p.name, line, roleNames[k], quoteShort(string(b)))
+		}
+		names[k] = b
+	}
+	src := p.nodes.idBytes(names[0])
+	rel := int64(0)
+	if p.info.Rel >= 0 {
+		rel = p.rels.idBytes(names[1])
+	}
+	dst := p.nodes.idBytes(names[2])
+	switch {
+	case src < 0 || dst < 0:
+		if p.f.Unseen == UnseenError {
+			if src < 0 {
+				return unknown(p.name, line, "node", names[0])
+			}
+			return unknown(p.name, line, "node", names[2])
+		}
+		p.info.UnseenNode++
+		return nil
+	case rel < 0:
+		if p.f.Unseen == UnseenError {
+			return unknown(p.name, line, "relation", names[1])
+		}
+		p.info.UnseenRelation++
+		return nil
+	}
+	if err := p.emit(src, rel, dst); err != nil {
+		return fmt.Errorf("%s:%d: %w", p.name, line, err)
+	}
+	p.info.Edges++
+	return nil
+}
+
+var roleNames = [3]string{"src", "rel", "dst"}
+
+// layout reads the first line: whether it is a header, and which columns
+// hold src, rel and dst.
+func (p *parser) layout(fields [][]byte, line int) error {
+	strs := make([]string, len(fields))
+	for i, f := range fields {
+		strs[i] = string(f)
+	}
+	header := p.f.Header == HeaderYes || p.f.Header == HeaderAuto && looksLikeHeader(strs, p.cols)
+	in := &p.info
+	in.Fields = len(fields)
+	if header {
+		in.Header = strs
+	}
+	set := func(cols []int) {
+		in.Src, in.Rel, in.Dst = cols[0], -1, cols[len(cols)-1]
+		if len(cols) == 3 {
+			in.Rel = cols[1]
+		}
+	}
+	switch {
+	case p.cols.names != nil:
+		if !header {
+			return fmt.Errorf("%s:%d: --columns %s names columns, but the first line, %s, is not a header naming them (--header yes if it is one)",
+				p.name, line, flagValue(p.f.Columns), quoteShort(p.join(strs)))
+		}
+		var cols []int
+		for _, n := range p.cols.names {
+			switch i := headerIndex(strs, n); i {
+			case -1:
+				return fmt.Errorf("%s:%d: --columns: the header has no column %q (it has %s)", p.name, line, n, quoteShort(p.join(strs)))
+			case -2:
+				return fmt.Errorf("%s:%d: --columns: the header names %q twice", p.name, line, n)
+			default:
+				cols = append(cols, i)
+			}
+		}
+		set(cols)
+	case p.cols.index != nil:
+		for _, i := range p.cols.index {
+			if i >= len(fields) {
+				return fmt.Errorf("%s:%d: --columns %s: the line has only %d fields", p.name, line, flagValue(p.f.Columns), len(fields))
+			}
+		}
+		set(p.cols.index)
+	default:
+		if header {
+			if s, r, d, ok := headerLayout(strs); ok {
+				in.Src, in.Rel, in.Dst = s, r, d
+				return nil
+			}
+		}
+		if n := len(fields); n != 2 && n != 3 {
+			return p.widthError(n, line, true)
+		}
+		p.positional = true
+		set([]int{0, 1, 2}[:len(fields)])
+		if len(fields) == 2 {
+			in.Dst = 1
+		}
+	}
+	return nil
+}
+
+// widthError says that a line has n fields where the layout wants others.
+func (p *parser) widthError(n, line int, first bool) error {
+	var msg string
+	if first || p.positional && n != 2 && n != 3 {
+		msg = fmt.Sprintf("want 2 or 3 fields, got %d", n)
+		if n > 3 && first {
+			msg += " (--columns picks src, rel and dst from wider files)"
+		}
+	} else {
+		msg = fmt.Sprintf("%d fields, but earlier lines have %d", n, p.info.Fields)
+	}
+	if p.info.Delimiter == DelimSpace && n > 1 {
+		msg += "; blank-separated, so an id with spaces needs a tab-separated or CSV file"
+	}
+	return fmt.Errorf("%s:%d: %s", p.name, line, msg)
+}
+
+// join is a line's fields as the file has them.
+func (p *parser) join(fields []string) string {
+	sep := map[string]string{DelimTab: "\t", DelimComma: ","}[p.info.Delimiter]
+	if sep == "" {
+		sep = " "
+	}
+	return strings.Join(fields, sep)
 }
 
 func unknown(name string, line int, kind string, id []byte) error {
-	return fmt.Errorf("%s:%d: unknown %s id %s (not in the training edges)", name, line, kind, quoteShort(string(id)))
+	return fmt.Errorf("%s:%d: unknown %s id %s (not in the training edges; --unseen skip leaves such edges out)", name, line, kind, quoteShort(string(id)))
 }
 
 // quoteShort quotes s, cut to at most 64 bytes (at a rune boundary) so that an
@@ -211,32 +661,4 @@ func quoteShort(s string) string {
 		cut--
 	}
 	return fmt.Sprintf("%q…", s[:cut])
-}
-
-func isSep(c byte) bool {
-	return c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\v' || c == '\f'
-}
-
-// splitFields stores the first three fields of b in f and returns how many
-// fields b has in all.
-func splitFields(b []byte, f *[3][]byte) int {
-	n := 0
-	for i := 0; i < len(b); {
-		for i < len(b) && isSep(b[i]) {
-			i++
-		}
-		if i == len(b) {
-			break
-		}
-		j := i
-		for j < len(b) && !isSep(b[j]) {
-			j++
-		}
-		if n < len(f) {
-			f[n] = b[i:j]
-		}
-		n++
-		i = j
-	}
-	return n
 }

@@ -14,17 +14,32 @@ import (
 
 type edge struct{ src, rel, dst int64 }
 
-// parseAll parses in with fresh tables unless given, and collects the edges.
+// parseAll parses in with fresh tables unless given, and collects the
+// edges; it returns the number of columns read (2 or 3, 0 on error).
 func parseAll(in string, nodes, rels *IDs) ([]edge, int, error) {
+	got, info, err := parseWith(in, Format{Unseen: UnseenError}, nodes, rels)
+	cols := 0
+	if err == nil {
+		cols = 2
+		if info.HasRelations() {
+			cols = 3
+		}
+	}
+	return got, cols, err
+}
+
+// parseWith parses in as f says with fresh tables unless given, and
+// collects the edges.
+func parseWith(in string, f Format, nodes, rels *IDs) ([]edge, Info, error) {
 	if nodes == nil {
 		nodes, rels = NewIDs(), NewIDs()
 	}
 	var got []edge
-	cols, err := Parse(strings.NewReader(in), "edges.tsv", nodes, rels, func(s, r, d int64) error {
+	info, err := Parse(strings.NewReader(in), "edges.tsv", f, nodes, rels, func(s, r, d int64) error {
 		got = append(got, edge{s, r, d})
 		return nil
 	})
-	return got, cols, err
+	return got, info, err
 }
 
 func TestParseGood(t *testing.T) {
@@ -40,7 +55,7 @@ func TestParseGood(t *testing.T) {
 			[]edge{{0, 0, 1}, {1, 0, 2}, {2, 0, 0}}, []string{"1", "2", "3"}, nil},
 		{"three columns", "a likes b\nb hates a\nb likes c\n", 3,
 			[]edge{{0, 0, 1}, {1, 1, 0}, {1, 0, 2}}, []string{"a", "b", "c"}, []string{"likes", "hates"}},
-		{"tabs", "10\t20\n20\t\t30\n", 2,
+		{"tabs", "10\t20\n20\t30\n", 2,
 			[]edge{{0, 0, 1}, {1, 0, 2}}, []string{"10", "20", "30"}, nil},
 		{"commas", "x,r,y\ny, r ,z\n", 3,
 			[]edge{{0, 0, 1}, {1, 0, 2}}, []string{"x", "y", "z"}, []string{"r"}},
@@ -48,7 +63,7 @@ func TestParseGood(t *testing.T) {
 			[]edge{{0, 0, 1}, {1, 0, 2}}, []string{"0", "1", "2"}, nil},
 		{"crlf", "a b\r\nb c\r\n", 2,
 			[]edge{{0, 0, 1}, {1, 0, 2}}, []string{"a", "b", "c"}, nil},
-		{"string ids", "/m/0abc\t/film/actor\t/m/0xyz\nÉmile /r Zoë\n", 3,
+		{"string ids", "/m/0abc\t/film/actor\t/m/0xyz\nÉmile\t/r\tZoë\n", 3,
 			[]edge{{0, 0, 1}, {2, 1, 3}}, []string{"/m/0abc", "/m/0xyz", "Émile", "Zoë"}, []string{"/film/actor", "/r"}},
 		{"no trailing newline", "1 2\n3 4", 2,
 			[]edge{{0, 0, 1}, {2, 0, 3}}, []string{"1", "2", "3", "4"}, nil},
@@ -80,6 +95,8 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
+const blankHint = "; blank-separated, so an id with spaces needs a tab-separated or CSV file"
+
 func TestParseBad(t *testing.T) {
 	long := strings.Repeat("x", MaxLineBytes)
 	tests := []struct {
@@ -87,10 +104,13 @@ func TestParseBad(t *testing.T) {
 		in   string
 		want string
 	}{
-		{"mixed columns", "a r b\nc r d\ne f\n", "edges.tsv:3: 2 fields, but earlier lines have 3"},
-		{"mixed columns after comment", "# h\na b\nc r d\n", "edges.tsv:3: 3 fields, but earlier lines have 2"},
+		{"mixed columns", "a r b\nc r d\ne f\n", "edges.tsv:3: 2 fields, but earlier lines have 3" + blankHint},
+		{"mixed columns after comment", "# h\na b\nc r d\n", "edges.tsv:3: 3 fields, but earlier lines have 2" + blankHint},
 		{"one column", "a b\nc\n", "edges.tsv:2: want 2 or 3 fields, got 1"},
-		{"four columns", "a b\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\na b c d\n", "edges.tsv:17: want 2 or 3 fields, got 4"},
+		{"four columns", "a b\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\na b c d\n", "edges.tsv:17: want 2 or 3 fields, got 4" + blankHint},
+		{"double tab is an empty field", "10\t20\n20\t\t30\n", "edges.tsv:2: 3 fields, but earlier lines have 2"},
+		{"empty dst in tsv", "a\tr\tb\nc\tr\t \n", "edges.tsv:2: dst (column 3) is empty"},
+		{"empty src in csv", "a,b\n,c\n", "edges.tsv:2: src (column 1) is empty"},
 		{"empty", "", "edges.tsv: no edges"},
 		{"only blanks", "\n \r\n\t\n", "edges.tsv: no edges"},
 		{"only comments", "# a b\n#c d\n", "edges.tsv: no edges"},
@@ -111,6 +131,8 @@ func TestParseBad(t *testing.T) {
 	}
 }
 
+const unseenHint = " (not in the training edges; --unseen skip leaves such edges out)"
+
 func TestParseFrozen(t *testing.T) {
 	nodes, rels := NewIDs(), NewIDs()
 	_, _, err := parseAll("a r b\nb s c\n", nodes, rels)
@@ -127,10 +149,10 @@ func TestParseFrozen(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
-		{"unknown src", "a r b\nx r b\n", `edges.tsv:2: unknown node id "x" (not in the training edges)`},
-		{"unknown dst", "# c\na r zz\n", `edges.tsv:2: unknown node id "zz" (not in the training edges)`},
-		{"unknown relation", "a q b\n", `edges.tsv:1: unknown relation id "q" (not in the training edges)`},
-		{"long unknown id is cut", strings.Repeat("é", 40) + " r a\n", `edges.tsv:1: unknown node id "` + strings.Repeat("é", 32) + `"… (not in the training edges)`},
+		{"unknown src", "a r b\nx r b\n", `edges.tsv:2: unknown node id "x"` + unseenHint},
+		{"unknown dst", "# c\na r zz\n", `edges.tsv:2: unknown node id "zz"` + unseenHint},
+		{"unknown relation", "a q b\n", `edges.tsv:1: unknown relation id "q"` + unseenHint},
+		{"long unknown id is cut", strings.Repeat("é", 40) + " r a\n", `edges.tsv:1: unknown node id "` + strings.Repeat("é", 32) + `"…` + unseenHint},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,7 +167,7 @@ func TestParseFrozen(t *testing.T) {
 
 func TestParseEmitAndReadErrors(t *testing.T) {
 	stop := errors.New("disk full")
-	_, err := Parse(strings.NewReader("a b\nc d\n"), "e.txt", NewIDs(), NewIDs(), func(s, r, d int64) error {
+	_, err := Parse(strings.NewReader("a b\nc d\n"), "e.txt", Format{}, NewIDs(), NewIDs(), func(s, r, d int64) error {
 		if s == 2 {
 			return stop
 		}
@@ -154,14 +176,14 @@ func TestParseEmitAndReadErrors(t *testing.T) {
 	require.ErrorIs(t, err, stop)
 	assert.Equal(t, "e.txt:2: disk full", err.Error())
 
-	_, err = Parse(iotest.TimeoutReader(strings.NewReader(strings.Repeat("a b\n", 100_000))), "slow.txt", NewIDs(), NewIDs(), func(_, _, _ int64) error { return nil })
+	_, err = Parse(iotest.TimeoutReader(strings.NewReader(strings.Repeat("a b\n", 100_000))), "slow.txt", Format{}, NewIDs(), NewIDs(), func(_, _, _ int64) error { return nil })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "slow.txt:")
 	assert.ErrorIs(t, err, iotest.ErrTimeout)
 
-	_, err = Parse(strings.NewReader("a b\n"), "n.txt", nil, NewIDs(), func(_, _, _ int64) error { return nil })
+	_, err = Parse(strings.NewReader("a b\n"), "n.txt", Format{}, nil, NewIDs(), func(_, _, _ int64) error { return nil })
 	assert.Error(t, err)
-	_, err = Parse(strings.NewReader("a b\n"), "n.txt", NewIDs(), NewIDs(), nil)
+	_, err = Parse(strings.NewReader("a b\n"), "n.txt", Format{}, NewIDs(), NewIDs(), nil)
 	assert.Error(t, err)
 }
 
@@ -203,17 +225,33 @@ func TestIDs(t *testing.T) {
 	assert.Zero(t, buf.Len(), "nothing written")
 }
 
+// FuzzParse parses any bytes under any Format: the parse never panics,
+// its errors are one line naming the input, its edges use ids in range,
+// a second parse with the frozen tables gives the same edges, and the
+// names it assigned can always be written to ids.tsv.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"1 2\n2 3\n", "a r b\nb r c\n", "# c\n\n1,2\r\n", "a\tb\tc\td\n", "x\x00y z\n",
 		"\uFEFFa b", "a b\nc d e\n", "\xff", "", "#", ",,, ,\n", "a b\r\r\n",
+		"src,rel,dst\n\"a, b\",r,\"c \"\"q\"\"\"\n", "head\trelation\ttail\nNew York\tlocated in\tUSA\n",
+		"\"a\nb\",r,c\n", "a,\"b\n", "from to weight\n1 2 0.5\n", "s,p,o,x\na,b,c,d\n",
 	} {
-		f.Add([]byte(s))
+		f.Add([]byte(s), uint8(0), uint8(0), "")
 	}
-	f.Fuzz(func(t *testing.T, in []byte) {
+	f.Add([]byte("subject,predicate,object,w\na,r,b,1\n"), uint8(2), uint8(1), "subject,object")
+	f.Add([]byte("a\tb\tc\td\n"), uint8(1), uint8(2), "4,1")
+	f.Fuzz(func(t *testing.T, in []byte, delim, header uint8, columns string) {
+		form := Format{
+			Delimiter: []string{"", DelimTab, DelimComma, DelimSpace}[delim%4],
+			Header:    []string{"", HeaderYes, HeaderNo}[header%3],
+			Columns:   columns,
+		}
+		if form.Check() != nil {
+			return
+		}
 		nodes, rels := NewIDs(), NewIDs()
 		var got []edge
-		cols, err := Parse(bytes.NewReader(in), "fuzz", nodes, rels, func(s, r, d int64) error {
+		info, err := Parse(bytes.NewReader(in), "fuzz", form, nodes, rels, func(s, r, d int64) error {
 			got = append(got, edge{s, r, d})
 			return nil
 		})
@@ -224,22 +262,27 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if cols != 2 && cols != 3 || len(got) == 0 {
-			t.Fatalf("columns %d, %d edges", cols, len(got))
+		if int64(len(got)) != info.Edges || len(got) == 0 {
+			t.Fatalf("Info says %d edges, %d emitted", info.Edges, len(got))
 		}
 		for _, e := range got {
 			if e.src < 0 || e.src >= nodes.Len() || e.dst < 0 || e.dst >= nodes.Len() {
 				t.Fatalf("node id out of range: %v, Len %d", e, nodes.Len())
 			}
-			if cols == 2 && e.rel != 0 || cols == 3 && (e.rel < 0 || e.rel >= rels.Len()) {
-				t.Fatalf("relation id out of range: %v, columns %d, Len %d", e, cols, rels.Len())
+			if !info.HasRelations() && e.rel != 0 || info.HasRelations() && (e.rel < 0 || e.rel >= rels.Len()) {
+				t.Fatalf("relation id out of range: %v, %+v, Len %d", e, info, rels.Len())
 			}
+		}
+		sniffed, err := Sniff(bytes.NewReader(in), "fuzz", form)
+		if err != nil || sniffed.Src != info.Src || sniffed.Rel != info.Rel || sniffed.Dst != info.Dst || sniffed.Delimiter != info.Delimiter {
+			t.Fatalf("Sniff %+v, %v; Parse %+v", sniffed, err, info)
 		}
 		// Parsing again with the frozen tables gives the same edges.
 		nodes.Freeze()
 		rels.Freeze()
 		var again []edge
-		_, err = Parse(bytes.NewReader(in), "fuzz", nodes, rels, func(s, r, d int64) error {
+		form.Unseen = UnseenError
+		_, err = Parse(bytes.NewReader(in), "fuzz", form, nodes, rels, func(s, r, d int64) error {
 			again = append(again, edge{s, r, d})
 			return nil
 		})
@@ -252,6 +295,9 @@ func FuzzParse(f *testing.F) {
 		// Names from Parse can always be written out.
 		var buf bytes.Buffer
 		if err := nodes.WriteTSV(&buf); err != nil {
+			t.Fatalf("WriteTSV: %v", err)
+		}
+		if err := rels.WriteTSV(&buf); err != nil {
 			t.Fatalf("WriteTSV: %v", err)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -105,6 +106,9 @@ type Options struct {
 	// budget of evaluation; EvalProgress, if not nil, follows it.
 	EvalMemory   string
 	EvalProgress EvalProgress
+	// Input is how the edge files are read: --delimiter, --header,
+	// --columns and --unseen (graph.Format; the zero value detects them).
+	Input graph.Format
 	// Prepared, if set, is called with the work directory once it is
 	// ready for the run (locked, built or verified), before training
 	// (realrun writes run.yaml there); its error ends the run.
@@ -183,6 +187,9 @@ func Configure(o Options) (Config, error) {
 	if err := checkExport(o); err != nil {
 		return cfg, err
 	}
+	if err := checkInput(o); err != nil {
+		return cfg, err
+	}
 	policy, err := orderings.ParsePolicy(o.Policy)
 	if err != nil {
 		return cfg, inputerr.Errorf("--policy: %w", err)
@@ -199,7 +206,7 @@ func Configure(o Options) (Config, error) {
 		cfg.Keep = store.DefaultKeep
 	}
 	cfg.Spec = workdir.DataSpec{Dataset: o.Dataset, Scale: o.Scale, Edges: o.Edges, Valid: o.Valid, Test: o.Test,
-		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: o.Workdir, Copies: cfg.Keep + 1}
+		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: o.Workdir, Copies: cfg.Keep + 1, Format: o.Input}
 	if cfg.Spec.Inputs, err = workdir.InputSums(cfg.Spec); err != nil {
 		return cfg, err
 	}
@@ -218,8 +225,9 @@ func Configure(o Options) (Config, error) {
 
 // settings are what the run's checkpoints depend on, by flag: the graph
 // (the preset, its scale and the data seed, or each edge file's absolute
-// path, size and CRC-32C), the layout, the Plan's ordering, p, c, policy
-// and seed, and the training shape. The number of epochs, workers, the
+// path, size and CRC-32C, and how they are read where not by default),
+// the layout, the Plan's ordering, p, c, policy and seed, and the
+// training shape. The number of epochs, workers, the
 // engine, evaluation and outputs may change between runs.
 func settings(cfg Config, o Options) workdir.Settings {
 	spec, h, pl := cfg.Spec, cfg.Hyper, cfg.Plans[0]
@@ -236,6 +244,9 @@ func settings(cfg Config, o Options) workdir.Settings {
 		if path != "" {
 			s[flag] = workdir.FileIdentity(path, spec.Inputs[path])
 		}
+	}
+	if spec.Edges != "" {
+		maps.Copy(s, spec.Format.NonDefault())
 	}
 	if h.Micro.On() {
 		s["--micro-batch-memory"], s["--micro-batches"] = o.MicroBatchMemory, fmt.Sprint(o.MicroBatches)
@@ -280,6 +291,18 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--keep-checkpoints %d: must be at least 1", o.KeepCheckpoints)
 	case o.Repeats < 1:
 		return inputerr.Errorf("--repeats %d: must be at least 1", o.Repeats)
+	}
+	return nil
+}
+
+// checkInput checks how the edge files are to be read (--delimiter,
+// --header, --columns, --unseen), which goes with --edges only.
+func checkInput(o Options) error {
+	if err := o.Input.Check(); err != nil {
+		return &inputerr.Error{Err: err}
+	}
+	if flags := o.Input.NonDefault(); o.Edges == "" && len(flags) > 0 {
+		return inputerr.Errorf("%s: goes with --edges", strings.Join(slices.Sorted(maps.Keys(flags)), ", "))
 	}
 	return nil
 }
@@ -339,7 +362,7 @@ func chooseModel(o *Options) (kind workload.Model, source string, err error) {
 	} else {
 		source = filepath.Base(o.Edges)
 		if modelName == "" {
-			modelName = workdir.DefaultModelFor(o.Edges)
+			modelName = workdir.DefaultModelFor(o.Edges, o.Input)
 		}
 	}
 	if kind, err = workload.ParseModel(modelName); err != nil {
@@ -452,6 +475,10 @@ type Output struct {
 	ModelChoice string `json:"model_choice,omitempty"`
 	// Plan is the Plan the epochs executed.
 	Plan *orderings.Plan `json:"-"`
+	// InputFiles are what the work directory's build found in each edge
+	// file: its delimiter, header, columns, and the validation and test
+	// edges left out for a node or relation not in the training edges.
+	InputFiles []store.InputFile `json:"input_files,omitempty"`
 }
 
 // Train is `realrun`: it prepares (or reuses) the work directory, resumes
@@ -541,6 +568,7 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	r := &run{unlock: unlock}
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
 	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
+		noteInputs(o, r.st.M.InputFiles, log)
 		err = applyInit(o, r, log)
 	}
 	if err == nil && o.Prepared != nil {
@@ -556,6 +584,38 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// noteInputs says, one line each, which input file's first line was
+// taken for a header (when --header was left to detect it) and how many
+// validation and test edges were left out for ids not in the training
+// edges.
+func noteInputs(o Options, files []store.InputFile, log io.Writer) {
+	for _, f := range files {
+		if f.Header != nil && (o.Input.Header == "" || o.Input.Header == graph.HeaderAuto) {
+			fmt.Fprintf(log, "%s: first line read as a header, not an edge: %s (--header no reads it as an edge)\n", f.Path, headerColumns(f))
+		}
+		if n := f.SkippedUnseenNode + f.SkippedUnseenRelation; n > 0 {
+			fmt.Fprintf(log, "%s: %d of %d %s edges left out, not in the training graph: %d with an unseen node, %d with an unseen relation (--unseen error refuses them)\n",
+				f.Path, n, n+f.Edges, f.Split, f.SkippedUnseenNode, f.SkippedUnseenRelation)
+		}
+	}
+}
+
+// headerColumns names the header columns a file's edges were read from:
+// `src "head", rel "relation", dst "tail"`.
+func headerColumns(f store.InputFile) string {
+	roles := []string{"src", "dst"}
+	if len(f.Columns) == 3 {
+		roles = []string{"src", "rel", "dst"}
+	}
+	var parts []string
+	for i, c := range f.Columns {
+		if c >= 1 && c <= len(f.Header) {
+			parts = append(parts, fmt.Sprintf("%s %q", roles[i], f.Header[c-1]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (r *run) close() {
@@ -617,7 +677,7 @@ func newOutput(o Options, h realrun.Hyper, plan *orderings.Plan, st *store.Store
 		Plan: plan, Ordering: plan.Ordering, OrderingSeed: plan.Seed, PlanFile: o.PlanFile, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
 		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
 		Model: string(h.Model), LR: float64(float32ToDecimal(h.LR)), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
-		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(),
+		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(), InputFiles: st.M.InputFiles,
 	}
 }
 

@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -149,10 +150,11 @@ func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 
 // ExportDir writes a trained work directory's node embeddings to out
 // (eval.ExportFile: npy or tsv, input id order, one partition in memory
-// at a time) and, if relations is not "", its relation parameters there
+// at a time; pbg: a directory in PyTorch-BigGraph's checkpoint layout,
+// pbgio.Export, relation parameters included) and, if relations is not "", its relation parameters there
 // (eval.ExportRelations) in the same format. It returns the checkpoint
-// exported (Trained.Checkpoint).
-func ExportDir(dir, out, format, relations string) (string, error) {
+// exported (Trained.Checkpoint); log gets the pbg export's summary line.
+func ExportDir(dir, out, format, relations string, log io.Writer) (string, error) {
 	t, err := OpenTrained(dir)
 	if err != nil {
 		return "", err
@@ -160,6 +162,15 @@ func ExportDir(dir, out, format, relations string) (string, error) {
 	defer t.Close()
 	if relations != "" && len(t.Relations) == 0 {
 		return "", inputerr.Errorf("--relations: %s's model %s has no relation parameters", dir, t.Model)
+	}
+	if format == "pbg" {
+		if relations != "" {
+			return "", inputerr.Errorf("--relations: the pbg format holds the relation parameters already (model.vN.h5)")
+		}
+		if err := checkExportPBG(out); err != nil {
+			return "", err
+		}
+		return t.Checkpoint(), exportPBG(out, t.Store, log)
 	}
 	if err := eval.ExportFile(out, format, t.Store); err != nil {
 		return "", err

@@ -1,17 +1,13 @@
 package pbgio
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -225,21 +221,5 @@ func StoredRelations(st *store.Store) ([]float32, error) {
 	if !m.UsesRelations() {
 		return nil, nil
 	}
-	n := st.M.Relations * st.M.Dim
-	b, err := st.ReadExtra(realrun.StateFile)
-	if err != nil {
-		return nil, err
-	}
-	if b == nil {
-		emb, _ := sample.InitRelations(m, st.M.Relations, st.M.Dim, st.M.Seed)
-		return emb, nil
-	}
-	if len(b) < 4*n {
-		return nil, errors.New(st.CurrentDir() + ": " + realrun.StateFile + fmt.Sprintf(" holds %d bytes, want at least %d relation floats", len(b), n))
-	}
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return out, nil
+	return realrun.CheckpointRelations(st, m, st.M.Seed)
 }

@@ -71,6 +71,31 @@ type Manifest struct {
 	// from, by path: a work directory is reused (and resumed) only for
 	// the same input.
 	Inputs map[string]uint64 `json:"inputs,omitempty"`
+	// InputFormat is how the edge files were read, by flag (--delimiter,
+	// --header, --columns, --unseen), and InputFiles what was found in
+	// each: a directory is reused only for the same InputFormat.
+	InputFormat map[string]string `json:"input_format,omitempty"`
+	InputFiles  []InputFile       `json:"input_files,omitempty"`
+}
+
+// InputFile is what the build found in one edge file.
+type InputFile struct {
+	// Path is the file as given, Split "train", "valid" or "test" (or
+	// "all" for a file split 90/5/5).
+	Path  string `json:"path"`
+	Split string `json:"split"`
+	// Delimiter is how its fields were split (tab, comma or space),
+	// Header its header line's fields (none: nil), Columns the columns
+	// read, counted from 1 (src,rel,dst or src,dst).
+	Delimiter string   `json:"delimiter"`
+	Header    []string `json:"header,omitempty"`
+	Columns   []int    `json:"columns"`
+	// Edges are the edges kept; SkippedUnseenNode and
+	// SkippedUnseenRelation the edges left out because a node, or else
+	// their relation, is not in the training edges.
+	Edges                 int64 `json:"edges"`
+	SkippedUnseenNode     int64 `json:"skipped_unseen_node"`
+	SkippedUnseenRelation int64 `json:"skipped_unseen_relation"`
 }
 
 // Split is the part of the data an edge belongs to.
@@ -620,6 +645,12 @@ func isEmptyDir(dir string) bool {
 
 // SetInputs records the checksums of the input files (Manifest.Inputs).
 func (b *Builder) SetInputs(sums map[string]uint64) { b.m.Inputs = sums }
+
+// SetInputFormat records how the input files were read and what each
+// held (Manifest.InputFormat, Manifest.InputFiles).
+func (b *Builder) SetInputFormat(format map[string]string, files []InputFile) {
+	b.m.InputFormat, b.m.InputFiles = format, files
+}
 
 // FileChecksum is the CRC-32C of a file's content, read in a stream.
 func FileChecksum(path string) (uint64, error) {

@@ -1,7 +1,6 @@
 package workdir
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -39,6 +38,9 @@ type DataSpec struct {
 	// Prepare refuses up front a directory that would not fit the free
 	// space (0: no check).
 	Copies int
+	// Format is how the edge files are read (delimiter, header, columns,
+	// unseen validation and test ids).
+	Format graph.Format
 }
 
 // InitScale is the range of the initial embeddings: uniform in ±InitScale.
@@ -83,13 +85,17 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 
 // prepareFiles parses an edge file twice: first to number the nodes and
 // relations (memory grows with nodes, never with edges), then to stream
-// the edges into the work directory. Valid and test files, if given, may
-// only use ids seen in the training file; without them a seeded 90/5/5
-// split is drawn.
+// the edges into the work directory. Valid and test files, if given, are
+// read with the training ids: an edge with a node or relation not in them
+// is left out and counted, or refused (spec.Format.Unseen); without them
+// a seeded 90/5/5 split is drawn. Beside the node ids (ids.tsv) the
+// directory keeps the relation names (relations.tsv, "id\tname" lines;
+// empty for a graph without relations).
 func prepareFiles(spec DataSpec) (*store.Store, error) {
 	nodes, rels := graph.NewIDs(), graph.NewIDs()
 	var edges int64
-	if _, err := parseFile(spec.Edges, nodes, rels, func(int64, int64, int64) error { edges++; return nil }); err != nil {
+	train, err := parseFile(spec.Edges, spec.Format, nodes, rels, func(int64, int64, int64) error { edges++; return nil })
+	if err != nil {
 		return nil, err
 	}
 	nodes.Freeze()
@@ -117,6 +123,9 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	if err := b.AddFile("ids.tsv", nodes.WriteTSV); err != nil {
 		return fail(err)
 	}
+	if err := b.AddFile("relations.tsv", rels.WriteTSV); err != nil {
+		return fail(err)
+	}
 	inputs, err := InputSums(spec)
 	if err != nil {
 		return fail(err)
@@ -124,7 +133,7 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	b.SetInputs(inputs)
 	split := graph.NewSplitter(spec.Seed, 0.05, 0.05)
 	given := spec.Valid != "" || spec.Test != ""
-	_, err = parseFile(spec.Edges, nodes, rels, func(src, rel, dst int64) error {
+	_, err = parseFile(spec.Edges, spec.Format, nodes, rels, func(src, rel, dst int64) error {
 		sp := store.Train
 		if !given {
 			sp = store.Split(split.Next())
@@ -134,31 +143,55 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	if err != nil {
 		return fail(err)
 	}
+	files := []store.InputFile{inputFile(spec.Edges, map[bool]string{true: "train", false: "all"}[given], train)}
 	for _, f := range []struct {
-		path string
-		sp   store.Split
-	}{{spec.Valid, store.Valid}, {spec.Test, store.Test}} {
+		path, name string
+		sp         store.Split
+	}{{spec.Valid, "valid", store.Valid}, {spec.Test, "test", store.Test}} {
 		if f.path == "" {
 			continue
 		}
-		if _, err := parseFile(f.path, nodes, rels, func(src, rel, dst int64) error { return b.Add(src, max(rel, 0), dst, f.sp) }); err != nil {
+		info, err := parseFile(f.path, spec.Format, nodes, rels, func(src, rel, dst int64) error { return b.Add(src, max(rel, 0), dst, f.sp) })
+		if err != nil {
 			return fail(err)
 		}
+		if info.HasRelations() != train.HasRelations() {
+			return fail(inputerr.Errorf("%s: edges %s, but those of %s %s", f.path, relationsWord(info), spec.Edges, relationsWord(train)))
+		}
+		files = append(files, inputFile(f.path, f.name, info))
 	}
+	b.SetInputFormat(spec.Format.Flags(), files)
 	return b.Finish(spec.Dim, spec.Model, InitScale)
 }
 
-func parseFile(path string, nodes, rels *graph.IDs, emit func(src, rel, dst int64) error) (int, error) {
+func relationsWord(info graph.Info) string {
+	if info.HasRelations() {
+		return "with relations (src rel dst)"
+	}
+	return "without relations (src dst)"
+}
+
+// inputFile is what the manifest records of one parsed edge file.
+func inputFile(path, split string, info graph.Info) store.InputFile {
+	cols := []int{info.Src + 1, info.Dst + 1}
+	if info.HasRelations() {
+		cols = []int{info.Src + 1, info.Rel + 1, info.Dst + 1}
+	}
+	return store.InputFile{Path: path, Split: split, Delimiter: info.Delimiter, Header: info.Header, Columns: cols,
+		Edges: info.Edges, SkippedUnseenNode: info.UnseenNode, SkippedUnseenRelation: info.UnseenRelation}
+}
+
+func parseFile(path string, format graph.Format, nodes, rels *graph.IDs, emit func(src, rel, dst int64) error) (graph.Info, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, inputerr.Errorf("%s: %w", path, errors.Unwrap(err))
+		return graph.Info{}, inputerr.Errorf("%s: %w", path, errors.Unwrap(err))
 	}
 	defer f.Close()
-	cols, err := graph.Parse(io.Reader(f), path, nodes, rels, emit)
+	info, err := graph.Parse(io.Reader(f), path, format, nodes, rels, emit)
 	if err != nil {
-		return 0, &inputerr.Error{Err: err}
+		return graph.Info{}, &inputerr.Error{Err: err}
 	}
-	return cols, nil
+	return info, nil
 }
 
 // InputSums are the CRC-32C of a spec's edge files, by path as given
@@ -220,7 +253,8 @@ func Default(spec DataSpec, source string) string {
 
 // sameData reports whether st was built from spec's data — the same
 // generated preset and scale, or the same, unchanged edge files (their
-// checksums are recorded) — with the same layout (p, d, model, seed).
+// checksums are recorded) read the same way (spec.Format) — with the same
+// layout (p, d, model, seed).
 func sameData(st *store.Store, spec DataSpec) (bool, error) {
 	m := st.M
 	if m.P != spec.P || m.Dim != spec.Dim || m.Model != spec.Model || m.Seed != spec.Seed {
@@ -230,6 +264,9 @@ func sameData(st *store.Store, spec DataSpec) (bool, error) {
 		return m.Source == spec.source(), nil
 	}
 	if m.Source != spec.Edges {
+		return false, nil
+	}
+	if !maps.Equal(m.InputFormat, spec.Format.Flags()) {
 		return false, nil
 	}
 	inputs, err := InputSums(spec)
@@ -242,28 +279,19 @@ func sameData(st *store.Store, spec DataSpec) (bool, error) {
 // source is how the manifest names a generated preset at its scale.
 func (spec DataSpec) source() string { return fmt.Sprintf("%s@%g", spec.Dataset, spec.Scale) }
 
-// DefaultModelFor is the score function used for an edge file when none is
-// named: ComplEx when its lines carry relations (src rel dst), since Dot
-// would parse and then ignore them; Dot for plain src dst graphs. An
-// unreadable file gets Dot here and its error from Prepare.
-func DefaultModelFor(path string) string {
+// DefaultModelFor is the score function used for an edge file read as
+// format says when none is named: ComplEx when its edges carry relations
+// (src rel dst, or a relation column picked by --columns or named by its
+// header), since Dot would parse and then ignore them; Dot for plain src
+// dst graphs. An unreadable file gets Dot here and its error from Prepare.
+func DefaultModelFor(path string, format graph.Format) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return string(workload.Dot)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
-		if len(fields) == 3 {
-			return string(workload.ComplEx)
-		}
-		break
+	if info, err := graph.Sniff(f, path, format); err == nil && info.HasRelations() {
+		return string(workload.ComplEx)
 	}
 	return string(workload.Dot)
 }
