@@ -32,13 +32,45 @@ type Column struct {
 	Prec, CSVPrec int
 	// NoCSV leaves the column out of the CSV.
 	NoCSV bool
+	// Wide leaves the column out of the default human table, which fits
+	// a 100-column terminal: it is shown only by the table of All (a
+	// command's --wide). The CSV and the JSON always carry it.
+	Wide bool
 }
 
 // Columns is an output's column list.
 type Columns []Column
 
-// Human returns the human table of rows (a slice of structs).
+// Human returns the human table of rows (a slice of structs): the
+// columns with a Head that are not Wide.
 func (cs Columns) Human(rows any) Table { return cs.table(rows, true) }
+
+// All returns a copy of cs whose human table shows every column with a
+// Head, the Wide ones included (a command's --wide).
+func (cs Columns) All() Columns {
+	out := append(Columns(nil), cs...)
+	for i := range out {
+		out[i].Wide = false
+	}
+	return out
+}
+
+// Select is cs for a human table: All when wide, else cs.
+func (cs Columns) Select(wide bool) Columns {
+	if wide {
+		return cs.All()
+	}
+	return cs
+}
+
+// shown reports whether c is a column of the human table (human) or of
+// the CSV.
+func (c Column) shown(human bool) bool {
+	if human {
+		return c.Head != "" && !c.Wide
+	}
+	return !c.NoCSV
+}
 
 // CSV returns the machine table of rows: the header is the JSON names.
 func (cs Columns) CSV(rows any) Table { return cs.table(rows, false) }
@@ -64,9 +96,10 @@ func (cs Columns) table(rows any, human bool) Table {
 	et := rv.Type().Elem()
 	for _, c := range cs {
 		switch {
-		case human && c.Head != "":
+		case !c.shown(human):
+		case human:
 			t.Header = append(t.Header, c.Head)
-		case !human && !c.NoCSV:
+		default:
 			t.Header = append(t.Header, c.key(et))
 		}
 	}
@@ -75,9 +108,10 @@ func (cs Columns) table(rows any, human bool) Table {
 		var cells []string
 		for _, c := range cs {
 			switch {
-			case human && c.Head != "":
+			case !c.shown(human):
+			case human:
 				cells = append(cells, c.format(row, c.Scale, c.Prec, Missing))
-			case !human && !c.NoCSV:
+			default:
 				cells = append(cells, c.format(row, 0, c.CSVPrec, ""))
 			}
 		}

@@ -55,3 +55,24 @@ func TestColumnsPanicOnAMisspelledField(t *testing.T) {
 	assert.Panics(t, func() { Columns{{Field: "Nope", Head: "x"}}.Human([]row{{}}) })
 	assert.Panics(t, func() { Columns{{Field: "Nope"}}.CSV([]row{{}}) })
 }
+
+// TestColumnsWide: a Wide column is in the CSV but only in the human
+// table of All (--wide); Select picks between them.
+func TestColumnsWide(t *testing.T) {
+	cols := Columns{
+		{Field: "Ordering", Head: "ordering"},
+		{Field: "Swaps", Head: "swaps", Wide: true},
+		{Field: "EpochSeconds", Head: "epoch s", Prec: 1},
+	}
+	rows := []row{{report: report{Counts{3}, 120, 0}, Ordering: "beta"}}
+	assert.Equal(t, []string{"ordering", "epoch s"}, cols.Human(rows).Header)
+	assert.Equal(t, [][]string{{"beta", "120.0"}}, cols.Human(rows).Rows)
+	assert.Equal(t, []string{"ordering", "swaps", "epoch s"}, cols.All().Human(rows).Header)
+	assert.Equal(t, cols.All(), cols.Select(true))
+	assert.Equal(t, cols, cols.Select(false))
+	assert.True(t, cols[1].Wide, "All copies; the list is unchanged")
+	assert.Equal(t, []string{"ordering", "swaps", "epoch_seconds"}, cols.CSV(rows).Header)
+	var buf bytes.Buffer
+	require.NoError(t, cols.Human(rows).Render(&buf))
+	assert.Equal(t, 22, Width(buf.String()), buf.String())
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -158,4 +159,15 @@ func (t Table) CSV(w io.Writer) error {
 		return fmt.Errorf("plots: write csv rows: %w", err)
 	}
 	return nil
+}
+
+// Width is the width in terminal columns of the widest line of s, a
+// rendered table (one column a rune: box drawing and the symbols our
+// headers use are one column wide).
+func Width(s string) int {
+	w := 0
+	for _, line := range strings.Split(s, "\n") {
+		w = max(w, utf8.RuneCountInString(line))
+	}
+	return w
 }

@@ -54,6 +54,9 @@ type Epoch struct {
 	// ResumedAtBucket is the bucket this epoch resumed at (0: it ran
 	// from its start); the times then cover only the rest of it.
 	ResumedAtBucket int `json:"resumed_at_bucket,omitempty"`
+	// LossPerEdge is Loss over the training edges of the epoch (each
+	// trained once; a resumed epoch's Loss includes the part before).
+	LossPerEdge float64 `json:"loss_per_edge"`
 }
 
 // CheckpointCost is what one checkpoint inside an epoch cost: the
@@ -360,7 +363,7 @@ func (r *epochRun) edgesPerSecond() float64 { return float64(r.edges) / math.Max
 func (r *epochRun) measure(total, commit float64) Epoch {
 	plan, bm := r.plan, r.bm
 	ep := Epoch{Epoch: r.opt.Epoch, Loss: r.loss, IO: bm.events, Buckets: r.runs, Checksums: r.sums, CheckpointSeconds: commit,
-		Checkpoints: r.ckpts, ResumedAtBucket: r.first}
+		Checkpoints: r.ckpts, ResumedAtBucket: r.first, LossPerEdge: r.loss / float64(max(r.st.M.Train, 1))}
 	rep := &ep.Report
 	for _, c := range r.ckpts {
 		rep.InsideCheckpoints++

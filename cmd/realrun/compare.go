@@ -54,7 +54,7 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 	case cli.CSV:
 		return comparisonColumns.CSV(out.Results).CSV(stdout)
 	}
-	if err := comparisonColumns.Human(out.Results).Render(stdout); err != nil {
+	if err := comparisonColumns.Select(o.out.isWide()).Human(out.Results).Render(stdout); err != nil {
 		return err
 	}
 	sys := validate.Engine{Name: o.Engine, Buffer: o.Buffer}.System()
@@ -108,6 +108,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	asJSON := fs.Bool("json", false, "print the measurements as JSON")
 	var disk diskFlags
 	disk.register(fs, "--dir's disk")
+	cli.SetHelp(fs, calibrateHelp)
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return err
 	}
@@ -175,6 +176,20 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	atomicfile.Announce(stderr, *out)
 	fmt.Fprintf(stdout, "use %s with simulate --device or realrun --compare-sim --device\n", *out)
 	return nil
+}
+
+var calibrateHelp = cli.Help{
+	Usage:   "realrun calibrate [flags]",
+	Summary: "Measures this machine into a device profile for simulate --device and realrun --compare-sim --device: the disk holding --dir (O_DIRECT reads and writes of partition-sized files), memory copies, checksums, the CPU engine and, in a CUDA build with a GPU, host↔GPU copies and the CUDA engine.",
+	Groups: []cli.FlagGroup{
+		{Title: "What to measure", Flags: []string{"dir", "size", "workers"}},
+		{Title: "Disk speed (kernel cgroup limits on --dir's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
+		{Title: "Output", Flags: []string{"out", "name", "json"}},
+	},
+	Examples: []string{
+		"realrun calibrate --dir /mnt/nvme --out nvme.yaml        # then: simulate --device nvme.yaml",
+		"realrun calibrate --emulate-disk p3.2xlarge --out ebs.yaml",
+	},
 }
 
 // measuredBy names the measured run in a trace: realrun, and the engine

@@ -64,7 +64,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	}
 	for i, e := range out.Epochs {
 		fmt.Fprintf(stdout, "epoch %d: %.1f s\n", e.Epoch, e.Seconds)
-		if err := trainerColumns.Human(e.Trainers).Render(stdout); err != nil {
+		if err := trainerColumns.Select(o.out.isWide()).Human(e.Trainers).Render(stdout); err != nil {
 			return err
 		}
 		if i < len(out.Predicted) {
@@ -110,10 +110,10 @@ var trainerColumns = plots.Columns{
 	{Field: "TransferSeconds", Head: "transfer s", Prec: 1, CSVPrec: 3},
 	{Field: "Seconds", Head: "epoch s", Prec: 1, CSVPrec: 3},
 	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
-	{Field: "Loads", Head: "loads"},
-	{Field: "Saves", Head: "saves"},
-	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1},
-	{Field: "WriteBytes", Head: "written MB", Scale: 1e-6, Prec: 1},
+	{Field: "Loads", Head: "loads", Wide: true},
+	{Field: "Saves", Head: "saves", Wide: true},
+	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1, Wide: true},
+	{Field: "WriteBytes", Head: "written MB", Scale: 1e-6, Prec: 1, Wide: true},
 	{Field: "EdgeBytes"},
 	{Field: "Loss"},
 	{Field: "Lost"},
@@ -129,6 +129,7 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Prefix, "run", "", "the run's etcd `PREFIX` (realrun --trainers prints it)")
 	fs.IntVar(&o.ID, "id", -1, "this trainer's id, unique among the run's live trainers")
 	fs.DurationVar(&o.Lease, "lease", 5*time.Second, "this trainer's lease: silent this long, it loses its bucket to the pool")
+	wide := cli.WideFlag(fs)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun trainer --etcd ENDPOINTS --store DIR --run PREFIX --id N",
 		Summary: "Joins a distributed run as one trainer: takes buckets from the lock server in etcd, partitions through the shared store, until the run is done.",
@@ -178,5 +179,5 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "the run was already done")
 		return nil
 	}
-	return trainerColumns.Human(slices.Clip(eps)).Render(stdout)
+	return trainerColumns.Select(*wide).Human(slices.Clip(eps)).Render(stdout)
 }

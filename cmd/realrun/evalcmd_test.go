@@ -113,7 +113,7 @@ func TestEvalAndExportWorkdir(t *testing.T) {
 // TestSkippedEvaluationIsADash: an epoch not evaluated prints "—" in the
 // table, an empty CSV cell and JSON null, never 0.000.
 func TestSkippedEvaluationIsADash(t *testing.T) {
-	epochs := []realrun.Epoch{{Epoch: 1}, {Epoch: 2, Test: &realrun.Quality{MRR: 0.25, Split: "test", Mode: "filtered"}, EvalProtocol: "filtered"}}
+	epochs := []realrun.Epoch{{Epoch: 1, LossPerEdge: 1.5}, {Epoch: 2, LossPerEdge: 1.25, Test: &realrun.Quality{MRR: 0.25, Split: "test", Mode: "filtered"}, EvalProtocol: "filtered"}}
 	var human, csv strings.Builder
 	require.NoError(t, epochColumns.Human(epochs).Render(&human))
 	require.NoError(t, epochColumns.CSV(epochs).CSV(&csv))

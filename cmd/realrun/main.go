@@ -52,6 +52,7 @@ type cmdOptions struct {
 	cpuprofile         string
 	diskFlags
 	dist distFlags
+	out  outFlags // --wide, --config, --print-config (config.go)
 }
 
 // diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and
@@ -229,12 +230,16 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
 	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the embedded etcd and object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
 	fs.BoolVar(&o.dist.Objects, "objects", false, "with --trainers: move partitions and edges through an S3-compatible object store served from this process (gofakes3) instead of the shared work directory")
+	o.out.register(fs)
 	cli.SetHelp(fs, help)
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if err := checkFlags(fs, o); err != nil {
+		return err
+	}
+	if done, err := o.out.configure(fs, &o, stdout, stderr); done || err != nil {
 		return err
 	}
 	o.Trace = o.trace != ""
@@ -281,7 +286,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 	}
-	return print(stdout, format, out)
+	return print(stdout, format, out, o.out.isWide())
 }
 
 // trainTrace is a training run as one process of a trace: its epochs one
@@ -363,10 +368,12 @@ func checkFlags(fs *flag.FlagSet, o cmdOptions) error {
 }
 
 var help = cli.Help{
-	Usage:   "realrun [flags] | realrun calibrate [flags] | realrun trainer [flags]",
+	Usage:   "realrun [flags] | realrun calibrate|trainer [flags] | realrun eval|export WORKDIR [flags]",
 	Summary: "Trains graph embeddings out of core for real, executing a Plan with O_DIRECT partition I/O, and measures the simulator's Report plus MRR and Hits@k.",
 	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"},
-		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"}},
+		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"},
+		{"eval", "evaluate a trained work directory without training (realrun eval --help)"},
+		{"export", "export a trained work directory's embeddings (realrun export --help)"}},
 	Groups: []cli.FlagGroup{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "delimiter", "header", "columns", "unseen", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
@@ -439,14 +446,14 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func print(w io.Writer, format cli.Format, out Output) error {
+func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	switch format {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
 		return epochColumns.CSV(out.Epochs).CSV(w)
 	}
-	if err := epochColumns.Human(out.Epochs).Render(w); err != nil {
+	if err := epochColumns.Select(wide).Human(out.Epochs).Render(w); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",

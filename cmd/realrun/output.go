@@ -11,30 +11,32 @@ import (
 // The human and machine outputs of realrun: column lists, the timeline
 // chart and summary lines.
 
-// epochColumns are realrun's table and CSV columns.
+// epochColumns are realrun's table and CSV columns; the human table
+// leaves the Wide ones out (--wide shows them).
 var epochColumns = plots.Columns{
 	{Field: "Epoch", Head: "epoch"},
 	{Field: "EpochSeconds", Head: "epoch s", Prec: 1, CSVPrec: 3},
 	{Field: "StallSeconds", Head: "stall s", Prec: 1, CSVPrec: 3},
-	{Field: "ComputeSeconds", Head: "compute s", Prec: 1, CSVPrec: 3},
+	{Field: "ComputeSeconds", Head: "compute s", Prec: 1, CSVPrec: 3, Wide: true},
 	{Field: "Swaps", Head: "swaps"},
-	{Field: "Loads", Head: "loads"},
-	{Field: "Writes", Head: "writes"},
+	{Field: "Loads", Head: "loads", Wide: true},
+	{Field: "Writes", Head: "writes", Wide: true},
 	{Field: "FinalWrites"},
-	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1},
-	{Field: "WriteBytes", Head: "write MB", Scale: 1e-6, Prec: 1},
+	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1, Wide: true},
+	{Field: "WriteBytes", Head: "write MB", Scale: 1e-6, Prec: 1, Wide: true},
 	{Field: "EdgesPerSecond", Head: "edges/s", Prec: 0, CSVPrec: 0},
-	{Field: "Loss", CSVPrec: 2},
+	{Field: "Loss", Head: "loss", Prec: 2, CSVPrec: 2, Wide: true},
+	{Field: "LossPerEdge", Head: "loss/edge", Prec: 4, CSVPrec: 6},
 	{Field: "Valid.MRR", Head: "valid MRR", Prec: 3, CSVPrec: 4},
 	{Field: "Valid.HitsAt1", CSVPrec: 4},
 	{Field: "Valid.HitsAt3", CSVPrec: 4},
 	{Field: "Valid.HitsAt10", CSVPrec: 4},
 	{Field: "Test.MRR", Head: "test MRR", Prec: 3, CSVPrec: 4},
-	{Field: "Test.HitsAt1", Head: "test Hits@1", Prec: 3, CSVPrec: 4},
+	{Field: "Test.HitsAt1", Head: "test Hits@1", Prec: 3, CSVPrec: 4, Wide: true},
 	{Field: "Test.HitsAt3", CSVPrec: 4},
 	{Field: "Test.HitsAt10", Head: "test Hits@10", Prec: 3, CSVPrec: 4},
-	{Field: "EvalProtocol", Head: "protocol"},
-	{Field: "EvalSeconds", Head: "eval s", Prec: 1, CSVPrec: 3},
+	{Field: "EvalProtocol", Head: "protocol", Wide: true},
+	{Field: "EvalSeconds", Head: "eval s", Prec: 1, CSVPrec: 3, Wide: true},
 }
 
 // evalSummary is one line per split on the run's last evaluation of it
@@ -107,19 +109,20 @@ func checkpointSummary(out Output) string {
 	return fmt.Sprintf("checkpoints inside epochs: %d, %.1f MB written, training waited %.1f s for them", n, float64(bytes)/1e6, secs)
 }
 
-// comparisonColumns are `realrun --compare-sim`'s table and CSV columns.
+// comparisonColumns are `realrun --compare-sim`'s table and CSV columns
+// (headers on two lines; --wide adds the Wide ones).
 var comparisonColumns = plots.Columns{
 	{Field: "Ordering", Head: "ordering"},
-	{Field: "Measured.EpochSeconds", Head: "epoch s measured", Prec: 2, CSVPrec: 2},
-	{Field: "Predicted.EpochSeconds", Head: "epoch s predicted", Prec: 2, CSVPrec: 2},
-	{Field: "RelativeError.EpochSeconds", Key: "epoch_relative_error", Head: "epoch error %", Scale: 100, Prec: 1, CSVPrec: 4},
-	{Field: "Measured.StallSeconds", Head: "stall s measured", Prec: 2, CSVPrec: 2},
-	{Field: "Predicted.StallSeconds", Head: "stall s predicted", Prec: 2, CSVPrec: 2},
-	{Field: "Measured.ComputeSeconds", Head: "compute s measured", Prec: 2, CSVPrec: 2},
-	{Field: "Predicted.ComputeSeconds", Head: "compute s predicted", Prec: 2, CSVPrec: 2},
-	{Field: "Measured.ReadBytes", Head: "read bytes measured"},
-	{Field: "Predicted.ReadBytes", Head: "read bytes predicted"},
-	{Field: "Measured.WriteBytes", Head: "write bytes measured"},
-	{Field: "Predicted.WriteBytes", Head: "write bytes predicted"},
+	{Field: "Measured.EpochSeconds", Head: "epoch s\nmeasured", Prec: 2, CSVPrec: 2},
+	{Field: "Predicted.EpochSeconds", Head: "epoch s\npredicted", Prec: 2, CSVPrec: 2},
+	{Field: "RelativeError.EpochSeconds", Key: "epoch_relative_error", Head: "epoch\nerror %", Scale: 100, Prec: 1, CSVPrec: 4},
+	{Field: "Measured.StallSeconds", Head: "stall s\nmeasured", Prec: 2, CSVPrec: 2},
+	{Field: "Predicted.StallSeconds", Head: "stall s\npredicted", Prec: 2, CSVPrec: 2},
+	{Field: "Measured.ComputeSeconds", Head: "compute s\nmeasured", Prec: 2, CSVPrec: 2, Wide: true},
+	{Field: "Predicted.ComputeSeconds", Head: "compute s\npredicted", Prec: 2, CSVPrec: 2, Wide: true},
+	{Field: "Measured.ReadBytes", Head: "read bytes\nmeasured", Wide: true},
+	{Field: "Predicted.ReadBytes", Head: "read bytes\npredicted", Wide: true},
+	{Field: "Measured.WriteBytes", Head: "write bytes\nmeasured", Wide: true},
+	{Field: "Predicted.WriteBytes", Head: "write bytes\npredicted", Wide: true},
 	{Field: "Measured.Swaps", Key: "swaps", Head: "swaps"},
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/experiments"
@@ -30,7 +29,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func reproduce(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	out := fs.String("out", "results", "write each experiment's files under `DIR`/NAME/ (empty: write nothing)")
-	list := fs.String("experiments", "all", "comma-separated experiments, or all: "+strings.Join(experiments.Names(), ", "))
+	list := fs.String("experiments", "all", "comma-separated experiments (the list above), or all")
+	cli.SetHelp(fs, help())
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
@@ -95,6 +95,34 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// help is reproduce's --help: the flags in groups and every experiment
+// with what it reproduces.
+func help() cli.Help {
+	var list [][2]string
+	for _, n := range experiments.Names() {
+		e, _ := experiments.Lookup(n)
+		d := e.Description
+		if e.Slow {
+			d = "[slow] " + d
+		}
+		list = append(list, [2]string{n, d})
+	}
+	return cli.Help{
+		Usage:   "reproduce [flags]",
+		Summary: "Regenerates the papers' figures and tables: runs the named experiments, prints each table with our numbers beside the paper's, and writes CSV, Markdown, PNG and SVG files under --out.",
+		Lists:   []cli.List{{Title: "Experiments (--experiments)", Items: list}},
+		Groups: []cli.FlagGroup{
+			{Title: "What to run", Flags: []string{"experiments"}},
+			{Title: "Output", Flags: []string{"out", "json", "csv"}},
+		},
+		Examples: []string{
+			"reproduce                                              # every experiment, files under results/",
+			"reproduce --experiments marius-table8,legend-fig18 --out /tmp/r",
+			"reproduce --experiments pbg-table3 --out '' --csv      # print CSV, write nothing",
+		},
+	}
 }
 
 func table(r experiments.Result) plots.Table {

@@ -15,7 +15,7 @@ import (
 
 // machinesMain is `simulate --machines M`: PyTorch-BigGraph's trainer on
 // one machine or several (sim.PBGRequest).
-func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGRequest, set map[string]bool) error {
+func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGRequest, set map[string]bool, wide bool) error {
 	if !set["machines"] {
 		return cli.Usagef("--bandwidth and --epochs go with --machines")
 	}
@@ -48,7 +48,7 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 	case cli.CSV:
 		return trainerColumns.CSV(st.Trainers).CSV(w)
 	}
-	if err := trainerColumns.Human(st.Trainers).Render(w); err != nil {
+	if err := trainerColumns.Select(wide).Human(st.Trainers).Render(w); err != nil {
 		return err
 	}
 	tr := out.Training
@@ -70,18 +70,18 @@ var trainerColumns = plots.Columns{
 	{Field: "Buckets", Head: "buckets"},
 	{Field: "TrainSeconds", Head: "train s", Prec: 0, CSVPrec: 3},
 	{Field: "WaitBucketSeconds", Head: "wait for bucket s", Prec: 0, CSVPrec: 3},
-	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3},
+	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3, Wide: true},
 	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
-	{Field: "Loads", Head: "loads"},
-	{Field: "Saves", Head: "saves"},
+	{Field: "Loads", Head: "loads", Wide: true},
+	{Field: "Saves", Head: "saves", Wide: true},
 	{Field: "SentBytes", Head: "sent GB", Scale: 1e-9, Prec: 1},
 	{Field: "ReceivedBytes", Head: "received GB", Scale: 1e-9, Prec: 1},
-	{Field: "PeakMemoryBytes", Head: "peak memory GB", Scale: 1e-9, Prec: 1},
+	{Field: "PeakMemoryBytes", Head: "peak memory GB", Scale: 1e-9, Prec: 1, Wide: true},
 }
 
 // sweepMachines is `simulate sweep --machines LIST`: PyTorch-BigGraph at
 // every (machines, p), ranked by time among those whose peak memory fits.
-func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, machines, bandwidth string, epochs, top int, set map[string]bool) error {
+func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, machines, bandwidth string, epochs, top int, set map[string]bool, wide bool) error {
 	if !set["machines"] {
 		return cli.Usagef("--bandwidth and --epochs go with --machines")
 	}
@@ -128,7 +128,7 @@ func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, mach
 	case cli.CSV:
 		return machinesSweepColumns.CSV(out.Rows).CSV(w)
 	}
-	if err := machinesSweepColumns.Human(out.Rows[:min(top, len(out.Rows))]).Render(w); err != nil {
+	if err := machinesSweepColumns.Select(wide).Human(out.Rows[:min(top, len(out.Rows))]).Render(w); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "pbg on %s: %s, d=%d; time of %d epochs; speed-up over the fastest one-machine row; machine-hours = hours × machines; memory GB: the largest machine's peak (of %.0f GB)\n",
@@ -148,8 +148,8 @@ var machinesSweepColumns = plots.Columns{
 	{Field: "SpeedUp", Head: "speed-up", Prec: 2, CSVPrec: 4},
 	{Field: "MachineHours", Head: "machine-hours", Prec: 1, CSVPrec: 3},
 	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
-	{Field: "WaitBucketSeconds", Head: "wait s", Prec: 0, CSVPrec: 3},
-	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3},
+	{Field: "WaitBucketSeconds", Head: "wait s", Prec: 0, CSVPrec: 3, Wide: true},
+	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3, Wide: true},
 	{Field: "NetworkBytes", Head: "network GB", Scale: 1e-9, Prec: 0},
 	{Field: "PeakMemoryBytes", Head: "memory GB", Scale: 1e-9, Prec: 1},
 	{Field: "Fits"},

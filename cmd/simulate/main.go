@@ -71,6 +71,7 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&pq.Machines, "machines", 0, "simulate PyTorch-BigGraph (--system pbg, its CPU trainer) on `M` machines: 1 swaps partitions to the machine's disk, more share them through partition servers over the network (default device pbg-paper)")
 	fs.StringVar(&pq.Bandwidth, "bandwidth", "", "with --machines: each machine's network bandwidth, e.g. 10GB/s (default: the device's)")
 	fs.IntVar(&pq.Epochs, "epochs", 0, "with --machines: report the time of `N` epochs (default 10, as PBG's tables)")
+	of := registerOut(fs)
 	cli.SetHelp(fs, cli.Help{
 		Usage:       "simulate [flags] | simulate sweep [flags]",
 		Summary:     "Predicts one epoch for every edge-bucket ordering at (p, c): swaps, bytes, epoch time, stall and GPU utilisation.",
@@ -87,13 +88,16 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if done, err := of.printed(fs, stdout); done {
+		return err
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if err := useGraph(&q, graphDir, set); err != nil {
 		return err
 	}
 	if set["machines"] || set["bandwidth"] || set["epochs"] {
-		return machinesMain(stdout, format, q, pq, set)
+		return machinesMain(stdout, format, q, pq, set, *of.wide)
 	}
 	if planPath != "" {
 		if err := atomicfile.CheckWritable(planPath); err != nil {
@@ -136,7 +140,7 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return print(stdout, format, out)
+	return print(stdout, format, out, *of.wide)
 }
 
 // usage turns a sim.InputError into a usage error (exit status 2).
@@ -171,14 +175,14 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.BoolVar(&q.NoMicroBatching, "no-micro-batching", false, "keep a batch that does not fit in GPU memory whole (warn) instead of splitting it into micro-batches")
 }
 
-func print(w io.Writer, format cli.Format, out Output) error {
+func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	switch format {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
 		return resultColumns.CSV(out.Results).CSV(w)
 	}
-	cols := resultColumns
+	cols := resultColumns.Select(wide)
 	if !slices.ContainsFunc(out.Results, func(r sim.Result) bool { return r.MicroBatches > 1 }) {
 		cols = cols.DropHuman("MicroBatches") // every batch fits: no column of zeros
 	}
@@ -252,18 +256,19 @@ func plot(path string, out Output) error {
 	return plots.SaveStack(path, bars, strips)
 }
 
-// resultColumns are `simulate`'s table and CSV columns.
+// resultColumns are `simulate`'s table and CSV columns; the human table
+// leaves the Wide ones out (--wide shows them).
 var resultColumns = plots.Columns{
 	{Field: "Ordering", Head: "ordering"},
 	{Field: "Swaps", Head: "swaps"},
 	{Field: "SwapsOverLowerBound", Head: "÷ lower bound", Prec: 2, CSVPrec: 4},
-	{Field: "Loads", Head: "loads"},
-	{Field: "Writes", Head: "writes"},
+	{Field: "Loads", Head: "loads", Wide: true},
+	{Field: "Writes", Head: "writes", Wide: true},
 	{Field: "FinalWrites"},
-	{Field: "ReadBytes", Head: "read GB", Scale: 1e-9, Prec: 1},
-	{Field: "WriteBytes", Head: "write GB", Scale: 1e-9, Prec: 1},
-	{Field: "PrefetchableSwaps", Head: "prefetchable swaps"},
-	{Field: "MicroBatches", Head: "micro-batches"},
+	{Field: "ReadBytes", Head: "read GB", Scale: 1e-9, Prec: 1, Wide: true},
+	{Field: "WriteBytes", Head: "write GB", Scale: 1e-9, Prec: 1, Wide: true},
+	{Field: "PrefetchableSwaps", Head: "prefetchable swaps", Wide: true},
+	{Field: "MicroBatches", Head: "micro-batches", Wide: true},
 	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},

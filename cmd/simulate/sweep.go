@@ -40,6 +40,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&machines, "machines", "", "sweep PyTorch-BigGraph (--system pbg, its CPU trainer) over machine counts: a `LIST` like --p; ranks (machines, p) by the time of --epochs epochs (default device pbg-paper)")
 	fs.StringVar(&bandwidth, "bandwidth", "", "with --machines: each machine's network bandwidth, e.g. 10GB/s (default: the device's)")
 	fs.IntVar(&epochs, "epochs", 0, "with --machines: rank by the time of `N` epochs (default 10)")
+	of := registerOut(fs)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "simulate sweep [flags]",
 		Summary: "Simulates every ordering at every (p, c) on every device and ranks the configurations whose buffer fits in memory; with --machines, PyTorch-BigGraph on every (machines, p).",
@@ -55,6 +56,9 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if done, err := of.printed(fs, stdout); done {
+		return err
+	}
 	if top < 1 {
 		return cli.Usagef("--top %d: must be at least 1", top)
 	}
@@ -64,7 +68,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if set["machines"] || set["bandwidth"] || set["epochs"] {
-		return sweepMachines(stdout, format, q, ps, devs, machines, bandwidth, epochs, top, set)
+		return sweepMachines(stdout, format, q, ps, devs, machines, bandwidth, epochs, top, set, *of.wide)
 	}
 	if g.Ps, err = cli.IntList(ps); err != nil {
 		return cli.Usagef("--p: %w", err)
@@ -94,10 +98,10 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 		}
 		atomicfile.Announce(stderr, plotPath)
 	}
-	return printSweep(stdout, format, out, top)
+	return printSweep(stdout, format, out, top, *of.wide)
 }
 
-func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int) error {
+func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide bool) error {
 	switch format {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
@@ -105,7 +109,7 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int) error 
 		return sweepColumns.CSV(out.Rows).CSV(w)
 	}
 	fit := out.Fitting()
-	cols := sweepColumns
+	cols := sweepColumns.Select(wide)
 	if len(out.Devices) < 2 {
 		cols = cols.DropHuman("Device")
 	}
@@ -196,7 +200,8 @@ func sweepChart(o SweepOutput) (plots.Chart, error) {
 	return plots.Panels{Title: title, Charts: panels}, nil
 }
 
-// sweepColumns are `simulate sweep`'s table and CSV columns.
+// sweepColumns are `simulate sweep`'s table and CSV columns; the human
+// table leaves the Wide ones out (--wide shows them).
 var sweepColumns = plots.Columns{
 	{Field: "Rank", Head: "rank", NoCSV: true},
 	{Field: "Device", Head: "device"},
@@ -211,15 +216,15 @@ var sweepColumns = plots.Columns{
 	{Field: "Fits"},
 	{Field: "BatchFits"},
 	{Field: "MicroBatches"},
-	{Field: "Swaps", Head: "swaps"},
+	{Field: "Swaps", Head: "swaps", Wide: true},
 	{Field: "LowerBound"},
 	{Field: "ReadBytes"},
 	{Field: "WriteBytes"},
-	{Field: "IOBytes", Head: "I/O GB", Scale: 1e-9, Prec: 1, NoCSV: true},
+	{Field: "IOBytes", Head: "I/O GB", Scale: 1e-9, Prec: 1, NoCSV: true, Wide: true},
 	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},
 	{Field: "BoundSeconds", CSVPrec: 3},
 	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
-	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true},
+	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true, Wide: true},
 }

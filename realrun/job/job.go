@@ -109,6 +109,10 @@ type Options struct {
 	// Input is how the edge files are read: --delimiter, --header,
 	// --columns and --unseen (graph.Format; the zero value detects them).
 	Input graph.Format
+	// Prepared, if set, is called with the work directory once it is
+	// ready for the run (locked, built or verified), before training
+	// (realrun writes run.yaml there); its error ends the run.
+	Prepared func(dir string) error
 }
 
 // ResumeArgs are a command line's arguments with --resume added (once).
@@ -566,6 +570,9 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
 		noteInputs(o, r.st.M.InputFiles, log)
 		err = applyInit(o, r, log)
+	}
+	if err == nil && o.Prepared != nil {
+		err = o.Prepared(r.st.Dir)
 	}
 	if err == nil {
 		if r.degrees, err = r.st.Degrees(); err == nil {

@@ -52,7 +52,8 @@ func Exit(stderr io.Writer, prog string, err error) int {
 
 // Parse parses args into fs. Flag errors become UsageErrors naming the
 // flag; -h/--help prints the usage to stdout and returns flag.ErrHelp.
-// Positional arguments are rejected.
+// Positional arguments are rejected. With ConfigFlags registered, the
+// --config file's flags are applied under the command line's.
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -68,6 +69,9 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 		}
 		return &UsageError{Msg: strings.Replace(err.Error(), "flag -", "flag --", 1)}
 	}
+	if err := applyConfig(fs); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return Usagef("unexpected argument %q (all options are flags; see --help)", fs.Arg(0))
 	}
@@ -75,7 +79,8 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 }
 
 // ParseFormat registers --json and --csv on fs, parses args like Parse and
-// returns the output format they select.
+// returns the output format they select (a configuration file may select
+// it too).
 func ParseFormat(fs *flag.FlagSet, args []string, stdout io.Writer) (Format, error) {
 	asJSON := fs.Bool("json", false, "print JSON")
 	asCSV := fs.Bool("csv", false, "print CSV")
@@ -83,6 +88,14 @@ func ParseFormat(fs *flag.FlagSet, args []string, stdout io.Writer) (Format, err
 		return Table, err
 	}
 	return PickFormat(*asJSON, *asCSV)
+}
+
+// WideFlag registers --wide on fs (help group "Output"): human tables show
+// every column instead of the ones that fit a 100-column terminal
+// (plots.Column.Wide; CSV and JSON always carry every column).
+func WideFlag(fs *flag.FlagSet) *bool {
+	Group(fs, "Output", "wide")
+	return fs.Bool("wide", false, "tables with every column (default: the ones that fit 100 columns; --csv and --json carry all)")
 }
 
 // ChildMain lets a command's tests run the test binary as the command
