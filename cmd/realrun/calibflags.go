@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 
+	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/realrun/job"
 )
 
@@ -24,4 +25,21 @@ func shapeFlags(fs *flag.FlagSet, o *job.Options) {
 	fs.IntVar(&o.Chunk, "chunk", 0, "the run's edges per chunk (0: as many as --negatives)")
 	fs.Float64Var(&o.DegreeFrac, "degree-frac", job.Defaults.DegreeFrac, "the run's share of negatives drawn by degree (default -1: as realrun chooses)")
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "the run's training goroutines")
+}
+
+// calibrateHelp is `realrun calibrate --help`.
+var calibrateHelp = cli.Help{
+	Usage: "realrun calibrate [the run's training flags] [--dir DIR] [--out FILE]",
+	Summary: "Measures this machine into a device profile for simulate --device and realrun --compare-sim --device: the disk holding --dir (O_DIRECT transfers of the run's partition size), " +
+		"the CPU engine at exactly the training shape the given realrun flags train at (synthetic partitions of the run's rows; recorded as cpu.train_shape), how the two slow each other, " +
+		"and the GPU where the build has one. Give it the run's own training flags: a rate measured at one shape does not carry to another, and --compare-sim --device names any difference in one line.",
+	Groups: []cli.FlagGroup{
+		{Title: "The run's training shape (realrun's flags and defaults)", Flags: []string{"dataset", "scale", "edges", "workdir", "model", "dim", "p", "batch", "negatives", "chunk", "degree-frac", "workers"}},
+		{Title: "Disk", Flags: []string{"dir", "size", "disk-read", "disk-write", "emulate-disk"}},
+		{Title: "Output", Flags: []string{"out", "name", "json"}},
+	},
+	Examples: []string{
+		"realrun calibrate --dataset twitter --scale 0.002 --dim 64 --p 8 --out cal.yaml",
+		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --compare-sim --device cal.yaml",
+	},
 }

@@ -112,6 +112,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	shapeFlags(fs, &o)
 	var disk diskFlags
 	disk.register(fs, "--dir's disk")
+	cli.SetHelp(fs, calibrateHelp)
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return err
 	}
