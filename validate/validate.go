@@ -378,6 +378,9 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		if prof, err = devices.Load(devicePath); err != nil {
 			return out, inputerr.Errorf("--device: %w", err)
 		}
+		if _, ok := prof.CPU.Train.For(string(h.Model)); eng.Name != "cuda" && !ok {
+			return out, inputerr.Errorf("--device %s: no cpu.train.%s cost to predict this run's compute with; measure it with realrun calibrate and this run's training flags (%s), or leave --device out to calibrate now", devicePath, h.Model, ShapeFlags)
+		}
 		if eng.Name == "cuda" && prof.GPU.Count < 1 {
 			return out, inputerr.Errorf("--device %s: no GPU in the profile; calibrate it with the cuda engine linked (realrun calibrate from a make build-cuda binary on the GPU machine) or leave --device out to calibrate now", devicePath)
 		}

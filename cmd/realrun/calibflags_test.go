@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -67,4 +68,23 @@ func TestCalibrationTableFigures(t *testing.T) {
 		require.NoError(t, err)
 		assert.LessOrEqual(t, v, cal.FMAPeak/1e9, m[0])
 	}
+}
+
+// A profile without the run's score function's cost is refused in one
+// line, exit status 2, before anything is generated or trained.
+func TestCompareSimDeviceWithoutModelCost(t *testing.T) {
+	p, err := devices.Preset("p3.2xlarge")
+	require.NoError(t, err)
+	p.CPU.Train = devices.CPUTrain{ComplEx: devices.TrainCost{Edges: 1e6}}
+	data, err := p.YAML()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	path := dir + "/cal.yaml"
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--dataset", "twitter", "--scale", "0.002", "--model", "dot", "--compare-sim", "--device", path, "--workdir", dir + "/wd"}, &stdout, &stderr)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr.String(), "no cpu.train.dot cost")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "one line: %q", stderr.String())
+	assert.NoDirExists(t, dir+"/wd", "nothing generated")
 }
