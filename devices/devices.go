@@ -144,6 +144,9 @@ type CPU struct {
 	// measures it on freshly read buffers (zero: no checksums, as for the
 	// papers' systems).
 	Checksum Bandwidth `yaml:"checksum,omitempty" json:"checksum_bytes_per_s"`
+	// TrainShape is the training shape Train was measured at (nil: not
+	// recorded, as for the presets and older calibrations).
+	TrainShape *TrainShape `yaml:"train_shape,omitempty" json:"train_shape,omitempty"`
 }
 
 // Interference is measured by realrun's calibration: the CPU engine's
@@ -169,7 +172,9 @@ type CPUTrain struct {
 // TrainCost models the whole machine's time for a chunk of n edges that
 // share m negatives at dimension d: n ÷ Edges + (2n + m)·d·4 bytes ÷
 // RowBW + 12·n·m·d FLOPs ÷ FLOPS (gathering and updating rows, and the
-// score products of the forward and backward pass).
+// score products of the forward and backward pass). A rate measured at
+// one training shape (CPU.TrainShape) sets Edges alone: rows and FLOPs
+// are folded into it, and RowBW and FLOPS are 0 (no separate term).
 type TrainCost struct {
 	Edges EdgeRate  `yaml:"edges,omitempty" json:"edges_per_s"`
 	RowBW Bandwidth `yaml:"row_bandwidth,omitempty" json:"row_bandwidth_bytes_per_s"`
@@ -321,6 +326,10 @@ func decodeValue(n *yaml.Node, v reflect.Value, path string) error {
 	if v.Kind() == reflect.Struct {
 		return decodeStruct(n, v, path)
 	}
+	if v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct && !isNull(n) {
+		v.Set(reflect.New(v.Type().Elem())) // an optional section (cpu.train_shape)
+		return decodeStruct(n, v.Elem(), path)
+	}
 	if isNull(n) {
 		v.SetZero()
 		return nil
@@ -334,6 +343,8 @@ func decodeValue(n *yaml.Node, v reflect.Value, path string) error {
 	case *bool:
 		err = decodeTagged(n, "!!bool", "true or false", p)
 	case *int:
+		err = decodeTagged(n, "!!int", "a whole number", p)
+	case *int64:
 		err = decodeTagged(n, "!!int", "a whole number", p)
 	case *float64:
 		err = decodeScalar(n, "a number", func(s string) (v float64, err error) {
@@ -469,6 +480,7 @@ func (p Profile) Validate() error {
 		checkTrain("cpu.train.dot", p.CPU.Train.Dot),
 		checkTrain("cpu.train.distmult", p.CPU.Train.DistMult),
 		checkTrain("cpu.train.complex", p.CPU.Train.ComplEx),
+		checkShape("cpu.train_shape", p.CPU.TrainShape),
 		checkSlowdown("cpu.interference.compute", p.CPU.Interference.Compute),
 		checkSlowdown("cpu.interference.io", p.CPU.Interference.IO),
 		checkFloat("cpu.checksum", p.CPU.Checksum, "bandwidth", ""),
@@ -493,7 +505,8 @@ func checkSlowdown(path string, x float64) error {
 	return nil
 }
 
-// checkTrain checks that a training cost is absent or complete.
+// checkTrain checks that a training cost is absent, complete, or an edge
+// rate alone (rows and FLOPs folded into it).
 func checkTrain(path string, t TrainCost) error {
 	for _, err := range []error{
 		checkFloat(path+".edges", t.Edges, "edge rate", ""),
@@ -510,8 +523,8 @@ func checkTrain(path string, t TrainCost) error {
 			set++
 		}
 	}
-	if set != 0 && set != 3 {
-		return fmt.Errorf("%s: give edges, row_bandwidth and flops together", path)
+	if set != 0 && set != 3 && !(t.Edges > 0 && t.RowBW == 0 && t.FLOPS == 0) {
+		return fmt.Errorf("%s: give edges alone (rows and FLOPs folded into it), or edges, row_bandwidth and flops together", path)
 	}
 	return nil
 }

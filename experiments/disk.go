@@ -332,7 +332,7 @@ func DiskBracket() (Result, error) {
 	defer s.close()
 	files := diskBracketFiles(DiskFileMB)
 	measure := func() (calibrate.Calibration, error) {
-		return calibrate.Calibrate(calibrate.CalibrateOptions{Dir: s.dir, FileBytes: int64(DiskFileMB) << 20, Files: files, DiskOnly: true, Name: "bracket"})
+		return calibrate.Calibrate(calibrate.CalibrateOptions{Dir: s.dir, FileBytes: int64(DiskFileMB) << 20, Files: files, Name: "bracket"})
 	}
 	both := func(c calibrate.Calibration) float64 { return c.BothReadBW + c.BothWriteBW }
 	var errB, errA, errM []float64

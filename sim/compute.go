@@ -65,7 +65,7 @@ func splitBatches(n int64, batch int) (full int64, rest int) {
 // as they free up, every chunk of ChunkSize edges (default Negatives)
 // costing, at the whole machine's calibrated rates (devices.TrainCost),
 // n ÷ edges + (2n + m)·d·4 ÷ row_bandwidth + 12·n·m·d ÷ flops
-// (workload.ChunkTerms); one
+// (workload.ChunkTerms; a rate of 0 drops its term); one
 // worker alone takes workers times as long. The bucket ends when its last
 // batch does.
 func CPUBucketTime(prof devices.Profile, t workload.Training, edges int64) float64 {
@@ -74,9 +74,17 @@ func CPUBucketTime(prof devices.Profile, t workload.Training, edges int64) float
 		return 0
 	}
 	w := max(prof.CPU.Workers, 1)
+	// A zero rate is no separate term (a rate measured at one shape
+	// folds rows and FLOPs into the edge rate).
+	over := func(x, rate float64) float64 {
+		if rate <= 0 {
+			return 0
+		}
+		return x / rate
+	}
 	chunkTime := func(n int) float64 {
 		c := workload.ChunkTerms(float64(n), float64(t.Negatives), float64(t.Dim))
-		return c[0]/float64(tc.Edges) + c[1]/float64(tc.RowBW) + c[2]/float64(tc.FLOPS)
+		return over(c[0], float64(tc.Edges)) + over(c[1], float64(tc.RowBW)) + over(c[2], float64(tc.FLOPS))
 	}
 	batchTime := func(b int) float64 {
 		var s float64

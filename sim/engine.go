@@ -65,7 +65,7 @@ func Run(cfg Config) (report.Report, error) {
 	}
 	if sys.Batches == OnCPU {
 		if _, ok := cfg.Profile.CPU.Train.For(string(cfg.Training.Model)); !ok {
-			return report.Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost; measure it with realrun calibrate", ErrConfig, sys.Name, cfg.Training.Model)
+			return report.Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost; measure it with realrun calibrate --model %s and the run's other training flags", ErrConfig, sys.Name, cfg.Training.Model, cfg.Training.Model)
 		}
 		if !sys.Partitioned {
 			return report.Report{}, fmt.Errorf("%w: system %s must be partitioned", ErrConfig, sys.Name)

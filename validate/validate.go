@@ -345,6 +345,10 @@ type CompareOutput struct {
 	Results []Comparison `json:"results"`
 	// Skipped are the orderings not defined for (p, c), with the reason.
 	Skipped []orderings.Skipped `json:"skipped"`
+	// ShapeDifferences (with --device, the CPU engine) say how the run's
+	// training shape differs from the one the profile's cpu.train was
+	// measured at (ShapeDifferences); absent when they agree.
+	ShapeDifferences []string `json:"device_shape_differences,omitempty"`
 }
 
 // CompareSim is realrun --compare-sim: it trains each Plan job.Configure
@@ -374,6 +378,9 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		if prof, err = devices.Load(devicePath); err != nil {
 			return out, inputerr.Errorf("--device: %w", err)
 		}
+		if _, ok := prof.CPU.Train.For(string(h.Model)); eng.Name != "cuda" && !ok {
+			return out, inputerr.Errorf("--device %s: no cpu.train.%s cost to predict this run's compute with; measure it with realrun calibrate and this run's training flags (%s), or leave --device out to calibrate now", devicePath, h.Model, ShapeFlags)
+		}
 		if eng.Name == "cuda" && prof.GPU.Count < 1 {
 			return out, inputerr.Errorf("--device %s: no GPU in the profile; calibrate it with the cuda engine linked (realrun calibrate from a make build-cuda binary on the GPU machine) or leave --device out to calibrate now", devicePath)
 		}
@@ -400,6 +407,12 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 	if devicePath == "" {
 		if prof, err = calibrated(st, h, eng, log); err != nil {
 			return out, err
+		}
+	} else if eng.Name != "cuda" {
+		run := calibrate.ShapeOf(h, st.M.Rows)
+		out.ShapeDifferences = ShapeDifferences(prof, run)
+		if note := shapeNote(devicePath, prof, run); note != "" {
+			fmt.Fprintln(log, note)
 		}
 	}
 	out.Device = prof.Name
@@ -475,9 +488,24 @@ func calibrated(st *store.Store, h realrun.Hyper, eng Engine, log io.Writer) (de
 		fmt.Fprintf(log, "calibrated %s: H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at the run's shape\n", g.Name, g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6)
 	}
 	itf := prof.CPU.Interference
-	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s%s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s; training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
-		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), heldNote(prof.Disk), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), 100*itf.Compute, 100*itf.IO)
+	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s%s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s (%s); training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
+		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), heldNote(prof.Disk), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), FLOPSNote(cal), 100*itf.Compute, 100*itf.IO)
 	return prof, nil
+}
+
+// FLOPSNote is the engine's effective score arithmetic at the calibrated
+// shape read against this machine's FMA ceiling: "58.6 GFLOP/s of score
+// arithmetic, 23% of the 2 cores' FMA peak 256 GFLOP/s", or without a
+// measured peak the rate alone.
+func FLOPSNote(cal calibrate.Calibration) string {
+	f := cal.EffectiveFLOPS()
+	if f <= 0 {
+		return "FLOP/s not measured"
+	}
+	if cal.FMAPeak <= 0 {
+		return fmt.Sprintf("%.1f GFLOP/s of score arithmetic (FMA peak not measured)", f/1e9)
+	}
+	return fmt.Sprintf("%.1f GFLOP/s of score arithmetic, %.0f%% of the FMA peak %.0f GFLOP/s of %d cores", f/1e9, 100*f/cal.FMAPeak, cal.FMAPeak/1e9, cal.FMACores)
 }
 
 // HeldBy is the kernel limit a disk is held to ("" without one): "read

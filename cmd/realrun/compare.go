@@ -14,6 +14,7 @@ import (
 	"github.com/tierflow/tierflow/internal/chrometrace"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/calibrate"
+	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/validate"
 )
 
@@ -97,26 +98,26 @@ func scatter(path string, out CompareOutput) error {
 }
 
 // calibrateMain is `realrun calibrate`: it measures the disk holding --dir
-// and the CPU engine, prints the figures and writes a device profile.
+// and the CPU engine at the training shape the given realrun flags train
+// at (validate.Calibrate), prints the figures and writes a device profile
+// that records the shape.
 func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("realrun calibrate")
 	dir := fs.String("dir", os.TempDir(), "measure the disk holding `DIR` (scratch files are removed)")
-	size := fs.Int("size", 64, "scratch file size in MB (like a partition)")
+	size := fs.Int("size", 0, "scratch file size in MB (default: the run's partition size)")
 	out := fs.String("out", "calibrated.yaml", "write the device profile to `FILE`")
 	name := fs.String("name", "this-machine", "profile name")
-	workers := fs.Int("workers", 0, "training goroutines to measure with (default: all CPUs)")
 	asJSON := fs.Bool("json", false, "print the measurements as JSON")
+	var o job.Options
+	shapeFlags(fs, &o)
 	var disk diskFlags
 	disk.register(fs, "--dir's disk")
 	cli.SetHelp(fs, calibrateHelp)
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return err
 	}
-	if *size < 1 {
-		return cli.Usagef("--size %d: must be at least 1 MB", *size)
-	}
-	if *workers < 0 {
-		return cli.Usagef("--workers %d: must not be negative", *workers)
+	if *size < 0 {
+		return cli.Usagef("--size %d: must not be negative", *size)
 	}
 	if err := atomicfile.CheckWritable(*out); err != nil {
 		return cli.Usagef("--out: %w", err)
@@ -127,9 +128,9 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	done := exitOnSignal(g, stderr)
 	defer func() { err = errors.Join(err, g.Release()); done() }()
-	cal, err := calibrate.Calibrate(calibrate.CalibrateOptions{Dir: *dir, FileBytes: int64(*size) << 20, Files: 4, Workers: *workers, Name: *name})
+	cal, err := validate.Calibrate(o, *dir, int64(*size)<<20, *name)
 	if err != nil {
-		return cli.Usagef("--dir: %w", err)
+		return asUsage(err)
 	}
 	data, err := cal.Profile.YAML()
 	if err != nil {
@@ -139,7 +140,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	if cal.GPU != nil {
 		gpu = fmt.Sprintf("pcie and gpu from %s: pinned copies of partition size and the CUDA engine at %s.\n", cal.GPU.Name, cal.GPU.Shape)
 	}
-	header := []byte("# Measured by `realrun calibrate`: disk figures from O_DIRECT transfers of\n# partition-sized scratch files, cpu.train from the CPU engine on synthetic\n# in-memory buckets. " + gpu)
+	header := []byte("# Measured by `realrun calibrate`: disk figures from O_DIRECT transfers of\n# partition-sized scratch files; cpu.train from the CPU engine on synthetic\n# in-memory partitions at the training shape cpu.train_shape (valid for\n# that shape: realrun --compare-sim --device says when a run differs).\n# " + gpu)
 	if err := atomicfile.Write(*out, func(w io.Writer) error {
 		if _, err := w.Write(header); err != nil {
 			return err
@@ -152,6 +153,18 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	if *asJSON {
 		return cli.PrintJSON(stdout, cal)
 	}
+	if err := calibrationTable(cal).Render(stdout); err != nil {
+		return err
+	}
+	atomicfile.Announce(stderr, *out)
+	fmt.Fprintf(stdout, "use %s with simulate --device or realrun --compare-sim --device, with the training flags given here\n", *out)
+	return nil
+}
+
+// calibrationTable is the calibration as `realrun calibrate` prints it:
+// measured figures only, each with its unit (none of the profile's
+// placeholders), the engine's arithmetic read against the FMA peak.
+func calibrationTable(cal calibrate.Calibration) plots.Table {
 	t := plots.Table{Header: []string{"measurement", "value"}}
 	p := cal.Profile
 	t.Rows = [][]string{
@@ -166,30 +179,16 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	if g := cal.GPU; g != nil {
 		t.Rows = append(t.Rows, []string{"GPU " + g.Name, fmt.Sprintf("H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at %s", g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.Shape)})
 	}
-	for _, k := range []string{"dot", "distmult", "complex"} {
-		tc, _ := p.CPU.Train.For(k)
-		t.Rows = append(t.Rows, []string{"train " + k, fmt.Sprintf("%.2fM edges/s, %.1f GB/s of rows, %.1f GFLOP/s", float64(tc.Edges)/1e6, float64(tc.RowBW)/1e9, float64(tc.FLOPS)/1e9)})
+	if s := cal.Shape; s != nil {
+		tc, _ := p.CPU.Train.For(s.Model)
+		itf := p.CPU.Interference
+		t.Rows = append(t.Rows,
+			[]string{"training shape", s.String()},
+			[]string{"train " + s.Model, fmt.Sprintf("%.0fk edges/s", float64(tc.Edges)/1e3)},
+			[]string{"score arithmetic", validate.FLOPSNote(cal)},
+			[]string{"interference", fmt.Sprintf("training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs", 100*itf.Compute, 100*itf.IO)})
 	}
-	if err := t.Render(stdout); err != nil {
-		return err
-	}
-	atomicfile.Announce(stderr, *out)
-	fmt.Fprintf(stdout, "use %s with simulate --device or realrun --compare-sim --device\n", *out)
-	return nil
-}
-
-var calibrateHelp = cli.Help{
-	Usage:   "realrun calibrate [flags]",
-	Summary: "Measures this machine into a device profile for simulate --device and realrun --compare-sim --device: the disk holding --dir (O_DIRECT reads and writes of partition-sized files), memory copies, checksums, the CPU engine and, in a CUDA build with a GPU, host↔GPU copies and the CUDA engine.",
-	Groups: []cli.FlagGroup{
-		{Title: "What to measure", Flags: []string{"dir", "size", "workers"}},
-		{Title: "Disk speed (kernel cgroup limits on --dir's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
-		{Title: "Output", Flags: []string{"out", "name", "json"}},
-	},
-	Examples: []string{
-		"realrun calibrate --dir /mnt/nvme --out nvme.yaml        # then: simulate --device nvme.yaml",
-		"realrun calibrate --emulate-disk p3.2xlarge --out ebs.yaml",
-	},
+	return t
 }
 
 // measuredBy names the measured run in a trace: realrun, and the engine

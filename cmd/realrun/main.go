@@ -216,7 +216,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Orderings, "orderings", "", "with --compare-sim: comma-separated orderings to run one after another")
 	fs.BoolVar(&o.compareSim, "compare-sim", false, "also simulate each run's Plan and print predicted against measured")
 	fs.IntVar(&o.Repeats, "repeats", job.Defaults.Repeats, "with --compare-sim: run the orderings N times, interleaved (each once, then each again, …)")
-	fs.StringVar(&o.device, "device", "", "calibrated device profile `FILE` for --compare-sim (default: calibrate now)")
+	fs.StringVar(&o.device, "device", "", "device profile `FILE` for --compare-sim: realrun calibrate with this run's training flags writes one for its shape (default: calibrate now)")
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
 	fs.StringVar(&o.MicroBatchMemory, "micro-batch-memory", "", "split a batch needing more than `SIZE` (e.g. 2GB) into the fewest micro-batches that fit; one Adagrad step per row after the last")
 	fs.IntVar(&o.MicroBatches, "micro-batches", 0, "split every batch into N micro-batches (0: only with --micro-batch-memory); either flag trains with the batch step, one Adagrad step per row per batch, instead of one per chunk (--engine cuda: never split)")

@@ -9,14 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/diskcap"
@@ -29,7 +26,8 @@ import (
 // Calibration is what `realrun calibrate` measured, with the profile it
 // derives. It never looks at a training run's timings: the disk figures
 // come from partition-sized O_DIRECT transfers of scratch files and the
-// compute figures from the CPU engine training synthetic in-memory buckets.
+// compute figures from the CPU engine training synthetic in-memory
+// buckets at one training shape (ShapeProfile).
 type Calibration struct {
 	Profile devices.Profile `json:"profile"`
 	// Disk
@@ -47,8 +45,17 @@ type Calibration struct {
 	// the disk figures above are the disk's own, measured outside it
 	// (diskcap.Unlimited), and the profile's disk is them held to it.
 	Limit diskcap.Limits `json:"-"`
-	// Compute: one row per microbenchmark.
-	Points []CalPoint `json:"points"`
+	// Shape is the training shape the CPU engine was measured at (the
+	// profile's cpu.train_shape); nil for a disk-only calibration.
+	Shape *devices.TrainShape `json:"train_shape,omitempty"`
+	// FMAPeak is this machine's fused multiply-add ceiling in FLOP/s over
+	// the shape's workers (0: not measured, e.g. without the SIMD
+	// kernels): the bound the engine's effective FLOP rate is read
+	// against (EffectiveFLOPS).
+	FMAPeak float64 `json:"fma_peak_flops,omitempty"`
+	// FMACores are the cores FMAPeak counts: the shape's workers, at
+	// most this machine's CPUs.
+	FMACores int `json:"fma_cores,omitempty"`
 	// GPU is the GPU's calibration (pinned H2D/D2H at partition size, its
 	// memory and the CUDA engine's rate at GPUShape), written into the
 	// profile's pcie and gpu; nil when there is none, NoGPU says why.
@@ -61,16 +68,6 @@ type Calibration struct {
 // 1,000 sharing 1,000 negatives (the throughput shape of the GPU issue).
 var GPUShape = realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 100, Batch: 50_000, Negatives: 1_000, ChunkSize: 1_000}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
 
-// CalPoint is one compute microbenchmark.
-type CalPoint struct {
-	Model     string  `json:"model"`
-	Dim       int     `json:"dim"`
-	Negatives int     `json:"negatives"`
-	Edges     int     `json:"edges"`
-	Seconds   float64 `json:"seconds"`
-	Predicted float64 `json:"predicted_seconds"`
-}
-
 // CalibrateOptions size the measurements.
 type CalibrateOptions struct {
 	Dir       string // scratch directory on the disk to measure
@@ -78,13 +75,11 @@ type CalibrateOptions struct {
 	Files     int
 	Workers   int
 	Name      string
-	Quick     bool // smaller compute benchmarks (tests)
-	// DiskOnly skips the compute benchmarks (the profile then has no
-	// cpu.train costs; see CalibrateShape).
-	DiskOnly bool
 }
 
-// Calibrate measures this machine.
+// Calibrate measures this machine's disk, memory copy and checksum rate
+// into a profile without cpu.train: the CPU engine's rate is measured at
+// a training shape (ShapeProfile, CalibrateShape), the GPU by CalibrateGPU.
 func Calibrate(opt CalibrateOptions) (Calibration, error) {
 	var cal Calibration
 	if opt.Workers < 1 {
@@ -101,13 +96,6 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 		return cal, err
 	}
 	cal.CopyBW = measureCopy()
-	var train devices.CPUTrain
-	if !opt.DiskOnly {
-		var err error
-		if train, cal.Points, err = calibrateCompute(opt); err != nil {
-			return cal, err
-		}
-	}
 	mem := memTotal()
 	cal.Profile = devices.Profile{
 		Name:        opt.Name,
@@ -116,27 +104,12 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 		CPU: devices.CPU{
 			Workers: opt.Workers, Memory: devices.Bytes(mem),
 			// The marius model's CPU rates do not describe this engine;
-			// they are set from the measured copy bandwidth and Dot rate
-			// so the profile also loads for the other systems.
-			BatchEdges: max(train.Dot.Edges, 1), GatherBW: devices.Bandwidth(cal.CopyBW),
-			Train: train, Checksum: devices.Bandwidth(cal.ChecksumBW),
+			// they are set from the measured copy bandwidth (and, by
+			// ShapeProfile, the engine's edge rate) so the profile also
+			// loads for the other systems.
+			BatchEdges: 1, GatherBW: devices.Bandwidth(cal.CopyBW),
+			Checksum: devices.Bandwidth(cal.ChecksumBW),
 		},
-	}
-	if !opt.DiskOnly {
-		h := GPUShape
-		gc, err := CalibrateGPU(opt.FileBytes, h, max(opt.FileBytes/int64(8*h.Dim), 1))
-		var na *realrun.EngineUnavailable
-		switch {
-		case errors.As(err, &na):
-			cal.NoGPU = na.Error()
-		case err != nil:
-			return cal, fmt.Errorf("gpu calibration: %w", err)
-		default:
-			if err := gc.Apply(&cal.Profile, h); err != nil {
-				return cal, err
-			}
-			cal.GPU = &gc
-		}
 	}
 	if err := cal.Profile.Validate(); err != nil {
 		return cal, fmt.Errorf("calibrated profile: %w", err)
@@ -463,59 +436,6 @@ func memTotal() int64 {
 	return 8 << 30
 }
 
-// calibrateCompute trains synthetic in-memory buckets with the CPU engine
-// at several shapes per score function and fits the TrainCost model to the
-// times (costRow derives the fit; nonNegativeLeastSquares solves it).
-func calibrateCompute(opt CalibrateOptions) (devices.CPUTrain, []CalPoint, error) {
-	var train devices.CPUTrain
-	var points []CalPoint
-	type shape struct{ d, m int }
-	// Shapes around the configurations tierflow validates: few and many
-	// negatives, small and large dimensions.
-	shapes := []shape{{64, 4}, {256, 4}, {64, 16}, {256, 16}, {64, 100}, {256, 100}, {128, 50}}
-	target := 3e9 // FLOPs per measurement
-	if opt.Quick {
-		shapes = []shape{{16, 16}, {16, 64}, {48, 16}, {32, 32}}
-		target = 5e7
-	}
-	for _, kind := range workload.Models {
-		var rows [][3]float64
-		var ys []float64
-		var kp []CalPoint
-		for _, sh := range shapes {
-			edges := int(math.Max(4000, target/(12*float64(sh.m*sh.d)+1)))
-			sec, err := timeBucket(kind, sh.d, sh.m, edges, opt.Workers)
-			if err != nil {
-				return train, nil, err
-			}
-			rows = append(rows, costRow(sh.d, sh.m, edges))
-			ys = append(ys, sec)
-			kp = append(kp, CalPoint{Model: string(kind), Dim: sh.d, Negatives: sh.m, Edges: edges, Seconds: sec})
-		}
-		x := nonNegativeLeastSquares(rows, ys)
-		rate := func(v float64) float64 {
-			if v <= 0 {
-				return 1e15 // not limiting
-			}
-			return 1 / v
-		}
-		tc := devices.TrainCost{Edges: devices.EdgeRate(rate(x[0])), RowBW: devices.Bandwidth(rate(x[1])), FLOPS: devices.FLOPRate(rate(x[2]))}
-		for i := range kp {
-			kp[i].Predicted = rows[i][0]*x[0] + rows[i][1]*x[1] + rows[i][2]*x[2]
-		}
-		points = append(points, kp...)
-		switch kind {
-		case workload.Dot:
-			train.Dot = tc
-		case workload.DistMult:
-			train.DistMult = tc
-		case workload.ComplEx:
-			train.ComplEx = tc
-		}
-	}
-	return train, points, nil
-}
-
 // CalibrateShape measures the CPU engine's training rate at one training
 // shape (score function, d, negatives, chunk, batch, workers) on two
 // synthetic in-memory partitions of the given rows: the median of seven
@@ -561,98 +481,5 @@ func CalibrateShape(h realrun.Hyper, rows int64) (devices.TrainCost, error) {
 		}
 	}
 	sort.Float64s(times)
-	return devices.TrainCost{Edges: devices.EdgeRate(float64(edges) / times[len(times)/2]), RowBW: 1e15, FLOPS: 1e15}, nil
-}
-
-// timeBucket trains one synthetic bucket of the given shape in memory and
-// returns the seconds it took.
-func timeBucket(kind workload.Model, d, m, edges, workers int) (float64, error) {
-	const nodes = 20000
-	rows := int64(nodes)
-	rng := rand.New(rand.NewPCG(uint64(d), uint64(m)))
-	floats := make([]float32, 2*nodes*d)
-	for i := 0; i < nodes*d; i++ {
-		floats[i] = 0.1 * (2*rng.Float32() - 1)
-	}
-	st := &store.Store{M: store.Manifest{P: 1, Rows: rows, Nodes: rows, Relations: 10, Dim: d}}
-	deg := make([]int32, nodes)
-	for i := range deg {
-		deg[i] = int32(1 + rng.IntN(20))
-	}
-	h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: 10000, Negatives: m}, DegreeFrac: 0.5, LR: 0.01, Workers: workers}
-	eng := cpu.New(h, st, deg, 1)
-	buf := store.BufferOf(floats)
-	es := make([]store.Edge, edges)
-	for i := range es {
-		es[i] = store.Edge{Src: int32(rng.IntN(nodes)), Rel: int32(rng.IntN(10)), Dst: int32(rng.IntN(nodes))}
-	}
-	// One warm-up round, then the timed one.
-	if _, err := eng.TrainBucket(es[:min(len(es), 2000)], 0, buf, 0, buf, rng); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	if _, err := eng.TrainBucket(es, 0, buf, 0, buf, rng); err != nil {
-		return 0, err
-	}
-	return time.Since(start).Seconds(), nil
-}
-
-// costRow is the row of the compute-cost fit for a bucket of edges trained
-// at dimension d with m negatives: its time's coefficients of
-// x = (1/Edges, 1/RowBW, 1/FLOPS), the unknowns of devices.TrainCost.
-// The engine trains the bucket in chunks = ⌈edges/m⌉ chunks of (on
-// average) n = edges/chunks edges sharing m negatives, each priced by
-// workload.ChunkTerms — the terms the simulator's model of the engine
-// sums too — so the bucket's time is row·x with row = chunks ·
-// ChunkTerms(n, m, d): linear in x, and the measured seconds of several
-// shapes fit x by least squares (nonNegativeLeastSquares).
-func costRow(d, m, edges int) [3]float64 {
-	chunks := float64((edges + m - 1) / m)
-	c := workload.ChunkTerms(float64(edges)/chunks, float64(m), float64(d))
-	return [3]float64{c[0] * chunks, c[1] * chunks, c[2] * chunks}
-}
-
-// nonNegativeLeastSquares fits y ≈ A·x with x ≥ 0 for three unknowns: it
-// solves the least-squares problem on every non-empty subset of A's
-// columns (the others held at 0), drops the subsets that are rank-deficient
-// or give a negative coefficient, and keeps the one with the smallest
-// relative error Σ((A·x − y)/y)², so small and large benchmarks count alike.
-// It returns zeros when no subset is feasible.
-func nonNegativeLeastSquares(A [][3]float64, y []float64) [3]float64 {
-	full := mat.NewDense(len(A), 3, nil)
-	for r, row := range A {
-		full.SetRow(r, row[:])
-	}
-	b := mat.NewVecDense(len(y), slices.Clone(y))
-	best, bestErr := [3]float64{}, math.Inf(1)
-	for mask := 1; mask < 8; mask++ {
-		var cols []int
-		for c := range 3 {
-			if mask&(1<<c) != 0 {
-				cols = append(cols, c)
-			}
-		}
-		sub := mat.NewDense(len(A), len(cols), nil)
-		for j, c := range cols {
-			sub.SetCol(j, mat.Col(nil, c, full))
-		}
-		var sol mat.VecDense
-		if err := sol.SolveVec(sub, b); err != nil || mat.Min(&sol) < 0 {
-			continue
-		}
-		var x [3]float64
-		for j, c := range cols {
-			x[c] = sol.AtVec(j)
-		}
-		var fit mat.VecDense
-		fit.MulVec(full, mat.NewVecDense(3, x[:]))
-		var e float64
-		for r := range y {
-			e += math.Pow((fit.AtVec(r)-y[r])/y[r], 2)
-		}
-		if e < bestErr {
-			best, bestErr = x, e
-		}
-	}
-	return best
+	return devices.TrainCost{Edges: devices.EdgeRate(float64(edges) / times[len(times)/2])}, nil
 }

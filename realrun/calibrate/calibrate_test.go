@@ -1,63 +1,10 @@
 package calibrate
 
 import (
-	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
-
-// fitRows are the rows of calibrateCompute's shapes and bucket sizes.
-func fitRows() [][3]float64 {
-	var rows [][3]float64
-	for _, sh := range [][2]int{{64, 4}, {256, 4}, {64, 16}, {256, 16}, {64, 100}, {256, 100}, {128, 50}} {
-		edges := int(math.Max(4000, 3e9/(12*float64(sh[0]*sh[1])+1)))
-		rows = append(rows, costRow(sh[0], sh[1], edges))
-	}
-	return rows
-}
-
-func times(rows [][3]float64, x [3]float64, noise []float64) []float64 {
-	y := make([]float64, len(rows))
-	for i, r := range rows {
-		y[i] = r[0]*x[0] + r[1]*x[1] + r[2]*x[2]
-		if noise != nil {
-			y[i] *= 1 + noise[i]
-		}
-	}
-	return y
-}
-
-func TestNonNegativeLeastSquares(t *testing.T) {
-	rows := fitRows()
-	noise := []float64{0.03, -0.02, 0.05, -0.04, 0.01, 0.02, -0.03}
-	tests := []struct {
-		name  string
-		rows  [][3]float64
-		y     []float64
-		want  [3]float64
-		exact bool // the data fit exactly: want is the truth
-	}{
-		{"exact", rows, times(rows, [3]float64{1e-6, 1e-10, 1e-10}, nil), [3]float64{1e-6, 1e-10, 1e-10}, true},
-		{"no edge term", rows, times(rows, [3]float64{0, 2e-10, 1e-10}, nil), [3]float64{0, 2e-10, 1e-10}, true},
-		// A negative true coefficient cannot be fitted: that column is
-		// left out and the other two take the best relative fit.
-		{"negative flops", rows, times(rows, [3]float64{2e-6, 3e-10, -1e-12}, nil), [3]float64{2.0000925729228113e-06, 2.9493975108666825e-10, 0}, false},
-		{"noisy", rows, times(rows, [3]float64{1e-6, 1e-10, 1e-10}, noise), [3]float64{1.0820597885041263e-06, 5.1435720605908904e-11, 1.0023357405620521e-10}, false},
-		// A column of zeros is singular wherever it is included.
-		{"zero column", [][3]float64{{1, 0, 2}, {2, 0, 1}, {3, 0, 5}}, []float64{5, 4, 13}, [3]float64{1, 0, 2}, true},
-		{"nothing feasible", [][3]float64{{1, 1, 1}, {2, 2, 2}}, []float64{-1, -2}, [3]float64{}, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := nonNegativeLeastSquares(tc.rows, tc.y)
-			for j := range got {
-				assert.GreaterOrEqual(t, got[j], 0.0)
-				assert.InDelta(t, tc.want[j], got[j], 1e-9*math.Abs(tc.want[j]), "coefficient %d: %v", j, got)
-			}
-		})
-	}
-}
 
 func TestOverlapRates(t *testing.T) {
 	tests := []struct {

@@ -1,17 +1,25 @@
 package calibrate
 
 import (
+	"errors"
+	"fmt"
+	"runtime"
 	"time"
 
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // ShapeProfile calibrates this machine for one run without looking at any
 // training run: the disk holding scratchDir with O_DIRECT transfers of the
 // work directory's partition size, and the engine at exactly the run's
-// training shape and partition size (synthetic buckets).
-// The profile is cal.Profile; cal keeps the disk measurements beside it.
+// training shape and partition size (synthetic buckets). Only st's
+// manifest is read (P, Rows, PartitionBytes): a Store holding a manifest
+// alone will do.
+// The profile is cal.Profile; cal keeps the disk measurements beside it,
+// and the profile records the shape (cpu.train_shape; ShapeOf).
 //
 // The disk is measured over at least ShapeDiskBytes per pass (short
 // bursts of a few files overstate this virtual disk's sustained rate), and
@@ -28,11 +36,102 @@ func ShapeProfile(st *store.Store, h realrun.Hyper, scratchDir string) (Calibrat
 	}
 	t := &cal.Profile.CPU.Train
 	t.Dot, t.DistMult, t.ComplEx = tc, tc, tc
+	shape := ShapeOf(h, st.M.Rows)
+	cal.Shape, cal.Profile.CPU.TrainShape = &shape, &shape
+	cal.Profile.CPU.BatchEdges = tc.Edges
+	cal.FMACores = max(1, min(h.Workers, runtime.NumCPU()))
+	cal.FMAPeak = fmaPeak(cal.FMACores)
 	window := time.Duration(float64(pass) / 256e6 * float64(time.Second)) // ~2 s for 512 MB
 	if cal.Profile.CPU.Interference, err = MeasureInterference(scratchDir, st.M.PartitionBytes, h, st.M.Rows, tc, min(max(window, 300*time.Millisecond), 2*time.Second)); err != nil {
 		return cal, err
 	}
 	return cal, cal.Profile.Validate()
+}
+
+// ShapeOf is the training shape h trains at on partitions of rows rows,
+// as a profile records it.
+func ShapeOf(h realrun.Hyper, rows int64) devices.TrainShape {
+	return devices.TrainShape{Model: string(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, Chunk: h.Chunk(), Workers: h.Workers, Rows: rows}
+}
+
+// Saved is `realrun calibrate`: ShapeProfile at the training shape h on
+// partitions like st's, named name, with this build's GPU (CalibrateGPU
+// at GPUShape) when it has one. Its cpu.train holds the cost of h's score
+// function alone: the rate is valid for the recorded shape only, and a
+// simulation of another score function asks for its own calibration.
+func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string) (Calibration, error) {
+	cal, err := ShapeProfile(st, h, scratchDir)
+	if err != nil {
+		return cal, err
+	}
+	p := &cal.Profile
+	p.Name = name
+	tc, _ := p.CPU.Train.For(string(h.Model))
+	p.CPU.Train = devices.CPUTrain{}
+	switch string(h.Model) {
+	case "dot":
+		p.CPU.Train.Dot = tc
+	case "distmult":
+		p.CPU.Train.DistMult = tc
+	case "complex":
+		p.CPU.Train.ComplEx = tc
+	}
+	g := GPUShape
+	gc, err := CalibrateGPU(st.M.PartitionBytes, g, max(st.M.PartitionBytes/int64(8*g.Dim), 1))
+	var na *realrun.EngineUnavailable
+	switch {
+	case errors.As(err, &na):
+		cal.NoGPU = na.Error()
+	case err != nil:
+		return cal, fmt.Errorf("gpu calibration: %w", err)
+	default:
+		if err := gc.Apply(p, g); err != nil {
+			return cal, err
+		}
+		cal.GPU = &gc
+	}
+	return cal, p.Validate()
+}
+
+// EffectiveFLOPS is the score arithmetic the engine performed per second
+// at the calibrated shape (workload.Training.BatchFLOPs per edge times
+// the edge rate): a rate that cannot exceed FMAPeak. 0 without a shape.
+func (c Calibration) EffectiveFLOPS() float64 {
+	if c.Shape == nil {
+		return 0
+	}
+	tc, ok := c.Profile.CPU.Train.For(c.Shape.Model)
+	if !ok {
+		return 0
+	}
+	return flopsPerEdge(*c.Shape) * float64(tc.Edges)
+}
+
+// flopsPerEdge is 12·m·d (times 2 for ComplEx), as workload.BatchFLOPs
+// counts it.
+func flopsPerEdge(s devices.TrainShape) float64 {
+	f := 12 * float64(s.Negatives) * float64(s.Dim)
+	if s.Model == "complex" {
+		f *= 2
+	}
+	return f
+}
+
+// fmaPeak is the FMA ceiling of cores cores in FLOP/s: one core's best
+// of five ~10 ms runs of the SIMD kernels' peak loop (model.FMAPeak)
+// times the cores. 0 when the build has no such loop.
+func fmaPeak(cores int) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	best := 0.0
+	for r := 0; r < 5; r++ {
+		t := time.Now()
+		f := model.FMAPeak(1 << 19)
+		if sec := time.Since(t).Seconds(); f > 0 && sec > 0 {
+			best = max(best, f/sec)
+		}
+	}
+	return best * float64(cores)
 }
 
 // calibrateDiskFor measures the disk holding scratchDir with transfers of
@@ -42,7 +141,7 @@ func ShapeProfile(st *store.Store, h realrun.Hyper, scratchDir string) (Calibrat
 func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass int64) (Calibration, int64, error) {
 	pass = min(pass, 4*int64(st.M.P)*st.M.PartitionBytes)
 	files := int(max(8, (pass+st.M.PartitionBytes-1)/max(st.M.PartitionBytes, 1)))
-	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: files, Name: "this-machine", Workers: h.Workers, DiskOnly: true})
+	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: files, Name: "this-machine", Workers: h.Workers})
 	return cal, pass, err
 }
 

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/realrun/job"
+)
+
+// shapeFlags registers the realrun flags that set the training shape
+// (validate.ShapeFlags) and the graph's partition rows, with realrun's
+// defaults, so that `realrun calibrate` with a run's flags measures the
+// shape that run trains at.
+func shapeFlags(fs *flag.FlagSet, o *job.Options) {
+	*o = job.Defaults
+	fs.StringVar(&o.Dataset, "dataset", job.Defaults.Dataset, "the run's generated dataset: "+presetNames()+" (its nodes ÷ --p are the partition rows measured)")
+	fs.Float64Var(&o.Scale, "scale", 0, "the run's --scale (default: "+presetScales()+")")
+	fs.StringVar(&o.Edges, "edges", "", "the run's edge `FILE` instead of --dataset (its work directory must hold it already: a run on it has read it)")
+	fs.StringVar(&o.Workdir, "workdir", "", "with --edges: the run's work `DIR`, if not the default")
+	fs.StringVar(&o.Model, "model", "", "the run's score function: dot, distmult or complex (default: the dataset's)")
+	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "the run's embedding dimension d")
+	fs.IntVar(&o.P, "p", job.Defaults.P, "the run's node partitions")
+	fs.IntVar(&o.Batch, "batch", job.Defaults.Batch, "the run's edges per batch")
+	fs.IntVar(&o.Negatives, "negatives", job.Defaults.Negatives, "the run's negatives per chunk")
+	fs.IntVar(&o.Chunk, "chunk", 0, "the run's edges per chunk (0: as many as --negatives)")
+	fs.Float64Var(&o.DegreeFrac, "degree-frac", job.Defaults.DegreeFrac, "the run's share of negatives drawn by degree (default -1: as realrun chooses)")
+	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "the run's training goroutines")
+}
+
+// calibrateHelp is `realrun calibrate --help`.
+var calibrateHelp = cli.Help{
+	Usage: "realrun calibrate [the run's training flags] [--dir DIR] [--out FILE]",
+	Summary: "Measures this machine into a device profile for simulate --device and realrun --compare-sim --device: the disk holding --dir (O_DIRECT transfers of the run's partition size), " +
+		"the CPU engine at exactly the training shape the given realrun flags train at (synthetic partitions of the run's rows; recorded as cpu.train_shape), how the two slow each other, " +
+		"and the GPU where the build has one. Give it the run's own training flags: a rate measured at one shape does not carry to another, and --compare-sim --device names any difference in one line.",
+	Groups: []cli.FlagGroup{
+		{Title: "The run's training shape (realrun's flags and defaults)", Flags: []string{"dataset", "scale", "edges", "workdir", "model", "dim", "p", "batch", "negatives", "chunk", "degree-frac", "workers"}},
+		{Title: "Disk", Flags: []string{"dir", "size", "disk-read", "disk-write", "emulate-disk"}},
+		{Title: "Output", Flags: []string{"out", "name", "json"}},
+	},
+	Examples: []string{
+		"realrun calibrate --dataset twitter --scale 0.002 --dim 64 --p 8 --out cal.yaml",
+		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --compare-sim --device cal.yaml",
+	},
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/realrun/calibrate"
+	"github.com/tierflow/tierflow/realrun/job"
+)
+
+func TestShapeFlags(t *testing.T) {
+	fs := newFlagSet("realrun calibrate")
+	var o job.Options
+	shapeFlags(fs, &o)
+	require.NoError(t, fs.Parse([]string{"--dataset", "fb15k", "--dim", "32", "--p", "4", "--negatives", "50", "--workers", "1"}))
+	want := job.Defaults
+	want.Dataset, want.Dim, want.P, want.Negatives, want.Workers = "fb15k", 32, 4, 50, 1
+	assert.Equal(t, want, o, "realrun's defaults, the given flags over them")
+}
+
+// Bad shape flags are refused in one line with exit status 2, before
+// anything is measured.
+func TestCalibrateBadShape(t *testing.T) {
+	for _, args := range [][]string{
+		{"--dim", "0"},
+		{"--dataset", "nope"},
+		{"--model", "complex", "--dim", "33"},
+		{"--edges", "/nonexistent/edges.tsv"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"calibrate", "--out", t.TempDir() + "/cal.yaml"}, args...), &stdout, &stderr)
+			assert.Equal(t, 2, code, stderr.String())
+			assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "one line: %q", stderr.String())
+		})
+	}
+}
+
+// The calibrate table prints measured figures only: no placeholder rate
+// (the "1000000.0 GFLOP/s" a CPU-only profile once printed), and the
+// engine's arithmetic as a share of the FMA peak, never above it.
+func TestCalibrationTableFigures(t *testing.T) {
+	shape := devices.TrainShape{Model: "dot", Dim: 64, Batch: 10000, Negatives: 100, Chunk: 100, Workers: 2, Rows: 10400}
+	cal := calibrate.Calibration{ReadBW: 1.5e9, WriteBW: 1.1e9, BothReadBW: 1e9, BothWriteBW: 0.5e9, LatencySeconds: 5e-5, CopyBW: 10e9, ChecksumBW: 7e9,
+		Shape: &shape, FMAPeak: 384e9, FMACores: 2}
+	cal.Profile.Disk = cal.Disk()
+	cal.Profile.CPU.Train.Dot = devices.TrainCost{Edges: 915e3}
+	cal.Profile.CPU.TrainShape = &shape
+	cal.Profile.CPU.Interference = devices.Interference{Compute: 0.16, IO: 1.03}
+	var b bytes.Buffer
+	require.NoError(t, calibrationTable(cal).Render(&b))
+	out := b.String()
+	for _, want := range []string{"915k edges/s", "dot, d=64, batch 10000, 100 negatives, chunk 100, 2 workers, 10400 rows per partition", "70.3 GFLOP/s of score arithmetic, 18% of the FMA peak 384 GFLOP/s of 2 cores", "training 16% slower while I/O runs"} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "PFLOP")
+	// Every GFLOP/s figure is at most the FMA peak of this machine's cores.
+	for _, m := range regexp.MustCompile(`([0-9.]+) GFLOP/s`).FindAllStringSubmatch(out, -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, v, cal.FMAPeak/1e9, m[0])
+	}
+}
+
+// A profile without the run's score function's cost is refused in one
+// line, exit status 2, before anything is generated or trained.
+func TestCompareSimDeviceWithoutModelCost(t *testing.T) {
+	p, err := devices.Preset("p3.2xlarge")
+	require.NoError(t, err)
+	p.CPU.Train = devices.CPUTrain{ComplEx: devices.TrainCost{Edges: 1e6}}
+	data, err := p.YAML()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	path := dir + "/cal.yaml"
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--dataset", "twitter", "--scale", "0.002", "--model", "dot", "--compare-sim", "--device", path, "--workdir", dir + "/wd"}, &stdout, &stderr)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr.String(), "no cpu.train.dot cost")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "one line: %q", stderr.String())
+	assert.NoDirExists(t, dir+"/wd", "nothing generated")
+}

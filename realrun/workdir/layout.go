@@ -1,0 +1,41 @@
+package workdir
+
+import (
+	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/workload"
+)
+
+// Layout is the manifest's layout of the graph spec names — nodes, p,
+// rows per partition, dimension and partition bytes — without preparing
+// the work directory: a preset's sizes at its scale, or, for an edge
+// file, the node count of the work directory that already holds it (an
+// edge file's nodes are known only once it is read). The Buckets are
+// not filled in.
+func Layout(spec DataSpec) (store.Manifest, error) {
+	var nodes int64
+	if spec.Edges == "" {
+		pr, err := graph.LookupPreset(spec.Dataset)
+		if err != nil {
+			return store.Manifest{}, &inputerr.Error{Err: err}
+		}
+		sc, err := pr.Scaled(spec.Scale)
+		if err != nil {
+			return store.Manifest{}, inputerr.Errorf("--scale: %w", err)
+		}
+		nodes = sc.Nodes
+	} else {
+		st, err := store.Open(spec.Workdir)
+		if err != nil {
+			return store.Manifest{}, inputerr.Errorf("--edges %s: the node count is known once the file is read: train on it once (realrun --edges %s --epochs 1 --eval none), or give that run's --workdir (%s: %v)", spec.Edges, spec.Edges, spec.Workdir, err)
+		}
+		nodes = st.M.Nodes
+	}
+	if int64(spec.P) > nodes {
+		return store.Manifest{}, inputerr.Errorf("--p %d exceeds the graph's %d nodes", spec.P, nodes)
+	}
+	pb := workload.PartitionBytes(nodes, spec.P, spec.Dim, false)
+	return store.Manifest{Nodes: nodes, P: spec.P, Dim: spec.Dim, Model: spec.Model, Rows: workload.PartitionRows(nodes, spec.P),
+		DataBytes: pb, PartitionBytes: (pb + store.Align - 1) / store.Align * store.Align}, nil
+}
