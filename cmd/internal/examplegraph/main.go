@@ -9,9 +9,9 @@
 // the generator's (graph.Generate: a degree-corrected block model with
 // planted communities, so that a model has something to learn) with
 // Freebase86m's edge count at --scale (0.01: 3.4M edges) on --nodes nodes
-// and --relations relations (100,000 and 200 by default: about 30 edges
-// per node, and few enough nodes for filtered ranking against every
-// node), split 90/5/5 by a seeded draw; K test edges then join a known
+// and --relations relations (100,000 and 20 by default: about 30 edges a
+// node and 150,000 a relation, so that a few epochs learn the planted
+// structure; few enough nodes for filtered ranking against every node), split 90/5/5 by a seeded draw; K test edges then join a known
 // node to one that appears nowhere else. Everything follows from the
 // seed.
 package main
@@ -55,7 +55,7 @@ func run(args []string, stdout io.Writer) error {
 	seed := fs.Int64("seed", 1, "seed of the edges and of the split")
 	unseen := fs.Int("unseen", 100, "test edges whose tail appears in no other file")
 	nodes := fs.Int64("nodes", 100_000, "nodes (0: the scaled preset's)")
-	relations := fs.Int("relations", 200, "relations (0: the scaled preset's)")
+	relations := fs.Int("relations", 20, "relations (0: the scaled preset's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
