@@ -11,7 +11,8 @@
 // Freebase86m's edge count at --scale (0.01: 3.4M edges) on --nodes nodes
 // and --relations relations (100,000 and 20 by default: about 30 edges a
 // node and 150,000 a relation, so that a few epochs learn the planted
-// structure; few enough nodes for filtered ranking against every node), split 90/5/5 by a seeded draw; K test edges then join a known
+// structure; few enough nodes for filtered ranking against every
+// node), split 90/5/5 by a seeded draw; K test edges then join a known
 // node to one that appears nowhere else. Everything follows from the
 // seed.
 package main
