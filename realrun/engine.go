@@ -483,4 +483,9 @@ type Quality struct {
 	Baseline float64 `json:"random_mrr"`
 	// Seconds is the wall time of the evaluation (not part of the epoch).
 	Seconds float64 `json:"eval_seconds"`
+	// MemoryBudget is the evaluation's memory budget and MemoryBytes the
+	// most it planned to hold at once (gathered rows, scores, known
+	// partners and partition buffers), in bytes.
+	MemoryBudget int64 `json:"memory_budget_bytes,omitempty"`
+	MemoryBytes  int64 `json:"memory_bytes,omitempty"`
 }

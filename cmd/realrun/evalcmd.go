@@ -89,8 +89,11 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	if err := evalColumns.Human([]job.EvalDirOutput{out}).Render(stdout); err != nil {
 		return err
 	}
+	q := out.Quality
 	fmt.Fprintf(stdout, "%s: %s d=%d, %d nodes; %s ranking of %d %s edges, both sides; filtered and sampled MRRs are not comparable\n",
-		out.Workdir, out.Model, out.Dim, out.Nodes, out.Quality.Mode, out.Quality.Edges, out.Quality.Split)
+		out.Workdir, out.Model, out.Dim, out.Nodes, q.Mode, q.Edges, q.Split)
+	fmt.Fprintf(stdout, "memory: at most %.1f MB of gathered rows, scores, known partners and partition buffers, within the %.1f MB budget (--eval-memory); the embeddings alone are %.1f MB\n",
+		float64(q.MemoryBytes)/1e6, float64(q.MemoryBudget)/1e6, float64(out.Nodes)*float64(out.Dim)*4/1e6)
 	return nil
 }
 

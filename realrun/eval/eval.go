@@ -150,6 +150,7 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 			q.HitsAt10++
 		}
 	}
+	q.MemoryBudget, q.MemoryBytes = r.memory, r.used
 	n := float64(len(ranks))
 	q.MRR, q.HitsAt1, q.HitsAt3, q.HitsAt10, q.Baseline = q.MRR/n, q.HitsAt1/n, q.HitsAt3/n, q.HitsAt10/n, q.Baseline/n
 	return q, nil
@@ -193,12 +194,15 @@ const rankBlock = 32
 
 // ranker evaluates one split of one store within a memory budget.
 type ranker struct {
-	st       *store.Store
-	kind     workload.Model
-	rel      []float32
-	d        int
-	workers  int
-	memory   int64
+	st      *store.Store
+	kind    workload.Model
+	rel     []float32
+	d       int
+	workers int
+	memory  int64
+	// used is the most memory the evaluation planned for at once: its
+	// working set and partition buffers (reported in Quality).
+	used     int64
 	progress func(phase string, done, total int)
 }
 
@@ -231,7 +235,9 @@ func (r *ranker) budget(working int64, what string) (int, error) {
 		return 0, inputerr.Errorf("evaluation memory budget %s cannot hold one partition (%s) plus the working set (%s: %s); raise --eval-memory to at least %s",
 			mb(r.memory), mb(part), what, mb(working), mb(working+part))
 	}
-	return int(min(2, int64(r.st.M.P), (r.memory-working)/part)), nil
+	nbuf := min(2, int64(r.st.M.P), (r.memory-working)/part)
+	r.used = max(r.used, working+nbuf*part)
+	return int(nbuf), nil
 }
 
 // gather reads the embedding rows of the given nodes, streaming only the
