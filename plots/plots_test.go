@@ -271,3 +271,14 @@ func TestSaveStack(t *testing.T) {
 	assert.Error(t, SaveStack(filepath.Join(dir, "x.png")))
 	assert.Error(t, SaveStack(filepath.Join(dir, "x.gif"), line))
 }
+
+// TestNumericColumnsMissing: a column of numbers with some absent is
+// right-aligned, and so is one whose numbers are all absent (an epoch
+// table before its first evaluation); names and empty cells are not.
+func TestNumericColumnsMissing(t *testing.T) {
+	tab := Table{Header: []string{"name", "some", "none", "empty"}, Rows: [][]string{
+		{"a", "1.5", Missing, ""},
+		{"b", Missing, Missing, ""},
+	}}
+	assert.Equal(t, []bool{false, true, true, false}, tab.numericColumns(4))
+}

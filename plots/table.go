@@ -36,14 +36,18 @@ func (t Table) columns() (int, error) {
 }
 
 // numericColumns reports, per column, whether every non-empty body cell
-// other than Missing looks like a number (optionally followed by '%' or 'x'), so it can be right-aligned.
+// other than Missing looks like a number (optionally followed by '%' or 'x'), so it can be right-aligned;
+// a column of nothing but Missing is numeric too (its numbers are all absent).
 func (t Table) numericColumns(n int) []bool {
 	num := make([]bool, n)
 	for c := range n {
-		seen := false
+		seen := false // a number, or Missing (an absent number)
 		ok := true
 		for _, r := range t.Rows {
 			s := strings.TrimSpace(r[c])
+			if s == Missing {
+				seen = true
+			}
 			if s == "" || s == Missing {
 				continue
 			}
