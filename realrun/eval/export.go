@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -317,17 +318,9 @@ func ExportRelations(path, format string, st *store.Store, rel []float32) error 
 		return fmt.Errorf("the model has no relation parameters (dot scores s·d)")
 	}
 	n := len(rel) / d
-	names := make([]string, n)
-	for i := range names {
-		names[i] = strconv.Itoa(i)
-	}
-	if data, err := os.ReadFile(filepath.Join(st.Dir, "relations.tsv")); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			id, name, ok := strings.Cut(line, "\t")
-			if i, err := strconv.Atoi(id); ok && err == nil && i >= 0 && i < n {
-				names[i] = name
-			}
-		}
+	names, err := graph.ReadNames(filepath.Join(st.Dir, "relations.tsv"), int64(n))
+	if err != nil {
+		return err
 	}
 	return atomicfile.Write(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/pbgio"
 	"github.com/tierflow/tierflow/realrun/store"
 )
@@ -231,7 +232,7 @@ func (g *gather) fill(p int, emb []float32) error {
 
 // byName maps node names (ids.tsv) to original ids.
 func (g *gather) byName() (map[string]int64, error) {
-	names, err := pbgio.ReadIDs(filepath.Join(g.st.Dir, "ids.tsv"), g.st.M.Nodes)
+	names, err := graph.ReadNames(filepath.Join(g.st.Dir, "ids.tsv"), g.st.M.Nodes)
 	if err != nil {
 		return nil, err
 	}

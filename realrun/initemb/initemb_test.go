@@ -14,10 +14,10 @@ import (
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/eval"
+	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/initemb"
 	"github.com/tierflow/tierflow/realrun/internal/fixture"
 	"github.com/tierflow/tierflow/realrun/job"
-	"github.com/tierflow/tierflow/realrun/pbgio"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -48,7 +48,7 @@ func rows(t *testing.T, st *store.Store) map[string][]float32 {
 	emb := fixture.Embeddings(t, st)
 	perm, err := st.Permutation()
 	require.NoError(t, err)
-	names, err := pbgio.ReadIDs(filepath.Join(st.Dir, "ids.tsv"), st.M.Nodes)
+	names, err := graph.ReadNames(filepath.Join(st.Dir, "ids.tsv"), st.M.Nodes)
 	require.NoError(t, err)
 	d := st.M.Dim
 	out := map[string][]float32{}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -84,11 +85,11 @@ func Export(outDir string, st *store.Store) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	nodeNames, err := ReadIDs(filepath.Join(st.Dir, "ids.tsv"), st.M.Nodes)
+	nodeNames, err := graph.ReadNames(filepath.Join(st.Dir, "ids.tsv"), st.M.Nodes)
 	if err != nil {
 		return sum, err
 	}
-	relNames, err := ReadIDs(filepath.Join(st.Dir, "relations.tsv"), int64(st.M.Relations))
+	relNames, err := graph.ReadNames(filepath.Join(st.Dir, "relations.tsv"), int64(st.M.Relations))
 	if err != nil {
 		return sum, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/internal/fixture"
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/model"
@@ -77,7 +78,7 @@ func TestExportReadBackWithH5py(t *testing.T) {
 			emb := fixture.Embeddings(t, st)
 			perm, err := st.Permutation()
 			require.NoError(t, err)
-			names, err := pbgio.ReadIDs(filepath.Join(st.Dir, "ids.tsv"), st.M.Nodes)
+			names, err := graph.ReadNames(filepath.Join(st.Dir, "ids.tsv"), st.M.Nodes)
 			require.NoError(t, err)
 			row := func(name string) []float32 {
 				for orig, n := range names {

@@ -1,14 +1,11 @@
 package pbgio
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/tierflow/tierflow/workload"
 )
@@ -195,42 +192,4 @@ func readConfig(dir string) (Config, error) {
 		return c, fmt.Errorf("%s: %w", filepath.Join(dir, ConfigFile), err)
 	}
 	return c, nil
-}
-
-// ReadIDs reads a work directory's id table (ids.tsv or relations.tsv:
-// "id<TAB>name" lines) into names by id, n of them; an id the table
-// lacks (or a missing table) is named by its decimal id.
-func ReadIDs(path string, n int64) ([]string, error) {
-	names := make([]string, n)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		for i := range names {
-			names[i] = strconv.Itoa(i)
-		}
-		return names, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		id, name, ok := strings.Cut(sc.Text(), "\t")
-		if !ok {
-			continue
-		}
-		if i, err := strconv.ParseInt(id, 10, 64); err == nil && i >= 0 && i < n {
-			names[i] = name
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	for i, s := range names {
-		if s == "" {
-			names[i] = strconv.Itoa(i)
-		}
-	}
-	return names, nil
 }

@@ -101,18 +101,6 @@ func TestRelationParams(t *testing.T) {
 	assert.ErrorContains(t, err, "relations/0/operator/rhs/real")
 }
 
-func TestReadIDs(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "ids.tsv")
-	require.NoError(t, os.WriteFile(path, []byte("0\talpha\n2\tgamma ray\n"), 0o644))
-	names, err := pbgio.ReadIDs(path, 4)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"alpha", "1", "gamma ray", "3"}, names)
-	names, err = pbgio.ReadIDs(filepath.Join(dir, "none.tsv"), 2)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"0", "1"}, names)
-}
-
 func TestCheckOut(t *testing.T) {
 	if !pbgio.HDF5 {
 		assert.ErrorIs(t, pbgio.CheckOut(t.TempDir()), pbgio.ErrNoHDF5)
