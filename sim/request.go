@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/inputerr"
@@ -186,6 +187,9 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	if err := orderings.CheckPC(q.P, c); err != nil {
 		return sc, nil, inputerr.Errorf("--p %d --c %d: %w", q.P, c, err)
 	}
+	if n := shapeNote(q.Device, sc); n != "" {
+		sc.Notes = append(sc.Notes, n)
+	}
 	names, err := orderings.ParseList(q.Orderings)
 	if err != nil {
 		return sc, nil, inputerr.Errorf("--orderings: %w", err)
@@ -296,4 +300,24 @@ func (q Request) Predict() (Prediction, error) {
 		out.Edges = q.Edges
 	}
 	return out, err
+}
+
+// shapeNote is one line for a simulation of tierflow's CPU engine on a
+// profile whose cpu.train was measured at another training shape than
+// the one simulated ("" otherwise): the rate is carried over as measured.
+// The workers and partition rows are not compared (the simulation has
+// no flag for the first, and a sweep spans many of the second).
+func shapeNote(device string, sc Scenario) string {
+	ts := sc.Profile.CPU.TrainShape
+	if sc.System.Batches != OnCPU || ts == nil {
+		return ""
+	}
+	tr := sc.Training
+	run := devices.TrainShape{Model: string(tr.Model), Dim: tr.Dim, Batch: tr.Batch, Negatives: tr.Negatives, Chunk: tr.Chunk(), Workers: ts.Workers, Rows: ts.Rows}
+	diffs := ts.Differences(run)
+	if len(diffs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--device %s: cpu.train was measured at %s; this simulation differs: %s, and carries that rate over (realrun calibrate with the run's training flags measures its shape)",
+		device, *ts, strings.Join(diffs, ", "))
 }
