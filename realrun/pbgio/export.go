@@ -1,11 +1,14 @@
 package pbgio
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/graph"
@@ -85,10 +88,6 @@ func Export(outDir string, st *store.Store) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	nodeNames, err := graph.ReadNames(filepath.Join(st.Dir, "ids.tsv"), st.M.Nodes)
-	if err != nil {
-		return sum, err
-	}
 	relNames, err := graph.ReadNames(filepath.Join(st.Dir, "relations.tsv"), int64(st.M.Relations))
 	if err != nil {
 		return sum, err
@@ -116,13 +115,12 @@ func Export(outDir string, st *store.Store) (Summary, error) {
 		return sum, err
 	}
 	defer os.RemoveAll(tmp)
-	// Node names by store id: the inverse of the relabelling.
-	byStore := make([]string, st.M.Nodes)
-	for orig, s := range perm {
-		byStore[s] = nodeNames[orig]
+	names, err := spillNames(tmp, st, perm)
+	if err != nil {
+		return sum, err
 	}
-	nodeNames = nil
-	if err := writePartitions(tmp, st, string(cfgJSON), byStore); err != nil {
+	perm = nil
+	if err := writePartitions(tmp, st, string(cfgJSON), names); err != nil {
 		return sum, err
 	}
 	var sets []h5Set
@@ -153,10 +151,109 @@ func Export(outDir string, st *store.Store) (Summary, error) {
 	return sum, replaceDir(tmp, abs)
 }
 
+// spillNames sorts the node names by partition without holding them all:
+// one pass over ids.tsv (in input id order; a generated graph's nodes are
+// named by their decimal ids) appends "row<TAB>name" lines to one spill
+// file per partition in dir, row being the node's place in its partition
+// under the relabelling perm. The returned function reads partition p's
+// names back in row order and removes its spill file: memory holds one
+// partition's names at a time.
+func spillNames(dir string, st *store.Store, perm []int32) (func(p int) ([]string, error), error) {
+	spill := func(p int) string { return filepath.Join(dir, fmt.Sprintf(".names-%04d", p)) }
+	files := make([]*os.File, st.M.P)
+	ws := make([]*bufio.Writer, st.M.P)
+	closeAll := func() {
+		for _, f := range files {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	for p := range files {
+		f, err := os.Create(spill(p))
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		files[p], ws[p] = f, bufio.NewWriterSize(f, 16<<10)
+	}
+	add := func(orig int64, name string) error {
+		if orig < 0 || orig >= int64(len(perm)) {
+			return fmt.Errorf("ids.tsv: id %d outside the %d nodes", orig, len(perm))
+		}
+		s := int64(perm[orig])
+		_, err := fmt.Fprintf(ws[s/st.M.Rows], "%d\t%s\n", s%st.M.Rows, name)
+		return err
+	}
+	var err error
+	if f, oerr := os.Open(filepath.Join(st.Dir, "ids.tsv")); oerr == nil {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for err == nil && sc.Scan() {
+			id, name, ok := strings.Cut(sc.Text(), "\t")
+			n, perr := strconv.ParseInt(id, 10, 64)
+			if !ok || perr != nil {
+				err = fmt.Errorf("ids.tsv: %q is not \"id<TAB>name\"", sc.Text())
+				break
+			}
+			err = add(n, name)
+		}
+		if err == nil {
+			err = sc.Err()
+		}
+		f.Close()
+	} else if errors.Is(oerr, os.ErrNotExist) {
+		for orig := range int64(len(perm)) {
+			if err = add(orig, strconv.FormatInt(orig, 10)); err != nil {
+				break
+			}
+		}
+	} else {
+		err = oerr
+	}
+	for p := range ws {
+		if ferr := ws[p].Flush(); err == nil {
+			err = ferr
+		}
+	}
+	closeAll()
+	if err != nil {
+		return nil, err
+	}
+	return func(p int) ([]string, error) {
+		first := int64(p) * st.M.Rows
+		count := max(min(st.M.Rows, st.M.Nodes-first), 0)
+		names := make([]string, count)
+		f, err := os.Open(spill(p))
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(spill(p))
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			row, name, _ := strings.Cut(sc.Text(), "\t")
+			if r, err := strconv.ParseInt(row, 10, 64); err == nil && r >= 0 && r < count {
+				names[r] = name
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+		for r, n := range names {
+			if n == "" {
+				return nil, fmt.Errorf("ids.tsv names no node at row %d of partition %d", r, p)
+			}
+		}
+		return names, nil
+	}, nil
+}
+
 // writePartitions writes every partition's embeddings, count and names
-// into dir, reading one partition (checked against its checksum) at a
-// time.
-func writePartitions(dir string, st *store.Store, cfg string, byStore []string) error {
+// (names(p), in row order) into dir, reading one partition (checked
+// against its checksum) at a time.
+func writePartitions(dir string, st *store.Store, cfg string, names func(p int) ([]string, error)) error {
 	ck := st.CurrentDir()
 	sums, err := st.PartitionSums(ck)
 	if err != nil {
@@ -179,11 +276,15 @@ func writePartitions(dir string, st *store.Store, cfg string, byStore []string) 
 		if err := writeH5(filepath.Join(dir, EmbeddingsFile(Entity, p, st.Current)), cfg, nil, []h5Set{set}); err != nil {
 			return err
 		}
-		names, err := json.MarshalIndent(byStore[first:first+count], "", "    ")
+		pn, err := names(p)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, NamesFile(Entity, p)), names, 0o644); err != nil {
+		js, err := json.MarshalIndent(pn, "", "    ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, NamesFile(Entity, p)), js, 0o644); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(dir, CountFile(Entity, p)), []byte(fmt.Sprintf("%d\n", count)), 0o644); err != nil {
