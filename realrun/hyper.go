@@ -24,6 +24,54 @@ type Hyper struct {
 	// (inputs rounded to 10-bit mantissas, FP32 accumulation); the CPU
 	// engine computes in FP32 and refuses it (job).
 	TF32 bool
+	// Duplicates is how the chunk step updates a row that occurs more
+	// than once in one chunk ("": DefaultDuplicates); the batch step
+	// (Micro) always sums over its batch.
+	Duplicates Duplicates
+}
+
+// Duplicates is the chunk step's rule for a row that a chunk touches more
+// than once (an entity that is the source of two edges, or a relation
+// every edge of the chunk shares): every engine follows the same rule.
+type Duplicates string
+
+const (
+	// DuplicatesEach takes one Adagrad step per occurrence, each with
+	// that occurrence's gradient, in the order of the chunk: edge by edge
+	// (an edge's source before its destination), then the negatives, and
+	// relations edge by edge. Every gradient is computed against the
+	// parameters the chunk started from.
+	DuplicatesEach Duplicates = "each"
+	// DuplicatesSum takes one Adagrad step per distinct row with the sum
+	// of its occurrences' gradients (PyTorch-BigGraph's optimizer within a
+	// batch, and what a GPU does without serialising a row's updates).
+	DuplicatesSum Duplicates = "sum"
+	// DefaultDuplicates is the rule when none is given.
+	DefaultDuplicates = DuplicatesEach
+)
+
+// DuplicateRules lists the rules.
+var DuplicateRules = []Duplicates{DuplicatesEach, DuplicatesSum}
+
+// Rule is h.Duplicates, or DefaultDuplicates when unset.
+func (h Hyper) Rule() Duplicates {
+	if h.Duplicates == "" {
+		return DefaultDuplicates
+	}
+	return h.Duplicates
+}
+
+// ParseDuplicates reads a rule's name ("" is the default).
+func ParseDuplicates(s string) (Duplicates, error) {
+	if s == "" {
+		return DefaultDuplicates, nil
+	}
+	for _, r := range DuplicateRules {
+		if string(r) == s {
+			return r, nil
+		}
+	}
+	return "", fmt.Errorf("unknown duplicate-row rule %q (each or sum)", s)
 }
 
 // MicroBatching trains each batch as one step split into micro-batches

@@ -12,6 +12,16 @@ static int host_register(void *p, size_t n) { return (int)cuMemHostRegister(p, n
 static int host_unregister(void *p) { return (int)cuMemHostUnregister(p); }
 static int stream_destroy(void *s) { return (int)cuStreamDestroy((CUstream)s); }
 static int event_destroy(void *e) { return (int)cuEventDestroy((CUevent)e); }
+
+// launch_kernel launches f with its n parameters, each an 8-byte slot of
+// params (one cgo call a launch, no allocation).
+static int launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, void *stream,
+                         unsigned long long *params, int n) {
+	void *args[32];
+	if (n > 32) return (int)CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < n; i++) args[i] = &params[i];
+	return (int)cuLaunchKernel((CUfunction)f, gx, gy, gz, bx, by, 1, 0, (CUstream)stream, args, 0);
+}
 */
 import "C"
 
@@ -147,13 +157,19 @@ func (g *cudaGPU) memset32(dst ptr, v uint32, n int64, s stream) error {
 	return cu.MemsetD32Async(cu.DevicePtr(dst), uint(v), n, g.streams[s])
 }
 
-// launch: cu.Function.Launch copies 8 bytes from each parameter pointer.
+// launch runs kernel name through launch_kernel: every parameter an
+// 8-byte slot, the launch one cgo call.
 func (g *cudaGPU) launch(s stream, name string, grid [3]int, block [2]int, params []uint64) error {
-	ptrs := make([]unsafe.Pointer, len(params))
-	for i := range params {
-		ptrs[i] = unsafe.Pointer(&params[i])
+	fn, ok := g.fn[name]
+	if !ok {
+		return fmt.Errorf("no kernel %s", name)
 	}
-	return g.fn[name].Launch(grid[0], grid[1], grid[2], block[0], block[1], 1, 0, g.streams[s], ptrs)
+	var p *C.ulonglong
+	if len(params) > 0 {
+		p = (*C.ulonglong)(unsafe.Pointer(&params[0]))
+	}
+	return cerr("cuLaunchKernel", C.launch_kernel(handle(&fn), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block[0]), C.uint(block[1]), handle(&g.streams[s]), p, C.int(len(params))))
 }
 
 func (g *cudaGPU) sync(s stream) error { return g.streams[s].Synchronize() }
@@ -172,9 +188,9 @@ func (g *cudaGPU) elapsed(a, b int) (float64, error) {
 	return ms / 1000, err
 }
 
-// handle is a cu.Stream's or cu.Event's CUDA handle (both are structs
-// holding the handle only).
-func handle[T cu.Stream | cu.Event](x *T) unsafe.Pointer {
+// handle is a cu.Stream's, cu.Event's or cu.Function's CUDA handle (each
+// a struct holding the handle only).
+func handle[T cu.Stream | cu.Event | cu.Function](x *T) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(x))
 }
 

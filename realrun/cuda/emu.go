@@ -194,24 +194,18 @@ func (g *emuGPU) launch(_ stream, name string, grid [3]int, block [2]int, params
 	a := &args{g: g, p: params}
 	threads := int64(grid[0]) * int64(block[0]) // the 1-D kernels
 	switch name {
-	case "gather_rows":
-		emuGather(a, threads)
-	case "make_query":
-		emuMakeQuery(a, threads)
-	case "query_back":
-		emuQueryBack(a, threads)
-	case "row_dot":
-		emuRowDot(a, threads)
+	case "chunk_prep":
+		emuChunkPrep(a, threads)
 	case "sgemm_batched":
 		emuSgemm(a, grid, block)
-	case "softmax_loss":
-		emuSoftmax(a, threads)
-	case "pos_grad":
-		emuPosGrad(a, threads)
-	case "scatter_add":
-		emuScatter(a, threads)
-	case "adagrad_rows":
-		emuAdagrad(a, threads)
+	case "chunk_softmax":
+		emuChunkSoftmax(a, threads)
+	case "chunk_back":
+		emuChunkBack(a, threads)
+	case "adagrad_sum":
+		emuAdagradSum(a, grid, block)
+	case "adagrad_each":
+		emuAdagradEach(a, grid)
 	default:
 		return fmt.Errorf("emulated GPU: no kernel %q", name)
 	}
@@ -279,91 +273,352 @@ func unsafeInts(b []byte) []int32 {
 	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 }
 
-func emuGather(a *args, threads int64) {
-	pa, pb, rows, sel, out := a.floats(), a.floats(), a.ints(), a.ints(), a.floats()
-	count, d := a.int(), a.int()
-	for t := int64(0); t < threads && t < int64(count)*int64(d); t++ {
-		i, k := t/int64(d), t%int64(d)
-		base := pa
-		if sel != nil && sel[i] != 0 {
-			base = pb
-		}
-		out[t] = base[int64(rows[i])*int64(d)+k]
+// The kernels of train.cu, transcribed: each warp-level kernel runs its
+// warps (items) in turn, a warp's lanes as one loop over the row.
+
+// emuAcc is one table's Acc, read from the descriptors at accs.
+type emuAcc struct {
+	acc                    []float32
+	flag, list, head, next []int32
+}
+
+func (a *args) accs() [3]emuAcc {
+	words := a.view(a.next(), 8, func(b []byte) any {
+		return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	}).([]uint64)
+	var out [3]emuAcc
+	ints := func(v uint64) []int32 { return a.view(v, 4, func(b []byte) any { return unsafeInts(b) }).([]int32) }
+	for t := range out {
+		w := words[5*t : 5*t+5]
+		out[t] = emuAcc{acc: a.view(w[0], 4, func(b []byte) any { return unsafeFloats(b) }).([]float32),
+			flag: ints(w[1]), list: ints(w[2]), head: ints(w[3]), next: ints(w[4])}
+	}
+	return out
+}
+
+func (x emuAcc) touch(count []int32, r int32) {
+	if x.flag[r] == 0 {
+		x.flag[r] = 1
+		x.list[count[0]] = r
+		count[0]++
 	}
 }
 
-// queryIndex is query_index of train.cu: the element(s) of thread t.
-func queryIndex(mode, rows, d int, t int64) (re, im int64, ok bool) {
-	if mode == 0 {
-		return t, 0, t < int64(rows)*int64(d)
-	}
-	h := int64(d / 2)
-	re = (t/h)*int64(d) + t%h
-	return re, re + h, t < int64(rows)*h
+func (x emuAcc) link(r, s int32) {
+	x.next[s] = x.head[r]
+	x.head[r] = s
 }
 
-func emuMakeQuery(a *args, threads int64) {
-	mode, rows, d := a.int(), a.int(), a.int()
-	pa, r, q := a.floats(), a.floats(), a.floats()
-	for t := int64(0); t < threads; t++ {
-		re, im, ok := queryIndex(mode, rows, d, t)
-		if !ok {
-			break
-		}
-		switch mode {
-		case 0:
-			q[re] = pa[re] * r[re]
-		case 1:
-			sa, sb, c, e := pa[re], pa[im], r[re], r[im]
-			q[re] = sa*c - sb*e
-			q[im] = sa*e + sb*c
-		default:
-			c, e, u, v := r[re], r[im], pa[re], pa[im]
-			q[re] = c*u + e*v
-			q[im] = c*v - e*u
-		}
+func emuChunkPrep(a *args, threads int64) {
+	model, g, nc, nlast, m, d, L := a.int(), a.int(), a.int(), a.int(), a.int(), a.int(), a.int()
+	idx, embA, embB, rel, Q, N, pos, counts := a.ints(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats(), a.ints()
+	if a.int() != 0 && threads > 0 {
+		counts[0], counts[1], counts[2] = 0, 0, 0
 	}
-}
-
-func emuQueryBack(a *args, threads int64) {
-	mode, rows, d := a.int(), a.int(), a.int()
-	pa, r, gq, ga, gr := a.floats(), a.floats(), a.floats(), a.floats(), a.floats()
-	for t := int64(0); t < threads; t++ {
-		re, im, ok := queryIndex(mode, rows, d, t)
-		if !ok {
-			break
-		}
-		if mode == 0 {
-			ga[re] += gq[re] * r[re]
-			gr[re] += gq[re] * pa[re]
+	edges := int64(g) * int64(nc)
+	D := int64(d)
+	for w := int64(0); w < threads/32 && w < edges+int64(g)*int64(m); w++ {
+		if w >= edges {
+			v := w - edges
+			j, k := v/int64(m), v%int64(m)
+			ci := idx[j*int64(L)+3*int64(nc):]
+			src := embA
+			if ci[int64(m)+k] != 0 {
+				src = embB
+			}
+			copy(N[v*D:(v+1)*D], src[int64(ci[k])*D:int64(ci[k]+1)*D])
 			continue
 		}
-		x, y := gq[re], gq[im]
-		if mode == 1 {
-			sa, sb, c, e := pa[re], pa[im], r[re], r[im]
-			ga[re] += x*c + y*e
-			ga[im] += y*c - x*e
-			gr[re] += x*sa + y*sb
-			gr[im] += y*sa - x*sb
+		j, i := w/int64(nc), w%int64(nc)
+		q1 := Q[(j*2*int64(nc)+i)*D:]
+		q2 := q1[int64(nc)*D:]
+		p := pos[j*2*int64(nc)+i:]
+		n := int64(nc)
+		if j == int64(g)-1 {
+			n = int64(nlast)
+		}
+		if i >= n {
+			clear(q1[:D])
+			clear(q2[:D])
+			p[0], p[nc] = 0, 0
+			continue
+		}
+		ci := idx[j*int64(L):]
+		s, t := embA[int64(ci[i])*D:], embB[int64(ci[int64(nc)+i])*D:]
+		r := s
+		if model != 0 {
+			r = rel[int64(ci[2*int64(nc)+i])*D:]
+		}
+		var p1, p2 float32
+		if model == 2 {
+			h := D / 2
+			for x := int64(0); x < h; x++ {
+				sa, sb, c, e, u, v := s[x], s[x+h], r[x], r[x+h], t[x], t[x+h]
+				ar, ai := sa*c-sb*e, sa*e+sb*c
+				br, bi := c*u+e*v, c*v-e*u
+				q1[x], q1[x+h], q2[x], q2[x+h] = ar, ai, br, bi
+				p1 += ar*u + ai*v
+				p2 += br*sa + bi*sb
+			}
 		} else {
-			c, e, u, v := r[re], r[im], pa[re], pa[im]
-			gr[re] += x*u + y*v
-			gr[im] += x*v - y*u
-			ga[re] += x*c - y*e
-			ga[im] += x*e + y*c
+			for x := int64(0); x < D; x++ {
+				sv, tv, rv := s[x], t[x], float32(1)
+				if model == 1 {
+					rv = r[x]
+				}
+				q1[x], q2[x] = sv*rv, tv*rv
+				p1 += q1[x] * tv
+				p2 += q2[x] * sv
+			}
+		}
+		p[0], p[nc] = p1, p2
+	}
+}
+
+func emuChunkSoftmax(a *args, threads int64) {
+	g, nc, nlast, m := a.int(), a.int(), a.int(), a.int()
+	pos, T, gp, loss := a.floats(), a.floats(), a.floats(), a.double()
+	rows := int64(g) * 2 * int64(nc)
+	for w := int64(0); w < threads/32 && w < rows; w++ {
+		j, i := w/(2*int64(nc)), w%(2*int64(nc))
+		if i >= int64(nc) {
+			i -= int64(nc)
+		}
+		row := T[w*int64(m) : (w+1)*int64(m)]
+		n := int64(nc)
+		if j == int64(g)-1 {
+			n = int64(nlast)
+		}
+		if i >= n {
+			clear(row)
+			gp[w] = 0
+			continue
+		}
+		p := pos[w]
+		mx := p
+		for _, v := range row {
+			mx = max(mx, v)
+		}
+		var z float32
+		for x, v := range row {
+			e := expf(v - mx)
+			row[x] = e
+			z += e
+		}
+		ep := expf(p - mx)
+		z += ep
+		inv := 1 / z
+		for x := range row {
+			row[x] *= inv
+		}
+		gp[w] = ep*inv - 1
+		loss[w%lossParts] += float64(mx) + math.Log(float64(z)) - float64(p)
+	}
+}
+
+func emuChunkBack(a *args, threads int64) {
+	model, rule, g, nc, nlast, m, d, L := a.int(), a.int(), a.int(), a.int(), a.int(), a.int(), a.int(), a.int()
+	idx, embA, embB, rel, gQ, gN, gp, gR := a.ints(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats()
+	accs, counts, same := a.accs(), a.ints(), a.int()
+	A, B, R := accs[0], accs[1], accs[2]
+	cA, cB, cR := counts[0:], counts[1:], counts[2:]
+	if same != 0 {
+		B, cB = A, cA
+	}
+	edges := int64(g) * int64(nc)
+	D, NC := int64(d), int64(nc)
+	add := func(acc []float32, v float32) { acc[0] += v }
+	for w := int64(0); w < threads/32 && w < edges+int64(g)*int64(m); w++ {
+		if w >= edges {
+			v := w - edges
+			j, k := v/int64(m), v%int64(m)
+			ci := idx[j*int64(L)+3*NC:]
+			row := ci[k]
+			T, cT := A, cA
+			if ci[int64(m)+k] != 0 {
+				T, cT = B, cB
+			}
+			if rule == ruleSum {
+				acc := T.acc[int64(row)*D:]
+				for x := int64(0); x < D; x++ {
+					add(acc[x:], gN[v*D+x])
+				}
+			}
+			T.touch(cT, row)
+			if rule == ruleEach {
+				T.link(row, int32(2*NC+k))
+			}
+			continue
+		}
+		j, i := w/NC, w%NC
+		n := NC
+		if j == int64(g)-1 {
+			n = int64(nlast)
+		}
+		if i >= n {
+			continue
+		}
+		ci := idx[j*int64(L):]
+		sr, dr, rr := ci[i], ci[NC+i], ci[2*NC+i]
+		s, t := embA[int64(sr)*D:], embB[int64(dr)*D:]
+		r := s
+		if model != 0 {
+			r = rel[int64(rr)*D:]
+		}
+		q := j*2*NC + i
+		g1, g2 := gQ[q*D:], gQ[(q+NC)*D:]
+		var grr []float32 // rule each only (one chunk a group)
+		if rule == ruleEach {
+			grr = gR[(j*NC+i)*D:]
+		}
+		gp1, gp2 := gp[q], gp[q+NC]
+		accS, accT := A.acc[int64(sr)*D:], B.acc[int64(dr)*D:]
+		var accR []float32
+		if model != 0 {
+			accR = R.acc[int64(rr)*D:]
+		}
+		if model == 2 {
+			h := D / 2
+			for x := int64(0); x < h; x++ {
+				sa, sb, c, e, u, v := s[x], s[x+h], r[x], r[x+h], t[x], t[x+h]
+				ar, ai := sa*c-sb*e, sa*e+sb*c
+				br, bi := c*u+e*v, c*v-e*u
+				x1, y1 := g1[x]+gp1*u, g1[x+h]+gp1*v
+				x2, y2 := g2[x]+gp2*sa, g2[x+h]+gp2*sb
+				gsr, gsi := gp2*br+x1*c+y1*e, gp2*bi+y1*c-x1*e
+				gtr, gti := gp1*ar+x2*c-y2*e, gp1*ai+x2*e+y2*c
+				grRe, grIm := x1*sa+y1*sb+x2*u+y2*v, y1*sa-x1*sb+x2*v-y2*u
+				if rule == ruleSum {
+					accS[x] += gsr
+					accS[x+h] += gsi
+					accT[x] += gtr
+					accT[x+h] += gti
+					accR[x] += grRe
+					accR[x+h] += grIm
+				} else {
+					g1[x], g1[x+h], g2[x], g2[x+h], grr[x], grr[x+h] = gsr, gsi, gtr, gti, grRe, grIm
+				}
+			}
+		} else {
+			for x := int64(0); x < D; x++ {
+				sv, tv, rv := s[x], t[x], float32(1)
+				if model == 1 {
+					rv = r[x]
+				}
+				gq1, gq2 := g1[x]+gp1*tv, g2[x]+gp2*sv
+				gs, gt := gp2*tv*rv+gq1*rv, gp1*sv*rv+gq2*rv
+				if rule == ruleSum {
+					accS[x] += gs
+					accT[x] += gt
+					if model == 1 {
+						accR[x] += gq1*sv + gq2*tv
+					}
+				} else {
+					g1[x], g2[x] = gs, gt
+					if model == 1 {
+						grr[x] = gq1*sv + gq2*tv
+					}
+				}
+			}
+		}
+		A.touch(cA, sr)
+		B.touch(cB, dr)
+		if model != 0 {
+			R.touch(cR, rr)
+		}
+		if rule == ruleEach {
+			A.link(sr, int32(i))
+			B.link(dr, int32(NC+i))
+			if model != 0 {
+				R.link(rr, int32(i))
+			}
 		}
 	}
 }
 
-func emuRowDot(a *args, threads int64) {
-	rows, d := a.int(), a.int()
-	q, x, pos := a.floats(), a.floats(), a.floats()
-	for i := 0; int64(i) < threads && i < rows; i++ {
-		var s float32
-		for k := 0; k < d; k++ {
-			s += q[i*d+k] * x[i*d+k]
+// emuTables decodes the six table pointers of the Adagrad kernels.
+func emuTables(a *args) (emb, state [3][]float32) {
+	for t := range 3 {
+		emb[t], state[t] = a.floats(), a.floats()
+	}
+	return emb, state
+}
+
+func emuAdagradSum(a *args, grid [3]int, block [2]int) {
+	emb, state := emuTables(a)
+	accs, counts, maxRows, d := a.accs(), a.ints(), a.int(), a.int()
+	lr, eps := a.float(), a.float()
+	threads := int64(grid[0]) * int64(block[0])
+	for tb := 0; tb < grid[1]; tb++ {
+		x := accs[tb]
+		n := min(int(counts[tb]), maxRows)
+		for t := int64(0); t < threads && t < int64(n)*int64(d); t++ {
+			j, k := t/int64(d), t%int64(d)
+			r := x.list[j]
+			o := int64(r)*int64(d) + k
+			g := x.acc[o]
+			s := state[tb][o] + g*g
+			state[tb][o] = s
+			emb[tb][o] -= lr * g / (float32(math.Sqrt(float64(s))) + eps)
+			x.acc[o] = 0
+			if k == 0 {
+				x.flag[r] = 0
+			}
 		}
-		pos[i] = s
+	}
+}
+
+// emuEachKey is EACH_KEY of train.cu: an occurrence slot's place in the
+// CPU engine's order.
+func emuEachKey(tb int, s, nc int32) int32 {
+	switch {
+	case tb == 2:
+		return s
+	case s < nc:
+		return 2 * s
+	case s < 2*nc:
+		return 2*(s-nc) + 1
+	}
+	return s
+}
+
+func emuAdagradEach(a *args, grid [3]int) {
+	emb, state := emuTables(a)
+	accs, counts, maxRows, d, nc := a.accs(), a.ints(), a.int(), a.int(), a.int()
+	lr, eps := a.float(), a.float()
+	gQ, gN, gR := a.floats(), a.floats(), a.floats()
+	D := int64(d)
+	for tb := 0; tb < grid[1]; tb++ {
+		x := accs[tb]
+		n := min(int(counts[tb]), maxRows, grid[0])
+		for b := 0; b < n; b++ {
+			r := x.list[b]
+			var occ []int32
+			for s := x.head[r]; s >= 0; s = x.next[s] {
+				occ = append(occ, s)
+			}
+			sort.Slice(occ, func(i, j int) bool {
+				return emuEachKey(tb, occ[i], int32(nc)) < emuEachKey(tb, occ[j], int32(nc))
+			})
+			for _, s := range occ {
+				var g []float32
+				switch {
+				case tb == 2:
+					g = gR[int64(s)*D:]
+				case s < 2*int32(nc):
+					g = gQ[int64(s)*D:]
+				default:
+					g = gN[int64(s-2*int32(nc))*D:]
+				}
+				for k := int64(0); k < D; k++ {
+					o := int64(r)*D + k
+					st := state[tb][o] + g[k]*g[k]
+					state[tb][o] = st
+					emb[tb][o] -= lr * g[k] / (float32(math.Sqrt(float64(st))) + eps)
+				}
+			}
+			x.head[r], x.flag[r] = -1, 0
+		}
 	}
 }
 
@@ -412,84 +667,6 @@ func emuSgemm(a *args, grid [3]int, block [2]int) {
 }
 
 func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
-
-func emuSoftmax(a *args, threads int64) {
-	rows, m := a.int(), a.int()
-	pos, t, gp, loss := a.floats(), a.floats(), a.floats(), a.double()
-	for w := 0; int64(w) < threads/32 && w < rows; w++ {
-		row := t[w*m : w*m+m]
-		p := pos[w]
-		mx := p
-		for _, v := range row {
-			mx = max(mx, v)
-		}
-		var z float32
-		for j, v := range row {
-			e := expf(v - mx)
-			row[j] = e
-			z += e
-		}
-		ep := expf(p - mx)
-		z += ep
-		inv := 1 / z
-		for j := range row {
-			row[j] *= inv
-		}
-		gp[w] = ep*inv - 1
-		loss[0] += float64(mx) + math.Log(float64(z)) - float64(p)
-	}
-}
-
-func emuPosGrad(a *args, threads int64) {
-	rows, d := a.int(), a.int()
-	gp, q, x, gq, gx := a.floats(), a.floats(), a.floats(), a.floats(), a.floats()
-	for t := int64(0); t < threads && t < int64(rows)*int64(d); t++ {
-		g := gp[t/int64(d)]
-		gq[t] += g * x[t]
-		gx[t] += g * q[t]
-	}
-}
-
-func emuScatter(a *args, threads int64) {
-	g, rows, sel := a.floats(), a.ints(), a.ints()
-	count, d := a.int(), a.int()
-	accA, flagA, listA, countA := a.floats(), a.ints(), a.ints(), a.ints()
-	accB, flagB, listB, countB := a.floats(), a.ints(), a.ints(), a.ints()
-	for t := int64(0); t < threads && t < int64(count)*int64(d); t++ {
-		i, k := t/int64(d), t%int64(d)
-		b := sel != nil && sel[i] != 0
-		acc, flag, list, cnt := accA, flagA, listA, countA
-		if b {
-			acc, flag, list, cnt = accB, flagB, listB, countB
-		}
-		r := int64(rows[i])
-		acc[r*int64(d)+k] += g[t]
-		if k == 0 && flag[r] == 0 {
-			flag[r] = 1
-			list[cnt[0]] = int32(r)
-			cnt[0]++
-		}
-	}
-}
-
-func emuAdagrad(a *args, threads int64) {
-	emb, state, acc, flag, list, count := a.floats(), a.floats(), a.floats(), a.ints(), a.ints(), a.ints()
-	maxRows, d := a.int(), a.int()
-	lr, eps := a.float(), a.float()
-	n := min(int(count[0]), maxRows)
-	for t := int64(0); t < threads && t < int64(n)*int64(d); t++ {
-		j, k := t/int64(d), t%int64(d)
-		o := int64(list[j])*int64(d) + k
-		g := acc[o]
-		s := state[o] + g*g
-		state[o] = s
-		emb[o] -= lr * g / (float32(math.Sqrt(float64(s))) + eps)
-		acc[o] = 0
-		if k == 0 {
-			flag[list[j]] = 0
-		}
-	}
-}
 
 // openBLAS is the emulated cuBLAS: Go SGEMM with cuBLAS's column-major
 // semantics, so that the engine's mapping of its row-major products onto

@@ -2,14 +2,12 @@ package cuda
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/tierflow/tierflow/report"
 
-	"github.com/tierflow/tierflow/workload"
 
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/sample"
@@ -17,52 +15,47 @@ import (
 	"github.com/tierflow/tierflow/realrun/telemetry"
 )
 
-// table is an embedding table with its Adagrad state and the gradient
-// accumulator, touched-row flags and list that scatter_add fills.
-type table struct {
-	emb, state   ptr
-	acc          ptr
-	flag, list   ptr
-	count        ptr
-	rows, maxHit int64 // rows in the table; most rows one batch can touch
-	hits         int   // rows an edge touches here: 2 when source and destination share the table
-}
-
-// accum is the accumulator side of a table, sized for rows rows.
+// accum is one table's side of a step (the Acc of kernels/train.cu): the
+// gradient accumulator (rule sum), the touched-row flags and list, and
+// for rule each the head of every row's list of occurrences and each
+// occurrence slot's successor.
 type accum struct {
-	acc, flag, list, count dev
-	rows                   int64
+	acc, flag, list, head, next dev
+	rows                        int64
 }
 
-func (e *Engine) newAccum(rows int64) (accum, error) {
-	var a accum
-	var err error
-	a.rows = rows
+// newAccum allocates the accumulator side of a table of rows rows whose
+// steps see at most slots occurrences (rule each).
+func (e *Engine) newAccum(rows, slots int64) (accum, error) {
+	a := accum{rows: rows}
 	for _, x := range []struct {
-		p *dev
-		n int64
-	}{{&a.acc, 4 * rows * int64(e.d)}, {&a.flag, 4 * rows}, {&a.list, 4 * rows}, {&a.count, 4}} {
-		if *x.p, err = e.alloc(x.n); err != nil {
+		p    *dev
+		n    int64
+		fill uint32
+	}{{&a.acc, rows * int64(e.d), 0}, {&a.flag, rows, 0}, {&a.list, rows, 0}, {&a.head, rows, 0xffffffff}, {&a.next, slots, 0}} {
+		var err error
+		if *x.p, err = e.alloc(4 * x.n); err != nil {
 			return a, err
 		}
-		if err = e.g.memset32(x.p.p, 0, x.n/4, computeStream); err != nil {
+		if err = e.g.memset32(x.p.p, x.fill, x.n, computeStream); err != nil {
 			return a, err
 		}
 	}
 	return a, e.g.sync(computeStream)
 }
 
-func (a accum) table(emb, state ptr, maxHit int64) table {
-	return table{emb: emb, state: state, acc: a.acc.p, flag: a.flag.p, list: a.list.p, count: a.count.p, rows: a.rows, maxHit: min(maxHit, a.rows), hits: 1}
+// words is a's Acc as the kernels read it (five pointers).
+func (a accum) words() []uint64 {
+	return []uint64{uint64(a.acc.p), uint64(a.flag.p), uint64(a.list.p), uint64(a.head.p), uint64(a.next.p)}
 }
 
-// capHits is t with the rows that edges edges and negs negatives can touch
-// between two steps (the size of adagrad_rows's launch): one row per edge
-// and per negative, twice the edges when the bucket's two partitions are
-// one table (hits says so).
-func (t table) capHits(edges, negs int) table {
-	t.maxHit = min(t.maxHit, int64(t.hits*edges+negs))
-	return t
+// tables are the embedding tables a bucket trains: sources (A) and
+// destinations (B), each rows×d embeddings followed by their Adagrad
+// state; same when the bucket's two partitions are one table.
+type tables struct {
+	embA, stateA, embB, stateB ptr
+	rowsA, rowsB               int64
+	same                       bool
 }
 
 // Engine trains buckets on one GPU (or on the emulator of tests). It
@@ -80,7 +73,6 @@ type Engine struct {
 	allocs []dev // everything alloc returned, freed by Close
 
 	rel, relState dev
-	relAcc        accum
 
 	// --buffer gpu: the c partition slots and where each partition is.
 	slotMem []dev
@@ -88,20 +80,31 @@ type Engine struct {
 	where   map[int]int
 	regd    map[unsafe.Pointer][]byte // host buffers registered as pinned
 
-	// Accumulators of the source and destination tables (host mode: of
-	// the compact per-batch tables, whose rows live in compact).
-	accA, accB accum
-	compact    [2]dev // host mode: [emb | state] of the rows a batch touches
-	capRows    int64  // rows per compact table
+	// rule is the update of the chunk step: ruleSum or ruleEach (the
+	// batch step always sums).
+	rule int
+	// The step's accumulators of the source, destination and relation
+	// tables (host mode: of the compact per-batch tables, whose rows live
+	// in compact), their Acc descriptors on the GPU, and the rows each
+	// step listed (three ints).
+	acc     [3]accum
+	accs    dev
+	counts  dev
+	compact [2]dev // host mode: [emb | state] of the rows a batch touches
+	capRows int64  // rows per compact table
+	host    *hostSide
 
-	// Per-batch work buffers.
-	S, R, D, N, gS, gR, gD, gN, Q, gQ, T, pos, gp dev
-	loss                                          dev // one float64
-	// idx and idxHost are two index buffers (srcRow | dstRow | rel |
-	// negRow | negSel), on the GPU and pinned on the host: batch k
-	// samples into buffer k%2 while the GPU trains batch k−1.
-	idx     [2]dev
-	idxHost [2]pinned
+	// A group's work buffers (up to maxGroup chunks): stacked queries Q
+	// and their gradients gQ (2·chunk rows a chunk), negatives N and gN,
+	// scores T, positive scores and their gradients, the relation
+	// gradients of rule each, and the loss in 32 partial sums.
+	Q, gQ, N, gN, T, pos, gp, gR dev
+	loss                         dev
+	// idx and idxHost are the ring of index slots, on the GPU and pinned
+	// on the host: the producer samples piece k into slot k%ringSlots
+	// while the GPU trains the pieces before it.
+	idx     [ringSlots]dev
+	idxHost [ringSlots]pinned
 	stage   pinned
 
 	// blas does the products (cuBLAS when found); nil: the engine's own
@@ -109,7 +112,10 @@ type Engine struct {
 	blas     blas
 	gemmNote string
 
-	chunk, maxChunks int
+	// chunk is the edges of a chunk, maxChunks a batch's chunks, L the
+	// int32s of one chunk's indices, maxGroup the chunks trained as one
+	// group, pieceChunks the chunks of one index piece.
+	chunk, maxChunks, L, maxGroup, pieceChunks int
 
 	// Measurement.
 	h2d, d2h      int64
@@ -135,6 +141,15 @@ type dev struct {
 
 // at is the address of the float32 or int32 element i.
 func (d dev) at(i int64) ptr { return d.p + ptr(4*i) }
+
+// ptrs are pointers to each element of xs.
+func ptrs[T any](xs []T) []*T {
+	out := make([]*T, len(xs))
+	for i := range xs {
+		out[i] = &xs[i]
+	}
+	return out
+}
 
 // pinned is page-locked host memory.
 type pinned struct {
@@ -178,6 +193,23 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	e.neg = sample.NewNegativeSampler(st, o.Degrees, h.DegreeFrac)
 	e.chunk = h.Chunk()
 	e.maxChunks = (h.Batch + e.chunk - 1) / e.chunk
+	e.L = 3*e.chunk + 2*h.Negatives
+	e.rule = ruleSum
+	if !h.Micro.On() && h.Rule() == realrun.DuplicatesEach {
+		e.rule = ruleEach
+	}
+	// The chunk step trains chunk after chunk, and the GPU may start on a
+	// batch's first chunks while the producer samples the rest: pieces of
+	// about pieceEdges edges. The batch step trains a batch's chunks as
+	// one group and --buffer host stages a batch's rows at once: pieces
+	// of a whole batch.
+	e.maxGroup, e.pieceChunks = 1, min(e.maxChunks, max(1, (pieceEdges+e.chunk-1)/e.chunk))
+	if h.Micro.On() {
+		e.maxGroup = e.maxChunks
+	}
+	if h.Micro.On() || e.mode == realrun.BufferHost {
+		e.pieceChunks = e.maxChunks
+	}
 	done, err := e.bind()
 	if err != nil {
 		g.close()
@@ -217,7 +249,9 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 	d := int64(e.d)
 	b := int64(e.h.Batch)
 	m := int64(e.h.Negatives)
+	nc := int64(e.chunk)
 	negs := int64(e.maxChunks) * m
+	slots := 2*nc + m // occurrence slots of one chunk in a table (rule each)
 	e.nrel = int64(st.M.Relations)
 	if e.h.Model.UsesRelations() {
 		if e.rel, err = e.alloc(4 * e.nrel * d); err != nil {
@@ -231,7 +265,7 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 		if err := e.restore(append(emb, state...)); err != nil {
 			return err
 		}
-		if e.relAcc, err = e.newAccum(e.nrel); err != nil {
+		if e.acc[2], err = e.newAccum(e.nrel, nc); err != nil {
 			return err
 		}
 	}
@@ -247,6 +281,7 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 		if e.stage, err = e.allocPinned(2 * 2 * 4 * rows * d); err != nil {
 			return err
 		}
+		e.host = newHostSide(e.rows, e.h.Workers)
 	} else {
 		for i := 0; i < o.C; i++ {
 			s, err := e.alloc(e.pbytes)
@@ -256,28 +291,45 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 			e.slotMem = append(e.slotMem, s)
 		}
 	}
-	if e.accA, err = e.newAccum(rows); err != nil {
+	for t := 0; t < 2; t++ {
+		if e.acc[t], err = e.newAccum(rows, slots); err != nil {
+			return err
+		}
+	}
+	words := append(append(e.acc[0].words(), e.acc[1].words()...), e.acc[2].words()...)
+	if e.accs, err = e.alloc(8 * int64(len(words))); err != nil {
 		return err
 	}
-	if e.accB, err = e.newAccum(rows); err != nil {
+	if err := e.g.htod(e.accs.p, unsafe.Pointer(&words[0]), 8*int64(len(words)), computeStream); err != nil {
 		return err
 	}
+	if err := e.g.sync(computeStream); err != nil {
+		return err
+	}
+	G := int64(e.maxGroup)
 	for _, x := range []struct {
 		p *dev
 		n int64
-	}{{&e.S, b * d}, {&e.R, b * d}, {&e.D, b * d}, {&e.gS, b * d}, {&e.gR, b * d}, {&e.gD, b * d},
-		{&e.Q, b * d}, {&e.gQ, b * d}, {&e.N, negs * d}, {&e.gN, negs * d}, {&e.T, b * m},
-		{&e.pos, b}, {&e.gp, b}, {&e.loss, 2}, {&e.idx[0], 3*b + 2*negs}, {&e.idx[1], 3*b + 2*negs}} {
+	}{{&e.Q, G * 2 * nc * d}, {&e.gQ, G * 2 * nc * d}, {&e.N, G * m * d}, {&e.gN, G * m * d},
+		{&e.T, G * 2 * nc * m}, {&e.pos, G * 2 * nc}, {&e.gp, G * 2 * nc}, {&e.gR, nc * d},
+		{&e.loss, 2 * lossParts}, {&e.counts, 4}} {
 		if *x.p, err = e.alloc(4 * x.n); err != nil {
 			return err
 		}
 	}
-	for j := range e.idxHost {
-		if e.idxHost[j], err = e.allocPinned(4 * (3*b + 2*negs)); err != nil {
+	if err := e.g.memset32(e.counts.p, 0, 4, computeStream); err != nil {
+		return err
+	}
+	slot := int64(e.pieceChunks) * int64(e.L)
+	for j := range e.idx {
+		if e.idx[j], err = e.alloc(4 * slot); err != nil {
+			return err
+		}
+		if e.idxHost[j], err = e.allocPinned(4 * slot); err != nil {
 			return err
 		}
 	}
-	return nil
+	return e.g.sync(computeStream)
 }
 
 // openBLAS takes cuBLAS for the products when the GPU has it, else keeps
@@ -311,7 +363,7 @@ func (e *Engine) Close() error {
 			e.blas.close()
 			e.blas = nil
 		}
-		for _, h := range []*pinned{&e.stage, &e.idxHost[0], &e.idxHost[1]} {
+		for _, h := range append([]*pinned{&e.stage}, ptrs(e.idxHost[:])...) {
 			if h.p != nil {
 				e.g.hostFree(h.p)
 			}
@@ -552,531 +604,6 @@ func (e *Engine) Transfers() Transfers {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return Transfers{H2D: e.h2d, D2H: e.d2h, SlotIn: e.slotIn, SlotOut: e.slotOut}
-}
-
-// TrainBucket implements realrun.Compute. Edges are shuffled and every
-// chunk's negatives drawn exactly as the CPU engine does with one worker.
-// By default each chunk is trained and stepped in turn, as the CPU engine
-// does (one Adagrad step per touched row after every chunk; where a row
-// occurs twice in a chunk the CPU engine steps it twice, this engine once
-// with the sum). With micro-batching on (Hyper.Micro: --micro-batches,
-// --micro-batch-memory) the chunks of a batch are trained together and each
-// touched row gets one Adagrad step with its gradients summed over the
-// batch: the batch step of Marius and GE2, faster on a GPU and slower to
-// learn per epoch (the batch's memory is the engine's already, so it is
-// never split).
-func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
-	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
-	wr := rand.New(rand.NewPCG(rng.Uint64(), sample.WorkerStream)) // as a CPU worker's sampler
-	done, err := e.bind()
-	if err != nil {
-		return 0, err
-	}
-	defer done()
-	var tA, tB table
-	if e.mode == realrun.BufferGPU {
-		if tA, tB, err = e.slotTables(si, di); err != nil {
-			return 0, err
-		}
-	}
-	if err := e.g.memset32(e.loss.p, 0, 2, computeStream); err != nil {
-		return 0, err
-	}
-	start := time.Since(e.t0).Seconds()
-	if err := e.g.record(evBucketStart, computeStream); err != nil {
-		return 0, err
-	}
-	for k, lo := 0, 0; lo < len(edges); k, lo = k+1, lo+e.h.Batch {
-		batch := edges[lo:min(lo+e.h.Batch, len(edges))]
-		if err := e.trainBatch(k, batch, si, src, di, dst, wr, tA, tB); err != nil {
-			return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
-		}
-	}
-	loss, err := e.bucketLoss()
-	if err != nil {
-		return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
-	}
-	e.mu.Lock()
-	e.trainSpans = append(e.trainSpans, report.Interval{Start: start, End: time.Since(e.t0).Seconds()})
-	e.mu.Unlock()
-	return loss, nil
-}
-
-// slotTables are the row tables of partitions si and di in their GPU
-// slots (--buffer gpu), where the Install hook put them.
-func (e *Engine) slotTables(si, di int) (tA, tB table, err error) {
-	e.mu.Lock()
-	ss, okS := e.where[si]
-	ds, okD := e.where[di]
-	e.mu.Unlock()
-	if !okS || !okD {
-		return tA, tB, fmt.Errorf("bucket (%d,%d): partition not on the GPU (install hook not called?)", si, di)
-	}
-	rd := e.rows * int64(e.d)
-	b, negs := int64(e.h.Batch), int64(e.maxChunks*e.h.Negatives)
-	tA = e.accA.table(e.slotMem[ss].p, e.slotMem[ss].at(rd), b+negs)
-	tB = e.accB.table(e.slotMem[ds].p, e.slotMem[ds].at(rd), b+negs)
-	if si == di { // one table: the batch's sources and destinations both land here
-		tA = e.accA.table(e.slotMem[ss].p, e.slotMem[ss].at(rd), 2*b+negs)
-		tA.hits = 2
-		tB = tA
-	}
-	return tA, tB, nil
-}
-
-// bucketLoss ends a bucket on the compute stream: its summed loss copied
-// back, and the kernel time between the bucket's two events added to the
-// engine's. Its wait for the compute stream is the one the Plan requires:
-// after the bucket, its partitions may be evicted.
-func (e *Engine) bucketLoss() (float64, error) {
-	if err := e.g.record(evBucketEnd, computeStream); err != nil {
-		return 0, err
-	}
-	var loss float64
-	if err := e.g.dtoh(unsafe.Pointer(&loss), e.loss.p, 8, computeStream); err != nil {
-		return 0, err
-	}
-	if err := e.g.sync(computeStream); err != nil {
-		return 0, err
-	}
-	secs, err := e.g.elapsed(evBucketStart, evBucketEnd)
-	if err != nil {
-		return 0, err
-	}
-	e.mu.Lock()
-	e.kernelSeconds += secs
-	e.d2h += 8
-	e.mu.Unlock()
-	return loss, nil
-}
-
-// batchIndex lays out one batch's index arrays in index buffer j (pinned
-// on the host, then on the GPU at idx): srcRow, dstRow, rel (n each),
-// negRow, negSel (chunks·m each).
-type batchIndex struct {
-	idx                          dev
-	n, negs                      int
-	srcRow, dstRow, rel, negRow  []int32
-	negSel                       []int32
-	offSrc, offDst, offRel, offN int64
-	offSel                       int64
-}
-
-func (e *Engine) indexFor(j int, batch []store.Edge, si, di int, wr *rand.Rand) batchIndex {
-	m := e.h.Negatives
-	chunks := (len(batch) + e.chunk - 1) / e.chunk
-	n, negs := len(batch), chunks*m
-	all := e.idxHost[j].int32s()
-	bi := batchIndex{idx: e.idx[j], n: n, negs: negs}
-	bi.offSrc, bi.offDst, bi.offRel = 0, int64(n), int64(2*n)
-	bi.offN, bi.offSel = int64(3*n), int64(3*n+negs)
-	bi.srcRow, bi.dstRow, bi.rel = all[:n], all[n:2*n], all[2*n:3*n]
-	bi.negRow, bi.negSel = all[3*n:3*n+negs], all[3*n+negs:3*n+2*negs]
-	srcBase, dstBase := int64(si)*e.rows, int64(di)*e.rows
-	for i, ed := range batch {
-		bi.srcRow[i] = int32(int64(ed.Src) - srcBase)
-		bi.dstRow[i] = int32(int64(ed.Dst) - dstBase)
-		bi.rel[i] = ed.Rel
-	}
-	side := make([]bool, m)
-	for c := 0; c < chunks; c++ {
-		rows := bi.negRow[c*m : (c+1)*m]
-		e.neg.Draw(wr, si, di, rows, side)
-		for k, s := range side {
-			bi.negSel[c*m+k] = 0
-			if s {
-				bi.negSel[c*m+k] = 1
-			}
-		}
-	}
-	return bi
-}
-
-// trainBatch trains batch k of a bucket. With --buffer gpu nothing waits
-// for the GPU: the host samples batch k into index buffer k%2 once the
-// kernels of batch k−2, which read it, are done (an event), uploads it on
-// the upload stream and makes the compute stream wait for that upload (an
-// event), so sampling and uploads overlap the kernels of batch k−1. With
-// --buffer host the batch's rows come from and go back to host memory,
-// so each batch ends with the compute stream drained.
-func (e *Engine) trainBatch(k int, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, wr *rand.Rand, tA, tB table) error {
-	j := k % 2
-	if err := e.g.syncEvent(evConsumed + j); err != nil {
-		return err
-	}
-	bi := e.indexFor(j, batch, si, di, wr)
-	var hs *hostStage
-	if e.mode == realrun.BufferHost {
-		var err error
-		if hs, tA, tB, err = e.stageRows(&bi, si, src, di, dst); err != nil {
-			return err
-		}
-	}
-	nIdx := int64(3*bi.n + 2*bi.negs)
-	if err := e.g.htod(bi.idx.p, e.idxHost[j].p, 4*nIdx, uploadStream); err != nil {
-		return err
-	}
-	if err := e.g.record(evUploaded+j, uploadStream); err != nil {
-		return err
-	}
-	if err := e.g.wait(computeStream, evUploaded+j); err != nil {
-		return err
-	}
-	e.count(4*nIdx, 0)
-	if e.h.Micro.On() {
-		// The batch step (Marius, GE2): full chunks as one group, then
-		// the short tail chunk, and one Adagrad step per touched row
-		// with its gradients summed over the batch.
-		full := bi.n / e.chunk
-		if full > 0 {
-			if err := e.trainGroup(&bi, 0, full, e.chunk, tA, tB); err != nil {
-				return err
-			}
-		}
-		if tail := bi.n - full*e.chunk; tail > 0 {
-			if err := e.trainGroup(&bi, full, 1, tail, tA, tB); err != nil {
-				return err
-			}
-		}
-		if err := e.step(tA, tB, bi.n); err != nil {
-			return err
-		}
-	} else {
-		// The chunk step (the CPU engine's default, PBG's): each chunk
-		// trained against the rows the chunks before it updated, then
-		// one Adagrad step per touched row.
-		for c, lo := 0, 0; lo < bi.n; c, lo = c+1, lo+e.chunk {
-			n := min(e.chunk, bi.n-lo)
-			if err := e.trainGroup(&bi, c, 1, n, tA, tB); err != nil {
-				return err
-			}
-			if err := e.step(tA.capHits(n, e.h.Negatives), tB.capHits(n, e.h.Negatives), n); err != nil {
-				return err
-			}
-		}
-	}
-	if err := e.g.record(evConsumed+j, computeStream); err != nil {
-		return err
-	}
-	if hs != nil {
-		return e.unstageRows(hs, src, dst, tA, tB)
-	}
-	return nil
-}
-
-// step applies Adagrad to every row the groups since the last step
-// touched: in the source and destination tables (once when they are the
-// same partition) and, for models with relations, in the relation table
-// (at most edges rows).
-func (e *Engine) step(tA, tB table, edges int) error {
-	if err := e.adagrad(tA); err != nil {
-		return err
-	}
-	if tB.acc != tA.acc {
-		if err := e.adagrad(tB); err != nil {
-			return err
-		}
-	}
-	if e.h.Model.UsesRelations() {
-		return e.adagrad(e.relAcc.table(e.rel.p, e.relState.p, int64(edges)))
-	}
-	return nil
-}
-
-func (e *Engine) count(h2d, d2h int64) {
-	e.mu.Lock()
-	e.h2d += h2d
-	e.d2h += d2h
-	e.mu.Unlock()
-}
-
-// trainGroup trains g chunks of n edges starting at chunk c0 of the batch.
-func (e *Engine) trainGroup(bi *batchIndex, c0, g, n int, tA, tB table) error {
-	s := computeStream
-	d, m := e.d, e.h.Negatives
-	E, M := int64(g*n), int64(g*m)
-	eOff, nOff := int64(c0*e.chunk), int64(c0*m)
-	srcRow, dstRow, rel := bi.idx.at(bi.offSrc+eOff), bi.idx.at(bi.offDst+eOff), bi.idx.at(bi.offRel+eOff)
-	negRow, negSel := bi.idx.at(bi.offN+nOff), bi.idx.at(bi.offSel+nOff)
-	uses := e.h.Model.UsesRelations()
-	ed, md := E*int64(d), M*int64(d)
-	var null ptr
-	steps := []func() error{
-		func() error { return e.launch1D(s, "gather_rows", ed, tA.emb, null, srcRow, null, e.S.p, int(E), d) },
-		func() error { return e.launch1D(s, "gather_rows", ed, tB.emb, null, dstRow, null, e.D.p, int(E), d) },
-		func() error {
-			return e.launch1D(s, "gather_rows", md, tA.emb, tB.emb, negRow, negSel, e.N.p, int(M), d)
-		},
-		func() error { return e.g.memset32(e.gS.p, 0, ed, s) },
-		func() error { return e.g.memset32(e.gD.p, 0, ed, s) },
-		func() error { return e.g.memset32(e.gN.p, 0, md, s) },
-	}
-	if uses {
-		steps = append(steps,
-			func() error { return e.launch1D(s, "gather_rows", ed, e.rel.p, null, rel, null, e.R.p, int(E), d) },
-			func() error { return e.g.memset32(e.gR.p, 0, ed, s) })
-	}
-	for _, f := range steps {
-		if err := f(); err != nil {
-			return err
-		}
-	}
-	// Destination side (queries from s, r; positives D), then source side
-	// (queries from r, d; positives S), as model.ChunkGrad.
-	for _, sd := range []struct {
-		a, ga, x, gx ptr
-		mode         int
-	}{{e.S.p, e.gS.p, e.D.p, e.gD.p, 1}, {e.D.p, e.gD.p, e.S.p, e.gS.p, 2}} {
-		if e.h.Model == workload.Dot {
-			if err := e.side(g, n, sd.a, sd.x, sd.ga, sd.gx); err != nil {
-				return err
-			}
-			continue
-		}
-		mode := 0 // DistMult
-		if e.h.Model == workload.ComplEx {
-			mode = sd.mode
-		}
-		threads := ed
-		if mode != 0 {
-			threads = E * int64(d/2)
-		}
-		if err := e.launch1D(s, "make_query", threads, mode, int(E), d, sd.a, e.R.p, e.Q.p); err != nil {
-			return err
-		}
-		if err := e.g.memset32(e.gQ.p, 0, ed, s); err != nil {
-			return err
-		}
-		if err := e.side(g, n, e.Q.p, sd.x, e.gQ.p, sd.gx); err != nil {
-			return err
-		}
-		if err := e.launch1D(s, "query_back", threads, mode, int(E), d, sd.a, e.R.p, e.gQ.p, sd.ga, e.gR.p); err != nil {
-			return err
-		}
-	}
-	// Scatter every occurrence's gradient into its table's accumulator.
-	if err := e.scatter(e.gS.p, srcRow, null, E, tA, tA); err != nil {
-		return err
-	}
-	if err := e.scatter(e.gD.p, dstRow, null, E, tB, tB); err != nil {
-		return err
-	}
-	if err := e.scatter(e.gN.p, negRow, negSel, M, tA, tB); err != nil {
-		return err
-	}
-	if uses {
-		rt := e.relAcc.table(e.rel.p, e.relState.p, E)
-		if err := e.scatter(e.gR.p, rel, null, E, rt, rt); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// side is model's side(): positives <Q_i, X_i>, negative scores Q·Nᵀ per
-// chunk, softmax loss, and gradients into gQ, gX and gN.
-func (e *Engine) side(g, n int, q, x, gq, gx ptr) error {
-	s := computeStream
-	d, m := e.d, e.h.Negatives
-	E := int64(g * n)
-	nd, md, nm := int64(n*d), int64(m*d), int64(n*m)
-	if err := e.launch1D(s, "row_dot", E, int(E), d, q, x, e.pos.p); err != nil {
-		return err
-	}
-	// T = Q·Nᵀ (n×m per chunk).
-	if err := e.gemm(g, false, true, n, m, d, 1, q, d, nd, e.N.p, d, md, 0, e.T.p, m, nm); err != nil {
-		return err
-	}
-	if err := e.launch1D(s, "softmax_loss", 32*E, int(E), m, e.pos.p, e.T.p, e.gp.p, e.loss.p); err != nil {
-		return err
-	}
-	if err := e.launch1D(s, "pos_grad", E*int64(d), int(E), d, e.gp.p, q, x, gq, gx); err != nil {
-		return err
-	}
-	if m == 0 {
-		return nil
-	}
-	// gQ += G·N (n×d); gN += Gᵀ·Q (m×d).
-	if err := e.gemm(g, false, false, n, d, m, 1, e.T.p, m, nm, e.N.p, d, md, 1, gq, d, nd); err != nil {
-		return err
-	}
-	return e.gemm(g, true, false, m, d, n, 1, e.T.p, m, nm, q, d, nd, 1, e.gN.p, d, md)
-}
-
-// gemm is the engine's batched product on the compute stream, row-major
-// as the kernels lay out their matrices: for z < batch,
-// C_z = alpha·op(A_z)·op(B_z) + beta·C_z with op(A) M×K and op(B) K×N, ta
-// and tb saying A and B are stored transposed (K×M, N×K). cuBLAS is
-// column-major, and a row-major X with leading dimension ld is the
-// column-major Xᵀ with the same ld, so the product goes to cuBLAS as
-// Cᵀ = op(B)ᵀ·op(A)ᵀ: operands swapped, M and N swapped. Without cuBLAS
-// it is the sgemm_batched kernel, 16×16 tiles.
-func (e *Engine) gemm(batch int, ta, tb bool, M, N, K int, alpha float32, A ptr, lda int, sA int64,
-	B ptr, ldb int, sB int64, beta float32, C ptr, ldc int, sC int64) error {
-	if e.blas != nil {
-		if err := e.blas.sgemm(tb, ta, N, M, K, alpha, B, ldb, sB, A, lda, sA, beta, C, ldc, sC, batch); err != nil {
-			return fmt.Errorf("gemm %dx%dx%d (batch %d): %w", M, N, K, batch, err)
-		}
-		return nil
-	}
-	flag := func(t bool) int {
-		if t {
-			return 1
-		}
-		return 0
-	}
-	return e.launch(computeStream, "sgemm_batched", (N+15)/16, (M+15)/16, batch, 16, 16,
-		flag(ta), flag(tb), M, N, K, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC)
-}
-
-func (e *Engine) scatter(grad, rows, sel ptr, count int64, a, b table) error {
-	return e.launch1D(computeStream, "scatter_add", count*int64(e.d), grad, rows, sel, int(count), e.d,
-		a.acc, a.flag, a.list, a.count, b.acc, b.flag, b.list, b.count)
-}
-
-func (e *Engine) adagrad(t table) error {
-	if err := e.launch1D(computeStream, "adagrad_rows", t.maxHit*int64(e.d), t.emb, t.state, t.acc, t.flag, t.list, t.count,
-		int(t.maxHit), e.d, e.h.LR, float32(workload.AdagradEps)); err != nil {
-		return err
-	}
-	return e.g.memset32(t.count, 0, 1, computeStream)
-}
-
-// hostStage is one batch's compact tables (--buffer host): the distinct
-// rows of the source (and destination) partition the batch touches.
-type hostStage struct {
-	rows  [2][]int32 // partition rows in compact order, per table
-	same  bool
-	bytes int64
-}
-
-// stageRows gathers the rows a batch touches from the host partitions
-// into compact tables, ships them (embeddings and Adagrad state) to the
-// GPU and rewrites the batch's indices to compact rows.
-func (e *Engine) stageRows(bi *batchIndex, si int, src *store.Buffer, di int, dst *store.Buffer) (*hostStage, table, table, error) {
-	hs := &hostStage{same: si == di}
-	local := [2]map[int32]int32{{}, {}}
-	use := func(t int, r int32) int32 {
-		if hs.same {
-			t = 0
-		}
-		if l, ok := local[t][r]; ok {
-			return l
-		}
-		l := int32(len(hs.rows[t]))
-		local[t][r] = l
-		hs.rows[t] = append(hs.rows[t], r)
-		return l
-	}
-	for i := range bi.srcRow {
-		bi.srcRow[i] = use(0, bi.srcRow[i])
-		bi.dstRow[i] = use(1, bi.dstRow[i])
-	}
-	for i, r := range bi.negRow {
-		bi.negRow[i] = use(int(bi.negSel[i]), r)
-	}
-	d := int64(e.d)
-	var tabs [2]table
-	parts := [2]*store.Buffer{src, dst}
-	accs := [2]accum{e.accA, e.accB}
-	if err := e.g.record(evStageStart, computeStream); err != nil {
-		return nil, tabs[0], tabs[1], err
-	}
-	for t := 0; t < 2; t++ {
-		if t == 1 && hs.same {
-			tabs[0].hits = 2
-			tabs[1] = tabs[0]
-			break
-		}
-		n := int64(len(hs.rows[t]))
-		emb := e.moveRows(hs, t, parts[t], true)
-		dm := e.compact[t]
-		if err := e.g.htod(dm.p, unsafe.Pointer(&emb[0]), 4*2*n*d, computeStream); err != nil {
-			return nil, tabs[0], tabs[1], err
-		}
-		hs.bytes += 4 * 2 * n * d
-		tabs[t] = accs[t].table(dm.p, dm.at(n*d), n)
-	}
-	if hs.same {
-		for i := range bi.negSel {
-			bi.negSel[i] = 0
-		}
-	}
-	if err := e.g.record(evStageEnd, computeStream); err != nil {
-		return nil, tabs[0], tabs[1], err
-	}
-	e.count(hs.bytes, 0)
-	return hs, tabs[0], tabs[1], nil
-}
-
-// unstageRows copies the trained compact rows and state back into the
-// host partitions.
-func (e *Engine) unstageRows(hs *hostStage, src, dst *store.Buffer, tA, tB table) error {
-	d := int64(e.d)
-	stage := e.stage.floats()
-	if err := e.g.record(evUnstageStart, computeStream); err != nil {
-		return err
-	}
-	for t := 0; t < 2; t++ {
-		if t == 1 && hs.same {
-			break
-		}
-		n := int64(len(hs.rows[t]))
-		emb := stage[int64(t)*2*e.capRows*d:]
-		if err := e.g.dtoh(unsafe.Pointer(&emb[0]), e.compact[t].p, 4*2*n*d, computeStream); err != nil {
-			return err
-		}
-	}
-	if err := e.g.record(evUnstageEnd, computeStream); err != nil {
-		return err
-	}
-	if err := e.g.sync(computeStream); err != nil {
-		return err
-	}
-	in, err := e.g.elapsed(evStageStart, evStageEnd)
-	if err != nil {
-		return err
-	}
-	out, err := e.g.elapsed(evUnstageStart, evUnstageEnd)
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	e.stageSeconds += in + out
-	e.mu.Unlock()
-	e.count(0, hs.bytes)
-	parts := [2]*store.Buffer{src, dst}
-	for t := 0; t < 2; t++ {
-		if t == 1 && hs.same {
-			break
-		}
-		e.moveRows(hs, t, parts[t], false)
-	}
-	return nil
-}
-
-// moveRows copies table t's rows (embeddings, then Adagrad state) from the
-// partition into the pinned stage (toStage) or back, and returns the
-// table's stage.
-func (e *Engine) moveRows(hs *hostStage, t int, part *store.Buffer, toStage bool) []float32 {
-	d := int64(e.d)
-	rd := e.rows * d
-	f := part.Floats()
-	n := int64(len(hs.rows[t]))
-	emb := e.stage.floats()[int64(t)*2*e.capRows*d:]
-	state := emb[n*d:]
-	for j, r := range hs.rows[t] {
-		se, ss := emb[int64(j)*d:int64(j+1)*d], state[int64(j)*d:int64(j+1)*d]
-		pe, ps := f[int64(r)*d:int64(r+1)*d], f[rd+int64(r)*d:rd+int64(r+1)*d]
-		if toStage {
-			copy(se, pe)
-			copy(ss, ps)
-		} else {
-			copy(pe, se)
-			copy(ps, ss)
-		}
-	}
-	return emb
 }
 
 var (

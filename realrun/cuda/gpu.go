@@ -26,21 +26,23 @@ const (
 	numStreams
 )
 
+// ringSlots is the number of index pieces in flight: the producer samples
+// pieces into the pinned slots of a ring while the GPU trains earlier ones.
+const ringSlots = 4
+
 // The engine's events, each recorded again and again in place.
 const (
 	evBucketStart = iota // compute stream, around a bucket (kernel time)
 	evBucketEnd
-	evUploaded // evUploaded+j: index buffer j is on the GPU (upload stream)
-	_
-	evConsumed // evConsumed+j: the kernels reading index buffer j are done
-	_
 	evStageStart // --buffer host: a batch's rows shipped in ...
 	evStageEnd
 	evUnstageStart // ... and back
 	evUnstageEnd
 	evCopyStart // calibration: around one copy
 	evCopyEnd
-	numEvents
+	evUploaded                          // evUploaded+j: index slot j is on the GPU (upload stream)
+	evConsumed = evUploaded + ringSlots // evConsumed+j: the kernels reading index slot j are done
+	numEvents  = evConsumed + ringSlots
 )
 
 // gpu is what the engine needs of a device: the CUDA driver in builds with

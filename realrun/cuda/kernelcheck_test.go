@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"unsafe"
 
@@ -12,13 +13,14 @@ import (
 	"github.com/tierflow/tierflow/workload"
 )
 
-// kernelCase is one group shape for checkKernels: g full chunks of n
+// kernelCase is one batch shape for checkKernels: g full chunks of n
 // edges and a tail chunk of tail edges (0: none), m negatives per chunk.
 type kernelCase struct {
 	kind          workload.Model
 	d, n, g, tail int
 	m             int
-	distinct      int // > 0: every occurrence draws its row from the first distinct rows (rows touched many times)
+	distinct      int  // > 0: every occurrence draws its row from the first distinct rows (rows touched many times)
+	same          bool // the bucket's two partitions are one table
 }
 
 func (c kernelCase) String() string {
@@ -30,12 +32,16 @@ func (c kernelCase) String() string {
 	if c.distinct > 0 {
 		s += fmt.Sprintf("_rows%d", c.distinct)
 	}
+	if c.same {
+		s += "_same"
+	}
 	return s
 }
 
 // kernelCases are ragged shapes: d not a multiple of 32 (odd where the
 // model allows), odd chunk sizes, tail chunks, m = 1 and m around a warp,
-// and batches that touch a few rows many times.
+// batches that touch a few rows many times, and buckets whose two
+// partitions are one table.
 var kernelCases = []kernelCase{
 	{kind: workload.Dot, d: 12, n: 7, g: 3, m: 5},
 	{kind: workload.DistMult, d: 12, n: 7, g: 3, m: 5},
@@ -49,33 +55,56 @@ var kernelCases = []kernelCase{
 	{kind: workload.Dot, d: 33, n: 13, g: 3, m: 31, distinct: 5},
 	{kind: workload.DistMult, d: 12, n: 13, g: 2, m: 33, distinct: 4},
 	{kind: workload.ComplEx, d: 34, n: 7, g: 4, tail: 3, m: 5, distinct: 3},
-	{kind: workload.Dot, d: 1, n: 7, g: 3, m: 5}, // one float per row: thread k of a row is its only thread
+	{kind: workload.Dot, d: 1, n: 7, g: 3, m: 5}, // one float per row: lane 0 of a row's warp is its only lane
+	{kind: workload.DistMult, d: 33, n: 9, g: 2, tail: 2, m: 7, distinct: 4, same: true},
+	{kind: workload.ComplEx, d: 12, n: 7, g: 2, m: 5, same: true},
 }
 
-// checkKernels runs one batch of shape c through the engine's kernels on
-// the GPU that newGPU returns (gather, queries, batched GEMMs, softmax
-// loss, gradients, scatter-add into the accumulators, then Adagrad on
-// every table) and compares with the CPU engine's Go reference: the loss
-// and per-row sums of model.ChunkGrad's gradients, then model.Adagrad
-// with those sums. Also checked: the list of touched rows, that Adagrad
-// leaves a row past the list alone (an unlisted row with a gradient in
-// its accumulator), and that accumulators and flags are cleared after.
-func checkKernels(newGPU func() gpu, c kernelCase) (err error) {
-	type failure struct{ error }
-	must := func(err error) {
-		if err != nil {
-			panic(failure{err})
-		}
+// kernelFailure carries a failed check out of checkKernels' helpers.
+type kernelFailure struct{ error }
+
+func must(err error) {
+	if err != nil {
+		panic(kernelFailure{err})
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			f, ok := r.(failure)
-			if !ok {
-				panic(r)
-			}
-			err = fmt.Errorf("%v: %w", c, f.error)
-		}
-	}()
+}
+
+// kernelRun is one case's engine, inputs and the CPU reference's state.
+type kernelRun struct {
+	c                kernelCase
+	e                *Engine
+	rows, nrel       int
+	emb, state       [2][]float32 // the reference's tables (one when same)
+	relEmb, relState []float32
+	src, dst, rel    []int32
+	neg, sel         []int32
+	tabs             tables
+}
+
+const kernelLR = 0.1
+
+// nan poisons what no kernel may read, and the work buffers before each
+// group, so that an output a kernel leaves unwritten shows.
+var nan = float32(math.NaN())
+
+// poison fills the engine's work buffers with NaN.
+func (k *kernelRun) poison() {
+	for _, b := range []dev{k.e.Q, k.e.gQ, k.e.N, k.e.gN, k.e.T, k.e.pos, k.e.gp, k.e.gR} {
+		must(k.e.g.memset32(b.p, math.Float32bits(nan), b.n/4, computeStream))
+	}
+}
+
+// newKernelRun builds case c's engine on newGPU with the given rule, two
+// tables of random rows (one when c.same) and a batch of random indices,
+// uploaded as one index piece.
+func newKernelRun(newGPU func() gpu, c kernelCase, rule realrun.Duplicates) *kernelRun {
+	// The sum rule's check trains several chunks as one group, as the
+	// batch step does: its engine takes the batch step (buffers for a
+	// batch's chunks at once).
+	var mb realrun.MicroBatching
+	if rule == realrun.DuplicatesSum {
+		mb.Count = 1
+	}
 	d, n, m := c.d, c.n, c.m
 	chunks := c.g
 	if c.tail > 0 {
@@ -84,57 +113,24 @@ func checkKernels(newGPU func() gpu, c kernelCase) (err error) {
 	E, M := c.g*n+c.tail, chunks*m
 	const nrel, usedRel, spare = 6, 4, 2
 	rows := E + M + spare
-	decoy := rows - 1 // never touched
 	st, deg := memStore(int64(rows), d, nrel)
-	const lr = 0.1
 	e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Store: st, Degrees: deg, Seed: 1, C: 2,
-		Hyper: realrun.Hyper{Training: workload.Training{Model: c.kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n}, LR: lr, Workers: 1}}, newGPU())
+		Hyper: realrun.Hyper{Training: workload.Training{Model: c.kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n}, LR: kernelLR, Workers: 1, Duplicates: rule, Micro: mb}}, newGPU())
 	must(err)
-	defer e.Close()
-	done, err := e.bind()
-	must(err)
-	defer done()
-	s := computeStream
-	up := func(dst ptr, p unsafe.Pointer, n int) {
-		if n > 0 {
-			must(e.g.htod(dst, p, int64(4*n), s))
-			must(e.g.sync(s))
-		}
-	}
-	down := func(src ptr, n int) []float32 {
-		f := make([]float32, n)
-		if n > 0 {
-			must(e.g.dtoh(unsafe.Pointer(&f[0]), src, int64(4*n), s))
-			must(e.g.sync(s))
-		}
-		return f
-	}
-	downInts := func(src ptr, n int) []int32 {
-		f := down(src, n)
-		return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(f))), n)
-	}
-	near := func(what string, want, got []float32, tol float64) {
-		if len(want) != len(got) {
-			must(fmt.Errorf("%s: %d values, want %d", what, len(got), len(want)))
-		}
-		for i := range want {
-			if d := math.Abs(float64(want[i] - got[i])); !(d <= tol*(1+math.Abs(float64(want[i])))) {
-				must(fmt.Errorf("%s[%d] (row %d, col %d): kernels %g, reference %g", what, i, i/c.d, i%c.d, got[i], want[i]))
-			}
-		}
-	}
-
+	k := &kernelRun{c: c, e: e, rows: rows, nrel: nrel}
 	rng := rand.New(rand.NewPCG(uint64(c.d), uint64(c.n*1000+c.m*10+c.distinct)))
 	rd := rows * d
-	var emb, state [2][]float32
+	poison := rows - 2 // a NaN row that only padding indices name
 	for t := range 2 {
-		emb[t] = randFloats(rng, rd)
-		state[t] = make([]float32, rd)
-		for i := range state[t] {
-			state[t][i] = 0.1 + rng.Float32()
+		k.emb[t] = randFloats(rng, rd)
+		k.state[t] = make([]float32, rd)
+		for i := range k.state[t] {
+			k.state[t][i] = 0.1 + rng.Float32()
 		}
-		slot := append(append([]float32(nil), emb[t]...), state[t]...)
-		up(e.slotMem[t].p, unsafe.Pointer(&slot[0]), len(slot))
+		for j := poison * d; j < (poison+1)*d; j++ {
+			k.emb[t][j] = nan
+		}
+		k.upload(e.slotMem[t].p, append(append([]float32(nil), k.emb[t]...), k.state[t]...))
 	}
 	pick := func(own int) int32 {
 		if c.distinct > 0 {
@@ -142,31 +138,188 @@ func checkKernels(newGPU func() gpu, c kernelCase) (err error) {
 		}
 		return int32(own)
 	}
-	src, dst, rel := make([]int32, E), make([]int32, E), make([]int32, E)
-	neg, sel := make([]int32, M), make([]int32, M)
+	k.src, k.dst, k.rel = make([]int32, E), make([]int32, E), make([]int32, E)
+	k.neg, k.sel = make([]int32, M), make([]int32, M)
 	for i := range E {
-		src[i], dst[i], rel[i] = pick(i), pick(i), int32(rng.IntN(usedRel))
+		k.src[i], k.dst[i], k.rel[i] = pick(i), pick(i), int32(rng.IntN(usedRel))
 	}
-	for k := range M {
-		neg[k], sel[k] = pick(E+k), int32(rng.IntN(2))
+	for j := range M {
+		k.neg[j], k.sel[j] = pick(E+j), int32(rng.IntN(2))
 	}
-	idx := append(append(append(append(append([]int32(nil), src...), dst...), rel...), neg...), sel...)
-	up(e.idx[0].p, unsafe.Pointer(&idx[0]), len(idx))
-	bi := batchIndex{idx: e.idx[0], n: E, negs: M, offSrc: 0, offDst: int64(E), offRel: int64(2 * E), offN: int64(3 * E), offSel: int64(3*E + M)}
+	// The index piece: chunk-major, L int32s a chunk; a padding edge of
+	// the tail chunk names the NaN row and relation, which no kernel may
+	// read for it.
+	piece := make([]int32, chunks*e.L)
+	for ch := range chunks {
+		ci := piece[ch*e.L:]
+		for i := 0; i < n; i++ {
+			ci[i], ci[n+i], ci[2*n+i] = int32(poison), int32(poison), nrel-1
+			if ch*n+i < E {
+				ci[i], ci[n+i], ci[2*n+i] = k.src[ch*n+i], k.dst[ch*n+i], k.rel[ch*n+i]
+			}
+		}
+		for j := range m {
+			ci[3*n+j], ci[3*n+m+j] = k.neg[ch*m+j], k.sel[ch*m+j]
+		}
+	}
+	must(e.g.htod(e.idx[0].p, unsafe.Pointer(&piece[0]), int64(4*len(piece)), computeStream))
+	must(e.g.sync(computeStream))
+	if c.kind.UsesRelations() {
+		k.relEmb = e.Relations()
+		for j := (nrel - 1) * d; j < nrel*d; j++ {
+			k.relEmb[j] = nan
+		}
+		k.upload(e.rel.p, k.relEmb)
+		k.relState = k.down(e.relState.p, nrel*d)
+	}
+	rdp := int64(rd)
+	k.tabs = tables{embA: e.slotMem[0].p, stateA: e.slotMem[0].at(rdp), embB: e.slotMem[1].p, stateB: e.slotMem[1].at(rdp),
+		rowsA: int64(rows), rowsB: int64(rows)}
+	if c.same {
+		k.tabs.embB, k.tabs.stateB, k.tabs.same = k.tabs.embA, k.tabs.stateA, true
+		k.emb[1], k.state[1] = k.emb[0], k.state[0]
+	}
+	return k
+}
+
+func (k *kernelRun) upload(dst ptr, f []float32) {
+	if len(f) > 0 {
+		must(k.e.g.htod(dst, unsafe.Pointer(&f[0]), int64(4*len(f)), computeStream))
+		must(k.e.g.sync(computeStream))
+	}
+}
+
+func (k *kernelRun) down(src ptr, n int) []float32 {
+	f := make([]float32, n)
+	if n > 0 {
+		must(k.e.g.dtoh(unsafe.Pointer(&f[0]), src, int64(4*n), computeStream))
+		must(k.e.g.sync(computeStream))
+	}
+	return f
+}
+
+func (k *kernelRun) downInts(src ptr, n int) []int32 {
+	f := k.down(src, n)
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(f))), n)
+}
+
+func (k *kernelRun) near(what string, want, got []float32, tol float64) {
+	if len(want) != len(got) {
+		must(fmt.Errorf("%s: %d values, want %d", what, len(got), len(want)))
+	}
+	for i := range want {
+		if math.Float32bits(want[i]) == math.Float32bits(got[i]) {
+			continue // equal, NaN rows too
+		}
+		if d := math.Abs(float64(want[i] - got[i])); !(d <= tol*(1+math.Abs(float64(want[i])))) {
+			must(fmt.Errorf("%s[%d] (row %d, col %d): kernels %g, reference %g", what, i, i/k.c.d, i%k.c.d, got[i], want[i]))
+		}
+	}
+}
+
+// table is the reference's table of an occurrence: 0 sources, 1
+// destinations (0 when the bucket's partitions are one).
+func (k *kernelRun) table(t int32) int32 {
+	if k.c.same {
+		return 0
+	}
+	return t
+}
+
+// chunkGrads is model.ChunkGrad on chunk ch of the batch against the
+// reference's current tables: per occurrence gradients of its sources,
+// destinations, negatives and relations, and its loss.
+func (k *kernelRun) chunkGrads(ch int) (gS, gD, gN, gR []float32, nc int, loss float64) {
+	c, d := k.c, k.c.d
+	nc = c.n
+	if ch == c.g {
+		nc = c.tail
+	}
+	e0, k0 := ch*c.n, ch*c.m
+	row := func(f []float32, r int32) []float32 { return f[int(r)*d : int(r+1)*d] }
+	S, D, N := make([]float32, nc*d), make([]float32, nc*d), make([]float32, c.m*d)
+	var R []float32
 	uses := c.kind.UsesRelations()
-	relEmb := e.Relations()
-	var relState []float32
 	if uses {
-		relState = down(e.relState.p, nrel*d)
+		R, gR = make([]float32, nc*d), make([]float32, nc*d)
 	}
-	tab := [2]table{e.accA.table(e.slotMem[0].p, e.slotMem[0].at(int64(rd)), int64(rows)),
-		e.accB.table(e.slotMem[1].p, e.slotMem[1].at(int64(rd)), int64(rows))}
-	must(e.g.memset32(e.loss.p, 0, 2, s))
-	if c.g > 0 {
-		must(e.trainGroup(&bi, 0, c.g, n, tab[0], tab[1]))
+	for i := range nc {
+		copy(S[i*d:], row(k.emb[0], k.src[e0+i]))
+		copy(D[i*d:], row(k.emb[1], k.dst[e0+i]))
+		if uses {
+			copy(R[i*d:], row(k.relEmb, k.rel[e0+i]))
+		}
 	}
+	for j := range c.m {
+		copy(N[j*d:], row(k.emb[k.table(k.sel[k0+j])], k.neg[k0+j]))
+	}
+	gS, gD, gN = make([]float32, nc*d), make([]float32, nc*d), make([]float32, c.m*d)
+	loss = float64(model.ChunkGrad(c.kind, d, S, R, D, N, nc, c.m, gS, gR, gD, gN, nil))
+	return gS, gD, gN, gR, nc, loss
+}
+
+func (k *kernelRun) loss() float64 {
+	var parts [lossParts]float64
+	must(k.e.g.dtoh(unsafe.Pointer(&parts[0]), k.e.loss.p, 8*lossParts, computeStream))
+	must(k.e.g.sync(computeStream))
+	var l float64
+	for _, v := range parts {
+		l += v
+	}
+	return l
+}
+
+// checkKernels runs one batch of shape c through the engine's kernels on
+// the GPU that newGPU returns and compares with the CPU engine's Go
+// reference (model.ChunkGrad, model.Adagrad), under each update rule:
+// checkSum and checkEach.
+func checkKernels(newGPU func() gpu, c kernelCase) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(kernelFailure)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("%v: %w", c, f.error)
+		}
+	}()
+	checkSum(newGPU, c)
+	checkEach(newGPU, c)
+	return nil
+}
+
+// checkSum trains the batch as groups (one group with a padded tail chunk
+// when there is a tail; else its first chunks, then its last, the second
+// group adding to the first's accumulators) and checks the loss, the
+// per-row gradient sums in the accumulators, the list of touched rows;
+// then one adagrad_sum step: the embeddings and state as model.Adagrad
+// with those sums, a decoy row past the end of the list left alone, and
+// accumulators and flags cleared after.
+func checkSum(newGPU func() gpu, c kernelCase) {
+	k := newKernelRun(newGPU, c, realrun.DuplicatesSum)
+	e := k.e
+	defer e.Close()
+	done, err := e.bind()
+	must(err)
+	defer done()
+	s := computeStream
+	d := c.d
+	chunks := c.g
 	if c.tail > 0 {
-		must(e.trainGroup(&bi, c.g, 1, c.tail, tab[0], tab[1]))
+		chunks++
+	}
+	rd := k.rows * d
+	must(e.g.memset32(e.loss.p, 0, 2*lossParts, s))
+	idx := e.idx[0]
+	k.poison()
+	switch {
+	case c.tail > 0:
+		must(e.group(idx.p, chunks, c.tail, k.tabs, true))
+	case chunks > 1:
+		must(e.group(idx.p, chunks-1, c.n, k.tabs, true))
+		must(e.group(idx.at(int64((chunks-1)*e.L)), 1, c.n, k.tabs, false))
+	default:
+		must(e.group(idx.p, 1, c.n, k.tabs, true))
 	}
 	must(e.g.sync(s))
 
@@ -174,64 +327,46 @@ func checkKernels(newGPU func() gpu, c kernelCase) (err error) {
 	// summed per row of their table.
 	var ref [2][]float32
 	ref[0], ref[1] = make([]float32, rd), make([]float32, rd)
-	refRel := make([]float32, nrel*d)
+	refRel := make([]float32, k.nrel*d)
 	touched := [2]map[int32]bool{{}, {}}
 	var lossRef float64
-	row := func(f []float32, r int32) []float32 { return f[int(r)*d : int(r+1)*d] }
-	for ch := range chunks {
-		nc := n
-		if ch == c.g {
-			nc = c.tail
-		}
-		e0, k0 := ch*n, ch*m
-		S, D, N := make([]float32, nc*d), make([]float32, nc*d), make([]float32, m*d)
-		var R, gR []float32
-		if uses {
-			R, gR = make([]float32, nc*d), make([]float32, nc*d)
-		}
-		for i := range nc {
-			copy(S[i*d:], row(emb[0], src[e0+i]))
-			copy(D[i*d:], row(emb[1], dst[e0+i]))
-			if uses {
-				copy(R[i*d:], row(relEmb, rel[e0+i]))
-			}
-		}
-		for k := range m {
-			copy(N[k*d:], row(emb[sel[k0+k]], neg[k0+k]))
-		}
-		gS, gD, gN := make([]float32, nc*d), make([]float32, nc*d), make([]float32, m*d)
-		lossRef += float64(model.ChunkGrad(c.kind, d, S, R, D, N, nc, m, gS, gR, gD, gN, nil))
-		add := func(acc []float32, r int32, g []float32) {
-			a := row(acc, r)
-			for j := range a {
-				a[j] += g[j]
-			}
-		}
-		for i := range nc {
-			add(ref[0], src[e0+i], gS[i*d:])
-			add(ref[1], dst[e0+i], gD[i*d:])
-			touched[0][src[e0+i]], touched[1][dst[e0+i]] = true, true
-			if uses {
-				add(refRel, rel[e0+i], gR[i*d:])
-			}
-		}
-		for k := range m {
-			t := sel[k0+k]
-			add(ref[t], neg[k0+k], gN[k*d:])
-			touched[t][neg[k0+k]] = true
+	uses := c.kind.UsesRelations()
+	add := func(acc []float32, r int32, g []float32) {
+		a := acc[int(r)*d : int(r+1)*d]
+		for j := range a {
+			a[j] += g[j]
 		}
 	}
-	var loss float64
-	must(e.g.dtoh(unsafe.Pointer(&loss), e.loss.p, 8, s))
-	must(e.g.sync(s))
-	if !(math.Abs(loss-lossRef) <= 1e-4*(1+math.Abs(lossRef))) {
+	for ch := range chunks {
+		gS, gD, gN, gR, nc, l := k.chunkGrads(ch)
+		lossRef += l
+		e0, k0 := ch*c.n, ch*c.m
+		for i := range nc {
+			a, b := k.table(0), k.table(1)
+			add(ref[a], k.src[e0+i], gS[i*d:])
+			add(ref[b], k.dst[e0+i], gD[i*d:])
+			touched[a][k.src[e0+i]], touched[b][k.dst[e0+i]] = true, true
+			if uses {
+				add(refRel, k.rel[e0+i], gR[i*d:])
+			}
+		}
+		for j := range c.m {
+			t := k.table(k.sel[k0+j])
+			add(ref[t], k.neg[k0+j], gN[j*d:])
+			touched[t][k.neg[k0+j]] = true
+		}
+	}
+	if loss := k.loss(); !(math.Abs(loss-lossRef) <= 1e-4*(1+math.Abs(lossRef))) {
 		must(fmt.Errorf("loss: kernels %g, reference %g", loss, lossRef))
 	}
-	accs := [2]accum{e.accA, e.accB}
-	for t, name := range []string{"A", "B"} {
-		near("gradient sums of table "+name, ref[t], down(accs[t].acc.p, rd), 1e-4)
-		count := int(downInts(accs[t].count.p, 1)[0])
-		list := append([]int32(nil), downInts(accs[t].list.p, count)...)
+	counts := k.downInts(e.counts.p, 3)
+	ntab := 2
+	if c.same {
+		ntab = 1
+	}
+	for t, name := range []string{"A", "B"}[:ntab] {
+		k.near("gradient sums of table "+name, ref[t], k.down(e.acc[t].acc.p, rd), 1e-4)
+		list := append([]int32(nil), k.downInts(e.acc[t].list.p, int(counts[t]))...)
 		var want []int32
 		for r := range touched[t] {
 			want = append(want, r)
@@ -243,42 +378,111 @@ func checkKernels(newGPU func() gpu, c kernelCase) (err error) {
 		}
 	}
 	if uses {
-		near("relation gradient sums", refRel, down(e.relAcc.acc.p, nrel*d), 1e-4)
+		k.near("relation gradient sums", refRel, k.down(e.acc[2].acc.p, k.nrel*d), 1e-4)
 	}
 
 	// A decoy past the end of table A's list: a gradient in the
 	// accumulator of an unlisted row, which Adagrad must leave alone.
-	count := int(downInts(e.accA.count.p, 1)[0])
+	decoy := k.rows - 1 // never touched
 	decoyGrad := make([]float32, d)
 	for j := range decoyGrad {
 		decoyGrad[j] = 0.5 + float32(j%3)
 	}
 	decoyRow := int32(decoy)
-	up(e.accA.list.at(int64(count)), unsafe.Pointer(&decoyRow), 1)
-	up(e.accA.acc.at(int64(decoy*d)), unsafe.Pointer(&decoyGrad[0]), d)
+	must(e.g.htod(e.acc[0].list.at(int64(counts[0])), unsafe.Pointer(&decoyRow), 4, s))
+	k.upload(e.acc[0].acc.at(int64(decoy*d)), decoyGrad)
 
-	for t := range 2 {
-		must(e.adagrad(tab[t]))
-	}
-	if uses {
-		must(e.adagrad(e.relAcc.table(e.rel.p, e.relState.p, int64(E))))
-	}
+	must(e.step(k.tabs, c.g*c.n+c.tail, chunks*c.m))
 	must(e.g.sync(s))
-	for t, name := range []string{"A", "B"} {
-		model.Adagrad(emb[t], state[t], ref[t], lr, workload.AdagradEps)
-		near("embeddings after Adagrad, table "+name, emb[t], down(tab[t].emb, rd), 1e-4)
-		near("Adagrad state, table "+name, state[t], down(tab[t].state, rd), 1e-4)
+	embs := [2]ptr{k.tabs.embA, k.tabs.embB}
+	states := [2]ptr{k.tabs.stateA, k.tabs.stateB}
+	for t, name := range []string{"A", "B"}[:ntab] {
+		model.Adagrad(k.emb[t], k.state[t], ref[t], kernelLR, workload.AdagradEps)
+		k.near("embeddings after Adagrad, table "+name, k.emb[t], k.down(embs[t], rd), 1e-4)
+		k.near("Adagrad state, table "+name, k.state[t], k.down(states[t], rd), 1e-4)
 		wantAcc := make([]float32, rd)
 		if t == 0 {
 			copy(wantAcc[decoy*d:], decoyGrad)
 		}
-		near("accumulator after Adagrad, table "+name, wantAcc, down(accs[t].acc.p, rd), 0)
-		near("row flags after Adagrad, table "+name, make([]float32, rows), down(accs[t].flag.p, rows), 0)
+		k.near("accumulator after Adagrad, table "+name, wantAcc, k.down(e.acc[t].acc.p, rd), 0)
+		k.near("row flags after Adagrad, table "+name, make([]float32, k.rows), k.down(e.acc[t].flag.p, k.rows), 0)
 	}
 	if uses {
-		model.Adagrad(relEmb, relState, refRel, lr, workload.AdagradEps)
-		near("relations after Adagrad", relEmb, down(e.rel.p, nrel*d), 1e-4)
-		near("relation Adagrad state", relState, down(e.relState.p, nrel*d), 1e-4)
+		model.Adagrad(k.relEmb, k.relState, refRel, kernelLR, workload.AdagradEps)
+		k.near("relations after Adagrad", k.relEmb, k.down(e.rel.p, k.nrel*d), 1e-4)
+		k.near("relation Adagrad state", k.relState, k.down(e.relState.p, k.nrel*d), 1e-4)
 	}
-	return nil
+}
+
+// checkEach trains the batch as the chunk step with rule each — a group
+// and an adagrad_each step per chunk — and compares the tables with the
+// CPU engine's order of per-occurrence steps (each chunk's gradients
+// against the tables as the chunk starts; then every source and
+// destination edge by edge, the negatives, the relations edge by edge).
+// Also checked: the loss, and that every row's occurrence list is empty
+// and its flag clear after.
+func checkEach(newGPU func() gpu, c kernelCase) {
+	k := newKernelRun(newGPU, c, realrun.DuplicatesEach)
+	e := k.e
+	defer e.Close()
+	done, err := e.bind()
+	must(err)
+	defer done()
+	s := computeStream
+	d := c.d
+	chunks := c.g
+	if c.tail > 0 {
+		chunks++
+	}
+	uses := c.kind.UsesRelations()
+	must(e.g.memset32(e.loss.p, 0, 2*lossParts, s))
+	var lossRef float64
+	step := func(f, st []float32, r int32, g []float32) {
+		model.Adagrad(f[int(r)*d:int(r+1)*d], st[int(r)*d:int(r+1)*d], g[:d], kernelLR, workload.AdagradEps)
+	}
+	for ch := range chunks {
+		gS, gD, gN, gR, nc, l := k.chunkGrads(ch)
+		lossRef += l
+		k.poison()
+		must(e.group(e.idx[0].at(int64(ch*e.L)), 1, nc, k.tabs, true))
+		must(e.step(k.tabs, nc, c.m))
+		e0, k0 := ch*c.n, ch*c.m
+		for i := range nc {
+			a, b := k.table(0), k.table(1)
+			step(k.emb[a], k.state[a], k.src[e0+i], gS[i*d:])
+			step(k.emb[b], k.state[b], k.dst[e0+i], gD[i*d:])
+		}
+		for j := range c.m {
+			t := k.table(k.sel[k0+j])
+			step(k.emb[t], k.state[t], k.neg[k0+j], gN[j*d:])
+		}
+		if uses {
+			for i := range nc {
+				step(k.relEmb, k.relState, k.rel[e0+i], gR[i*d:])
+			}
+		}
+	}
+	must(e.g.sync(s))
+	if loss := k.loss(); !(math.Abs(loss-lossRef) <= 1e-4*(1+math.Abs(lossRef))) {
+		must(fmt.Errorf("loss: kernels %g, reference %g", loss, lossRef))
+	}
+	rd := k.rows * d
+	embs := [2]ptr{k.tabs.embA, k.tabs.embB}
+	states := [2]ptr{k.tabs.stateA, k.tabs.stateB}
+	ntab := 2
+	if c.same {
+		ntab = 1
+	}
+	for t, name := range []string{"A", "B"}[:ntab] {
+		k.near("embeddings after the steps, table "+name, k.emb[t], k.down(embs[t], rd), 1e-4)
+		k.near("Adagrad state, table "+name, k.state[t], k.down(states[t], rd), 1e-4)
+		k.near("row flags after the steps, table "+name, make([]float32, k.rows), k.down(e.acc[t].flag.p, k.rows), 0)
+		if heads := k.downInts(e.acc[t].head.p, k.rows); slices.ContainsFunc(heads, func(h int32) bool { return h != -1 }) {
+			must(fmt.Errorf("occurrence lists of table %s not emptied: heads %v", name, heads))
+		}
+	}
+	if uses {
+		k.near("relations after the steps", k.relEmb, k.down(e.rel.p, k.nrel*d), 1e-4)
+		k.near("relation Adagrad state", k.relState, k.down(e.relState.p, k.nrel*d), 1e-4)
+	}
 }

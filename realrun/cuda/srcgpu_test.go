@@ -247,15 +247,25 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 	require.NoError(t, err)
 	src := string(raw)
 	mutations := []struct{ name, old, new string }{
-		{"gather_rows bound off by one",
-			"if (t >= (long long)count * d) return;\n\tint i = (int)(t / d), k = (int)(t % d);\n\tconst float",
-			"if (t > (long long)count * d) return;\n\tint i = (int)(t / d), k = (int)(t % d);\n\tconst float"},
+		{"chunk_prep pads one edge too few",
+			"if (i >= (j == g - 1 ? nlast : nc)) {\n\t\tfor (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;",
+			"if (i > (j == g - 1 ? nlast : nc)) {\n\t\tfor (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;"},
+		{"chunk_prep ComplEx source query with the wrong sign", "bi = c * v - e * u;     // q2 = (Re", "bi = c * v + e * u;     // q2 = (Re"},
+		{"chunk_prep leaves the relation count", "if (reset && blockIdx.x == 0 && threadIdx.x < 3)", "if (reset && blockIdx.x == 0 && threadIdx.x < 2)"},
 		{"sgemm_batched reads one k past K", "ka < K", "ka <= K"},
-		{"softmax_loss sum skips the last shuffle", "for (int o = 16; o > 0; o /= 2) z +=", "for (int o = 16; o > 1; o /= 2) z +="},
-		{"adagrad_rows bound off by one", "if (t >= (long long)n * d)", "if (t > (long long)n * d)"},
-		{"scatter_add lists rows from thread k = 1", "if (k == 0) {", "if (k == 1) {"},
-		{"scatter_add list slot off by one", "list[atomicAdd(cnt, 1)] = r;", "list[atomicAdd(cnt, 1) + 1] = r;"},
-		{"softmax_loss barrier in one lane only (deadlock)", "\tfloat z = 0;\n", "\tfloat z = 0;\n\tif (lane == 0) __syncthreads();\n"},
+		{"chunk_softmax sum skips the last shuffle", "for (int o = 16; o > 0; o /= 2) z +=", "for (int o = 16; o > 1; o /= 2) z +="},
+		{"chunk_softmax scores padding rows",
+			"if (i >= (j == g - 1 ? nlast : nc)) {\n\t\tfor (int x = lane; x < m; x += 32) row[x] = 0;",
+			"if (i >= (j == g - 1 ? nlast : nc) + nc) {\n\t\tfor (int x = lane; x < m; x += 32) row[x] = 0;"},
+		{"chunk_softmax barrier in one lane only (deadlock)", "\tfloat z = 0;\n", "\tfloat z = 0;\n\tif (lane == 0) __syncthreads();\n"},
+		{"chunk_back adds the destination's gradient to the source", "atomicAdd(accT + x, gt);", "atomicAdd(accS + x, gt);"},
+		{"chunk_back keeps two tables for one partition", "*B = same ? accs : accs + 1", "*B = accs + 1"},
+		{"chunk_back negatives to the other table", "const Acc *T = ci[m + k] ? B : A;", "const Acc *T = ci[m + k] ? A : B;"},
+		{"chunk_back links a destination in a source's slot", "link(B, dr, nc + i);", "link(B, dr, i);"},
+		{"touch lists a row slot off by one", "a->list[atomicAdd(count, 1)] = r;", "a->list[atomicAdd(count, 1) + 1] = r;"},
+		{"adagrad_sum bound off by one", "if (t >= (long long)n * d) return;", "if (t > (long long)n * d) return;"},
+		{"adagrad_each steps occurrences in reverse order", "rank += EACH_KEY(slots[f]) < ke;", "rank += EACH_KEY(slots[f]) > ke;"},
+		{"adagrad_each orders an edge's destination with its source", "2 * ((s) - nc) + 1", "2 * ((s) - nc)"},
 	}
 	t.Run("unmodified", func(t *testing.T) {
 		t.Parallel()

@@ -10,5 +10,4 @@ import _ "embed"
 var TrainPTX string
 
 // Train lists the entry points of TrainPTX the engine launches.
-var Train = []string{"gather_rows", "make_query", "query_back", "row_dot", "sgemm_batched",
-	"softmax_loss", "pos_grad", "scatter_add", "adagrad_rows"}
+var Train = []string{"chunk_prep", "sgemm_batched", "chunk_softmax", "chunk_back", "adagrad_sum", "adagrad_each"}
