@@ -8,7 +8,6 @@ import (
 
 	"github.com/tierflow/tierflow/report"
 
-
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
