@@ -58,10 +58,11 @@ func TestConfigRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	wd := filepath.Join(dir, "work")
 	args := []string{"--dataset", "twitter", "--scale", "0.0002", "--p", "4", "--c", "2", "--dim", "8", "--lr", "0.05", "--degree-frac", "0.25",
-		"--ordering", "hilbert", "--eval-protocol", "sampled", "--eval-edges", "500", "--workdir", wd, "--progress", "none"}
+		"--ordering", "hilbert", "--eval-protocol", "sampled", "--eval-edges", "500", "--duplicates", "sum", "--workdir", wd, "--progress", "none"}
 	want, errOut, code := runCmd(append(args, "--print-config")...)
 	require.Equal(t, 0, code, errOut)
 	assert.NotContains(t, want, "progress", "how results are shown is not part of the run")
+	assert.Contains(t, want, "duplicates: sum")
 
 	out, errOut, code := runCmd(args...)
 	require.Equal(t, 0, code, errOut)

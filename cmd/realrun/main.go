@@ -220,6 +220,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.plot, "plot", "", "with --compare-sim: predicted-vs-measured scatter plot to `FILE`.png or .svg")
 	fs.StringVar(&o.MicroBatchMemory, "micro-batch-memory", "", "split a batch needing more than `SIZE` (e.g. 2GB) into the fewest micro-batches that fit; one Adagrad step per row after the last")
 	fs.IntVar(&o.MicroBatches, "micro-batches", 0, "split every batch into N micro-batches (0: only with --micro-batch-memory); either flag trains with the batch step, one Adagrad step per row per batch, instead of one per chunk (--engine cuda: never split)")
+	fs.StringVar(&o.Duplicates, "duplicates", string(realrun.DefaultDuplicates), "how the chunk step updates a row that occurs more than once in a chunk, by `RULE`: each = one Adagrad step per occurrence in edge order; sum = one step with the summed gradient; the batch step (--micro-batches) always sums")
 	fs.StringVar(&o.Engine, "engine", job.Defaults.Engine, "training engine: cpu, or cuda (a build with -tags cuda: make build-cuda)")
 	fs.StringVar(&o.Buffer, "buffer", "", "with --engine cuda: gpu (partition slots in GPU memory, default) or host (partitions in host memory, rows shipped per batch)")
 	fs.BoolVar(&o.TF32, "tf32", false, "with --engine cuda: cuBLAS products on TF32 tensor cores (Ampere and later; FP32 accumulation)")
@@ -378,7 +379,7 @@ var help = cli.Help{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "delimiter", "header", "columns", "unseen", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
-		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "micro-batch-memory", "micro-batches", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
+		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "micro-batch-memory", "micro-batches", "duplicates", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol", "eval-memory"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},

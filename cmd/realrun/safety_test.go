@@ -101,6 +101,7 @@ func TestResumeWithChangedSettingsIsRefused(t *testing.T) {
 		{"--ordering-seed", "3", "--ordering-seed 0 (now 3)"},
 		{"--lr", "0.2", "--lr 0.1 (now 0.2)"},
 		{"--negatives", "20", "--negatives 100 (now 20)"},
+		{"--duplicates", "sum", "--duplicates (none) (now sum)"},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			_, errOut, code := runCmd(append(base("--epochs", "3", "--resume"), tc.flag, tc.value)...)

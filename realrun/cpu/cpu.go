@@ -32,7 +32,9 @@ type relations struct {
 // updates are sparse and the race is benign for SGD, as in PBG and
 // Marius). Every chunk of a batch shares Negatives nodes drawn from the
 // bucket's two partitions, a DegreeFrac share by degree, the rest
-// uniformly; both sides are corrupted.
+// uniformly; both sides are corrupted. After each chunk, a row the chunk
+// touched more than once gets one Adagrad step per occurrence, or one
+// with the summed gradient (Hyper.Duplicates: stepEach, stepSum).
 type Engine struct {
 	h        realrun.Hyper
 	rows     int64
@@ -52,6 +54,7 @@ type workerScratch struct {
 	negSide        []bool  // true: row in the destination partition
 	src            *rand.PCG
 	rng            *rand.Rand
+	sum            *sumScratch // the sum rule's (nil until it is used)
 }
 
 // New prepares the CPU engine for a store: relation embeddings
@@ -88,13 +91,15 @@ func (c *Engine) Name() string { return "cpu" }
 
 // TrainBucket implements Compute.
 func (c *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
-	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
 	// Every worker's sampler is reseeded from the bucket's generator, so
-	// that with one worker training depends only on (seed, epoch, bucket).
+	// that with one worker training depends only on (seed, epoch, bucket);
+	// then the edges are shuffled with it, in the order every engine
+	// deals them (sample.Shuffler).
 	seeds := make(chan uint64, c.h.Workers)
 	for w := 0; w < c.h.Workers; w++ {
 		seeds <- rng.Uint64()
 	}
+	sample.Shuffle(edges, rng)
 	batches := make(chan []store.Edge, c.h.Workers)
 	var wg sync.WaitGroup
 	var lossMu sync.Mutex
@@ -197,7 +202,24 @@ func (c *Engine) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *sto
 		clear(gR)
 	}
 	loss := model.ChunkGrad(c.h.Model, d, ws.S[:n*d], R, ws.D[:n*d], ws.N[:m*d], n, m, ws.gS[:n*d], gR, ws.gD[:n*d], ws.gN[:m*d], ws.sc)
-	lr := c.h.LR
+	if c.h.Rule() == realrun.DuplicatesSum {
+		c.stepSum(ws, n, m, sf, df, gR)
+	} else {
+		c.stepEach(ws, n, m, sf, df, gR)
+	}
+	if math.IsNaN(float64(loss)) {
+		return math.NaN()
+	}
+	return float64(loss)
+}
+
+// stepEach is the chunk step under realrun.DuplicatesEach: one Adagrad
+// step per occurrence with that occurrence's gradient, in the chunk's
+// order — edge by edge, the source before the destination, then the
+// negatives, then the relations edge by edge.
+func (c *Engine) stepEach(ws *workerScratch, n, m int, sf, df, gR []float32) {
+	d, lr := c.h.Dim, c.h.LR
+	rowsD := int(c.rows) * d
 	for i := 0; i < n; i++ {
 		sr, dr := int(ws.srcRow[i]), int(ws.dstRow[i])
 		model.Adagrad(sf[sr*d:(sr+1)*d], sf[rowsD+sr*d:rowsD+(sr+1)*d], ws.gS[i*d:(i+1)*d], lr, workload.AdagradEps)
@@ -211,7 +233,7 @@ func (c *Engine) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *sto
 		}
 		model.Adagrad(f[row*d:(row+1)*d], f[rowsD+row*d:rowsD+(row+1)*d], ws.gN[k*d:(k+1)*d], lr, workload.AdagradEps)
 	}
-	if uses {
+	if gR != nil {
 		c.rel.mu.Lock()
 		for i := 0; i < n; i++ {
 			r := int(ws.relIdx[i])
@@ -219,10 +241,6 @@ func (c *Engine) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *sto
 		}
 		c.rel.mu.Unlock()
 	}
-	if math.IsNaN(float64(loss)) {
-		return math.NaN()
-	}
-	return float64(loss)
 }
 
 // State implements Stateful: relation embeddings and their Adagrad state.
@@ -242,6 +260,9 @@ func (c *Engine) Restore(state []float32) error {
 
 func init() {
 	realrun.RegisterEngine("cpu", func(o realrun.EngineOptions) (realrun.Engine, error) {
+		if _, err := realrun.ParseDuplicates(string(o.Hyper.Duplicates)); err != nil {
+			return nil, err
+		}
 		return New(o.Hyper, o.Store, o.Degrees, o.Seed), nil
 	})
 }

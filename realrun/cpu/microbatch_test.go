@@ -206,7 +206,8 @@ func TestMicroBatchingInTheEngine(t *testing.T) {
 
 // BenchmarkTrainBatch trains one 2,000-edge ComplEx batch (d = 64,
 // chunks of 250 sharing 100 negatives) per op: the default per-chunk path
-// and the micro-batched path unsplit and in 4 REG micro-batches.
+// (each rule), the per-chunk path under the sum rule, and the
+// micro-batched path unsplit and in 4 REG micro-batches.
 func BenchmarkTrainBatch(b *testing.B) {
 	f := newMicroFixture(b, workload.ComplEx, 64, 2000, 250, 100)
 	rows := int64(f.nodes)
@@ -224,10 +225,11 @@ func BenchmarkTrainBatch(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		mb   realrun.MicroBatching
-	}{{"default", realrun.MicroBatching{}}, {"micro1", realrun.MicroBatching{Count: 1}}, {"micro4", realrun.MicroBatching{Count: 4, Split: micro.REG}}} {
+		rule realrun.Duplicates
+	}{{"default", realrun.MicroBatching{}, ""}, {"sum", realrun.MicroBatching{}, realrun.DuplicatesSum}, {"micro1", realrun.MicroBatching{Count: 1}, ""}, {"micro4", realrun.MicroBatching{Count: 4, Split: micro.REG}, ""}} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := f.h
-			h.Micro, h.DegreeFrac = tc.mb, 0.5
+			h.Micro, h.DegreeFrac, h.Duplicates = tc.mb, 0.5, tc.rule
 			c := &Engine{h: h, rows: rows, rel: f.clone().rel, neg: sample.NewNegativeSampler(&store.Store{M: store.Manifest{P: 1, Rows: rows, Nodes: rows}}, deg, h.DegreeFrac)}
 			ws := newWorkerScratch(h, 1)
 			b.ResetTimer()

@@ -71,6 +71,10 @@ type Options struct {
 	// Adagrad step per row after the last (see MicroBatching).
 	MicroBatchMemory string
 	MicroBatches     int
+	// Duplicates is the chunk step's rule for a row that occurs more than
+	// once in a chunk: "each" or "sum" ("": realrun.DefaultDuplicates;
+	// see realrun.Duplicates). The batch step always sums.
+	Duplicates string
 	// Engine is the training engine ("cpu" or "cuda"); Buffer, for the
 	// CUDA engine, where the partition slots live ("gpu" or "host").
 	Engine, Buffer string
@@ -227,7 +231,8 @@ func Configure(o Options) (Config, error) {
 // (the preset, its scale and the data seed, or each edge file's absolute
 // path, size and CRC-32C, and how they are read where not by default),
 // the layout, the Plan's ordering, p, c, policy and seed, and the
-// training shape. The number of epochs, workers, the
+// training shape and update rule (micro-batching, and the duplicate-row
+// rule where not the default). The number of epochs, workers, the
 // engine, evaluation and outputs may change between runs.
 func settings(cfg Config, o Options) workdir.Settings {
 	spec, h, pl := cfg.Spec, cfg.Hyper, cfg.Plans[0]
@@ -250,6 +255,10 @@ func settings(cfg Config, o Options) workdir.Settings {
 	}
 	if h.Micro.On() {
 		s["--micro-batch-memory"], s["--micro-batches"] = o.MicroBatchMemory, fmt.Sprint(o.MicroBatches)
+	}
+	if h.Rule() != realrun.DefaultDuplicates {
+		// The default is not recorded: older directories resume.
+		s["--duplicates"] = string(h.Rule())
 	}
 	return s
 }
@@ -291,6 +300,9 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--keep-checkpoints %d: must be at least 1", o.KeepCheckpoints)
 	case o.Repeats < 1:
 		return inputerr.Errorf("--repeats %d: must be at least 1", o.Repeats)
+	}
+	if _, err := realrun.ParseDuplicates(o.Duplicates); err != nil {
+		return inputerr.Errorf("--duplicates: %w", err)
 	}
 	return nil
 }
@@ -412,8 +424,8 @@ func buildPlans(o *Options, policy orderings.Policy) ([]*orderings.Plan, []order
 }
 
 // hyper builds the training hyper-parameters: the graph kind's learning
-// rate and degree share where none was given (GraphDefaults), and the
-// micro-batching budget or count.
+// rate and degree share where none was given (GraphDefaults), the
+// micro-batching budget or count, and the duplicate-row rule.
 func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
 	var mb realrun.MicroBatching
 	if o.MicroBatchMemory != "" {
@@ -427,6 +439,10 @@ func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
 		return realrun.Hyper{}, inputerr.Errorf("--micro-batches %d: must not be negative", o.MicroBatches)
 	}
 	mb.Count = o.MicroBatches
+	dup, err := realrun.ParseDuplicates(o.Duplicates)
+	if err != nil {
+		return realrun.Hyper{}, inputerr.Errorf("--duplicates: %w", err)
+	}
 	def := GraphDefaults[kind.UsesRelations()]
 	if o.LR == 0 {
 		o.LR = def.LR
@@ -435,7 +451,7 @@ func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
 		o.DegreeFrac = def.DegreeFrac
 	}
 	h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
-		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb, TF32: o.TF32}
+		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb, TF32: o.TF32, Duplicates: dup}
 	if err := mb.Check(h); err != nil {
 		return h, inputerr.Errorf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
 	}

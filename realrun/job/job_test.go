@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun"
 )
 
 func TestConfigureDefaultWorkdirIsPerInput(t *testing.T) {
@@ -73,6 +74,7 @@ func TestConfigureRefusals(t *testing.T) {
 		{"export extension against format", func(o *Options) { o.Export = filepath.Join(dir, "e.tsv") }, "--export-format is npy"},
 		{"nothing valid", func(o *Options) { o.P, o.C, o.Orderings = 8, 4, "cover,legend" }, "none of the orderings is defined at p = 8, c = 4"},
 		{"keep", func(o *Options) { o.KeepCheckpoints = -1 }, "--keep-checkpoints -1"},
+		{"duplicate-row rule", func(o *Options) { o.Duplicates = "max" }, `--duplicates: unknown duplicate-row rule "max" (each or sum)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Defaults
@@ -85,6 +87,34 @@ func TestConfigureRefusals(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries, "the checks leave nothing behind")
+}
+
+// TestConfigureDuplicates: --duplicates becomes Hyper.Duplicates; a
+// rule other than the default is one of the settings a checkpoint is
+// continued with, the default is not recorded (older directories resume).
+func TestConfigureDuplicates(t *testing.T) {
+	for _, tc := range []struct {
+		flag    string
+		rule    realrun.Duplicates
+		setting string // "": none
+	}{
+		{"", realrun.DuplicatesEach, ""},
+		{"each", realrun.DuplicatesEach, ""},
+		{"sum", realrun.DuplicatesSum, "sum"},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			o := Defaults
+			o.Duplicates = tc.flag
+			cfg, err := Configure(o)
+			require.NoError(t, err)
+			assert.Equal(t, tc.rule, cfg.Hyper.Rule())
+			if tc.setting == "" {
+				assert.NotContains(t, cfg.Settings, "--duplicates")
+			} else {
+				assert.Equal(t, tc.setting, cfg.Settings["--duplicates"])
+			}
+		})
+	}
 }
 
 func TestResumeArgs(t *testing.T) {
