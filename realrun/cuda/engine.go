@@ -197,17 +197,17 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	if !h.Micro.On() && h.Rule() == realrun.DuplicatesEach {
 		e.rule = ruleEach
 	}
-	// The chunk step trains chunk after chunk, and the GPU may start on a
-	// batch's first chunks while the producer samples the rest: pieces of
-	// about pieceEdges edges. The batch step trains a batch's chunks as
-	// one group and --buffer host stages a batch's rows at once: pieces
-	// of a whole batch.
-	e.maxGroup, e.pieceChunks = 1, min(e.maxChunks, max(1, (pieceEdges+e.chunk-1)/e.chunk))
-	if h.Micro.On() {
-		e.maxGroup = e.maxChunks
-	}
-	if h.Micro.On() || e.mode == realrun.BufferHost {
+	// Index pieces of up to pieceChunks chunks (about pieceEdges edges;
+	// --buffer host stages a batch's rows at once: a whole batch), each
+	// trained as one group by the batch step, chunk by chunk by the chunk
+	// step.
+	e.pieceChunks = min(e.maxChunks, max(1, (pieceEdges+e.chunk-1)/e.chunk))
+	if e.mode == realrun.BufferHost {
 		e.pieceChunks = e.maxChunks
+	}
+	e.maxGroup = 1
+	if h.Micro.On() {
+		e.maxGroup = e.pieceChunks
 	}
 	done, err := e.bind()
 	if err != nil {

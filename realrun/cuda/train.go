@@ -50,23 +50,34 @@ func b2i(b bool) int {
 type piece struct {
 	lo, edges    int // its first edge in the bucket, and its edges
 	chunks, last int // its chunks, and the edges of the last one
+	first, final bool
+	batch        int // final: the batch's edges (the step's bound)
 	slot         int
 	hs           *hostStage // --buffer host: the batch's compact tables
 }
 
 // pieces cuts a bucket of n edges as the CPU engine does — batches of
-// Batch edges, chunks of Chunk edges within each batch — into pieces of at
-// most pieceChunks chunks of one batch.
+// Batch edges, chunks of Chunk edges within each batch — into pieces of
+// chunks of one batch: with --buffer host a whole batch (its rows are
+// staged at once), else pieces of 1, 2, 4, … up to pieceChunks chunks, so
+// that the GPU starts on a bucket's first chunk while the producer
+// shuffles and samples the rest.
 func (e *Engine) pieces(n int) []piece {
 	var ps []piece
 	nc, b := e.chunk, e.h.Batch
+	limit := 1
+	if e.mode == realrun.BufferHost {
+		limit = e.pieceChunks
+	}
 	for blo := 0; blo < n; blo += b {
 		bn := min(b, n-blo)
 		chunks := (bn + nc - 1) / nc
-		for c0 := 0; c0 < chunks; c0 += e.pieceChunks {
-			c1 := min(chunks, c0+e.pieceChunks)
+		for c0 := 0; c0 < chunks; {
+			c1 := min(chunks, c0+limit)
 			lo, hi := blo+c0*nc, min(blo+c1*nc, blo+bn)
-			ps = append(ps, piece{lo: lo, edges: hi - lo, chunks: c1 - c0, last: hi - (blo + (c1-1)*nc)})
+			ps = append(ps, piece{lo: lo, edges: hi - lo, chunks: c1 - c0, last: hi - (blo + (c1-1)*nc),
+				first: c0 == 0, final: c1 == chunks, batch: bn})
+			c0, limit = c1, min(2*limit, e.pieceChunks)
 		}
 	}
 	return ps
@@ -90,8 +101,8 @@ func (e *Engine) pieces(n int) []piece {
 // before it, so that sampling overlaps the GPU; the compute stream drains
 // once, at the bucket's end (its partitions may then be evicted).
 func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
-	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
 	wr := rand.New(rand.NewPCG(rng.Uint64(), sample.WorkerStream)) // as a CPU worker's sampler
+	shuf := sample.NewShuffler(edges, rng)                         // the producer deals the edges
 	done, err := e.bind()
 	if err != nil {
 		return 0, err
@@ -110,7 +121,7 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 	if err := e.g.record(evBucketStart, computeStream); err != nil {
 		return 0, err
 	}
-	if err := e.run(edges, si, src, di, dst, wr, tb); err != nil {
+	if err := e.run(shuf, len(edges), si, src, di, dst, wr, tb); err != nil {
 		return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
 	}
 	loss, err := e.bucketLoss()
@@ -127,8 +138,8 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 // the ring's pinned slots (waiting for a slot's last upload before it
 // writes it again), this one uploads each on the upload stream and
 // launches its kernels on the compute stream once the upload is done.
-func (e *Engine) run(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, wr *rand.Rand, tb tables) error {
-	ps := e.pieces(len(edges))
+func (e *Engine) run(shuf *sample.Shuffler, n, si int, src *store.Buffer, di int, dst *store.Buffer, wr *rand.Rand, tb tables) error {
+	ps := e.pieces(n)
 	free := make(chan int, ringSlots)
 	for j := range ringSlots {
 		free <- j
@@ -158,7 +169,7 @@ func (e *Engine) run(edges []store.Edge, si int, src *store.Buffer, di int, dst 
 				perr = fmt.Errorf("index slot %d: %w", p.slot, err)
 				return
 			}
-			e.fill(p, edges, si, di, wr, side)
+			e.fill(p, shuf.Next(p.edges), si, di, wr, side)
 			if e.host != nil {
 				p.hs = e.host.dedupe(p, e.idxHost[p.slot].int32s(), e.chunk, e.h.Negatives, e.L, si == di)
 			}
@@ -186,13 +197,10 @@ func (e *Engine) fill(p piece, edges []store.Edge, si, di int, wr *rand.Rand, si
 	nc, m, L := e.chunk, e.h.Negatives, e.L
 	srcBase, dstBase := int64(si)*e.rows, int64(di)*e.rows
 	for c := 0; c < p.chunks; c++ {
-		lo, n := p.lo+c*nc, nc
-		if c == p.chunks-1 {
-			n = p.last
-		}
+		ce := edges[c*nc : min((c+1)*nc, len(edges))]
 		ci := buf[c*L : (c+1)*L]
 		src, dst, rel := ci[:nc], ci[nc:2*nc], ci[2*nc:3*nc]
-		for i, ed := range edges[lo : lo+n] {
+		for i, ed := range ce {
 			src[i] = int32(int64(ed.Src) - srcBase)
 			dst[i] = int32(int64(ed.Dst) - dstBase)
 			rel[i] = ed.Rel
@@ -247,16 +255,20 @@ func (e *Engine) launchAll(ready <-chan piece, free chan<- int, tb tables, src, 
 }
 
 // trainPiece launches piece p's training: with the chunk step a group and
-// a step per chunk; with the batch step (the piece is a whole batch) one
-// group of all its chunks, the last one padded, and one step.
+// a step per chunk; with the batch step one group of all its chunks (the
+// last one padded), the batch's first piece starting the step and its
+// final one taking it.
 func (e *Engine) trainPiece(p piece, t tables) error {
 	idx := e.idx[p.slot]
 	m := e.h.Negatives
 	if e.h.Micro.On() {
-		if err := e.group(idx.p, p.chunks, p.last, t, true); err != nil {
+		if err := e.group(idx.p, p.chunks, p.last, t, p.first); err != nil {
 			return err
 		}
-		return e.step(t, p.edges, p.chunks*m)
+		if !p.final {
+			return nil
+		}
+		return e.step(t, p.batch, (p.batch+e.chunk-1)/e.chunk*m)
 	}
 	for c := 0; c < p.chunks; c++ {
 		n := e.chunk

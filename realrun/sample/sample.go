@@ -1,8 +1,9 @@
 // Package sample holds the random choices every training engine makes the
-// same way: the negatives a chunk shares (uniform or by degree, from the
-// bucket's two partitions), the initial relation embeddings, and the
-// stream constants their generators are seeded with, so that the CPU and
-// GPU engines train the same edges against the same negatives.
+// same way: the order a bucket's edges are trained in, the negatives a
+// chunk shares (uniform or by degree, from the bucket's two partitions),
+// the initial relation embeddings, and the stream constants their
+// generators are seeded with, so that the CPU and GPU engines train the
+// same edges in the same order against the same negatives.
 package sample
 
 import (
@@ -11,6 +12,39 @@ import (
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
+
+// Shuffler puts a bucket's edges in a uniformly random order a prefix at a
+// time (the forward Fisher–Yates shuffle): after Next has returned k edges
+// in all, the first k are final, and the whole order is the same however
+// the calls cut it. An engine can thus train the first edges while the
+// rest are still being shuffled; Shuffle is the same order at once.
+type Shuffler struct {
+	edges []store.Edge
+	rng   *rand.Rand
+	done  int
+}
+
+// NewShuffler shuffles edges in place with rng as Next asks.
+func NewShuffler(edges []store.Edge, rng *rand.Rand) *Shuffler {
+	return &Shuffler{edges: edges, rng: rng}
+}
+
+// Next puts the next n edges (fewer at the end) in their final places and
+// returns them.
+func (s *Shuffler) Next(n int) []store.Edge {
+	e := s.edges
+	hi := min(s.done+max(n, 0), len(e))
+	for i := s.done; i < hi; i++ {
+		j := i + s.rng.IntN(len(e)-i)
+		e[i], e[j] = e[j], e[i]
+	}
+	out := e[s.done:hi]
+	s.done = hi
+	return out
+}
+
+// Shuffle puts edges in the order a Shuffler with rng deals them.
+func Shuffle(edges []store.Edge, rng *rand.Rand) { NewShuffler(edges, rng).Next(len(edges)) }
 
 // NegativeSampler draws the negatives a chunk shares, as every engine
 // does: Negatives nodes, alternately from the bucket's source and
