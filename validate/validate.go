@@ -478,14 +478,14 @@ func calibrated(st *store.Store, h realrun.Hyper, eng Engine, log io.Writer) (de
 	}
 	prof := cal.Profile
 	if eng.Name == "cuda" {
-		g, err := calibrate.CalibrateGPU(st.M.PartitionBytes, h, st.M.Rows)
+		g, err := calibrate.CalibrateGPU(st.M.PartitionBytes, h, st.M.Rows, st.M.MeanBucket())
 		if err != nil {
 			return prof, fmt.Errorf("GPU calibration: %w", err)
 		}
 		if err := g.Apply(&prof, h); err != nil {
 			return prof, err
 		}
-		fmt.Fprintf(log, "calibrated %s: H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at the run's shape\n", g.Name, g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6)
+		fmt.Fprintf(log, "calibrated %s: H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s (--buffer gpu) and %.2fM (--buffer host) at the run's shape, buckets of %d edges\n", g.Name, g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.HostEdgesPerSecond/1e6, g.BucketEdges)
 	}
 	itf := prof.CPU.Interference
 	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s%s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s (%s); training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",

@@ -20,7 +20,6 @@ import (
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/workload"
 )
 
 // Calibration is what `realrun calibrate` measured, with the profile it
@@ -57,16 +56,11 @@ type Calibration struct {
 	// most this machine's CPUs.
 	FMACores int `json:"fma_cores,omitempty"`
 	// GPU is the GPU's calibration (pinned H2D/D2H at partition size, its
-	// memory and the CUDA engine's rate at GPUShape), written into the
+	// memory and the CUDA engine's rates at the run's shape), written into the
 	// profile's pcie and gpu; nil when there is none, NoGPU says why.
 	GPU   *GPUCalibration `json:"gpu,omitempty"`
 	NoGPU string          `json:"no_gpu,omitempty"`
 }
-
-// GPUShape is the training shape the GPU is calibrated at when `realrun
-// calibrate` finds one: Dot, d=100, batches of 50,000 edges in chunks of
-// 1,000 sharing 1,000 negatives (the throughput shape of the GPU issue).
-var GPUShape = realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 100, Batch: 50_000, Negatives: 1_000, ChunkSize: 1_000}, DegreeFrac: 0.5, LR: 0.1, Workers: 1}
 
 // CalibrateOptions size the measurements.
 type CalibrateOptions struct {

@@ -76,8 +76,7 @@ func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string) (Calibrati
 	case "complex":
 		p.CPU.Train.ComplEx = tc
 	}
-	g := GPUShape
-	gc, err := CalibrateGPU(st.M.PartitionBytes, g, max(st.M.PartitionBytes/int64(8*g.Dim), 1))
+	gc, err := CalibrateGPU(st.M.PartitionBytes, h, st.M.Rows, st.M.MeanBucket())
 	var na *realrun.EngineUnavailable
 	switch {
 	case errors.As(err, &na):
@@ -85,7 +84,7 @@ func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string) (Calibrati
 	case err != nil:
 		return cal, fmt.Errorf("gpu calibration: %w", err)
 	default:
-		if err := gc.Apply(p, g); err != nil {
+		if err := gc.Apply(p, h); err != nil {
 			return cal, err
 		}
 		cal.GPU = &gc

@@ -13,14 +13,17 @@ import (
 
 // Calibrate measures pinned host↔GPU bandwidth with partition-sized
 // copies (median of five each way), the GPU's memory, and the engine's
-// training rate at shape h on two synthetic partitions of rows rows held
-// on the GPU: the median of five buckets timed on the host clock, from
-// TrainBucket's call to its return, as an epoch's compute is measured.
-// That includes the host's share (the shuffle, negative sampling, kernel
-// launches), which the GPU waits for whenever it is the slower side: on
-// an H100 at Twitter's throughput shape the kernels alone ran at 15.5M
-// edges/s and a real epoch's buckets at 6.7M (2026-11-26).
-func Calibrate(g gpu, partitionBytes int64, h realrun.Hyper, rows int64) (calibrate.GPUCalibration, error) {
+// training rate at shape h (each on a GPU open returns) on two synthetic partitions of rows rows, in
+// buckets of bucketEdges edges (0: 50 batches) — the run's own bucket
+// size, since a bucket's fixed costs (the first piece sampled before the
+// GPU starts, the stream drained at its end) weigh more in small ones:
+// once with the partitions on the GPU (--buffer gpu) and once in host
+// memory (--buffer host). Each rate is the median over buckets timed on
+// the host clock, from TrainBucket's call to its return, as an epoch's
+// compute is measured; that includes the host's share (shuffle, sampling,
+// launches and, with --buffer host, the rows' gathers and copies), which
+// the GPU waits for whenever it is the slower side.
+func Calibrate(open func() (gpu, error), partitionBytes int64, h realrun.Hyper, rows, bucketEdges int64) (calibrate.GPUCalibration, error) {
 	var cal calibrate.GPUCalibration
 	d := int64(h.Dim)
 	st := &store.Store{M: store.Manifest{P: 2, Rows: rows, Nodes: 2 * rows, Relations: 10, Dim: h.Dim, PartitionBytes: 2 * 4 * rows * d}}
@@ -30,43 +33,81 @@ func Calibrate(g gpu, partitionBytes int64, h realrun.Hyper, rows int64) (calibr
 		deg[i] = int32(1 + rng.IntN(20))
 	}
 	h.Workers = 1
-	e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Hyper: h, Store: st, Degrees: deg, Seed: 1, C: 2}, g)
-	if err != nil {
-		return cal, err
+	if bucketEdges <= 0 {
+		bucketEdges = int64(max(50*h.Batch, 20_000))
 	}
-	defer e.Close()
-	cal.Name, cal.MemoryBytes = e.info.Name, e.info.MemoryBytes
-	if cal.H2D, cal.D2H, err = bandwidth(e, partitionBytes); err != nil {
-		return cal, err
-	}
-	// Two partitions of random rows (zero Adagrad state) on the GPU.
-	for p := 0; p < 2; p++ {
+	cal.BucketEdges = bucketEdges
+	// Two partitions of random rows (zero Adagrad state).
+	parts := make([]*store.Buffer, 2)
+	for p := range parts {
 		f := make([]float32, 2*rows*d)
 		for i := int64(0); i < rows*d; i++ {
 			f[i] = 0.1 * (2*rng.Float32() - 1)
 		}
-		if err := e.Install(p, p, store.BufferOf(f)); err != nil {
+		parts[p] = store.BufferOf(f)
+	}
+	edges := make([]store.Edge, bucketEdges)
+	for _, mode := range []string{realrun.BufferGPU, realrun.BufferHost} {
+		g, err := open() // an engine's Close releases its GPU
+		if err != nil {
 			return cal, err
 		}
+		e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Buffer: mode, Hyper: h, Store: st, Degrees: deg, Seed: 1, C: 2}, g)
+		if err != nil {
+			return cal, err
+		}
+		rate, err := func() (float64, error) {
+			defer e.Close()
+			if mode == realrun.BufferGPU {
+				cal.Name, cal.MemoryBytes = e.info.Name, e.info.MemoryBytes
+				if cal.H2D, cal.D2H, err = bandwidth(e, partitionBytes); err != nil {
+					return 0, err
+				}
+				for p := range parts {
+					if err := e.Install(p, p, parts[p]); err != nil {
+						return 0, err
+					}
+				}
+			}
+			return bucketRate(e, edges, rows, parts, rng)
+		}()
+		if err != nil {
+			return cal, fmt.Errorf("--buffer %s: %w", mode, err)
+		}
+		if mode == realrun.BufferGPU {
+			cal.EdgesPerSecond = rate
+		} else {
+			cal.HostEdgesPerSecond = rate
+		}
+		// A fresh engine for the next mode: the partitions' rows have
+		// trained, which changes no cost.
 	}
-	edges := make([]store.Edge, max(50*h.Batch, 20_000))
+	cal.Shape = fmt.Sprintf("%s d=%d batch=%d negatives=%d chunk=%d rows=%d bucket=%d", h.Model, h.Dim, h.Batch, h.Negatives, h.Chunk(), rows, bucketEdges)
+	return cal, nil
+}
+
+// bucketRate trains buckets of len(edges) random edges between the two
+// partitions and returns the median edges per second: one bucket to warm
+// up (module load, caches), then at least five timed, and more until 0.3 s
+// of them (at most 200).
+func bucketRate(e *Engine, edges []store.Edge, rows int64, parts []*store.Buffer, rng *rand.Rand) (float64, error) {
 	var rates []float64
-	for r := 0; r < 6; r++ {
+	var total time.Duration
+	for r := 0; r < 201 && (len(rates) < 5 || total < 300*time.Millisecond); r++ {
 		for i := range edges {
 			edges[i] = store.Edge{Src: int32(rng.Int64N(rows)), Rel: int32(rng.IntN(10)), Dst: int32(rows + rng.Int64N(rows))}
 		}
 		start := time.Now()
-		if _, err := e.TrainBucket(edges, 0, nil, 1, nil, rng); err != nil {
-			return cal, err
+		if _, err := e.TrainBucket(edges, 0, parts[0], 1, parts[1], rng); err != nil {
+			return 0, err
 		}
-		if r > 0 { // the first bucket warms up (JIT, caches)
-			rates = append(rates, float64(len(edges))/time.Since(start).Seconds())
+		if el := time.Since(start); r > 0 {
+			rates = append(rates, float64(len(edges))/el.Seconds())
+			total += el
 		}
 	}
 	sort.Float64s(rates)
-	cal.EdgesPerSecond = rates[len(rates)/2]
-	cal.Shape = fmt.Sprintf("%s d=%d batch=%d negatives=%d chunk=%d rows=%d", h.Model, h.Dim, h.Batch, h.Negatives, e.chunk, rows)
-	return cal, nil
+	return rates[len(rates)/2], nil
 }
 
 // bandwidth times pinned partition-sized copies each way.

@@ -41,12 +41,8 @@ import (
 
 func init() {
 	realrun.RegisterEngine("cuda", func(o realrun.EngineOptions) (realrun.Engine, error) { return New(o) })
-	calibrate.RegisterGPUCalibrator(func(pb int64, h realrun.Hyper, rows int64) (calibrate.GPUCalibration, error) {
-		g, err := openCUDA(0)
-		if err != nil {
-			return calibrate.GPUCalibration{}, err
-		}
-		return Calibrate(g, pb, h, rows)
+	calibrate.RegisterGPUCalibrator(func(pb int64, h realrun.Hyper, rows, bucket int64) (calibrate.GPUCalibration, error) {
+		return Calibrate(func() (gpu, error) { return openCUDA(0) }, pb, h, rows, bucket)
 	})
 }
 

@@ -78,6 +78,16 @@ type Manifest struct {
 	InputFiles  []InputFile       `json:"input_files,omitempty"`
 }
 
+// MeanBucket is the mean training edges of one of the p² buckets (0 when
+// the training edges are not known).
+func (m Manifest) MeanBucket() int64 {
+	if m.P <= 0 || m.Train <= 0 {
+		return 0
+	}
+	b := int64(m.P) * int64(m.P)
+	return (m.Train + b - 1) / b
+}
+
 // InputFile is what the build found in one edge file.
 type InputFile struct {
 	// Path is the file as given, Split "train", "valid" or "test" (or

@@ -1,6 +1,8 @@
 package workdir
 
 import (
+	"math"
+
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
@@ -11,10 +13,11 @@ import (
 // rows per partition, dimension and partition bytes — without preparing
 // the work directory: a preset's sizes at its scale, or, for an edge
 // file, the node count of the work directory that already holds it (an
-// edge file's nodes are known only once it is read). The Buckets are
-// not filled in.
+// edge file's nodes are known only once it is read). Train is the work
+// directory's for an edge file and a preset's expected training edges
+// (its edges less the HeldOut shares); the Buckets are not filled in.
 func Layout(spec DataSpec) (store.Manifest, error) {
-	var nodes int64
+	var nodes, train int64
 	if spec.Edges == "" {
 		pr, err := graph.LookupPreset(spec.Dataset)
 		if err != nil {
@@ -25,17 +28,18 @@ func Layout(spec DataSpec) (store.Manifest, error) {
 			return store.Manifest{}, inputerr.Errorf("--scale: %w", err)
 		}
 		nodes = sc.Nodes
+		train = int64(math.Round(float64(sc.Edges) * (1 - 2*HeldOut)))
 	} else {
 		st, err := store.Open(spec.Workdir)
 		if err != nil {
 			return store.Manifest{}, inputerr.Errorf("--edges %s: the node count is known once the file is read: train on it once (realrun --edges %s --epochs 1 --eval none), or give that run's --workdir (%s: %v)", spec.Edges, spec.Edges, spec.Workdir, err)
 		}
-		nodes = st.M.Nodes
+		nodes, train = st.M.Nodes, st.M.Train
 	}
 	if int64(spec.P) > nodes {
 		return store.Manifest{}, inputerr.Errorf("--p %d exceeds the graph's %d nodes", spec.P, nodes)
 	}
 	pb := workload.PartitionBytes(nodes, spec.P, spec.Dim, false)
-	return store.Manifest{Nodes: nodes, P: spec.P, Dim: spec.Dim, Model: spec.Model, Rows: workload.PartitionRows(nodes, spec.P),
+	return store.Manifest{Nodes: nodes, Train: train, P: spec.P, Dim: spec.Dim, Model: spec.Model, Rows: workload.PartitionRows(nodes, spec.P),
 		DataBytes: pb, PartitionBytes: (pb + store.Align - 1) / store.Align * store.Align}, nil
 }

@@ -16,6 +16,10 @@ import (
 	"github.com/tierflow/tierflow/workload"
 )
 
+// HeldOut is the share of a generated graph's edges drawn into each of its
+// valid and test splits; the rest train.
+const HeldOut = 0.05
+
 // DataSpec says where the edges come from and how to lay them out.
 type DataSpec struct {
 	// Dataset is a graph preset generated on the fly at Scale; or Edges
@@ -72,7 +76,7 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 	if err != nil {
 		return nil, inputerr.Errorf("--workdir: %w", err)
 	}
-	split := graph.NewSplitter(spec.Seed, 0.05, 0.05)
+	split := graph.NewSplitter(spec.Seed, HeldOut, HeldOut)
 	err = graph.Generate(sc, spec.Seed, func(src, rel, dst int64) error {
 		return b.Add(src, rel, dst, store.Split(split.Next()))
 	})
@@ -131,7 +135,7 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 		return fail(err)
 	}
 	b.SetInputs(inputs)
-	split := graph.NewSplitter(spec.Seed, 0.05, 0.05)
+	split := graph.NewSplitter(spec.Seed, HeldOut, HeldOut)
 	given := spec.Valid != "" || spec.Test != ""
 	_, err = parseFile(spec.Edges, spec.Format, nodes, rels, func(src, rel, dst int64) error {
 		sp := store.Train
