@@ -12,9 +12,18 @@ Prints one JSON object:
   sgemm_fp32_flops       8192^3 float32 matrix product, TF32 off
   sgemm_tf32_flops       the same with TF32 tensor-core math
   sgemm_batched_fp32_flops / _tf32_flops
-                         the engine's own product shape: a batch of
-                         1000x100 by 100x1000 products (one chunk of
-                         1,000 edges against 1,000 shared negatives, d=100)
+                         a batch of 50 1000x100 by 100x1000 products (one
+                         side of 50 chunks of 1,000 edges against 1,000
+                         shared negatives, d=100)
+  chunk_fp32_flops / _tf32_flops
+                         the engine's three products of one chunk with both
+                         sides stacked (2,000 query rows): T = Q.N^T
+                         (2000x100 by 100x1000), G.N (2000x1000 by 1000x100)
+                         and G^T.Q (1000x2000 by 2000x100), 1.2 GFLOP: the
+                         chunk step's ceiling
+  piece_fp32_flops / _tf32_flops
+                         the same three, batched over the 9 chunks of one
+                         index piece: the batch step's ceiling
 Each figure is the median of timed repeats (CUDA events) after warm-up, on
 random data.
 """
@@ -81,6 +90,29 @@ def main():
         torch.backends.cuda.matmul.allow_tf32 = tf32
         t, _, _ = timed(lambda: torch.bmm(x, y), reps=20)
         r[f"sgemm_batched_{name}_flops"] = 2 * bs * rows * negs * d / t
+    del x, y
+
+    # The fused engine's products (kernels/train.cu): both sides of a chunk
+    # stacked, 2n query rows against the chunk's m negatives; one chunk (the
+    # chunk step) and a piece of 9 chunks (the batch step's group).
+    n, m = 1000, 1000
+    for label, bs in (("chunk", 1), ("piece", 9)):
+        q = torch.randn(bs, 2 * n, d, device=dev, generator=g)
+        negs = torch.randn(bs, m, d, device=dev, generator=g)
+        t_ = torch.empty(bs, 2 * n, m, device=dev)
+        gq = torch.empty(bs, 2 * n, d, device=dev)
+        gn = torch.empty(bs, m, d, device=dev)
+
+        def three():
+            torch.bmm(q, negs.transpose(1, 2), out=t_)
+            torch.bmm(t_, negs, out=gq)
+            torch.bmm(t_.transpose(1, 2), q, out=gn)
+
+        for name, tf32 in (("fp32", False), ("tf32", True)):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            t, _, _ = timed(three, reps=50)
+            r[f"{label}_{name}_flops"] = 3 * 2 * bs * 2 * n * m * d / t
+        del q, negs, t_, gq, gn
     torch.backends.cuda.matmul.allow_tf32 = False
     print(json.dumps(r, indent=2))
     return 0

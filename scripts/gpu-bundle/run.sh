@@ -300,8 +300,14 @@ fi
 
 tests gpu-tests/cuda realrun/cuda "$HERE/tests/cuda.test"
 tests gpu-tests/telemetry realrun/telemetry "$HERE/tests/telemetry.test"
-# TestDefaultBuildHasNoCU runs `go list` on the source tree: not here.
-tests emulator-tests realrun/cuda "$HERE/tests/cuda-emu.test" -test.skip '^TestDefaultBuildHasNoCU$'
+# TestDefaultBuildHasNoCU runs `go list` on the source tree: not here. On a
+# GPU the emulator's tests (the same engine tests, kernels on the CPU) say
+# nothing `make test` has not said, and take a minute of GPU time.
+if [ "$GPU" = 1 ] && [ "${GPU_BUNDLE_EMULATOR_TESTS:-0}" != 1 ]; then
+	skip emulator-tests "on a GPU: make test runs them without one (GPU_BUNDLE_EMULATOR_TESTS=1 runs them here too)"
+else
+	tests emulator-tests realrun/cuda "$HERE/tests/cuda-emu.test" -test.skip '^TestDefaultBuildHasNoCU$'
+fi
 
 # train STEP OUTPUT LIMIT REALRUN-ARGS...: one realrun --json run on a fresh
 # work directory into OUTPUT (relative to OUT); sets RC and STATUS/REASON.
@@ -330,17 +336,19 @@ else
 	TLIMIT=60
 fi
 TP_ROWS=()
-# Each shape with the default update (an Adagrad step after every chunk,
-# as the CPU engine) and, named *-batchstep, with one step per batch
-# (--micro-batches 1: the batch step of Marius and GE2).
-for spec in "in-gpu gpu 4 4 beta" "in-gpu-batchstep gpu 4 4 beta --micro-batches 1" \
-	"gpu-beta gpu 16 4 beta" "gpu-beta-batchstep gpu 16 4 beta --micro-batches 1" \
-	"gpu-hilbert-symmetric gpu 16 4 hilbert-symmetric" "gpu-legend gpu 16 3 legend" \
-	"host-beta host 16 4 beta" "host-beta-batchstep host 16 4 beta --micro-batches 1" \
-	"host-hilbert-symmetric host 16 4 hilbert-symmetric" "host-legend host 16 3 legend"; do
+# Each update: the chunk step (an Adagrad step after every chunk, as the
+# CPU engine) with each duplicate-row rule (each: a step per occurrence;
+# -sum: one with the summed gradient), and the batch step (-batchstep,
+# --micro-batches 1: Marius' and GE2's), in FP32 and (-tf32) on TF32
+# tensor cores.
+TP_SPECS=("in-gpu gpu 4 4 beta" "in-gpu-sum gpu 4 4 beta --duplicates sum" "in-gpu-batchstep gpu 4 4 beta --micro-batches 1"
+	"in-gpu-tf32 gpu 4 4 beta --tf32" "in-gpu-sum-tf32 gpu 4 4 beta --duplicates sum --tf32" "in-gpu-batchstep-tf32 gpu 4 4 beta --micro-batches 1 --tf32"
+	"gpu-beta gpu 16 4 beta" "gpu-beta-sum gpu 16 4 beta --duplicates sum" "gpu-beta-batchstep gpu 16 4 beta --micro-batches 1"
+	"host-beta host 16 4 beta" "host-beta-sum host 16 4 beta --duplicates sum" "host-beta-batchstep host 16 4 beta --micro-batches 1")
+for spec in "${TP_SPECS[@]}"; do
 	read -r name buffer p c ordering extra <<<"$spec"
 	step="throughput/$name"
-	budget "$step" 55 || continue
+	budget "$step" 40 || continue
 	f="throughput/$name.json"
 	# shellcheck disable=SC2086 # extra is zero or more flags
 	train "$step" "$f" "$TLIMIT" "${RR[@]}" --engine cuda --buffer "$buffer" --p "$p" --c "$c" --ordering "$ordering" \
@@ -383,11 +391,23 @@ if [ -s "$OUT/throughput/.eps" ]; then
 	rm -f "$OUT/throughput/.eps"
 fi
 
-# --- quality: the same graph and seeds, cpu against cuda (and TF32, and
-# the batch step). On a GPU the graph is the WN18-style WordNet KG the
-# bundle carries (wn18/, written by make gpu-bundle: a real KG, where the
-# MRR says something), 10 epochs, seeds 1-3 for the run-to-run spread;
-# without one (or without wn18/) a small generated graph, one seed.
+# --- profile: the in-GPU chunk step again, two epochs, with the host's CPU
+# profile (read it with go tool pprof where Go is: the bundle has none).
+mkdir -p "$OUT/profile"
+if budget profile/in-gpu 45; then
+	train profile/in-gpu profile/in-gpu.json "$TLIMIT" "${RR[@]}" --engine cuda --buffer gpu --p 4 --c 4 --ordering beta \
+		--epochs 2 --eval none --seed 1 "${SHAPE[@]}" --cpuprofile "$OUT/profile/in-gpu.cpu.prof"
+	[ "$RC" = 0 ] && REASON="${REASON:+$REASON; }$(fmt '%.0f' "$(jnum "$OUT/profile/in-gpu.json" edges_per_second last)") edges/s in epoch 2; profile in profile/in-gpu.cpu.prof"
+	record profile/in-gpu "$STATUS" "$REASON" "$SECS" profile/in-gpu.json profile/in-gpu.cpu.prof
+fi
+
+# --- quality: the same graph and seeds on both engines under both
+# duplicate-row rules (and the CUDA engine's default rule on TF32). On a
+# GPU the graph is the WN18-style WordNet KG the bundle carries (wn18/,
+# written by make gpu-bundle: a real KG, where the MRR says something),
+# 10 epochs, seeds 1-3 for the run-to-run spread, the CPU engine's runs in
+# parallel (one worker each) before the CUDA engine's; without one (or
+# without wn18/) a small generated graph, one seed.
 WN="$HERE/wn18"
 if [ "$GPU" = 1 ] && [ -s "$WN/train.tsv" ]; then
 	QSHAPE=(--edges "$WN/train.tsv" --valid "$WN/valid.tsv" --test "$WN/test.tsv" --epochs 10)
@@ -405,94 +425,148 @@ else
 	QSEEDS=1
 	QLIMIT=60
 fi
-declare -A MRR=()
-QSPECS=()
-for seed in $QSEEDS; do
-	for v in cpu cuda cuda-tf32; do QSPECS+=("$v $seed"); done
-done
-QSPECS+=("cuda-batchstep 1")
-for spec in "${QSPECS[@]}"; do
-	read -r v seed <<<"$spec"
-	name=$v
-	[ "$QSEEDS" = 1 ] || name="$v-s$seed"
-	step="quality/$name"
-	budget "$step" 70 || continue
-	f="quality/$name.json"
-	case $v in
-	cpu) cmd=("${RRCPU[@]}" --engine cpu) ;;
-	cuda) cmd=("${RR[@]}" --engine cuda) ;;
-	cuda-tf32) cmd=("${RR[@]}" --engine cuda --tf32) ;;
-	cuda-batchstep) cmd=("${RR[@]}" --engine cuda --micro-batches 1) ;;
-	esac
-	train "$step" "$f" "$QLIMIT" "${cmd[@]}" --eval end --seed "$seed" --workers 1 "${QSHAPE[@]}"
-	[ "$v" = cpu ] && [ "$RC" = 0 ] && STATUS=run REASON=""
+declare -A MRR=() QSECS=()
+# qrecord STEP NAME V OUTPUT: one quality run's note and summary entries.
+qrecord() {
+	local step=$1 name=$2 v=$3 f=$4 got secs
 	if [ "$RC" = 0 ]; then
 		got=$(jnum "$OUT/$f" mrr last)
+		secs=$(grep -o '"epoch_seconds": *[0-9.eE+-]*' "$OUT/$f" | sed 's/.*: *//' | awk '{ s += $1 } END { printf "%.2f", s }')
 		MRR[$v]="${MRR[$v]:-}${MRR[$v]:+ }$got"
-		REASON="${REASON:+$REASON; }MRR $(fmt '%.4f' "$got")"
-		ref=$(printf "%s\n" ${MRR[cpu]:-} | tail -n 1) # the cpu run of this seed, just before
-		if [ "$v" != cpu ] && [ -n "$ref" ]; then
-			REASON="$REASON (cpu $(fmt '%.4f' "$ref"), difference $(awk -v a="$got" -v b="$ref" 'BEGIN { printf "%+.4f", a - b }'))"
-		fi
+		QSECS[$v]="${QSECS[$v]:-}${QSECS[$v]:+ }$secs"
+		REASON="${REASON:+$REASON; }MRR $(fmt '%.4f' "$got"), $secs s of epochs"
 		g=$(jstrval "$OUT/$f" gemm)
-		[ -n "$g" ] && [ "$v" != cpu ] && REASON="$REASON; GEMMs: $g"
-	elif [ "$RC" = 2 ] && grep -q -- "-tf32" "$OUT/logs/quality-$name.stderr"; then
-		STATUS=skipped REASON="this realrun has no --tf32 (exit 2): $(oneline "$OUT/logs/quality-$name.stderr" 1)"
+		[ -n "$g" ] && [ "${v#cpu}" = "$v" ] && REASON="$REASON; GEMMs: $g"
+	else
+		rm -f "$OUT/$f"
 	fi
-	[ "$RC" = 0 ] || rm -f "$OUT/$f"
 	record "$step" "$STATUS" "$REASON" "$SECS" "$f"
+}
+qname() { if [ "$QSEEDS" = 1 ]; then echo "$1"; else echo "$1-s$2"; fi; }
+# The CPU engine's runs, all at once (each one worker; the machine has the
+# cores): started in the background, recorded after the CUDA engine's.
+CPUQ=()
+if budget quality/cpu 55; then
+	for seed in $QSEEDS; do
+		for rule in each sum; do
+			v=cpu-$rule
+			n=$(qname "$v" "$seed")
+			CPUQ+=("$v $seed $n")
+			(
+				rm -rf "$WORK/q-$n"
+				mkdir -p "$WORK"
+				t0=$(now)
+				timeout --kill-after=10 "$QLIMIT" "${RRCPU[@]}" --engine cpu --duplicates "$rule" --eval end --seed "$seed" --workers 1 "${QSHAPE[@]}" \
+					--workdir "$WORK/q-$n" --progress none --json >"$OUT/quality/$n.json" 2>"$OUT/logs/quality-$n.stderr"
+				echo "$? $(since "$t0")" >"$OUT/quality/.$n.rc"
+				rm -rf "$WORK/q-$n"
+			) &
+		done
+	done
+	wait
+fi
+for spec in "${CPUQ[@]}"; do
+	read -r v seed n <<<"$spec"
+	read -r RC SECS <"$OUT/quality/.$n.rc" 2>/dev/null || { RC=1 SECS=0; }
+	rm -f "$OUT/quality/.$n.rc"
+	if [ "$RC" = 0 ]; then STATUS=run REASON=""; else STATUS=failed REASON=$(failure "$OUT/logs/quality-$n.stderr"); fi
+	qrecord "quality/$n" "$n" "$v" "quality/$n.json"
+done
+for seed in $QSEEDS; do
+	for v in cuda-each cuda-sum cuda-each-tf32; do
+		n=$(qname "$v" "$seed")
+		step="quality/$n"
+		budget "$step" 62 || continue
+		case $v in
+		cuda-each) cmd=("${RR[@]}" --engine cuda --duplicates each) ;;
+		cuda-sum) cmd=("${RR[@]}" --engine cuda --duplicates sum) ;;
+		cuda-each-tf32) cmd=("${RR[@]}" --engine cuda --duplicates each --tf32) ;;
+		esac
+		train "$step" "quality/$n.json" "$QLIMIT" "${cmd[@]}" --eval end --seed "$seed" --workers 1 "${QSHAPE[@]}"
+		qrecord "$step" "$n" "$v" "quality/$n.json"
+	done
 done
 
-# --- calibrate: disk, CPU engine and (with the cuda engine) the GPU.
+# --- the simulator against the cuda engine where the order decides: a
+# data-bound shape (Twitter-shaped, Dot, d=100, batches of 50,000 in chunks
+# of 1,000 sharing 1,000 negatives, p=16) on the disk held to p3.2xlarge's
+# EBS volume (--emulate-disk, a kernel cgroup limit) where the kernel
+# allows it, else, on the machine's own disk, with 250 negatives (a quarter
+# of the compute, so that the I/O still decides). First realrun calibrate
+# at that shape (both buffer modes, buckets of the run's mean size), then
+# --compare-sim --device on it for BETA, Hilbert, Hilbert-symmetric, COVER
+# and tierflow's own order at c=4 and Legend at c=3, two interleaved
+# repeats, each buffer mode. Then Marius Figures 10-11's orderings (BETA,
+# Hilbert-symmetric, Hilbert) at Figure 10's shape (Freebase86m-shaped,
+# ComplEx, d=100, p=32, c=8) on the same disk, --buffer gpu.
 CAL=calibrate/cal.yaml
-if budget calibrate 82; then
+if [ "$GPU" = 1 ]; then
+	DSHAPE=(--dataset twitter --scale "${GPU_BUNDLE_DATABOUND_SCALE:-0.002}" --model dot --dim 100 --batch 50000 --chunk 1000 --negatives 1000 --p 16)
+	MSHAPE=(--dataset freebase86m --scale "${GPU_BUNDLE_MARIUS_SCALE:-0.01}" --model complex --dim 100 --batch 50000 --chunk 1000 --negatives 1000 --p 32)
+	CLIMIT=120
+else
+	DSHAPE=("${SHAPE[@]}" --p 4)
+	MSHAPE=(--dataset fb15k --scale 0.05 --model complex --dim 16 --batch 1000 --chunk 16 --negatives 16 --p 4)
+	CLIMIT=60
+fi
+HOLD=(--emulate-disk p3.2xlarge)
+HOLDNOTE="disk held to p3.2xlarge's EBS volume (--emulate-disk p3.2xlarge)"
+# calibrate_at STEP OUTPUT-YAML SHAPE...: realrun calibrate at a shape,
+# the disk held; sets RC.
+calibrate_at() {
+	local step=$1 yaml=$2
+	shift 2
+	local json="${yaml%.yaml}.json"
 	mkdir -p "$OUT/calibrate/scratch"
-	size=64
-	[ "$GPU" = 1 ] || size=16
-	execute "$OUT/calibrate/cal.json" "$OUT/logs/calibrate.stderr" 180 \
-		"${RR[@]}" calibrate --out "$OUT/$CAL" --dir "$OUT/calibrate/scratch" --size "$size" --json
+	execute "$OUT/$json" "$OUT/logs/${step//\//-}.stderr" 180 \
+		"${RR[@]}" calibrate "$@" --out "$OUT/$yaml" --dir "$OUT/calibrate/scratch" --json
 	rm -rf "$OUT/calibrate/scratch"
 	if [ "$RC" = 0 ]; then
-		gpuname=$(grep -A2 '"gpu": {' "$OUT/calibrate/cal.json" | grep -m1 -o '"name": *"[^"]*"' | sed 's/.*: *//; s/"//g')
+		gpuname=$(grep -A2 '"gpu": {' "$OUT/$json" | grep -m1 -o '"name": *"[^"]*"' | sed 's/.*: *//; s/"//g')
 		if [ -n "$gpuname" ]; then
-			note="$gpuname: H2D $(fmt '%.1f' "$(jnum "$OUT/calibrate/cal.json" h2d_bytes_per_s)" 1e-9) GB/s, D2H $(fmt '%.1f' "$(jnum "$OUT/calibrate/cal.json" d2h_bytes_per_s)" 1e-9) GB/s, $(fmt '%.0f' "$(jnum "$OUT/calibrate/cal.json" edges_per_second)") edges/s at the calibration shape"
+			note="$gpuname: H2D $(fmt '%.1f' "$(jnum "$OUT/$json" h2d_bytes_per_s)" 1e-9) GB/s, D2H $(fmt '%.1f' "$(jnum "$OUT/$json" d2h_bytes_per_s)" 1e-9) GB/s, $(fmt '%.0f' "$(jnum "$OUT/$json" edges_per_second)") edges/s (--buffer gpu), $(fmt '%.0f' "$(jnum "$OUT/$json" host_edges_per_second)") (--buffer host) in buckets of $(jnum "$OUT/$json" bucket_edges); disk read $(fmt '%.0f' "$(jnum "$OUT/$json" read_bytes_per_s)" 1e-6) MB/s"
 		else
-			note="no GPU in the profile: $(grep -m1 -o '"no_gpu": *"[^"]*"' "$OUT/calibrate/cal.json" | sed 's/^"no_gpu": *//')"
+			note="no GPU in the profile: $(grep -m1 -o '"no_gpu": *"[^"]*"' "$OUT/$json" | sed 's/^"no_gpu": *//')"
 		fi
-		record calibrate "$RUN" "${EMU:+$EMU; }$note" "$SECS" "$CAL" calibrate/cal.json
+		record "$step" "$RUN" "${EMU:+$EMU; }${HOLDNOTE}; $note" "$SECS" "$yaml" "$json"
 	else
-		rm -f "$OUT/calibrate/cal.json"
-		record calibrate failed "$(failure "$OUT/logs/calibrate.stderr")" "$SECS"
+		rm -f "$OUT/$json"
+		record "$step" failed "$(failure "$OUT/logs/${step//\//-}.stderr")" "$SECS"
+	fi
+}
+if budget calibrate/databound 68; then
+	calibrate_at calibrate/databound "$CAL" "${DSHAPE[@]}" "${HOLD[@]}"
+	if [ "$RC" != 0 ] && grep -q -i -e cgroup -e "io.max" -e blkio -e "disk limit" -e "emulate-disk" "$OUT/logs/calibrate-databound.stderr"; then
+		HOLD=()
+		HOLDNOTE="disk not held ($(oneline "$OUT/logs/calibrate-databound.stderr" 1 | cut -c1-160)): the machine's own disk, 250 negatives"
+		[ "$GPU" = 1 ] && DSHAPE=(--dataset twitter --scale "${GPU_BUNDLE_DATABOUND_SCALE:-0.002}" --model dot --dim 100 --batch 50000 --chunk 250 --negatives 250 --p 16)
+		calibrate_at calibrate/databound "$CAL" "${DSHAPE[@]}"
 	fi
 fi
 
-# --- the simulator against the cuda engine, per buffer mode.
-if [ "$GPU" = 1 ]; then
-	CSHAPE=(--dataset twitter --scale "${GPU_BUNDLE_COMPARE_SCALE:-0.005}" --model dot --dim 100 --batch 50000 --chunk 1000 --negatives 1000)
-	CLIMIT=120
-else
-	CSHAPE=("${SHAPE[@]}")
-	CLIMIT=60
-fi
-for buffer in gpu host; do
-	step="compare-sim-$buffer"
-	budget "$step" || continue
-	if [ ! -s "$OUT/$CAL" ]; then
-		skip "$step" "no calibrated profile ($CAL): the calibrate step did not write one"
-		continue
+# compare STEP SHARE BUFFER C ORDERINGS CAL SHAPE...: --compare-sim on
+# the profile CAL, two interleaved repeats, done by SHARE percent of the
+# budget; the note gives every ordering's error and whether the bytes are
+# the Plan's.
+compare() {
+	local step=$1 share=$2 buffer=$3 c=$4 ords=$5 cal=$6
+	shift 6
+	budget "$step" "$share" || return
+	if [ ! -s "$OUT/$cal" ]; then
+		skip "$step" "no calibrated profile ($cal): its calibrate step did not write one"
+		return
 	fi
-	f="compare-sim/$buffer.json"
-	plot="compare-sim/$buffer.png"
-	err="$OUT/logs/$step.stderr"
+	local f="compare-sim/${step#*/}.json" plot="compare-sim/${step#*/}.png" err="$OUT/logs/${step//\//-}.stderr"
 	rm -rf "$WORK/run"
 	mkdir -p "$WORK"
-	execute "$OUT/$f" "$err" "$CLIMIT" "${RR[@]}" --compare-sim --engine cuda --buffer "$buffer" --device "$OUT/$CAL" \
-		--orderings beta,hilbert --p 16 --c 4 --epochs 1 --eval none --seed 1 "${CSHAPE[@]}" \
+	execute "$OUT/$f" "$err" "$CLIMIT" "${RR[@]}" --compare-sim --engine cuda --buffer "$buffer" --device "$OUT/$cal" \
+		--orderings "$ords" --c "$c" --repeats 2 --epochs 1 --eval none --seed 1 "$@" "${HOLD[@]}" \
 		--workdir "$WORK/run" --progress none --json --plot "$OUT/$plot"
 	rm -rf "$WORK/run"
 	if [ "$RC" = 0 ]; then
-		# Per ordering: epoch seconds measured and predicted, the error, and
-		# whether the loads, swaps, writes and bytes match the Plan's.
+		# Per ordering and repeat: epoch seconds measured and predicted,
+		# the error, and whether the loads, swaps, writes and bytes match
+		# the Plan's.
 		note=$(awk '
 			function val(l) { sub(/^[^:]*: */, "", l); gsub(/[",]/, "", l); return l }
 			/"results": \[/ { on = 1 }
@@ -509,16 +583,22 @@ for buffer in gpu host; do
 		if grep -q '"counts_match": *false' "$OUT/$f"; then
 			record "$step" failed "measured loads, swaps, writes or bytes differ from the Plan's: $note" "$SECS" "$f" "$plot"
 		else
-			record "$step" "$RUN" "${EMU:+$EMU; }$note" "$SECS" "$f" "$plot"
+			record "$step" "$RUN" "${EMU:+$EMU; }${HOLDNOTE}; $note" "$SECS" "$f" "$plot"
 		fi
-	elif [ "$RC" = 2 ] && grep -q -e "cannot check --engine" -e "predicts the cpu engine only" "$err"; then
-		rm -f "$OUT/$f"
-		record "$step" skipped "this realrun refuses --compare-sim --engine cuda (exit 2): $(oneline "$err" 1)" "$SECS"
 	else
 		rm -f "$OUT/$f"
 		record "$step" failed "$(failure "$err")" "$SECS"
 	fi
-done
+}
+compare compare-sim-databound/gpu-c4 78 gpu 4 beta,hilbert,hilbert-symmetric,cover,tierflow "$CAL" "${DSHAPE[@]}"
+compare compare-sim-databound/gpu-legend 81 gpu 3 legend "$CAL" "${DSHAPE[@]}"
+compare compare-sim-databound/host-c4 88 host 4 beta,hilbert,hilbert-symmetric,cover,tierflow "$CAL" "${DSHAPE[@]}"
+compare compare-sim-databound/host-legend 90 host 3 legend "$CAL" "${DSHAPE[@]}"
+MCAL=calibrate/marius.yaml
+if budget calibrate/marius 93; then
+	calibrate_at calibrate/marius "$MCAL" "${MSHAPE[@]}" "${HOLD[@]}"
+fi
+compare compare-sim-databound/marius-fig10 99 gpu 8 beta,hilbert-symmetric,hilbert "$MCAL" "${MSHAPE[@]}"
 rmdir "$WORK" 2>/dev/null
 
 # ---------------------------------------------------------------- summary
@@ -542,16 +622,17 @@ rmdir "$WORK" 2>/dev/null
 	fi
 	if [ ${#MRR[@]} -gt 0 ]; then
 		echo
-		echo "quality ($QDESC; seeds $QSEEDS, the batch step seed 1): final MRR, min / median / max over seeds"
-		for k in cpu cuda cuda-tf32 cuda-batchstep; do
+		echo "quality ($QDESC; seeds $QSEEDS): final MRR min / median / max over seeds; seconds of training (10 epochs), median"
+		for k in cpu-each cpu-sum cuda-each cuda-sum cuda-each-tf32; do
 			[ -n "${MRR[$k]:-}" ] || continue
-			printf '%s\n' ${MRR[$k]} | sort -g | awk -v k="$k" '{ v[NR] = $1 } END { printf "  %-16s %.4f / %.4f / %.4f  (%d runs)\n", k, v[1], v[int((NR + 1) / 2)], v[NR], NR }'
+			secs=$(printf '%s\n' ${QSECS[$k]} | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] }')
+			printf '%s\n' ${MRR[$k]} | sort -g | awk -v k="$k" -v s="$secs" '{ v[NR] = $1 } END { printf "  %-16s %.4f / %.4f / %.4f  (%d runs)  %s s\n", k, v[1], v[int((NR + 1) / 2)], v[NR], NR, s }'
 		done
 	fi
 	echo
 	echo "steps: $(grep -c '"status": "run' "$OUT/steps.json") run, $(grep -c '"status": "skipped"' "$OUT/steps.json") skipped, $(grep -c '"status": "failed"' "$OUT/steps.json") failed; details in $OUT/steps.json, logs in $OUT/logs"
 } >"$OUT/summary.txt"
+rm -f "$STEPS" "$SUMLINES"
 echo
 cat "$OUT/summary.txt"
-rm -f "$STEPS" "$SUMLINES"
 exit "$FAILED"

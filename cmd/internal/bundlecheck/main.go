@@ -26,7 +26,7 @@ type Step struct {
 
 // Groups are the steps run.sh must record (a group's steps are named
 // GROUP or GROUP/NAME).
-var Groups = []string{"ceilings", "gpu-tests", "emulator-tests", "throughput", "quality", "calibrate", "compare-sim-gpu", "compare-sim-host"}
+var Groups = []string{"ceilings", "gpu-tests", "emulator-tests", "throughput", "profile", "quality", "calibrate", "compare-sim-databound"}
 
 // Statuses are the statuses a step may have.
 var Statuses = []string{"run", "run (emulated: no GPU)", "skipped", "failed"}

@@ -33,20 +33,20 @@ func steps(extra ...string) string {
 		`{"step": "emulator-tests", "status": "run", "reason": "", "seconds": 5, "outputs": []}`,
 		`{"step": "throughput/in-gpu", "status": "run (emulated: no GPU)", "reason": "stand-in", "seconds": 0.5, "outputs": []}`,
 		`{"step": "quality/cpu", "status": "run", "reason": "MRR 0.1", "seconds": 0.2, "outputs": []}`,
-		`{"step": "calibrate", "status": "run (emulated: no GPU)", "reason": "stand-in", "seconds": 10, "outputs": ["calibrate/cal.yaml"]}`,
-		`{"step": "compare-sim-gpu", "status": "skipped", "reason": "refused", "seconds": 0, "outputs": []}`,
+		`{"step": "profile/in-gpu", "status": "run (emulated: no GPU)", "reason": "stand-in", "seconds": 0.5, "outputs": []}`,
+		`{"step": "calibrate/databound", "status": "run (emulated: no GPU)", "reason": "stand-in", "seconds": 10, "outputs": ["calibrate/cal.yaml"]}`,
 	}
 	return "[\n" + strings.Join(append(s, extra...), ",\n") + "\n]\n"
 }
 
 func TestCheck(t *testing.T) {
-	host := `{"step": "compare-sim-host", "status": "skipped", "reason": "refused", "seconds": 0, "outputs": []}`
+	host := `{"step": "compare-sim-databound/host-c4", "status": "skipped", "reason": "refused", "seconds": 0, "outputs": []}`
 	lines, err := Check(outdir(t, steps(host)))
 	require.NoError(t, err)
 	require.Len(t, lines, len(Groups)+1)
 
 	for _, tc := range []struct{ name, steps, want string }{
-		{"a group missing", steps(), "no step compare-sim-host"},
+		{"a group missing", steps(), "no step compare-sim-databound"},
 		{"a failed step", steps(host, `{"step": "quality/cuda", "status": "failed", "reason": "exit 1", "seconds": 1, "outputs": []}`), "quality/cuda failed"},
 		{"a skip without reason", steps(host, `{"step": "quality/cuda", "status": "skipped", "reason": " ", "seconds": 0, "outputs": []}`), "without a reason"},
 		{"an unknown status", steps(host, `{"step": "quality/cuda", "status": "ok", "reason": "", "seconds": 0, "outputs": []}`), "status \"ok\""},
