@@ -52,8 +52,9 @@ type workerScratch struct {
 	relIdx         []int32
 	negRow         []int32 // local rows
 	negSide        []bool  // true: row in the destination partition
-	src            *rand.PCG
+	src            *rand.PCG // the chunk's negatives (reseeded per chunk)
 	rng            *rand.Rand
+	bucket         uint64 // the bucket's seed (sample.SeedChunk)
 	sum            *sumScratch // the sum rule's (nil until it is used)
 }
 
@@ -91,16 +92,18 @@ func (c *Engine) Name() string { return "cpu" }
 
 // TrainBucket implements Compute.
 func (c *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
-	// Every worker's sampler is reseeded from the bucket's generator, so
-	// that with one worker training depends only on (seed, epoch, bucket);
-	// then the edges are shuffled with it, in the order every engine
-	// deals them (sample.Shuffler).
-	seeds := make(chan uint64, c.h.Workers)
-	for w := 0; w < c.h.Workers; w++ {
-		seeds <- rng.Uint64()
-	}
+	// One draw of the bucket's generator seeds every chunk's negatives
+	// (sample.SeedChunk: the chunk's place in the bucket names its
+	// stream), so that training depends only on (seed, epoch, bucket),
+	// whatever the number of workers; then the edges are shuffled with
+	// it, in the order every engine deals them (sample.Shuffler).
+	seed := rng.Uint64()
 	sample.Shuffle(edges, rng)
-	batches := make(chan []store.Edge, c.h.Workers)
+	type batch struct {
+		lo    int
+		edges []store.Edge
+	}
+	batches := make(chan batch, c.h.Workers)
 	var wg sync.WaitGroup
 	var lossMu sync.Mutex
 	var loss float64
@@ -110,10 +113,10 @@ func (c *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 			defer wg.Done()
 			ws := <-c.scratch
 			defer func() { c.scratch <- ws }()
-			ws.src.Seed(<-seeds, sample.WorkerStream)
+			ws.bucket = seed
 			var l float64
 			for b := range batches {
-				l += c.trainBatch(ws, b, si, src, di, dst)
+				l += c.trainBatch(ws, b.lo, b.edges, si, src, di, dst)
 			}
 			lossMu.Lock()
 			loss += l
@@ -122,20 +125,24 @@ func (c *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 	}
 	unit := workload.WorkUnit(len(edges), c.h.Batch, c.h.Chunk(), c.h.Workers)
 	for lo := 0; lo < len(edges); lo += unit {
-		batches <- edges[lo:min(lo+unit, len(edges))]
+		batches <- batch{lo, edges[lo:min(lo+unit, len(edges))]}
 	}
 	close(batches)
 	wg.Wait()
 	return loss, c.microErr.take()
 }
 
-func (c *Engine) trainBatch(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
+// trainBatch trains the batch whose first edge is edge at of its bucket,
+// chunk by chunk, each chunk's negatives drawn from its own stream
+// (sample.SeedChunk with the worker's bucket seed).
+func (c *Engine) trainBatch(ws *workerScratch, at int, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
 	if c.h.Micro.On() {
-		return c.trainMicro(ws, batch, si, src, di, dst)
+		return c.trainMicro(ws, at, batch, si, src, di, dst)
 	}
 	chunk := c.h.Chunk()
 	var loss float64
 	for lo := 0; lo < len(batch); lo += chunk {
+		sample.SeedChunk(ws.src, ws.bucket, at+lo)
 		loss += c.trainChunk(ws, batch[lo:min(lo+chunk, len(batch))], si, src, di, dst)
 	}
 	return loss

@@ -14,6 +14,7 @@ import (
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/micro"
 	"github.com/tierflow/tierflow/realrun/model"
+	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -32,7 +33,7 @@ type microProbe func(s workload.BatchShape, allocated uint64)
 
 // trainMicro is the CPU engine's hook: the batch's negatives are drawn as
 // the default path draws them, then the batch runs split.
-func (c *Engine) trainMicro(ws *workerScratch, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
+func (c *Engine) trainMicro(ws *workerScratch, at int, batch []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer) float64 {
 	d, ch, m := c.h.Dim, c.h.Chunk(), c.h.Negatives
 	sf, df := src.Floats(), dst.Floats()
 	rowsD := int(c.rows) * d
@@ -45,6 +46,7 @@ func (c *Engine) trainMicro(ws *workerScratch, batch []store.Edge, si int, src *
 	}
 	for lo := 0; lo < len(batch); lo += ch {
 		negs := make([]int64, m)
+		sample.SeedChunk(ws.src, ws.bucket, at+lo)
 		c.neg.Draw(ws.rng, si, di, ws.negRow[:m], ws.negSide[:m])
 		for k := range negs {
 			p := si

@@ -234,7 +234,7 @@ func BenchmarkTrainBatch(b *testing.B) {
 			ws := newWorkerScratch(h, 1)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				c.trainBatch(ws, edges, 0, buf, 0, buf)
+				c.trainBatch(ws, 0, edges, 0, buf, 0, buf)
 			}
 		})
 	}

@@ -15,6 +15,7 @@ typedef int (*cublas_destroy_t)(void *);
 typedef int (*cublas_set_stream_t)(void *, void *);
 typedef int (*cublas_set_math_mode_t)(void *, int);
 typedef int (*cublas_get_property_t)(int, int *);
+typedef int (*cublas_set_workspace_t)(void *, void *, size_t);
 typedef int (*cublas_sgemm_sb_t)(void *, int, int, int, int, int, const float *, const float *, int, long long,
                                  const float *, int, long long, const float *, float *, int, long long, int);
 
@@ -24,6 +25,7 @@ static cublas_set_stream_t p_set_stream;
 static cublas_set_math_mode_t p_set_math_mode;
 static cublas_get_property_t p_get_property;
 static cublas_sgemm_sb_t p_sgemm;
+static cublas_set_workspace_t p_set_workspace; // optional (cuBLAS 11.4 on)
 
 // blas_open dlopens path (after libcublasLt from the same folder, which it
 // needs) and resolves the entry points; on failure *err is set.
@@ -37,6 +39,7 @@ static int blas_open(const char *path, const char *lt, const char **err) {
 	p_set_math_mode = (cublas_set_math_mode_t)dlsym(h, "cublasSetMathMode");
 	p_get_property = (cublas_get_property_t)dlsym(h, "cublasGetProperty");
 	p_sgemm = (cublas_sgemm_sb_t)dlsym(h, "cublasSgemmStridedBatched");
+	p_set_workspace = (cublas_set_workspace_t)dlsym(h, "cublasSetWorkspace_v2");
 	if (!p_create || !p_destroy || !p_set_stream || !p_set_math_mode || !p_get_property || !p_sgemm) {
 		*err = "a cuBLAS entry point is missing (cublasCreate_v2, cublasSetStream_v2, cublasSetMathMode, cublasGetProperty or cublasSgemmStridedBatched)";
 		dlclose(h);
@@ -50,6 +53,9 @@ static int blas_destroy(void *h) { return p_destroy(h); }
 static int blas_set_stream(void *h, void *s) { return p_set_stream(h, s); }
 static int blas_set_math_mode(void *h, int m) { return p_set_math_mode(h, m); }
 static int blas_get_property(int t, int *v) { return p_get_property(t, v); }
+static int blas_set_workspace(void *h, unsigned long long w, size_t n) {
+	return p_set_workspace ? p_set_workspace(h, (void *)w, n) : -1;
+}
 static int blas_sgemm(void *h, int ta, int tb, int m, int n, int k, float alpha, unsigned long long a, int lda,
                       long long sa, unsigned long long b, int ldb, long long sb, float beta, unsigned long long c,
                       int ldc, long long sc, int batch) {
@@ -123,9 +129,15 @@ func blasStatus(what string, r C.int) error {
 	return fmt.Errorf("%s: cuBLAS status %d", what, int(r))
 }
 
-// cublasBLAS is a cuBLAS handle bound to the compute stream.
+// blasWorkspace is the device memory given to cuBLAS as its workspace.
+const blasWorkspace = 32 << 20
+
+// cublasBLAS is a cuBLAS handle bound to the compute stream, with its
+// workspace (0: cuBLAS's own).
 type cublasBLAS struct {
 	h    unsafe.Pointer
+	ws   ptr
+	g    *cudaGPU
 	desc string
 }
 
@@ -134,7 +146,7 @@ func (g *cudaGPU) openBLAS(tf32 bool) (blas, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &cublasBLAS{}
+	b := &cublasBLAS{g: g}
 	if err := blasStatus("cublasCreate", C.blas_create(&b.h)); err != nil {
 		return nil, err
 	}
@@ -149,6 +161,15 @@ func (g *cudaGPU) openBLAS(tf32 bool) (blas, error) {
 	if err := blasStatus("cublasSetMathMode", C.blas_set_math_mode(b.h, mode)); err != nil {
 		b.close()
 		return nil, err
+	}
+	// A workspace of its own, so that cuBLAS allocates nothing while the
+	// engine records its launches into a CUDA graph.
+	if ws, err := g.alloc(blasWorkspace); err == nil {
+		if C.blas_set_workspace(b.h, C.ulonglong(ws), C.size_t(blasWorkspace)) == cublasStatusSuccess {
+			b.ws = ws
+		} else {
+			g.free(ws)
+		}
 	}
 	var v [3]C.int
 	for i, prop := range []C.int{propMajor, propMinor, propPatch} {
@@ -167,6 +188,10 @@ func (b *cublasBLAS) close() {
 	if b.h != nil {
 		C.blas_destroy(b.h)
 		b.h = nil
+	}
+	if b.ws != 0 {
+		b.g.free(b.ws)
+		b.ws = 0
 	}
 }
 

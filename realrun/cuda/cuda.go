@@ -13,6 +13,25 @@ static int host_unregister(void *p) { return (int)cuMemHostUnregister(p); }
 static int stream_destroy(void *s) { return (int)cuStreamDestroy((CUstream)s); }
 static int event_destroy(void *e) { return (int)cuEventDestroy((CUevent)e); }
 
+// capture_begin records stream s into a graph (relaxed: other threads'
+// driver calls, such as the copy stream's, go on as usual).
+static int capture_begin(void *s) { return (int)cuStreamBeginCapture((CUstream)s, CU_STREAM_CAPTURE_MODE_RELAXED); }
+
+// capture_end ends the recording of s and instantiates the graph.
+static int capture_end(void *s, void **exec) {
+	CUgraph g;
+	int r = (int)cuStreamEndCapture((CUstream)s, &g);
+	if (r != 0) return r;
+	CUgraphExec e;
+	r = (int)cuGraphInstantiateWithFlags(&e, g, 0);
+	cuGraphDestroy(g);
+	if (r == 0) *exec = e;
+	return r;
+}
+
+static int graph_launch(void *e, void *s) { return (int)cuGraphLaunch((CUgraphExec)e, (CUstream)s); }
+static int graph_free(void *e) { return (int)cuGraphExecDestroy((CUgraphExec)e); }
+
 // launch_kernel launches f with its n parameters, each an 8-byte slot of
 // params (one cgo call a launch, no allocation).
 static int launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, void *stream,
@@ -167,6 +186,27 @@ func (g *cudaGPU) launch(s stream, name string, grid [3]int, block [2]int, param
 	return cerr("cuLaunchKernel", C.launch_kernel(handle(&fn), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
 		C.uint(block[0]), C.uint(block[1]), handle(&g.streams[s]), p, C.int(len(params))))
 }
+
+func (g *cudaGPU) capture() error {
+	return cerr("cuStreamBeginCapture", C.capture_begin(handle(&g.streams[computeStream])))
+}
+
+// cudaGraph is an instantiated CUDA graph (CUgraphExec).
+type cudaGraph struct{ exec unsafe.Pointer }
+
+func (g *cudaGPU) endCapture() (graph, error) {
+	var e unsafe.Pointer
+	if err := cerr("cuStreamEndCapture", C.capture_end(handle(&g.streams[computeStream]), &e)); err != nil {
+		return nil, err
+	}
+	return cudaGraph{e}, nil
+}
+
+func (g *cudaGPU) launchGraph(gr graph) error {
+	return cerr("cuGraphLaunch", C.graph_launch(gr.(cudaGraph).exec, handle(&g.streams[computeStream])))
+}
+
+func (g *cudaGPU) freeGraph(gr graph) { C.graph_free(gr.(cudaGraph).exec) }
 
 func (g *cudaGPU) sync(s stream) error { return g.streams[s].Synchronize() }
 

@@ -37,6 +37,72 @@ type emuGPU struct {
 	// noBLAS makes openBLAS fail, so that the engine uses its own SGEMM
 	// kernel (the path of a machine without cuBLAS).
 	noBLAS bool
+	// While capturing, launches, memsets and products are recorded into
+	// rec instead of run; graphs holds the recordings by handle, as a
+	// CUDA graph holds its nodes, to be replayed by launchGraph.
+	capturing bool
+	rec       []func() error
+	graphs    map[int][]func() error
+	nextGraph int
+}
+
+// recording records f while capturing (true) and otherwise leaves it to
+// the caller to run now (false).
+func (g *emuGPU) recording(f func() error) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.capturing {
+		return false
+	}
+	g.rec = append(g.rec, f)
+	return true
+}
+
+func (g *emuGPU) capture() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.capturing {
+		return fmt.Errorf("emulated GPU: already capturing")
+	}
+	g.capturing, g.rec = true, nil
+	return nil
+}
+
+func (g *emuGPU) endCapture() (graph, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.capturing {
+		return nil, fmt.Errorf("emulated GPU: not capturing")
+	}
+	if g.graphs == nil {
+		g.graphs = map[int][]func() error{}
+	}
+	g.nextGraph++
+	g.graphs[g.nextGraph], g.capturing, g.rec = g.rec, false, nil
+	return g.nextGraph, nil
+}
+
+func (g *emuGPU) launchGraph(gr graph) error {
+	g.mu.Lock()
+	id, _ := gr.(int)
+	steps, ok := g.graphs[id]
+	g.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("emulated GPU: no graph %v", gr)
+	}
+	for _, f := range steps {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *emuGPU) freeGraph(gr graph) {
+	id, _ := gr.(int)
+	g.mu.Lock()
+	delete(g.graphs, id)
+	g.mu.Unlock()
 }
 
 func newEmu() *emuGPU {
@@ -146,7 +212,10 @@ func (g *emuGPU) dtoh(dst unsafe.Pointer, src ptr, n int64, _ stream) error {
 	return err
 }
 
-func (g *emuGPU) memset32(dst ptr, v uint32, n int64, _ stream) error {
+func (g *emuGPU) memset32(dst ptr, v uint32, n int64, s stream) error {
+	if g.recording(func() error { return g.memset32(dst, v, n, s) }) {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	b, err := g.span(dst, 4*n, "memset")
@@ -183,7 +252,10 @@ func (g *emuGPU) close()     {}
 
 // launch decodes the parameters as the kernel declares them and runs
 // every thread of the grid in turn.
-func (g *emuGPU) launch(_ stream, name string, grid [3]int, block [2]int, params []uint64) (err error) {
+func (g *emuGPU) launch(s stream, name string, grid [3]int, block [2]int, params []uint64) (err error) {
+	if p := append([]uint64(nil), params...); g.recording(func() error { return g.launch(s, name, grid, block, p) }) {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	defer func() {
@@ -296,6 +368,27 @@ func (a *args) accs() [3]emuAcc {
 	return out
 }
 
+// emuPiece is an index piece: its header's tables and its chunk blocks.
+type emuPiece struct {
+	embA, stateA, embB, stateB []float32
+	same                       bool
+	ints                       []int32
+	L                          int64
+}
+
+// piece reads the piece at the next parameter (L: its blocks' length).
+func (a *args) piece(L int) emuPiece {
+	v := a.next()
+	raw := a.view(v, 4, func(b []byte) any { return b }).([]byte)
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(raw))), pieceInts/2)
+	f := func(x uint64) []float32 { return a.view(x, 4, func(b []byte) any { return unsafeFloats(b) }).([]float32) }
+	return emuPiece{embA: f(w[0]), stateA: f(w[1]), embB: f(w[2]), stateB: f(w[3]), same: w[4]&0xffffffff != 0,
+		ints: unsafeInts(raw)[pieceInts:], L: int64(L)}
+}
+
+// block is chunk c's block: its count, then its indices.
+func (p emuPiece) block(c int64) []int32 { return p.ints[c*p.L:] }
+
 func (x emuAcc) touch(count []int32, r int32) {
 	if x.flag[r] == 0 {
 		x.flag[r] = 1
@@ -310,44 +403,43 @@ func (x emuAcc) link(r, s int32) {
 }
 
 func emuChunkPrep(a *args, threads int64) {
-	model, g, nc, nlast, m, d, L := a.int(), a.int(), a.int(), a.int(), a.int(), a.int(), a.int()
-	idx, embA, embB, rel, Q, N, pos, counts := a.ints(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats(), a.ints()
+	model, g, nc, m, d, L := a.int(), a.int(), a.int(), a.int(), a.int(), a.int()
+	pc := a.piece(L)
+	c0 := int64(a.int())
+	rel, Q, N, pos, counts := a.floats(), a.floats(), a.floats(), a.floats(), a.ints()
 	if a.int() != 0 && threads > 0 {
 		counts[0], counts[1], counts[2] = 0, 0, 0
 	}
 	edges := int64(g) * int64(nc)
-	D := int64(d)
+	D, NC := int64(d), int64(nc)
 	for w := int64(0); w < threads/32 && w < edges+int64(g)*int64(m); w++ {
 		if w >= edges {
 			v := w - edges
 			j, k := v/int64(m), v%int64(m)
-			ci := idx[j*int64(L)+3*int64(nc):]
-			src := embA
+			ci := pc.block(c0 + j)[1+3*NC:]
+			src := pc.embA
 			if ci[int64(m)+k] != 0 {
-				src = embB
+				src = pc.embB
 			}
 			copy(N[v*D:(v+1)*D], src[int64(ci[k])*D:int64(ci[k]+1)*D])
 			continue
 		}
-		j, i := w/int64(nc), w%int64(nc)
-		q1 := Q[(j*2*int64(nc)+i)*D:]
-		q2 := q1[int64(nc)*D:]
-		p := pos[j*2*int64(nc)+i:]
-		n := int64(nc)
-		if j == int64(g)-1 {
-			n = int64(nlast)
-		}
-		if i >= n {
+		j, i := w/NC, w%NC
+		q1 := Q[(j*2*NC+i)*D:]
+		q2 := q1[NC*D:]
+		p := pos[j*2*NC+i:]
+		ci := pc.block(c0 + j)
+		if i >= int64(ci[0]) {
 			clear(q1[:D])
 			clear(q2[:D])
 			p[0], p[nc] = 0, 0
 			continue
 		}
-		ci := idx[j*int64(L):]
-		s, t := embA[int64(ci[i])*D:], embB[int64(ci[int64(nc)+i])*D:]
+		ci = ci[1:]
+		s, t := pc.embA[int64(ci[i])*D:], pc.embB[int64(ci[NC+i])*D:]
 		r := s
 		if model != 0 {
-			r = rel[int64(ci[2*int64(nc)+i])*D:]
+			r = rel[int64(ci[2*NC+i])*D:]
 		}
 		var p1, p2 float32
 		if model == 2 {
@@ -376,7 +468,9 @@ func emuChunkPrep(a *args, threads int64) {
 }
 
 func emuChunkSoftmax(a *args, threads int64) {
-	g, nc, nlast, m := a.int(), a.int(), a.int(), a.int()
+	g, nc, m, L := a.int(), a.int(), a.int(), a.int()
+	pc := a.piece(L)
+	c0 := int64(a.int())
 	pos, T, gp, loss := a.floats(), a.floats(), a.floats(), a.double()
 	rows := int64(g) * 2 * int64(nc)
 	for w := int64(0); w < threads/32 && w < rows; w++ {
@@ -385,11 +479,7 @@ func emuChunkSoftmax(a *args, threads int64) {
 			i -= int64(nc)
 		}
 		row := T[w*int64(m) : (w+1)*int64(m)]
-		n := int64(nc)
-		if j == int64(g)-1 {
-			n = int64(nlast)
-		}
-		if i >= n {
+		if i >= int64(pc.block(c0 + j)[0]) {
 			clear(row)
 			gp[w] = 0
 			continue
@@ -417,12 +507,15 @@ func emuChunkSoftmax(a *args, threads int64) {
 }
 
 func emuChunkBack(a *args, threads int64) {
-	model, rule, g, nc, nlast, m, d, L := a.int(), a.int(), a.int(), a.int(), a.int(), a.int(), a.int(), a.int()
-	idx, embA, embB, rel, gQ, gN, gp, gR := a.ints(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats(), a.floats()
-	accs, counts, same := a.accs(), a.ints(), a.int()
+	model, rule, g, nc, m, d, L := a.int(), a.int(), a.int(), a.int(), a.int(), a.int(), a.int()
+	pc := a.piece(L)
+	c0 := int64(a.int())
+	rel, gQ, gN, gp, gR := a.floats(), a.floats(), a.floats(), a.floats(), a.floats()
+	accs, counts := a.accs(), a.ints()
+	embA, embB := pc.embA, pc.embB
 	A, B, R := accs[0], accs[1], accs[2]
 	cA, cB, cR := counts[0:], counts[1:], counts[2:]
-	if same != 0 {
+	if pc.same {
 		B, cB = A, cA
 	}
 	edges := int64(g) * int64(nc)
@@ -432,7 +525,7 @@ func emuChunkBack(a *args, threads int64) {
 		if w >= edges {
 			v := w - edges
 			j, k := v/int64(m), v%int64(m)
-			ci := idx[j*int64(L)+3*NC:]
+			ci := pc.block(c0 + j)[1+3*NC:]
 			row := ci[k]
 			T, cT := A, cA
 			if ci[int64(m)+k] != 0 {
@@ -451,14 +544,11 @@ func emuChunkBack(a *args, threads int64) {
 			continue
 		}
 		j, i := w/NC, w%NC
-		n := NC
-		if j == int64(g)-1 {
-			n = int64(nlast)
-		}
-		if i >= n {
+		ci := pc.block(c0 + j)
+		if i >= int64(ci[0]) {
 			continue
 		}
-		ci := idx[j*int64(L):]
+		ci = ci[1:]
 		sr, dr, rr := ci[i], ci[NC+i], ci[2*NC+i]
 		s, t := embA[int64(sr)*D:], embB[int64(dr)*D:]
 		r := s
@@ -536,11 +626,12 @@ func emuChunkBack(a *args, threads int64) {
 	}
 }
 
-// emuTables decodes the six table pointers of the Adagrad kernels.
+// emuTables decodes the Adagrad kernels' tables: the piece's two, then
+// the relations'.
 func emuTables(a *args) (emb, state [3][]float32) {
-	for t := range 3 {
-		emb[t], state[t] = a.floats(), a.floats()
-	}
+	pc := a.piece(0)
+	emb[0], state[0], emb[1], state[1] = pc.embA, pc.stateA, pc.embB, pc.stateB
+	emb[2], state[2] = a.floats(), a.floats()
 	return emb, state
 }
 
@@ -697,6 +788,9 @@ func (emuBLAS) close() {}
 func (b emuBLAS) sgemm(ta, tb bool, m, n, k int, alpha float32, pa ptr, lda int, sa int64,
 	pb ptr, ldb int, sb int64, beta float32, pc ptr, ldc int, sc int64, batch int) (err error) {
 	g := b.g
+	if g.recording(func() error { return b.sgemm(ta, tb, m, n, k, alpha, pa, lda, sa, pb, ldb, sb, beta, pc, ldc, sc, batch) }) {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	defer func() {

@@ -2,6 +2,9 @@ package cuda
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -112,9 +115,16 @@ type Engine struct {
 	gemmNote string
 
 	// chunk is the edges of a chunk, maxChunks a batch's chunks, L the
-	// int32s of one chunk's indices, maxGroup the chunks trained as one
-	// group, pieceChunks the chunks of one index piece.
+	// int32s of one chunk's index block, maxGroup the chunks trained as
+	// one group, pieceChunks the chunks of one index piece.
 	chunk, maxChunks, L, maxGroup, pieceChunks int
+	// fillers sample a piece's chunks in parallel.
+	fillers []*filler
+	// graphs are the chunk step's launches recorded per (index slot,
+	// chunk of the piece); graphOff says why they are not used ("": they
+	// are).
+	graphs   map[[2]int]graph
+	graphOff string
 
 	// Measurement.
 	h2d, d2h      int64
@@ -192,7 +202,7 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	e.neg = sample.NewNegativeSampler(st, o.Degrees, h.DegreeFrac)
 	e.chunk = h.Chunk()
 	e.maxChunks = (h.Batch + e.chunk - 1) / e.chunk
-	e.L = 3*e.chunk + 2*h.Negatives
+	e.L = 1 + 3*e.chunk + 2*h.Negatives
 	e.rule = ruleSum
 	if !h.Micro.On() && h.Rule() == realrun.DuplicatesEach {
 		e.rule = ruleEach
@@ -209,6 +219,14 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	if h.Micro.On() {
 		e.maxGroup = e.pieceChunks
 	}
+	for k := 0; k < max(1, min(runtime.GOMAXPROCS(0)-1, 8)); k++ {
+		src := rand.NewPCG(0, 0)
+		e.fillers = append(e.fillers, &filler{src: src, rng: rand.New(src), side: make([]bool, h.Negatives)})
+	}
+	e.graphs = map[[2]int]graph{}
+	if v := os.Getenv("TIERFLOW_CUDA_GRAPHS"); v == "0" {
+		e.graphOff = "TIERFLOW_CUDA_GRAPHS=0"
+	}
 	done, err := e.bind()
 	if err != nil {
 		g.close()
@@ -222,6 +240,13 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	if err != nil {
 		e.Close()
 		return nil, err
+	}
+	if !h.Micro.On() {
+		if e.graphOff == "" {
+			e.gemmNote += graphsOn
+		} else {
+			e.gemmNote += "; chunk step launched directly (" + e.graphOff + ")"
+		}
 	}
 	e.info = g.info()
 	e.info.GEMM = e.gemmNote
@@ -319,7 +344,7 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 	if err := e.g.memset32(e.counts.p, 0, 4, computeStream); err != nil {
 		return err
 	}
-	slot := int64(e.pieceChunks) * int64(e.L)
+	slot := pieceInts + int64(e.pieceChunks)*int64(e.L)
 	for j := range e.idx {
 		if e.idx[j], err = e.alloc(4 * slot); err != nil {
 			return err
@@ -357,6 +382,10 @@ func (e *Engine) Close() error {
 	if done, err := e.bind(); err == nil {
 		for _, d := range e.allocs {
 			e.g.free(d.p)
+		}
+		for k, gr := range e.graphs {
+			e.g.freeGraph(gr)
+			delete(e.graphs, k)
 		}
 		if e.blas != nil {
 			e.blas.close()

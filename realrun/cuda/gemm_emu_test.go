@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -44,9 +45,9 @@ func TestGEMMCuBLASAndFallbackAgree(t *testing.T) {
 				return fixture.Flat(t, st), e.GEMM()
 			}
 			viaBLAS, what := train(false)
-			assert.Equal(t, "emulated cuBLAS (Go, column-major)", what)
+			assert.Equal(t, "emulated cuBLAS (Go, column-major)"+graphsOn, what)
 			viaKernel, what := train(true)
-			assert.Equal(t, "built-in sgemm_batched kernel (cuBLAS: not found (emulated GPU without cuBLAS))", what)
+			assert.Equal(t, "built-in sgemm_batched kernel (cuBLAS: not found (emulated GPU without cuBLAS))"+graphsOn, what)
 			require.Len(t, viaKernel, len(viaBLAS))
 			closeTo(t, viaKernel, viaBLAS, 1e-5, "partitions after one epoch")
 		})
@@ -96,4 +97,33 @@ func TestHiddenTransferReported(t *testing.T) {
 			t.Logf("%s: transfers %.4f s, hidden %.4f s, epoch %.4f s", mode, ep.TransferSeconds, ep.HiddenTransferSeconds, ep.EpochSeconds)
 		})
 	}
+}
+
+// noCapture is an emulated GPU that cannot record graphs.
+type noCapture struct{ *emuGPU }
+
+func (noCapture) capture() error { return errors.New("capture refused") }
+
+// The chunk step replayed as graphs trains exactly as its launches made
+// one by one, and a GPU that cannot record graphs gets the launches, its
+// GEMM note saying why.
+func TestGraphsFallBack(t *testing.T) {
+	st, deg := prepare(t)
+	plan, err := orderings.Build("beta", st.M.P, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	train := func(g gpu) ([]float32, string) {
+		require.NoError(t, st.InitPartitions(3, 0.1))
+		e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Hyper: hyper(), Store: st, Degrees: deg, Seed: 1, C: plan.C}, g)
+		require.NoError(t, err)
+		defer e.Close()
+		_, err = realrun.RunEpoch(st, plan, e, realrun.EpochOptions{Prefetch: true, Seed: 1, Epoch: 1})
+		require.NoError(t, err)
+		return fixture.Flat(t, st), e.GEMM()
+	}
+	replayed, note := train(newEmu())
+	assert.Contains(t, note, graphsOn)
+	direct, note := train(noCapture{newEmu()})
+	assert.Contains(t, note, "chunk step launched directly (CUDA graphs failed: capture refused)")
+	assert.NotContains(t, note, graphsOn)
+	assert.Equal(t, direct, replayed)
 }

@@ -72,6 +72,14 @@ type gpu interface {
 	wait(s stream, ev int) error
 	syncEvent(ev int) error
 	elapsed(a, b int) (float64, error)
+	// capture starts recording the compute stream's work into a graph
+	// (nothing runs until the graph is launched); endCapture ends the
+	// recording and returns the graph, instantiated; launchGraph runs it
+	// on the compute stream; freeGraph releases it.
+	capture() error
+	endCapture() (graph, error)
+	launchGraph(graph) error
+	freeGraph(graph)
 	// openBLAS opens a strided batched SGEMM for the compute stream
 	// (cuBLAS on a GPU), with TF32 tensor-core math when tf32; an error
 	// says why there is none (the engine then uses its own kernel).
@@ -80,6 +88,10 @@ type gpu interface {
 	real() bool // a physical GPU (telemetry applies)
 	close()
 }
+
+// graph is a recorded sequence of the compute stream's work, ready to run
+// (each gpu's own handle).
+type graph any
 
 // blas is a library's strided batched SGEMM on the compute stream, with
 // cuBLAS's column-major convention: for z < batch,

@@ -36,8 +36,8 @@ type hostStage struct {
 	bytes int64
 }
 
-// dedupe rewrites the indices of piece p (a whole batch, in buf with
-// chunks of L int32s) from partition rows to compact rows, and returns the
+// dedupe rewrites the indices of piece p (a whole batch, in buf: its
+// chunk blocks of L int32s) from partition rows to compact rows, and returns the
 // batch's compact tables: table 0 the source partition's rows (every row
 // when same), table 1 the destination's. The producer calls it, so that it
 // overlaps the GPU.
@@ -67,7 +67,7 @@ func (h *hostSide) dedupe(p piece, buf []int32, nc, m, L int, same bool) *hostSt
 		if c == p.chunks-1 {
 			n = p.last
 		}
-		ci := buf[c*L : (c+1)*L]
+		ci := buf[c*L+1 : (c+1)*L] // after the chunk's count
 		for i := 0; i < n; i++ {
 			ci[i] = use(0, ci[i])
 			ci[nc+i] = use(1, ci[nc+i])
@@ -83,41 +83,47 @@ func (h *hostSide) dedupe(p piece, buf []int32, nc, m, L int, same bool) *hostSt
 	return hs
 }
 
-// stageRows gathers the rows of batch hs from the host partitions into the
-// pinned stage (embeddings, then Adagrad state, per table), ships them to
-// the GPU's compact tables and returns those as the batch's tables.
-func (e *Engine) stageRows(hs *hostStage, src, dst *store.Buffer) (tables, error) {
+// hostTables are batch hs's compact tables on the GPU: each table's rows,
+// then their Adagrad state.
+func (e *Engine) hostTables(hs *hostStage) tables {
 	d := int64(e.d)
-	var t tables
+	n0, n1 := int64(len(hs.rows[0])), int64(len(hs.rows[1]))
+	t := tables{embA: e.compact[0].p, stateA: e.compact[0].at(n0 * d), rowsA: n0,
+		embB: e.compact[1].p, stateB: e.compact[1].at(n1 * d), rowsB: n1, same: hs.same}
+	if hs.same {
+		t.embB, t.stateB, t.rowsB = t.embA, t.stateA, t.rowsA
+	}
+	return t
+}
+
+// stageRows gathers the rows of batch hs from the host partitions into the
+// pinned stage (embeddings, then Adagrad state, per table) and ships them
+// to the GPU's compact tables (hostTables).
+func (e *Engine) stageRows(hs *hostStage, src, dst *store.Buffer) error {
+	d := int64(e.d)
 	parts := [2]*store.Buffer{src, dst}
 	if err := e.g.record(evStageStart, computeStream); err != nil {
-		return t, err
+		return err
 	}
-	var n [2]int64
 	for k := 0; k < 2; k++ {
 		if k == 1 && hs.same {
 			break
 		}
-		n[k] = int64(len(hs.rows[k]))
-		if n[k] == 0 {
+		n := int64(len(hs.rows[k]))
+		if n == 0 {
 			continue
 		}
 		e.moveRows(hs, k, parts[k], true)
-		if err := e.g.htod(e.compact[k].p, unsafe.Pointer(&e.stage.floats()[int64(k)*2*e.capRows*d]), 4*2*n[k]*d, computeStream); err != nil {
-			return t, err
+		if err := e.g.htod(e.compact[k].p, unsafe.Pointer(&e.stage.floats()[int64(k)*2*e.capRows*d]), 4*2*n*d, computeStream); err != nil {
+			return err
 		}
-		hs.bytes += 4 * 2 * n[k] * d
+		hs.bytes += 4 * 2 * n * d
 	}
 	if err := e.g.record(evStageEnd, computeStream); err != nil {
-		return t, err
+		return err
 	}
 	e.count(hs.bytes, 0)
-	t = tables{embA: e.compact[0].p, stateA: e.compact[0].at(n[0] * d), rowsA: n[0],
-		embB: e.compact[1].p, stateB: e.compact[1].at(n[1] * d), rowsB: n[1], same: hs.same}
-	if hs.same {
-		t.embB, t.stateB, t.rowsB = t.embA, t.stateA, t.rowsA
-	}
-	return t, nil
+	return nil
 }
 
 // unstageRows copies the trained compact rows and state back into the

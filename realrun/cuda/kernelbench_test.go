@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -17,9 +18,9 @@ import (
 // edges sharing 1,000 negatives, partitions of 26,000 rows): each kind
 // launched b.N times back to back between two events, so that gpu-us is
 // the GPU's time per launch with the queue full and host-us the host's
-// time to issue one; "chunk" is a whole chunk (its seven launches), whose
-// edges/s is the chunk step's ceiling on this GPU with nothing else in the
-// way. On the emulator it measures the emulator: run it on a GPU
+// time to issue one; "chunk" is a whole chunk (its seven launches) and
+// "chunk-graph" the same replayed as one CUDA graph, whose edges/s is the
+// chunk step's ceiling on this GPU with nothing else in the way. On the emulator it measures the emulator: run it on a GPU
 // (tests/cuda.test -test.bench ChunkKernels in the GPU bundle).
 func BenchmarkChunkKernels(b *testing.B) {
 	for _, tf32 := range []bool{false, true} {
@@ -50,18 +51,22 @@ func benchChunkKernels(b *testing.B, tf32 bool) {
 		}
 		require.NoError(b, e.g.htod(e.slotMem[t].p, unsafe.Pointer(&f[0]), int64(4*len(f)), s))
 	}
-	piece := make([]int32, e.L)
-	for i := 0; i < nc; i++ {
-		piece[i], piece[nc+i] = int32(rng.IntN(rows)), int32(rng.IntN(rows))
+	rd := int64(rows * d)
+	t := tables{embA: e.slotMem[0].p, stateA: e.slotMem[0].at(rd), embB: e.slotMem[1].p, stateB: e.slotMem[1].at(rd), rowsA: rows, rowsB: rows}
+	piece := make([]int32, pieceInts+e.L)
+	t.header(piece)
+	ci := piece[pieceInts:]
+	ci[0] = nc
+	for i := 1; i <= nc; i++ {
+		ci[i], ci[nc+i] = int32(rng.IntN(rows)), int32(rng.IntN(rows))
 	}
 	for k := 0; k < m; k++ {
-		piece[3*nc+k], piece[3*nc+m+k] = int32(rng.IntN(rows)), int32(k%2)
+		ci[1+3*nc+k], ci[1+3*nc+m+k] = int32(rng.IntN(rows)), int32(k%2)
 	}
 	require.NoError(b, e.g.htod(e.idx[0].p, unsafe.Pointer(&piece[0]), int64(4*len(piece)), s))
 	require.NoError(b, e.g.sync(s))
-	rd := int64(rows * d)
-	t := tables{embA: e.slotMem[0].p, stateA: e.slotMem[0].at(rd), embB: e.slotMem[1].p, stateB: e.slotMem[1].at(rd), rowsA: rows, rowsB: rows}
 	idx := e.idx[0].p
+	bound := int64(2*nc + m)
 	rowsQ := 2 * nc
 	qs, ns, ts := int64(rowsQ*d), int64(m*d), int64(rowsQ*m)
 	code := modelCode(e.h.Model)
@@ -71,25 +76,26 @@ func benchChunkKernels(b *testing.B, tf32 bool) {
 		run  func() error
 	}{
 		{"chunk_prep", func() error {
-			return e.launch1D(s, "chunk_prep", 32*items, code, 1, nc, nc, m, d, e.L, idx, t.embA, t.embB, e.rel.p, e.Q.p, e.N.p, e.pos.p, e.counts.p, 1)
+			return e.launch1D(s, "chunk_prep", 32*items, code, 1, nc, m, d, e.L, idx, 0, e.rel.p, e.Q.p, e.N.p, e.pos.p, e.counts.p, 1)
 		}},
 		{"gemm_T=QNt", func() error { return e.gemm(1, false, true, rowsQ, m, d, 1, e.Q.p, d, qs, e.N.p, d, ns, 0, e.T.p, m, ts) }},
 		{"chunk_softmax", func() error {
-			return e.launch1D(s, "chunk_softmax", 32*int64(rowsQ), 1, nc, nc, m, e.pos.p, e.T.p, e.gp.p, e.loss.p)
+			return e.launch1D(s, "chunk_softmax", 32*int64(rowsQ), 1, nc, m, e.L, idx, 0, e.pos.p, e.T.p, e.gp.p, e.loss.p)
 		}},
 		{"gemm_gQ=GN", func() error { return e.gemm(1, false, false, rowsQ, d, m, 1, e.T.p, m, ts, e.N.p, d, ns, 0, e.gQ.p, d, qs) }},
 		{"gemm_gN=GtQ", func() error { return e.gemm(1, true, false, m, d, rowsQ, 1, e.T.p, m, ts, e.Q.p, d, qs, 0, e.gN.p, d, ns) }},
 		{"chunk_back", func() error {
-			return e.launch1D(s, "chunk_back", 32*items, code, ruleSum, 1, nc, nc, m, d, e.L, idx, t.embA, t.embB, e.rel.p,
-				e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p, 0)
+			return e.launch1D(s, "chunk_back", 32*items, code, ruleSum, 1, nc, m, d, e.L, idx, 0, e.rel.p,
+				e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p)
 		}},
-		{"adagrad_sum", func() error { return e.step(t, nc, m) }},
+		{"adagrad_sum", func() error { return e.step(idx, bound) }},
 		{"chunk", func() error {
-			if err := e.group(idx, 1, nc, t, true); err != nil {
+			if err := e.group(idx, 0, 1, true); err != nil {
 				return err
 			}
-			return e.step(t, nc, m)
+			return e.step(idx, bound)
 		}},
+		{"chunk-graph", func() error { return e.chunkStep(0, 0) }},
 	}
 	for _, k := range kinds {
 		b.Run(k.name, func(b *testing.B) {
@@ -110,7 +116,7 @@ func benchChunkKernels(b *testing.B, tf32 bool) {
 			b.StopTimer()
 			b.ReportMetric(1e6*gpu/float64(b.N), "gpu-us/op")
 			b.ReportMetric(1e6*host.Seconds()/float64(b.N), "host-us/op")
-			if k.name == "chunk" {
+			if strings.HasPrefix(k.name, "chunk") && k.name != "chunk_prep" && k.name != "chunk_softmax" && k.name != "chunk_back" {
 				b.ReportMetric(float64(nc)*float64(b.N)/gpu, "edges/s")
 			}
 		})

@@ -146,12 +146,22 @@ func newKernelRun(newGPU func() gpu, c kernelCase, rule realrun.Duplicates) *ker
 	for j := range M {
 		k.neg[j], k.sel[j] = pick(E+j), int32(rng.IntN(2))
 	}
-	// The index piece: chunk-major, L int32s a chunk; a padding edge of
-	// the tail chunk names the NaN row and relation, which no kernel may
-	// read for it.
-	piece := make([]int32, chunks*e.L)
+	rdp := int64(rd)
+	k.tabs = tables{embA: e.slotMem[0].p, stateA: e.slotMem[0].at(rdp), embB: e.slotMem[1].p, stateB: e.slotMem[1].at(rdp),
+		rowsA: int64(rows), rowsB: int64(rows)}
+	if c.same {
+		k.tabs.embB, k.tabs.stateB, k.tabs.same = k.tabs.embA, k.tabs.stateA, true
+		k.emb[1], k.state[1] = k.emb[0], k.state[0]
+	}
+	// The index piece: the tables' header, then L int32s a chunk (its
+	// count, then its indices); a padding edge of the tail chunk names the
+	// NaN row and relation, which no kernel may read for it.
+	piece := make([]int32, pieceInts+chunks*e.L)
+	k.tabs.header(piece)
 	for ch := range chunks {
-		ci := piece[ch*e.L:]
+		ci := piece[pieceInts+ch*e.L:]
+		ci[0] = int32(min(n, E-ch*n))
+		ci = ci[1:]
 		for i := 0; i < n; i++ {
 			ci[i], ci[n+i], ci[2*n+i] = int32(poison), int32(poison), nrel-1
 			if ch*n+i < E {
@@ -171,13 +181,6 @@ func newKernelRun(newGPU func() gpu, c kernelCase, rule realrun.Duplicates) *ker
 		}
 		k.upload(e.rel.p, k.relEmb)
 		k.relState = k.down(e.relState.p, nrel*d)
-	}
-	rdp := int64(rd)
-	k.tabs = tables{embA: e.slotMem[0].p, stateA: e.slotMem[0].at(rdp), embB: e.slotMem[1].p, stateB: e.slotMem[1].at(rdp),
-		rowsA: int64(rows), rowsB: int64(rows)}
-	if c.same {
-		k.tabs.embB, k.tabs.stateB, k.tabs.same = k.tabs.embA, k.tabs.stateA, true
-		k.emb[1], k.state[1] = k.emb[0], k.state[0]
 	}
 	return k
 }
@@ -310,16 +313,14 @@ func checkSum(newGPU func() gpu, c kernelCase) {
 	}
 	rd := k.rows * d
 	must(e.g.memset32(e.loss.p, 0, 2*lossParts, s))
-	idx := e.idx[0]
+	piece := e.idx[0].p
 	k.poison()
 	switch {
-	case c.tail > 0:
-		must(e.group(idx.p, chunks, c.tail, k.tabs, true))
-	case chunks > 1:
-		must(e.group(idx.p, chunks-1, c.n, k.tabs, true))
-		must(e.group(idx.at(int64((chunks-1)*e.L)), 1, c.n, k.tabs, false))
+	case c.tail > 0 || chunks == 1:
+		must(e.group(piece, 0, chunks, true))
 	default:
-		must(e.group(idx.p, 1, c.n, k.tabs, true))
+		must(e.group(piece, 0, chunks-1, true))
+		must(e.group(piece, chunks-1, 1, false))
 	}
 	must(e.g.sync(s))
 
@@ -392,7 +393,7 @@ func checkSum(newGPU func() gpu, c kernelCase) {
 	must(e.g.htod(e.acc[0].list.at(int64(counts[0])), unsafe.Pointer(&decoyRow), 4, s))
 	k.upload(e.acc[0].acc.at(int64(decoy*d)), decoyGrad)
 
-	must(e.step(k.tabs, c.g*c.n+c.tail, chunks*c.m))
+	must(e.step(piece, int64(k.rows)))
 	must(e.g.sync(s))
 	embs := [2]ptr{k.tabs.embA, k.tabs.embB}
 	states := [2]ptr{k.tabs.stateA, k.tabs.stateB}
@@ -415,7 +416,8 @@ func checkSum(newGPU func() gpu, c kernelCase) {
 }
 
 // checkEach trains the batch as the chunk step with rule each — a group
-// and an adagrad_each step per chunk — and compares the tables with the
+// and an adagrad_each step per chunk, recorded as a graph (chunkStep) —
+// and compares the tables with the
 // CPU engine's order of per-occurrence steps (each chunk's gradients
 // against the tables as the chunk starts; then every source and
 // destination edge by edge, the negatives, the relations edge by edge).
@@ -444,8 +446,10 @@ func checkEach(newGPU func() gpu, c kernelCase) {
 		gS, gD, gN, gR, nc, l := k.chunkGrads(ch)
 		lossRef += l
 		k.poison()
-		must(e.group(e.idx[0].at(int64(ch*e.L)), 1, nc, k.tabs, true))
-		must(e.step(k.tabs, nc, c.m))
+		must(e.chunkStep(0, ch)) // recorded as a graph the first time, replayed after
+		if e.graphOff != "" {
+			must(fmt.Errorf("graphs off: %s", e.graphOff))
+		}
 		e0, k0 := ch*c.n, ch*c.m
 		for i := range nc {
 			a, b := k.table(0), k.table(1)

@@ -196,7 +196,10 @@ type srcGPU struct {
 
 func newSrcGPU(lib *kernelLib) *srcGPU { return &srcGPU{emuGPU: newEmu(), lib: lib} }
 
-func (g *srcGPU) launch(_ stream, name string, grid [3]int, block [2]int, params []uint64) error {
+func (g *srcGPU) launch(s stream, name string, grid [3]int, block [2]int, params []uint64) error {
+	if p := append([]uint64(nil), params...); g.recording(func() error { return g.launch(s, name, grid, block, p) }) {
+		return nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var msg [512]byte
@@ -248,15 +251,16 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 	src := string(raw)
 	mutations := []struct{ name, old, new string }{
 		{"chunk_prep pads one edge too few",
-			"if (i >= (j == g - 1 ? nlast : nc)) {\n\t\tfor (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;",
-			"if (i > (j == g - 1 ? nlast : nc)) {\n\t\tfor (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;"},
+			"if (i >= ci[0]) {\n\t\tfor (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;",
+			"if (i > ci[0]) {\n\t\tfor (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;"},
+		{"chunk_prep takes the source from the destination table",
+			"const float *s = P->embA + (long long)ci[i] * d, *t = P->embB + (long long)ci[nc + i] * d;\n\tconst float *r = model == 0 ? s : rel + (long long)ci[2 * nc + i] * d; // Dot",
+			"const float *s = P->embB + (long long)ci[i] * d, *t = P->embB + (long long)ci[nc + i] * d;\n\tconst float *r = model == 0 ? s : rel + (long long)ci[2 * nc + i] * d; // Dot"},
 		{"chunk_prep ComplEx source query with the wrong sign", "bi = c * v - e * u;     // q2 = (Re", "bi = c * v + e * u;     // q2 = (Re"},
 		{"chunk_prep leaves the relation count", "if (reset && blockIdx.x == 0 && threadIdx.x < 3)", "if (reset && blockIdx.x == 0 && threadIdx.x < 2)"},
 		{"sgemm_batched reads one k past K", "ka < K", "ka <= K"},
 		{"chunk_softmax sum skips the last shuffle", "for (int o = 16; o > 0; o /= 2) z +=", "for (int o = 16; o > 1; o /= 2) z +="},
-		{"chunk_softmax scores padding rows",
-			"if (i >= (j == g - 1 ? nlast : nc)) {\n\t\tfor (int x = lane; x < m; x += 32) row[x] = 0;",
-			"if (i >= (j == g - 1 ? nlast : nc) + nc) {\n\t\tfor (int x = lane; x < m; x += 32) row[x] = 0;"},
+		{"chunk_softmax scores padding rows", "if (i >= block(piece, L, c0 + j)[0]) {", "if (i >= block(piece, L, c0 + j)[0] + nc) {"},
 		{"chunk_softmax barrier in one lane only (deadlock)", "\tfloat z = 0;\n", "\tfloat z = 0;\n\tif (lane == 0) __syncthreads();\n"},
 		{"chunk_back adds the destination's gradient to the source", "atomicAdd(accT + x, gt);", "atomicAdd(accS + x, gt);"},
 		{"chunk_back keeps two tables for one partition", "*B = same ? accs : accs + 1", "*B = accs + 1"},

@@ -1,8 +1,10 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -26,6 +28,10 @@ const lossParts = 32
 // pieceEdges is about the edges of one index piece of the chunk step: the
 // GPU starts on a batch's first piece while the producer samples the next.
 const pieceEdges = 8192
+
+// pieceInts is an index piece's header in int32s (PIECE_INTS of
+// kernels/train.cu: the Piece of tables its chunks train).
+const pieceInts = 10
 
 // modelCode is a score function as the kernels number them.
 func modelCode(m workload.Model) int {
@@ -84,25 +90,29 @@ func (e *Engine) pieces(n int) []piece {
 }
 
 // TrainBucket implements realrun.Compute. Edges are shuffled and every
-// chunk's negatives drawn exactly as the CPU engine does with one worker,
-// and each chunk is trained as the CPU engine trains it: by default a
-// step after every chunk (the chunk step), each row that occurs more than
-// once in the chunk updated by Hyper.Rule (DuplicatesEach: a step per
-// occurrence in the CPU engine's order; DuplicatesSum: one with the summed
-// gradient). With micro-batching on (Hyper.Micro: --micro-batches,
+// chunk's negatives drawn exactly as the CPU engine draws them, and each
+// chunk is trained as the CPU engine trains it: by default a step after
+// every chunk (the chunk step), each row that occurs more than once in the
+// chunk updated by Hyper.Rule (DuplicatesEach: a step per occurrence in
+// the CPU engine's order; DuplicatesSum: one with the summed gradient).
+// With micro-batching on (Hyper.Micro: --micro-batches,
 // --micro-batch-memory) a batch's chunks are trained together and each
 // touched row gets one Adagrad step with its gradients summed over the
 // batch: the batch step of Marius and GE2, faster on a GPU and slower to
 // learn per epoch (the batch's memory is the engine's already, so it is
 // never split).
 //
-// A producer goroutine samples the bucket piece by piece into a ring of
-// pinned index slots while this goroutine uploads and launches the pieces
-// before it, so that sampling overlaps the GPU; the compute stream drains
-// once, at the bucket's end (its partitions may then be evicted).
+// A shuffler goroutine deals the bucket's edges piece by piece, a producer
+// samples each piece's chunks (on several goroutines: every chunk has its
+// own stream, sample.SeedChunk) into a ring of pinned index slots, and
+// this goroutine uploads and launches the pieces before them, so that the
+// host's work overlaps the GPU's; the compute stream drains once, at the
+// bucket's end (its partitions may then be evicted). The chunk step's
+// launches are recorded once per (index slot, chunk) as a CUDA graph and
+// replayed.
 func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
-	wr := rand.New(rand.NewPCG(rng.Uint64(), sample.WorkerStream)) // as a CPU worker's sampler
-	shuf := sample.NewShuffler(edges, rng)                         // the producer deals the edges
+	seed := rng.Uint64()                  // every chunk's negatives (sample.SeedChunk), as the CPU engine
+	shuf := sample.NewShuffler(edges, rng) // the shuffler deals the edges
 	done, err := e.bind()
 	if err != nil {
 		return 0, err
@@ -121,7 +131,7 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 	if err := e.g.record(evBucketStart, computeStream); err != nil {
 		return 0, err
 	}
-	if err := e.run(shuf, len(edges), si, src, di, dst, wr, tb); err != nil {
+	if err := e.run(shuf, len(edges), seed, si, src, di, dst, tb); err != nil {
 		return 0, fmt.Errorf("bucket (%d,%d): %w", si, di, err)
 	}
 	loss, err := e.bucketLoss()
@@ -134,21 +144,34 @@ func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 	return loss, nil
 }
 
-// run trains the bucket's pieces: a producer goroutine samples them into
-// the ring's pinned slots (waiting for a slot's last upload before it
-// writes it again), this one uploads each on the upload stream and
-// launches its kernels on the compute stream once the upload is done.
-func (e *Engine) run(shuf *sample.Shuffler, n, si int, src *store.Buffer, di int, dst *store.Buffer, wr *rand.Rand, tb tables) error {
+// run trains the bucket's pieces: a shuffler goroutine deals their edges,
+// a producer goroutine samples them into the ring's pinned slots (waiting
+// for a slot's last upload before it writes it again), and this one
+// uploads each on the upload stream and launches its kernels on the
+// compute stream once the upload is done.
+func (e *Engine) run(shuf *sample.Shuffler, n int, seed uint64, si int, src *store.Buffer, di int, dst *store.Buffer, tb tables) error {
 	ps := e.pieces(n)
 	free := make(chan int, ringSlots)
 	for j := range ringSlots {
 		free <- j
 	}
+	dealt := make(chan []store.Edge, 2)
 	ready := make(chan piece, ringSlots)
 	quit := make(chan struct{})
 	var perr error
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(dealt)
+		for _, p := range ps {
+			select {
+			case dealt <- shuf.Next(p.edges):
+			case <-quit:
+				return
+			}
+		}
+	}()
 	go func() {
 		defer wg.Done()
 		defer close(ready)
@@ -158,10 +181,15 @@ func (e *Engine) run(shuf *sample.Shuffler, n, si int, src *store.Buffer, di int
 			return
 		}
 		defer unbind()
-		side := make([]bool, e.h.Negatives)
 		for _, p := range ps {
+			var edges []store.Edge
 			select {
 			case p.slot = <-free:
+			case <-quit:
+				return
+			}
+			select {
+			case edges = <-dealt:
 			case <-quit:
 				return
 			}
@@ -169,10 +197,13 @@ func (e *Engine) run(shuf *sample.Shuffler, n, si int, src *store.Buffer, di int
 				perr = fmt.Errorf("index slot %d: %w", p.slot, err)
 				return
 			}
-			e.fill(p, shuf.Next(p.edges), si, di, wr, side)
+			e.fill(p, edges, seed, si, di)
+			t := tb
 			if e.host != nil {
-				p.hs = e.host.dedupe(p, e.idxHost[p.slot].int32s(), e.chunk, e.h.Negatives, e.L, si == di)
+				p.hs = e.host.dedupe(p, e.idxHost[p.slot].int32s()[pieceInts:], e.chunk, e.h.Negatives, e.L, si == di)
+				t = e.hostTables(p.hs)
 			}
+			t.header(e.idxHost[p.slot].int32s())
 			select {
 			case ready <- p:
 			case <-quit:
@@ -180,7 +211,7 @@ func (e *Engine) run(shuf *sample.Shuffler, n, si int, src *store.Buffer, di int
 			}
 		}
 	}()
-	err := e.launchAll(ready, free, tb, src, dst)
+	err := e.launchAll(ready, free, src, dst)
 	close(quit)
 	wg.Wait()
 	if err == nil {
@@ -189,43 +220,78 @@ func (e *Engine) run(shuf *sample.Shuffler, n, si int, src *store.Buffer, di int
 	return err
 }
 
-// fill writes piece p's indices into its pinned slot: per chunk the local
-// rows of its edges' sources and destinations and their relations, then
-// the chunk's negatives, drawn as the CPU engine draws them.
-func (e *Engine) fill(p piece, edges []store.Edge, si, di int, wr *rand.Rand, side []bool) {
-	buf := e.idxHost[p.slot].int32s()
+// header writes t as an index piece's header (Piece in kernels/train.cu:
+// four pointers, then same).
+func (t tables) header(buf []int32) {
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(&buf[0])), pieceInts/2)
+	w[0], w[1], w[2], w[3] = uint64(t.embA), uint64(t.stateA), uint64(t.embB), uint64(t.stateB)
+	w[4] = uint64(b2i(t.same))
+}
+
+// filler is one goroutine's share of the producer's sampling.
+type filler struct {
+	src  *rand.PCG
+	rng  *rand.Rand
+	side []bool
+}
+
+// fill writes piece p's chunks into its pinned slot, each chunk on one of
+// the fillers (in parallel when the piece has several): its edge count,
+// the local rows of its edges' sources and destinations and their
+// relations, then its negatives, drawn from the chunk's own stream
+// exactly as the CPU engine draws them.
+func (e *Engine) fill(p piece, edges []store.Edge, seed uint64, si, di int) {
+	buf := e.idxHost[p.slot].int32s()[pieceInts:]
 	nc, m, L := e.chunk, e.h.Negatives, e.L
 	srcBase, dstBase := int64(si)*e.rows, int64(di)*e.rows
-	for c := 0; c < p.chunks; c++ {
+	chunk := func(f *filler, c int) {
 		ce := edges[c*nc : min((c+1)*nc, len(edges))]
 		ci := buf[c*L : (c+1)*L]
-		src, dst, rel := ci[:nc], ci[nc:2*nc], ci[2*nc:3*nc]
+		ci[0] = int32(len(ce))
+		src, dst, rel := ci[1:1+nc], ci[1+nc:1+2*nc], ci[1+2*nc:1+3*nc]
 		for i, ed := range ce {
 			src[i] = int32(int64(ed.Src) - srcBase)
 			dst[i] = int32(int64(ed.Dst) - dstBase)
 			rel[i] = ed.Rel
 		}
-		e.neg.Draw(wr, si, di, ci[3*nc:3*nc+m], side)
-		sel := ci[3*nc+m : 3*nc+2*m]
-		for k, s := range side {
+		sample.SeedChunk(f.src, seed, p.lo+c*nc)
+		e.neg.Draw(f.rng, si, di, ci[1+3*nc:1+3*nc+m], f.side)
+		sel := ci[1+3*nc+m : 1+3*nc+2*m]
+		for k, s := range f.side {
 			sel[k] = int32(b2i(s))
 		}
 	}
+	w := min(len(e.fillers), p.chunks)
+	if w <= 1 {
+		for c := 0; c < p.chunks; c++ {
+			chunk(e.fillers[0], c)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for k := 0; k < w; k++ {
+		wg.Add(1)
+		go func(f *filler, k int) {
+			defer wg.Done()
+			for c := k; c < p.chunks; c += w {
+				chunk(f, c)
+			}
+		}(e.fillers[k], k)
+	}
+	wg.Wait()
 }
 
 // launchAll uploads and trains the pieces the producer hands over, in
 // order, and gives each index slot back once its upload is queued (the
 // producer waits for the upload itself before writing the slot again).
-func (e *Engine) launchAll(ready <-chan piece, free chan<- int, tb tables, src, dst *store.Buffer) error {
+func (e *Engine) launchAll(ready <-chan piece, free chan<- int, src, dst *store.Buffer) error {
 	for p := range ready {
-		t := tb
 		if p.hs != nil {
-			var err error
-			if t, err = e.stageRows(p.hs, src, dst); err != nil {
+			if err := e.stageRows(p.hs, src, dst); err != nil {
 				return err
 			}
 		}
-		n := 4 * int64(p.chunks*e.L)
+		n := 4 * int64(pieceInts+p.chunks*e.L)
 		j := p.slot
 		for _, f := range []func() error{
 			func() error { return e.g.wait(uploadStream, evConsumed+j) }, // the slot's last kernels are done
@@ -239,7 +305,7 @@ func (e *Engine) launchAll(ready <-chan piece, free chan<- int, tb tables, src, 
 		}
 		e.count(n, 0)
 		free <- j
-		if err := e.trainPiece(p, t); err != nil {
+		if err := e.trainPiece(p); err != nil {
 			return err
 		}
 		if err := e.g.record(evConsumed+j, computeStream); err != nil {
@@ -255,49 +321,101 @@ func (e *Engine) launchAll(ready <-chan piece, free chan<- int, tb tables, src, 
 }
 
 // trainPiece launches piece p's training: with the chunk step a group and
-// a step per chunk; with the batch step one group of all its chunks (the
-// last one padded), the batch's first piece starting the step and its
-// final one taking it.
-func (e *Engine) trainPiece(p piece, t tables) error {
-	idx := e.idx[p.slot]
-	m := e.h.Negatives
+// a step per chunk (replayed as a graph); with the batch step one group of
+// all its chunks, the batch's first piece starting the step and its final
+// one taking it.
+func (e *Engine) trainPiece(p piece) error {
+	idx := e.idx[p.slot].p
 	if e.h.Micro.On() {
-		if err := e.group(idx.p, p.chunks, p.last, t, p.first); err != nil {
+		if err := e.group(idx, 0, p.chunks, p.first); err != nil {
 			return err
 		}
 		if !p.final {
 			return nil
 		}
-		return e.step(t, p.batch, (p.batch+e.chunk-1)/e.chunk*m)
+		chunks := (p.batch + e.chunk - 1) / e.chunk
+		return e.step(idx, min(2*int64(p.batch)+int64(chunks*e.h.Negatives), e.capacity()))
 	}
 	for c := 0; c < p.chunks; c++ {
-		n := e.chunk
-		if c == p.chunks-1 {
-			n = p.last
-		}
-		if err := e.group(idx.at(int64(c*e.L)), 1, n, t, true); err != nil {
-			return err
-		}
-		if err := e.step(t, n, m); err != nil {
+		if err := e.chunkStep(p.slot, c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// group launches the training of g chunks whose indices start at idx (the
-// last chunk has nlast edges, the others a full chunk): queries, positive
-// scores and negatives (chunk_prep), the negative scores T = Q·Nᵀ, the
-// softmax (chunk_softmax), the gradients G·N and Gᵀ·Q, and chunk_back,
-// which hands every gradient to its table's accumulator (or occurrence
-// list). reset starts a new step: the touched-row counts are cleared.
-func (e *Engine) group(idx ptr, g, nlast int, t tables, reset bool) error {
+// capacity is the rows of a table the engine trains: a partition's, or
+// with --buffer host a compact table's.
+func (e *Engine) capacity() int64 {
+	if e.mode == realrun.BufferHost {
+		return e.capRows
+	}
+	return e.rows
+}
+
+// chunkStep trains chunk c of the piece in index slot slot and steps: the
+// graph recorded for (slot, c) the first time, replayed after (its
+// parameters — the slot, the work buffers, the tables in the piece's
+// header, the counts in its blocks — are the same for every bucket), or
+// the launches themselves where graphs are off.
+func (e *Engine) chunkStep(slot, c int) error {
+	piece := e.idx[slot].p
+	bound := min(int64(2*e.chunk+e.h.Negatives), e.capacity())
+	direct := func() error {
+		if err := e.group(piece, c, 1, true); err != nil {
+			return err
+		}
+		return e.step(piece, bound)
+	}
+	if e.graphOff != "" {
+		return direct()
+	}
+	key := [2]int{slot, c}
+	if gr, ok := e.graphs[key]; ok {
+		return e.g.launchGraph(gr)
+	}
+	if err := e.g.capture(); err != nil {
+		e.noGraphs(err)
+		return direct()
+	}
+	rerr := direct() // recorded, not run
+	gr, err := e.g.endCapture()
+	if rerr != nil || err != nil {
+		if err == nil {
+			e.g.freeGraph(gr)
+		}
+		e.noGraphs(errors.Join(rerr, err))
+		return direct()
+	}
+	e.graphs[key] = gr
+	return e.g.launchGraph(gr)
+}
+
+// noGraphs turns graph replay off for the engine's life, saying why in
+// its GEMM note.
+func (e *Engine) noGraphs(err error) {
+	e.graphOff = err.Error()
+	e.gemmNote = strings.Replace(e.gemmNote, graphsOn, "", 1) + "; chunk step launched directly (CUDA graphs failed: " + e.graphOff + ")"
+	e.info.GEMM = e.gemmNote
+}
+
+// graphsOn ends the GEMM note of an engine that replays the chunk step.
+const graphsOn = "; chunk step replayed as CUDA graphs"
+
+// group launches the training of g chunks of the piece at piece, from its
+// chunk c0: queries, positive scores and negatives (chunk_prep), the
+// negative scores T = Q·Nᵀ, the softmax (chunk_softmax), the gradients G·N
+// and Gᵀ·Q, and chunk_back, which hands every gradient to its table's
+// accumulator (or occurrence list). Every chunk takes a full chunk's
+// products (its padding edges have zero rows). reset starts a new step:
+// the touched-row counts are cleared.
+func (e *Engine) group(piece ptr, c0, g int, reset bool) error {
 	s := computeStream
 	d, m, nc := e.d, e.h.Negatives, e.chunk
 	rows := 2 * nc
 	items := int64(g) * int64(nc+m)
 	code := modelCode(e.h.Model)
-	if err := e.launch1D(s, "chunk_prep", 32*items, code, g, nc, nlast, m, d, e.L, idx, t.embA, t.embB, e.rel.p,
+	if err := e.launch1D(s, "chunk_prep", 32*items, code, g, nc, m, d, e.L, piece, c0, e.rel.p,
 		e.Q.p, e.N.p, e.pos.p, e.counts.p, b2i(reset)); err != nil {
 		return err
 	}
@@ -307,7 +425,7 @@ func (e *Engine) group(idx ptr, g, nlast int, t tables, reset bool) error {
 			return err
 		}
 	}
-	if err := e.launch1D(s, "chunk_softmax", 32*int64(g*rows), g, nc, nlast, m, e.pos.p, e.T.p, e.gp.p, e.loss.p); err != nil {
+	if err := e.launch1D(s, "chunk_softmax", 32*int64(g*rows), g, nc, m, e.L, piece, c0, e.pos.p, e.T.p, e.gp.p, e.loss.p); err != nil {
 		return err
 	}
 	if m > 0 {
@@ -321,37 +439,28 @@ func (e *Engine) group(idx ptr, g, nlast int, t tables, reset bool) error {
 	} else if err := e.g.memset32(e.gQ.p, 0, int64(g)*qs, s); err != nil {
 		return err
 	}
-	return e.launch1D(s, "chunk_back", 32*items, code, e.rule, g, nc, nlast, m, d, e.L, idx, t.embA, t.embB, e.rel.p,
-		e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p, b2i(t.same))
+	return e.launch1D(s, "chunk_back", 32*items, code, e.rule, g, nc, m, d, e.L, piece, c0, e.rel.p,
+		e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p)
 }
 
 // step applies Adagrad to every row the groups since the last reset
-// touched, in the source and destination tables (once when they are one)
-// and, for models with relations, the relation table: one step per row
-// with its summed gradient (adagrad_sum), or with rule each one per
-// occurrence (adagrad_each). edges and negs bound the rows touched.
-func (e *Engine) step(t tables, edges, negs int) error {
-	if edges <= 0 {
-		return nil
-	}
-	rowsA := int64(edges + negs)
-	if t.same {
-		rowsA += int64(edges)
-	}
-	maxRows := max(min(rowsA, t.rowsA), min(int64(edges+negs), t.rowsB))
+// touched, in the piece's source and destination tables (once when they
+// are one) and, for models with relations, the relation table: one step
+// per row with its summed gradient (adagrad_sum), or with rule each one
+// per occurrence (adagrad_each). maxRows bounds the rows one table lists.
+func (e *Engine) step(piece ptr, maxRows int64) error {
 	ny := 2
 	if e.h.Model.UsesRelations() {
 		ny = 3
-		maxRows = max(maxRows, min(int64(edges), e.nrel))
 	}
 	lr, eps := e.h.LR, float32(workload.AdagradEps)
 	if e.rule == ruleEach {
-		return e.launch(computeStream, "adagrad_each", int(maxRows), ny, 1, 32, 1, t.embA, t.stateA, t.embB, t.stateB,
-			e.rel.p, e.relState.p, e.accs.p, e.counts.p, int(maxRows), e.d, e.chunk, lr, eps, e.gQ.p, e.gN.p, e.gR.p)
+		return e.launch(computeStream, "adagrad_each", int(maxRows), ny, 1, 32, 1, piece, e.rel.p, e.relState.p,
+			e.accs.p, e.counts.p, int(maxRows), e.d, e.chunk, lr, eps, e.gQ.p, e.gN.p, e.gR.p)
 	}
 	blocks := int((maxRows*int64(e.d) + blockSize - 1) / blockSize)
-	return e.launch(computeStream, "adagrad_sum", blocks, ny, 1, blockSize, 1, t.embA, t.stateA, t.embB, t.stateB,
-		e.rel.p, e.relState.p, e.accs.p, e.counts.p, int(maxRows), e.d, lr, eps)
+	return e.launch(computeStream, "adagrad_sum", blocks, ny, 1, blockSize, 1, piece, e.rel.p, e.relState.p,
+		e.accs.p, e.counts.p, int(maxRows), e.d, lr, eps)
 }
 
 // slotTables are the tables of partitions si and di in their GPU slots

@@ -145,13 +145,30 @@ func (ps *PartSampler) ByDegree(rng *rand.Rand) int32 {
 	return ps.alias[i]
 }
 
+// SeedChunk points src at the negatives of the chunk whose first edge is
+// edge lo of its shuffled bucket: the bucket's seed (one draw of the
+// bucket's generator, before the shuffle) and lo name the generator, so
+// that a bucket's chunks can be sampled in any order, on any number of
+// goroutines, and every engine draws the same nodes for the same chunk.
+func SeedChunk(src *rand.PCG, bucketSeed uint64, lo int) {
+	src.Seed(bucketSeed, mix64(ChunkStream^uint64(lo)))
+}
+
+// mix64 is SplitMix64's finaliser: nearby chunks get unrelated streams.
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
 // The stream constants the engines seed their generators with (the second
 // argument of rand.NewPCG, so that generators seeded alike still differ
 // by purpose).
 const (
-	// WorkerStream seeds a worker's negative sampler: the CPU engine's
-	// worker w from seed+w+1 and, before every bucket, from a draw of the
-	// bucket's generator; the GPU engine from the same draw.
+	// ChunkStream seeds a chunk's negatives (SeedChunk).
+	ChunkStream = 0x63686e6b // "chnk"
+	// WorkerStream seeds a CPU worker's generator before its first chunk
+	// (from seed+w+1); every chunk then reseeds it (SeedChunk).
 	WorkerStream = 0x776b7273 // "wkrs"
 	// RelationStream seeds the initial relation embeddings.
 	RelationStream = 0x72656c73 // "rels"

@@ -2,19 +2,24 @@
 // CPU engine's realrun/model (ChunkGrad, Adagrad), fused for the GPU.
 //
 // A "group" is g chunks trained together (the chunk step: one chunk; the
-// batch step: a batch's full chunks, then its short tail chunk). Chunk j of
-// a group has nc edges (the last one nlast ≤ nc) sharing m negatives. Both
-// corrupted sides of a chunk are stacked: row i of the chunk's 2nc query
+// batch step: a piece of a batch). A chunk has at most nc edges (its count
+// is in its index block) sharing m negatives. Both corrupted sides of a
+// chunk are stacked: row i of the chunk's 2nc query
 // rows is edge i's destination-side query q1, row nc+i its source-side
 // query q2, so that one product per group scores both sides against the
 // shared negatives (Q·Nᵀ), and two more give the gradients (G·N, Gᵀ·Q).
 // Matrices are row-major and batched over chunks; embedding tables are
 // row-major rows×d with an Adagrad state table of the same shape.
 //
-// A chunk's indices are chunk-major in an index piece: chunk j of a group
-// starts at idx + j·L and holds src[nc] dst[nc] rel[nc] neg[m] sel[m]
-// (L = 3nc + 2m; sel 1: the negative is a row of the destination table).
-// Score functions (model): 0 Dot, 1 DistMult, 2 ComplEx.
+// An index piece is a header (Piece: the tables its chunks train) and
+// chunk blocks of L int32s: chunk c of the piece holds its edge count n
+// (≤ nc; the edges past it are padding), then src[nc] dst[nc] rel[nc]
+// neg[m] sel[m] (L = 1 + 3nc + 2m; sel 1: the negative is a row of the
+// destination table). A group is chunks c0 … c0+g−1 of a piece. Since the
+// tables and every count come from the piece, a chunk's launches take the
+// same parameters whatever bucket and batch it belongs to: the engine
+// captures them once per (piece slot, chunk) as a CUDA graph and replays
+// it. Score functions (model): 0 Dot, 1 DistMult, 2 ComplEx.
 //
 // Compiled to PTX with NVRTC at build time (make ptx); the Go engine loads
 // the PTX with the driver API. Every parameter is 4 or 8 bytes wide. The
@@ -36,6 +41,19 @@ struct Acc {
 	int *next;
 };
 
+// Piece is an index piece's header: the source table (embeddings, then
+// Adagrad state), the destination table, and same: they are one table.
+struct Piece {
+	float *embA, *stateA, *embB, *stateB;
+	int same, pad;
+};
+
+// PIECE_INTS is the header's size in int32s (chunk blocks follow it).
+#define PIECE_INTS 10
+
+// block is chunk c of piece p.
+__device__ const int *block(const int *p, int L, int c) { return p + PIECE_INTS + (long long)c * L; }
+
 // touch lists row r of a the first time a step touches it.
 __device__ void touch(const Acc *a, int *count, int r) {
 	if (atomicExch(a->flag + r, 1) == 0) a->list[atomicAdd(count, 1)] = r;
@@ -53,33 +71,34 @@ __device__ void link(const Acc *a, int r, int s) { a->next[s] = atomicExch(a->he
 // the chunk's count) get zero rows and scores, which the products and the
 // softmax then ignore. N is g×m×d. With reset, thread 0 first clears the
 // three touched-row counts (a new step begins).
-__global__ void chunk_prep(int model, int g, int nc, int nlast, int m, int d, int L, const int *idx,
-                           const float *embA, const float *embB, const float *rel, float *Q, float *N,
-                           float *pos, int *counts, int reset) {
+__global__ void chunk_prep(int model, int g, int nc, int m, int d, int L, const int *piece, int c0,
+                           const float *rel, float *Q, float *N, float *pos, int *counts, int reset) {
 	long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
 	int lane = threadIdx.x % 32;
 	if (reset && blockIdx.x == 0 && threadIdx.x < 3) counts[threadIdx.x] = 0;
 	long long edges = (long long)g * nc;
 	if (w >= edges + (long long)g * m) return;
+	const Piece *P = (const Piece *)piece;
 	if (w >= edges) {
 		long long v = w - edges;
 		int j = (int)(v / m), k = (int)(v % m);
-		const int *ci = idx + (long long)j * L + 3 * nc;
-		const float *src = (ci[m + k] ? embB : embA) + (long long)ci[k] * d;
+		const int *ci = block(piece, L, c0 + j) + 1 + 3 * nc;
+		const float *src = (ci[m + k] ? P->embB : P->embA) + (long long)ci[k] * d;
 		float *out = N + v * d;
 		for (int x = lane; x < d; x += 32) out[x] = src[x];
 		return;
 	}
 	int j = (int)(w / nc), i = (int)(w % nc);
+	const int *ci = block(piece, L, c0 + j);
 	float *q1 = Q + ((long long)j * 2 * nc + i) * d, *q2 = q1 + (long long)nc * d;
 	float *p = pos + (long long)j * 2 * nc + i;
-	if (i >= (j == g - 1 ? nlast : nc)) {
+	if (i >= ci[0]) {
 		for (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;
 		if (lane == 0) p[0] = p[nc] = 0;
 		return;
 	}
-	const int *ci = idx + (long long)j * L;
-	const float *s = embA + (long long)ci[i] * d, *t = embB + (long long)ci[nc + i] * d;
+	ci++;
+	const float *s = P->embA + (long long)ci[i] * d, *t = P->embB + (long long)ci[nc + i] * d;
 	const float *r = model == 0 ? s : rel + (long long)ci[2 * nc + i] * d; // Dot reads no relation
 	float p1 = 0, p2 = 0;
 	if (model == 2) {
@@ -154,14 +173,15 @@ __global__ void sgemm_batched(int ta, int tb, int M, int N, int K, float alpha,
 // row's loss logsumexp − pos into loss[row % 32] (32 partial sums: fewer
 // atomics on one address). Padding rows become zeros (gp 0, no loss). One
 // warp per row.
-__global__ void chunk_softmax(int g, int nc, int nlast, int m, const float *pos, float *T, float *gp, double *loss) {
+__global__ void chunk_softmax(int g, int nc, int m, int L, const int *piece, int c0, const float *pos, float *T, float *gp,
+                              double *loss) {
 	long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
 	int lane = threadIdx.x % 32;
 	if (w >= (long long)g * 2 * nc) return;
 	int j = (int)(w / (2 * nc)), i = (int)(w % (2 * nc));
 	if (i >= nc) i -= nc;
 	float *row = T + w * m;
-	if (i >= (j == g - 1 ? nlast : nc)) {
+	if (i >= block(piece, L, c0 + j)[0]) {
 		for (int x = lane; x < m; x += 32) row[x] = 0;
 		if (lane == 0) gp[w] = 0;
 		return;
@@ -204,19 +224,21 @@ __global__ void chunk_softmax(int g, int nc, int nlast, int m, const float *pos,
 // destinations and negatives with sel 1 (accs[0] for all when same: the
 // bucket's two partitions are one), accs[2] relations; counts[t] is the
 // number of rows listed in accs[t].
-__global__ void chunk_back(int model, int rule, int g, int nc, int nlast, int m, int d, int L, const int *idx,
-                           const float *embA, const float *embB, const float *rel, float *gQ, const float *gN,
-                           const float *gp, float *gR, const Acc *accs, int *counts, int same) {
+__global__ void chunk_back(int model, int rule, int g, int nc, int m, int d, int L, const int *piece, int c0,
+                           const float *rel, float *gQ, const float *gN, const float *gp, float *gR, const Acc *accs,
+                           int *counts) {
 	long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
 	int lane = threadIdx.x % 32;
 	long long edges = (long long)g * nc;
 	if (w >= edges + (long long)g * m) return;
+	const Piece *P = (const Piece *)piece;
+	int same = P->same;
 	const Acc *A = accs, *B = same ? accs : accs + 1, *R = accs + 2;
 	int *cA = counts, *cB = same ? counts : counts + 1, *cR = counts + 2;
 	if (w >= edges) {
 		long long v = w - edges;
 		int j = (int)(v / m), k = (int)(v % m);
-		const int *ci = idx + (long long)j * L + 3 * nc;
+		const int *ci = block(piece, L, c0 + j) + 1 + 3 * nc;
 		int row = ci[k];
 		const Acc *T = ci[m + k] ? B : A;
 		int *cT = ci[m + k] ? cB : cA;
@@ -232,10 +254,11 @@ __global__ void chunk_back(int model, int rule, int g, int nc, int nlast, int m,
 		return;
 	}
 	int j = (int)(w / nc), i = (int)(w % nc);
-	if (i >= (j == g - 1 ? nlast : nc)) return;
-	const int *ci = idx + (long long)j * L;
+	const int *ci = block(piece, L, c0 + j);
+	if (i >= ci[0]) return;
+	ci++;
 	int sr = ci[i], dr = ci[nc + i], rr = ci[2 * nc + i];
-	const float *s = embA + (long long)sr * d, *t = embB + (long long)dr * d;
+	const float *s = P->embA + (long long)sr * d, *t = P->embB + (long long)dr * d;
 	const float *r = model == 0 ? s : rel + (long long)rr * d;
 	long long q = (long long)j * 2 * nc + i;
 	float *g1 = gQ + q * d, *g2 = g1 + (long long)nc * d;
@@ -300,16 +323,17 @@ __global__ void chunk_back(int model, int rule, int g, int nc, int nlast, int m,
 }
 
 // adagrad_sum applies one Adagrad step to every row listed in table
-// blockIdx.y (0 sources, 1 destinations — none when same —, 2
-// relations) with its accumulated gradient (state += g²; emb −= lr·g/(√state
+// blockIdx.y (0 the piece's sources, 1 its destinations — none when same —,
+// 2 relations) with its accumulated gradient (state += g²; emb −= lr·g/(√state
 // + eps)), then clears the row's accumulator and flag. Thread t of a table
 // handles element t%d of listed row t/d; threads past min(count, maxRows)·d
 // do nothing.
-__global__ void adagrad_sum(float *embA, float *stateA, float *embB, float *stateB, float *embR, float *stateR,
-                            const Acc *accs, const int *counts, int maxRows, int d, float lr, float eps) {
+__global__ void adagrad_sum(const int *piece, float *embR, float *stateR, const Acc *accs, const int *counts,
+                            int maxRows, int d, float lr, float eps) {
 	int tb = blockIdx.y; // with same, table 1 lists nothing (chunk_back puts every row in table 0)
-	float *emb = tb == 0 ? embA : tb == 1 ? embB : embR;
-	float *state = tb == 0 ? stateA : tb == 1 ? stateB : stateR;
+	const Piece *P = (const Piece *)piece;
+	float *emb = tb == 0 ? P->embA : tb == 1 ? P->embB : embR;
+	float *state = tb == 0 ? P->stateA : tb == 1 ? P->stateB : stateR;
 	const Acc *a = accs + tb;
 	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	int n = counts[tb];
@@ -338,9 +362,9 @@ __global__ void adagrad_sum(float *embA, float *stateA, float *embB, float *stat
 // row (blockIdx.x < min(count, maxRows)); the row's list is then emptied
 // and its flag cleared. Gradient rows: slot s < 2nc is row s of gQ, slot
 // 2nc+k row k of gN, relation slot i row i of gR (chunk_back, rule each).
-__global__ void adagrad_each(float *embA, float *stateA, float *embB, float *stateB, float *embR, float *stateR,
-                             const Acc *accs, const int *counts, int maxRows, int d, int nc, float lr,
-                             float eps, const float *gQ, const float *gN, const float *gR) {
+__global__ void adagrad_each(const int *piece, float *embR, float *stateR, const Acc *accs, const int *counts,
+                             int maxRows, int d, int nc, float lr, float eps, const float *gQ, const float *gN,
+                             const float *gR) {
 	__shared__ int slots[EACH_CAP];
 	__shared__ int order[EACH_CAP];
 	__shared__ int total, cur;
@@ -348,8 +372,9 @@ __global__ void adagrad_each(float *embA, float *stateA, float *embB, float *sta
 	int n = counts[tb];
 	if (n > maxRows) n = maxRows;
 	if ((int)blockIdx.x >= n) return;
-	float *emb = tb == 0 ? embA : tb == 1 ? embB : embR;
-	float *state = tb == 0 ? stateA : tb == 1 ? stateB : stateR;
+	const Piece *P = (const Piece *)piece;
+	float *emb = tb == 0 ? P->embA : tb == 1 ? P->embB : embR;
+	float *state = tb == 0 ? P->stateA : tb == 1 ? P->stateB : stateR;
 	const Acc *a = accs + tb;
 	int lane = threadIdx.x;
 	int r = a->list[blockIdx.x];
