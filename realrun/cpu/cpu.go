@@ -50,11 +50,11 @@ type workerScratch struct {
 	gS, gR, gD, gN []float32
 	srcRow, dstRow []int32
 	relIdx         []int32
-	negRow         []int32 // local rows
-	negSide        []bool  // true: row in the destination partition
+	negRow         []int32   // local rows
+	negSide        []bool    // true: row in the destination partition
 	src            *rand.PCG // the chunk's negatives (reseeded per chunk)
 	rng            *rand.Rand
-	bucket         uint64 // the bucket's seed (sample.SeedChunk)
+	bucket         uint64      // the bucket's seed (sample.SeedChunk)
 	sum            *sumScratch // the sum rule's (nil until it is used)
 }
 

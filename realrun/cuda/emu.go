@@ -381,7 +381,9 @@ func (a *args) piece(L int) emuPiece {
 	v := a.next()
 	raw := a.view(v, 4, func(b []byte) any { return b }).([]byte)
 	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(raw))), pieceInts/2)
-	f := func(x uint64) []float32 { return a.view(x, 4, func(b []byte) any { return unsafeFloats(b) }).([]float32) }
+	f := func(x uint64) []float32 {
+		return a.view(x, 4, func(b []byte) any { return unsafeFloats(b) }).([]float32)
+	}
 	return emuPiece{embA: f(w[0]), stateA: f(w[1]), embB: f(w[2]), stateB: f(w[3]), same: w[4]&0xffffffff != 0,
 		ints: unsafeInts(raw)[pieceInts:], L: int64(L)}
 }
@@ -788,7 +790,9 @@ func (emuBLAS) close() {}
 func (b emuBLAS) sgemm(ta, tb bool, m, n, k int, alpha float32, pa ptr, lda int, sa int64,
 	pb ptr, ldb int, sb int64, beta float32, pc ptr, ldc int, sc int64, batch int) (err error) {
 	g := b.g
-	if g.recording(func() error { return b.sgemm(ta, tb, m, n, k, alpha, pa, lda, sa, pb, ldb, sb, beta, pc, ldc, sc, batch) }) {
+	if g.recording(func() error {
+		return b.sgemm(ta, tb, m, n, k, alpha, pa, lda, sa, pb, ldb, sb, beta, pc, ldc, sc, batch)
+	}) {
 		return nil
 	}
 	g.mu.Lock()

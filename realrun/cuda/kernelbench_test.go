@@ -78,12 +78,18 @@ func benchChunkKernels(b *testing.B, tf32 bool) {
 		{"chunk_prep", func() error {
 			return e.launch1D(s, "chunk_prep", 32*items, code, 1, nc, m, d, e.L, idx, 0, e.rel.p, e.Q.p, e.N.p, e.pos.p, e.counts.p, 1)
 		}},
-		{"gemm_T=QNt", func() error { return e.gemm(1, false, true, rowsQ, m, d, 1, e.Q.p, d, qs, e.N.p, d, ns, 0, e.T.p, m, ts) }},
+		{"gemm_T=QNt", func() error {
+			return e.gemm(1, false, true, rowsQ, m, d, 1, e.Q.p, d, qs, e.N.p, d, ns, 0, e.T.p, m, ts)
+		}},
 		{"chunk_softmax", func() error {
 			return e.launch1D(s, "chunk_softmax", 32*int64(rowsQ), 1, nc, m, e.L, idx, 0, e.pos.p, e.T.p, e.gp.p, e.loss.p)
 		}},
-		{"gemm_gQ=GN", func() error { return e.gemm(1, false, false, rowsQ, d, m, 1, e.T.p, m, ts, e.N.p, d, ns, 0, e.gQ.p, d, qs) }},
-		{"gemm_gN=GtQ", func() error { return e.gemm(1, true, false, m, d, rowsQ, 1, e.T.p, m, ts, e.Q.p, d, qs, 0, e.gN.p, d, ns) }},
+		{"gemm_gQ=GN", func() error {
+			return e.gemm(1, false, false, rowsQ, d, m, 1, e.T.p, m, ts, e.N.p, d, ns, 0, e.gQ.p, d, qs)
+		}},
+		{"gemm_gN=GtQ", func() error {
+			return e.gemm(1, true, false, m, d, rowsQ, 1, e.T.p, m, ts, e.Q.p, d, qs, 0, e.gN.p, d, ns)
+		}},
 		{"chunk_back", func() error {
 			return e.launch1D(s, "chunk_back", 32*items, code, ruleSum, 1, nc, m, d, e.L, idx, 0, e.rel.p,
 				e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p)

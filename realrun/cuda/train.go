@@ -111,7 +111,7 @@ func (e *Engine) pieces(n int) []piece {
 // launches are recorded once per (index slot, chunk) as a CUDA graph and
 // replayed.
 func (e *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di int, dst *store.Buffer, rng *rand.Rand) (float64, error) {
-	seed := rng.Uint64()                  // every chunk's negatives (sample.SeedChunk), as the CPU engine
+	seed := rng.Uint64()                   // every chunk's negatives (sample.SeedChunk), as the CPU engine
 	shuf := sample.NewShuffler(edges, rng) // the shuffler deals the edges
 	done, err := e.bind()
 	if err != nil {
