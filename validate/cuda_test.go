@@ -71,3 +71,27 @@ func TestCompareSimCUDA(t *testing.T) {
 		})
 	}
 }
+
+// realrun calibrate --engine cuda measures the disk and the GPU alone: a
+// profile with the GPU's rates in both buffer modes, at the run's mean
+// bucket, and no CPU engine figures (which the CUDA engine's runs do not
+// need).
+func TestCalibrateForCUDA(t *testing.T) {
+	if !slices.Contains(realrun.EngineNames(), "cuda") {
+		cuda.RegisterEmulated()
+	}
+	o := job.Defaults
+	o.Dataset, o.Scale, o.Dim, o.Batch, o.Negatives, o.Workers = "twitter", 0.0001, 8, 500, 10, 1
+	o.P, o.Engine = 4, "cuda"
+	cal, err := Calibrate(o, t.TempDir(), 1<<20, "gpu-only")
+	require.NoError(t, err)
+	require.NotNil(t, cal.GPU)
+	assert.Positive(t, cal.GPU.EdgesPerSecond)
+	assert.Positive(t, cal.GPU.HostEdgesPerSecond)
+	assert.Positive(t, cal.GPU.BucketEdges)
+	assert.Equal(t, 1, cal.Profile.GPU.Count)
+	assert.Positive(t, float64(cal.Profile.CPU.BatchEdges), "--buffer host's rate, folded")
+	_, ok := cal.Profile.CPU.Train.For("dot")
+	assert.False(t, ok, "no CPU engine figures")
+	assert.NoError(t, cal.Profile.Validate())
+}

@@ -21,8 +21,9 @@ const ShapeFlags = "--dataset/--scale or --edges, --p, --model, --dim, --batch, 
 // disk holding scratch with transfers of o's partition size (or
 // fileBytes, when positive), the CPU engine on synthetic partitions of
 // o's rows at o's shape, their interference, and the GPU where the build
-// has one. The profile records the shape (cpu.train_shape), which
-// --compare-sim --device checks against the run's (ShapeDifferences).
+// has one — with o.Engine cuda the disk and the GPU alone. The profile
+// records the shape (cpu.train_shape), which --compare-sim --device checks
+// against the run's (ShapeDifferences).
 // Nothing is generated or trained.
 func Calibrate(o job.Options, scratch string, fileBytes int64, name string) (calibrate.Calibration, error) {
 	o.C = min(o.C, o.P) // calibrate has no --c; any valid plan will do
@@ -37,7 +38,7 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string) (cal
 	if fileBytes > 0 {
 		m.PartitionBytes = (fileBytes + store.Align - 1) / store.Align * store.Align
 	}
-	return calibrate.Saved(&store.Store{M: m}, cfg.Hyper, scratch, name)
+	return calibrate.Saved(&store.Store{M: m}, cfg.Hyper, scratch, name, o.Engine == "cuda")
 }
 
 // ShapeDifferences says how a run's training shape differs from the one

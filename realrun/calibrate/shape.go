@@ -59,8 +59,18 @@ func ShapeOf(h realrun.Hyper, rows int64) devices.TrainShape {
 // at GPUShape) when it has one. Its cpu.train holds the cost of h's score
 // function alone: the rate is valid for the recorded shape only, and a
 // simulation of another score function asks for its own calibration.
-func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string) (Calibration, error) {
-	cal, err := ShapeProfile(st, h, scratchDir)
+//
+// With gpuOnly (a profile for the CUDA engine, which needs no CPU engine
+// figures) the CPU engine and its interference with the I/O are not
+// measured, and a build without the GPU engine is an error.
+func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string, gpuOnly bool) (Calibration, error) {
+	var cal Calibration
+	var err error
+	if gpuOnly {
+		cal, _, err = calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes)
+	} else {
+		cal, err = ShapeProfile(st, h, scratchDir)
+	}
 	if err != nil {
 		return cal, err
 	}
@@ -79,6 +89,8 @@ func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string) (Calibrati
 	gc, err := CalibrateGPU(st.M.PartitionBytes, h, st.M.Rows, st.M.MeanBucket())
 	var na *realrun.EngineUnavailable
 	switch {
+	case errors.As(err, &na) && gpuOnly:
+		return cal, err
 	case errors.As(err, &na):
 		cal.NoGPU = na.Error()
 	case err != nil:

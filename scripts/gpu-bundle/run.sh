@@ -309,16 +309,16 @@ else
 	tests emulator-tests realrun/cuda "$HERE/tests/cuda-emu.test" -test.skip '^TestDefaultBuildHasNoCU$'
 fi
 
-# train STEP OUTPUT LIMIT REALRUN-ARGS...: one realrun --json run on a fresh
-# work directory into OUTPUT (relative to OUT); sets RC and STATUS/REASON.
+# train STEP OUTPUT LIMIT KEY REALRUN-ARGS...: one realrun --json run into
+# OUTPUT (relative to OUT) in the work directory named KEY, started over
+# (--overwrite: the graph a run with the same KEY generated is kept, its
+# partitions initialised afresh); sets RC and STATUS/REASON.
 train() {
-	local step=$1 output=$2 limit=$3 err
-	shift 3
+	local step=$1 output=$2 limit=$3 key=$4 err
+	shift 4
 	err="$OUT/logs/${step//\//-}.stderr"
-	rm -rf "$WORK/run"
 	mkdir -p "$WORK"
-	execute "$OUT/$output" "$err" "$limit" "$@" --workdir "$WORK/run" --progress none --json
-	rm -rf "$WORK/run"
+	execute "$OUT/$output" "$err" "$limit" "$@" --workdir "$WORK/$key" --overwrite --progress none --json
 	if [ "$RC" = 0 ]; then
 		STATUS=$RUN REASON=$EMU
 	else
@@ -341,17 +341,21 @@ TP_ROWS=()
 # -sum: one with the summed gradient), and the batch step (-batchstep,
 # --micro-batches 1: Marius' and GE2's), in FP32 and (-tf32) on TF32
 # tensor cores.
-TP_SPECS=("in-gpu gpu 4 4 beta" "in-gpu-sum gpu 4 4 beta --duplicates sum" "in-gpu-batchstep gpu 4 4 beta --micro-batches 1"
+# -direct: the chunk step's launches made one by one instead of replayed
+# as CUDA graphs (TIERFLOW_CUDA_GRAPHS=0).
+TP_SPECS=("in-gpu gpu 4 4 beta" "in-gpu-direct gpu 4 4 beta" "in-gpu-sum gpu 4 4 beta --duplicates sum" "in-gpu-batchstep gpu 4 4 beta --micro-batches 1"
 	"in-gpu-tf32 gpu 4 4 beta --tf32" "in-gpu-sum-tf32 gpu 4 4 beta --duplicates sum --tf32" "in-gpu-batchstep-tf32 gpu 4 4 beta --micro-batches 1 --tf32"
-	"gpu-beta gpu 16 4 beta" "gpu-beta-sum gpu 16 4 beta --duplicates sum" "gpu-beta-batchstep gpu 16 4 beta --micro-batches 1"
-	"host-beta host 16 4 beta" "host-beta-sum host 16 4 beta --duplicates sum" "host-beta-batchstep host 16 4 beta --micro-batches 1")
+	"gpu-beta gpu 16 4 beta" "gpu-beta-tf32 gpu 16 4 beta --tf32" "gpu-beta-batchstep gpu 16 4 beta --micro-batches 1"
+	"host-beta host 16 4 beta" "host-beta-tf32 host 16 4 beta --tf32" "host-beta-batchstep host 16 4 beta --micro-batches 1")
 for spec in "${TP_SPECS[@]}"; do
 	read -r name buffer p c ordering extra <<<"$spec"
 	step="throughput/$name"
 	budget "$step" 40 || continue
 	f="throughput/$name.json"
+	envs=()
+	[ "${name%-direct}" != "$name" ] && envs=(env TIERFLOW_CUDA_GRAPHS=0)
 	# shellcheck disable=SC2086 # extra is zero or more flags
-	train "$step" "$f" "$TLIMIT" "${RR[@]}" --engine cuda --buffer "$buffer" --p "$p" --c "$c" --ordering "$ordering" \
+	train "$step" "$f" "$TLIMIT" "tp-$p" "${envs[@]}" "${RR[@]}" --engine cuda --buffer "$buffer" --p "$p" --c "$c" --ordering "$ordering" \
 		--epochs 1 --eval none --seed 1 "${SHAPE[@]}" $extra
 	if [ "$RC" = 0 ]; then
 		j="$OUT/$f"
@@ -394,11 +398,18 @@ fi
 # --- profile: the in-GPU chunk step again, two epochs, with the host's CPU
 # profile (read it with go tool pprof where Go is: the bundle has none).
 mkdir -p "$OUT/profile"
-if budget profile/in-gpu 45; then
-	train profile/in-gpu profile/in-gpu.json "$TLIMIT" "${RR[@]}" --engine cuda --buffer gpu --p 4 --c 4 --ordering beta \
+if budget profile/in-gpu 44; then
+	train profile/in-gpu profile/in-gpu.json "$TLIMIT" tp-4 "${RR[@]}" --engine cuda --buffer gpu --p 4 --c 4 --ordering beta \
 		--epochs 2 --eval none --seed 1 "${SHAPE[@]}" --cpuprofile "$OUT/profile/in-gpu.cpu.prof"
 	[ "$RC" = 0 ] && REASON="${REASON:+$REASON; }$(fmt '%.0f' "$(jnum "$OUT/profile/in-gpu.json" edges_per_second last)") edges/s in epoch 2; profile in profile/in-gpu.cpu.prof"
 	record profile/in-gpu "$STATUS" "$REASON" "$SECS" profile/in-gpu.json profile/in-gpu.cpu.prof
+fi
+
+if budget profile/host-beta 45; then
+	train profile/host-beta profile/host-beta.json "$TLIMIT" tp-16 "${RR[@]}" --engine cuda --buffer host --p 16 --c 4 --ordering beta \
+		--epochs 1 --eval none --seed 1 "${SHAPE[@]}" --cpuprofile "$OUT/profile/host-beta.cpu.prof"
+	[ "$RC" = 0 ] && REASON="${REASON:+$REASON; }$(fmt '%.0f' "$(jnum "$OUT/profile/host-beta.json" edges_per_second last)") edges/s; profile in profile/host-beta.cpu.prof"
+	record profile/host-beta "$STATUS" "$REASON" "$SECS" profile/host-beta.json profile/host-beta.cpu.prof
 fi
 
 # --- the chunk step's launches one kind at a time (BenchmarkChunkKernels
@@ -406,7 +417,7 @@ fi
 # full, and the host's time to issue it.
 if [ "$GPU" != 1 ]; then
 	skip profile/kernels "no GPU: the emulator's kernel times mean nothing"
-elif budget profile/kernels 48; then
+elif budget profile/kernels 47; then
 	(cd "$HERE/tests/realrun/cuda" 2>/dev/null || cd "$OUT"
 		execute "$OUT/profile/kernels.txt" "$OUT/logs/profile-kernels.stderr" 60 "$HERE/tests/cuda.test" -test.run '^$' -test.bench ChunkKernels -test.benchtime 300x
 		echo "$RC $SECS" >"$OUT/profile/.rc")
@@ -464,7 +475,7 @@ qname() { if [ "$QSEEDS" = 1 ]; then echo "$1"; else echo "$1-s$2"; fi; }
 # The CPU engine's runs, all at once (each one worker; the machine has the
 # cores): started in the background, recorded after the CUDA engine's.
 CPUQ=()
-if budget quality/cpu 55; then
+if budget quality/cpu 52; then
 	for seed in $QSEEDS; do
 		for rule in each sum; do
 			v=cpu-$rule
@@ -491,16 +502,23 @@ for spec in "${CPUQ[@]}"; do
 	qrecord "quality/$n" "$n" "$v" "quality/$n.json"
 done
 for seed in $QSEEDS; do
-	for v in cuda-each cuda-sum cuda-each-tf32; do
+	# cuda-sum-more: the sum rule for 20% more epochs (12 on a GPU), about
+	# the each rule's training time: which rule learns more per second.
+	for v in cuda-each cuda-sum cuda-sum-more cuda-each-tf32; do
 		n=$(qname "$v" "$seed")
 		step="quality/$n"
-		budget "$step" 62 || continue
+		budget "$step" 61 || continue
+		post=()
 		case $v in
 		cuda-each) cmd=("${RR[@]}" --engine cuda --duplicates each) ;;
 		cuda-sum) cmd=("${RR[@]}" --engine cuda --duplicates sum) ;;
+		cuda-sum-more)
+			cmd=("${RR[@]}" --engine cuda --duplicates sum)
+			post=(--epochs "$(awk -v q="${QSHAPE[*]}" 'BEGIN { n = split(q, a, " "); for (i = 1; i < n; i++) if (a[i] == "--epochs") e = a[i+1]; printf "%d", e * 1.2 + 0.5 }')")
+			;;
 		cuda-each-tf32) cmd=("${RR[@]}" --engine cuda --duplicates each --tf32) ;;
 		esac
-		train "$step" "quality/$n.json" "$QLIMIT" "${cmd[@]}" --eval end --seed "$seed" --workers 1 "${QSHAPE[@]}"
+		train "$step" "quality/$n.json" "$QLIMIT" quality "${cmd[@]}" --eval end --seed "$seed" --workers 1 "${QSHAPE[@]}" "${post[@]}"
 		qrecord "$step" "$n" "$v" "quality/$n.json"
 	done
 done
@@ -539,7 +557,7 @@ calibrate_at() {
 	local json="${yaml%.yaml}.json"
 	mkdir -p "$OUT/calibrate/scratch"
 	execute "$OUT/$json" "$OUT/logs/${step//\//-}.stderr" 180 \
-		"${RR[@]}" calibrate "$@" --out "$OUT/$yaml" --dir "$OUT/calibrate/scratch" --json
+		"${RR[@]}" calibrate --engine cuda "$@" --out "$OUT/$yaml" --dir "$OUT/calibrate/scratch" --json
 	rm -rf "$OUT/calibrate/scratch"
 	if [ "$RC" = 0 ]; then
 		gpuname=$(grep -A2 '"gpu": {' "$OUT/$json" | grep -m1 -o '"name": *"[^"]*"' | sed 's/.*: *//; s/"//g')
@@ -554,7 +572,7 @@ calibrate_at() {
 		record "$step" failed "$(failure "$OUT/logs/${step//\//-}.stderr")" "$SECS"
 	fi
 }
-if budget calibrate/databound 68; then
+if budget calibrate/databound 66; then
 	calibrate_at calibrate/databound "$CAL" "${DSHAPE[@]}" "${HOLD[@]}"
 	if [ "$RC" != 0 ] && grep -q -i -e cgroup -e "io.max" -e blkio -e "disk limit" -e "emulate-disk" "$OUT/logs/calibrate-databound.stderr"; then
 		HOLD=()
@@ -610,9 +628,9 @@ compare() {
 		record "$step" failed "$(failure "$err")" "$SECS"
 	fi
 }
-compare compare-sim-databound/gpu-c4 78 gpu 4 beta,hilbert,hilbert-symmetric,cover,tierflow "$CAL" "${DSHAPE[@]}"
-compare compare-sim-databound/gpu-legend 81 gpu 3 legend "$CAL" "${DSHAPE[@]}"
-compare compare-sim-databound/host-c4 88 host 4 beta,hilbert,hilbert-symmetric,cover,tierflow "$CAL" "${DSHAPE[@]}"
+compare compare-sim-databound/gpu-c4 75 gpu 4 beta,hilbert,hilbert-symmetric,cover,tierflow "$CAL" "${DSHAPE[@]}"
+compare compare-sim-databound/gpu-legend 78 gpu 3 legend "$CAL" "${DSHAPE[@]}"
+compare compare-sim-databound/host-c4 86 host 4 beta,hilbert,hilbert-symmetric,cover,tierflow "$CAL" "${DSHAPE[@]}"
 compare compare-sim-databound/host-legend 90 host 3 legend "$CAL" "${DSHAPE[@]}"
 # Marius Figure 10 keeps p3.2xlarge's proportion: there BETA at d=100
 # moves its bytes in 2.01x its compute (REPRODUCE, "Marius Figures 10-11
@@ -622,7 +640,7 @@ compare compare-sim-databound/host-legend 90 host 3 legend "$CAL" "${DSHAPE[@]}"
 # --c 8 --orderings beta); the disk is held to the rate at which those take
 # 2.01x the compute, or left alone where that is faster than it runs.
 MCAL=calibrate/marius.yaml
-if budget calibrate/marius 93; then
+if budget calibrate/marius 91; then
 	HOLDSAVE=("${HOLD[@]}") NOTESAVE=$HOLDNOTE
 	HOLD=() HOLDNOTE="disk as measured (the hold follows from this calibration)"
 	calibrate_at calibrate/marius "$MCAL" "${MSHAPE[@]}"
@@ -646,7 +664,7 @@ if budget calibrate/marius 93; then
 	fi
 fi
 compare compare-sim-databound/marius-fig10 99 gpu "$MC" beta,hilbert-symmetric,hilbert "$MCAL" "${MSHAPE[@]}"
-rmdir "$WORK" 2>/dev/null
+rm -rf "$WORK"
 
 # ---------------------------------------------------------------- summary
 
@@ -670,7 +688,7 @@ rmdir "$WORK" 2>/dev/null
 	if [ ${#MRR[@]} -gt 0 ]; then
 		echo
 		echo "quality ($QDESC; seeds $QSEEDS): final MRR min / median / max over seeds; the epochs' seconds, median"
-		for k in cpu-each cpu-sum cuda-each cuda-sum cuda-each-tf32; do
+		for k in cpu-each cpu-sum cuda-each cuda-sum cuda-sum-more cuda-each-tf32; do
 			[ -n "${MRR[$k]:-}" ] || continue
 			secs=$(printf '%s\n' ${QSECS[$k]} | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] }')
 			printf '%s\n' ${MRR[$k]} | sort -g | awk -v k="$k" -v s="$secs" '{ v[NR] = $1 } END { printf "  %-16s %.4f / %.4f / %.4f  (%d runs)  %s s\n", k, v[1], v[int((NR + 1) / 2)], v[NR], NR, s }'
