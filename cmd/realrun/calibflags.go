@@ -25,6 +25,7 @@ func shapeFlags(fs *flag.FlagSet, o *job.Options) {
 	fs.IntVar(&o.Chunk, "chunk", 0, "the run's edges per chunk (0: as many as --negatives)")
 	fs.Float64Var(&o.DegreeFrac, "degree-frac", job.Defaults.DegreeFrac, "the run's share of negatives drawn by degree (default -1: as realrun chooses)")
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "the run's training goroutines")
+	fs.BoolVar(&o.FP32, "fp32", false, "with --engine cuda: the run's --fp32 (plain FP32 products; TF32 is the default)")
 	fs.StringVar(&o.Engine, "engine", job.Defaults.Engine, "the run's engine: cpu (the CPU engine at the shape, its interference with I/O, and the GPU where the build has one) or cuda (the disk and the GPU alone: the CUDA engine's runs need no CPU engine figures)")
 }
 
@@ -35,7 +36,7 @@ var calibrateHelp = cli.Help{
 		"the CPU engine at exactly the training shape the given realrun flags train at (synthetic partitions of the run's rows; recorded as cpu.train_shape), how the two slow each other, " +
 		"and the GPU where the build has one. Give it the run's own training flags: a rate measured at one shape does not carry to another, and --compare-sim --device names any difference in one line.",
 	Groups: []cli.FlagGroup{
-		{Title: "The run's training shape (realrun's flags and defaults)", Flags: []string{"engine", "dataset", "scale", "edges", "workdir", "model", "dim", "p", "batch", "negatives", "chunk", "degree-frac", "workers"}},
+		{Title: "The run's training shape (realrun's flags and defaults)", Flags: []string{"engine", "fp32", "dataset", "scale", "edges", "workdir", "model", "dim", "p", "batch", "negatives", "chunk", "degree-frac", "workers"}},
 		{Title: "Disk", Flags: []string{"dir", "size", "disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Output", Flags: []string{"out", "name", "json"}},
 	},

@@ -223,7 +223,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Duplicates, "duplicates", string(realrun.DefaultDuplicates), "how the chunk step updates a row that occurs more than once in a chunk, by `RULE`: each = one Adagrad step per occurrence in edge order; sum = one step with the summed gradient; the batch step (--micro-batches) always sums")
 	fs.StringVar(&o.Engine, "engine", job.Defaults.Engine, "training engine: cpu, or cuda (a build with -tags cuda: make build-cuda)")
 	fs.StringVar(&o.Buffer, "buffer", "", "with --engine cuda: gpu (partition slots in GPU memory, default) or host (partitions in host memory, rows shipped per batch)")
-	fs.BoolVar(&o.TF32, "tf32", false, "with --engine cuda: cuBLAS products on TF32 tensor cores (Ampere and later; FP32 accumulation)")
+	fs.BoolVar(&o.TF32, "tf32", false, "with --engine cuda: cuBLAS products on TF32 tensor cores (the default; Ampere and later; FP32 accumulation)")
+	fs.BoolVar(&o.FP32, "fp32", false, "with --engine cuda: plain FP32 products instead of TF32 (WN18's MRR within the seed spread of TF32's; 1.3-1.6x slower on an H100)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	o.diskFlags.register(fs, "the work directory's disk")
 	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; 0: one trainer, no etcd)")
@@ -379,7 +380,7 @@ var help = cli.Help{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "delimiter", "header", "columns", "unseen", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
-		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "micro-batch-memory", "micro-batches", "duplicates", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
+		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "fp32", "micro-batch-memory", "micro-batches", "duplicates", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol", "eval-memory"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},

@@ -83,6 +83,9 @@ func Calibrate(open func() (gpu, error), partitionBytes int64, h realrun.Hyper, 
 		// trained, which changes no cost.
 	}
 	cal.Shape = fmt.Sprintf("%s d=%d batch=%d negatives=%d chunk=%d rows=%d bucket=%d", h.Model, h.Dim, h.Batch, h.Negatives, h.Chunk(), rows, bucketEdges)
+	if h.TF32 {
+		cal.Shape += " tf32"
+	}
 	return cal, nil
 }
 

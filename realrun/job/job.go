@@ -78,9 +78,11 @@ type Options struct {
 	// Engine is the training engine ("cpu" or "cuda"); Buffer, for the
 	// CUDA engine, where the partition slots live ("gpu" or "host").
 	Engine, Buffer string
-	// TF32, for the CUDA engine, runs cuBLAS's products on TF32 tensor
-	// cores (10-bit mantissa inputs, FP32 accumulation).
-	TF32 bool
+	// TF32 and FP32 choose the CUDA engine's products: TF32 tensor cores
+	// (10-bit mantissa inputs, FP32 accumulation; the default, asked for
+	// by TF32 as well) or plain FP32 (FP32). The CPU engine computes in
+	// FP32 and takes neither.
+	TF32, FP32 bool
 	// CheckpointEvery is how often to checkpoint inside an epoch.
 	CheckpointEvery workload.CheckpointInterval
 	// Orderings, for a comparison with the simulator, lists the orderings
@@ -340,11 +342,17 @@ func checkExport(o Options) error {
 
 // checkEngine checks --engine, --buffer and what the engine supports.
 func checkEngine(o Options) error {
-	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
-		return &inputerr.Error{Err: err}
+	if o.TF32 && o.FP32 {
+		return inputerr.Errorf("--tf32 and --fp32: choose one (TF32 is the CUDA engine's default)")
 	}
 	if o.TF32 && o.Engine != "cuda" {
 		return inputerr.Errorf("--tf32: goes with --engine cuda (the cpu engine computes in FP32)")
+	}
+	if o.FP32 && o.Engine != "cuda" {
+		return inputerr.Errorf("--fp32: goes with --engine cuda (the cpu engine always computes in FP32)")
+	}
+	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
+		return &inputerr.Error{Err: err}
 	}
 	if o.Engine == "cuda" && o.Buffer != realrun.BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) {
 		return inputerr.Errorf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
@@ -451,7 +459,7 @@ func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
 		o.DegreeFrac = def.DegreeFrac
 	}
 	h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
-		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb, TF32: o.TF32, Duplicates: dup}
+		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb, TF32: o.Engine == "cuda" && !o.FP32, Duplicates: dup}
 	if err := mb.Check(h); err != nil {
 		return h, inputerr.Errorf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
 	}

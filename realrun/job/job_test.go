@@ -1,8 +1,10 @@
 package job
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,6 +115,40 @@ func TestConfigureDuplicates(t *testing.T) {
 			} else {
 				assert.Equal(t, tc.setting, cfg.Settings["--duplicates"])
 			}
+		})
+	}
+}
+
+// The CUDA engine multiplies on TF32 tensor cores unless asked for FP32;
+// the CPU engine takes neither flag, and the two flags exclude each other.
+func TestConfigurePrecision(t *testing.T) {
+	if !slices.Contains(realrun.EngineNames(), "cuda") {
+		realrun.RegisterEngine("cuda", func(realrun.EngineOptions) (realrun.Engine, error) { return nil, errors.New("not in this test") })
+	}
+	for _, tc := range []struct {
+		name, engine string
+		tf32, fp32   bool
+		want         bool   // Hyper.TF32
+		err          string // "": configured
+	}{
+		{"cuda default", "cuda", false, false, true, ""},
+		{"cuda --tf32", "cuda", true, false, true, ""},
+		{"cuda --fp32", "cuda", false, true, false, ""},
+		{"cpu", "cpu", false, false, false, ""},
+		{"cpu --tf32", "cpu", true, false, false, "--tf32: goes with --engine cuda"},
+		{"cpu --fp32", "cpu", false, true, false, "--fp32: goes with --engine cuda"},
+		{"both", "cuda", true, true, false, "--tf32 and --fp32: choose one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Defaults
+			o.Engine, o.TF32, o.FP32 = tc.engine, tc.tf32, tc.fp32
+			cfg, err := Configure(o)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cfg.Hyper.TF32)
 		})
 	}
 }
