@@ -362,8 +362,8 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 // through every kernel and product shape the engine launches, and waits:
 // what the GPU loads on first use (cuBLAS's kernels, which CUDA loads
 // lazily) is then loaded before the first timed bucket. On an H100 the
-// first epoch of each process ran 0.08–0.13 s slower than its repeats
-// (2026-11-27, results/gpu/h100-graphs).
+// first epoch of each process computed 0.06–0.13 s longer than every
+// later one (2026-11-27, results/gpu/h100-graphs).
 func (e *Engine) warmUp() error {
 	d := int64(e.d)
 	scratch, err := e.alloc(4 * 2 * 2 * d) // two rows, then their state
