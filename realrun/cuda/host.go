@@ -83,6 +83,15 @@ func (h *hostSide) dedupe(p piece, buf []int32, nc, m, L int, same bool) *hostSt
 	return hs
 }
 
+// tables are the indices of hs's compact tables: 0 alone when the batch's
+// two partitions are one.
+func (hs *hostStage) tables() []int {
+	if hs.same {
+		return []int{0}
+	}
+	return []int{0, 1}
+}
+
 // hostTables are batch hs's compact tables on the GPU: each table's rows,
 // then their Adagrad state.
 func (e *Engine) hostTables(hs *hostStage) tables {
@@ -105,10 +114,7 @@ func (e *Engine) stageRows(hs *hostStage, src, dst *store.Buffer) error {
 	if err := e.g.record(evStageStart, computeStream); err != nil {
 		return err
 	}
-	for k := 0; k < 2; k++ {
-		if k == 1 && hs.same {
-			break
-		}
+	for _, k := range hs.tables() {
 		n := int64(len(hs.rows[k]))
 		if n == 0 {
 			continue
@@ -134,10 +140,7 @@ func (e *Engine) unstageRows(hs *hostStage, src, dst *store.Buffer) error {
 	if err := e.g.record(evUnstageStart, computeStream); err != nil {
 		return err
 	}
-	for k := 0; k < 2; k++ {
-		if k == 1 && hs.same {
-			break
-		}
+	for _, k := range hs.tables() {
 		n := int64(len(hs.rows[k]))
 		if n == 0 {
 			continue
@@ -166,10 +169,7 @@ func (e *Engine) unstageRows(hs *hostStage, src, dst *store.Buffer) error {
 	e.mu.Unlock()
 	e.count(0, hs.bytes)
 	parts := [2]*store.Buffer{src, dst}
-	for k := 0; k < 2; k++ {
-		if k == 1 && hs.same {
-			break
-		}
+	for _, k := range hs.tables() {
 		e.moveRows(hs, k, parts[k], false)
 	}
 	return nil

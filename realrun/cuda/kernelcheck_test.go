@@ -185,6 +185,21 @@ func newKernelRun(newGPU func() gpu, c kernelCase, rule realrun.Duplicates) *ker
 	return k
 }
 
+// bind makes the engine's GPU current; call the result when done.
+func (k *kernelRun) bind() func() {
+	done, err := k.e.bind()
+	must(err)
+	return done
+}
+
+// chunks is the batch's chunks: the full ones and the tail.
+func (k *kernelRun) chunks() int {
+	if k.c.tail > 0 {
+		return k.c.g + 1
+	}
+	return k.c.g
+}
+
 func (k *kernelRun) upload(dst ptr, f []float32) {
 	if len(f) > 0 {
 		must(k.e.g.htod(dst, unsafe.Pointer(&f[0]), int64(4*len(f)), computeStream))
@@ -302,15 +317,8 @@ func checkSum(newGPU func() gpu, c kernelCase) {
 	k := newKernelRun(newGPU, c, realrun.DuplicatesSum)
 	e := k.e
 	defer e.Close()
-	done, err := e.bind()
-	must(err)
-	defer done()
-	s := computeStream
-	d := c.d
-	chunks := c.g
-	if c.tail > 0 {
-		chunks++
-	}
+	defer k.bind()()
+	s, d, chunks := computeStream, c.d, k.chunks()
 	rd := k.rows * d
 	must(e.g.memset32(e.loss.p, 0, 2*lossParts, s))
 	piece := e.idx[0].p
@@ -427,15 +435,8 @@ func checkEach(newGPU func() gpu, c kernelCase) {
 	k := newKernelRun(newGPU, c, realrun.DuplicatesEach)
 	e := k.e
 	defer e.Close()
-	done, err := e.bind()
-	must(err)
-	defer done()
-	s := computeStream
-	d := c.d
-	chunks := c.g
-	if c.tail > 0 {
-		chunks++
-	}
+	defer k.bind()()
+	s, d, chunks := computeStream, c.d, k.chunks()
 	uses := c.kind.UsesRelations()
 	must(e.g.memset32(e.loss.p, 0, 2*lossParts, s))
 	var lossRef float64
