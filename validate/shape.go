@@ -2,9 +2,11 @@ package validate
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/store"
@@ -19,13 +21,17 @@ const ShapeFlags = "--dataset/--scale or --edges, --p, --model, --dim, --batch, 
 // Calibrate is `realrun calibrate`: this machine calibrated at the
 // training shape realrun trains with options o (calibrate.Saved): the
 // disk holding scratch with transfers of o's partition size (or
-// fileBytes, when positive), the CPU engine on synthetic partitions of
-// o's rows at o's shape, their interference, and the GPU where the build
-// has one — with o.Engine cuda the disk and the GPU alone. The profile
-// records the shape (cpu.train_shape), which --compare-sim --device checks
-// against the run's (ShapeDifferences).
-// Nothing is generated or trained.
-func Calibrate(o job.Options, scratch string, fileBytes int64, name string) (calibrate.Calibration, error) {
+// fileBytes, when positive), the CPU engine at o's shape on the graph's
+// own buckets and partitions, their interference, and the GPU where the
+// build has one — with o.Engine cuda the disk and the GPU alone. The
+// graph's work directory is the run's: used as it is when it holds o's
+// data and layout, built now for a generated dataset when it does not
+// exist yet (the run then reuses it), and never trained or changed
+// otherwise; with none to use (a directory holding other data) the
+// engine trains synthetic buckets of the run's rows, which log says.
+// The profile records the shape (cpu.train_shape), which --compare-sim
+// --device checks against the run's (ShapeDifferences).
+func Calibrate(o job.Options, scratch string, fileBytes int64, name string, log io.Writer) (calibrate.Calibration, error) {
 	o.C = min(o.C, o.P) // calibrate has no --c; any valid plan will do
 	cfg, err := job.Configure(o)
 	if err != nil {
@@ -35,10 +41,32 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string) (cal
 	if err != nil {
 		return calibrate.Calibration{}, err
 	}
-	if fileBytes > 0 {
-		m.PartitionBytes = (fileBytes + store.Align - 1) / store.Align * store.Align
+	st := &store.Store{M: m}
+	if o.Engine != "cuda" {
+		unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
+		if err != nil {
+			return calibrate.Calibration{}, inputerr.Errorf("--workdir: %w", err)
+		}
+		defer unlock()
+		built, err := workdir.Built(cfg.Spec)
+		switch {
+		case err != nil:
+			return calibrate.Calibration{}, err
+		case built != nil:
+			st = built
+		case cfg.Spec.Edges == "" && !store.IsWorkdir(cfg.Spec.Workdir):
+			fmt.Fprintf(log, "building the run's work directory %s, to measure the engine on the graph's own buckets (the run reuses it)…\n", cfg.Spec.Workdir)
+			if st, err = workdir.Prepare(cfg.Spec); err != nil {
+				return calibrate.Calibration{}, err
+			}
+		default:
+			fmt.Fprintf(log, "%s holds other data or another layout: the engine is measured on synthetic buckets of the run's %d rows, whose uniform endpoints miss the caches more than a real graph's\n", cfg.Spec.Workdir, m.Rows)
+		}
 	}
-	return calibrate.Saved(&store.Store{M: m}, cfg.Hyper, scratch, name, o.Engine == "cuda")
+	if fileBytes > 0 {
+		fileBytes = (fileBytes + store.Align - 1) / store.Align * store.Align
+	}
+	return calibrate.Saved(st, cfg.Hyper, scratch, name, o.Engine == "cuda", fileBytes)
 }
 
 // ShapeDifferences says how a run's training shape differs from the one

@@ -78,6 +78,31 @@ type Decomposition struct {
 	WriteRatio   float64      `json:"write_rate_ratio"`
 	AsRanDisk    devices.Disk `json:"as_ran_disk"`
 	AsRanSeconds float64      `json:"as_ran_epoch_seconds"`
+	// EngineRatio is the run's compute rate over the prediction's: the
+	// predicted compute seconds over the measured (both with the
+	// interference of I/O, which the model adds where the two overlap;
+	// 1.3: the engine trained 1.3× as fast as the profile says).
+	// AsRanEngineSeconds is the run predicted with the engine's rates
+	// scaled by it (the disk as the Comparison's prediction had it), and
+	// AsRanAllSeconds with both the disk and the engine as they ran.
+	EngineRatio        float64 `json:"engine_rate_ratio"`
+	AsRanEngineSeconds float64 `json:"as_ran_engine_epoch_seconds"`
+	AsRanAllSeconds    float64 `json:"as_ran_all_epoch_seconds"`
+}
+
+// scaleCompute is prof with every rate the engine computes at — the CPU
+// engine's cpu.train edge rates and cpu.batch_edges, the GPU's FLOP rate
+// — r times as fast.
+func scaleCompute(prof devices.Profile, r float64) devices.Profile {
+	if r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+		return prof
+	}
+	for _, tc := range []*devices.TrainCost{&prof.CPU.Train.Dot, &prof.CPU.Train.DistMult, &prof.CPU.Train.ComplEx} {
+		tc.Edges = devices.EdgeRate(float64(tc.Edges) * r)
+	}
+	prof.CPU.BatchEdges = devices.EdgeRate(float64(prof.CPU.BatchEdges) * r)
+	prof.GPU.FLOPS = devices.FLOPRate(float64(prof.GPU.FLOPS) * r)
+	return prof
 }
 
 // transferRatios are the measured run's read and write rates over the
@@ -206,6 +231,18 @@ func decompose(st *store.Store, plan *orderings.Plan, h realrun.Hyper, opt Compa
 		return nil, err
 	}
 	d.AsRanDisk, d.AsRanSeconds = asRan.Disk, ran.EpochSeconds
+	if measured.ComputeSeconds > 0 && pred.ComputeSeconds > 0 {
+		d.EngineRatio = pred.ComputeSeconds / measured.ComputeSeconds
+		eng, err := predict(st, plan, h, opt.Engine, opt.Prefetch, scaleCompute(used, d.EngineRatio), false)
+		if err != nil {
+			return nil, err
+		}
+		all, err := predict(st, plan, h, opt.Engine, opt.Prefetch, scaleCompute(asRan, d.EngineRatio), false)
+		if err != nil {
+			return nil, err
+		}
+		d.AsRanEngineSeconds, d.AsRanAllSeconds = eng.EpochSeconds, all.EpochSeconds
+	}
 	return d, nil
 }
 
@@ -449,22 +486,37 @@ func compareEach(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof
 	return nil
 }
 
-// asRanNote says, for a prediction off by more than DriftNotice, whether
-// the disk's speed during the run explains it (Decomposition): "" when
-// the prediction is close or was not decomposed.
+// asRanNote says, for a prediction off by more than DriftNotice, what
+// explains it (Decomposition): the disk's speed during the run, the
+// engine's, both, or neither (the model's logic); "" when the prediction
+// is close or was not decomposed.
 func asRanNote(cmp Comparison) string {
 	d, m := cmp.Decomposed, cmp.Measured.EpochSeconds
 	e := cmp.RelativeError.EpochSeconds
 	if d == nil || m <= 0 || math.Abs(e) <= DriftNotice {
 		return ""
 	}
-	ran := d.AsRanSeconds/m - 1
-	verdict := "the disk's speed during the run explains the miss, not the model"
-	if math.Abs(ran) > math.Abs(e)/2 {
-		verdict = "the disk's speed during the run does not explain the miss"
+	explains := func(sec float64) bool { return sec > 0 && math.Abs(sec/m-1) <= math.Abs(e)/2 }
+	disk, eng, all := explains(d.AsRanSeconds), explains(d.AsRanEngineSeconds), explains(d.AsRanAllSeconds)
+	verdict := "neither the disk's nor the engine's speed during the run explains the miss: the model's logic does"
+	switch {
+	case disk && !eng:
+		verdict = "the disk's speed during the run explains the miss, not the model"
+	case eng && !disk:
+		verdict = "the engine's speed during the run explains the miss, not the model"
+	case disk && eng:
+		verdict = "the disk's or the engine's speed during the run explains the miss, not the model"
+	case all:
+		verdict = "the disk's and the engine's speed during the run together explain the miss, not the model"
 	}
-	return fmt.Sprintf("%s: predicted %+.1f%%; the run's own transfers moved %.2f× (reads) and %.2f× (writes) the predicted rate, and with the disk as it ran the model predicts %.2f s (%+.1f%%): %s",
-		cmp.Ordering, 100*e, d.ReadRatio, d.WriteRatio, d.AsRanSeconds, 100*ran, verdict)
+	pct := func(sec float64) float64 { return 100 * (sec/m - 1) }
+	note := fmt.Sprintf("%s: predicted %+.1f%%; the run's own transfers moved %.2f× (reads) and %.2f× (writes) the predicted rate, and with the disk as it ran the model predicts %.2f s (%+.1f%%)",
+		cmp.Ordering, 100*e, d.ReadRatio, d.WriteRatio, d.AsRanSeconds, pct(d.AsRanSeconds))
+	if d.EngineRatio > 0 {
+		note += fmt.Sprintf("; the engine trained at %.2f× the profile's rate, and with the engine as it ran %.2f s (%+.1f%%), with both %.2f s (%+.1f%%)",
+			d.EngineRatio, d.AsRanEngineSeconds, pct(d.AsRanEngineSeconds), d.AsRanAllSeconds, pct(d.AsRanAllSeconds))
+	}
+	return note + ": " + verdict
 }
 
 // calibrated is this machine calibrated at the run's shape

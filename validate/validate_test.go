@@ -168,13 +168,30 @@ func TestTransferRatios(t *testing.T) {
 }
 
 func TestAsRanNote(t *testing.T) {
-	cmp := func(err, asRan float64) Comparison {
-		return Comparison{Ordering: "beta", Measured: report.Report{EpochSeconds: 10}, RelativeError: report.RelativeError{EpochSeconds: err},
-			Decomposed: &Decomposition{ReadRatio: 1.3, WriteRatio: 1.2, AsRanSeconds: 10 * (1 + asRan)}}
+	cmp := func(err, asRan float64, eng ...float64) Comparison {
+		d := &Decomposition{ReadRatio: 1.3, WriteRatio: 1.2, AsRanSeconds: 10 * (1 + asRan)}
+		if len(eng) == 2 {
+			d.EngineRatio, d.AsRanEngineSeconds, d.AsRanAllSeconds = 0.8, 10*(1+eng[0]), 10*(1+eng[1])
+		}
+		return Comparison{Ordering: "beta", Measured: report.Report{EpochSeconds: 10}, RelativeError: report.RelativeError{EpochSeconds: err}, Decomposed: d}
 	}
 	assert.Empty(t, asRanNote(cmp(0.05, 0.01)), "close: nothing to say")
 	assert.Empty(t, asRanNote(Comparison{RelativeError: report.RelativeError{EpochSeconds: 0.3}, Measured: report.Report{EpochSeconds: 1}}), "not decomposed")
 	assert.Equal(t, "beta: predicted +20.0%; the run's own transfers moved 1.30× (reads) and 1.20× (writes) the predicted rate, and with the disk as it ran the model predicts 9.80 s (-2.0%): the disk's speed during the run explains the miss, not the model",
 		asRanNote(cmp(0.2, -0.02)))
-	assert.Contains(t, asRanNote(cmp(0.2, 0.15)), "does not explain the miss")
+	assert.Equal(t, "beta: predicted +20.0%; the run's own transfers moved 1.30× (reads) and 1.20× (writes) the predicted rate, and with the disk as it ran the model predicts 11.50 s (+15.0%); the engine trained at 0.80× the profile's rate, and with the engine as it ran 10.30 s (+3.0%), with both 10.10 s (+1.0%): the engine's speed during the run explains the miss, not the model",
+		asRanNote(cmp(0.2, 0.15, 0.03, 0.01)))
+	for _, tt := range []struct {
+		name           string
+		disk, eng, all float64
+		verdict        string
+	}{
+		{"neither", 0.15, 0.18, 0.14, "the model's logic does"},
+		{"both needed", 0.15, 0.18, 0.02, "together explain the miss"},
+		{"either", 0.01, 0.02, 0.0, "the disk's or the engine's speed"},
+		{"disk", -0.02, 0.18, 0.0, "the disk's speed during the run explains the miss"},
+	} {
+		assert.Contains(t, asRanNote(cmp(0.2, tt.disk, tt.eng, tt.all)), tt.verdict, tt.name)
+	}
+	assert.Contains(t, asRanNote(cmp(0.2, 0.15)), "the model's logic does", "no engine figures, disk does not explain it")
 }

@@ -16,7 +16,7 @@ func shapeFlags(fs *flag.FlagSet, o *job.Options) {
 	fs.StringVar(&o.Dataset, "dataset", job.Defaults.Dataset, "the run's generated dataset: "+presetNames()+" (its nodes ÷ --p are the partition rows measured)")
 	fs.Float64Var(&o.Scale, "scale", 0, "the run's --scale (default: "+presetScales()+")")
 	fs.StringVar(&o.Edges, "edges", "", "the run's edge `FILE` instead of --dataset (its work directory must hold it already: a run on it has read it)")
-	fs.StringVar(&o.Workdir, "workdir", "", "with --edges: the run's work `DIR`, if not the default")
+	fs.StringVar(&o.Workdir, "workdir", "", "the run's work `DIR`, if not the default: the engine is measured on the graph's own buckets there (built now for a --dataset when it does not exist yet; the run reuses it)")
 	fs.StringVar(&o.Model, "model", "", "the run's score function: dot, distmult or complex (default: the dataset's)")
 	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "the run's embedding dimension d")
 	fs.IntVar(&o.P, "p", job.Defaults.P, "the run's node partitions")

@@ -128,7 +128,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	done := exitOnSignal(g, stderr)
 	defer func() { err = errors.Join(err, g.Release()); done() }()
-	cal, err := validate.Calibrate(o, *dir, int64(*size)<<20, *name)
+	cal, err := validate.Calibrate(o, *dir, int64(*size)<<20, *name, stderr)
 	if err != nil {
 		return asUsage(err)
 	}

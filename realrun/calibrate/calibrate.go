@@ -17,16 +17,15 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/diskcap"
-	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // Calibration is what `realrun calibrate` measured, with the profile it
 // derives. It never looks at a training run's timings: the disk figures
 // come from partition-sized O_DIRECT transfers of scratch files and the
-// compute figures from the CPU engine training synthetic in-memory
-// buckets at one training shape (ShapeProfile).
+// compute figures from the CPU engine training buckets at one training
+// shape — the graph's own where its work directory exists, else
+// synthetic ones (ShapeProfile, MeasureCompute).
 type Calibration struct {
 	Profile devices.Profile `json:"profile"`
 	// Disk
@@ -44,6 +43,10 @@ type Calibration struct {
 	// the disk figures above are the disk's own, measured outside it
 	// (diskcap.Unlimited), and the profile's disk is them held to it.
 	Limit diskcap.Limits `json:"-"`
+	// Compute is the CPU engine's measured rate at Shape: median, spread,
+	// rounds, time and what it trained on; nil for a disk-only
+	// calibration.
+	Compute *ComputeRate `json:"compute,omitempty"`
 	// Shape is the training shape the CPU engine was measured at (the
 	// profile's cpu.train_shape); nil for a disk-only calibration.
 	Shape *devices.TrainShape `json:"train_shape,omitempty"`
@@ -73,7 +76,7 @@ type CalibrateOptions struct {
 
 // Calibrate measures this machine's disk, memory copy and checksum rate
 // into a profile without cpu.train: the CPU engine's rate is measured at
-// a training shape (ShapeProfile, CalibrateShape), the GPU by CalibrateGPU.
+// a training shape (ShapeProfile, MeasureCompute), the GPU by CalibrateGPU.
 func Calibrate(opt CalibrateOptions) (Calibration, error) {
 	var cal Calibration
 	if opt.Workers < 1 {
@@ -428,52 +431,4 @@ func memTotal() int64 {
 		}
 	}
 	return 8 << 30
-}
-
-// CalibrateShape measures the CPU engine's training rate at one training
-// shape (score function, d, negatives, chunk, batch, workers) on two
-// synthetic in-memory partitions of the given rows: the median of seven
-// buckets of about half a second each (after one to warm up), so that a
-// passing slow spell of a shared machine does not decide it. It knows nothing of any run but its
-// shape. The result is a TrainCost with only the per-edge rate set (rows
-// and FLOPs are folded into it), valid for that shape.
-func CalibrateShape(h realrun.Hyper, rows int64) (devices.TrainCost, error) {
-	rng := rand.New(rand.NewPCG(uint64(h.Dim), uint64(h.Negatives)))
-	d := h.Dim
-	mk := func() *store.Buffer {
-		f := make([]float32, 2*int(rows)*d)
-		for i := 0; i < int(rows)*d; i++ {
-			f[i] = 0.1 * (2*rng.Float32() - 1)
-		}
-		return store.BufferOf(f)
-	}
-	src, dst := mk(), mk()
-	st := &store.Store{M: store.Manifest{P: 2, Rows: rows, Nodes: 2 * rows, Relations: 10, Dim: d}}
-	deg := make([]int32, 2*rows)
-	for i := range deg {
-		deg[i] = int32(1 + rng.IntN(20))
-	}
-	eng := cpu.New(h, st, deg, 1)
-	perEdge := 12*float64(h.Negatives*d) + 200 // rough FLOPs, to size the bucket
-	// Whole rounds of batches for every worker: the rate must not include
-	// the last round's imbalance, which the model's bucket makespan adds
-	// for each real bucket itself.
-	round := h.Batch * max(h.Workers, 1)
-	edges := int(math.Max(2, math.Round(2e9/perEdge/float64(round)))) * round
-	es := make([]store.Edge, edges)
-	var times []float64
-	for r := 0; r < 8; r++ {
-		for i := range es {
-			es[i] = store.Edge{Src: int32(rng.Int64N(rows)), Rel: int32(rng.IntN(10)), Dst: int32(rows + rng.Int64N(rows))}
-		}
-		start := time.Now()
-		if _, err := eng.TrainBucket(es, 0, src, 1, dst, rng); err != nil {
-			return devices.TrainCost{}, err
-		}
-		if r > 0 { // the first round warms up
-			times = append(times, time.Since(start).Seconds())
-		}
-	}
-	sort.Float64s(times)
-	return devices.TrainCost{Edges: devices.EdgeRate(float64(edges) / times[len(times)/2])}, nil
 }

@@ -10,20 +10,19 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
-	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
-// MeasureInterference measures how the CPU engine at shape h and
+// measureInterference measures how the CPU engine at shape h and
 // partition I/O slow each other on this machine: the bandwidth of an
 // O_DIRECT stream of partition-sized reads and writes (one goroutine
 // each, as the buffer manager's loader and writer, each checksumming what
-// it moves as they do) alone and while the engine trains on synthetic
-// buckets, and the engine's rate alone (given) and while the stream runs,
-// each for window. Compute = alone ÷ with-I/O rate − 1, IO = alone ÷
+// it moves as they do) alone and while the engine trains the bench's
+// buckets (the graph's own, or synthetic), and the engine's rate alone
+// (given) and while the stream runs, each for window. Compute = alone ÷ with-I/O rate − 1, IO = alone ÷
 // with-training bandwidth − 1, each at least 0. Scratch files go under
 // dir and are removed.
-func MeasureInterference(dir string, fileBytes int64, h realrun.Hyper, rows int64, alone devices.TrainCost, window time.Duration) (devices.Interference, error) {
+func measureInterference(dir string, fileBytes int64, b *computeBench, alone float64, window time.Duration) (devices.Interference, error) {
 	s, err := newIOStream(dir, fileBytes, 4)
 	if err != nil {
 		return devices.Interference{}, err
@@ -36,11 +35,11 @@ func MeasureInterference(dir string, fileBytes int64, h realrun.Hyper, rows int6
 	var rates []float64
 	bwWith, err := s.run(func() error {
 		for t0 := time.Now(); time.Since(t0) < window || len(rates) < 3; {
-			tc, err := CalibrateShape(h, rows)
+			rate, _, _, err := b.round()
 			if err != nil {
 				return err
 			}
-			rates = append(rates, float64(tc.Edges))
+			rates = append(rates, rate)
 		}
 		return nil
 	})
@@ -51,7 +50,7 @@ func MeasureInterference(dir string, fileBytes int64, h realrun.Hyper, rows int6
 	withIO := rates[len(rates)/2]
 	var itf devices.Interference
 	if withIO > 0 {
-		itf.Compute = max(float64(alone.Edges)/withIO-1, 0)
+		itf.Compute = max(alone/withIO-1, 0)
 	}
 	if bwWith > 0 {
 		itf.IO = max(bwAlone/bwWith-1, 0)

@@ -15,25 +15,39 @@ import (
 // ShapeProfile calibrates this machine for one run without looking at any
 // training run: the disk holding scratchDir with O_DIRECT transfers of the
 // work directory's partition size, and the engine at exactly the run's
-// training shape and partition size (synthetic buckets). Only st's
-// manifest is read (P, Rows, PartitionBytes): a Store holding a manifest
-// alone will do.
+// training shape and partition size (MeasureCompute): on the graph's own
+// buckets and partitions when st is its work directory, else on
+// synthetic buckets of st.M.Rows rows (a Store holding a manifest alone
+// will do: P, Rows, PartitionBytes are read).
 // The profile is cal.Profile; cal keeps the disk measurements beside it,
 // and the profile records the shape (cpu.train_shape; ShapeOf).
 //
 // The disk is measured over at least ShapeDiskBytes per pass (short
 // bursts of a few files overstate this virtual disk's sustained rate), and
-// how the engine and the I/O slow each other (MeasureInterference) goes
+// how the engine and the I/O slow each other (measureInterference) goes
 // into cpu.interference.
 func ShapeProfile(st *store.Store, h realrun.Hyper, scratchDir string) (Calibration, error) {
-	cal, pass, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes)
+	return shapeProfile(st, h, scratchDir, st.M.PartitionBytes)
+}
+
+// shapeProfile is ShapeProfile with the disk measured with transfers of
+// fileBytes.
+func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes int64) (Calibration, error) {
+	cal, pass, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, fileBytes)
 	if err != nil {
 		return cal, err
 	}
-	tc, err := CalibrateShape(h, st.M.Rows)
+	b, err := newBench(st, h)
 	if err != nil {
 		return cal, err
 	}
+	defer b.close()
+	rate, err := b.measure(ComputeRounds)
+	if err != nil {
+		return cal, err
+	}
+	cal.Compute = &rate
+	tc := rate.TrainCost()
 	t := &cal.Profile.CPU.Train
 	t.Dot, t.DistMult, t.ComplEx = tc, tc, tc
 	shape := ShapeOf(h, st.M.Rows)
@@ -42,7 +56,7 @@ func ShapeProfile(st *store.Store, h realrun.Hyper, scratchDir string) (Calibrat
 	cal.FMACores = max(1, min(h.Workers, runtime.NumCPU()))
 	cal.FMAPeak = fmaPeak(cal.FMACores)
 	window := time.Duration(float64(pass) / 256e6 * float64(time.Second)) // ~2 s for 512 MB
-	if cal.Profile.CPU.Interference, err = MeasureInterference(scratchDir, st.M.PartitionBytes, h, st.M.Rows, tc, min(max(window, 300*time.Millisecond), 2*time.Second)); err != nil {
+	if cal.Profile.CPU.Interference, err = measureInterference(scratchDir, st.M.PartitionBytes, b, rate.Edges, min(max(window, 300*time.Millisecond), 2*time.Second)); err != nil {
 		return cal, err
 	}
 	return cal, cal.Profile.Validate()
@@ -55,7 +69,8 @@ func ShapeOf(h realrun.Hyper, rows int64) devices.TrainShape {
 }
 
 // Saved is `realrun calibrate`: ShapeProfile at the training shape h on
-// partitions like st's, named name, with this build's GPU (CalibrateGPU
+// st's graph (or partitions like st's), the disk with transfers of
+// fileBytes (0: st's partition size), named name, with this build's GPU (CalibrateGPU
 // at GPUShape) when it has one. Its cpu.train holds the cost of h's score
 // function alone: the rate is valid for the recorded shape only, and a
 // simulation of another score function asks for its own calibration.
@@ -63,13 +78,16 @@ func ShapeOf(h realrun.Hyper, rows int64) devices.TrainShape {
 // With gpuOnly (a profile for the CUDA engine, which needs no CPU engine
 // figures) the CPU engine and its interference with the I/O are not
 // measured, and a build without the GPU engine is an error.
-func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string, gpuOnly bool) (Calibration, error) {
+func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string, gpuOnly bool, fileBytes int64) (Calibration, error) {
 	var cal Calibration
 	var err error
+	if fileBytes <= 0 {
+		fileBytes = st.M.PartitionBytes
+	}
 	if gpuOnly {
-		cal, _, err = calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes)
+		cal, _, err = calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, fileBytes)
 	} else {
-		cal, err = ShapeProfile(st, h, scratchDir)
+		cal, err = shapeProfile(st, h, scratchDir, fileBytes)
 	}
 	if err != nil {
 		return cal, err
@@ -149,10 +167,10 @@ func fmaPeak(cores int) float64 {
 // st's partition size, pass bytes per measurement (at most a few epochs'
 // worth of st's partitions), and the checksum rate. It returns the bytes
 // of one pass.
-func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass int64) (Calibration, int64, error) {
-	pass = min(pass, 4*int64(st.M.P)*st.M.PartitionBytes)
-	files := int(max(8, (pass+st.M.PartitionBytes-1)/max(st.M.PartitionBytes, 1)))
-	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: st.M.PartitionBytes, Files: files, Name: "this-machine", Workers: h.Workers})
+func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass, fileBytes int64) (Calibration, int64, error) {
+	pass = min(pass, 4*int64(st.M.P)*fileBytes)
+	files := int(max(8, (pass+fileBytes-1)/max(fileBytes, 1)))
+	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: fileBytes, Files: files, Name: "this-machine", Workers: h.Workers})
 	return cal, pass, err
 }
 
@@ -166,6 +184,6 @@ const ShapeDiskBytes = 512 << 20
 // partition size, as ShapeProfile does, and the checksum rate: what a
 // comparison measures just before and just after each run.
 func Disk(st *store.Store, h realrun.Hyper, scratchDir string) (Calibration, error) {
-	cal, _, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes)
+	cal, _, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, st.M.PartitionBytes)
 	return cal, err
 }

@@ -299,3 +299,20 @@ func DefaultModelFor(path string, format graph.Format) string {
 	}
 	return string(workload.Dot)
 }
+
+// Built opens spec's work directory when it exists and holds spec's data
+// and layout (sameData), for reading its buckets and partitions; nil
+// when there is none or it holds other data.
+func Built(spec DataSpec) (*store.Store, error) {
+	if !store.IsWorkdir(spec.Workdir) {
+		return nil, nil
+	}
+	st, err := store.Open(spec.Workdir)
+	if err != nil {
+		return nil, fmt.Errorf("--workdir: %w", err)
+	}
+	if same, err := sameData(st, spec); err != nil || !same {
+		return nil, err
+	}
+	return st, nil
+}

@@ -1,0 +1,278 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/cpu"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/sim"
+	"github.com/tierflow/tierflow/workload"
+)
+
+// ComputeRate is the CPU engine's measured training rate at one shape:
+// the median of timed rounds with their spread, what it trained on and
+// for how long.
+type ComputeRate struct {
+	// Edges is the median round's rate in edges/s, as the simulator's
+	// realrun model reads cpu.train.<model>.edges: each round's rate is
+	// the model's time for the round's buckets at 1 edge/s over the time
+	// they took, so the last round of batches' imbalance, which the
+	// model adds for every bucket itself, is not counted twice.
+	Edges float64 `json:"edges_per_s"`
+	// Low and High are the slowest and fastest rounds.
+	Low  float64 `json:"low_edges_per_s"`
+	High float64 `json:"high_edges_per_s"`
+	// Rounds are the timed rounds (one more warmed up untimed), Seconds
+	// the time they took, TrainedEdges the edges they trained.
+	Rounds       int     `json:"rounds"`
+	Seconds      float64 `json:"seconds"`
+	TrainedEdges int64   `json:"trained_edges"`
+	// On says what the engine trained: the graph's own buckets (which
+	// ones, from which work directory) or synthetic buckets.
+	On string `json:"on"`
+}
+
+// TrainCost is the rate as a profile's cpu.train cost.
+func (r ComputeRate) TrainCost() devices.TrainCost {
+	return devices.TrainCost{Edges: devices.EdgeRate(r.Edges)}
+}
+
+// computeBench trains buckets of one shape on two partition buffers and
+// times them: the graph's own buckets on its own partitions (graphBench),
+// or synthetic ones (syntheticBench). Build one, take rounds, close it.
+type computeBench struct {
+	h        realrun.Hyper
+	eng      *cpu.Engine
+	src, dst *store.Buffer
+	si, di   int
+	// buckets are the edge lists a round cycles through, each trained
+	// with (si, di) or, for the second of a graph's pair, (di, si).
+	buckets []benchBucket
+	next    int
+	rng     *rand.Rand
+	on      string
+	// perRound is the least edges a round trains.
+	perRound int64
+}
+
+type benchBucket struct {
+	si, di int
+	edges  []store.Edge
+}
+
+// roundFLOPs is about how much score arithmetic one timed round does:
+// half a second or so of this engine on two cores.
+const roundFLOPs = 2e9
+
+func perRoundEdges(h realrun.Hyper) int64 {
+	perEdge := 12*float64(h.Negatives*h.Dim) + 200 // rough FLOPs, to size the round
+	round := float64(h.Batch * max(h.Workers, 1))
+	return int64(math.Max(2, math.Round(roundFLOPs/perEdge/round)) * round)
+}
+
+// graphBench is a bench on st's own data: two of its partitions, i and j
+// (chosen with seed; p = 1: partition 0 alone), read from the work
+// directory, and the buckets (i, j) and (j, i) read from it — the
+// graph's real endpoints, degrees and relations, so that the engine's
+// row gathers hit the caches and TLB as the run's will at this partition
+// size. A diagonal bucket is used only when p = 1 (the others are most
+// of an epoch's edges).
+func graphBench(st *store.Store, h realrun.Hyper, seed int64) (*computeBench, error) {
+	p := st.M.P
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xca1b))
+	i, j := 0, 0
+	if p > 1 {
+		i = rng.IntN(p)
+		j = (i + 1 + rng.IntN(p-1)) % p
+	}
+	deg, err := st.Degrees()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate on the graph: %w", err)
+	}
+	b := &computeBench{h: h, si: i, di: j, rng: rng, perRound: perRoundEdges(h)}
+	pairs := [][2]int{{i, j}, {j, i}}
+	if i == j {
+		pairs = pairs[:1]
+	}
+	var n int64
+	for _, pr := range pairs {
+		es, err := st.ReadBucket(pr[0], pr[1])
+		if err != nil {
+			return nil, fmt.Errorf("calibrate on the graph: %w", err)
+		}
+		if len(es) > 0 {
+			b.buckets = append(b.buckets, benchBucket{si: pr[0], di: pr[1], edges: es})
+			n += int64(len(es))
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("calibrate on the graph: buckets (%d,%d) and (%d,%d) of %s hold no edges", i, j, j, i, st.Dir)
+	}
+	if b.src, err = st.NewBuffer(); err != nil {
+		return nil, err
+	}
+	if _, err := st.ReadPartition(i, b.src); err != nil {
+		b.close()
+		return nil, fmt.Errorf("calibrate on the graph: %w", err)
+	}
+	b.dst = b.src
+	if j != i {
+		if b.dst, err = st.NewBuffer(); err != nil {
+			b.close()
+			return nil, err
+		}
+		if _, err := st.ReadPartition(j, b.dst); err != nil {
+			b.close()
+			return nil, fmt.Errorf("calibrate on the graph: %w", err)
+		}
+	}
+	b.eng = cpu.New(h, st, deg, seed)
+	b.on = fmt.Sprintf("the graph's own buckets (%d,%d) and (%d,%d), %d edges, on partitions of %d rows from %s", i, j, j, i, n, st.M.Rows, st.Dir)
+	if i == j {
+		b.on = fmt.Sprintf("the graph's own bucket (0,0), %d edges, on its partition of %d rows from %s", n, st.M.Rows, st.Dir)
+	}
+	return b, nil
+}
+
+// syntheticBench is a bench on two synthetic partitions of rows rows at
+// random values: endpoints uniform over the rows, degrees uniform in
+// 1–20, 10 relations — for a shape with no work directory yet. Uniform
+// endpoints miss the caches as no real (skewed) graph does: at
+// partitions of a gigabyte this rate can be several times slower than
+// the run's (graphBench measures the run's own).
+func syntheticBench(h realrun.Hyper, rows int64) (*computeBench, error) {
+	rng := rand.New(rand.NewPCG(uint64(h.Dim), uint64(h.Negatives)))
+	st := &store.Store{M: store.Manifest{P: 2, Rows: rows, Nodes: 2 * rows, Relations: 10, Dim: h.Dim,
+		PartitionBytes: (8*rows*int64(h.Dim) + store.Align - 1) / store.Align * store.Align}}
+	b := &computeBench{h: h, si: 0, di: 1, rng: rng, perRound: perRoundEdges(h)}
+	var err error
+	for _, buf := range []**store.Buffer{&b.src, &b.dst} {
+		if *buf, err = st.NewBuffer(); err != nil {
+			b.close()
+			return nil, err
+		}
+		f := (*buf).Floats()
+		for k := 0; k < int(rows)*h.Dim; k++ {
+			f[k] = 0.1 * (2*rng.Float32() - 1)
+		}
+	}
+	deg := make([]int32, 2*rows)
+	for k := range deg {
+		deg[k] = int32(1 + rng.IntN(20))
+	}
+	es := make([]store.Edge, b.perRound)
+	for k := range es {
+		es[k] = store.Edge{Src: int32(rng.Int64N(rows)), Rel: int32(rng.IntN(10)), Dst: int32(rows + rng.Int64N(rows))}
+	}
+	b.buckets = []benchBucket{{si: 0, di: 1, edges: es}}
+	b.eng = cpu.New(h, st, deg, 1)
+	b.on = fmt.Sprintf("synthetic buckets (uniform endpoints over partitions of %d rows)", rows)
+	return b, nil
+}
+
+func (b *computeBench) close() {
+	if b.src != nil {
+		b.src.Free()
+	}
+	if b.dst != nil && b.dst != b.src {
+		b.dst.Free()
+	}
+	b.src, b.dst = nil, nil
+}
+
+// buffers are the partition buffers a bucket trains on.
+func (b *computeBench) buffers(k benchBucket) (*store.Buffer, *store.Buffer) {
+	if k.si == b.si {
+		return b.src, b.dst
+	}
+	return b.dst, b.src
+}
+
+// round trains buckets (cycling through the bench's) until at least
+// perRound edges are done and returns the round's rate as the realrun
+// model reads it: the model's time for those buckets at 1 edge/s over
+// the measured time.
+func (b *computeBench) round() (rate, sec float64, edges int64, err error) {
+	var model float64
+	start := time.Now()
+	for edges < b.perRound {
+		k := b.buckets[b.next%len(b.buckets)]
+		b.next++
+		es := append([]store.Edge(nil), k.edges...) // the engine shuffles its bucket
+		src, dst := b.buffers(k)
+		if _, err := b.eng.TrainBucket(es, k.si, src, k.di, dst, b.rng); err != nil {
+			return 0, 0, 0, err
+		}
+		edges += int64(len(es))
+		model += unitBucketTime(b.h, int64(len(es)))
+	}
+	sec = time.Since(start).Seconds()
+	return model / sec, sec, edges, nil
+}
+
+// unitBucketTime is the realrun model's time for a bucket of edges at
+// shape h with an engine of 1 edge/s (sim.CPUBucketTime): the rate the
+// model needs to match a measured time is this over that time.
+func unitBucketTime(h realrun.Hyper, edges int64) float64 {
+	var prof devices.Profile
+	prof.CPU.Workers = max(h.Workers, 1)
+	unit := devices.TrainCost{Edges: 1}
+	prof.CPU.Train = devices.CPUTrain{Dot: unit, DistMult: unit, ComplEx: unit}
+	t := workload.Training{Model: workload.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, ChunkSize: h.ChunkSize}
+	return sim.CPUBucketTime(prof, t, edges)
+}
+
+// measure warms up with one round and times rounds more: the median
+// round's rate with the slowest and fastest beside it.
+func (b *computeBench) measure(rounds int) (ComputeRate, error) {
+	r := ComputeRate{On: b.on}
+	var rates []float64
+	for k := 0; k <= rounds; k++ {
+		rate, sec, edges, err := b.round()
+		if err != nil {
+			return r, err
+		}
+		if k == 0 {
+			continue // the first round warms up
+		}
+		rates = append(rates, rate)
+		r.Seconds += sec
+		r.TrainedEdges += edges
+	}
+	sort.Float64s(rates)
+	r.Rounds = len(rates)
+	r.Edges, r.Low, r.High = rates[len(rates)/2], rates[0], rates[len(rates)-1]
+	return r, nil
+}
+
+// ComputeRounds are the timed rounds of a compute calibration (after one
+// that warms up): a passing slow spell of a shared machine does not
+// decide the median, and their range is the rate's measured spread.
+const ComputeRounds = 7
+
+// MeasureCompute measures the CPU engine's rate at shape h on st's own
+// data (graphBench) when st is a work directory holding its buckets and
+// partitions, else on synthetic partitions of st.M.Rows rows
+// (syntheticBench).
+func MeasureCompute(st *store.Store, h realrun.Hyper, rounds int) (ComputeRate, error) {
+	b, err := newBench(st, h)
+	if err != nil {
+		return ComputeRate{}, err
+	}
+	defer b.close()
+	return b.measure(rounds)
+}
+
+// newBench is graphBench on a work directory, else syntheticBench.
+func newBench(st *store.Store, h realrun.Hyper) (*computeBench, error) {
+	if st.Dir != "" && store.IsWorkdir(st.Dir) && len(st.M.Buckets) == st.M.P {
+		return graphBench(st, h, st.M.Seed)
+	}
+	return syntheticBench(h, st.M.Rows)
+}

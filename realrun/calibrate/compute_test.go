@@ -1,0 +1,86 @@
+package calibrate
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/realrun/workdir"
+	"github.com/tierflow/tierflow/workload"
+)
+
+func smallHyper() realrun.Hyper {
+	return realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16, Batch: 500, Negatives: 10}, Workers: 2, LR: 0.1}
+}
+
+// TestMeasureComputeOnTheGraph: a work directory's own buckets and
+// partitions are what the engine trains; without one, synthetic buckets.
+func TestMeasureComputeOnTheGraph(t *testing.T) {
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.002, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
+	require.NoError(t, err)
+	h := smallHyper()
+	tests := []struct {
+		name string
+		st   *store.Store
+		on   string
+	}{
+		{"graph", st, "the graph's own buckets"},
+		{"synthetic", &store.Store{M: store.Manifest{P: 4, Rows: st.M.Rows}}, "synthetic buckets"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := MeasureCompute(tt.st, h, 3)
+			require.NoError(t, err)
+			assert.Contains(t, r.On, tt.on)
+			assert.Equal(t, 3, r.Rounds)
+			assert.Positive(t, r.Low)
+			assert.LessOrEqual(t, r.Low, r.Edges)
+			assert.LessOrEqual(t, r.Edges, r.High)
+			assert.GreaterOrEqual(t, r.TrainedEdges, 3*perRoundEdges(h))
+			assert.Positive(t, r.Seconds)
+		})
+	}
+}
+
+// TestGraphBenchPair: the bench trains an off-diagonal pair of the
+// graph's buckets, in both directions, on the partitions they join; with
+// p = 1 the one bucket.
+func TestGraphBenchPair(t *testing.T) {
+	for _, p := range []int{1, 3} {
+		st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.001, Seed: 1, P: p, Dim: 8, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
+		require.NoError(t, err)
+		b, err := graphBench(st, smallHyper(), 7)
+		require.NoError(t, err)
+		if p == 1 {
+			assert.Equal(t, 0, b.si)
+			assert.Equal(t, 0, b.di)
+			assert.Len(t, b.buckets, 1)
+		} else {
+			assert.NotEqual(t, b.si, b.di)
+			require.Len(t, b.buckets, 2)
+			s, d := b.buffers(b.buckets[1])
+			assert.Same(t, b.dst, s, "bucket (j,i) reads its sources from partition j")
+			assert.Same(t, b.src, d)
+			for _, k := range b.buckets {
+				want, err := st.ReadBucket(k.si, k.di)
+				require.NoError(t, err)
+				assert.Equal(t, want, k.edges)
+			}
+		}
+		b.close()
+	}
+}
+
+// TestUnitBucketTime: the model's time at 1 edge/s is linear in the
+// bucket for whole rounds of batches and charges a short last round in
+// full.
+func TestUnitBucketTime(t *testing.T) {
+	h := smallHyper()
+	round := int64(h.Batch * h.Workers)
+	assert.InDelta(t, float64(10*round), unitBucketTime(h, 10*round), 1e-6)
+	assert.Greater(t, unitBucketTime(h, 10*round+1), float64(10*round+1), "a lone last batch costs a worker's whole turn")
+}
