@@ -140,7 +140,11 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	if cal.GPU != nil {
 		gpu = fmt.Sprintf("pcie and gpu from %s: pinned copies of partition size and the CUDA engine at %s.\n", cal.GPU.Name, cal.GPU.Shape)
 	}
-	header := []byte("# Measured by `realrun calibrate`: disk figures from O_DIRECT transfers of\n# partition-sized scratch files; cpu.train from the CPU engine on synthetic\n# in-memory partitions at the training shape cpu.train_shape (valid for\n# that shape: realrun --compare-sim --device says when a run differs).\n# " + gpu)
+	engine := "\n# cpu.train: not measured (--engine cuda).\n"
+	if c := cal.Compute; c != nil {
+		engine = fmt.Sprintf("\n# cpu.train from the CPU engine at the training shape cpu.train_shape (valid\n# for that shape: realrun --compare-sim --device says when a run differs),\n# trained on %s.\n", c.On)
+	}
+	header := []byte("# Measured by `realrun calibrate`: disk figures from O_DIRECT transfers of\n# partition-sized scratch files; " + engine + "# " + gpu)
 	if err := atomicfile.Write(*out, func(w io.Writer) error {
 		if _, err := w.Write(header); err != nil {
 			return err
@@ -176,6 +180,9 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 	if held := validate.HeldBy(p.Disk); held != "" {
 		t.Rows = append(t.Rows, []string{"kernel limit (disk figures above: outside it)", held})
 	}
+	if cal.Files > 0 {
+		t.Rows = append(t.Rows, []string{"disk measured with", fmt.Sprintf("%d files of %.1f MB each way, 3 passes of each kind (median), %.1f s", cal.Files, float64(cal.FileBytes)/1e6, cal.Took.Disk)})
+	}
 	if g := cal.GPU; g != nil {
 		t.Rows = append(t.Rows, []string{"GPU " + g.Name, fmt.Sprintf("H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at %s", g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.Shape)})
 	}
@@ -187,6 +194,15 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 			[]string{"train " + s.Model, fmt.Sprintf("%.0fk edges/s", float64(tc.Edges)/1e3)},
 			[]string{"score arithmetic", validate.FLOPSNote(cal)},
 			[]string{"interference", fmt.Sprintf("training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs", 100*itf.Compute, 100*itf.IO)})
+		if c := cal.Compute; c != nil {
+			t.Rows = append(t.Rows,
+				[]string{"engine trained on", c.On},
+				[]string{"engine measured with", fmt.Sprintf("%d rounds after one to warm up, %d edges, %.1f s: %.0fk–%.0fk edges/s (median %.0fk)", c.Rounds, c.TrainedEdges, c.Seconds, c.Low/1e3, c.High/1e3, c.Edges/1e3)},
+				[]string{"interference measured for", fmt.Sprintf("%.1f s", cal.Took.Interference)})
+		}
+	}
+	if cal.Took.Total > 0 {
+		t.Rows = append(t.Rows, []string{"calibration took", fmt.Sprintf("%.1f s", cal.Took.Total)})
 	}
 	return t
 }

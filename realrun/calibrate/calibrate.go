@@ -63,6 +63,22 @@ type Calibration struct {
 	// profile's pcie and gpu; nil when there is none, NoGPU says why.
 	GPU   *GPUCalibration `json:"gpu,omitempty"`
 	NoGPU string          `json:"no_gpu,omitempty"`
+	// FileBytes and Files are the disk measurement's scratch files: each
+	// pass moves Files files of FileBytes in each direction.
+	FileBytes int64 `json:"file_bytes"`
+	Files     int   `json:"files"`
+	// Took is how long each part of the calibration ran.
+	Took Took `json:"took_seconds"`
+}
+
+// Took is how long each part of a calibration ran, in seconds (0: not
+// measured).
+type Took struct {
+	Disk         float64 `json:"disk"`
+	Compute      float64 `json:"compute"`
+	Interference float64 `json:"interference"`
+	GPU          float64 `json:"gpu"`
+	Total        float64 `json:"total"`
 }
 
 // CalibrateOptions size the measurements.
@@ -89,9 +105,12 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 	if opt.Files < 2 {
 		opt.Files = 4
 	}
+	t0 := time.Now()
+	cal.FileBytes, cal.Files = opt.FileBytes, opt.Files
 	if err := calibrateDisk(&cal, opt); err != nil {
 		return cal, err
 	}
+	cal.Took.Disk = time.Since(t0).Seconds()
 	cal.CopyBW = measureCopy()
 	mem := memTotal()
 	cal.Profile = devices.Profile{

@@ -33,10 +33,12 @@ func ShapeProfile(st *store.Store, h realrun.Hyper, scratchDir string) (Calibrat
 // shapeProfile is ShapeProfile with the disk measured with transfers of
 // fileBytes.
 func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes int64) (Calibration, error) {
+	t0 := time.Now()
 	cal, pass, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, fileBytes)
 	if err != nil {
 		return cal, err
 	}
+	t1 := time.Now()
 	b, err := newBench(st, h)
 	if err != nil {
 		return cal, err
@@ -47,6 +49,7 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 		return cal, err
 	}
 	cal.Compute = &rate
+	cal.Took.Compute = time.Since(t1).Seconds()
 	tc := rate.TrainCost()
 	t := &cal.Profile.CPU.Train
 	t.Dot, t.DistMult, t.ComplEx = tc, tc, tc
@@ -56,9 +59,12 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 	cal.FMACores = max(1, min(h.Workers, runtime.NumCPU()))
 	cal.FMAPeak = fmaPeak(cal.FMACores)
 	window := time.Duration(float64(pass) / 256e6 * float64(time.Second)) // ~2 s for 512 MB
+	t2 := time.Now()
 	if cal.Profile.CPU.Interference, err = measureInterference(scratchDir, st.M.PartitionBytes, b, rate.Edges, min(max(window, 300*time.Millisecond), 2*time.Second)); err != nil {
 		return cal, err
 	}
+	cal.Took.Interference = time.Since(t2).Seconds()
+	cal.Took.Total = time.Since(t0).Seconds()
 	return cal, cal.Profile.Validate()
 }
 
@@ -81,6 +87,7 @@ func ShapeOf(h realrun.Hyper, rows int64) devices.TrainShape {
 func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string, gpuOnly bool, fileBytes int64) (Calibration, error) {
 	var cal Calibration
 	var err error
+	start := time.Now()
 	if fileBytes <= 0 {
 		fileBytes = st.M.PartitionBytes
 	}
@@ -104,7 +111,10 @@ func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string, gpuOnly bo
 	case "complex":
 		p.CPU.Train.ComplEx = tc
 	}
+	t0 := time.Now()
 	gc, err := CalibrateGPU(st.M.PartitionBytes, h, st.M.Rows, st.M.MeanBucket())
+	cal.Took.GPU = time.Since(t0).Seconds()
+	cal.Took.Total = time.Since(start).Seconds()
 	var na *realrun.EngineUnavailable
 	switch {
 	case errors.As(err, &na) && gpuOnly:
