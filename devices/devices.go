@@ -31,6 +31,9 @@ type Profile struct {
 	// Network joins several such machines (PyTorch-BigGraph's distributed
 	// mode); zero: a machine on its own.
 	Network Network `yaml:"network,omitempty" json:"network,omitzero"`
+	// Spread is the measured range of some of these rates over repeated
+	// measurements (zero: none; a prediction is then one number).
+	Spread Spread `yaml:"spread,omitempty" json:"spread,omitzero"`
 }
 
 // Network is the interconnect between machines of one profile and the
@@ -323,6 +326,9 @@ func (p *Profile) UnmarshalYAML(n *yaml.Node) error {
 // decodeValue decodes n into v; path is v's field path ("" for the root).
 func decodeValue(n *yaml.Node, v reflect.Value, path string) error {
 	n = deref(n)
+	if s, ok := v.Addr().Interface().(*Spread); ok {
+		return decodeSpread(n, s, path)
+	}
 	if v.Kind() == reflect.Struct {
 		return decodeStruct(n, v, path)
 	}
@@ -444,9 +450,10 @@ func oneLine(s string) string {
 
 // Validate checks that p describes a usable machine: a name, a disk, at
 // least one CPU worker with memory and rates, and — when there is a GPU —
-// its memory, compute and PCIe link. Values are finite and non-negative and
-// an SSD-to-GPU path has both directions or neither. The error names the
-// first offending field.
+// its memory, compute and PCIe link. Values are finite and non-negative,
+// an SSD-to-GPU path has both directions or neither, and a spread's
+// ranges are of known rates the profile sets and hold their values. The
+// error names the first offending field.
 func (p Profile) Validate() error {
 	if strings.TrimSpace(p.Name) == "" {
 		return errors.New("missing required field name")
@@ -488,6 +495,7 @@ func (p Profile) Validate() error {
 		checkDuration("network.latency", p.Network.Latency),
 		checkFloat("network.shared_fs", p.Network.SharedFS, "bandwidth", when(p.Network.Bandwidth > 0, "needed when network.bandwidth > 0")),
 		checkDuration("network.sync_interval", p.Network.SyncInterval),
+		checkSpread(p),
 	}
 	for _, err := range checks {
 		if err != nil {

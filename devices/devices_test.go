@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -435,7 +436,7 @@ func TestParseBad(t *testing.T) {
 		{"null document", "~\n", "empty profile"},
 		{"not YAML", "name: [unclosed\n", "not valid YAML"},
 		{"tab indentation", "name: x\ndisk:\n\tread: 1\n", "not valid YAML"},
-		{"list instead of map", "- name: tiny\n- disk: {}\n", "want a mapping of profile fields (name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network), got a list"},
+		{"list instead of map", "- name: tiny\n- disk: {}\n", "want a mapping of profile fields (name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network, spread), got a list"},
 		{"two documents", minimal + "---\n" + minimal, "more than one YAML document"},
 		{"multi-line value", strings.Replace(minimal, "read: 400 MB/s", "read: \"400 MB/s\\nmore\"", 1), `disk.read: unknown unit "MB/s\nmore" in "400 MB/s\nmore"`},
 	}
@@ -514,7 +515,7 @@ func TestLoadAndResolve(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(minimal+"colour: red\n"), 0o644))
 	_, err = Resolve(bad)
 	require.Error(t, err)
-	assert.Equal(t, bad+": colour: unknown field (a profile has name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network)", err.Error())
+	assert.Equal(t, bad+": colour: unknown field (a profile has name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network, spread)", err.Error())
 
 	_, err = Load(dir)
 	assert.Error(t, err)
@@ -530,6 +531,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("name: x\ndisk: {read: 1e-300 B/s, write: 1.5e300 TB/s}\ncpu: {workers: 1, memory: 1 B, batch_edges: 5e-324 edges/s, gather_bandwidth: 9.99 PiB/s}\n"))
 	f.Add([]byte("- a\n- b\n"))
 	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte(minimal + spreadYAML))
+	f.Add([]byte(minimal + "spread: {disk.read: [1 GB/s]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse(data, "fuzz")
 		if err != nil {
@@ -550,7 +553,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("YAML output does not parse: %v\n%s", err, y)
 		}
-		if back != p {
+		if !reflect.DeepEqual(back, p) {
 			t.Fatalf("round trip changed the profile:\n%+v\n%+v\n%s", p, back, y)
 		}
 	})
