@@ -58,9 +58,13 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 	cal.Profile.CPU.BatchEdges = tc.Edges
 	cal.FMACores = max(1, min(h.Workers, runtime.NumCPU()))
 	cal.FMAPeak = fmaPeak(cal.FMACores)
-	window := time.Duration(float64(pass) / 256e6 * float64(time.Second)) // ~2 s for 512 MB
+	// ~2 s for 512 MB; at least six partition transfers at 1 GB/s, so
+	// that the stream's rate, counted in whole files, is not quantised
+	// away at partitions of a gigabyte.
+	window := time.Duration(float64(pass) / 256e6 * float64(time.Second))
+	window = max(min(max(window, 300*time.Millisecond), 2*time.Second), time.Duration(6*float64(st.M.PartitionBytes)/1e9*float64(time.Second)))
 	t2 := time.Now()
-	if cal.Profile.CPU.Interference, err = measureInterference(scratchDir, st.M.PartitionBytes, b, rate.Edges, min(max(window, 300*time.Millisecond), 2*time.Second)); err != nil {
+	if cal.Profile.CPU.Interference, err = measureInterference(scratchDir, st.M.PartitionBytes, b, rate.Edges, window); err != nil {
 		return cal, err
 	}
 	cal.Took.Interference = time.Since(t2).Seconds()

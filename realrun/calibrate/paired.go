@@ -1,0 +1,143 @@
+package calibrate
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// PairedDisk is the disk measured the way the buffer manager drives it
+// in a swap: the writer writes an evicted partition (checksumming it
+// first) while the loader reads the next one into the spare buffer
+// (verifying it after), and the next pair starts only when both are done
+// — the loader waits for the writer to hand the spare buffer back. Pairs
+// run back to back for PairedSeconds at least, so that a device that
+// bursts shows its rate after the burst too.
+type PairedDisk struct {
+	// ReadBW and WriteBW are the rates each direction moved while the
+	// other was in flight, over the pairs of the steady part (the second
+	// half of the run): the simulator's shared disk fitted to the
+	// engine's own pattern (outside the overlap each side is taken to
+	// move at its rate alone).
+	ReadBW  float64 `json:"read_bytes_per_s"`
+	WriteBW float64 `json:"write_bytes_per_s"`
+	// Pairs, Seconds and Bytes are what was measured: pairs of
+	// partition-sized transfers, their time, and the bytes both
+	// directions moved.
+	Pairs   int     `json:"pairs"`
+	Seconds float64 `json:"seconds"`
+	Bytes   int64   `json:"bytes"`
+	// FirstRate is the pairs' rate (bytes both ways over time) over the
+	// first BurstWindow, SteadyRate over the second half; Burst is true
+	// when the first is more than BurstRatio times the steady one (a
+	// cloud volume's burst allowance, a write-back cache filling).
+	FirstRate  float64 `json:"first_bytes_per_s"`
+	SteadyRate float64 `json:"steady_bytes_per_s"`
+	Burst      bool    `json:"burst"`
+}
+
+// PairedSeconds is the least a paired measurement runs; BurstWindow its
+// first stretch, read against the steady second half; BurstRatio how
+// much faster that stretch must be to count as a burst.
+const (
+	PairedSeconds = 8.0
+	BurstWindow   = 2.0
+	BurstRatio    = 1.25
+)
+
+// pairTimes are one pair's transfers, in seconds since the run began:
+// the read's and the write's start and end (checksums excluded).
+type pairTimes struct{ rs, re, ws, we float64 }
+
+// paired runs read+write pairs over the bench's files, cycling, for
+// PairedSeconds and at least 2·n pairs, and fits them (fitPaired) with
+// the rates alone measured before.
+func (b *diskBench) paired(cal *Calibration) error {
+	var pairs []pairTimes
+	start := time.Now()
+	since := func() float64 { return time.Since(start).Seconds() }
+	for k := 0; since() < PairedSeconds || k < 2*b.n; k++ {
+		var p pairTimes
+		var werr error
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // the writer: checksum, then write
+			defer wg.Done()
+			store.Checksum(b.other.Bytes())
+			p.ws = since()
+			_, werr = b.st.WritePartition(b.n+k%b.n, b.other)
+			p.we = since()
+		}()
+		p.rs = since()
+		_, rerr := b.st.ReadPartition(k%b.n, b.buf)
+		p.re = since()
+		store.Checksum(b.buf.Bytes()) // the loader verifies what it read
+		wg.Wait()
+		if err := errors.Join(rerr, werr); err != nil {
+			return err
+		}
+		pairs = append(pairs, p)
+	}
+	pd := fitPaired(pairs, float64(b.size), cal.ReadBW, cal.WriteBW)
+	cal.Paired = &pd
+	return nil
+}
+
+// fitPaired fits the shared disk to pairs of size-byte transfers: over
+// the steady half, each direction's bytes while the other ran (its bytes
+// less what it moved alone, at its rate alone, outside the overlap) over
+// the overlap time; and the first and steady rates of the whole.
+func fitPaired(pairs []pairTimes, size, readAlone, writeAlone float64) PairedDisk {
+	pd := PairedDisk{Pairs: len(pairs), Bytes: int64(2 * size * float64(len(pairs)))}
+	if len(pairs) == 0 {
+		return pd
+	}
+	end := func(p pairTimes) float64 { return math.Max(p.re, p.we) }
+	pd.Seconds = end(pairs[len(pairs)-1])
+	rate := func(ps []pairTimes, from float64) float64 {
+		if len(ps) == 0 {
+			return 0
+		}
+		if t := end(ps[len(ps)-1]) - from; t > 0 {
+			return 2 * size * float64(len(ps)) / t
+		}
+		return 0
+	}
+	var first []pairTimes
+	for _, p := range pairs {
+		if end(p) <= BurstWindow || len(first) == 0 {
+			first = append(first, p)
+		}
+	}
+	half := len(pairs) / 2
+	steady := pairs[half:]
+	from := 0.0
+	if half > 0 {
+		from = end(pairs[half-1])
+	}
+	pd.FirstRate, pd.SteadyRate = rate(first, 0), rate(steady, from)
+	pd.Burst = pd.SteadyRate > 0 && pd.FirstRate > BurstRatio*pd.SteadyRate
+	var over, rb, wb float64
+	for _, p := range steady {
+		o := math.Min(p.re, p.we) - math.Max(p.rs, p.ws)
+		if o <= 0 {
+			continue
+		}
+		inOverlap := func(d, alone float64) float64 {
+			if alone <= 0 {
+				return size
+			}
+			return math.Max(size-alone*math.Max(d-o, 0), 0)
+		}
+		over += o
+		rb += inOverlap(p.re-p.rs, readAlone)
+		wb += inOverlap(p.we-p.ws, writeAlone)
+	}
+	if over > 0 {
+		pd.ReadBW, pd.WriteBW = rb/over, wb/over
+	}
+	return pd
+}
