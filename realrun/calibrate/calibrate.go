@@ -38,9 +38,9 @@ type Calibration struct {
 	// swap (PairedDisk): the profile's sharing of the device comes from
 	// it when measured; the independent streams above stay for
 	// comparison.
-	Paired *PairedDisk `json:"paired,omitempty"`
-	LatencySeconds          float64 `json:"-"`
-	CopyBW                  float64 `json:"-"`
+	Paired         *PairedDisk `json:"paired,omitempty"`
+	LatencySeconds float64     `json:"-"`
+	CopyBW         float64     `json:"-"`
 	// ChecksumBW is the CRC-32C rate on partitions just read with
 	// O_DIRECT (cold in the caches, as the loader and writer see them).
 	ChecksumBW float64 `json:"-"`
