@@ -68,12 +68,25 @@ type Calibration struct {
 	// profile's pcie and gpu; nil when there is none, NoGPU says why.
 	GPU   *GPUCalibration `json:"gpu,omitempty"`
 	NoGPU string          `json:"no_gpu,omitempty"`
+	// Samples are the repeated measurements the medians above were taken
+	// from, in bytes/s: they give the profile's spread (SetSpread).
+	Samples DiskSamples `json:"samples"`
 	// FileBytes and Files are the disk measurement's scratch files: each
 	// pass moves Files files of FileBytes in each direction.
 	FileBytes int64 `json:"file_bytes"`
 	Files     int   `json:"files"`
 	// Took is how long each part of the calibration ran.
 	Took Took `json:"took_seconds"`
+}
+
+// DiskSamples are a disk calibration's passes: the rate of each pass of
+// reads alone, writes alone, both at once (the rate both moved while
+// they overlapped) and the checksums of what the reads brought in.
+type DiskSamples struct {
+	Read     []float64 `json:"read"`
+	Write    []float64 `json:"write"`
+	Both     []float64 `json:"both"`
+	Checksum []float64 `json:"checksum"`
 }
 
 // Took is how long each part of a calibration ran, in seconds (0: not
@@ -200,7 +213,10 @@ func MeanDisk(a, b Calibration) Calibration {
 		p.SteadyRate, p.FirstRate = h(a.Paired.SteadyRate, b.Paired.SteadyRate), h(a.Paired.FirstRate, b.Paired.FirstRate)
 		paired = &p
 	}
+	cat := func(x, y []float64) []float64 { return append(append([]float64(nil), x...), y...) }
 	return Calibration{
+		Samples: DiskSamples{Read: cat(a.Samples.Read, b.Samples.Read), Write: cat(a.Samples.Write, b.Samples.Write),
+			Both: cat(a.Samples.Both, b.Samples.Both), Checksum: cat(a.Samples.Checksum, b.Samples.Checksum)},
 		Paired: paired,
 		ReadBW: h(a.ReadBW, b.ReadBW), WriteBW: h(a.WriteBW, b.WriteBW),
 		BothBW: h(a.BothBW, b.BothBW), BothReadBW: h(a.BothReadBW, b.BothReadBW), BothWriteBW: h(a.BothWriteBW, b.BothWriteBW),
@@ -310,23 +326,36 @@ func (b *diskBench) close() {
 // total is the bytes of one pass over n files.
 func (b *diskBench) total() float64 { return float64(b.size) * float64(b.n) }
 
-// median times f three times and returns the median seconds.
-func median(f func() error) (float64, error) {
+// median times f three times and returns the median seconds and all
+// three.
+func median(f func() error) (float64, []float64, error) {
 	var xs []float64
 	for r := 0; r < 3; r++ {
 		t := time.Now()
 		if err := f(); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		xs = append(xs, time.Since(t).Seconds())
 	}
+	all := append([]float64(nil), xs...)
 	sort.Float64s(xs)
-	return xs[1], nil
+	return xs[1], all, nil
+}
+
+// rates are bytes over each of secs.
+func rates(bytes float64, secs []float64) []float64 {
+	out := make([]float64, 0, len(secs))
+	for _, s := range secs {
+		if s > 0 {
+			out = append(out, bytes/s)
+		}
+	}
+	return out
 }
 
 // writes measures writes alone.
 func (b *diskBench) writes(cal *Calibration) error {
-	sec, err := median(func() error {
+	sec, all, err := median(func() error {
 		for i := 0; i < b.n; i++ {
 			if _, err := b.st.WritePartition(i, b.buf); err != nil {
 				return err
@@ -334,15 +363,19 @@ func (b *diskBench) writes(cal *Calibration) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
 	cal.WriteBW = b.total() / sec
-	return err
+	cal.Samples.Write = rates(b.total(), all)
+	return nil
 }
 
 // reads measures reads alone, each followed by a checksum of the buffer
 // it filled (the loader's work); the two are timed apart.
 func (b *diskBench) reads(cal *Calibration) error {
 	var reads, sums []float64
-	if _, err := median(func() error {
+	if _, _, err := median(func() error {
 		var rd, cs time.Duration
 		for i := 0; i < b.n; i++ {
 			t0 := time.Now()
@@ -358,6 +391,7 @@ func (b *diskBench) reads(cal *Calibration) error {
 	}); err != nil {
 		return err
 	}
+	cal.Samples.Read, cal.Samples.Checksum = rates(b.total(), reads), rates(b.total(), sums)
 	sort.Float64s(reads)
 	sort.Float64s(sums)
 	cal.ReadBW = b.total() / reads[len(reads)/2]
@@ -372,7 +406,7 @@ func (b *diskBench) reads(cal *Calibration) error {
 // by the time it had spent on it).
 func (b *diskBench) both(cal *Calibration) error {
 	var overlaps [][2]float64 // read and write bytes/s while both ran, per pass
-	sec, err := median(func() error {
+	sec, _, err := median(func() error {
 		start := time.Now()
 		var rdone, wdone []float64
 		var werr error
@@ -405,6 +439,9 @@ func (b *diskBench) both(cal *Calibration) error {
 		return err
 	}
 	cal.BothBW = 2 * b.total() / sec
+	for _, o := range overlaps {
+		cal.Samples.Both = append(cal.Samples.Both, o[0]+o[1])
+	}
 	sort.Slice(overlaps, func(i, j int) bool { return overlaps[i][0]+overlaps[i][1] < overlaps[j][0]+overlaps[j][1] })
 	cal.BothReadBW, cal.BothWriteBW = overlaps[len(overlaps)/2][0], overlaps[len(overlaps)/2][1]
 	return nil

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
@@ -25,9 +25,11 @@ type ComputeRate struct {
 	// they took, so the last round of batches' imbalance, which the
 	// model adds for every bucket itself, is not counted twice.
 	Edges float64 `json:"edges_per_s"`
-	// Low and High are the slowest and fastest rounds.
-	Low  float64 `json:"low_edges_per_s"`
-	High float64 `json:"high_edges_per_s"`
+	// Low and High are the slowest and fastest rounds; Rates every
+	// round's rate, in the order measured.
+	Low   float64   `json:"low_edges_per_s"`
+	High  float64   `json:"high_edges_per_s"`
+	Rates []float64 `json:"rates"`
 	// Rounds are the timed rounds (one more warmed up untimed), Seconds
 	// the time they took, TrainedEdges the edges they trained.
 	Rounds       int     `json:"rounds"`
@@ -232,23 +234,30 @@ func unitBucketTime(h realrun.Hyper, edges int64) float64 {
 // round's rate with the slowest and fastest beside it.
 func (b *computeBench) measure(rounds int) (ComputeRate, error) {
 	r := ComputeRate{On: b.on}
-	var rates []float64
-	for k := 0; k <= rounds; k++ {
+	if _, _, _, err := b.round(); err != nil { // the first round warms up
+		return r, err
+	}
+	return r, b.more(&r, rounds)
+}
+
+// more times rounds more rounds into r (a later stretch of the same
+// calibration: the spread then spans the time between) and sets its
+// median and extent over all of them.
+func (b *computeBench) more(r *ComputeRate, rounds int) error {
+	for k := 0; k < rounds; k++ {
 		rate, sec, edges, err := b.round()
 		if err != nil {
-			return r, err
+			return err
 		}
-		if k == 0 {
-			continue // the first round warms up
-		}
-		rates = append(rates, rate)
+		r.Rates = append(r.Rates, rate)
 		r.Seconds += sec
 		r.TrainedEdges += edges
 	}
-	sort.Float64s(rates)
-	r.Rounds = len(rates)
-	r.Edges, r.Low, r.High = rates[len(rates)/2], rates[0], rates[len(rates)-1]
-	return r, nil
+	s := slices.Clone(r.Rates)
+	slices.Sort(s)
+	r.Rounds = len(s)
+	r.Edges, r.Low, r.High = s[len(s)/2], s[0], s[len(s)-1]
+	return nil
 }
 
 // ComputeRounds are the timed rounds of a compute calibration (after one

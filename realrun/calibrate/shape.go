@@ -34,22 +34,28 @@ func ShapeProfile(st *store.Store, h realrun.Hyper, scratchDir string) (Calibrat
 // fileBytes.
 func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes int64) (Calibration, error) {
 	t0 := time.Now()
+	b, err := newBench(st, h)
+	if err != nil {
+		return Calibration{}, err
+	}
+	defer b.close()
+	// The engine is timed before the disk and again after it, so that its
+	// spread spans the calibration's minutes, not seconds.
+	rate, err := b.measure(ComputeRounds)
+	if err != nil {
+		return Calibration{}, err
+	}
+	took := time.Since(t0).Seconds()
 	cal, pass, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, fileBytes)
 	if err != nil {
 		return cal, err
 	}
 	t1 := time.Now()
-	b, err := newBench(st, h)
-	if err != nil {
-		return cal, err
-	}
-	defer b.close()
-	rate, err := b.measure(ComputeRounds)
-	if err != nil {
+	if err := b.more(&rate, ComputeRoundsAfter); err != nil {
 		return cal, err
 	}
 	cal.Compute = &rate
-	cal.Took.Compute = time.Since(t1).Seconds()
+	cal.Took.Compute = took + time.Since(t1).Seconds()
 	tc := rate.TrainCost()
 	t := &cal.Profile.CPU.Train
 	t.Dot, t.DistMult, t.ComplEx = tc, tc, tc
@@ -69,8 +75,14 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 	}
 	cal.Took.Interference = time.Since(t2).Seconds()
 	cal.Took.Total = time.Since(t0).Seconds()
+	if err := cal.SetSpread(&cal.Profile); err != nil {
+		return cal, err
+	}
 	return cal, cal.Profile.Validate()
 }
+
+// ComputeRoundsAfter are the engine's rounds timed again after the disk.
+const ComputeRoundsAfter = 3
 
 // ShapeOf is the training shape h trains at on partitions of rows rows,
 // as a profile records it.
@@ -114,6 +126,9 @@ func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string, gpuOnly bo
 		p.CPU.Train.DistMult = tc
 	case "complex":
 		p.CPU.Train.ComplEx = tc
+	}
+	if err := cal.SetSpread(p); err != nil {
+		return cal, err
 	}
 	t0 := time.Now()
 	gc, err := CalibrateGPU(st.M.PartitionBytes, h, st.M.Rows, st.M.MeanBucket())

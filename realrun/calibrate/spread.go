@@ -1,0 +1,75 @@
+package calibrate
+
+import (
+	"slices"
+
+	"github.com/tierflow/tierflow/devices"
+)
+
+// SetSpread records on p the measured spread of the rates c measured
+// (devices.Profile.SetSpread): the disk's read and write rates over their
+// passes (not under a kernel limit, which holds them), its combined rate
+// by the both-at-once passes' extent around their median, the checksum
+// rate, and the CPU engine's edge rate over its rounds — each range
+// widened, where rounding leaves it short, to hold the profile's value.
+// Rates p does not set, or measured fewer than twice, get none.
+func (c Calibration) SetSpread(p *devices.Profile) error {
+	p.ClearSpread()
+	n := 0
+	set := func(key string, value float64, samples []float64) error {
+		if value <= 0 || len(samples) < 2 {
+			return nil
+		}
+		lo, hi := devices.Extent(samples)
+		if err := p.SetSpread(key, min(lo, value), max(hi, value)); err != nil {
+			return err
+		}
+		if n == 0 || len(samples) < n {
+			n = len(samples)
+		}
+		return nil
+	}
+	relative := func(value float64, samples []float64) []float64 {
+		if len(samples) < 2 {
+			return nil
+		}
+		s := slices.Clone(samples)
+		slices.Sort(s)
+		med := s[len(s)/2]
+		if med <= 0 {
+			return nil
+		}
+		return []float64{value * s[0] / med, value * s[len(s)-1] / med}
+	}
+	if c.Limit.Read == 0 && c.Limit.Write == 0 {
+		if err := set("disk.read", float64(p.Disk.Read), c.Samples.Read); err != nil {
+			return err
+		}
+		if err := set("disk.write", float64(p.Disk.Write), c.Samples.Write); err != nil {
+			return err
+		}
+		if d := p.Disk; d.Combined > 0 {
+			r := relative(float64(d.Combined), c.Samples.Both)
+			if len(r) == 2 { // held within [max(read, write), read + write] at the extremes by Extremes
+				if err := set("disk.combined", float64(d.Combined), r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := set("cpu.checksum", float64(p.CPU.Checksum), c.Samples.Checksum); err != nil {
+		return err
+	}
+	if c.Compute != nil {
+		for key, tc := range map[string]devices.TrainCost{"cpu.train.dot.edges": p.CPU.Train.Dot, "cpu.train.distmult.edges": p.CPU.Train.DistMult, "cpu.train.complex.edges": p.CPU.Train.ComplEx} {
+			if err := set(key, float64(tc.Edges), c.Compute.Rates); err != nil {
+				return err
+			}
+		}
+		if err := set("cpu.batch_edges", float64(p.CPU.BatchEdges), c.Compute.Rates); err != nil {
+			return err
+		}
+	}
+	p.Spread.Samples = n
+	return nil
+}
