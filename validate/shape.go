@@ -56,7 +56,9 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string, log 
 			st = built
 		case cfg.Spec.Edges == "" && !store.IsWorkdir(cfg.Spec.Workdir):
 			fmt.Fprintf(log, "building the run's work directory %s, to measure the engine on the graph's own buckets (the run reuses it)…\n", cfg.Spec.Workdir)
-			if st, err = workdir.Prepare(cfg.Spec); err != nil {
+			spec := cfg.Spec
+			spec.Copies = 1 // the initial partitions; the run checks its own checkpoints' room
+			if st, err = workdir.Prepare(spec); err != nil {
 				return calibrate.Calibration{}, err
 			}
 		default:

@@ -106,6 +106,9 @@ type CalibrateOptions struct {
 	Files     int
 	Workers   int
 	Name      string
+	// Paired is the least time the paired measurement runs (0:
+	// PairedSeconds).
+	Paired time.Duration
 }
 
 // Calibrate measures this machine's disk, memory copy and checksum rate
@@ -289,10 +292,15 @@ type diskBench struct {
 	rng        *rand.Rand
 	n          int
 	size       int64
+	// pairedSeconds is the least the paired measurement runs.
+	pairedSeconds float64
 }
 
 func newDiskBench(dir string, opt CalibrateOptions) (*diskBench, error) {
-	b := &diskBench{st: &store.Store{Dir: dir, M: store.Manifest{PartitionBytes: opt.FileBytes}}, rng: rand.New(rand.NewPCG(1, 2)), n: opt.Files, size: opt.FileBytes}
+	b := &diskBench{st: &store.Store{Dir: dir, M: store.Manifest{PartitionBytes: opt.FileBytes}}, rng: rand.New(rand.NewPCG(1, 2)), n: opt.Files, size: opt.FileBytes, pairedSeconds: PairedSeconds}
+	if opt.Paired > 0 {
+		b.pairedSeconds = opt.Paired.Seconds()
+	}
 	if err := os.Mkdir(filepath.Join(dir, "partitions"), 0o755); err != nil {
 		return nil, err
 	}

@@ -52,13 +52,14 @@ const (
 type pairTimes struct{ rs, re, ws, we float64 }
 
 // paired runs read+write pairs over the bench's files, cycling, for
-// PairedSeconds and at least 2·n pairs, and reads the shared disk off
+// b.pairedSeconds (PairedSeconds unless asked otherwise) and at least
+// 2·n pairs, and reads the shared disk off
 // them (fitPaired).
 func (b *diskBench) paired(cal *Calibration) error {
 	var pairs []pairTimes
 	start := time.Now()
 	since := func() float64 { return time.Since(start).Seconds() }
-	for k := 0; since() < PairedSeconds || k < 2*b.n; k++ {
+	for k := 0; since() < b.pairedSeconds || k < 2*b.n; k++ {
 		var p pairTimes
 		var werr error
 		var wg sync.WaitGroup

@@ -46,7 +46,7 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 		return Calibration{}, err
 	}
 	took := time.Since(t0).Seconds()
-	cal, pass, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, fileBytes)
+	cal, pass, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, fileBytes, 0)
 	if err != nil {
 		return cal, err
 	}
@@ -108,7 +108,7 @@ func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string, gpuOnly bo
 		fileBytes = st.M.PartitionBytes
 	}
 	if gpuOnly {
-		cal, _, err = calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, fileBytes)
+		cal, _, err = calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, fileBytes, 0)
 	} else {
 		cal, err = shapeProfile(st, h, scratchDir, fileBytes)
 	}
@@ -196,10 +196,10 @@ func fmaPeak(cores int) float64 {
 // st's partition size, pass bytes per measurement (at most a few epochs'
 // worth of st's partitions), and the checksum rate. It returns the bytes
 // of one pass.
-func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass, fileBytes int64) (Calibration, int64, error) {
+func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass, fileBytes int64, paired time.Duration) (Calibration, int64, error) {
 	pass = min(pass, 4*int64(st.M.P)*fileBytes)
 	files := int(max(8, (pass+fileBytes-1)/max(fileBytes, 1)))
-	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: fileBytes, Files: files, Name: "this-machine", Workers: h.Workers})
+	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: fileBytes, Files: files, Name: "this-machine", Workers: h.Workers, Paired: paired})
 	return cal, pass, err
 }
 
@@ -209,10 +209,15 @@ func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass,
 // disk-bracket experiment calibrates with passes of this size too.
 const ShapeDiskBytes = 512 << 20
 
+// AroundPaired is the least time the paired measurement runs when the
+// disk is measured just before and after a run (Disk): twice a run, the
+// calibration's PairedSeconds would cost more than many runs.
+const AroundPaired = time.Second
+
 // Disk measures the disk holding scratchDir with transfers of st's
 // partition size, as ShapeProfile does, and the checksum rate: what a
 // comparison measures just before and just after each run.
 func Disk(st *store.Store, h realrun.Hyper, scratchDir string) (Calibration, error) {
-	cal, _, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, st.M.PartitionBytes)
+	cal, _, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, st.M.PartitionBytes, AroundPaired)
 	return cal, err
 }
