@@ -61,3 +61,32 @@ func ExampleGraph() {
 	// Output:
 	// my-graph: 1000000 nodes, 5000000 train edges, partition 32000000 bytes, 100 batches
 }
+
+// On a device whose rates carry their measured spread, an epoch is
+// predicted as its median and the range the spread allows.
+func ExampleRunRange() {
+	sc, _, err := sim.Request{System: "marius", Device: "p3.2xlarge", Dataset: "freebase86m", Dim: 100,
+		P: 32, C: 8, Orderings: "beta"}.Assemble()
+	if err != nil {
+		panic(err)
+	}
+	sc.Ordering = "beta"
+	// The disk measured between 340 and 440 MB/s each way, 440 to 560
+	// MB/s both at once.
+	for key, r := range map[string][2]float64{"disk.read": {340e6, 440e6}, "disk.write": {340e6, 440e6}, "disk.combined": {440e6, 560e6}} {
+		if err := sc.Profile.SetSpread(key, r[0], r[1]); err != nil {
+			panic(err)
+		}
+	}
+	cfg, err := sc.Config()
+	if err != nil {
+		panic(err)
+	}
+	rep, r, err := sim.RunRange(cfg)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("epoch %s min\n", r.Text(rep.EpochSeconds, 60, 1))
+	// Output:
+	// epoch 12.9 (11.6–14.7) min
+}

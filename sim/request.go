@@ -205,6 +205,12 @@ func (q Request) Assemble() (Scenario, []string, error) {
 type Result struct {
 	report.Report
 	SwapsOverLowerBound float64 `json:"swaps_over_lower_bound"`
+	// EpochRange is the epoch's range over the device's measured spread
+	// (RunRange) and Place the ordering's place among the orderings by
+	// epoch with what the spread allows of it (Rank); both absent when the
+	// device has no spread.
+	EpochRange
+	Place
 }
 
 // Prediction is a scenario simulated for a list of orderings: what
@@ -269,11 +275,11 @@ func Predict(sc Scenario, names []string) (Prediction, error) {
 		if err != nil {
 			return out, &inputerr.Error{Err: err}
 		}
-		rep, err := Run(cfg)
+		rep, rng, err := RunRange(cfg)
 		if err != nil {
 			return out, &inputerr.Error{Err: err}
 		}
-		res := Result{Report: rep, SwapsOverLowerBound: 1}
+		res := Result{Report: rep, SwapsOverLowerBound: 1, EpochRange: rng}
 		if out.LowerBoundSwaps > 0 {
 			res.SwapsOverLowerBound = float64(rep.Swaps) / float64(out.LowerBoundSwaps)
 		}
@@ -283,7 +289,22 @@ func Predict(sc Scenario, names []string) (Prediction, error) {
 		out.Results = append(out.Results, res)
 		out.Plans = append(out.Plans, cfg.Plan)
 	}
+	if sc.Profile.HasSpread() {
+		entries := make([]Ranked, len(out.Results))
+		for i, r := range out.Results {
+			entries[i] = Ranked{Median: r.EpochSeconds, Range: r.EpochRange}
+		}
+		for i, p := range Rank(entries) {
+			out.Results[i].Place = p
+		}
+	}
 	return out, nil
+}
+
+// HasSpread reports whether the prediction's device had a measured spread
+// (every result then has an epoch range and a place).
+func (o Prediction) HasSpread() bool {
+	return len(o.Results) > 0 && o.Results[0].EpochRange.Has()
 }
 
 // Predict assembles the request and simulates it (see Predict).

@@ -61,6 +61,15 @@ type Row struct {
 	// row that does not fit; OverBest is its epoch over the fastest's.
 	Rank     int     `json:"rank"`
 	OverBest float64 `json:"over_best"`
+	// EpochRange is the epoch's range over the device's measured spread
+	// (sim.RunRange; absent without one). RankBest and RankWorst are the
+	// places among the fitting rows its range allows, and WithinSpread
+	// says that the spread can swap it with the row ranked just above
+	// (sim.Place); all absent when no device has a spread.
+	sim.EpochRange
+	RankBest     int  `json:"rank_best,omitempty"`
+	RankWorst    int  `json:"rank_worst,omitempty"`
+	WithinSpread bool `json:"within_spread_of_above,omitempty"`
 }
 
 // Skipped is an ordering that is not defined at one (p, c).
@@ -230,6 +239,7 @@ func plan(base sim.Request, g Grid, cs []int, sys sim.System, out *Output) ([]jo
 func simulate(jobs []job, out *Output) error {
 	type result struct {
 		rep       report.Report
+		rng       sim.EpochRange
 		batchFits bool
 		skipped   *orderings.Skipped
 		err       error
@@ -257,7 +267,7 @@ func simulate(jobs []job, out *Output) error {
 					cfg.TimelineSlices = 1
 					mp, merr := cfg.Micro()
 					res[i].batchFits = merr == nil && mp.Fits()
-					res[i].rep, err = sim.Run(cfg)
+					res[i].rep, res[i].rng, err = sim.RunRange(cfg)
 				}
 				res[i].err = err
 			}
@@ -288,13 +298,15 @@ func simulate(jobs []job, out *Output) error {
 			MemoryBytes: j.fits.Limit, Memory: j.fits.Where, BatchFits: r.batchFits,
 			Fits:       j.fits.FitsIn(out.MemoryShare) && r.batchFits,
 			LowerBound: j.lb, IOBytes: r.rep.ReadBytes + r.rep.WriteBytes,
+			EpochRange: r.rng,
 		})
 	}
 	return nil
 }
 
 // rank puts fitting rows first, each group fastest first (ties keep sweep
-// order), and numbers the fitting ones.
+// order), and numbers the fitting ones; where a device has a spread, it
+// places them with what the spread allows (sim.Rank).
 func rank(out *Output) {
 	slices.SortStableFunc(out.Rows, func(a, b Row) int {
 		if a.Fits != b.Fits {
@@ -320,6 +332,28 @@ func rank(out *Output) {
 			r.OverBest = r.EpochSeconds / best
 		}
 	}
+	if !out.HasSpread() {
+		return
+	}
+	fit := out.Fitting()
+	entries := make([]sim.Ranked, len(fit))
+	for i, r := range fit {
+		entries[i] = sim.Ranked{Median: r.EpochSeconds, Range: r.EpochRange}
+	}
+	for i, p := range sim.Rank(entries) {
+		fit[i].RankBest, fit[i].RankWorst, fit[i].WithinSpread = p.RankBest, p.RankWorst, p.WithinSpread
+	}
+}
+
+// HasSpread reports whether a swept device had a measured spread (its
+// rows then have an epoch range, and the fitting rows their places).
+func (o Output) HasSpread() bool {
+	return slices.ContainsFunc(o.Rows, func(r Row) bool { return r.EpochRange.Has() })
+}
+
+// Place is r's place as sim.Place.
+func (r Row) Place() sim.Place {
+	return sim.Place{Rank: r.Rank, RankBest: r.RankBest, RankWorst: r.RankWorst, WithinSpread: r.WithinSpread}
 }
 
 // Fitting returns the rows whose buffer fits, fastest first.
