@@ -159,3 +159,14 @@ func TestCarrySpread(t *testing.T) {
 	assert.Equal(t, Range{800e3, 1.2e6}, r, "an unchanged rate keeps its range")
 	assert.Equal(t, p, p.CarrySpread(p))
 }
+
+// TestSpreadTestdata keeps README's example profile loadable.
+func TestSpreadTestdata(t *testing.T) {
+	p, err := Load("testdata/p3.2xlarge-spread.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"disk.read", "disk.write", "disk.combined", "cpu.batch_edges"}, p.Spread.Keys())
+	assert.Equal(t, 6, p.Spread.Samples)
+	fast, slow := p.Extremes()
+	require.NoError(t, fast.Validate())
+	require.NoError(t, slow.Validate())
+}

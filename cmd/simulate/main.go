@@ -180,13 +180,20 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
+		if out.HasSpread() {
+			return withSpread(resultColumns, true).CSV(spreadResults(out)).CSV(w)
+		}
 		return resultColumns.CSV(out.Results).CSV(w)
 	}
 	cols := resultColumns.Select(wide)
 	if !slices.ContainsFunc(out.Results, func(r sim.Result) bool { return r.MicroBatches > 1 }) {
 		cols = cols.DropHuman("MicroBatches") // every batch fits: no column of zeros
 	}
-	if err := cols.Human(out.Results).Render(w); err != nil {
+	table := cols.Human(out.Results)
+	if out.HasSpread() {
+		table = withSpread(cols, true).Human(spreadResults(out))
+	}
+	if err := table.Render(w); err != nil {
 		return err
 	}
 	tr := out.Training
@@ -207,6 +214,9 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		if r := out.Results[0]; r.MicroBatches > 1 {
 			fmt.Fprintf(w, "micro-batches: a batch does not fit the %.2f GB of GPU memory left to it; each is split into %d of at most %.2f GB, gathering %d rows more per epoch (%.1f GB moved, in the epoch time)\n",
 				sim.GB(r.BatchBudgetBytes), r.MicroBatches, sim.GB(r.BatchPeakBytes), r.DuplicatedRows, sim.GB(r.ExtraTransferBytes))
+		}
+		if out.HasSpread() {
+			fmt.Fprintln(w, spreadNote)
 		}
 		for _, msg := range out.Results[0].Warnings {
 			fmt.Fprintf(w, "warning: %s\n", msg)

@@ -106,6 +106,9 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
+		if out.HasSpread() {
+			return withSpread(sweepColumns, false).CSV(spreadRows(out.Rows)).CSV(w)
+		}
 		return sweepColumns.CSV(out.Rows).CSV(w)
 	}
 	fit := out.Fitting()
@@ -114,7 +117,11 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 		cols = cols.DropHuman("Device")
 	}
 	if len(fit) > 0 {
-		if err := cols.Human(fit[:min(top, len(fit))]).Render(w); err != nil {
+		table := cols.Human(fit[:min(top, len(fit))])
+		if out.HasSpread() {
+			table = withSpread(cols, false).Human(spreadRows(fit[:min(top, len(fit))]))
+		}
+		if err := table.Render(w); err != nil {
 			return err
 		}
 	}
@@ -151,6 +158,7 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 		b := fit[0]
 		fmt.Fprintf(w, "fastest: %s at p=%d c=%d on %s, %.1f min per epoch (%.2f× its bound); buffer %.1f GB of %.1f GB %s memory\n",
 			b.Ordering, b.P, b.C, b.Device, b.EpochSeconds/60, b.EpochOverBound, sim.GB(b.BufferBytes), sim.GB(b.MemoryBytes), b.Memory)
+		fastestSpread(w, fit)
 		if near, io, mem := out.NearBest(sweep.NearFastest); len(near) > 1 {
 			fmt.Fprintf(w, "within %.0f%% of it: %d configurations; the least I/O among them: %s at p=%d c=%d on %s (%.1f GB); the smallest buffer: %s at p=%d c=%d on %s (%.1f GB)\n",
 				100*sweep.NearFastest, len(near), io.Ordering, io.P, io.C, io.Device, sim.GB(io.IOBytes),
@@ -164,6 +172,9 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	fmt.Fprintln(w, "buffer GB: c partitions plus the system's staging buffers (prefetch, async write); ÷ bound: epoch over a bound no schedule beats")
+	if out.HasSpread() {
+		fmt.Fprintln(w, spreadNote)
+	}
 	return nil
 }
 
