@@ -56,6 +56,27 @@ type Comparison struct {
 	// Decomposed (CompareOptions.Decompose) splits the prediction's error
 	// into the disk's and the model's.
 	Decomposed *Decomposition `json:"decomposed,omitempty"`
+	// PredictedLow and PredictedHigh are the predicted epoch's range over
+	// the profile's measured spread (sim.RunRange on the profile the
+	// prediction used, the spread carried over to any rate measured again
+	// around the run: devices.Profile.CarrySpread), and InRange whether the
+	// measured epoch lies within it. All three are absent when the profile
+	// has no spread (InRange is absent, too, when the epoch is outside).
+	PredictedLow  float64 `json:"predicted_epoch_seconds_low,omitempty"`
+	PredictedHigh float64 `json:"predicted_epoch_seconds_high,omitempty"`
+	InRange       bool    `json:"in_range,omitempty"`
+}
+
+// PredictedRange is the predicted epoch's range (zero without a spread).
+func (c Comparison) PredictedRange() sim.EpochRange {
+	return sim.EpochRange{Low: c.PredictedLow, High: c.PredictedHigh}
+}
+
+// setRange records the predicted range r and whether the measured epoch
+// lies within it.
+func (c *Comparison) setRange(r sim.EpochRange) {
+	c.PredictedLow, c.PredictedHigh = r.Low, r.High
+	c.InRange = r.Has() && r.Contains(c.Measured.EpochSeconds)
 }
 
 // Decomposition is one run predicted three ways, to tell how much of the
@@ -187,11 +208,37 @@ func (e Engine) System() string {
 }
 
 // predict is Predict for engine eng, recording the prediction's timeline
-// when trace.
+// when trace. It predicts with prof's rates as given: a spread plays no
+// part (predictRange gives the range it allows).
 func predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng Engine, prefetch bool, prof devices.Profile, trace bool) (report.Report, error) {
-	sys, err := sim.LookupSystem(eng.System())
+	prof.ClearSpread() // rates scaled away from their measurements (decompose) leave it behind
+	cfg, err := predictConfig(st, plan, h, eng, prefetch, prof, trace)
 	if err != nil {
 		return report.Report{}, err
+	}
+	return sim.Run(cfg)
+}
+
+// predictRange is the range of predict's epoch over prof's measured
+// spread (sim.RunRange); zero when prof has none.
+func predictRange(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng Engine, prefetch bool, prof devices.Profile) (sim.EpochRange, error) {
+	if !prof.HasSpread() {
+		return sim.EpochRange{}, nil
+	}
+	cfg, err := predictConfig(st, plan, h, eng, prefetch, prof, false)
+	if err != nil {
+		return sim.EpochRange{}, err
+	}
+	_, r, err := sim.RunRange(cfg)
+	return r, err
+}
+
+// predictConfig is the simulation predict runs: the engine's system
+// model, the work directory's buckets and partition size, the run's shape.
+func predictConfig(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng Engine, prefetch bool, prof devices.Profile, trace bool) (sim.Config, error) {
+	sys, err := sim.LookupSystem(eng.System())
+	if err != nil {
+		return sim.Config{}, err
 	}
 	sys.Prefetch = prefetch
 	prof.CPU.Workers = h.Workers
@@ -210,7 +257,7 @@ func predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng Engine,
 		PartitionBytes: st.M.PartitionBytes,
 		Trace:          trace,
 	}
-	return sim.Run(cfg)
+	return cfg, nil
 }
 
 // decompose predicts the run with the profile as given (given, held to the
@@ -355,6 +402,11 @@ func RunAndCompare(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prof 
 		return Comparison{}, realrun.Epoch{}, err
 	}
 	cmp := Compare(kept.ep.Report, pred)
+	rng, err := predictRange(st, plan, h, opt.Engine, opt.Prefetch, kept.prof.CarrySpread(prof))
+	if err != nil {
+		return Comparison{}, realrun.Epoch{}, err
+	}
+	cmp.setRange(rng)
 	if opt.Trace {
 		measured := kept.ep.Trace(plan)
 		cmp.MeasuredTrace, cmp.PredictedTrace = &measured, pred.Trace

@@ -53,13 +53,29 @@ func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) erro
 	case cli.JSON:
 		return cli.PrintJSON(stdout, out)
 	case cli.CSV:
+		if hasSpread(out.Results) {
+			return comparisonSpreadColumns(comparisonColumns).CSV(spreadComparisons(out.Results)).CSV(stdout)
+		}
 		return comparisonColumns.CSV(out.Results).CSV(stdout)
 	}
-	if err := comparisonColumns.Select(o.out.isWide()).Human(out.Results).Render(stdout); err != nil {
+	table := comparisonColumns.Select(o.out.isWide()).Human(out.Results)
+	if hasSpread(out.Results) {
+		table = comparisonSpreadColumns(comparisonColumns.Select(o.out.isWide())).Human(spreadComparisons(out.Results))
+	}
+	if err := table.Render(stdout); err != nil {
 		return err
 	}
 	sys := validate.Engine{Name: o.Engine, Buffer: o.Buffer}.System()
 	fmt.Fprintf(stdout, "predicted by the %s system model on device %s; error = (predicted − measured) ÷ measured; bytes must match exactly\n", sys, prof)
+	if hasSpread(out.Results) {
+		in := 0
+		for _, c := range out.Results {
+			if c.InRange {
+				in++
+			}
+		}
+		fmt.Fprintf(stdout, "predicted (range): the epoch with the profile's rates as given and, in brackets, over their measured spread; %d of %d measured epochs in range\n", in, len(out.Results))
+	}
 	if o.Engine == "cuda" {
 		copies := make([]string, len(out.Results))
 		for i, c := range out.Results {

@@ -1,0 +1,53 @@
+package validate
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/report"
+	"github.com/tierflow/tierflow/sim"
+)
+
+// TestPredictRange: a profile's spread gives a predicted range holding
+// the prediction; without one there is none; a single-point prediction
+// ignores a spread that scaled rates left behind (decompose).
+func TestPredictRange(t *testing.T) {
+	st, h, prof := placeholder(t)
+	prof.Disk.Read, prof.Disk.Write, prof.CPU.Checksum = 500e6, 400e6, 2e9
+	plan, err := orderings.Build("beta", 4, 3, orderings.Belady, 0)
+	require.NoError(t, err)
+
+	r, err := predictRange(st, plan, h, Engine{}, true, prof)
+	require.NoError(t, err)
+	assert.False(t, r.Has(), "no spread, no range")
+
+	require.NoError(t, prof.SetSpread("disk.read", 300e6, 600e6))
+	require.NoError(t, prof.SetSpread("cpu.train.dot.edges", 0.5e6, 1.5e6))
+	pred, err := predict(st, plan, h, Engine{}, true, prof, false)
+	require.NoError(t, err)
+	r, err = predictRange(st, plan, h, Engine{}, true, prof)
+	require.NoError(t, err)
+	require.True(t, r.Has())
+	assert.True(t, r.Contains(pred.EpochSeconds), "%v holds %v", r, pred.EpochSeconds)
+	assert.Less(t, r.Low, r.High)
+
+	_, err = predict(st, plan, h, Engine{}, true, scaleCompute(prof, 3), false)
+	assert.NoError(t, err, "a rate scaled out of its spread is predicted as given")
+
+	for _, tc := range []struct {
+		measured float64
+		in       bool
+	}{{r.Low, true}, {r.High, true}, {(r.Low + r.High) / 2, true}, {r.Low * 0.99, false}, {r.High * 1.01, false}} {
+		c := Comparison{Measured: report.Report{EpochSeconds: tc.measured}}
+		c.setRange(r)
+		assert.Equal(t, tc.in, c.InRange, "measured %v in %v", tc.measured, r)
+		assert.Equal(t, r, c.PredictedRange())
+	}
+	c := Comparison{Measured: report.Report{EpochSeconds: 1}}
+	c.setRange(sim.EpochRange{})
+	assert.False(t, c.InRange)
+	assert.False(t, c.PredictedRange().Has())
+}
