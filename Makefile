@@ -92,14 +92,16 @@ reproduce-quality: $(BIN)/reproduce
 # (p = 1), 3 training seeds, on the WordNet KG (needs Debian's WordNet
 # database, installed if missing) and a generated Twitter-shaped graph;
 # results/quality-orderings/ (the .json is reproduce --json's). About 25
-# minutes on 2 cores. The convergence behind it (validation MRR per epoch,
+# minutes on 2 cores. QO_RUNS=FILE keeps every finished run there as a JSON
+# line and takes the runs already there instead of training them again (an
+# interrupted run resumes). The convergence behind it (validation MRR per epoch,
 # p = 1 against BETA at p = 16): ./bin/reproduce --experiments
 # quality-orderings-curve (about 10 minutes).
 .PHONY: reproduce-quality-orderings
 reproduce-quality-orderings: $(BIN)/reproduce
 	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; }
 	@mkdir -p results/quality-orderings
-	./$(BIN)/reproduce --out results --experiments quality-orderings --json >results/quality-orderings/quality-orderings.json
+	TIERFLOW_QO_RUNS=$(QO_RUNS) ./$(BIN)/reproduce --out results --experiments quality-orderings --json >results/quality-orderings/quality-orderings.json
 	@cat results/quality-orderings/quality-orderings.md
 
 # reproduce-betty runs the three Betty experiments (micro-batching; about 3 minutes).

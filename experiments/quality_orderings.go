@@ -3,8 +3,11 @@ package experiments
 import (
 	"bufio"
 	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -55,6 +58,12 @@ type QOGrid struct {
 	// the validation split ranked after every epoch, to show how near
 	// convergence the fixed number of epochs is.
 	Curve bool
+	// RunsFile, if not empty, keeps every finished run as a JSON line;
+	// a run already there (same graph, p, c, ordering, seed and epochs)
+	// is taken from it instead of trained again, so an interrupted
+	// experiment resumes. QualityOrderings sets it from
+	// $TIERFLOW_QO_RUNS.
+	RunsFile string
 }
 
 // QOSocialScale is the scale of the Twitter preset in the experiment:
@@ -71,8 +80,8 @@ const QOTestEdges = 5000
 // DefaultQOGrid is what `reproduce --experiments quality-orderings` runs.
 var DefaultQOGrid = QOGrid{
 	Graphs: []QOGraph{
-		{Name: "wordnet", Epochs: 10, Build: buildQOWordNet, PC: [][2]int{{4, 3}, {16, 3}, {16, 4}}},
-		{Name: "twitter", Epochs: 5, Build: buildQOSocial, PC: [][2]int{{4, 3}, {16, 3}}},
+		{Name: "wordnet", Epochs: 5, Build: buildQOWordNet, PC: [][2]int{{16, 3}, {4, 3}, {16, 4}}},
+		{Name: "twitter", Epochs: 5, Build: buildQOSocial, PC: [][2]int{{16, 3}}},
 	},
 	Orderings: []string{"beta", "hilbert", "hilbert-symmetric", "tierflow", "legend", "row-major", "random"},
 	Seeds:     []int64{1, 2, 3},
@@ -89,6 +98,7 @@ type QORun struct {
 	C        int     `json:"c"`
 	Ordering string  `json:"ordering"`
 	Seed     int64   `json:"seed"`
+	Epochs   int     `json:"epochs"`
 	MRR      float64 `json:"mrr"`
 	Hits10   float64 `json:"hits10"`
 	Protocol string  `json:"protocol"`
@@ -237,8 +247,75 @@ func qoRows(cells []QOCell) [][]string {
 	return rows
 }
 
-// QualityOrderings runs DefaultQOGrid.
-func QualityOrderings() (Result, error) { return DefaultQOGrid.Run() }
+// QualityOrderings runs DefaultQOGrid, keeping its runs in
+// $TIERFLOW_QO_RUNS when set.
+func QualityOrderings() (Result, error) {
+	g := DefaultQOGrid
+	g.RunsFile = os.Getenv("TIERFLOW_QO_RUNS")
+	return g.Run()
+}
+
+// qoKey identifies a run in a runs file.
+func qoKey(r QORun) string {
+	return fmt.Sprintf("%s/%d/%d/%s/%d/%d", r.Graph, r.P, r.C, r.Ordering, r.Seed, r.Epochs)
+}
+
+// qoCache is the runs file: the runs it holds and where to add more.
+type qoCache struct {
+	path string
+	runs map[string]QORun
+}
+
+func openQOCache(path string) (*qoCache, error) {
+	c := &qoCache{path: path, runs: map[string]QORun{}}
+	if path == "" {
+		return c, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	} else if err != nil {
+		return nil, err
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var r QORun
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		c.runs[qoKey(r)] = r
+	}
+	return c, nil
+}
+
+// get returns the kept run like want, if any.
+func (c *qoCache) get(want QORun) (QORun, bool) {
+	r, ok := c.runs[qoKey(want)]
+	return r, ok
+}
+
+// put keeps r (appended to the file at once).
+func (c *qoCache) put(r QORun) error {
+	c.runs[qoKey(r)] = r
+	if c.path == "" {
+		return nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(c.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // Run trains every configuration of the grid and tabulates the quality.
 func (g QOGrid) Run() (Result, error) {
@@ -253,6 +330,10 @@ func (g QOGrid) Run() (Result, error) {
 		return r, err
 	}
 	defer os.RemoveAll(base)
+	cache, err := openQOCache(g.RunsFile)
+	if err != nil {
+		return r, err
+	}
 	var runs []QORun
 	skipped := map[string][]string{} // reason → "p=… c=…"
 	for _, gr := range g.Graphs {
@@ -284,6 +365,11 @@ func (g QOGrid) Run() (Result, error) {
 			r.Notes = append(r.Notes, gr.Name+": "+desc)
 		}
 		for _, seed := range g.Seeds {
+			run := QORun{Graph: gr.Name, P: 1, C: 1, Ordering: QORef, Seed: seed, Epochs: gr.Epochs}
+			if kept, ok := cache.get(run); ok {
+				runs = append(runs, kept)
+				continue
+			}
 			o := opts
 			o.Seed, o.Workdir = seed, filepath.Join(dir, "work-p1")
 			t0 := time.Now()
@@ -292,7 +378,11 @@ func (g QOGrid) Run() (Result, error) {
 				return r, fmt.Errorf("%s p=1 seed %d: %w", gr.Name, seed, err)
 			}
 			q := qs[len(qs)-1]
-			runs = append(runs, QORun{Graph: gr.Name, P: 1, C: 1, Ordering: QORef, Seed: seed, MRR: q.MRR, Hits10: q.HitsAt10, Protocol: q.Mode, Seconds: time.Since(t0).Seconds()})
+			run.MRR, run.Hits10, run.Protocol, run.Seconds = q.MRR, q.HitsAt10, q.Mode, time.Since(t0).Seconds()
+			if err := cache.put(run); err != nil {
+				return r, err
+			}
+			runs = append(runs, run)
 		}
 		fmt.Fprintf(qoLog, "quality-orderings: %s p=1: %d runs, %.0f s so far\n", gr.Name, len(g.Seeds), time.Since(start).Seconds())
 		for _, pc := range gr.PC {
@@ -308,6 +398,11 @@ func (g QOGrid) Run() (Result, error) {
 			}
 			for _, pl := range plans {
 				for _, seed := range g.Seeds {
+					run := QORun{Graph: gr.Name, P: p, C: c, Ordering: pl.Ordering, Seed: seed, Epochs: gr.Epochs}
+					if kept, ok := cache.get(run); ok {
+						runs = append(runs, kept)
+						continue
+					}
 					o := opts
 					o.P, o.C, o.Ordering, o.Seed = p, c, pl.Ordering, seed
 					o.Workdir = filepath.Join(dir, fmt.Sprintf("work-p%d-s%d", p, seed))
@@ -320,7 +415,11 @@ func (g QOGrid) Run() (Result, error) {
 					if q == nil {
 						return r, fmt.Errorf("%s p=%d c=%d %s seed %d: no test evaluation", gr.Name, p, c, pl.Ordering, seed)
 					}
-					runs = append(runs, QORun{Graph: gr.Name, P: p, C: c, Ordering: pl.Ordering, Seed: seed, MRR: q.MRR, Hits10: q.HitsAt10, Protocol: q.Mode, Seconds: time.Since(t0).Seconds()})
+					run.MRR, run.Hits10, run.Protocol, run.Seconds = q.MRR, q.HitsAt10, q.Mode, time.Since(t0).Seconds()
+					if err := cache.put(run); err != nil {
+						return r, err
+					}
+					runs = append(runs, run)
 				}
 			}
 			fmt.Fprintf(qoLog, "quality-orderings: %s p=%d c=%d: %d orderings, %.0f s so far\n", gr.Name, p, c, len(plans), time.Since(start).Seconds())
@@ -328,6 +427,11 @@ func (g QOGrid) Run() (Result, error) {
 		os.RemoveAll(dir)
 		r.Notes = append(r.Notes, fmt.Sprintf("%s: %.0f s for its runs.", gr.Name, time.Since(gstart).Seconds()))
 	}
+	var secs float64
+	for _, run := range runs {
+		secs += run.Seconds
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("Training and evaluation in the table's %d runs: %.1f minutes of wall time (a run taken from a runs file counts its own time).", len(runs), secs/60))
 	cells := AggregateQO(runs)
 	r.Rows = qoRows(cells)
 	r.Notes = append(r.Notes, qoNotes(g, cells, skipped, time.Since(start))...)

@@ -1,6 +1,8 @@
 package experiments
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,4 +105,30 @@ func TestQualityOrderingsRegistered(t *testing.T) {
 			assert.LessOrEqual(t, pc[1], pc[0], "%s: c ≤ p", g.Name)
 		}
 	}
+}
+
+// TestQOCache: a runs file keeps each run as it finishes and gives it back
+// to a later experiment by graph, p, c, ordering, seed and epochs.
+func TestQOCache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.jsonl")
+	c, err := openQOCache(path)
+	require.NoError(t, err)
+	run := QORun{Graph: "kg", P: 16, C: 4, Ordering: "beta", Seed: 2, Epochs: 5, MRR: 0.86, Hits10: 0.93, Protocol: "filtered", Seconds: 7}
+	_, ok := c.get(run)
+	assert.False(t, ok)
+	require.NoError(t, c.put(run))
+	require.NoError(t, c.put(QORun{Graph: "kg", P: 1, C: 1, Ordering: QORef, Seed: 2, Epochs: 5, MRR: 0.8}))
+	again, err := openQOCache(path)
+	require.NoError(t, err)
+	got, ok := again.get(QORun{Graph: "kg", P: 16, C: 4, Ordering: "beta", Seed: 2, Epochs: 5})
+	require.True(t, ok)
+	assert.Equal(t, run, got)
+	_, ok = again.get(QORun{Graph: "kg", P: 16, C: 4, Ordering: "beta", Seed: 2, Epochs: 10})
+	assert.False(t, ok, "another number of epochs is another run")
+	mem, err := openQOCache("")
+	require.NoError(t, err)
+	require.NoError(t, mem.put(run))
+	require.NoError(t, os.WriteFile(path, []byte("{broken\n"), 0o644))
+	_, err = openQOCache(path)
+	assert.ErrorContains(t, err, "runs.jsonl:1")
 }
