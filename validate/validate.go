@@ -91,6 +91,12 @@ func (c *Comparison) setRange(r sim.EpochRange) {
 // model's schedule, overlap or sharing is wrong.
 type Decomposition struct {
 	CalibratedSeconds float64 `json:"calibrated_epoch_seconds"`
+	// CalibratedLow and CalibratedHigh are the range of the prediction
+	// with the profile as given over its measured spread (zero without
+	// one), InCalibratedRange whether the measured epoch lies within it.
+	CalibratedLow     float64 `json:"calibrated_epoch_seconds_low,omitempty"`
+	CalibratedHigh    float64 `json:"calibrated_epoch_seconds_high,omitempty"`
+	InCalibratedRange bool    `json:"in_calibrated_range,omitempty"`
 	// ReadRatio and WriteRatio are the run's transfer rates over the
 	// prediction's: bytes over the time the engine's loads (less their
 	// checksum) and writes were in flight, against bytes over the
@@ -191,6 +197,16 @@ func Predict(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bo
 	return predict(st, plan, h, Engine{}, prefetch, prof, false)
 }
 
+// PredictRange is Predict with the range of the epoch over prof's
+// measured spread (lo, hi: zero without one).
+func PredictRange(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bool, prof devices.Profile) (rep report.Report, lo, hi float64, err error) {
+	if rep, err = predict(st, plan, h, Engine{}, prefetch, prof, false); err != nil {
+		return rep, 0, 0, err
+	}
+	r, err := predictRange(st, plan, h, Engine{}, prefetch, prof)
+	return rep, r.Low, r.High, err
+}
+
 // Engine is the engine a comparison runs: Name "" or "cpu", or "cuda"
 // with its buffer mode (TF32 math, like the shape, is in the Hyper).
 type Engine struct{ Name, Buffer string }
@@ -270,6 +286,12 @@ func decompose(st *store.Store, plan *orderings.Plan, h realrun.Hyper, opt Compa
 		return nil, err
 	}
 	d := &Decomposition{CalibratedSeconds: cal.EpochSeconds}
+	r, err := predictRange(st, plan, h, opt.Engine, opt.Prefetch, given)
+	if err != nil {
+		return nil, err
+	}
+	d.CalibratedLow, d.CalibratedHigh = r.Low, r.High
+	d.InCalibratedRange = r.Has() && r.Contains(measured.EpochSeconds)
 	d.ReadRatio, d.WriteRatio = transferRatios(measured, pred, used.CPU.Checksum)
 	asRan := used
 	asRan.Disk = scaleDisk(used.Disk, d.ReadRatio, d.WriteRatio, measured.ReadBytes, measured.WriteBytes)
@@ -530,12 +552,30 @@ func compareEach(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof
 			fmt.Fprintf(log, "%s: the disk drifted by %.0f%% during the run (read %.0f → %.0f MB/s, write %.0f → %.0f MB/s, before → after); it is predicted with the mean, and where the run is data-bound the prediction cannot be closer than the disk held still\n",
 				pl.Ordering, 100*cmp.DiskDrift, float64(b.Read)/1e6, float64(a.Read)/1e6, float64(b.Write)/1e6, float64(a.Write)/1e6)
 		}
+		if note := engineNote(cmp, prof, h); note != "" {
+			fmt.Fprintln(log, note)
+		}
 		if note := asRanNote(cmp); note != "" {
 			fmt.Fprintln(log, note)
 		}
 		out.Results = append(out.Results, cmp)
 	}
 	return nil
+}
+
+// engineNote says which engine rate predicted the run and how far the
+// run's own moved from it (Decomposition.EngineRatio): "beta: predicted
+// with the profile's engine rate, 419k edges/s; the run trained at 1.05×
+// that". "" without a decomposition or an edge rate (the CUDA engine's
+// are the GPU's).
+func engineNote(cmp Comparison, prof devices.Profile, h realrun.Hyper) string {
+	d := cmp.Decomposed
+	tc, ok := prof.CPU.Train.For(string(h.Model))
+	if d == nil || d.EngineRatio <= 0 || !ok || tc.Edges <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: predicted with the profile's engine rate, %.0fk edges/s; the run's compute took %.1f s against %.1f s predicted: it trained at %.2f× that rate",
+		cmp.Ordering, float64(tc.Edges)/1e3, cmp.Measured.ComputeSeconds, cmp.Predicted.ComputeSeconds, d.EngineRatio)
 }
 
 // asRanNote says, for a prediction off by more than DriftNotice, what

@@ -196,8 +196,11 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 	if held := validate.HeldBy(p.Disk); held != "" {
 		t.Rows = append(t.Rows, []string{"kernel limit (disk figures above: outside it)", held})
 	}
+	if note := cal.PairedNote(); note != "" {
+		t.Rows = append(t.Rows, []string{"reads beside writes, as the engine swaps", note})
+	}
 	if cal.Files > 0 {
-		t.Rows = append(t.Rows, []string{"disk measured with", fmt.Sprintf("%d files of %.1f MB each way, 3 passes of each kind (median), %.1f s", cal.Files, float64(cal.FileBytes)/1e6, cal.Took.Disk)})
+		t.Rows = append(t.Rows, []string{"disk measured with", fmt.Sprintf("%d files of %.1f MB each way, 3 passes of each kind alone and as two streams (median), then the pairs; %.1f s in all", cal.Files, float64(cal.FileBytes)/1e6, cal.Took.Disk)})
 	}
 	if g := cal.GPU; g != nil {
 		t.Rows = append(t.Rows, []string{"GPU " + g.Name, fmt.Sprintf("H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at %s", g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.Shape)})
