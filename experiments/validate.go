@@ -162,7 +162,12 @@ type validateTally struct {
 	// the tolerance with the configuration's calibration and with the
 	// disk as it ran.
 	decomposed, withinCal, withinAsRan int
-	hi                                 float64
+	// ranged counts the epochs whose calibration carried a spread,
+	// inRange those of them inside the calibration's range;
+	// withinAsRanAll those within the tolerance with the disk and the
+	// engine as they ran.
+	ranged, inRange, withinAsRanAll int
+	hi                              float64
 }
 
 func runValidation(name, title string, configs []ValidateConfig, o validateOptions) (Result, error) {
@@ -175,7 +180,8 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 			"stall measured s", "stall predicted s", "compute measured s", "compute measured min s", "compute measured max s", "compute predicted s",
 			"disk busy measured s", "disk drift %", "read bytes equal", "write bytes equal", "swaps",
 			"predicted with the configuration's calibration s", "its error %", "run ÷ predicted read rate", "run ÷ predicted write rate",
-			"predicted with the disk as it ran s", "its error %"},
+			"predicted with the disk as it ran s", "its error %",
+			"calibration's range s", "in range", "run ÷ predicted engine rate", "predicted with the disk and engine as they ran s", "its error %"},
 	}
 	base, err := os.MkdirTemp("", "tierflow-validate-*")
 	if err != nil {
@@ -236,6 +242,8 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 	if t.decomposed > 0 {
 		head = append(head, fmt.Sprintf("The same runs predicted three ways, within %.0f%%: %d of %d with the configuration's calibration (made before its runs), %d with the disk measured just before and after each run (the prediction above), %d with the disk as it ran (its rates scaled, per direction, by how much faster the run's own transfers moved than the prediction's: the run ÷ predicted columns). Close with the disk as it ran and far with the disk measured around the run says the disk moved at another speed during the run than in the measurements beside it; far in both says the model's logic.",
 			100*o.tolerance, t.withinCal, t.decomposed, t.within, t.withinAsRan))
+		head = append(head, fmt.Sprintf("With the configuration's calibration (made before its runs, the figure a user has): %d of %d epochs within %.0f%%. Its range over the calibration's measured spread (the disk's passes, the engine's rounds before and after the disk: the calibration's minutes) contains the measured epoch in %d of %d epochs. With the disk and the engine as they ran (the engine's rate scaled by the run's predicted over measured compute): %d of %d.",
+			t.withinCal, t.decomposed, 100*o.tolerance, t.inRange, t.ranged, t.withinAsRanAll, t.decomposed))
 	}
 	head = append(head,
 		fmt.Sprintf("%d of %d epochs predicted within %.0f%%; %d of %d within %.0f%% (%s).", t.within, t.epochs, 100*o.tolerance, t.withinOld, t.epochs, 100*o.looser, o.looserWhat),
@@ -489,7 +497,7 @@ func addRows(label, regime string, runs []orderingRuns, o validateOptions, r *Re
 				t.missDrifted++
 			}
 		}
-		decomposed := []string{"—", "—", "—", "—", "—", "—"}
+		decomposed := []string{"—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—"}
 		if d := cmp.Decomposed; d != nil {
 			t.decomposed++
 			eCal, eRan := d.CalibratedSeconds/m.EpochSeconds-1, d.AsRanSeconds/m.EpochSeconds-1
@@ -499,8 +507,20 @@ func addRows(label, regime string, runs []orderingRuns, o validateOptions, r *Re
 			if math.Abs(eRan) <= o.tolerance {
 				t.withinAsRan++
 			}
+			rng, in := "—", "—"
+			if d.CalibratedHigh > 0 {
+				t.ranged++
+				if d.InCalibratedRange {
+					t.inRange++
+				}
+				rng, in = f1(d.CalibratedLow)+"–"+f1(d.CalibratedHigh), yesNo(d.InCalibratedRange)
+			}
+			eAll := d.AsRanAllSeconds/m.EpochSeconds - 1
+			if d.AsRanAllSeconds > 0 && math.Abs(eAll) <= o.tolerance {
+				t.withinAsRanAll++
+			}
 			decomposed = []string{f1(d.CalibratedSeconds), fmt.Sprintf("%+.1f", 100*eCal), fmt.Sprintf("%.2f", d.ReadRatio), fmt.Sprintf("%.2f", d.WriteRatio),
-				f1(d.AsRanSeconds), fmt.Sprintf("%+.1f", 100*eRan)}
+				f1(d.AsRanSeconds), fmt.Sprintf("%+.1f", 100*eRan), rng, in, fmt.Sprintf("%.2f", d.EngineRatio), f1(d.AsRanAllSeconds), fmt.Sprintf("%+.1f", 100*eAll)}
 		}
 		lo, hi := rn.span(epochOf)
 		clo, chi := rn.span(computeOf)
