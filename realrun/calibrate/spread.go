@@ -16,7 +16,9 @@ import (
 func (c Calibration) SetSpread(p *devices.Profile) error {
 	p.ClearSpread()
 	n := 0
-	set := func(key string, value float64, samples []float64) error {
+	// set records the extent of samples, measured from count
+	// measurements.
+	setOf := func(key string, value float64, samples []float64, count int) error {
 		if value <= 0 || len(samples) < 2 {
 			return nil
 		}
@@ -24,11 +26,12 @@ func (c Calibration) SetSpread(p *devices.Profile) error {
 		if err := p.SetSpread(key, min(lo, value), max(hi, value)); err != nil {
 			return err
 		}
-		if n == 0 || len(samples) < n {
-			n = len(samples)
+		if n == 0 || count < n {
+			n = count
 		}
 		return nil
 	}
+	set := func(key string, value float64, samples []float64) error { return setOf(key, value, samples, len(samples)) }
 	relative := func(value float64, samples []float64) []float64 {
 		if len(samples) < 2 {
 			return nil
@@ -51,7 +54,7 @@ func (c Calibration) SetSpread(p *devices.Profile) error {
 		if d := p.Disk; d.Combined > 0 {
 			r := relative(float64(d.Combined), c.Samples.Both)
 			if len(r) == 2 { // held within [max(read, write), read + write] at the extremes by Extremes
-				if err := set("disk.combined", float64(d.Combined), r); err != nil {
+				if err := setOf("disk.combined", float64(d.Combined), r, len(c.Samples.Both)); err != nil {
 					return err
 				}
 			}

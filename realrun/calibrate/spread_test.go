@@ -21,6 +21,7 @@ func TestCalibrationSetSpread(t *testing.T) {
 	}
 	cal := Calibration{
 		Samples: DiskSamples{Read: []float64{900, 1000, 1300}, Write: []float64{800, 810, 790}, Both: []float64{1000, 1100, 1400}, Checksum: []float64{5000, 5100}},
+
 		Compute: &ComputeRate{Rates: []float64{380, 400, 450, 410}},
 	}
 	p := prof()
@@ -44,7 +45,7 @@ func TestCalibrationSetSpread(t *testing.T) {
 	}
 	_, ok := p.Spread.Of("cpu.train.complex.edges")
 	assert.False(t, ok, "a rate the profile does not set has no spread")
-	assert.Equal(t, 2, p.Spread.Samples, "the fewest measurements")
+	assert.Equal(t, 2, p.Spread.Samples, "the fewest measurements: the checksum's")
 
 	held := cal
 	held.Limit = diskcap.Limits{Read: 500}
