@@ -336,6 +336,9 @@ func (g QOGrid) Run() (Result, error) {
 	}
 	var runs []QORun
 	skipped := map[string][]string{} // reason → "p=… c=…"
+	// The references first, then stage i trains every graph's i-th (p, c),
+	// so that an interrupted run holds every graph's first (p, c).
+	var dirs []string
 	for _, gr := range g.Graphs {
 		dir := filepath.Join(base, gr.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -346,7 +349,6 @@ func (g QOGrid) Run() (Result, error) {
 			return r, err
 		}
 		opts := qoOptions(dir, gr.Epochs)
-		gstart := time.Now()
 		if n := gr.Epochs; g.Curve && len(g.Seeds) > 0 {
 			o := opts
 			o.Seed, o.Workdir = g.Seeds[0], filepath.Join(dir, "work-curve")
@@ -385,7 +387,18 @@ func (g QOGrid) Run() (Result, error) {
 			runs = append(runs, run)
 		}
 		fmt.Fprintf(qoLog, "quality-orderings: %s p=1: %d runs, %.0f s so far\n", gr.Name, len(g.Seeds), time.Since(start).Seconds())
-		for _, pc := range gr.PC {
+		dirs = append(dirs, dir)
+	}
+	stages := 0
+	for _, gr := range g.Graphs {
+		stages = max(stages, len(gr.PC))
+	}
+	for i := 0; i < stages; i++ {
+		for gi, gr := range g.Graphs {
+			if i >= len(gr.PC) {
+				continue
+			}
+			dir, opts, pc := dirs[gi], qoOptions(dirs[gi], gr.Epochs), gr.PC[i]
 			p, c := pc[0], pc[1]
 			plans, skip, err := orderings.Select(g.Orderings, p, c, orderings.Belady, 0)
 			if err != nil {
@@ -424,9 +437,18 @@ func (g QOGrid) Run() (Result, error) {
 			}
 			fmt.Fprintf(qoLog, "quality-orderings: %s p=%d c=%d: %d orderings, %.0f s so far\n", gr.Name, p, c, len(plans), time.Since(start).Seconds())
 		}
-		os.RemoveAll(dir)
-		r.Notes = append(r.Notes, fmt.Sprintf("%s: %.0f s for its runs.", gr.Name, time.Since(gstart).Seconds()))
 	}
+	for _, dir := range dirs {
+		os.RemoveAll(dir)
+	}
+	// Rows by graph, p and c (the orderings in the grid's order).
+	gi := map[string]int{}
+	for i, gr := range g.Graphs {
+		gi[gr.Name] = i
+	}
+	slices.SortStableFunc(runs, func(a, b QORun) int {
+		return cmp.Or(cmp.Compare(gi[a.Graph], gi[b.Graph]), cmp.Compare(a.P, b.P), cmp.Compare(a.C, b.C))
+	})
 	var secs float64
 	for _, run := range runs {
 		secs += run.Seconds
