@@ -14,8 +14,9 @@ import (
 // first) while the loader reads the next one into the spare buffer
 // (verifying it after), and the next pair starts only when both are done
 // — the loader waits for the writer to hand the spare buffer back. Pairs
-// run back to back for PairedSeconds at least, so that a device that
-// bursts shows its rate after the burst too.
+// run back to back for up to PairedSeconds (pairedFor: longer for larger
+// passes), so that a device that bursts shows its rate after the burst
+// too.
 type PairedDisk struct {
 	// ReadBW and WriteBW are each direction's rate over the time its
 	// transfers were in flight beside the other's, over the pairs of the
@@ -38,7 +39,8 @@ type PairedDisk struct {
 	Burst      bool    `json:"burst"`
 }
 
-// PairedSeconds is the least a paired measurement runs; BurstWindow its
+// PairedSeconds is the longest floor of a paired measurement's time
+// (pairedFor), and the floor when not asked otherwise; BurstWindow its
 // first stretch, read against the steady second half; BurstRatio how
 // much faster that stretch must be to count as a burst.
 const (

@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -54,4 +55,12 @@ func TestDiskSharingPrefersPaired(t *testing.T) {
 	assert.InDelta(t, 220, c, 1e-9)
 	assert.InDelta(t, 150.0/220, s2, 1e-9)
 	assert.NotEqual(t, s, s2)
+}
+
+func TestPairedFor(t *testing.T) {
+	assert.Equal(t, 8*time.Second, pairedFor(12<<30, false), "partitions of gigabytes: the full floor")
+	assert.Equal(t, 2*time.Second, pairedFor(512e6, false))
+	assert.Equal(t, 200*time.Millisecond, pairedFor(4<<20, false), "a test graph's few megabytes")
+	assert.Equal(t, time.Second, pairedFor(12<<30, true), "around a run: an eighth")
+	assert.Equal(t, 250*time.Millisecond, pairedFor(512e6, true))
 }

@@ -199,6 +199,9 @@ func fmaPeak(cores int) float64 {
 func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass, fileBytes int64, paired time.Duration) (Calibration, int64, error) {
 	pass = min(pass, 4*int64(st.M.P)*fileBytes)
 	files := int(max(8, (pass+fileBytes-1)/max(fileBytes, 1)))
+	if paired == 0 {
+		paired = pairedFor(int64(files)*fileBytes, false)
+	}
 	cal, err := Calibrate(CalibrateOptions{Dir: scratchDir, FileBytes: fileBytes, Files: files, Name: "this-machine", Workers: h.Workers, Paired: paired})
 	return cal, pass, err
 }
@@ -209,15 +212,26 @@ func calibrateDiskFor(st *store.Store, h realrun.Hyper, scratchDir string, pass,
 // disk-bracket experiment calibrates with passes of this size too.
 const ShapeDiskBytes = 512 << 20
 
-// AroundPaired is the least time the paired measurement runs when the
-// disk is measured just before and after a run (Disk): twice a run, the
-// calibration's PairedSeconds would cost more than many runs.
-const AroundPaired = time.Second
+// pairedFor is the least time a paired measurement runs for a pass of
+// pass bytes: the time the pass takes at 256 MB/s, between 0.2 s and
+// PairedSeconds (8 s from passes of 2 GB: at partitions of a gigabyte,
+// long enough to tell a burst from the steady rate; at partitions of a
+// few megabytes an epoch lasts seconds and the 0.2 s floor plus 2n pairs
+// will do) — an eighth of that around each run (Disk), which measures
+// twice a run.
+func pairedFor(pass int64, around bool) time.Duration {
+	sec := min(max(float64(pass)/256e6, 0.2), PairedSeconds)
+	if around {
+		sec = max(sec/8, 0.2)
+	}
+	return time.Duration(sec * float64(time.Second))
+}
 
 // Disk measures the disk holding scratchDir with transfers of st's
 // partition size, as ShapeProfile does, and the checksum rate: what a
 // comparison measures just before and just after each run.
 func Disk(st *store.Store, h realrun.Hyper, scratchDir string) (Calibration, error) {
-	cal, _, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, st.M.PartitionBytes, AroundPaired)
+	pass := min(ShapeDiskBytes, 4*int64(st.M.P)*st.M.PartitionBytes)
+	cal, _, err := calibrateDiskFor(st, h, scratchDir, ShapeDiskBytes, st.M.PartitionBytes, pairedFor(max(pass, 8*st.M.PartitionBytes), true))
 	return cal, err
 }

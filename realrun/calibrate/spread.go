@@ -31,7 +31,9 @@ func (c Calibration) SetSpread(p *devices.Profile) error {
 		}
 		return nil
 	}
-	set := func(key string, value float64, samples []float64) error { return setOf(key, value, samples, len(samples)) }
+	set := func(key string, value float64, samples []float64) error {
+		return setOf(key, value, samples, len(samples))
+	}
 	relative := func(value float64, samples []float64) []float64 {
 		if len(samples) < 2 {
 			return nil
