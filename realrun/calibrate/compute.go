@@ -79,20 +79,15 @@ func perRoundEdges(h realrun.Hyper) int64 {
 }
 
 // graphBench is a bench on st's own data: two of its partitions, i and j
-// (chosen with seed; p = 1: partition 0 alone), read from the work
+// (benchPair, seeded; p = 1: partition 0 alone), read from the work
 // directory, and the buckets (i, j) and (j, i) read from it — the
 // graph's real endpoints, degrees and relations, so that the engine's
 // row gathers hit the caches and TLB as the run's will at this partition
 // size. A diagonal bucket is used only when p = 1 (the others are most
 // of an epoch's edges).
 func graphBench(st *store.Store, h realrun.Hyper, seed int64) (*computeBench, error) {
-	p := st.M.P
 	rng := rand.New(rand.NewPCG(uint64(seed), 0xca1b))
-	i, j := 0, 0
-	if p > 1 {
-		i = rng.IntN(p)
-		j = (i + 1 + rng.IntN(p-1)) % p
-	}
+	i, j := benchPair(st.M.Buckets, rng)
 	deg, err := st.Degrees()
 	if err != nil {
 		return nil, fmt.Errorf("calibrate on the graph: %w", err)
@@ -140,6 +135,34 @@ func graphBench(st *store.Store, h realrun.Hyper, seed int64) (*computeBench, er
 		b.on = fmt.Sprintf("the graph's own bucket (0,0), %d edges, on its partition of %d rows from %s", n, st.M.Rows, st.Dir)
 	}
 	return b, nil
+}
+
+// benchPair chooses the partitions a graph bench trains: a seeded pair
+// i ≠ j — the first, from a seeded start, whose buckets (i, j) and
+// (j, i) hold edges (a sparse graph may leave a pair empty) — or (0, 0)
+// when p = 1.
+func benchPair(buckets [][]int64, rng *rand.Rand) (i, j int) {
+	p := len(buckets)
+	if p < 2 {
+		return 0, 0
+	}
+	n := p * (p - 1)
+	start := rng.IntN(n)
+	for k := 0; k < n; k++ {
+		idx := (start + k) % n
+		a, b := idx/(p-1), idx%(p-1)
+		if b >= a {
+			b++
+		}
+		if buckets[a][b]+buckets[b][a] > 0 {
+			return a, b
+		}
+	}
+	a, b := start/(p-1), start%(p-1)
+	if b >= a {
+		b++
+	}
+	return a, b
 }
 
 // syntheticBench is a bench on two synthetic partitions of rows rows at

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -83,4 +84,23 @@ func TestUnitBucketTime(t *testing.T) {
 	round := int64(h.Batch * h.Workers)
 	assert.InDelta(t, float64(10*round), unitBucketTime(h, 10*round), 1e-6)
 	assert.Greater(t, unitBucketTime(h, 10*round+1), float64(10*round+1), "a lone last batch costs a worker's whole turn")
+}
+
+func TestBenchPair(t *testing.T) {
+	rng := func() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
+	i, j := benchPair([][]int64{{5}}, rng())
+	assert.Equal(t, [2]int{0, 0}, [2]int{i, j}, "p = 1: the one bucket")
+	sparse := [][]int64{{9, 0, 0}, {0, 9, 0}, {0, 4, 9}} // only (2,1) off the diagonal
+	for seed := uint64(0); seed < 20; seed++ {
+		i, j := benchPair(sparse, rand.New(rand.NewPCG(seed, 0)))
+		assert.ElementsMatch(t, []int{1, 2}, []int{i, j}, "the only pair with edges, seed %d", seed)
+	}
+	full := [][]int64{{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}}
+	seen := map[[2]int]bool{}
+	for seed := uint64(0); seed < 200; seed++ {
+		i, j := benchPair(full, rand.New(rand.NewPCG(seed, 0)))
+		require.NotEqual(t, i, j)
+		seen[[2]int{i, j}] = true
+	}
+	assert.Len(t, seen, 12, "every ordered pair can be drawn")
 }
