@@ -14,9 +14,9 @@ import (
 // first) while the loader reads the next one into the spare buffer
 // (verifying it after), and the next pair starts only when both are done
 // — the loader waits for the writer to hand the spare buffer back. Pairs
-// run back to back for up to PairedSeconds (pairedFor: longer for larger
-// passes), so that a device that bursts shows its rate after the burst
-// too.
+// run back to back for at least a floor that grows with the pass
+// (pairedFor: up to PairedSeconds), so that a device that bursts shows
+// its rate after the burst too.
 type PairedDisk struct {
 	// ReadBW and WriteBW are each direction's rate over the time its
 	// transfers were in flight beside the other's, over the pairs of the
@@ -53,9 +53,8 @@ const (
 // the read's and the write's start and end (checksums excluded).
 type pairTimes struct{ rs, re, ws, we float64 }
 
-// paired runs read+write pairs over the bench's files, cycling, for
-// b.pairedSeconds (PairedSeconds unless asked otherwise) and at least
-// 2·n pairs, and reads the shared disk off
+// paired runs read+write pairs over the bench's files, cycling, for at
+// least b.pairedSeconds and 2·n pairs, and reads the shared disk off
 // them (fitPaired).
 func (b *diskBench) paired(cal *Calibration) error {
 	var pairs []pairTimes
