@@ -46,6 +46,17 @@ type QOGraph struct {
 	Build func(dir string) (string, error)
 }
 
+// buildIn writes the graph's files into its own directory under base and
+// returns that directory and the graph's description.
+func (gr QOGraph) buildIn(base string) (dir, desc string, err error) {
+	dir = filepath.Join(base, gr.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	desc, err = gr.Build(dir)
+	return dir, desc, err
+}
+
 // QOGrid is the experiment's grid: graphs × (p, c) × orderings × seeds.
 type QOGrid struct {
 	Graphs    []QOGraph
@@ -340,11 +351,7 @@ func (g QOGrid) Run() (Result, error) {
 	// so that an interrupted run holds every graph's first (p, c).
 	var dirs []string
 	for _, gr := range g.Graphs {
-		dir := filepath.Join(base, gr.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return r, err
-		}
-		desc, err := gr.Build(dir)
+		dir, desc, err := gr.buildIn(base)
 		if err != nil {
 			return r, err
 		}
@@ -683,11 +690,7 @@ func QualityOrderingsCurve() (Result, error) {
 		return r, err
 	}
 	for _, gr := range DefaultQOGrid.Graphs {
-		dir := filepath.Join(base, gr.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return r, err
-		}
-		desc, err := gr.Build(dir)
+		dir, desc, err := gr.buildIn(base)
 		if err != nil {
 			return r, err
 		}
