@@ -145,15 +145,24 @@ func noteAutoSampled(stderr io.Writer) func(eval.Choice) {
 			return
 		}
 		once.Do(func() {
-			fmt.Fprintf(stderr, "evaluation: sampled ranking, chosen by --eval-protocol auto: %d nodes, over the %d up to which it ranks filtered; --eval-protocol filtered ranks against every node instead, with an --eval-memory of at least %s (now %s) and the evaluated edges' known partners\n",
-				c.Nodes, c.FilteredMaxNodes, mb(c.FilteredMemory), mb(c.Budget))
+			fmt.Fprintf(stderr, "evaluation: sampled ranking, chosen by --eval-protocol auto: %s nodes, over the %s up to which it ranks filtered; --eval-protocol filtered ranks against every node instead, with an --eval-memory of at least %s plus the evaluated edges' known partners (the budget now: %s)\n",
+				digits(c.Nodes), digits(c.FilteredMaxNodes), mb(c.FilteredMemory), mb(c.Budget))
 		})
 	}
 }
 
-// mb is a byte count in MB (10^6 bytes), or GB from 10^10.
+// digits is n with its thousands grouped: 124,800.
+func digits(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// mb is a byte count in MB (10^6 bytes), or GB from 10^9.
 func mb(b int64) string {
-	if b >= 1e10 {
+	if b >= 1e9 {
 		return fmt.Sprintf("%.1f GB", float64(b)/1e9)
 	}
 	return fmt.Sprintf("%.1f MB", float64(b)/1e6)

@@ -51,8 +51,12 @@ func evalSummary(epochs []realrun.Epoch) string {
 				q = epochs[i].Test
 			}
 			if q != nil {
+				how := q.Mode
+				if q.Auto {
+					how += ", chosen by --eval-protocol auto,"
+				}
 				lines = append(lines, fmt.Sprintf("evaluation (%s, epoch %d): %s ranking of %d %s edges, both sides (%.1f s); random MRR %.4f",
-					split, epochs[i].Epoch, q.Mode, q.Edges, split, q.Seconds, q.Baseline))
+					split, epochs[i].Epoch, how, q.Edges, split, q.Seconds, q.Baseline))
 				break
 			}
 		}

@@ -145,6 +145,7 @@ func TestAutoSampledSaidOnce(t *testing.T) {
 	}
 	assert.Equal(t, 2, rows, out)
 	assert.Contains(t, out, "protocol")
+	assert.Contains(t, out, "evaluation (test, epoch 2): sampled, chosen by --eval-protocol auto, ranking of 100 test edges")
 
 	eval.DefaultEval.FilteredMaxNodes = was
 	out, errOut, code = runCmd(kgRun(work, "--eval-edges", "100", "--json", "--overwrite")...)
@@ -161,6 +162,7 @@ func TestAutoSampledSaidOnce(t *testing.T) {
 		assert.Positive(t, e.Valid.FilteredMemory)
 	}
 	assert.Contains(t, out, `"auto_protocol": true`)
+	assert.Contains(t, errOut, said+mb(trained.Epochs[0].Valid.FilteredMemory)+" plus", "the memory said is the JSON's")
 
 	eval.DefaultEval.FilteredMaxNodes = was // realrun eval reads the threshold training used from the record
 	out, errOut, code = runCmd("eval", work, "--json", "--progress", "none")
@@ -170,6 +172,13 @@ func TestAutoSampledSaidOnce(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &ev))
 	assert.Equal(t, "sampled", ev.Quality.Mode)
 	assert.Equal(t, trained.Epochs[1].Test.MRR, ev.Quality.MRR)
+}
+
+// TestDigits: counts in messages group their thousands.
+func TestDigits(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 748: "748", 1000: "1,000", 124800: "124,800", 41652230: "41,652,230", -1500: "-1,500"} {
+		assert.Equal(t, want, digits(n))
+	}
 }
 
 // TestSignalDuringEvaluation: SIGINT while training evaluates stops the
