@@ -233,6 +233,7 @@ func TestSignalDuringEvaluation(t *testing.T) {
 			assert.Contains(t, stdout.String(), "│     1 │", "the epoch trained is printed")
 		} else {
 			assert.Empty(t, stdout.String(), "no result")
+			assert.NotContains(t, stderr.String(), "holds no record", "training recorded how it evaluates before it was stopped")
 		}
 		_, err = os.Stat(work + ".lock")
 		assert.True(t, os.IsNotExist(err), "%s: the lock is released", step.name)

@@ -176,6 +176,13 @@ func TestStopDuringEvaluation(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "1\n", string(cur), "epoch 1's checkpoint is committed")
 
+			// realrun eval ranks that checkpoint as the stopped
+			// evaluation would have: the record is written before it.
+			got, err := EvaluateDir(EvalDirOptions{Dir: work, Split: "valid", Workers: 1, Seed: -1})
+			require.NoError(t, err)
+			assert.Equal(t, FromTraining, got.ProtocolFrom)
+			assert.Equal(t, o.EvalEdges, got.EvalEdges)
+
 			// realrun eval of that checkpoint, stopped the same way.
 			stop2 := make(chan struct{})
 			var once sync.Once

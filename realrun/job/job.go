@@ -696,8 +696,8 @@ func (r *run) start(plan *orderings.Plan, log io.Writer) (int, *realrun.Position
 	return first, pos, nil
 }
 
-// evaluate ranks split sp's edges after an epoch, records the quality in
-// it and records in the work directory how it evaluated
+// evaluate ranks split sp's edges after an epoch and records the quality
+// in it; before, it records in the work directory how it evaluates
 // (workdir.EvalRecord), so that a later evaluation of the checkpoint
 // ranks alike. It returns eval.ErrStopped when o.Stop closes first.
 func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options, sp store.Split, o Options) error {
@@ -706,19 +706,21 @@ func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options, sp 
 	if o.EvalProgress != nil {
 		ev.Progress = func(phase string, done, total int) { o.EvalProgress(ep.Epoch, eval.SplitName(sp), phase, done, total) }
 	}
-	if !r.chosen && o.EvalChosen != nil {
-		c, err := eval.Choose(r.st, ev)
-		if err != nil {
-			return err
-		}
-		o.EvalChosen(c)
-	}
-	r.chosen = true
-	q, err := eval.Evaluate(r.st, m, r.eng.Relations(), r.degrees, ev)
+	c, err := eval.Choose(r.st, ev)
 	if err != nil {
 		return err
 	}
-	if err := r.recordEval(ev, q.Mode); err != nil {
+	if !r.chosen && o.EvalChosen != nil {
+		o.EvalChosen(c)
+	}
+	r.chosen = true
+	// Recorded before it begins: a checkpoint whose evaluation is stopped
+	// is evaluated later as training would have.
+	if err := r.recordEval(ev, c.Protocol); err != nil {
+		return err
+	}
+	q, err := eval.Evaluate(r.st, m, r.eng.Relations(), r.degrees, ev)
+	if err != nil {
 		return err
 	}
 	q.Seconds = time.Since(start).Seconds()
