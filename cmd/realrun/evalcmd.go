@@ -65,13 +65,14 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&progress, "progress", "auto", "progress display: auto, bar, lines or none")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun eval WORKDIR [flags]",
-		Summary: "Evaluates a trained work directory's current checkpoint without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory.",
+		Summary: "Evaluates a trained work directory's current checkpoint without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory. It ranks with the protocol, edges and seed training evaluated with (recorded in the work directory), so it gives training's figures, unless flags say otherwise. Ctrl-C stops it at once.",
 		Groups: []cli.FlagGroup{
 			{Title: "Evaluation", Flags: []string{"split", "eval-edges", "eval-protocol", "eval-memory", "seed", "workers", "progress"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
-			"realrun eval /tmp/kg-work                          # test MRR of the last checkpoint",
+			"realrun eval /tmp/kg-work                          # test MRR of the last checkpoint, as training ranked it",
+			"realrun eval /tmp/kg-work --eval-protocol filtered # against every node, whatever training did",
 			"realrun eval /tmp/kg-work --split valid --eval-memory 256MB --json",
 		},
 	})
