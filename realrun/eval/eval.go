@@ -464,8 +464,8 @@ func (r *ranker) sampled(edges []store.Edge, degrees []int32, uniform, byDegree 
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := w; i < len(edges); i += r.workers {
-				if i%64 == w && r.stopped() {
+			for i, k := w, 0; i < len(edges); i, k = i+r.workers, k+1 {
+				if k%32 == 0 && r.stopped() {
 					cut.Store(true)
 					return
 				}
