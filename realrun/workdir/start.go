@@ -123,6 +123,9 @@ func reuseOrBuild(st *store.Store, spec DataSpec, use Use) (*store.Store, bool, 
 	if err := st.InitPartitions(spec.Seed, InitScale); err != nil {
 		return nil, false, err
 	}
+	if err := forgetEval(st.Dir); err != nil {
+		return nil, false, err
+	}
 	return st, false, Record(st.Dir, use.Settings)
 }
 
