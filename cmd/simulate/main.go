@@ -247,17 +247,22 @@ func plot(path string, out Output) error {
 	if len(out.Results) == 0 {
 		return fmt.Errorf("nothing to plot: no ordering is valid here")
 	}
-	bars := plots.BarChart{Title: fmt.Sprintf("Epoch time: %s, %s, %s d=%d", out.System.Name, out.Device, out.Dataset, out.Dim), YLabel: "minutes"}
+	longest := 0.0
+	for _, r := range out.Results {
+		longest = max(longest, r.EpochSeconds)
+	}
+	unit, secs := plots.DurationUnit(longest) // one unit for the whole figure
+	bars := plots.BarChart{Title: fmt.Sprintf("Epoch time: %s, %s, %s d=%d", out.System.Name, out.Device, out.Dataset, out.Dim), YLabel: unit}
 	epoch := plots.BarSeries{Name: "epoch"}
 	stall := plots.BarSeries{Name: "I/O stall"}
-	strips := plots.Strips{Title: "GPU utilisation over the epoch", XLabel: "minutes", YLabel: "GPU busy"}
+	strips := plots.Strips{Title: "GPU utilisation over the epoch", XLabel: unit, YLabel: "GPU busy"}
 	for _, r := range out.Results {
 		bars.Categories = append(bars.Categories, r.Ordering)
-		epoch.Values = append(epoch.Values, r.EpochSeconds/60)
-		stall.Values = append(stall.Values, r.StallSeconds/60)
+		epoch.Values = append(epoch.Values, r.EpochSeconds/secs)
+		stall.Values = append(stall.Values, r.StallSeconds/secs)
 		s := plots.Series{Name: fmt.Sprintf("%s %.0f%%", r.Ordering, 100*r.GPUUtilization)}
 		for _, pt := range r.Timeline {
-			s.X = append(s.X, (pt.Start+pt.End)/120)
+			s.X = append(s.X, (pt.Start+pt.End)/2/secs)
 			s.Y = append(s.Y, pt.GPU)
 		}
 		strips.Series = append(strips.Series, s)
@@ -279,8 +284,8 @@ var resultColumns = plots.Columns{
 	{Field: "WriteBytes", Head: "write GB", Scale: 1e-9, Prec: 1, Wide: true},
 	{Field: "PrefetchableSwaps", Head: "prefetchable swaps", Wide: true},
 	{Field: "MicroBatches", Head: "micro-batches", Wide: true},
-	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
-	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "EpochSeconds", Head: "epoch", Seconds: true, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall", Seconds: true, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},
 	{Field: "GPUUtilization", Head: "GPU util %", Scale: 100, Prec: 0, CSVPrec: 4},
 	{Field: "BoundSeconds", CSVPrec: 3},

@@ -156,8 +156,8 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 		fmt.Fprintln(w, "no configuration fits in memory: try a larger p or a smaller c (--json lists them all)")
 	} else {
 		b := fit[0]
-		fmt.Fprintf(w, "fastest: %s at p=%d c=%d on %s, %.1f min per epoch (%.2f× its bound); buffer %.1f GB of %.1f GB %s memory\n",
-			b.Ordering, b.P, b.C, b.Device, b.EpochSeconds/60, b.EpochOverBound, sim.GB(b.BufferBytes), sim.GB(b.MemoryBytes), b.Memory)
+		fmt.Fprintf(w, "fastest: %s at p=%d c=%d on %s, %s per epoch (%.2f× its bound); buffer %.1f GB of %.1f GB %s memory\n",
+			b.Ordering, b.P, b.C, b.Device, plots.Duration(b.EpochSeconds), b.EpochOverBound, sim.GB(b.BufferBytes), sim.GB(b.MemoryBytes), b.Memory)
 		fastestSpread(w, fit)
 		if near, io, mem := out.NearBest(sweep.NearFastest); len(near) > 1 {
 			fmt.Fprintf(w, "within %.0f%% of it: %d configurations; the least I/O among them: %s at p=%d c=%d on %s (%.1f GB); the smallest buffer: %s at p=%d c=%d on %s (%.1f GB)\n",
@@ -187,6 +187,13 @@ func sweepChart(o SweepOutput) (plots.Chart, error) {
 		return nil, fmt.Errorf("nothing to plot: no configuration fits in memory")
 	}
 	title := fmt.Sprintf("Best ordering's epoch: %s, %s d=%d", o.System.Name, o.Dataset, o.Dim)
+	longest := 0.0
+	for _, cv := range curves {
+		for _, s := range cv.EpochSeconds {
+			longest = max(longest, s)
+		}
+	}
+	unit, secs := plots.DurationUnit(longest) // one unit for every panel
 	var panels []plots.LineChart
 	panel := map[string]int{}
 	for _, cv := range curves {
@@ -194,12 +201,12 @@ func sweepChart(o SweepOutput) (plots.Chart, error) {
 		if !ok {
 			k = len(panels)
 			panel[cv.Device] = k
-			panels = append(panels, plots.LineChart{Title: cv.Device, XLabel: "partitions p", YLabel: "epoch (minutes)"})
+			panels = append(panels, plots.LineChart{Title: cv.Device, XLabel: "partitions p", YLabel: "epoch (" + unit + ")"})
 		}
 		s := plots.Series{Name: fmt.Sprintf("c=%d", cv.C)}
 		for i, p := range cv.P {
 			s.X = append(s.X, float64(p))
-			s.Y = append(s.Y, cv.EpochSeconds[i]/60)
+			s.Y = append(s.Y, cv.EpochSeconds[i]/secs)
 		}
 		panels[k].Series = append(panels[k].Series, s)
 	}
@@ -232,8 +239,8 @@ var sweepColumns = plots.Columns{
 	{Field: "ReadBytes"},
 	{Field: "WriteBytes"},
 	{Field: "IOBytes", Head: "I/O GB", Scale: 1e-9, Prec: 1, NoCSV: true, Wide: true},
-	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
-	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "EpochSeconds", Head: "epoch", Seconds: true, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall", Seconds: true, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},
 	{Field: "BoundSeconds", CSVPrec: 3},
 	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
