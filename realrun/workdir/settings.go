@@ -118,17 +118,23 @@ type Trained struct {
 	// name; a Plan read from a file is recorded by its ordering's name).
 	Ordering, Policy string
 	OrderingSeed     int64
+	// Recorded: the directory has a training record (SettingsFile); else
+	// the fields are its manifest's.
+	Recorded bool
 }
 
 // ReadTrained reads what st's training was started with: its training
 // record, or — for a directory made before tierflow kept one — its
 // manifest. A record that does not parse is an error naming the file.
 func ReadTrained(st *store.Store) (Trained, error) {
-	s, err := recordedOrManifest(st)
+	s, err := Recorded(st.Dir)
 	if err != nil {
 		return Trained{}, err
 	}
-	var t Trained
+	t := Trained{Recorded: s != nil}
+	if s == nil {
+		s = manifestSettings(st)
+	}
 	var errs []error
 	num := func(key string, dst *int) {
 		v, ok := s[key]

@@ -37,10 +37,10 @@ func TestReadTrained(t *testing.T) {
 		{name: "record",
 			settings: workdir.Settings{"--p": "4", "--c": "3", "--dim": "8", "--model": "complex", "--batch": "500", "--negatives": "64",
 				"--chunk": "32", "--ordering": "hilbert", "--policy": "lru", "--ordering-seed": "9", "--seed": "1", "--lr": "0.1"},
-			want: workdir.Trained{P: 4, C: 3, Dim: 8, Model: "complex", Batch: 500, Negatives: 64, Chunk: 32, Ordering: "hilbert", Policy: "lru", OrderingSeed: 9}},
+			want: workdir.Trained{P: 4, C: 3, Dim: 8, Model: "complex", Batch: 500, Negatives: 64, Chunk: 32, Ordering: "hilbert", Policy: "lru", OrderingSeed: 9, Recorded: true}},
 		{name: "chunk as many as the negatives is the default",
 			settings: workdir.Settings{"--negatives": "64", "--chunk": "64"},
-			want:     workdir.Trained{Negatives: 64}},
+			want:     workdir.Trained{Negatives: 64, Recorded: true}},
 		{name: "bad count", settings: workdir.Settings{"--batch": "lots"}, err: `training.json: --batch "lots" is not a count`},
 		{name: "bad seed", settings: workdir.Settings{"--ordering-seed": "x"}, err: `--ordering-seed "x" is not a number`},
 	} {
