@@ -23,7 +23,7 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 		return cli.Usagef("--machines models PyTorch-BigGraph (--system pbg), not --system %s", q.System)
 	}
 	var other []string
-	for _, f := range []string{"c", "orderings", "policy", "plan", "plot", "trace", "edges", "batch", "negatives", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching"} {
+	for _, f := range []string{"c", "orderings", "policy", "plan", "plot", "trace", "edges", "batch", "negatives", "chunk", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching"} {
 		if set[f] {
 			other = append(other, "--"+f)
 		}
@@ -88,7 +88,7 @@ func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, mach
 	if set["system"] && q.System != "pbg" {
 		return cli.Usagef("--machines models PyTorch-BigGraph (--system pbg), not --system %s", q.System)
 	}
-	for _, f := range []string{"c", "orderings", "policy", "plot", "edges", "batch", "negatives", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching", "memory-share"} {
+	for _, f := range []string{"c", "orderings", "policy", "plot", "edges", "batch", "negatives", "chunk", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching", "memory-share"} {
 		if set[f] {
 			return cli.Usagef("--%s: not with --machines", f)
 		}

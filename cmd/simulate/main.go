@@ -44,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
-	{Title: "What to train", Flags: []string{"graph", "dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
+	{Title: "What to train", Flags: []string{"graph", "dataset", "dim", "model", "batch", "negatives", "chunk", "edges", "skew"}},
 	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "ordering-seed", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "trace", "trace-max-spans", "plan", "top"}},
@@ -93,11 +93,16 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := useGraph(&q, graphDir, set); err != nil {
+	trained, err := useGraph(&q, graphDir, set)
+	if err != nil {
 		return err
 	}
 	if set["machines"] || set["bandwidth"] || set["epochs"] {
 		return machinesMain(stdout, format, q, pq, set, *of.wide)
+	}
+	var took []string
+	if trained != nil {
+		took = fromGraph(&q, *trained, set, true)
 	}
 	if planPath != "" {
 		if err := atomicfile.CheckWritable(planPath); err != nil {
@@ -115,7 +120,13 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	q.Plan, q.Trace = planPath != "", tracePath != ""
 	out, err := q.Predict()
 	if err != nil {
+		if len(took) > 0 {
+			err = fmt.Errorf("%w (with --graph %s's %s)", err, graphDir, strings.Join(took, " "))
+		}
 		return usage(err)
+	}
+	if trained != nil {
+		out.Notes = append([]string{graphNote(graphDir, *trained, took, nil)}, out.Notes...)
 	}
 	if planPath != "" && len(out.Plans) == 1 {
 		if err := atomicfile.Write(planPath, out.Plans[0].WriteJSON); err != nil {
@@ -162,6 +173,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.StringVar(&q.Model, "model", "", "score function: "+workload.ModelNames()+" (default: the dataset's)")
 	fs.IntVar(&q.Batch, "batch", 0, "edges per batch (default: the papers' 50000; fb15k 10000)")
 	fs.IntVar(&q.Negatives, "negatives", 0, "negatives per chunk (default 1000)")
+	fs.IntVar(&q.Chunk, "chunk", 0, "edges per chunk (0: as many as --negatives)")
 	fs.IntVar(&q.Staleness, "staleness", 0, "batches in flight (default: the system's; marius 16)")
 	fs.BoolVar(&q.NoPrefetch, "no-prefetch", false, "turn the lookahead reader off: load each partition only when its bucket is next (with --sync-writes: Marius run with prefetching off)")
 	fs.BoolVar(&q.SyncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
@@ -197,8 +209,8 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		return err
 	}
 	tr := out.Training
-	fmt.Fprintf(w, "%s on %s; %s: %d train edges, d=%d, %s, batch %d, %d negatives\n",
-		out.System.Name, out.Device, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives)
+	fmt.Fprintf(w, "%s on %s; %s: %d train edges, d=%d, %s, batch %d, %d negatives%s\n",
+		out.System.Name, out.Device, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives, chunkText(tr))
 	if out.System.Partitioned {
 		fmt.Fprintf(w, "p=%d c=%d policy=%s ordering seed %d; lower bound %d swaps (Marius eq. 2), BETA formula %d swaps (eq. 3)\n",
 			out.P, out.C, out.Policy, out.Seed, out.LowerBoundSwaps, out.BETAFormula)
@@ -229,6 +241,15 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return nil
+}
+
+// chunkText is what a summary line says of the chunks: nothing when they
+// are as many edges as the negatives (the default).
+func chunkText(tr workload.Training) string {
+	if tr.ChunkSize == 0 || tr.ChunkSize == tr.Negatives {
+		return ""
+	}
+	return fmt.Sprintf(", chunks of %d edges", tr.ChunkSize)
 }
 
 // describe names what was simulated in a summary line: a dataset preset

@@ -11,6 +11,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/sim/sweep"
 )
@@ -64,7 +65,8 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := useGraph(&q, graphDir, set); err != nil {
+	trained, err := useGraph(&q, graphDir, set)
+	if err != nil {
 		return err
 	}
 	if set["machines"] || set["bandwidth"] || set["epochs"] {
@@ -79,6 +81,11 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	g.Devices = cli.SplitList(devs)
+	var took, swept []string
+	if trained != nil {
+		took = fromGraph(&q, *trained, set, false)
+		swept = sweepGraphPlan(q.System, *trained, &g, set)
+	}
 	if plotPath != "" {
 		if err := plots.CheckPath(plotPath); err != nil {
 			return cli.Usagef("--plot: %w", err)
@@ -86,7 +93,16 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	}
 	out, err := sweep.Run(q, g)
 	if err != nil {
+		if all := append(took, swept...); len(all) > 0 {
+			err = fmt.Errorf("%w (with --graph %s's %s)", err, graphDir, strings.Join(all, " "))
+		}
 		return usage(err)
+	}
+	if trained != nil {
+		out.Notes = append([]string{graphNote(graphDir, *trained, took, swept)}, out.Notes...)
+		if n := ownPlanNote(out, *trained); n != "" {
+			out.Notes = append(out.Notes, n)
+		}
 	}
 	if plotPath != "" {
 		chart, err := sweepChart(out)
@@ -126,8 +142,8 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 		}
 	}
 	tr := out.Training
-	fmt.Fprintf(w, "%s; %s: %d train edges, d=%d, %s, batch %d, %d negatives; on %s\n",
-		out.System.Name, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives, strings.Join(out.Devices, ", "))
+	fmt.Fprintf(w, "%s; %s: %d train edges, d=%d, %s, batch %d, %d negatives%s; on %s\n",
+		out.System.Name, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives, chunkText(tr), strings.Join(out.Devices, ", "))
 	fmt.Fprintf(w, "swept p ∈ {%s}, c ∈ {%s}, %d orderings: %d configurations, %d fit in memory",
 		sweep.JoinInts(out.Ps), sweep.JoinInts(out.Cs), len(out.Orderings), len(out.Rows), len(fit))
 	var bufferOut, batchOut, split, most int
@@ -245,4 +261,49 @@ var sweepColumns = plots.Columns{
 	{Field: "BoundSeconds", CSVPrec: 3},
 	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
 	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true, Wide: true},
+}
+
+// sweepGraphPlan adds the work directory's own p and c (tr) to the swept
+// ones, where --p and --c are not given and the system takes a c, so that
+// the sweep ranks the Plan it was trained with; it returns what it added
+// as flags, for the reader.
+func sweepGraphPlan(system string, tr workdir.Trained, g *sweep.Grid, set map[string]bool) []string {
+	sys, err := sim.LookupSystem(system)
+	if err != nil || !sys.Partitioned {
+		return nil // sweep.Run says why
+	}
+	var took []string
+	if !set["p"] && tr.P > 0 {
+		g.Ps = addInts(g.Ps, tr.P)
+		took = append(took, fmt.Sprintf("--p %d", tr.P))
+	}
+	if !set["c"] && tr.C > 0 && sys.Capacity == 0 {
+		if g.Cs == nil {
+			g.Cs = sweep.DefaultCs
+		}
+		g.Cs = addInts(g.Cs, tr.C)
+		took = append(took, fmt.Sprintf("--c %d", tr.C))
+	}
+	return took
+}
+
+// ownPlanNote is the line that places the work directory's own Plan (its
+// p, c and ordering) among the swept configurations on the first device;
+// "" when the sweep did not simulate it.
+func ownPlanNote(out SweepOutput, tr workdir.Trained) string {
+	if len(out.Devices) == 0 || tr.Ordering == "" {
+		return ""
+	}
+	fit := out.Fitting()
+	for _, r := range out.Rows {
+		if r.Device != out.Devices[0] || r.P != tr.P || r.C != tr.C || r.Ordering != tr.Ordering || r.System != out.System.Name {
+			continue
+		}
+		own := fmt.Sprintf("the directory's own Plan, %s at p=%d c=%d on %s: %s per epoch", r.Ordering, r.P, r.C, r.Device, plots.Duration(r.EpochSeconds))
+		if !r.Fits {
+			return own + ", but it does not fit in memory here"
+		}
+		return fmt.Sprintf("%s, rank %d of %d (%.2f× the fastest)", own, r.Rank, len(fit), r.OverBest)
+	}
+	return ""
 }
