@@ -34,6 +34,9 @@ type Column struct {
 	// Prec is the number of decimals of a float (or scaled) value in the
 	// human table; CSVPrec in the CSV.
 	Prec, CSVPrec int
+	// ZeroMissing: a zero value (0, "") is absent from a row (a row with
+	// no p, say), and the human table writes Missing; the CSV keeps it.
+	ZeroMissing bool
 	// NoCSV leaves the column out of the CSV.
 	NoCSV bool
 	// Wide leaves the column out of the default human table, which fits
@@ -113,6 +116,8 @@ func (cs Columns) table(rows any, human bool) Table {
 		for _, c := range cs {
 			switch {
 			case !c.shown(human):
+			case human && c.ZeroMissing && c.isZero(row):
+				cells = append(cells, Missing)
 			case human && c.Seconds:
 				cells = append(cells, c.duration(row))
 			case human:
@@ -169,6 +174,13 @@ func (c Column) duration(row reflect.Value) string {
 		return Duration(v.Float())
 	}
 	panic(fmt.Sprintf("plots: field %s is a %s, not a time in seconds", c.Field, v.Kind()))
+}
+
+// isZero reports whether the field of row is its type's zero value (or
+// absent).
+func (c Column) isZero(row reflect.Value) bool {
+	v, ok := c.value(row)
+	return !ok || v.IsZero()
 }
 
 // value is the field of row; false when a pointer on its path is nil.

@@ -90,3 +90,14 @@ func TestSecondsColumn(t *testing.T) {
 	assert.Equal(t, [][]string{{"tiny", "0.013", "0.004"}, {"big", "5472.000", ""}}, cols.CSV(rows).Rows)
 	assert.Equal(t, []bool{false, true, true}, cols.Human(rows).numericColumns(3))
 }
+
+func TestZeroMissingColumn(t *testing.T) {
+	type row struct {
+		P        int    `json:"p"`
+		Ordering string `json:"ordering"`
+	}
+	cols := Columns{{Field: "P", Head: "p", ZeroMissing: true}, {Field: "Ordering", Head: "ordering", ZeroMissing: true}}
+	rows := []row{{8, "beta"}, {0, ""}}
+	assert.Equal(t, [][]string{{"8", "beta"}, {Missing, Missing}}, cols.Human(rows).Rows)
+	assert.Equal(t, [][]string{{"8", "beta"}, {"0", ""}}, cols.CSV(rows).Rows)
+}

@@ -155,3 +155,93 @@ func TestGraphTrainedBadInput(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(errOut, "\n"), "%v: one line: %q", tt.args, errOut)
 	}
 }
+
+// TestSweepInMemory: the sweep ranks the systems that keep every
+// parameter in memory with the partitioned ones where the parameters fit
+// the memory share — by the simulator's own account of them — and leaves
+// them out, with the reason, where they do not.
+func TestSweepInMemory(t *testing.T) {
+	st := tinyWorkdir(t)
+	params := int64(tinyNodes * tinyDim * 8) // float32 and Adagrad: 46,080 B
+	fb := int64(14951 * 1000 * 8)            // fb15k at d = 1000: 119,608,000 B
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		bytes    int64    // every parameter with its Adagrad state
+		first    string   // the fastest row's system
+		ranked   []string // the in-memory systems ranked
+		unfit    []string // simulated, but a batch does not fit the GPU memory left
+		leftOut  []string // left out
+		reason   string   // in-gpu's
+		noMemory bool     // --in-memory=false
+	}{
+		{name: "a small graph fits: in-gpu first", args: []string{"--graph", st.Dir}, bytes: params,
+			first: "in-gpu", ranked: []string{"in-gpu", "marius-inmem", "dglke"}},
+		{name: "the parameters fit 80% of the GPU, a batch not the rest", args: []string{"--dataset", "fb15k", "--dim", "1000", "--gpu-memory", fmt.Sprint(fb*5/4+2) + "B"}, bytes: fb,
+			first: "marius-inmem", ranked: []string{"marius-inmem", "dglke"}, unfit: []string{"in-gpu"}},
+		{name: "the parameters need a byte more than 80% of the GPU", args: []string{"--dataset", "fb15k", "--dim", "1000", "--gpu-memory", fmt.Sprint(fb*5/4-2) + "B"}, bytes: fb,
+			first: "marius-inmem", ranked: []string{"marius-inmem", "dglke"}, leftOut: []string{"in-gpu"},
+			reason: "every parameter with its Adagrad state, 0.1 GB, needs more than 80% of the 0.1 GB GPU memory"},
+		{name: "a large graph does not fit", args: []string{"--dataset", "freebase86m", "--dim", "100"},
+			first: "marius", leftOut: []string{"marius-inmem", "dglke", "in-gpu"}, reason: "68.9 GB, needs more than 80% of the 16.0 GB GPU memory"},
+		{name: "--in-memory=false", args: []string{"--graph", st.Dir, "--in-memory=false"}, first: "marius", noMemory: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"sweep", "--p", "2,4", "--c", "2", "--orderings", "beta", "--json"}, tt.args...)
+			out, errOut, code := runCmd(args...)
+			require.Equal(t, 0, code, errOut)
+			var got SweepOutput
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			if tt.noMemory {
+				assert.Empty(t, got.InMemory)
+			} else {
+				assert.Equal(t, []string{"marius-inmem", "dglke", "in-gpu"}, got.InMemory)
+			}
+			var ranked, unfit []string
+			for _, r := range got.Rows {
+				if !r.InMemory {
+					assert.Equal(t, "marius", r.System)
+					continue
+				}
+				if r.Fits {
+					ranked = append(ranked, r.System)
+					assert.Positive(t, r.Rank, r.System)
+				} else {
+					unfit = append(unfit, r.System)
+					assert.False(t, r.BatchFits, r.System)
+				}
+				assert.Zero(t, r.P+r.C, "%s: no p or c", r.System)
+				assert.Equal(t, tt.bytes, r.BufferBytes, "%s: every parameter with its Adagrad state", r.System)
+				where := "CPU"
+				if r.System == "in-gpu" {
+					where = "GPU"
+				}
+				assert.Equal(t, where, r.Memory, r.System)
+			}
+			assert.Equal(t, tt.ranked, ranked, "ranked, fastest first")
+			assert.Equal(t, tt.unfit, unfit)
+			var left []string
+			for _, l := range got.LeftOut {
+				left = append(left, l.System)
+				assert.Contains(t, []string{"CPU", "GPU"}, l.Where)
+				if l.System == "in-gpu" {
+					assert.Contains(t, l.Reason, tt.reason)
+				}
+			}
+			assert.Equal(t, tt.leftOut, left)
+			require.NotEmpty(t, got.Rows)
+			assert.Equal(t, tt.first, got.Rows[0].System, "the fastest")
+		})
+	}
+	// The human table names them among the orderings, ranked with them, and
+	// the left-out ones in one line.
+	out, errOut, code := runCmd("sweep", "--graph", st.Dir, "--p", "2,4", "--c", "2", "--orderings", "beta", "--top", "4")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `│ +1 │ +— │ — │ in-gpu +│`, out)
+	assert.Contains(t, out, "ordering or system")
+	assert.Contains(t, out, "fastest: in-gpu (every parameter in GPU memory) on p3.2xlarge")
+	out, errOut, code = runCmd("sweep", "--p", "8,32", "--c", "4", "--orderings", "beta")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "in memory, not ranked on p3.2xlarge: every parameter with its Adagrad state is 68.9 GB: marius-inmem and dglke need more than 80% of its 65.5 GB CPU memory, in-gpu needs more than 80% of its 16.0 GB GPU memory\n")
+	assert.NotContains(t, out, "ordering or system")
+}

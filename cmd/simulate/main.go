@@ -45,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
 	{Title: "What to train", Flags: []string{"graph", "dataset", "dim", "model", "batch", "negatives", "chunk", "edges", "skew"}},
-	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
+	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "in-memory", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "ordering-seed", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "trace", "trace-max-spans", "plan", "top"}},
 }

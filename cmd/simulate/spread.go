@@ -22,11 +22,13 @@ type spreadResult struct {
 	EpochText, RankText, PlacesText string
 }
 
-// spreadRow is a row of simulate sweep's human table on a device with a
-// spread.
+// spreadRow is a row of simulate sweep's human table (with a spread's
+// text where the device has one); What is its ordering, or the name of a
+// system that keeps every parameter in memory.
 type spreadRow struct {
 	sweep.Row
 	EpochText, RankText, PlacesText string
+	What                            string
 }
 
 // spreadNote explains the range and the places under a table.
@@ -76,7 +78,10 @@ func spreadResults(out Output) []spreadResult {
 func spreadRows(rows []sweep.Row) []spreadRow {
 	out := make([]spreadRow, len(rows))
 	for i, r := range rows {
-		out[i] = spreadRow{Row: r, EpochText: epochText(r.EpochSeconds, r.EpochRange)}
+		out[i] = spreadRow{Row: r, EpochText: epochText(r.EpochSeconds, r.EpochRange), What: r.Ordering}
+		if r.InMemory {
+			out[i].What = r.System
+		}
 		if r.Fits {
 			p := r.Place()
 			out[i].RankText, out[i].PlacesText = p.Marked(), p.Span()

@@ -37,6 +37,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&top, "top", 10, "rows of the human table (all rows with --json and --csv)")
 	fs.StringVar(&plotPath, "plot", "", "draw, per device and c, the best ordering's epoch time against p (buffers that fit) to `FILE`.png or .svg")
 	fs.Float64Var(&g.MemoryShare, "memory-share", 0.8, "share of the buffer's memory (CPU, or GPU for GPU buffers) that c partitions plus staging buffers may take")
+	fs.BoolVar(&g.InMemory, "in-memory", true, "also rank the systems that keep every parameter in memory ("+strings.Join(inMemoryNames(), ", ")+") on each device where the parameters fit --memory-share of its GPU or CPU memory (false: the partitioned system alone)")
 	addScenarioFlags(fs, &q)
 	fs.StringVar(&machines, "machines", "", "sweep PyTorch-BigGraph (--system pbg, its CPU trainer) over machine counts: a `LIST` like --p; ranks (machines, p) by the time of --epochs epochs (default device pbg-paper)")
 	fs.StringVar(&bandwidth, "bandwidth", "", "with --machines: each machine's network bandwidth, e.g. 10GB/s (default: the device's)")
@@ -128,14 +129,24 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 		return sweepColumns.CSV(out.Rows).CSV(w)
 	}
 	fit := out.Fitting()
+	shown := fit[:min(top, len(fit))]
 	cols := sweepColumns.Select(wide)
 	if len(out.Devices) < 2 {
 		cols = cols.DropHuman("Device")
 	}
+	inMemoryShown := slices.ContainsFunc(shown, func(r sweep.Row) bool { return r.InMemory })
+	if inMemoryShown {
+		cols = slices.Clone(cols)
+		for i := range cols {
+			if cols[i].Field == "What" {
+				cols[i].Head = "ordering or system"
+			}
+		}
+	}
 	if len(fit) > 0 {
-		table := cols.Human(fit[:min(top, len(fit))])
+		table := cols.Human(spreadRows(shown))
 		if out.HasSpread() {
-			table = withSpread(cols, false).Human(spreadRows(fit[:min(top, len(fit))]))
+			table = withSpread(cols, false).Human(spreadRows(shown))
 		}
 		if err := table.Render(w); err != nil {
 			return err
@@ -144,8 +155,12 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 	tr := out.Training
 	fmt.Fprintf(w, "%s; %s: %d train edges, d=%d, %s, batch %d, %d negatives%s; on %s\n",
 		out.System.Name, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives, chunkText(tr), strings.Join(out.Devices, ", "))
-	fmt.Fprintf(w, "swept p ∈ {%s}, c ∈ {%s}, %d orderings: %d configurations, %d fit in memory",
-		sweep.JoinInts(out.Ps), sweep.JoinInts(out.Cs), len(out.Orderings), len(out.Rows), len(fit))
+	inMemory := ""
+	if len(out.InMemory) > 0 {
+		inMemory = fmt.Sprintf(", and %d systems that keep every parameter in memory (%s)", len(out.InMemory), strings.Join(out.InMemory, ", "))
+	}
+	fmt.Fprintf(w, "swept p ∈ {%s}, c ∈ {%s}, %d orderings%s: %d configurations, %d fit in memory",
+		sweep.JoinInts(out.Ps), sweep.JoinInts(out.Cs), len(out.Orderings), inMemory, len(out.Rows), len(fit))
 	var bufferOut, batchOut, split, most int
 	for _, r := range out.Rows {
 		switch {
@@ -162,6 +177,9 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 		fmt.Fprintf(w, " (the other %d need more than %.0f%% of the %s memory for c partitions plus staging buffers)", bufferOut, 100*out.MemoryShare, out.Rows[len(out.Rows)-1].Memory)
 	}
 	fmt.Fprintln(w)
+	for _, line := range leftOutLines(out) {
+		fmt.Fprintln(w, line)
+	}
 	if batchOut > 0 {
 		fmt.Fprintf(w, "%d configurations do not fit because a batch does not fit the GPU memory left to it (micro-batching off, or not even one edge per micro-batch fits)\n", batchOut)
 	}
@@ -172,13 +190,17 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 		fmt.Fprintln(w, "no configuration fits in memory: try a larger p or a smaller c (--json lists them all)")
 	} else {
 		b := fit[0]
-		fmt.Fprintf(w, "fastest: %s at p=%d c=%d on %s, %s per epoch (%.2f× its bound); buffer %.1f GB of %.1f GB %s memory\n",
-			b.Ordering, b.P, b.C, b.Device, plots.Duration(b.EpochSeconds), b.EpochOverBound, sim.GB(b.BufferBytes), sim.GB(b.MemoryBytes), b.Memory)
+		held := "buffer"
+		if b.InMemory {
+			held = "parameters"
+		}
+		fmt.Fprintf(w, "fastest: %s on %s, %s per epoch (%.2f× its bound); %s %.1f GB of %.1f GB %s memory\n",
+			rowName(b), b.Device, plots.Duration(b.EpochSeconds), b.EpochOverBound, held, sim.GB(b.BufferBytes), sim.GB(b.MemoryBytes), b.Memory)
 		fastestSpread(w, fit)
 		if near, io, mem := out.NearBest(sweep.NearFastest); len(near) > 1 {
-			fmt.Fprintf(w, "within %.0f%% of it: %d configurations; the least I/O among them: %s at p=%d c=%d on %s (%.1f GB); the smallest buffer: %s at p=%d c=%d on %s (%.1f GB)\n",
-				100*sweep.NearFastest, len(near), io.Ordering, io.P, io.C, io.Device, sim.GB(io.IOBytes),
-				mem.Ordering, mem.P, mem.C, mem.Device, sim.GB(mem.BufferBytes))
+			fmt.Fprintf(w, "within %.0f%% of it: %d configurations; the least I/O among them: %s on %s (%.1f GB); the smallest buffer: %s on %s (%.1f GB)\n",
+				100*sweep.NearFastest, len(near), rowName(io), io.Device, sim.GB(io.IOBytes),
+				rowName(mem), mem.Device, sim.GB(mem.BufferBytes))
 		}
 	}
 	if n := len(out.Skipped); n > 0 {
@@ -187,7 +209,11 @@ func printSweep(w io.Writer, format cli.Format, out SweepOutput, top int, wide b
 	for _, n := range out.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintln(w, "buffer GB: c partitions plus the system's staging buffers (prefetch, async write); ÷ bound: epoch over a bound no schedule beats")
+	buffer := "c partitions plus the system's staging buffers (prefetch, async write)"
+	if inMemoryShown {
+		buffer += "; for a system that keeps every parameter in memory (no p or c), all of them with their Adagrad state"
+	}
+	fmt.Fprintf(w, "buffer GB: %s; ÷ bound: epoch over a bound no schedule beats\n", buffer)
 	if out.HasSpread() {
 		fmt.Fprintln(w, spreadNote)
 	}
@@ -239,9 +265,10 @@ func sweepChart(o SweepOutput) (plots.Chart, error) {
 var sweepColumns = plots.Columns{
 	{Field: "Rank", Head: "rank", NoCSV: true},
 	{Field: "Device", Head: "device"},
-	{Field: "P", Head: "p"},
-	{Field: "C", Head: "c"},
-	{Field: "Ordering", Head: "ordering"},
+	{Field: "P", Head: "p", ZeroMissing: true},
+	{Field: "C", Head: "c", ZeroMissing: true},
+	{Field: "Ordering"},
+	{Field: "What", Head: "ordering", NoCSV: true}, // or the system that keeps every parameter in memory
 	{Field: "PartitionBytes"},
 	{Field: "BufferBytes", Head: "buffer GB", Scale: 1e-9, Prec: 1},
 	{Field: "StagingBuffers"},
@@ -261,6 +288,67 @@ var sweepColumns = plots.Columns{
 	{Field: "BoundSeconds", CSVPrec: 3},
 	{Field: "EpochOverBound", Head: "÷ bound", Prec: 2, CSVPrec: 4},
 	{Field: "OverBest", Head: "÷ best", Prec: 2, NoCSV: true, Wide: true},
+	{Field: "System"}, // CSV: after the columns it had before
+	{Field: "InMemory"},
+}
+
+// leftOutLines say, one line per device, which systems that keep every
+// parameter in memory the sweep left out there and why.
+func leftOutLines(out SweepOutput) []string {
+	var lines []string
+	for _, dev := range out.Devices {
+		var parts []string
+		var bytes int64
+		where := map[string][]string{} // memory → systems
+		var order []string
+		for _, l := range out.LeftOut {
+			switch {
+			case l.Device != dev:
+			case l.Limit > 0:
+				key := fmt.Sprintf("%.1f GB %s memory", sim.GB(l.Limit), l.Where)
+				if where[key] == nil {
+					order = append(order, key)
+				}
+				where[key] = append(where[key], l.System)
+				bytes = l.Bytes
+			default:
+				parts = append(parts, l.System+": "+l.Reason)
+			}
+		}
+		var mem []string
+		for _, key := range order {
+			verb := "needs"
+			if len(where[key]) > 1 {
+				verb = "need"
+			}
+			mem = append(mem, fmt.Sprintf("%s %s more than %.0f%% of its %s", strings.Join(where[key], " and "), verb, 100*out.MemoryShare, key))
+		}
+		if len(mem) > 0 {
+			parts = append([]string{fmt.Sprintf("every parameter with its Adagrad state is %.1f GB: %s", sim.GB(bytes), strings.Join(mem, ", "))}, parts...)
+		}
+		if len(parts) > 0 {
+			lines = append(lines, fmt.Sprintf("in memory, not ranked on %s: %s", dev, strings.Join(parts, "; ")))
+		}
+	}
+	return lines
+}
+
+// rowName names a sweep row's configuration: "beta at p=8 c=4", or the
+// system that keeps every parameter in memory and where.
+func rowName(r sweep.Row) string {
+	if r.InMemory {
+		return fmt.Sprintf("%s (every parameter in %s memory)", r.System, r.Memory)
+	}
+	return fmt.Sprintf("%s at p=%d c=%d", r.Ordering, r.P, r.C)
+}
+
+// inMemoryNames are the systems that keep every parameter in memory.
+func inMemoryNames() []string {
+	var names []string
+	for _, s := range sim.InMemorySystems() {
+		names = append(names, s.Name)
+	}
+	return names
 }
 
 // sweepGraphPlan adds the work directory's own p and c (tr) to the swept
