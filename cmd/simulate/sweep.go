@@ -252,6 +252,15 @@ func sweepChart(o SweepOutput) (plots.Chart, error) {
 		}
 		panels[k].Series = append(panels[k].Series, s)
 	}
+	// A system that keeps every parameter in memory has no p: a level line
+	// across the swept p on its device's panel.
+	for _, r := range o.Fitting() {
+		if k, ok := panel[r.Device]; ok && r.InMemory && len(o.Ps) > 0 {
+			lo, hi := float64(slices.Min(o.Ps)), float64(slices.Max(o.Ps))
+			y := r.EpochSeconds / secs
+			panels[k].Series = append(panels[k].Series, plots.Series{Name: r.System + " (in memory)", X: []float64{lo, hi}, Y: []float64{y, y}})
+		}
+	}
 	if len(panels) == 1 {
 		chart := panels[0]
 		chart.Title = title + ", " + chart.Title
