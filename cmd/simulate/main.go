@@ -60,9 +60,9 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	var pq sim.PBGRequest
 	var graphDir string
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
-	fs.IntVar(&q.P, "p", sim.DefaultP, "number of node partitions (default 32; with an --edges histogram, its p)")
+	fs.IntVar(&q.P, "p", sim.DefaultP, "number of node partitions (default 32; with an --edges histogram, its p; with --graph, the directory's)")
 	addGraphFlag(fs, &graphDir)
-	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own; marius: 8)")
+	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own, marius 8; with --graph, the directory's)")
 	fs.StringVar(&q.Device, "device", "p3.2xlarge", "device profile: a preset ("+strings.Join(devices.PresetNames(), ", ")+") or a YAML `FILE`")
 	addScenarioFlags(fs, &q)
 	fs.StringVar(&planPath, "plan", "", "write the Plan JSON of the (single) selected ordering to `FILE`")

@@ -20,7 +20,8 @@ import (
 type SweepOutput = sweep.Output
 
 // sweepMain runs `simulate sweep`: every ordering at every (p, c) on every
-// device, ranked by epoch time among the buffers that fit in memory.
+// device, ranked by epoch time among the buffers that fit in memory, with
+// the systems that keep every parameter in memory where they fit.
 func sweepMain(args []string, stdout, stderr io.Writer) error {
 	var q sim.Request
 	var ps, cs, devs, plotPath string
@@ -31,8 +32,8 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	var graphDir string
 	fs := flag.NewFlagSet(prog+" sweep", flag.ContinueOnError)
 	addGraphFlag(fs, &graphDir)
-	fs.StringVar(&ps, "p", "8,16,32,64", "partition counts: a comma-separated `LIST` of numbers and ranges a-b")
-	fs.StringVar(&cs, "c", "", "buffer capacities, a `LIST` like --p; c > p is skipped (default 2,4,8,16, or the system's own)")
+	fs.StringVar(&ps, "p", "8,16,32,64", "partition counts: a comma-separated `LIST` of numbers and ranges a-b (with --graph, the directory's p among them)")
+	fs.StringVar(&cs, "c", "", "buffer capacities, a `LIST` like --p; c > p is skipped (default 2,4,8,16, or the system's own; with --graph, the directory's c among them)")
 	fs.StringVar(&devs, "device", "p3.2xlarge", "comma-separated device `LIST`: presets ("+strings.Join(devices.PresetNames(), ", ")+") or YAML files")
 	fs.IntVar(&top, "top", 10, "rows of the human table (all rows with --json and --csv)")
 	fs.StringVar(&plotPath, "plot", "", "draw, per device and c, the best ordering's epoch time against p (buffers that fit) to `FILE`.png or .svg")
@@ -45,7 +46,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	of := registerOut(fs)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "simulate sweep [flags]",
-		Summary: "Simulates every ordering at every (p, c) on every device and ranks the configurations whose buffer fits in memory; with --machines, PyTorch-BigGraph on every (machines, p).",
+		Summary: "Simulates every ordering at every (p, c) on every device and ranks the configurations whose buffer fits in memory, with the systems that keep every parameter in memory where it fits; with --machines, PyTorch-BigGraph on every (machines, p).",
 		Groups:  append(slices.Clone(scenarioGroups), cli.FlagGroup{Title: "Several machines (PyTorch-BigGraph's distributed mode)", Flags: []string{"machines", "bandwidth", "epochs"}}),
 		Examples: []string{
 			"simulate sweep --machines 1,2,4,8 --p 4,8,16,32 --dataset freebase   # how many machines, how many partitions",
