@@ -103,8 +103,14 @@ func recordedOrManifest(st *store.Store) (Settings, error) {
 	if err != nil || was != nil {
 		return was, err
 	}
+	return manifestSettings(st), nil
+}
+
+// manifestSettings are the settings a directory's manifest says: the
+// data's p, d, model and seed.
+func manifestSettings(st *store.Store) Settings {
 	m := st.M
-	return Settings{"--p": fmt.Sprint(m.P), "--dim": fmt.Sprint(m.Dim), "--model": m.Model, "--seed": fmt.Sprint(m.Seed)}, nil
+	return Settings{"--p": fmt.Sprint(m.P), "--dim": fmt.Sprint(m.Dim), "--model": m.Model, "--seed": fmt.Sprint(m.Seed)}
 }
 
 // reuseOrBuild starts training from the initial partitions: in st when it
