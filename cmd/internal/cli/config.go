@@ -76,7 +76,7 @@ func ApplyConfig(fs *flag.FlagSet, path string, skip map[string]bool) error {
 		case key == "config":
 			return Usagef("--config %s: key config: a configuration file cannot name another one", path)
 		case fs.Lookup(key) == nil:
-			return Usagef("--config %s: unknown key %q: %s has no flag --%s (%s --help lists them)", path, key, fs.Name(), key, fs.Name())
+			return Usagef("--config %s: unknown key %q: %s has no flag --%s%s", path, key, fs.Name(), key, didYouMean(fs, key, fmt.Sprintf(" (%s --help lists them)", fs.Name())))
 		case skip[key]:
 			continue
 		}
