@@ -591,7 +591,10 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	}
 	r := &run{unlock: unlock}
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
-	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
+	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil && r.resume {
+		err = checkEpochs(o.Epochs, r.st)
+	}
+	if err == nil {
 		noteInputs(o, r.st.M.InputFiles, log)
 		err = applyInit(o, r, log)
 	}
@@ -608,6 +611,21 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// checkEpochs refuses, before anything is written, a resumed run whose
+// total of epochs the work directory has trained already: there would be
+// nothing to train (Epochs counts the total, not the epochs to add).
+func checkEpochs(epochs int, st *store.Store) error {
+	if epochs > st.Current {
+		return nil
+	}
+	if st.Bucket == 0 {
+		return inputerr.Errorf("--epochs %d: %s is trained through epoch %d; --epochs counts the total, not the epochs to add: ask for more than %d to continue (--epochs %d trains one more), or start over with --overwrite",
+			epochs, st.Dir, st.Current, st.Current, st.Current+1)
+	}
+	return inputerr.Errorf("--epochs %d: %s is trained through %d buckets of epoch %d; --epochs counts the total, not the epochs to add: ask for %d or more to continue (--epochs %d finishes epoch %d), or start over with --overwrite",
+		epochs, st.Dir, st.Bucket, st.Current+1, st.Current+1, st.Current+1, st.Current+1)
 }
 
 // noteInputs says, one line each, which input file's first line was
