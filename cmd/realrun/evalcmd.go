@@ -10,6 +10,7 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/job"
 )
 
@@ -118,7 +119,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	var o exportOutput
 	fs := newFlagSet(prog + " export")
 	fs.StringVar(&o.Out, "out", "", "write the node embeddings to `FILE`, in input id order")
-	fs.StringVar(&o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension, else npy)")
+	fs.StringVar(&o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv), csv (name,values; RFC 4180) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension: .npy, .tsv or .txt, .csv)")
 	fs.StringVar(&o.Relations, "relations", "", "also write the relation parameters to `FILE` in the same format (tsv rows named from relations.tsv where the work directory has one)")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun export WORKDIR --out FILE [flags]",
@@ -129,7 +130,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 		},
 		Examples: []string{
 			"realrun export /tmp/kg-work --out emb.npy --relations rel.npy",
-			"realrun export /tmp/kg-work --out emb.tsv",
+			"realrun export /tmp/kg-work --out emb.tsv             # the format from the extension: .npy, .tsv or .txt, .csv",
 			"realrun export /tmp/kg-work --out pbg-ckpt --format pbg   # h5py reads it as PyTorch-BigGraph's loader does",
 		},
 	})
@@ -144,10 +145,19 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("realrun export: --out FILE is required")
 	}
 	o.Workdir = dir
-	if o.Format == "" {
-		o.Format = map[string]string{".tsv": "tsv", ".txt": "tsv"}[strings.ToLower(filepath.Ext(o.Out))]
-		if o.Format == "" {
-			o.Format = "npy"
+	given := o.Format
+	if o.Format, err = job.ExportFormatOf(o.Out, o.Format, "out", "format"); err != nil {
+		return asUsage(err)
+	}
+	if o.Relations != "" && o.Format != "pbg" { // pbg: refused by the exporter
+		// The relations are written in the embeddings' format.
+		if given != "" {
+			_, err = job.ExportFormatOf(o.Relations, o.Format, "relations", "format")
+		} else if f, ferr := eval.ExportFormat(o.Relations, ""); ferr == nil && f != o.Format {
+			err = cli.Usagef("--relations %s: a %s file, but the embeddings (--out %s) are written as %s: name them alike, or give --format", o.Relations, filepath.Ext(o.Relations), o.Out, o.Format)
+		}
+		if err != nil {
+			return asUsage(err)
 		}
 	}
 	for _, f := range []struct{ flag, path string }{{"out", o.Out}, {"relations", o.Relations}} {
@@ -158,12 +168,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 			return cli.Usagef("--%s: %w", f.flag, err)
 		}
 	}
-	switch o.Format {
-	case "npy", "tsv", "pbg":
-		o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations, stderr)
-	default:
-		return cli.Usagef("--format %q: want npy, tsv or pbg", o.Format)
-	}
+	o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations, stderr)
 	if err != nil {
 		return asUsage(err)
 	}

@@ -126,7 +126,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown dataset", []string{"--dataset", "orkut"}, "--dataset"},
 		{"c above p", []string{"--p", "4", "--c", "5"}, "exceeds p"},
 		{"odd dim for complex", []string{"--dataset", "fb15k", "--dim", "7"}, "--dim 7"},
-		{"bad export format", []string{"--export-format", "csv"}, "--export-format"},
+		{"bad export format", []string{"--export-format", "xlsx"}, "--export-format \"xlsx\": want npy, tsv, csv or pbg"},
 		{"bad scale", []string{"--scale", "2"}, "--scale"},
 		{"negative lr", []string{"--lr", "-1"}, "--lr"},
 		{"unknown ordering", []string{"--ordering", "zigzag"}, "unknown ordering"},

@@ -58,7 +58,7 @@ type Options struct {
 	Overwrite            bool
 	KeepCheckpoints      int
 	Workdir              string // "": under the system temp dir
-	Export, ExportFormat string
+	Export, ExportFormat string // ExportFormat npy, tsv, csv or pbg; "": from Export's extension (ExportFormatOf)
 	// Eval is when to evaluate: "every" (every EvalEvery-th epoch and the
 	// last), "end" (after the last epoch only) or "none"; EvalProtocol is
 	// "auto", "filtered" or "sampled"; EvalEdges caps the test edges
@@ -139,7 +139,7 @@ func ResumeArgs(args []string) string {
 var Defaults = Options{
 	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
 	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1, KeepCheckpoints: store.DefaultKeep, Repeats: 1,
-	ExportFormat: "npy", Engine: "cpu", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
+	ExportFormat: "", Engine: "cpu", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
 }
 
 // Auto, as Options.DegreeFrac, picks the share tuned for the kind of
@@ -176,6 +176,9 @@ type Config struct {
 	// (workdir.Settings), Keep how many checkpoints are kept.
 	Settings workdir.Settings
 	Keep     int
+	// ExportFormat is the format Options.Export is written in
+	// (ExportFormatOf; "" without Export).
+	ExportFormat string
 }
 
 // Configure validates the options and builds the data spec, the training
@@ -184,13 +187,14 @@ type Config struct {
 // flag.
 func Configure(o Options) (Config, error) {
 	var cfg Config
+	var err error
 	if err := checkNumbers(o); err != nil {
 		return cfg, err
 	}
 	if err := checkEngine(o); err != nil {
 		return cfg, err
 	}
-	if err := checkExport(o); err != nil {
+	if cfg.ExportFormat, err = checkExport(o); err != nil {
 		return cfg, err
 	}
 	if err := checkInput(o); err != nil {
@@ -286,8 +290,8 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
 	case o.LR != 0 && !(o.LR > 0):
 		return inputerr.Errorf("--lr %v: must be positive", o.LR)
-	case o.ExportFormat != "npy" && o.ExportFormat != "tsv" && o.ExportFormat != "pbg":
-		return inputerr.Errorf("--export-format %q: want npy, tsv or pbg", o.ExportFormat)
+	case o.ExportFormat != "" && !slices.Contains(eval.ExportFormats, strings.ToLower(o.ExportFormat)):
+		return inputerr.Errorf("--export-format %q: want %s", o.ExportFormat, eval.FormatList())
 	case o.Edges == "" && (o.Valid != "" || o.Test != ""):
 		return inputerr.Errorf("--valid and --test go with --edges")
 	case o.Eval != "every" && o.Eval != "end" && o.Eval != eval.None:
@@ -323,21 +327,42 @@ func checkInput(o Options) error {
 
 // checkExport checks, before any work, that --export can be written and
 // that its extension, if it names a format, is --export-format's.
-func checkExport(o Options) error {
+func checkExport(o Options) (string, error) {
 	if o.Export == "" {
-		return nil
+		return "", nil
 	}
-	if o.ExportFormat == "pbg" {
-		return checkExportPBG(o.Export)
+	format, err := ExportFormatOf(o.Export, o.ExportFormat, "export", "export-format")
+	if err != nil {
+		return "", err
 	}
-	ext := strings.ToLower(filepath.Ext(o.Export))
-	if want := map[string]string{".npy": "npy", ".tsv": "tsv", ".txt": "tsv"}[ext]; want != "" && want != o.ExportFormat {
-		return inputerr.Errorf("--export %s: a %s file, but --export-format is %s (--export-format %s writes it)", o.Export, ext, o.ExportFormat, want)
+	if format == "pbg" {
+		return format, checkExportPBG(o.Export)
 	}
 	if err := atomicfile.CheckWritable(o.Export); err != nil {
-		return inputerr.Errorf("--export: %w", err)
+		return "", inputerr.Errorf("--export: %w", err)
 	}
-	return nil
+	return format, nil
+}
+
+// ExportFormatOf is the format an export to path is written in
+// (eval.ExportFormat: format when given, else the one path's extension
+// names), its refusals bad input naming the flags that gave path and
+// format (pathFlag and formatFlag, without dashes).
+func ExportFormatOf(path, format, pathFlag, formatFlag string) (string, error) {
+	f, err := eval.ExportFormat(path, format)
+	var fe *eval.FormatError
+	if !errors.As(err, &fe) {
+		return f, err
+	}
+	switch {
+	case fe.Unknown:
+		return "", inputerr.Errorf("--%s %q: want %s", formatFlag, fe.Format, eval.FormatList())
+	case fe.Want != "":
+		return "", inputerr.Errorf("--%s %s: a %s file, but --%s is %s (--%s %s writes it)", pathFlag, path, fe.Ext, formatFlag, fe.Format, formatFlag, fe.Want)
+	case fe.Ext == "":
+		return "", inputerr.Errorf("--%s %s: no extension to tell the format by (%s); name the file so, or give --%s %s", pathFlag, path, eval.ExtList(), formatFlag, eval.FormatList())
+	}
+	return "", inputerr.Errorf("--%s %s: cannot tell the format from the extension %q (%s); name the file so, or give --%s %s", pathFlag, path, fe.Ext, eval.ExtList(), formatFlag, eval.FormatList())
 }
 
 // checkEngine checks --engine, --buffer and what the engine supports.
@@ -557,11 +582,11 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		}
 		out.Epochs = append(out.Epochs, ep)
 	}
-	if o.Export != "" && o.ExportFormat == "pbg" {
+	if o.Export != "" && cfg.ExportFormat == "pbg" {
 		return out, exportPBG(o.Export, r.st, log)
 	}
 	if o.Export != "" {
-		if err := eval.ExportFile(o.Export, o.ExportFormat, r.st); errors.Is(err, syscall.ENOSPC) {
+		if err := eval.ExportFile(o.Export, cfg.ExportFormat, r.st); errors.Is(err, syscall.ENOSPC) {
 			return out, err
 		} else if err != nil {
 			return out, inputerr.Errorf("--export: %w", err)
