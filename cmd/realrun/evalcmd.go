@@ -50,13 +50,13 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	o := job.EvalDirOptions{Dir: dir}
 	var progress string
 	fs := newFlagSet(prog + " eval")
-	fs.StringVar(&o.Split, "split", "test", "split to rank: test or valid")
+	cli.EnumVar(fs, &o.Split, "split", "test", "split to rank: test or valid")
 	fs.IntVar(&o.Edges, "eval-edges", job.Defaults.EvalEdges, "edges ranked (a seeded sample of the split when there are more)")
-	fs.StringVar(&o.Protocol, "eval-protocol", job.Defaults.EvalProtocol, "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes)")
+	cli.EnumVar(fs, &o.Protocol, "eval-protocol", job.Defaults.EvalProtocol, "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes)")
 	fs.StringVar(&o.Memory, "eval-memory", "", evalMemoryHelp)
 	fs.Int64Var(&o.Seed, "seed", -1, "seed of the edge and candidate samples (default: the work directory's data seed, as training's evaluation)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "ranking goroutines")
-	fs.StringVar(&progress, "progress", "auto", "progress display: auto, bar, lines or none")
+	cli.EnumVar(fs, &progress, "progress", "auto", "progress display: auto, bar, lines or none")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun eval WORKDIR [flags]",
 		Summary: "Evaluates a trained work directory's current checkpoint without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory.",
@@ -119,7 +119,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	var o exportOutput
 	fs := newFlagSet(prog + " export")
 	fs.StringVar(&o.Out, "out", "", "write the node embeddings to `FILE`, in input id order")
-	fs.StringVar(&o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv), csv (name,values; RFC 4180) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension: .npy, .tsv or .txt, .csv)")
+	cli.EnumVar(fs, &o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv), csv (name,values; RFC 4180) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension: .npy, .tsv or .txt, .csv)")
 	fs.StringVar(&o.Relations, "relations", "", "also write the relation parameters to `FILE` in the same format (tsv rows named from relations.tsv where the work directory has one)")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun export WORKDIR --out FILE [flags]",
