@@ -88,19 +88,17 @@ func TestDiskFull(t *testing.T) {
 			require.NoError(t, os.Remove(filler))
 		})
 	}
-	// The export: training is done, the embeddings do not fit (the
-	// trained work directory is exported again with realrun export: a
-	// --resume to the epochs trained already is refused).
+	// The export: training is done, the embeddings do not fit.
 	_, errOut, code = runCmd(smallRun(work, got, 3, "--resume")...)
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, os.Remove(got))
 	filler := fill(t, small, 4096)
-	_, errOut, code = runCmd("export", work, "--out", got)
+	_, errOut, code = runCmd(smallRun(work, got, 3, "--resume")...)
 	assert.Equal(t, 1, code, errOut)
 	assert.Contains(t, lastLine(errOut), "disk full writing "+got)
 	verify(t, work)
 	require.NoError(t, os.Remove(filler))
-	_, errOut, code = runCmd("export", work, "--out", got)
+	_, errOut, code = runCmd(smallRun(work, got, 3, "--resume")...)
 	require.Equal(t, 0, code, errOut)
 	have, err := os.ReadFile(got)
 	require.NoError(t, err)

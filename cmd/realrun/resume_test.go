@@ -35,15 +35,17 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// TestResumeFewerEpochsIsRefused: --resume with --epochs at or below the
+// TestResumeFewerEpochsIsRefused: --resume with --epochs below the
 // epochs the work directory is trained through is one line saying that
 // --epochs counts the total, exit 2, and nothing in the directory
 // changes (it printed an empty table, exited 0 and rewrote run.yaml).
+// Exactly as many resume with nothing to train, saying so (a run stopped
+// in its export resumes as it said).
 func TestResumeFewerEpochsIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	npy := filepath.Join(dir, "emb.npy")
-	_, errOut, code := runCmd(smallRun(work, npy, 2, "--eval-every", "2")...)
+	_, errOut, code := runCmd(smallRun(work, npy, 3, "--eval-every", "2")...)
 	require.Equal(t, 0, code, errOut)
 	runYAML, err := os.ReadFile(filepath.Join(work, RunYAML))
 	require.NoError(t, err)
@@ -54,14 +56,20 @@ func TestResumeFewerEpochsIsRefused(t *testing.T) {
 			assert.Equal(t, 2, code, errOut)
 			assert.Empty(t, out)
 			assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
-			assert.Contains(t, errOut, "--epochs "+itoa(epochs)+": "+work+" is trained through epoch 2; --epochs counts the total, not the epochs to add: ask for more than 2 to continue (--epochs 3 trains one more), or start over with --overwrite")
+			assert.Contains(t, errOut, "--epochs "+itoa(epochs)+": "+work+" is trained through epoch 3; --epochs counts the total, not the epochs to add: ask for more than 3 to continue (--epochs 4 trains one more), or start over with --overwrite")
 			after, err := os.ReadFile(filepath.Join(work, RunYAML))
 			require.NoError(t, err)
 			assert.Equal(t, string(runYAML), string(after), "run.yaml is byte-identical")
 			assert.Equal(t, before, snapshot(t, work), "nothing in the work directory changed")
-			checkpointIntact(t, work, 2)
+			checkpointIntact(t, work, 3)
 		})
 	}
+	require.NoError(t, os.Remove(npy))
+	_, errOut, code = runCmd(smallRun(work, npy, 3, "--resume")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "nothing left to train: "+work+" is trained through epoch 3")
+	assert.FileExists(t, npy, "the export is written again")
+	checkpointIntact(t, work, 3)
 }
 
 // TestResumeKeepsRunYAML: a resumed run rewrites run.yaml with the

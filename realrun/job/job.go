@@ -554,6 +554,9 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		return out, err
 	}
 	out.Resumed = first - 1
+	if first > o.Epochs {
+		fmt.Fprintf(log, "nothing left to train: %s is trained through epoch %d, the --epochs asked for (it counts the total: ask for more to train on)\n", r.st.Dir, o.Epochs)
+	}
 	noteModelChoice(o, cfg.Hyper.Model, &out, log)
 	ev, err := evalOptions(o, cfg)
 	if err != nil {
@@ -638,11 +641,13 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	return r, nil
 }
 
-// checkEpochs refuses, before anything is written, a resumed run whose
-// total of epochs the work directory has trained already: there would be
-// nothing to train (Epochs counts the total, not the epochs to add).
+// checkEpochs refuses, before anything is written, a resumed run asking
+// for fewer epochs than the work directory is trained through (Epochs
+// counts the total, not the epochs to add). Exactly as many resume with
+// nothing to train (a run stopped after its last checkpoint, in its
+// export, resumes as it said).
 func checkEpochs(epochs int, st *store.Store) error {
-	if epochs > st.Current {
+	if epochs > st.Current || epochs == st.Current && st.Bucket == 0 {
 		return nil
 	}
 	if st.Bucket == 0 {
