@@ -614,7 +614,9 @@ type run struct {
 // for a buffer of c partitions.
 func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
-	if err != nil {
+	if errors.Is(err, workdir.ErrNotWorkdir) {
+		return nil, inputerr.Errorf("--workdir %w; choose another --workdir", err)
+	} else if err != nil {
 		return nil, inputerr.Errorf("--workdir: %w", err)
 	}
 	r := &run{unlock: unlock}
