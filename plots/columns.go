@@ -24,12 +24,19 @@ type Column struct {
 	// Head is the human table's header; empty leaves the column out of the
 	// human table.
 	Head string
-	// Scale multiplies the value in the human table (0 means 1): 1/60 for
-	// minutes, 1e-9 for GB, 100 for a percentage.
+	// Scale multiplies the value in the human table (0 means 1): 1e-9 for
+	// GB, 100 for a percentage.
 	Scale float64
+	// Seconds: the value is a time in seconds, and the human table writes
+	// each cell in the unit that fits it (Duration: "850 ms", "4.27 min");
+	// Scale and Prec then play no part. The CSV keeps seconds.
+	Seconds bool
 	// Prec is the number of decimals of a float (or scaled) value in the
 	// human table; CSVPrec in the CSV.
 	Prec, CSVPrec int
+	// ZeroMissing: a zero value (0, "") is absent from a row (a row with
+	// no p, say), and the human table writes Missing; the CSV keeps it.
+	ZeroMissing bool
 	// NoCSV leaves the column out of the CSV.
 	NoCSV bool
 	// Wide leaves the column out of the default human table, which fits
@@ -109,6 +116,10 @@ func (cs Columns) table(rows any, human bool) Table {
 		for _, c := range cs {
 			switch {
 			case !c.shown(human):
+			case human && c.ZeroMissing && c.isZero(row):
+				cells = append(cells, Missing)
+			case human && c.Seconds:
+				cells = append(cells, c.duration(row))
 			case human:
 				cells = append(cells, c.format(row, c.Scale, c.Prec, Missing))
 			default:
@@ -149,14 +160,36 @@ func (c Column) key(t reflect.Type) string {
 // skipped); the CSV leaves the cell empty.
 const Missing = "—"
 
-// format renders the field of row, scaled (scale 0: as it is), or missing
-// when a pointer on its path is nil.
-func (c Column) format(row reflect.Value, scale float64, prec int, missing string) string {
+// duration renders the field of row, a time in seconds, in its unit
+// (Duration), or Missing when a pointer on its path is nil.
+func (c Column) duration(row reflect.Value) string {
+	v, ok := c.value(row)
+	if !ok {
+		return Missing
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return Duration(float64(v.Int()))
+	case reflect.Float32, reflect.Float64:
+		return Duration(v.Float())
+	}
+	panic(fmt.Sprintf("plots: field %s is a %s, not a time in seconds", c.Field, v.Kind()))
+}
+
+// isZero reports whether the field of row is its type's zero value (or
+// absent).
+func (c Column) isZero(row reflect.Value) bool {
+	v, ok := c.value(row)
+	return !ok || v.IsZero()
+}
+
+// value is the field of row; false when a pointer on its path is nil.
+func (c Column) value(row reflect.Value) (reflect.Value, bool) {
 	v := row
 	for _, name := range strings.Split(c.Field, ".") {
 		for v.Kind() == reflect.Pointer {
 			if v.IsNil() {
-				return missing
+				return v, false
 			}
 			v = v.Elem()
 		}
@@ -167,9 +200,19 @@ func (c Column) format(row reflect.Value, scale float64, prec int, missing strin
 	}
 	for v.Kind() == reflect.Pointer {
 		if v.IsNil() {
-			return missing
+			return v, false
 		}
 		v = v.Elem()
+	}
+	return v, true
+}
+
+// format renders the field of row, scaled (scale 0: as it is), or missing
+// when a pointer on its path is nil.
+func (c Column) format(row reflect.Value, scale float64, prec int, missing string) string {
+	v, ok := c.value(row)
+	if !ok {
+		return missing
 	}
 	var x float64
 	switch v.Kind() {

@@ -63,6 +63,9 @@ func (t Table) numericColumns(n int) []bool {
 }
 
 func isNumber(s string) bool {
+	if isDuration(s) {
+		return true
+	}
 	s = strings.TrimSuffix(strings.TrimSuffix(s, "%"), "x")
 	s = strings.ReplaceAll(s, ",", "")
 	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)

@@ -37,6 +37,10 @@ type Epoch struct {
 	// EvalSeconds their wall time (not part of EpochSeconds).
 	EvalProtocol string  `json:"eval_protocol,omitempty"`
 	EvalSeconds  float64 `json:"eval_seconds"`
+	// EvalStopped says an evaluation after this epoch was stopped before
+	// it finished (its split's quality is then nil); the epoch's
+	// checkpoint was committed before it began.
+	EvalStopped bool `json:"eval_stopped,omitempty"`
 	// EdgesPerSecond is training edges ÷ compute seconds.
 	EdgesPerSecond float64     `json:"edges_per_second"`
 	IO             []IOEvent   `json:"io,omitempty"`
@@ -107,9 +111,17 @@ type EpochOptions struct {
 // StopError is returned when a run was stopped (EpochOptions.Stop): its
 // last checkpoint holds Epochs complete epochs and Bucket buckets of the
 // next (of Buckets). Code is the exit status the stopper asked for.
-type StopError struct{ Epochs, Bucket, Buckets, Code int }
+type StopError struct {
+	Epochs, Bucket, Buckets, Code int
+	// Evaluating says the stop came during the evaluation after epoch
+	// Epochs, which did not finish.
+	Evaluating bool
+}
 
 func (e *StopError) Error() string {
+	if e.Evaluating {
+		return fmt.Sprintf("stopped during the evaluation after epoch %d, which did not finish; the checkpoint holds %d complete epochs", e.Epochs, e.Epochs)
+	}
 	if e.Bucket == 0 {
 		return fmt.Sprintf("stopped; the checkpoint holds %d complete epochs", e.Epochs)
 	}
@@ -472,6 +484,12 @@ type Quality struct {
 	// nodes); MRRs of the two protocols are not comparable. "none" marks an
 	// epoch that was not evaluated.
 	Mode string `json:"mode"`
+	// Auto says the node count chose Mode (the auto protocol: filtered up
+	// to a node count, sampled above), rather than the caller; then
+	// FilteredMemory, when it chose sampled, is the smallest evaluation
+	// memory budget filtered ranking would need, in bytes (eval.Choice).
+	Auto           bool  `json:"auto_protocol,omitempty"`
+	FilteredMemory int64 `json:"filtered_memory_bytes,omitempty"`
 	// Split is the split ranked: "valid" or "test".
 	Split    string `json:"split,omitempty"`
 	Edges    int    `json:"edges"`

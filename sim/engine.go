@@ -619,16 +619,8 @@ func (e *engine) runResident(r *report.Report) {
 	if rest > 0 {
 		sizes = append(sizes, rest)
 	}
-	params := float64(cfg.Dataset.Nodes) * float64(cfg.Training.Dim) * workload.BytesPerFloat * 2
-	switch cfg.System.Resident {
-	case "gpu":
-		if params > float64(cfg.Profile.GPU.Memory) {
-			e.warnings = append(e.warnings, fmt.Sprintf("parameters and Adagrad state (%.1f GB) exceed GPU memory (%.1f GB)", params/1e9, float64(cfg.Profile.GPU.Memory)/1e9))
-		}
-	default:
-		if params > float64(cfg.Profile.CPU.Memory) {
-			e.warnings = append(e.warnings, fmt.Sprintf("parameters and Adagrad state (%.1f GB) exceed CPU memory (%.1f GB)", params/1e9, float64(cfg.Profile.CPU.Memory)/1e9))
-		}
+	if mem := cfg.System.ResidentMemory(cfg.Profile, cfg.Dataset.Nodes, cfg.Training.Dim); !mem.Fits() {
+		e.warnings = append(e.warnings, fmt.Sprintf("parameters and Adagrad state (%.1f GB) exceed %s memory (%.1f GB)", GB(mem.Bytes), mem.Where, GB(mem.Limit)))
 	}
 	next := 0
 	var feed func()

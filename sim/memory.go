@@ -40,3 +40,28 @@ func (s System) Buffer(prof devices.Profile, c int, partitionBytes int64) Buffer
 	b.Bytes = int64(b.Slots+b.Staging) * partitionBytes
 	return b
 }
+
+// ResidentMemory returns the memory a system that keeps every parameter
+// resident (not Partitioned) takes: all nodes' embeddings and their
+// optimizer state — one partition at p = 1 — in GPU memory (Resident
+// "gpu") or in host memory. This is the one account of it: the engine's
+// warning, the GPU memory left to a batch and the sweep's fit use it.
+func (s System) ResidentMemory(prof devices.Profile, nodes int64, d int) BufferMemory {
+	b := BufferMemory{Bytes: s.PartitionBytes(nodes, 1, d), Limit: int64(prof.CPU.Memory), Where: "CPU"}
+	if s.Resident == "gpu" {
+		b.Limit, b.Where = int64(prof.GPU.Memory), "GPU"
+	}
+	return b
+}
+
+// InMemorySystems are the presets that keep every parameter resident —
+// in GPU memory or in host memory — with no partitions to swap.
+func InMemorySystems() []System {
+	var out []System
+	for _, s := range Systems {
+		if !s.Partitioned {
+			out = append(out, s)
+		}
+	}
+	return out
+}

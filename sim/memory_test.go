@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,5 +64,43 @@ func TestBufferWarning(t *testing.T) {
 		} else {
 			assert.Empty(t, rep.Warnings)
 		}
+	}
+}
+
+// TestResidentMemory: a system that keeps every parameter resident takes
+// every node's embedding and Adagrad state in GPU or host memory; the
+// engine warns exactly when that does not fit (the same account).
+func TestResidentMemory(t *testing.T) {
+	prof, err := devices.Preset("p3.2xlarge")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		system string
+		nodes  int64
+		where  string
+		fits   bool
+	}{
+		{"in-gpu", 10_000_000, "GPU", true},       // 8 GB of 16 GB
+		{"in-gpu", 30_000_000, "GPU", false},      // 24 GB
+		{"marius-inmem", 30_000_000, "CPU", true}, // 24 GB of 65.5 GB
+		{"dglke", 100_000_000, "CPU", false},      // 80 GB
+	} {
+		sys, err := LookupSystem(tt.system)
+		require.NoError(t, err)
+		mem := sys.ResidentMemory(prof, tt.nodes, 100)
+		assert.Equal(t, tt.nodes*100*8, mem.Bytes, tt.system)
+		assert.Equal(t, tt.where, mem.Where, tt.system)
+		assert.Equal(t, tt.fits, mem.Fits(), "%s %d nodes", tt.system, tt.nodes)
+		rep, err := Run(Config{System: sys, Profile: prof, Dataset: workload.Dataset{Name: "x", Nodes: tt.nodes, Edges: 200_000, Relations: 1, TrainFraction: 1},
+			Training: workload.Training{Model: workload.Dot, Dim: 100, Batch: 50_000, Negatives: 1000}})
+		require.NoError(t, err)
+		warned := false
+		for _, w := range rep.Warnings {
+			warned = warned || strings.Contains(w, "exceed "+tt.where+" memory")
+		}
+		assert.Equal(t, !tt.fits, warned, "%s %d nodes: %v", tt.system, tt.nodes, rep.Warnings)
+	}
+	assert.Len(t, InMemorySystems(), 3)
+	for _, s := range InMemorySystems() {
+		assert.False(t, s.Partitioned, s.Name)
 	}
 }

@@ -32,7 +32,7 @@ func gpuResident(cfg Config, pbytes float64) float64 {
 	sys := cfg.System
 	switch {
 	case !sys.Partitioned && sys.Resident == "gpu":
-		return float64(cfg.Dataset.Nodes) * float64(cfg.Training.Dim) * workload.BytesPerFloat * 2
+		return float64(sys.ResidentMemory(cfg.Profile, cfg.Dataset.Nodes, cfg.Training.Dim).Bytes)
 	case sys.Partitioned && (sys.IO == SSDToGPUPath || sys.IO == PCIePath):
 		buf := sys.Buffer(cfg.Profile, cfg.Plan.C, int64(pbytes))
 		return float64(buf.Bytes)

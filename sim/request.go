@@ -21,6 +21,7 @@ type Request struct {
 	Model                   string // "" = the dataset's
 	Dim                     int
 	Batch, Negatives        int // 0 = the papers'
+	Chunk                   int // edges per chunk; 0 = as many as Negatives
 	Staleness, WriteBuffers int // 0 = the system's
 	NoPrefetch, SyncWrites  bool
 	// Edges is uniform, skewed (with exponent Skew) or a histogram file.
@@ -138,7 +139,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 		name string
 		v    int
 		dst  *int
-	}{{"batch", q.Batch, &tr.Batch}, {"negatives", q.Negatives, &tr.Negatives}, {"staleness", q.Staleness, &sys.Staleness}, {"write-buffers", q.WriteBuffers, &sys.WriteBuffers}} {
+	}{{"batch", q.Batch, &tr.Batch}, {"negatives", q.Negatives, &tr.Negatives}, {"chunk", q.Chunk, &tr.ChunkSize}, {"staleness", q.Staleness, &sys.Staleness}, {"write-buffers", q.WriteBuffers, &sys.WriteBuffers}} {
 		if f.v < 0 {
 			return sc, nil, inputerr.Errorf("--%s %d: must be positive", f.name, f.v)
 		}

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/atomicfile"
@@ -51,21 +57,22 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	var progress string
 	fs := newFlagSet(prog + " eval")
 	cli.EnumVar(fs, &o.Split, "split", "test", "split to rank: test or valid")
-	fs.IntVar(&o.Edges, "eval-edges", job.Defaults.EvalEdges, "edges ranked (a seeded sample of the split when there are more)")
-	cli.EnumVar(fs, &o.Protocol, "eval-protocol", job.Defaults.EvalProtocol, "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes)")
+	fs.IntVar(&o.Edges, "eval-edges", 0, "edges ranked, a seeded sample of the split when there are more (default: as many as training ranked, else "+fmt.Sprint(job.Defaults.EvalEdges)+")")
+	cli.EnumVar(fs, &o.Protocol, "eval-protocol", "", "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes) (default: training's, else auto)")
 	fs.StringVar(&o.Memory, "eval-memory", "", evalMemoryHelp)
-	fs.Int64Var(&o.Seed, "seed", -1, "seed of the edge and candidate samples (default: the work directory's data seed, as training's evaluation)")
+	fs.Int64Var(&o.Seed, "seed", -1, "seed of the edge and candidate samples (default: training's evaluation's, else the work directory's data seed)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "ranking goroutines")
 	cli.EnumVar(fs, &progress, "progress", "auto", "progress display: auto, bar, lines or none")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun eval WORKDIR [flags]",
-		Summary: "Evaluates a trained work directory's current checkpoint without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory.",
+		Summary: "Evaluates a trained work directory's current checkpoint without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory. It ranks with the protocol, edges and seed training evaluated with (recorded in the work directory), so it gives training's figures, unless flags say otherwise. Ctrl-C stops it at once.",
 		Groups: []cli.FlagGroup{
 			{Title: "Evaluation", Flags: []string{"split", "eval-edges", "eval-protocol", "eval-memory", "seed", "workers", "progress"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
-			"realrun eval /tmp/kg-work                          # test MRR of the last checkpoint",
+			"realrun eval /tmp/kg-work                          # test MRR of the last checkpoint, as training ranked it",
+			"realrun eval /tmp/kg-work --eval-protocol filtered # against every node, whatever training did",
 			"realrun eval /tmp/kg-work --split valid --eval-memory 256MB --json",
 		},
 	})
@@ -76,9 +83,30 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	if o.Dir == "" {
 		return cli.Usagef("realrun eval: give the work directory first: realrun eval WORKDIR [flags]")
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["eval-edges"] && o.Edges < 1 {
+		return cli.Usagef("--eval-edges %d: must be at least 1", o.Edges)
+	}
+	if given["eval-protocol"] && o.Protocol == "" {
+		return cli.Usagef("--eval-protocol \"\": want auto, filtered or sampled")
+	}
 	o.Progress = pickEvalProgress(progress, stderr)
+	note := noteAutoSampled(stderr)
+	o.Chosen = func(c eval.Choice, from string) {
+		if from == job.FromDefault && !(given["eval-protocol"] && given["eval-edges"] && given["seed"]) {
+			fmt.Fprintf(stderr, "%s eval: %s holds no record of how training evaluated (trained before tierflow kept one, or never evaluated): ranking with training's defaults (--eval-protocol %s --eval-edges %d --seed: the data seed) where not given\n",
+				prog, dir, job.Defaults.EvalProtocol, job.Defaults.EvalEdges)
+		}
+		note(c)
+	}
+	stop, code, done := stopEvalOnSignal(stderr)
+	defer done()
+	o.Stop = stop
 	out, err := job.EvaluateDir(o)
-	if err != nil {
+	if errors.Is(err, eval.ErrStopped) {
+		return &stoppedError{msg: fmt.Sprintf("eval: %s: the evaluation stopped at once, unfinished: no result (nothing was written; the work directory is only read)", signalName(code.sig)), code: code.code}
+	} else if err != nil {
 		return asUsage(err)
 	}
 	switch format {
@@ -91,11 +119,81 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	q := out.Quality
-	fmt.Fprintf(stdout, "%s: %s d=%d, %d nodes; %s ranking of %d %s edges, both sides; filtered and sampled MRRs are not comparable\n",
-		out.Workdir, out.Model, out.Dim, out.Nodes, q.Mode, q.Edges, q.Split)
+	fmt.Fprintf(stdout, "%s: %s d=%d, %d nodes; %s ranking of %d %s edges, both sides, seed %d (%s); filtered and sampled MRRs are not comparable\n",
+		out.Workdir, out.Model, out.Dim, out.Nodes, q.Mode, q.Edges, q.Split, out.Seed, protocolFrom(out))
 	fmt.Fprintf(stdout, "memory: at most %.1f MB of gathered rows, scores, known partners and partition buffers, within the %.1f MB budget (--eval-memory); the embeddings alone are %.1f MB\n",
 		float64(q.MemoryBytes)/1e6, float64(q.MemoryBudget)/1e6, float64(out.Nodes)*float64(out.Dim)*4/1e6)
 	return nil
+}
+
+// protocolFrom says where realrun eval's protocol came from.
+func protocolFrom(out job.EvalDirOutput) string {
+	switch out.ProtocolFrom {
+	case job.FromTraining:
+		return "the protocol training evaluated with, " + out.Protocol
+	case job.FromOptions:
+		return "--eval-protocol " + out.Protocol
+	}
+	return "the default protocol, " + out.Protocol + ": no record of training's"
+}
+
+// noteAutoSampled says once, in one line on stderr, that the auto protocol
+// chose sampled ranking, why, and what filtered ranking would take.
+func noteAutoSampled(stderr io.Writer) func(eval.Choice) {
+	var once sync.Once
+	return func(c eval.Choice) {
+		if !c.Auto || c.Protocol != eval.Sampled {
+			return
+		}
+		once.Do(func() {
+			fmt.Fprintf(stderr, "evaluation: sampled ranking, chosen by --eval-protocol auto: %s nodes, over the %s up to which it ranks filtered; --eval-protocol filtered ranks against every node instead, with an --eval-memory of at least %s plus the evaluated edges' known partners (the budget now: %s)\n",
+				digits(c.Nodes), digits(c.FilteredMaxNodes), mb(c.FilteredMemory), mb(c.Budget))
+		})
+	}
+}
+
+// digits is n with its thousands grouped: 124,800.
+func digits(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// mb is a byte count in MB (10^6 bytes), or GB from 10^9.
+func mb(b int64) string {
+	if b >= 1e9 {
+		return fmt.Sprintf("%.1f GB", float64(b)/1e9)
+	}
+	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+}
+
+// evalStop is the signal that stopped realrun eval and the exit status it
+// asks for.
+type evalStop struct {
+	sig  os.Signal
+	code int
+}
+
+// stopEvalOnSignal closes stop on the first SIGINT or SIGTERM, so that
+// realrun eval's evaluation stops at once (it only reads) and the command
+// exits with 128+signal; a second signal exits at once.
+func stopEvalOnSignal(stderr io.Writer) (stop <-chan struct{}, why *evalStop, done func()) {
+	c, ch := make(chan struct{}), make(chan os.Signal, 2)
+	why = &evalStop{}
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := <-ch; ok {
+			why.sig, why.code = s, 128+int(s.(syscall.Signal))
+			close(c)
+			if s, ok := <-ch; ok {
+				fmt.Fprintf(stderr, "%s eval: second %s: exiting at once\n", prog, signalName(s))
+				os.Exit(why.code)
+			}
+		}
+	}()
+	return c, why, func() { signal.Stop(ch); close(ch) }
 }
 
 // exportOutput is `realrun export`'s result (its --json; one CSV row).

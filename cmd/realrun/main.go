@@ -127,8 +127,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if se := (*realrun.StopError)(nil); errors.As(err, &se) && se.Code != 0 {
 		return se.Code
 	}
+	if se := (*stoppedError)(nil); errors.As(err, &se) && se.code != 0 {
+		return se.code
+	}
 	return code
 }
+
+// stoppedError ends a command stopped by a signal with the exit status
+// 128+signal.
+type stoppedError struct {
+	msg  string
+	code int
+}
+
+func (e *stoppedError) Error() string { return e.msg }
 
 // stopOnSignal closes stop on the first SIGINT or SIGTERM, so that
 // training checkpoints at the next bucket boundary and ends with the exit
@@ -246,6 +258,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	o.Trace = o.trace != ""
 	o.EvalProgress = pickEvalProgress(o.progress, stderr)
+	o.EvalChosen = noteAutoSampled(stderr)
 	if o.cpuprofile != "" {
 		stop, perr := startCPUProfile(o.cpuprofile, stderr)
 		if perr != nil {
@@ -273,6 +286,16 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	defer func() { err = errors.Join(err, g.Release()); done() }()
 	out, err := job.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, stderr)
 	if se := (*realrun.StopError)(nil); errors.As(err, &se) {
+		// What completed is printed: the epochs trained, each with the
+		// evaluations that finished (a stopped one is "—").
+		if len(out.Epochs) > 0 {
+			if perr := print(stdout, format, out, o.out.isWide()); perr != nil {
+				return errors.Join(err, perr)
+			}
+		}
+		if se.Evaluating {
+			return fmt.Errorf("%w; evaluate that checkpoint with: %s eval %s; resume with: %s %s", err, prog, out.Workdir, prog, job.ResumeArgs(args))
+		}
 		return fmt.Errorf("%w; resume with: %s %s", err, prog, job.ResumeArgs(args))
 	} else if err != nil {
 		return asUsage(err)

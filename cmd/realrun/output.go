@@ -27,15 +27,16 @@ var epochColumns = plots.Columns{
 	{Field: "EdgesPerSecond", Head: "edges/s", Prec: 0, CSVPrec: 0},
 	{Field: "Loss", Head: "loss", Prec: 2, CSVPrec: 2, Wide: true},
 	{Field: "LossPerEdge", Head: "loss/edge", Prec: 4, CSVPrec: 6},
-	{Field: "Valid.MRR", Head: "valid MRR", Prec: 3, CSVPrec: 4},
+	// The protocol beside the MRRs: filtered and sampled MRRs differ.
+	{Field: "EvalProtocol", Head: "protocol"},
+	{Field: "Valid.MRR", Head: "valid\nMRR", Prec: 3, CSVPrec: 4},
 	{Field: "Valid.HitsAt1", CSVPrec: 4},
 	{Field: "Valid.HitsAt3", CSVPrec: 4},
 	{Field: "Valid.HitsAt10", CSVPrec: 4},
-	{Field: "Test.MRR", Head: "test MRR", Prec: 3, CSVPrec: 4},
-	{Field: "Test.HitsAt1", Head: "test Hits@1", Prec: 3, CSVPrec: 4, Wide: true},
+	{Field: "Test.MRR", Head: "test\nMRR", Prec: 3, CSVPrec: 4},
+	{Field: "Test.HitsAt1", Head: "test\nHits@1", Prec: 3, CSVPrec: 4, Wide: true},
 	{Field: "Test.HitsAt3", CSVPrec: 4},
-	{Field: "Test.HitsAt10", Head: "test Hits@10", Prec: 3, CSVPrec: 4},
-	{Field: "EvalProtocol", Head: "protocol", Wide: true},
+	{Field: "Test.HitsAt10", Head: "test\nHits@10", Prec: 3, CSVPrec: 4},
 	{Field: "EvalSeconds", Head: "eval s", Prec: 1, CSVPrec: 3, Wide: true},
 }
 
@@ -50,10 +51,19 @@ func evalSummary(epochs []realrun.Epoch) string {
 				q = epochs[i].Test
 			}
 			if q != nil {
+				how := q.Mode
+				if q.Auto {
+					how += ", chosen by --eval-protocol auto,"
+				}
 				lines = append(lines, fmt.Sprintf("evaluation (%s, epoch %d): %s ranking of %d %s edges, both sides (%.1f s); random MRR %.4f",
-					split, epochs[i].Epoch, q.Mode, q.Edges, split, q.Seconds, q.Baseline))
+					split, epochs[i].Epoch, how, q.Edges, split, q.Seconds, q.Baseline))
 				break
 			}
+		}
+	}
+	for _, e := range epochs {
+		if e.EvalStopped {
+			lines = append(lines, fmt.Sprintf("the evaluation after epoch %d was stopped before it finished (— in its row)", e.Epoch))
 		}
 	}
 	if len(lines) == 0 {

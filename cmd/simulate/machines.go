@@ -23,7 +23,7 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 		return cli.Usagef("--machines models PyTorch-BigGraph (--system pbg), not --system %s", q.System)
 	}
 	var other []string
-	for _, f := range []string{"c", "orderings", "policy", "plan", "plot", "trace", "edges", "batch", "negatives", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching"} {
+	for _, f := range []string{"c", "orderings", "policy", "plan", "plot", "trace", "edges", "batch", "negatives", "chunk", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching"} {
 		if set[f] {
 			other = append(other, "--"+f)
 		}
@@ -54,8 +54,8 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 	tr := out.Training
 	fmt.Fprintf(w, "pbg on %s, %d machine(s), p=%d: %s, d=%d, %s, batch %d, %d negatives a chunk of %d; partition %.3f GB (row-wise Adagrad); GB = 10^9 bytes\n",
 		out.Device, out.Machines, out.P, describe(out.Dataset, q.Graph), tr.Dim, tr.Model, tr.Batch, tr.Negatives, tr.Chunk(), sim.GB(out.PartitionBytes))
-	fmt.Fprintf(w, "epoch %.0f s (the first, under the lock server's initialisation rule: %.0f s); %d epochs %.2f h; per epoch: network %.1f GB (parameter sync %.1f GB), edges %.1f GB, disk read %.1f GB, written %.1f GB; peak memory %.1f GB a machine\n",
-		st.Seconds, out.Epochs[0].Seconds, out.EpochsReported, out.Seconds/3600, st.NetworkBytes/1e9, st.SyncBytes/1e9, st.EdgeBytes/1e9, st.DiskReadBytes/1e9, st.DiskWriteBytes/1e9, sim.GB(out.PeakMemoryBytes))
+	fmt.Fprintf(w, "epoch %s (the first, under the lock server's initialisation rule: %s); %d epochs %s; per epoch: network %.1f GB (parameter sync %.1f GB), edges %.1f GB, disk read %.1f GB, written %.1f GB; peak memory %.1f GB a machine\n",
+		plots.Duration(st.Seconds), plots.Duration(out.Epochs[0].Seconds), out.EpochsReported, plots.Duration(out.Seconds), st.NetworkBytes/1e9, st.SyncBytes/1e9, st.EdgeBytes/1e9, st.DiskReadBytes/1e9, st.DiskWriteBytes/1e9, sim.GB(out.PeakMemoryBytes))
 	fmt.Fprintf(w, "occupancy: training ÷ epoch; waiting for a bucket: the lock server had none with free partitions, or the epoch's barrier\n")
 	for _, msg := range out.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", msg)
@@ -68,9 +68,9 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 var trainerColumns = plots.Columns{
 	{Field: "Machine", Head: "machine"},
 	{Field: "Buckets", Head: "buckets"},
-	{Field: "TrainSeconds", Head: "train s", Prec: 0, CSVPrec: 3},
-	{Field: "WaitBucketSeconds", Head: "wait for bucket s", Prec: 0, CSVPrec: 3},
-	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3, Wide: true},
+	{Field: "TrainSeconds", Head: "train", Seconds: true, CSVPrec: 3},
+	{Field: "WaitBucketSeconds", Head: "wait for bucket", Seconds: true, CSVPrec: 3},
+	{Field: "TransferSeconds", Head: "transfer", Seconds: true, CSVPrec: 3, Wide: true},
 	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
 	{Field: "Loads", Head: "loads", Wide: true},
 	{Field: "Saves", Head: "saves", Wide: true},
@@ -88,7 +88,7 @@ func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, mach
 	if set["system"] && q.System != "pbg" {
 		return cli.Usagef("--machines models PyTorch-BigGraph (--system pbg), not --system %s", q.System)
 	}
-	for _, f := range []string{"c", "orderings", "policy", "plot", "edges", "batch", "negatives", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching", "memory-share"} {
+	for _, f := range []string{"c", "orderings", "policy", "plot", "edges", "batch", "negatives", "chunk", "staleness", "no-prefetch", "sync-writes", "write-buffers", "checkpoint-every", "gpu-memory", "no-micro-batching", "memory-share"} {
 		if set[f] {
 			return cli.Usagef("--%s: not with --machines", f)
 		}
@@ -131,7 +131,7 @@ func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, mach
 	if err := machinesSweepColumns.Select(wide).Human(out.Rows[:min(top, len(out.Rows))]).Render(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "pbg on %s: %s, d=%d; time of %d epochs; speed-up over the fastest one-machine row; machine-hours = hours × machines; memory GB: the largest machine's peak (of %.0f GB)\n",
+	fmt.Fprintf(w, "pbg on %s: %s, d=%d; time of %d epochs; speed-up over the fastest one-machine row; machine-hours = the time in hours × machines; memory GB: the largest machine's peak (of %.0f GB)\n",
 		out.Device, describe(out.Dataset, q.Graph), out.Dim, out.EpochsReported, sim.GB(out.MemoryBytes))
 	if len(out.Skipped) > 0 {
 		fmt.Fprintf(w, "left out: %d configurations with more machines than P/2 (their extra trainers only wait)\n", len(out.Skipped))
@@ -144,12 +144,12 @@ var machinesSweepColumns = plots.Columns{
 	{Field: "Rank", Head: "rank"},
 	{Field: "Machines", Head: "machines"},
 	{Field: "P", Head: "p"},
-	{Field: "Seconds", Head: "hours", Scale: 1.0 / 3600, Prec: 2, CSVPrec: 1},
+	{Field: "Seconds", Head: "time", Seconds: true, CSVPrec: 1},
 	{Field: "SpeedUp", Head: "speed-up", Prec: 2, CSVPrec: 4},
 	{Field: "MachineHours", Head: "machine-hours", Prec: 1, CSVPrec: 3},
 	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
-	{Field: "WaitBucketSeconds", Head: "wait s", Prec: 0, CSVPrec: 3, Wide: true},
-	{Field: "TransferSeconds", Head: "transfer s", Prec: 0, CSVPrec: 3, Wide: true},
+	{Field: "WaitBucketSeconds", Head: "wait", Seconds: true, CSVPrec: 3, Wide: true},
+	{Field: "TransferSeconds", Head: "transfer", Seconds: true, CSVPrec: 3, Wide: true},
 	{Field: "NetworkBytes", Head: "network GB", Scale: 1e-9, Prec: 0},
 	{Field: "PeakMemoryBytes", Head: "memory GB", Scale: 1e-9, Prec: 1},
 	{Field: "Fits"},

@@ -17,13 +17,13 @@ func TestMachines(t *testing.T) {
 	args := []string{"--machines", "8", "--p", "16", "--system", "pbg", "--dataset", "freebase"}
 	out, errOut, code := runCmd(args...)
 	require.Equal(t, 0, code, errOut)
-	for _, want := range []string{"occupancy %", "wait for bucket s", "sent GB", "received GB", "pbg on pbg-paper, 8 machine(s), p=16", "network"} {
+	for _, want := range []string{"occupancy %", "wait for bucket", "sent GB", "received GB", "pbg on pbg-paper, 8 machine(s), p=16", "network"} {
 		assert.Contains(t, out, want)
 	}
 	assert.LessOrEqual(t, plots.Width(out[:strings.Index(out, "┘")]), 100, "the default table fits 100 columns")
 	wide, _, code := runCmd(append(args, "--wide")...)
 	require.Equal(t, 0, code)
-	for _, want := range []string{"transfer s", "loads", "saves", "peak memory GB"} {
+	for _, want := range []string{"│ transfer │", "loads", "saves", "peak memory GB"} {
 		assert.Contains(t, wide, want)
 	}
 	assert.Equal(t, 4+8+3, strings.Count(out, "\n"), "8 trainer rows in a boxed table, then three lines")

@@ -44,8 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
-	{Title: "What to train", Flags: []string{"graph", "dataset", "dim", "model", "batch", "negatives", "edges", "skew"}},
-	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
+	{Title: "What to train", Flags: []string{"graph", "dataset", "dim", "model", "batch", "negatives", "chunk", "edges", "skew"}},
+	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "in-memory", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "ordering-seed", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "trace", "trace-max-spans", "plan", "top"}},
 }
@@ -60,9 +60,9 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	var pq sim.PBGRequest
 	var graphDir string
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
-	fs.IntVar(&q.P, "p", sim.DefaultP, "number of node partitions (default 32; with an --edges histogram, its p)")
+	fs.IntVar(&q.P, "p", sim.DefaultP, "number of node partitions (default 32; with an --edges histogram, its p; with --graph, the directory's)")
 	addGraphFlag(fs, &graphDir)
-	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own; marius: 8)")
+	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own, marius 8; with --graph, the directory's)")
 	cli.PresetOrFileVar(fs, &q.Device, "device", "p3.2xlarge", "device profile: a preset ("+strings.Join(devices.PresetNames(), ", ")+") or a YAML `FILE`", devices.PresetNames())
 	addScenarioFlags(fs, &q)
 	fs.StringVar(&planPath, "plan", "", "write the Plan JSON of the (single) selected ordering to `FILE`")
@@ -93,11 +93,16 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := useGraph(&q, graphDir, set); err != nil {
+	trained, err := useGraph(&q, graphDir, set)
+	if err != nil {
 		return err
 	}
 	if set["machines"] || set["bandwidth"] || set["epochs"] {
 		return machinesMain(stdout, format, q, pq, set, *of.wide)
+	}
+	var took []string
+	if trained != nil {
+		took = fromGraph(&q, *trained, set, true)
 	}
 	if planPath != "" {
 		if err := atomicfile.CheckWritable(planPath); err != nil {
@@ -115,7 +120,13 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	q.Plan, q.Trace = planPath != "", tracePath != ""
 	out, err := q.Predict()
 	if err != nil {
+		if len(took) > 0 {
+			err = fmt.Errorf("%w (with --graph %s's %s)", err, graphDir, strings.Join(took, " "))
+		}
 		return usage(err)
+	}
+	if trained != nil {
+		out.Notes = append([]string{graphNote(graphDir, *trained, took, nil)}, out.Notes...)
 	}
 	if planPath != "" && len(out.Plans) == 1 {
 		if err := atomicfile.Write(planPath, out.Plans[0].WriteJSON); err != nil {
@@ -162,6 +173,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	cli.EnumVar(fs, &q.Model, "model", "", "score function: "+workload.ModelNames()+" (default: the dataset's)")
 	fs.IntVar(&q.Batch, "batch", 0, "edges per batch (default: the papers' 50000; fb15k 10000)")
 	fs.IntVar(&q.Negatives, "negatives", 0, "negatives per chunk (default 1000)")
+	fs.IntVar(&q.Chunk, "chunk", 0, "edges per chunk (0: as many as --negatives)")
 	fs.IntVar(&q.Staleness, "staleness", 0, "batches in flight (default: the system's; marius 16)")
 	fs.BoolVar(&q.NoPrefetch, "no-prefetch", false, "turn the lookahead reader off: load each partition only when its bucket is next (with --sync-writes: Marius run with prefetching off)")
 	fs.BoolVar(&q.SyncWrites, "sync-writes", false, "write an evicted partition back before loading its replacement")
@@ -197,8 +209,8 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		return err
 	}
 	tr := out.Training
-	fmt.Fprintf(w, "%s on %s; %s: %d train edges, d=%d, %s, batch %d, %d negatives\n",
-		out.System.Name, out.Device, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives)
+	fmt.Fprintf(w, "%s on %s; %s: %d train edges, d=%d, %s, batch %d, %d negatives%s\n",
+		out.System.Name, out.Device, describe(out.Dataset, out.Graph), out.TrainEdges, out.Dim, tr.Model, tr.Batch, tr.Negatives, chunkText(tr))
 	if out.System.Partitioned {
 		fmt.Fprintf(w, "p=%d c=%d policy=%s ordering seed %d; lower bound %d swaps (Marius eq. 2), BETA formula %d swaps (eq. 3)\n",
 			out.P, out.C, out.Policy, out.Seed, out.LowerBoundSwaps, out.BETAFormula)
@@ -231,6 +243,15 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	return nil
 }
 
+// chunkText is what a summary line says of the chunks: nothing when they
+// are as many edges as the negatives (the default).
+func chunkText(tr workload.Training) string {
+	if tr.ChunkSize == 0 || tr.ChunkSize == tr.Negatives {
+		return ""
+	}
+	return fmt.Sprintf(", chunks of %d edges", tr.ChunkSize)
+}
+
 // describe names what was simulated in a summary line: a dataset preset
 // by name, the user's graph by name and its own sizes.
 func describe(dataset string, g *sim.Graph) string {
@@ -247,17 +268,22 @@ func plot(path string, out Output) error {
 	if len(out.Results) == 0 {
 		return fmt.Errorf("nothing to plot: no ordering is valid here")
 	}
-	bars := plots.BarChart{Title: fmt.Sprintf("Epoch time: %s, %s, %s d=%d", out.System.Name, out.Device, out.Dataset, out.Dim), YLabel: "minutes"}
+	longest := 0.0
+	for _, r := range out.Results {
+		longest = max(longest, r.EpochSeconds)
+	}
+	unit, secs := plots.DurationUnit(longest) // one unit for the whole figure
+	bars := plots.BarChart{Title: fmt.Sprintf("Epoch time: %s, %s, %s d=%d", out.System.Name, out.Device, out.Dataset, out.Dim), YLabel: unit}
 	epoch := plots.BarSeries{Name: "epoch"}
 	stall := plots.BarSeries{Name: "I/O stall"}
-	strips := plots.Strips{Title: "GPU utilisation over the epoch", XLabel: "minutes", YLabel: "GPU busy"}
+	strips := plots.Strips{Title: "GPU utilisation over the epoch", XLabel: unit, YLabel: "GPU busy"}
 	for _, r := range out.Results {
 		bars.Categories = append(bars.Categories, r.Ordering)
-		epoch.Values = append(epoch.Values, r.EpochSeconds/60)
-		stall.Values = append(stall.Values, r.StallSeconds/60)
+		epoch.Values = append(epoch.Values, r.EpochSeconds/secs)
+		stall.Values = append(stall.Values, r.StallSeconds/secs)
 		s := plots.Series{Name: fmt.Sprintf("%s %.0f%%", r.Ordering, 100*r.GPUUtilization)}
 		for _, pt := range r.Timeline {
-			s.X = append(s.X, (pt.Start+pt.End)/120)
+			s.X = append(s.X, (pt.Start+pt.End)/2/secs)
 			s.Y = append(s.Y, pt.GPU)
 		}
 		strips.Series = append(strips.Series, s)
@@ -279,8 +305,8 @@ var resultColumns = plots.Columns{
 	{Field: "WriteBytes", Head: "write GB", Scale: 1e-9, Prec: 1, Wide: true},
 	{Field: "PrefetchableSwaps", Head: "prefetchable swaps", Wide: true},
 	{Field: "MicroBatches", Head: "micro-batches", Wide: true},
-	{Field: "EpochSeconds", Head: "epoch min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
-	{Field: "StallSeconds", Head: "stall min", Scale: 1.0 / 60, Prec: 1, CSVPrec: 3},
+	{Field: "EpochSeconds", Head: "epoch", Seconds: true, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall", Seconds: true, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},
 	{Field: "GPUUtilization", Head: "GPU util %", Scale: 100, Prec: 0, CSVPrec: 4},
 	{Field: "BoundSeconds", CSVPrec: 3},

@@ -22,15 +22,17 @@ type spreadResult struct {
 	EpochText, RankText, PlacesText string
 }
 
-// spreadRow is a row of simulate sweep's human table on a device with a
-// spread.
+// spreadRow is a row of simulate sweep's human table (with a spread's
+// text where the device has one); What is its ordering, or the name of a
+// system that keeps every parameter in memory.
 type spreadRow struct {
 	sweep.Row
 	EpochText, RankText, PlacesText string
+	What                            string
 }
 
 // spreadNote explains the range and the places under a table.
-const spreadNote = "epoch min: the median (the device's rates as given) and, in brackets, its range over the device's measured spread; " +
+const spreadNote = "epoch: the median (the device's rates as given) and, in brackets, its range over the device's measured spread; " +
 	"≈: its range overlaps that of the one ranked just above, so the spread can swap the two (no ≈: that order is certain); places: the ranks its range allows"
 
 // withSpread is cols on a device with a spread: the human table's epoch
@@ -67,7 +69,7 @@ func withSpread(cols plots.Columns, rankCSV bool) plots.Columns {
 func spreadResults(out Output) []spreadResult {
 	rows := make([]spreadResult, len(out.Results))
 	for i, r := range out.Results {
-		rows[i] = spreadResult{Result: r, EpochText: r.EpochRange.Text(r.EpochSeconds, 60, 1), RankText: r.Place.Marked(), PlacesText: r.Place.Span()}
+		rows[i] = spreadResult{Result: r, EpochText: epochText(r.EpochSeconds, r.EpochRange), RankText: r.Place.Marked(), PlacesText: r.Place.Span()}
 	}
 	return rows
 }
@@ -76,7 +78,10 @@ func spreadResults(out Output) []spreadResult {
 func spreadRows(rows []sweep.Row) []spreadRow {
 	out := make([]spreadRow, len(rows))
 	for i, r := range rows {
-		out[i] = spreadRow{Row: r, EpochText: r.EpochRange.Text(r.EpochSeconds, 60, 1)}
+		out[i] = spreadRow{Row: r, EpochText: epochText(r.EpochSeconds, r.EpochRange), What: r.Ordering}
+		if r.InMemory {
+			out[i].What = r.System
+		}
 		if r.Fits {
 			p := r.Place()
 			out[i].RankText, out[i].PlacesText = p.Marked(), p.Span()
@@ -98,11 +103,20 @@ func fastestSpread(w io.Writer, fit []sweep.Row) {
 			could++
 		}
 	}
-	fmt.Fprintf(w, "over the device's spread its epoch is %s min", b.EpochRange.Text(b.EpochSeconds, 60, 1))
+	fmt.Fprintf(w, "over the device's spread its epoch is %s", epochText(b.EpochSeconds, b.EpochRange))
 	if could > 1 {
 		fmt.Fprintf(w, "; %d configurations could be the fastest within the spread", could)
 	} else {
 		fmt.Fprint(w, "; it is the fastest over the whole spread")
 	}
 	fmt.Fprintln(w)
+}
+
+// epochText is an epoch and, when the device has a spread, its range, in
+// the unit that fits it (plots.DurationRange).
+func epochText(median float64, r sim.EpochRange) string {
+	if !r.Has() {
+		return plots.Duration(median)
+	}
+	return plots.DurationRange(median, r.Low, r.High)
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun"
@@ -17,12 +19,39 @@ import (
 	"github.com/tierflow/tierflow/workload"
 )
 
+// The evaluation protocols (Options.Protocol).
+const (
+	// Auto ranks Filtered up to Options.FilteredMaxNodes nodes and
+	// Sampled above.
+	Auto = "auto"
+	// Filtered ranks the true node against every node, the other known
+	// partners of the query left out.
+	Filtered = "filtered"
+	// Sampled ranks the true node against Options.Uniform uniform and
+	// Options.ByDegree degree-weighted sampled nodes.
+	Sampled = "sampled"
+)
+
+// ParseProtocol reads a protocol name, in any case: auto, filtered or
+// sampled. It is the one place a protocol name is read.
+func ParseProtocol(s string) (string, error) {
+	switch p := strings.ToLower(s); p {
+	case Auto, Filtered, Sampled:
+		return p, nil
+	}
+	return "", fmt.Errorf("%q: want auto, filtered or sampled", s)
+}
+
+// ErrStopped is returned by Evaluate when Options.Stop closes before the
+// evaluation finishes.
+var ErrStopped = errors.New("evaluation stopped before it finished")
+
 // Options choose how to evaluate.
 type Options struct {
-	// Protocol is "filtered", "sampled", or "" (auto): graphs with at most
-	// FilteredMaxNodes nodes are ranked filtered against all nodes, larger
-	// ones against sampled negatives (Marius §5.1: 1,000 uniform + 1,000
-	// by degree).
+	// Protocol is Filtered, Sampled, or Auto ("" too): graphs with at
+	// most FilteredMaxNodes nodes are ranked filtered against all nodes,
+	// larger ones against sampled negatives (Marius §5.1: 1,000 uniform +
+	// 1,000 by degree). ParseProtocol reads it.
 	Protocol          string
 	FilteredMaxNodes  int64
 	Uniform, ByDegree int
@@ -42,6 +71,61 @@ type Options struct {
 	// "reading rows", "filtering" or "ranking", done of total its steps
 	// (partitions, or buckets when filtering).
 	Progress func(phase string, done, total int)
+	// Stop, once closed, ends the evaluation at once (within one
+	// partition, bucket or block of queries): Evaluate returns ErrStopped
+	// and no result. Evaluation only reads, so nothing is left behind.
+	Stop <-chan struct{}
+}
+
+// Choice is the protocol an evaluation ranks with and how it was chosen.
+type Choice struct {
+	// Protocol is Filtered or Sampled.
+	Protocol string
+	// Auto says the node count chose it (Options.Protocol Auto): Nodes
+	// against FilteredMaxNodes.
+	Auto                    bool
+	Nodes, FilteredMaxNodes int64
+	// Edges are the edges ranked (Options.MaxEdges of the split at most).
+	Edges int
+	// FilteredMemory, when Auto chose Sampled, is the smallest memory
+	// budget filtered ranking of the same edges would accept, in bytes:
+	// its working set and one partition buffer (filtered ranking plans
+	// for two when they fit), the known partners of the ranked edges left
+	// out (they are only known once every bucket is read). Budget is the
+	// budget the evaluation has (Options.Memory, or DefaultMemory).
+	FilteredMemory, Budget int64
+}
+
+// Choose says which protocol Evaluate ranks split opt.Split of st with,
+// and, when Auto chose Sampled, what filtered ranking would need.
+func Choose(st *store.Store, opt Options) (Choice, error) {
+	p := opt.Protocol
+	if p == "" {
+		p = Auto
+	}
+	p, err := ParseProtocol(p)
+	if err != nil {
+		return Choice{}, fmt.Errorf("evaluation protocol %w", err)
+	}
+	n := st.M.Test
+	if opt.Split == store.Valid {
+		n = st.M.Valid
+	}
+	if opt.MaxEdges > 0 {
+		n = min(n, int64(opt.MaxEdges))
+	}
+	c := Choice{Protocol: p, Nodes: st.M.Nodes, FilteredMaxNodes: opt.FilteredMaxNodes, Edges: int(n), Budget: opt.Memory}
+	if c.Budget <= 0 {
+		c.Budget = DefaultMemory()
+	}
+	if p == Auto {
+		c.Auto, c.Protocol = true, Filtered
+		if st.M.Nodes > opt.FilteredMaxNodes {
+			c.Protocol = Sampled
+			c.FilteredMemory = filteredWorking(st, 2*n, max(opt.Workers, 1)) + st.M.PartitionBytes
+		}
+	}
+	return c, nil
 }
 
 // DefaultEval is the evaluation of the papers.
@@ -95,6 +179,14 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 	if sp == store.Train {
 		sp = store.Test
 	}
+	opt.Split = sp
+	choice, err := Choose(st, opt)
+	if err != nil {
+		return realrun.Quality{}, err
+	}
+	if realrun.Stopped(opt.Stop) {
+		return realrun.Quality{}, ErrStopped
+	}
 	edges, err := st.ReadSplit(sp)
 	if err != nil {
 		return realrun.Quality{}, err
@@ -110,28 +202,18 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 		rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
 		edges = edges[:opt.MaxEdges]
 	}
-	q := realrun.Quality{Edges: len(edges), Split: SplitName(sp)}
-	filtered := st.M.Nodes <= opt.FilteredMaxNodes
-	switch opt.Protocol {
-	case "filtered":
-		filtered = true
-	case "sampled":
-		filtered = false
-	}
-	r := &ranker{st: st, kind: kind, rel: rel, d: st.M.Dim, workers: max(opt.Workers, 1), memory: opt.Memory, progress: opt.Progress}
-	if r.memory <= 0 {
-		r.memory = DefaultMemory()
-	}
+	q := realrun.Quality{Edges: len(edges), Split: SplitName(sp), Auto: choice.Auto, FilteredMemory: choice.FilteredMemory}
+	r := &ranker{st: st, kind: kind, rel: rel, d: st.M.Dim, workers: max(opt.Workers, 1), memory: choice.Budget, progress: opt.Progress, stop: opt.Stop}
 	if r.progress == nil {
 		r.progress = func(string, int, int) {}
 	}
 	var ranks []float64
 	var places []int
-	if filtered {
-		q.Mode = "filtered"
+	if choice.Protocol == Filtered {
+		q.Mode = Filtered
 		ranks, places, err = r.filtered(edges)
 	} else {
-		q.Mode, q.Uniform, q.ByDegree = "sampled", opt.Uniform, opt.ByDegree
+		q.Mode, q.Uniform, q.ByDegree = Sampled, opt.Uniform, opt.ByDegree
 		ranks, places, err = r.sampled(edges, degrees, opt.Uniform, opt.ByDegree, rng)
 	}
 	if err != nil {
@@ -204,7 +286,12 @@ type ranker struct {
 	// working set and partition buffers (reported in Quality).
 	used     int64
 	progress func(phase string, done, total int)
+	// stop, once closed, ends the evaluation with ErrStopped.
+	stop <-chan struct{}
 }
+
+// stopped reports whether the evaluation is to stop.
+func (r *ranker) stopped() bool { return realrun.Stopped(r.stop) }
 
 // rows are embedding rows gathered from the partitions: node → row.
 type rows struct {
@@ -325,6 +412,9 @@ func (r *ranker) stream(parts []int, nbuf int, phase string, fn func(p int, emb 
 		if l.err != nil {
 			return l.err
 		}
+		if r.stopped() {
+			return ErrStopped
+		}
 		lo := int64(l.p) * st.M.Rows
 		n := min(st.M.Rows, st.M.Nodes-lo)
 		if err := fn(l.p, l.buf.Floats()[:max(n, 0)*int64(r.d)]); err != nil {
@@ -368,12 +458,17 @@ func (r *ranker) sampled(edges []store.Edge, degrees []int32, uniform, byDegree 
 	}
 	ranks, places := make([]float64, 2*len(edges)), make([]int, 2*len(edges))
 	var wg sync.WaitGroup
+	var cut atomic.Bool // a worker stopped before its last edge
 	r.progress("ranking", 0, 1)
 	for w := 0; w < r.workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := w; i < len(edges); i += r.workers {
+			for i, k := w, 0; i < len(edges); i, k = i+r.workers, k+1 {
+				if k%32 == 0 && r.stopped() {
+					cut.Store(true)
+					return
+				}
 				e := edges[i]
 				s, rv, dd := g.row(e.Src), relVec(r.kind, r.rel, d, e.Rel), g.row(e.Dst)
 				for side := 0; side < 2; side++ {
@@ -385,6 +480,9 @@ func (r *ranker) sampled(edges []store.Edge, degrees []int32, uniform, byDegree 
 		}(w)
 	}
 	wg.Wait()
+	if cut.Load() {
+		return nil, nil, ErrStopped
+	}
 	r.progress("ranking", 1, 1)
 	return ranks, places, nil
 }
@@ -418,9 +516,7 @@ type query struct {
 func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 	st, d := r.st, r.d
 	nq := 2 * len(edges)
-	working := int64(nq)*int64(d)*4*2 + int64(nq)*(24+8) + // query vectors, gathered rows, per-query counts
-		int64(r.workers)*rankBlock*st.M.Rows*4 + // score blocks
-		maxBucket(st)*12*2 // one bucket being filtered
+	working := filteredWorking(st, int64(nq), r.workers)
 	nbuf, err := r.budget(working, fmt.Sprintf("%d queries", nq))
 	if err != nil {
 		return nil, nil, err
@@ -480,6 +576,7 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 		var next sync.Mutex
 		b := 0
 		var wg sync.WaitGroup
+		var cut atomic.Bool // a worker stopped before the last block
 		for w := 0; w < r.workers; w++ {
 			wg.Add(1)
 			go func(w int) {
@@ -493,6 +590,10 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 					b++
 					next.Unlock()
 					if blk >= blocks {
+						return
+					}
+					if r.stopped() {
+						cut.Store(true)
 						return
 					}
 					qlo, qhi := blk*rankBlock, min((blk+1)*rankBlock, nq)
@@ -531,6 +632,9 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 			}(w)
 		}
 		wg.Wait()
+		if cut.Load() {
+			return ErrStopped
+		}
 		return nil
 	})
 	if err != nil {
@@ -542,6 +646,16 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 		places[qi] = int(st.M.Nodes) - len(q.skip) + 1
 	}
 	return ranks, places, nil
+}
+
+// filteredWorking is the memory filtered ranking of nq queries (two per
+// edge) with the given workers plans for beside its partition buffers
+// and the known partners: the query vectors, gathered rows and per-query
+// counts, the workers' score blocks, and one bucket being filtered.
+func filteredWorking(st *store.Store, nq int64, workers int) int64 {
+	return nq*int64(st.M.Dim)*4*2 + nq*(24+8) +
+		int64(workers)*rankBlock*st.M.Rows*4 +
+		maxBucket(st)*12*2
 }
 
 // queryKey is the key of a query's known partners: (src, rel) for
@@ -585,6 +699,9 @@ func (r *ranker) knownPartners(keys map[[2]int64][]int32) (map[[2]int64][]int32,
 	r.progress("filtering", 0, total)
 	for i := 0; i < st.M.P; i++ {
 		for j := 0; j < st.M.P; j++ {
+			if r.stopped() {
+				return nil, ErrStopped
+			}
 			edges, err := st.ReadBucket(i, j)
 			if err != nil {
 				return nil, err

@@ -15,11 +15,11 @@ type EvalProgress func(epoch int, split, phase string, done, total int)
 // evalOptions are the evaluation options of a run's flags.
 func evalOptions(o Options, cfg Config) (eval.Options, error) {
 	ev := eval.DefaultEval
-	ev.Seed, ev.Workers, ev.MaxEdges = cfg.Spec.Seed, cfg.Hyper.Workers, o.EvalEdges
-	if o.EvalProtocol != "auto" {
-		ev.Protocol = o.EvalProtocol
-	}
+	ev.Seed, ev.Workers, ev.MaxEdges, ev.Stop = cfg.Spec.Seed, cfg.Hyper.Workers, o.EvalEdges, o.Stop
 	var err error
+	if ev.Protocol, err = eval.ParseProtocol(o.EvalProtocol); err != nil {
+		return ev, inputerr.Errorf("--eval-protocol %w", err)
+	}
 	ev.Memory, err = ParseEvalMemory(o.EvalMemory)
 	return ev, err
 }

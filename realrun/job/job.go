@@ -112,6 +112,10 @@ type Options struct {
 	// budget of evaluation; EvalProgress, if not nil, follows it.
 	EvalMemory   string
 	EvalProgress EvalProgress
+	// EvalChosen, if not nil, is told the protocol of the run's first
+	// evaluation before it begins (eval.Choose): every evaluation of a
+	// run ranks with the same.
+	EvalChosen func(eval.Choice)
 	// Input is how the edge files are read: --delimiter, --header,
 	// --columns and --unseen (graph.Format; the zero value detects them).
 	Input graph.Format
@@ -296,8 +300,6 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--valid and --test go with --edges")
 	case o.Eval != "every" && o.Eval != "end" && o.Eval != eval.None:
 		return inputerr.Errorf("--eval %q: want every, end or none", o.Eval)
-	case o.EvalProtocol != "auto" && o.EvalProtocol != "filtered" && o.EvalProtocol != "sampled":
-		return inputerr.Errorf("--eval-protocol %q: want auto, filtered or sampled", o.EvalProtocol)
 	case o.EvalEvery < 1:
 		return inputerr.Errorf("--eval-every %d: must be at least 1", o.EvalEvery)
 	case o.EvalEdges < 1:
@@ -309,6 +311,9 @@ func checkNumbers(o Options) error {
 	}
 	if _, err := realrun.ParseDuplicates(o.Duplicates); err != nil {
 		return inputerr.Errorf("--duplicates: %w", err)
+	}
+	if _, err := eval.ParseProtocol(o.EvalProtocol); err != nil {
+		return inputerr.Errorf("--eval-protocol %w", err)
 	}
 	return nil
 }
@@ -576,14 +581,19 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		}
 		ep.DiskReadLimit, ep.DiskWriteLimit = float64(o.DiskLimit.Read), float64(o.DiskLimit.Write)
 		for _, sp := range evalSplits(o, e, r.st.M.Valid > 0) {
-			if err := r.evaluate(&ep, cfg.Hyper.Model, ev, sp, o.EvalProgress); err != nil {
+			err := r.evaluate(&ep, cfg.Hyper.Model, ev, sp, o)
+			if errors.Is(err, eval.ErrStopped) {
+				// The epoch's checkpoint is committed; its evaluation,
+				// read-only, stopped at once: the epoch is reported
+				// without that split's quality.
+				ep.EvalStopped = true
+				out.Epochs = append(out.Epochs, trimEvents(ep, keepEvents || o.Trace))
+				return out, o.stopError(&realrun.StopError{Epochs: r.st.Current, Buckets: len(plan.Buckets), Evaluating: true})
+			} else if err != nil {
 				return out, err
 			}
 		}
-		if !keepEvents && !o.Trace {
-			ep.IO, ep.Buckets = ep.IO[:0:0], nil
-		}
-		out.Epochs = append(out.Epochs, ep)
+		out.Epochs = append(out.Epochs, trimEvents(ep, keepEvents || o.Trace))
 	}
 	if o.Export != "" && cfg.ExportFormat == "pbg" {
 		return out, exportPBG(o.Export, r.st, log)
@@ -599,6 +609,14 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 	return out, nil
 }
 
+// trimEvents drops an epoch's I/O and bucket events unless they are kept.
+func trimEvents(ep realrun.Epoch, keep bool) realrun.Epoch {
+	if !keep {
+		ep.IO, ep.Buckets = ep.IO[:0:0], nil
+	}
+	return ep
+}
+
 // run is a training run's open work directory, under its lock, and its
 // engine.
 type run struct {
@@ -607,6 +625,11 @@ type run struct {
 	degrees []int32
 	eng     realrun.Engine
 	unlock  func()
+	// chosen says the run's evaluation protocol has been told
+	// (Options.EvalChosen); recorded is the evaluation record the work
+	// directory holds as far as the run knows (nil: not read yet).
+	chosen   bool
+	recorded *workdir.EvalRecord
 }
 
 // open locks the work directory, opens or builds it for the run
@@ -724,12 +747,27 @@ func (r *run) start(plan *orderings.Plan, log io.Writer) (int, *realrun.Position
 }
 
 // evaluate ranks split sp's edges after an epoch and records the quality
-// in it.
-func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options, sp store.Split, progress EvalProgress) error {
+// in it; before, it records in the work directory how it evaluates
+// (workdir.EvalRecord), so that a later evaluation of the checkpoint
+// ranks alike. It returns eval.ErrStopped when o.Stop closes first.
+func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options, sp store.Split, o Options) error {
 	start := time.Now()
 	ev.Split = sp
-	if progress != nil {
-		ev.Progress = func(phase string, done, total int) { progress(ep.Epoch, eval.SplitName(sp), phase, done, total) }
+	if o.EvalProgress != nil {
+		ev.Progress = func(phase string, done, total int) { o.EvalProgress(ep.Epoch, eval.SplitName(sp), phase, done, total) }
+	}
+	c, err := eval.Choose(r.st, ev)
+	if err != nil {
+		return err
+	}
+	if !r.chosen && o.EvalChosen != nil {
+		o.EvalChosen(c)
+	}
+	r.chosen = true
+	// Recorded before it begins: a checkpoint whose evaluation is stopped
+	// is evaluated later as training would have.
+	if err := r.recordEval(ev, c.Protocol); err != nil {
+		return err
 	}
 	q, err := eval.Evaluate(r.st, m, r.eng.Relations(), r.degrees, ev)
 	if err != nil {
@@ -742,6 +780,31 @@ func (r *run) evaluate(ep *realrun.Epoch, m workload.Model, ev eval.Options, sp 
 	} else {
 		ep.Test = &q
 	}
+	return nil
+}
+
+// recordEval writes the work directory's evaluation record when it
+// differs from what it holds.
+func (r *run) recordEval(ev eval.Options, ranked string) error {
+	rec := workdir.EvalRecord{Protocol: ev.Protocol, Ranked: ranked, Edges: ev.MaxEdges, Seed: ev.Seed,
+		Uniform: ev.Uniform, ByDegree: ev.ByDegree, FilteredMaxNodes: ev.FilteredMaxNodes}
+	if rec.Protocol == "" {
+		rec.Protocol = eval.Auto
+	}
+	if r.recorded == nil {
+		old, err := workdir.RecordedEval(r.st.Dir)
+		if err != nil {
+			return err
+		}
+		r.recorded = old
+	}
+	if r.recorded != nil && *r.recorded == rec {
+		return nil
+	}
+	if err := workdir.RecordEval(r.st.Dir, rec); err != nil {
+		return err
+	}
+	r.recorded = &rec
 	return nil
 }
 
@@ -820,7 +883,7 @@ func (x *Opened) Evaluate() (realrun.Quality, error) {
 		return realrun.Quality{}, err
 	}
 	var ep realrun.Epoch
-	if err := x.r.evaluate(&ep, x.Config.Hyper.Model, ev, store.Test, x.o.EvalProgress); err != nil {
+	if err := x.r.evaluate(&ep, x.Config.Hyper.Model, ev, store.Test, x.o); err != nil {
 		return realrun.Quality{}, err
 	}
 	return *ep.Test, nil

@@ -76,49 +76,88 @@ func (t *Trained) Checkpoint() string {
 	return fmt.Sprintf("epoch %d + %d buckets", t.Store.Current, t.Store.Bucket)
 }
 
-// EvalDirOptions are `realrun eval WORKDIR`'s flags.
+// EvalDirOptions are how to evaluate a trained work directory. Protocol,
+// Edges and Seed, when not set, are those training evaluated with (its
+// workdir.EvalRecord), or for a directory without that record the
+// defaults (Defaults.EvalProtocol and Defaults.EvalEdges, the data seed).
 type EvalDirOptions struct {
-	Dir, Split, Protocol, Memory string
-	Edges, Workers               int
-	// Seed seeds the sample of edges and candidates (negative: the work
-	// directory's data seed, as training's evaluation).
+	Dir, Split string
+	// Protocol is auto, filtered or sampled, in any case
+	// (eval.ParseProtocol); "": training's.
+	Protocol string
+	// Memory is the evaluation's memory budget ("": eval.DefaultMemory).
+	Memory string
+	// Edges is the most edges ranked (0: training's); Workers the ranking
+	// goroutines.
+	Edges, Workers int
+	// Seed seeds the sample of edges and candidates (negative: training's,
+	// else the work directory's data seed).
 	Seed     int64
 	Progress EvalProgress
+	// Chosen, if not nil, is told the protocol before the evaluation
+	// begins, with where it came from (EvalDirOutput.ProtocolFrom).
+	Chosen func(c eval.Choice, from string)
+	// Stop, once closed, stops the evaluation at once: EvaluateDir then
+	// returns eval.ErrStopped.
+	Stop <-chan struct{}
 }
+
+// Where an evaluation setting of EvaluateDir came from
+// (EvalDirOutput.ProtocolFrom).
+const (
+	// FromTraining: the work directory's evaluation record.
+	FromTraining = "training"
+	// FromOptions: EvalDirOptions.
+	FromOptions = "options"
+	// FromDefault: the defaults, the work directory having no record.
+	FromDefault = "default"
+)
 
 // EvalDirOutput is `realrun eval WORKDIR`'s result (its --json).
 type EvalDirOutput struct {
-	Workdir    string          `json:"workdir"`
-	Model      string          `json:"model"`
-	Dim        int             `json:"dim"`
-	Nodes      int64           `json:"nodes"`
-	Epochs     int             `json:"epochs"`
-	Bucket     int             `json:"bucket,omitempty"`
-	Checkpoint string          `json:"checkpoint"`
-	Quality    realrun.Quality `json:"quality"`
+	Workdir    string `json:"workdir"`
+	Model      string `json:"model"`
+	Dim        int    `json:"dim"`
+	Nodes      int64  `json:"nodes"`
+	Epochs     int    `json:"epochs"`
+	Bucket     int    `json:"bucket,omitempty"`
+	Checkpoint string `json:"checkpoint"`
+	// Protocol is the protocol asked for (auto, filtered or sampled;
+	// Quality.Mode is the one that ranked) and ProtocolFrom where it came
+	// from: FromTraining, FromOptions or FromDefault. EvalEdges and Seed
+	// are the sample's size and seed, training's unless given.
+	Protocol     string          `json:"protocol"`
+	ProtocolFrom string          `json:"protocol_from"`
+	EvalEdges    int             `json:"eval_edges"`
+	Seed         int64           `json:"seed"`
+	Quality      realrun.Quality `json:"quality"`
 }
 
 // EvaluateDir evaluates a trained work directory's current checkpoint
-// without training, as training's evaluation does: the model and d from
-// its manifest, the relation parameters from its checkpoint.
+// without training, as training's evaluation did: the model and d from
+// its manifest, the relation parameters from its checkpoint, and the
+// protocol, edges and seed from its evaluation record unless o sets them
+// — so that it gives the figure training's last evaluation of the same
+// split and checkpoint gave.
 func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 	sp, err := eval.ParseSplit(o.Split)
 	if err != nil {
 		return EvalDirOutput{}, inputerr.Errorf("--split: %w", err)
 	}
+	protocol := o.Protocol
+	if protocol != "" {
+		if protocol, err = eval.ParseProtocol(protocol); err != nil {
+			return EvalDirOutput{}, inputerr.Errorf("--eval-protocol %w", err)
+		}
+	}
 	switch {
-	case o.Protocol != "auto" && o.Protocol != "filtered" && o.Protocol != "sampled":
-		return EvalDirOutput{}, inputerr.Errorf("--eval-protocol %q: want auto, filtered or sampled", o.Protocol)
-	case o.Edges < 1:
+	case o.Edges < 0:
 		return EvalDirOutput{}, inputerr.Errorf("--eval-edges %d: must be at least 1", o.Edges)
 	case o.Workers < 1:
 		return EvalDirOutput{}, inputerr.Errorf("--workers %d: must be at least 1", o.Workers)
 	}
 	ev := eval.DefaultEval
-	ev.Split, ev.Seed, ev.Workers, ev.MaxEdges = sp, o.Seed, o.Workers, o.Edges
-	if o.Protocol != "auto" {
-		ev.Protocol = o.Protocol
-	}
+	ev.Split, ev.Workers, ev.Stop = sp, o.Workers, o.Stop
 	if ev.Memory, err = ParseEvalMemory(o.Memory); err != nil {
 		return EvalDirOutput{}, err
 	}
@@ -131,17 +170,45 @@ func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 	if (sp == store.Valid && st.M.Valid == 0) || (sp == store.Test && st.M.Test == 0) {
 		return EvalDirOutput{}, inputerr.Errorf("--split %s: %s has no %s edges", o.Split, o.Dir, o.Split)
 	}
+	rec, err := workdir.RecordedEval(st.Dir)
+	if err != nil {
+		return EvalDirOutput{}, err
+	}
+	from := FromTraining
+	if rec == nil {
+		// Trained before the record was kept, or never evaluated by
+		// training: training's defaults.
+		from = FromDefault
+		rec = &workdir.EvalRecord{Protocol: Defaults.EvalProtocol, Edges: Defaults.EvalEdges, Seed: st.M.Seed,
+			Uniform: ev.Uniform, ByDegree: ev.ByDegree, FilteredMaxNodes: ev.FilteredMaxNodes}
+	}
+	ev.Protocol, ev.MaxEdges, ev.Seed = rec.Protocol, rec.Edges, rec.Seed
+	ev.Uniform, ev.ByDegree, ev.FilteredMaxNodes = rec.Uniform, rec.ByDegree, rec.FilteredMaxNodes
+	if protocol != "" {
+		ev.Protocol, from = protocol, FromOptions
+	}
+	if o.Edges > 0 {
+		ev.MaxEdges = o.Edges
+	}
+	if o.Seed >= 0 {
+		ev.Seed = o.Seed
+	}
 	if o.Progress != nil {
 		ev.Progress = func(phase string, done, total int) { o.Progress(0, o.Split, phase, done, total) }
 	}
-	if o.Seed < 0 {
-		ev.Seed = st.M.Seed
+	c, err := eval.Choose(st, ev)
+	if err != nil {
+		return EvalDirOutput{}, fmt.Errorf("%s: %s: %w", o.Dir, workdir.EvalFile, err)
+	}
+	if o.Chosen != nil {
+		o.Chosen(c, from)
 	}
 	deg, err := st.Degrees()
 	if err != nil {
 		return EvalDirOutput{}, err
 	}
-	out := EvalDirOutput{Workdir: st.Dir, Model: string(t.Model), Dim: st.M.Dim, Nodes: st.M.Nodes, Epochs: st.Current, Bucket: st.Bucket, Checkpoint: t.Checkpoint()}
+	out := EvalDirOutput{Workdir: st.Dir, Model: string(t.Model), Dim: st.M.Dim, Nodes: st.M.Nodes, Epochs: st.Current, Bucket: st.Bucket, Checkpoint: t.Checkpoint(),
+		Protocol: ev.Protocol, ProtocolFrom: from, EvalEdges: ev.MaxEdges, Seed: ev.Seed}
 	start := time.Now()
 	out.Quality, err = eval.Evaluate(st, t.Model, t.Relations, deg, ev)
 	out.Quality.Seconds = time.Since(start).Seconds()

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // SettingsFile is the file of a work directory that records what its
@@ -98,4 +100,71 @@ func (s Settings) String() string {
 		parts = append(parts, k+" "+s[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// Trained is what a work directory's training was started with, in
+// fields: its training shape and its Plan. A zero field is one the
+// directory does not say: a directory made before tierflow kept a
+// training record says only P, Dim and Model (its manifest).
+type Trained struct {
+	Model            string
+	Dim              int
+	Batch, Negatives int
+	// Chunk is the edges per chunk where they were set apart from
+	// Negatives; 0: as many as Negatives (the default).
+	Chunk int
+	P, C  int
+	// Ordering, Policy and OrderingSeed make the Plan (the ordering's
+	// name; a Plan read from a file is recorded by its ordering's name).
+	Ordering, Policy string
+	OrderingSeed     int64
+	// Recorded: the directory has a training record (SettingsFile); else
+	// the fields are its manifest's.
+	Recorded bool
+}
+
+// ReadTrained reads what st's training was started with: its training
+// record, or — for a directory made before tierflow kept one — its
+// manifest. A record that does not parse is an error naming the file.
+func ReadTrained(st *store.Store) (Trained, error) {
+	s, err := Recorded(st.Dir)
+	if err != nil {
+		return Trained{}, err
+	}
+	t := Trained{Recorded: s != nil}
+	if s == nil {
+		s = manifestSettings(st)
+	}
+	var errs []error
+	num := func(key string, dst *int) {
+		v, ok := s[key]
+		if !ok {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("%s %q is not a count", key, v))
+			return
+		}
+		*dst = n
+	}
+	num("--dim", &t.Dim)
+	num("--batch", &t.Batch)
+	num("--negatives", &t.Negatives)
+	num("--chunk", &t.Chunk)
+	num("--p", &t.P)
+	num("--c", &t.C)
+	if v, ok := s["--ordering-seed"]; ok {
+		if t.OrderingSeed, err = strconv.ParseInt(v, 10, 64); err != nil {
+			errs = append(errs, fmt.Errorf("--ordering-seed %q is not a number", v))
+		}
+	}
+	if t.Chunk == t.Negatives {
+		t.Chunk = 0 // the default, recorded as its value
+	}
+	t.Model, t.Ordering, t.Policy = s["--model"], s["--ordering"], s["--policy"]
+	if err := errors.Join(errs...); err != nil {
+		return Trained{}, fmt.Errorf("%s: %w", filepath.Join(st.Dir, SettingsFile), err)
+	}
+	return t, nil
 }

@@ -98,8 +98,14 @@ func recordedOrManifest(st *store.Store) (Settings, error) {
 	if err != nil || was != nil {
 		return was, err
 	}
+	return manifestSettings(st), nil
+}
+
+// manifestSettings are the settings a directory's manifest says: the
+// data's p, d, model and seed.
+func manifestSettings(st *store.Store) Settings {
 	m := st.M
-	return Settings{"--p": fmt.Sprint(m.P), "--dim": fmt.Sprint(m.Dim), "--model": m.Model, "--seed": fmt.Sprint(m.Seed)}, nil
+	return Settings{"--p": fmt.Sprint(m.P), "--dim": fmt.Sprint(m.Dim), "--model": m.Model, "--seed": fmt.Sprint(m.Seed)}
 }
 
 // reuseOrBuild starts training from the initial partitions: in st when it
@@ -116,6 +122,9 @@ func reuseOrBuild(st *store.Store, spec DataSpec, use Use) (*store.Store, bool, 
 		return nil, false, err
 	}
 	if err := st.InitPartitions(spec.Seed, InitScale); err != nil {
+		return nil, false, err
+	}
+	if err := forgetEval(st.Dir); err != nil {
 		return nil, false, err
 	}
 	return st, false, Record(st.Dir, use.Settings)

@@ -33,17 +33,25 @@ const NearFastest = 0.01
 
 // Grid is what to sweep: partition counts, capacities (nil: DefaultCs, or
 // the system's own), devices (presets or profile files) and the share of
-// the buffer's memory a configuration may take to fit.
+// the buffer's memory a configuration may take to fit. InMemory also
+// ranks, on every device, the systems that keep every parameter resident
+// (sim.InMemorySystems) where the parameters fit that share of their
+// memory; the others are LeftOut.
 type Grid struct {
 	Ps, Cs      []int
 	Devices     []string
 	MemoryShare float64
+	InMemory    bool
 }
 
 // Row is one (device, p, c, ordering): its simulated Report plus what the
-// sweep adds — the buffer's memory, whether it fits, and its rank.
+// sweep adds — the buffer's memory, whether it fits, and its rank. A row
+// of a system that keeps every parameter in memory (InMemory) has no p, c
+// or ordering, and its buffer is every parameter with its optimizer
+// state.
 type Row struct {
 	report.Report
+	InMemory       bool   `json:"in_memory,omitempty"`
 	BufferBytes    int64  `json:"buffer_bytes"`
 	StagingBuffers int    `json:"staging_buffers"`
 	MemoryBytes    int64  `json:"memory_bytes"`
@@ -70,6 +78,20 @@ type Row struct {
 	RankBest     int  `json:"rank_best,omitempty"`
 	RankWorst    int  `json:"rank_worst,omitempty"`
 	WithinSpread bool `json:"within_spread_of_above,omitempty"`
+}
+
+// LeftOut is a system that keeps every parameter in memory, left out of
+// the ranking on a device: its parameters do not fit there, or the device
+// cannot run it.
+type LeftOut struct {
+	System string `json:"system"`
+	Device string `json:"device"`
+	Reason string `json:"reason"`
+	// Bytes are its parameters with their optimizer state, Limit the
+	// memory they would live in (0: left out for another reason).
+	Bytes int64  `json:"bytes"`
+	Limit int64  `json:"limit"`
+	Where string `json:"where,omitempty"`
 }
 
 // Skipped is an ordering that is not defined at one (p, c).
@@ -105,6 +127,11 @@ type Output struct {
 	// buckets at another p only; Notes, lines for the reader.
 	SkippedP []int    `json:"skipped_p,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	// InMemory are the systems that keep every parameter in memory the
+	// sweep considered (Grid.InMemory), and LeftOut those it left out on
+	// a device, with the reason.
+	InMemory []string  `json:"in_memory,omitempty"`
+	LeftOut  []LeftOut `json:"left_out,omitempty"`
 	histP    int
 }
 
@@ -113,6 +140,8 @@ type job struct {
 	name     string
 	fits     sim.BufferMemory
 	lb, p, c int
+	// resident: a system that keeps every parameter in memory (no Plan).
+	resident bool
 }
 
 // Run sweeps the grid for the request (its P, C and Device are replaced by
@@ -230,6 +259,39 @@ func plan(base sim.Request, g Grid, cs []int, sys sim.System, out *Output) ([]jo
 		if profile != "" {
 			out.Devices = append(out.Devices, profile)
 		}
+		if g.InMemory && profile != "" {
+			more, err := inMemory(base, dev, g.MemoryShare, out)
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, more...)
+		}
+	}
+	return jobs, nil
+}
+
+// inMemory makes one job per system that keeps every parameter in memory
+// whose parameters fit the share of their memory on the device; the
+// others are LeftOut.
+func inMemory(base sim.Request, dev string, share float64, out *Output) ([]job, error) {
+	var jobs []job
+	for _, sys := range sim.InMemorySystems() {
+		if !slices.Contains(out.InMemory, sys.Name) {
+			out.InMemory = append(out.InMemory, sys.Name)
+		}
+		q := base
+		q.System, q.Device, q.P, q.C = sys.Name, dev, 0, 0
+		sc, _, err := q.Assemble()
+		if err != nil {
+			return nil, err
+		}
+		mem := sc.System.ResidentMemory(sc.Profile, sc.Data().Nodes, sc.Training.Dim)
+		if !mem.FitsIn(share) {
+			out.LeftOut = append(out.LeftOut, LeftOut{System: sys.Name, Device: sc.Profile.Name, Bytes: mem.Bytes, Limit: mem.Limit, Where: mem.Where,
+				Reason: fmt.Sprintf("every parameter with its Adagrad state, %.1f GB, needs more than %.0f%% of the %.1f GB %s memory", sim.GB(mem.Bytes), 100*share, sim.GB(mem.Limit), mem.Where)})
+			continue
+		}
+		jobs = append(jobs, job{sc: sc, name: sys.Name, fits: mem, resident: true})
 	}
 	return jobs, nil
 }
@@ -253,14 +315,21 @@ func simulate(jobs []job, out *Output) error {
 			defer wg.Done()
 			for i := range next {
 				j := jobs[i]
-				plans, skipped, err := orderings.Select([]string{j.name}, j.p, j.c, j.sc.Policy, j.sc.Seed)
+				var plans []*orderings.Plan
+				var skipped []orderings.Skipped
+				var err error
+				if !j.resident {
+					plans, skipped, err = orderings.Select([]string{j.name}, j.p, j.c, j.sc.Policy, j.sc.Seed)
+				}
 				if len(skipped) > 0 {
 					res[i].skipped = &skipped[0]
 					continue
 				}
 				var cfg sim.Config
 				if err == nil {
-					j.sc.Plan = plans[0]
+					if !j.resident {
+						j.sc.Plan = plans[0]
+					}
 					cfg, err = j.sc.Config()
 				}
 				if err == nil {
@@ -290,11 +359,18 @@ func simulate(jobs []job, out *Output) error {
 				out.Skipped = append(out.Skipped, s)
 			}
 			continue
+		case r.err != nil && j.resident && errors.Is(r.err, sim.ErrConfig):
+			// The device cannot run it (no GPU, no GPU batch rate).
+			out.LeftOut = append(out.LeftOut, LeftOut{System: j.name, Device: j.sc.Profile.Name,
+				Reason: strings.TrimPrefix(r.err.Error(), sim.ErrConfig.Error()+": ")})
+			continue
+		case r.err != nil && j.resident:
+			return inputerr.Errorf("%s %s: %w", j.sc.Profile.Name, j.name, r.err)
 		case r.err != nil:
 			return inputerr.Errorf("%s p=%d c=%d %s: %w", j.sc.Profile.Name, j.p, j.c, j.name, r.err)
 		}
 		out.Rows = append(out.Rows, Row{
-			Report: r.rep, BufferBytes: j.fits.Bytes, StagingBuffers: j.fits.Staging,
+			Report: r.rep, InMemory: j.resident, BufferBytes: j.fits.Bytes, StagingBuffers: j.fits.Staging,
 			MemoryBytes: j.fits.Limit, Memory: j.fits.Where, BatchFits: r.batchFits,
 			Fits:       j.fits.FitsIn(out.MemoryShare) && r.batchFits,
 			LowerBound: j.lb, IOBytes: r.rep.ReadBytes + r.rep.WriteBytes,
@@ -400,7 +476,8 @@ func (o Output) SkippedNames() string {
 }
 
 // Curve is, for one device and buffer capacity c, the best ordering's
-// epoch at each p whose buffer fits.
+// epoch at each p whose buffer fits (the partitioned system's rows
+// alone).
 type Curve struct {
 	Device       string
 	C            int
@@ -418,6 +495,9 @@ func (o Output) Curves() []Curve {
 	best := map[key]map[int]Row{}
 	var keys []key
 	for _, r := range o.Fitting() {
+		if r.InMemory {
+			continue // no p: not a curve over p
+		}
 		k := key{r.Device, r.C}
 		if best[k] == nil {
 			best[k] = map[int]Row{}
