@@ -83,7 +83,7 @@ reproduce: $(BIN)/reproduce
 
 # The quality experiment needs Debian's WordNet database.
 reproduce-quality: $(BIN)/reproduce
-	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; }
+	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
 	./$(BIN)/reproduce --out results --experiments quality
 
 # reproduce-quality-orderings: does the edge-bucket ordering, p or c change
@@ -99,7 +99,7 @@ reproduce-quality: $(BIN)/reproduce
 # quality-orderings-curve (about 10 minutes).
 .PHONY: reproduce-quality-orderings
 reproduce-quality-orderings: $(BIN)/reproduce
-	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; }
+	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
 	@mkdir -p results/quality-orderings
 	TIERFLOW_QO_RUNS=$(QO_RUNS) ./$(BIN)/reproduce --out results --experiments quality-orderings --json >results/quality-orderings/quality-orderings.json
 	@cat results/quality-orderings/quality-orderings.md
@@ -182,14 +182,16 @@ build-cuda: cuda-deps
 # hdf5, and the default build stays free of cgo. hdf5-deps installs
 # libhdf5-dev; h5py-deps also Debian's python3-h5py and python3-numpy,
 # which the read-back tests run under /usr/bin/python3 (both root, once,
-# skipped when present); test-hdf5 vets and runs the tagged tests;
+# skipped when present; scripts/apt-install.sh says which packages it
+# installs with apt-get first, installs only the missing ones and upgrades
+# nothing); test-hdf5 vets and runs the tagged tests;
 # build-hdf5 builds bin/realrun with HDF5.
 .PHONY: hdf5-deps h5py-deps test-hdf5 build-hdf5
 hdf5-deps:
-	@test -f /usr/include/hdf5/serial/hdf5.h || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libhdf5-dev; }
+	@test -f /usr/include/hdf5/serial/hdf5.h || ./scripts/apt-install.sh hdf5-deps libhdf5-dev
 
 h5py-deps: hdf5-deps
-	@/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-h5py python3-numpy; }
+	@/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || ./scripts/apt-install.sh h5py-deps python3-h5py python3-numpy
 
 test-hdf5: h5py-deps
 	$(GO) vet -tags hdf5 ./realrun/pbgio/... ./realrun/initemb/... ./realrun/job/... ./cmd/realrun/...
@@ -235,7 +237,7 @@ gpu-bundle: cuda-deps
 	install -m 755 scripts/gpu-bundle/run.sh $(GPU_BUNDLE)/run.sh
 	install -m 644 scripts/gpu-bundle/ceilings.py $(GPU_BUNDLE)/ceilings.py
 	@# The quality step's graph: the WN18-style WordNet KG (Debian's wordnet-base).
-	@test -f /usr/share/wordnet/data.noun || { apt-get update -qq && apt-get install -y -qq wordnet-base; }
+	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
 	$(GO) run ./cmd/internal/wordnetkg $(GPU_BUNDLE)/wn18
 	@commit="$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"; \
 	date="$$(date -u +%Y-%m-%dT%H:%M:%SZ)"; gov="$$($(GO) env GOVERSION)"; \

@@ -13,11 +13,11 @@ import (
 // shape that run trains at.
 func shapeFlags(fs *flag.FlagSet, o *job.Options) {
 	*o = job.Defaults
-	fs.StringVar(&o.Dataset, "dataset", job.Defaults.Dataset, "the run's generated dataset: "+presetNames()+" (its nodes ÷ --p are the partition rows measured)")
+	cli.EnumVar(fs, &o.Dataset, "dataset", job.Defaults.Dataset, "the run's generated dataset: "+presetNames()+" (its nodes ÷ --p are the partition rows measured)")
 	fs.Float64Var(&o.Scale, "scale", 0, "the run's --scale (default: "+presetScales()+")")
 	fs.StringVar(&o.Edges, "edges", "", "the run's edge `FILE` instead of --dataset (its work directory must hold it already: a run on it has read it)")
 	fs.StringVar(&o.Workdir, "workdir", "", "the run's work `DIR`, if not the default: the engine is measured on the graph's own buckets there (built now for a --dataset when it does not exist yet; the run reuses it)")
-	fs.StringVar(&o.Model, "model", "", "the run's score function: dot, distmult or complex (default: the dataset's)")
+	cli.EnumVar(fs, &o.Model, "model", "", "the run's score function: dot, distmult or complex (default: the dataset's)")
 	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "the run's embedding dimension d")
 	fs.IntVar(&o.P, "p", job.Defaults.P, "the run's node partitions")
 	fs.IntVar(&o.Batch, "batch", job.Defaults.Batch, "the run's edges per batch")
@@ -26,7 +26,7 @@ func shapeFlags(fs *flag.FlagSet, o *job.Options) {
 	fs.Float64Var(&o.DegreeFrac, "degree-frac", job.Defaults.DegreeFrac, "the run's share of negatives drawn by degree (default -1: as realrun chooses)")
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "the run's training goroutines")
 	fs.BoolVar(&o.FP32, "fp32", false, "with --engine cuda: the run's --fp32 (plain FP32 products; TF32 is the default)")
-	fs.StringVar(&o.Engine, "engine", job.Defaults.Engine, "the run's engine: cpu (the CPU engine at the shape, its interference with I/O, and the GPU where the build has one) or cuda (the disk and the GPU alone: the CUDA engine's runs need no CPU engine figures)")
+	cli.EnumVar(fs, &o.Engine, "engine", job.Defaults.Engine, "the run's engine: cpu (the CPU engine at the shape, its interference with I/O, and the GPU where the build has one) or cuda (the disk and the GPU alone: the CUDA engine's runs need no CPU engine figures)")
 }
 
 // calibrateHelp is `realrun calibrate --help`.

@@ -38,7 +38,8 @@ func (x outFlags) isWide() bool { return x.wide != nil && *x.wide }
 // configure, after the flags are checked, either prints the effective
 // configuration (--print-config: done) once job.Configure accepts it, or
 // arranges for the run to write it into its work directory as run.yaml
-// (unless it holds that already). run.yaml is a convenience: a failure to
+// (unless it holds that already; a resumed run keeps every setting of
+// the run.yaml there that its command line leaves out). run.yaml is a convenience: a failure to
 // write it is one warning line on stderr, and the run goes on.
 func (x outFlags) configure(fs *flag.FlagSet, o *cmdOptions, stdout, stderr io.Writer) (done bool, err error) {
 	if x.cfg != nil && x.cfg.Print {
@@ -51,11 +52,17 @@ func (x outFlags) configure(fs *flag.FlagSet, o *cmdOptions, stdout, stderr io.W
 	o.Prepared = func(dir string) error {
 		path := filepath.Join(dir, RunYAML)
 		head := fmt.Sprintf("realrun configuration of the run in this work directory: the flags that differ from their defaults.\nRepeat it: realrun --config %s --overwrite (or --resume to continue it; flags given override).", path)
+		old, oldErr := os.ReadFile(path)
 		data, err := cli.ConfigYAML(fs, head, runConfigValue)
+		if o.Resume && oldErr == nil {
+			// The run continues the one run.yaml describes: what this
+			// command line leaves out stays as it was.
+			data, err = cli.ConfigYAMLOver(fs, old, head, runConfigValue)
+		}
 		if err != nil {
 			return err
 		}
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		if oldErr == nil && bytes.Equal(old, data) {
 			return nil
 		}
 		if err := atomicfile.WriteBytes(path, data); err != nil {

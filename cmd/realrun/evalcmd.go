@@ -56,13 +56,13 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	o := job.EvalDirOptions{Dir: dir}
 	var progress string
 	fs := newFlagSet(prog + " eval")
-	fs.StringVar(&o.Split, "split", "test", "split to rank: test or valid")
+	cli.EnumVar(fs, &o.Split, "split", "test", "split to rank: test or valid")
 	fs.IntVar(&o.Edges, "eval-edges", 0, "edges ranked, a seeded sample of the split when there are more (default: as many as training ranked, else "+fmt.Sprint(job.Defaults.EvalEdges)+")")
-	fs.StringVar(&o.Protocol, "eval-protocol", "", "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes) (default: training's, else auto)")
+	cli.EnumVar(fs, &o.Protocol, "eval-protocol", "", "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes) (default: training's, else auto)")
 	fs.StringVar(&o.Memory, "eval-memory", "", evalMemoryHelp)
 	fs.Int64Var(&o.Seed, "seed", -1, "seed of the edge and candidate samples (default: training's evaluation's, else the work directory's data seed)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "ranking goroutines")
-	fs.StringVar(&progress, "progress", "auto", "progress display: auto, bar, lines or none")
+	cli.EnumVar(fs, &progress, "progress", "auto", "progress display: auto, bar, lines or none")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun eval WORKDIR [flags]",
 		Summary: "Evaluates a trained work directory's current checkpoint without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory. It ranks with the protocol, edges and seed training evaluated with (recorded in the work directory), so it gives training's figures, unless flags say otherwise. Ctrl-C stops it at once.",
@@ -217,7 +217,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	var o exportOutput
 	fs := newFlagSet(prog + " export")
 	fs.StringVar(&o.Out, "out", "", "write the node embeddings to `FILE`, in input id order")
-	fs.StringVar(&o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension, else npy)")
+	cli.EnumVar(fs, &o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv), csv (name,values; RFC 4180) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension: .npy, .tsv or .txt, .csv)")
 	fs.StringVar(&o.Relations, "relations", "", "also write the relation parameters to `FILE` in the same format (tsv rows named from relations.tsv where the work directory has one)")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun export WORKDIR --out FILE [flags]",
@@ -228,7 +228,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 		},
 		Examples: []string{
 			"realrun export /tmp/kg-work --out emb.npy --relations rel.npy",
-			"realrun export /tmp/kg-work --out emb.tsv",
+			"realrun export /tmp/kg-work --out emb.tsv             # the format from the extension: .npy, .tsv or .txt, .csv",
 			"realrun export /tmp/kg-work --out pbg-ckpt --format pbg   # h5py reads it as PyTorch-BigGraph's loader does",
 		},
 	})
@@ -243,10 +243,19 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("realrun export: --out FILE is required")
 	}
 	o.Workdir = dir
-	if o.Format == "" {
-		o.Format = map[string]string{".tsv": "tsv", ".txt": "tsv"}[strings.ToLower(filepath.Ext(o.Out))]
-		if o.Format == "" {
-			o.Format = "npy"
+	given := o.Format
+	if o.Format, err = job.ExportFormatOf(o.Out, o.Format, "out", "format"); err != nil {
+		return asUsage(err)
+	}
+	if o.Relations != "" && o.Format != "pbg" { // pbg: refused by the exporter
+		// The relations are written in the embeddings' format.
+		if given != "" {
+			_, err = job.ExportFormatOf(o.Relations, o.Format, "relations", "format")
+		} else if f, ferr := eval.ExportFormat(o.Relations, ""); ferr == nil && f != o.Format {
+			err = cli.Usagef("--relations %s: a %s file, but the embeddings (--out %s) are written as %s: name them alike, or give --format", o.Relations, filepath.Ext(o.Relations), o.Out, o.Format)
+		}
+		if err != nil {
+			return asUsage(err)
 		}
 	}
 	for _, f := range []struct{ flag, path string }{{"out", o.Out}, {"relations", o.Relations}} {
@@ -257,12 +266,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 			return cli.Usagef("--%s: %w", f.flag, err)
 		}
 	}
-	switch o.Format {
-	case "npy", "tsv", "pbg":
-		o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations, stderr)
-	default:
-		return cli.Usagef("--format %q: want npy, tsv or pbg", o.Format)
-	}
+	o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations, stderr)
 	if err != nil {
 		return asUsage(err)
 	}

@@ -63,7 +63,7 @@ func TestEvalAndExportWorkdir(t *testing.T) {
 
 	// Export: npy equal to training's --export; tsv and relations.
 	again := filepath.Join(dir, "again.npy")
-	_, errOut, code = runCmd("export", work, "--out", again, "--relations", filepath.Join(dir, "rel.tsv"), "--format", "npy")
+	_, errOut, code = runCmd("export", work, "--out", again, "--relations", filepath.Join(dir, "rel.npy"), "--format", "npy")
 	require.Equal(t, 0, code, errOut)
 	a, err := os.ReadFile(npy)
 	require.NoError(t, err)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/chrometrace"
+	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // TestMain lets a test run this binary as the realrun command: with
@@ -126,7 +127,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown dataset", []string{"--dataset", "orkut"}, "--dataset"},
 		{"c above p", []string{"--p", "4", "--c", "5"}, "exceeds p"},
 		{"odd dim for complex", []string{"--dataset", "fb15k", "--dim", "7"}, "--dim 7"},
-		{"bad export format", []string{"--export-format", "csv"}, "--export-format"},
+		{"bad export format", []string{"--export-format", "xlsx"}, "--export-format \"xlsx\": want npy, tsv, csv or pbg"},
 		{"bad scale", []string{"--scale", "2"}, "--scale"},
 		{"negative lr", []string{"--lr", "-1"}, "--lr"},
 		{"unknown ordering", []string{"--ordering", "zigzag"}, "unknown ordering"},
@@ -433,7 +434,8 @@ func TestKillAndResume(t *testing.T) {
 
 // TestWorkdirLock: a second realrun on a work directory in use exits 2
 // naming the process holding it; once that process is killed (SIGKILL:
-// its lock file stays behind) the work directory is free again.
+// its lock file stays behind) the work directory is free again. The lock
+// file is inside the work directory, nothing beside it.
 func TestWorkdirLock(t *testing.T) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
@@ -446,7 +448,7 @@ func TestWorkdirLock(t *testing.T) {
 	// It locks the work directory before it trains: once it has printed
 	// progress, the lock file names it.
 	stderr.waitFor(t, "the first run's training", func(s string) bool { return strings.Contains(s, "epoch 1: ") })
-	data, err := os.ReadFile(work + ".lock")
+	data, err := os.ReadFile(filepath.Join(work, ".lock"))
 	require.NoError(t, err)
 	require.Equal(t, pid, strings.TrimSpace(string(data)), "the lock file names the process holding it")
 	out, errOut, code := runCmd(smallRun(work, filepath.Join(dir, "b.npy"), 1)...)
@@ -455,12 +457,22 @@ func TestWorkdirLock(t *testing.T) {
 	assert.Contains(t, errOut, "used by process "+pid)
 	require.NoError(t, first.Process.Kill())
 	first.Wait()
-	_, err = os.Stat(work + ".lock")
+	_, err = os.Stat(filepath.Join(work, ".lock"))
 	require.NoError(t, err, "a killed run leaves its lock file")
-	// (--resume: the killed run may have committed epoch 1's checkpoint.)
-	_, errOut, code = runCmd(append(smallRun(work, filepath.Join(dir, "b.npy"), 1), "--resume")...)
+	beside, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range beside {
+		assert.Contains(t, []string{"work", "a.npy"}, e.Name(), "nothing beside the work directory")
+	}
+	// (--resume: the killed run may have committed checkpoints; one more
+	// epoch than it did.)
+	epochs := 1
+	if st, err := store.Open(work); err == nil {
+		epochs = st.Current + 1
+	}
+	_, errOut, code = runCmd(append(smallRun(work, filepath.Join(dir, "b.npy"), epochs), "--resume")...)
 	assert.Equal(t, 0, code, errOut)
-	_, err = os.Stat(work + ".lock")
+	_, err = os.Stat(filepath.Join(work, ".lock"))
 	assert.True(t, os.IsNotExist(err), "a finished run removes its lock file")
 }
 

@@ -29,15 +29,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 func reproduce(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	out := fs.String("out", "results", "write each experiment's files under `DIR`/NAME/ (empty: write nothing)")
-	list := fs.String("experiments", "all", "comma-separated experiments (the list above), or all")
+	var list string
+	cli.EnumVar(fs, &list, "experiments", "all", "comma-separated experiments (the list above), or all")
 	cli.SetHelp(fs, help())
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	names := experiments.Names()
-	if *list != "all" {
-		names = cli.SplitList(*list)
+	if list != "all" {
+		names = cli.SplitList(list)
 		if len(names) == 0 {
 			return cli.Usagef("--experiments: empty list")
 		}

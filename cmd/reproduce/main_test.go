@@ -34,3 +34,13 @@ func TestReproduceBadInput(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(errOut.String(), "\n"), errOut.String())
 	}
 }
+
+// TestReproduceUnknownFlag: a mistyped flag is one line naming the flag
+// meant (it was Go's "flag provided but not defined: -experiment").
+func TestReproduceUnknownFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"--experiment", "fig7"}, &out, &errOut)
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "reproduce: unknown flag --experiment; did you mean --experiments?\n", errOut.String())
+	assert.Empty(t, out.String())
+}

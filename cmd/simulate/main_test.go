@@ -216,7 +216,7 @@ func TestBadInput(t *testing.T) {
 		{"negative skew", []string{"--edges", "skewed", "--skew", "-1"}, "--skew"},
 		{"plan for resident system", []string{"--system", "dglke", "--plan", filepath.Join(dir, "p.json")}, "has no Plan"},
 		{"plot bad extension", []string{"--orderings", "beta", "--plot", filepath.Join(dir, "x.gif")}, "--plot"},
-		{"unknown flag", []string{"--q", "3"}, "flag provided but not defined"},
+		{"unknown flag", []string{"--q", "3"}, "unknown flag --q (simulate --help lists them)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

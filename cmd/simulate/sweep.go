@@ -34,7 +34,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	addGraphFlag(fs, &graphDir)
 	fs.StringVar(&ps, "p", "8,16,32,64", "partition counts: a comma-separated `LIST` of numbers and ranges a-b (with --graph, the directory's p among them)")
 	fs.StringVar(&cs, "c", "", "buffer capacities, a `LIST` like --p; c > p is skipped (default 2,4,8,16, or the system's own; with --graph, the directory's c among them)")
-	fs.StringVar(&devs, "device", "p3.2xlarge", "comma-separated device `LIST`: presets ("+strings.Join(devices.PresetNames(), ", ")+") or YAML files")
+	cli.PresetOrFileVar(fs, &devs, "device", "p3.2xlarge", "comma-separated device `LIST`: presets ("+strings.Join(devices.PresetNames(), ", ")+") or YAML files", devices.PresetNames())
 	fs.IntVar(&top, "top", 10, "rows of the human table (all rows with --json and --csv)")
 	fs.StringVar(&plotPath, "plot", "", "draw, per device and c, the best ordering's epoch time against p (buffers that fit) to `FILE`.png or .svg")
 	fs.Float64Var(&g.MemoryShare, "memory-share", 0.8, "share of the buffer's memory (CPU, or GPU for GPU buffers) that c partitions plus staging buffers may take")

@@ -19,6 +19,69 @@ import (
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
+// ExportFormats are the export formats: ExportFile's and ExportRelations'
+// (npy, tsv, csv), and pbg (PyTorch-BigGraph's checkpoint layout, a
+// directory: realrun/pbgio).
+var ExportFormats = []string{"npy", "tsv", "csv", "pbg"}
+
+// extFormats are the export formats a file's extension names.
+var extFormats = map[string]string{".npy": "npy", ".tsv": "tsv", ".txt": "tsv", ".csv": "csv"}
+
+// FormatError is why ExportFormat refuses an export: Format is not one
+// of ExportFormats (Unknown), or Path's extension Ext names no format
+// and none is given (Format ""), or it names Want, another format than
+// the one given.
+type FormatError struct {
+	Path, Ext, Format, Want string
+	Unknown                 bool
+}
+
+func (e *FormatError) Error() string {
+	switch {
+	case e.Unknown:
+		return fmt.Sprintf("unknown export format %q (want %s)", e.Format, FormatList())
+	case e.Want != "":
+		return fmt.Sprintf("%s: a %s file, but the format is %s (%s writes it)", e.Path, e.Ext, e.Format, e.Want)
+	case e.Ext == "":
+		return fmt.Sprintf("%s: no extension to tell the export format by (%s); name one or give the format (%s)", e.Path, ExtList(), FormatList())
+	}
+	return fmt.Sprintf("%s: cannot tell the export format from the extension %q (%s); name one or give the format (%s)", e.Path, e.Ext, ExtList(), FormatList())
+}
+
+// FormatList is "npy, tsv, csv or pbg".
+func FormatList() string {
+	return strings.Join(ExportFormats[:len(ExportFormats)-1], ", ") + " or " + ExportFormats[len(ExportFormats)-1]
+}
+
+// ExtList is ".npy, .tsv, .txt or .csv", the extensions that name a format.
+func ExtList() string { return ".npy, .tsv, .txt or .csv" }
+
+// ExportFormat is the format an export to path is written in, the same
+// for every export (training's and a trained work directory's): format
+// when given (one of ExportFormats, in any case), else the one path's
+// extension names, in any case — .npy npy, .tsv and .txt tsv, .csv csv.
+// It refuses (*FormatError) an unknown format, a path whose extension
+// names none when no format is given, and one whose extension names
+// another format than the one given (pbg, a directory, takes any name).
+func ExportFormat(path, format string) (string, error) {
+	ext := strings.ToLower(filepath.Ext(path))
+	want := extFormats[ext]
+	if format == "" {
+		if want == "" {
+			return "", &FormatError{Path: path, Ext: filepath.Ext(path)}
+		}
+		return want, nil
+	}
+	f := strings.ToLower(strings.TrimSpace(format))
+	if !slices.Contains(ExportFormats, f) {
+		return "", &FormatError{Path: path, Format: format, Unknown: true}
+	}
+	if f != "pbg" && want != "" && want != f {
+		return "", &FormatError{Path: path, Ext: ext, Format: f, Want: want}
+	}
+	return f, nil
+}
+
 // ExportFile writes the node embeddings of the store's current checkpoint
 // to path, atomically, in input id order (row i is node i of the input),
 // holding one partition in memory at a time:
@@ -29,6 +92,9 @@ import (
 //     ids.tsv (the node's number without one). Each partition's lines
 //     are written to a sorted run beside path, and the runs are merged in
 //     id order while ids.tsv is read once, front to back.
+//   - "csv": the same as rows "name,v1,v2,…" (RFC 4180: a name holding
+//     a comma, a quote, a line break or leading or trailing space is
+//     quoted); no header row.
 //
 // Besides a partition, it holds the relabelling (4 bytes a node).
 func ExportFile(path, format string, st *store.Store) error {
@@ -45,11 +111,11 @@ func ExportFile(path, format string, st *store.Store) error {
 			}
 			return exportNPY(w, wa, st)
 		})
-	case "tsv":
+	case "tsv", "csv":
 		need *= 4
-		err = atomicfile.Write(path, func(w io.Writer) error { return exportTSV(w, path, st) })
+		err = atomicfile.Write(path, func(w io.Writer) error { return exportText(w, path, st, textFormats[format]) })
 	default:
-		return fmt.Errorf("unknown export format %q (want npy or tsv)", format)
+		return fmt.Errorf("unknown export format %q (want npy, tsv or csv)", format)
 	}
 	return store.SpaceError(path, need, err)
 }
@@ -126,21 +192,45 @@ func inverseOf(st *store.Store) ([]int32, error) {
 	return inv, nil
 }
 
-// formatRow appends the TSV values of one row.
-func formatRow(b []byte, row []float32) []byte {
+// textFormat is how a text export writes a row: the name, then sep,
+// then the values separated by valueSep; quote, if set, quotes a name
+// that needs it.
+type textFormat struct {
+	sep, valueSep byte
+	quote         func(string) string
+}
+
+var textFormats = map[string]textFormat{
+	"tsv": {sep: '\t', valueSep: ' '},
+	"csv": {sep: ',', valueSep: ',', quote: csvField},
+}
+
+// csvField is name as an RFC 4180 field: quoted, its quotes doubled,
+// when it holds a comma, a quote, a line break or leading or trailing
+// space.
+func csvField(name string) string {
+	if name == "" || !strings.ContainsAny(name, ",\"\r\n") && strings.TrimSpace(name) == name {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// formatRow appends the values of one row, separated by sep.
+func formatRow(b []byte, row []float32, sep byte) []byte {
 	for k, x := range row {
 		if k > 0 {
-			b = append(b, ' ')
+			b = append(b, sep)
 		}
 		b = strconv.AppendFloat(b, float64(x), 'g', 7, 32)
 	}
 	return b
 }
 
-// exportTSV writes one sorted run per partition ("id<TAB>values" lines in
-// input id order) into a temporary directory beside path, then merges
-// them into w, naming each node from ids.tsv read front to back.
-func exportTSV(w io.Writer, path string, st *store.Store) (err error) {
+// exportText writes one sorted run per partition ("id<TAB>values" lines
+// in input id order, the values as tf writes them) into a temporary
+// directory beside path, then merges them into w, naming each node from
+// ids.tsv read front to back.
+func exportText(w io.Writer, path string, st *store.Store, tf textFormat) (err error) {
 	inv, err := inverseOf(st)
 	if err != nil {
 		return err
@@ -170,7 +260,7 @@ func exportTSV(w io.Writer, path string, st *store.Store) (err error) {
 		for _, j := range order {
 			line = strconv.AppendInt(line[:0], int64(inv[lo+int64(j)]), 10)
 			line = append(line, '\t')
-			line = append(formatRow(line, emb[j*d:(j+1)*d]), '\n')
+			line = append(formatRow(line, emb[j*d:(j+1)*d], tf.valueSep), '\n')
 			bw.Write(line)
 		}
 		if err := bw.Flush(); err != nil {
@@ -187,7 +277,7 @@ func exportTSV(w io.Writer, path string, st *store.Store) (err error) {
 		return err
 	}
 	defer closeNames()
-	return mergeRuns(w, runs, names)
+	return mergeRuns(w, runs, names, tf)
 }
 
 // openNames returns a function giving the name of node i, called with
@@ -259,8 +349,8 @@ func (r *run) next() (bool, error) {
 	return true, nil
 }
 
-// mergeRuns merges the sorted runs into w as "name<TAB>values" lines.
-func mergeRuns(w io.Writer, paths []string, name func(i int64) (string, error)) error {
+// mergeRuns merges the sorted runs into w as "name<sep>values" lines.
+func mergeRuns(w io.Writer, paths []string, name func(i int64) (string, error), tf textFormat) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var h runHeap
 	for _, p := range paths {
@@ -290,8 +380,11 @@ func mergeRuns(w io.Writer, paths []string, name func(i int64) (string, error)) 
 		if err != nil {
 			return err
 		}
+		if tf.quote != nil {
+			n = tf.quote(n)
+		}
 		bw.WriteString(n)
-		bw.WriteByte('\t')
+		bw.WriteByte(tf.sep)
 		bw.WriteString(r.rest)
 		bw.WriteByte('\n')
 		ok, err := r.next()
@@ -309,9 +402,9 @@ func mergeRuns(w io.Writer, paths []string, name func(i int64) (string, error)) 
 
 // ExportRelations writes relation embeddings rel (relations × d) to path,
 // atomically: "npy" as a relations × d float32 array in relation id
-// order, "tsv" as lines "name<TAB>v1 v2 …" named from the work
-// directory's relations.tsv ("id<TAB>name") where it has one, else by
-// number. A model without relation parameters (dot) is an error.
+// order, "tsv" as lines "name<TAB>v1 v2 …" ("csv": rows "name,v1,v2,…",
+// as ExportFile's) named from the work directory's relations.tsv
+// ("id<TAB>name") where it has one, else by number. A model without relation parameters (dot) is an error.
 func ExportRelations(path, format string, st *store.Store, rel []float32) error {
 	d := st.M.Dim
 	if len(rel) == 0 {
@@ -330,15 +423,20 @@ func ExportRelations(path, format string, st *store.Store, rel []float32) error 
 			for _, x := range rel[:n*d] {
 				binary.Write(bw, binary.LittleEndian, math.Float32bits(x))
 			}
-		case "tsv":
+		case "tsv", "csv":
+			tf := textFormats[format]
 			var line []byte
 			for i := 0; i < n; i++ {
-				line = append(append(line[:0], names[i]...), '\t')
-				line = append(formatRow(line, rel[i*d:(i+1)*d]), '\n')
+				name := names[i]
+				if tf.quote != nil {
+					name = tf.quote(name)
+				}
+				line = append(append(line[:0], name...), tf.sep)
+				line = append(formatRow(line, rel[i*d:(i+1)*d], tf.valueSep), '\n')
 				bw.Write(line)
 			}
 		default:
-			return fmt.Errorf("unknown export format %q (want npy or tsv)", format)
+			return fmt.Errorf("unknown export format %q (want npy, tsv or csv)", format)
 		}
 		return bw.Flush()
 	})

@@ -58,7 +58,7 @@ type Options struct {
 	Overwrite            bool
 	KeepCheckpoints      int
 	Workdir              string // "": under the system temp dir
-	Export, ExportFormat string
+	Export, ExportFormat string // ExportFormat npy, tsv, csv or pbg; "": from Export's extension (ExportFormatOf)
 	// Eval is when to evaluate: "every" (every EvalEvery-th epoch and the
 	// last), "end" (after the last epoch only) or "none"; EvalProtocol is
 	// "auto", "filtered" or "sampled"; EvalEdges caps the test edges
@@ -143,7 +143,7 @@ func ResumeArgs(args []string) string {
 var Defaults = Options{
 	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
 	Batch: 10000, Negatives: 100, DegreeFrac: Auto, LR: 0, Workers: runtime.NumCPU(), Seed: 1, KeepCheckpoints: store.DefaultKeep, Repeats: 1,
-	ExportFormat: "npy", Engine: "cpu", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
+	ExportFormat: "", Engine: "cpu", Eval: "every", EvalProtocol: "auto", EvalEvery: 1, EvalEdges: 10000,
 }
 
 // Auto, as Options.DegreeFrac, picks the share tuned for the kind of
@@ -180,6 +180,9 @@ type Config struct {
 	// (workdir.Settings), Keep how many checkpoints are kept.
 	Settings workdir.Settings
 	Keep     int
+	// ExportFormat is the format Options.Export is written in
+	// (ExportFormatOf; "" without Export).
+	ExportFormat string
 }
 
 // Configure validates the options and builds the data spec, the training
@@ -188,13 +191,14 @@ type Config struct {
 // flag.
 func Configure(o Options) (Config, error) {
 	var cfg Config
+	var err error
 	if err := checkNumbers(o); err != nil {
 		return cfg, err
 	}
 	if err := checkEngine(o); err != nil {
 		return cfg, err
 	}
-	if err := checkExport(o); err != nil {
+	if cfg.ExportFormat, err = checkExport(o); err != nil {
 		return cfg, err
 	}
 	if err := checkInput(o); err != nil {
@@ -290,8 +294,8 @@ func checkNumbers(o Options) error {
 		return inputerr.Errorf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
 	case o.LR != 0 && !(o.LR > 0):
 		return inputerr.Errorf("--lr %v: must be positive", o.LR)
-	case o.ExportFormat != "npy" && o.ExportFormat != "tsv" && o.ExportFormat != "pbg":
-		return inputerr.Errorf("--export-format %q: want npy, tsv or pbg", o.ExportFormat)
+	case o.ExportFormat != "" && !slices.Contains(eval.ExportFormats, strings.ToLower(o.ExportFormat)):
+		return inputerr.Errorf("--export-format %q: want %s", o.ExportFormat, eval.FormatList())
 	case o.Edges == "" && (o.Valid != "" || o.Test != ""):
 		return inputerr.Errorf("--valid and --test go with --edges")
 	case o.Eval != "every" && o.Eval != "end" && o.Eval != eval.None:
@@ -328,21 +332,42 @@ func checkInput(o Options) error {
 
 // checkExport checks, before any work, that --export can be written and
 // that its extension, if it names a format, is --export-format's.
-func checkExport(o Options) error {
+func checkExport(o Options) (string, error) {
 	if o.Export == "" {
-		return nil
+		return "", nil
 	}
-	if o.ExportFormat == "pbg" {
-		return checkExportPBG(o.Export)
+	format, err := ExportFormatOf(o.Export, o.ExportFormat, "export", "export-format")
+	if err != nil {
+		return "", err
 	}
-	ext := strings.ToLower(filepath.Ext(o.Export))
-	if want := map[string]string{".npy": "npy", ".tsv": "tsv", ".txt": "tsv"}[ext]; want != "" && want != o.ExportFormat {
-		return inputerr.Errorf("--export %s: a %s file, but --export-format is %s (--export-format %s writes it)", o.Export, ext, o.ExportFormat, want)
+	if format == "pbg" {
+		return format, checkExportPBG(o.Export)
 	}
 	if err := atomicfile.CheckWritable(o.Export); err != nil {
-		return inputerr.Errorf("--export: %w", err)
+		return "", inputerr.Errorf("--export: %w", err)
 	}
-	return nil
+	return format, nil
+}
+
+// ExportFormatOf is the format an export to path is written in
+// (eval.ExportFormat: format when given, else the one path's extension
+// names), its refusals bad input naming the flags that gave path and
+// format (pathFlag and formatFlag, without dashes).
+func ExportFormatOf(path, format, pathFlag, formatFlag string) (string, error) {
+	f, err := eval.ExportFormat(path, format)
+	var fe *eval.FormatError
+	if !errors.As(err, &fe) {
+		return f, err
+	}
+	switch {
+	case fe.Unknown:
+		return "", inputerr.Errorf("--%s %q: want %s", formatFlag, fe.Format, eval.FormatList())
+	case fe.Want != "":
+		return "", inputerr.Errorf("--%s %s: a %s file, but --%s is %s (--%s %s writes it)", pathFlag, path, fe.Ext, formatFlag, fe.Format, formatFlag, fe.Want)
+	case fe.Ext == "":
+		return "", inputerr.Errorf("--%s %s: no extension to tell the format by (%s); name the file so, or give --%s %s", pathFlag, path, eval.ExtList(), formatFlag, eval.FormatList())
+	}
+	return "", inputerr.Errorf("--%s %s: cannot tell the format from the extension %q (%s); name the file so, or give --%s %s", pathFlag, path, fe.Ext, eval.ExtList(), formatFlag, eval.FormatList())
 }
 
 // checkEngine checks --engine, --buffer and what the engine supports.
@@ -534,6 +559,9 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		return out, err
 	}
 	out.Resumed = first - 1
+	if first > o.Epochs {
+		fmt.Fprintf(log, "nothing left to train: %s is trained through epoch %d, the --epochs asked for (it counts the total: ask for more to train on)\n", r.st.Dir, o.Epochs)
+	}
 	noteModelChoice(o, cfg.Hyper.Model, &out, log)
 	ev, err := evalOptions(o, cfg)
 	if err != nil {
@@ -567,11 +595,11 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		}
 		out.Epochs = append(out.Epochs, trimEvents(ep, keepEvents || o.Trace))
 	}
-	if o.Export != "" && o.ExportFormat == "pbg" {
+	if o.Export != "" && cfg.ExportFormat == "pbg" {
 		return out, exportPBG(o.Export, r.st, log)
 	}
 	if o.Export != "" {
-		if err := eval.ExportFile(o.Export, o.ExportFormat, r.st); errors.Is(err, syscall.ENOSPC) {
+		if err := eval.ExportFile(o.Export, cfg.ExportFormat, r.st); errors.Is(err, syscall.ENOSPC) {
 			return out, err
 		} else if err != nil {
 			return out, inputerr.Errorf("--export: %w", err)
@@ -609,12 +637,17 @@ type run struct {
 // for a buffer of c partitions.
 func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
-	if err != nil {
+	if errors.Is(err, workdir.ErrNotWorkdir) {
+		return nil, inputerr.Errorf("--workdir %w; choose another --workdir", err)
+	} else if err != nil {
 		return nil, inputerr.Errorf("--workdir: %w", err)
 	}
 	r := &run{unlock: unlock}
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
-	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil {
+	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil && r.resume {
+		err = checkEpochs(o.Epochs, r.st)
+	}
+	if err == nil {
 		noteInputs(o, r.st.M.InputFiles, log)
 		err = applyInit(o, r, log)
 	}
@@ -631,6 +664,23 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// checkEpochs refuses, before anything is written, a resumed run asking
+// for fewer epochs than the work directory is trained through (Epochs
+// counts the total, not the epochs to add). Exactly as many resume with
+// nothing to train (a run stopped after its last checkpoint, in its
+// export, resumes as it said).
+func checkEpochs(epochs int, st *store.Store) error {
+	if epochs > st.Current || epochs == st.Current && st.Bucket == 0 {
+		return nil
+	}
+	if st.Bucket == 0 {
+		return inputerr.Errorf("--epochs %d: %s is trained through epoch %d; --epochs counts the total, not the epochs to add: ask for more than %d to continue (--epochs %d trains one more), or start over with --overwrite",
+			epochs, st.Dir, st.Current, st.Current, st.Current+1)
+	}
+	return inputerr.Errorf("--epochs %d: %s is trained through %d buckets of epoch %d; --epochs counts the total, not the epochs to add: ask for %d or more to continue (--epochs %d finishes epoch %d), or start over with --overwrite",
+		epochs, st.Dir, st.Bucket, st.Current+1, st.Current+1, st.Current+1, st.Current+1)
 }
 
 // noteInputs says, one line each, which input file's first line was

@@ -73,7 +73,8 @@ func TestConfigureRefusals(t *testing.T) {
 		msg  string
 	}{
 		{"export into a missing folder", func(o *Options) { o.Export = filepath.Join(dir, "missing", "e.npy") }, "--export"},
-		{"export extension against format", func(o *Options) { o.Export = filepath.Join(dir, "e.tsv") }, "--export-format is npy"},
+		{"export extension against format", func(o *Options) { o.Export, o.ExportFormat = filepath.Join(dir, "e.tsv"), "npy" }, "--export-format is npy"},
+		{"export extension naming no format", func(o *Options) { o.Export = filepath.Join(dir, "e.bin") }, `cannot tell the format from the extension ".bin"`},
 		{"nothing valid", func(o *Options) { o.P, o.C, o.Orderings = 8, 4, "cover,legend" }, "none of the orderings is defined at p = 8, c = 4"},
 		{"keep", func(o *Options) { o.KeepCheckpoints = -1 }, "--keep-checkpoints -1"},
 		{"duplicate-row rule", func(o *Options) { o.Duplicates = "max" }, `--duplicates: unknown duplicate-row rule "max" (each or sum)`},

@@ -216,7 +216,8 @@ func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 }
 
 // ExportDir writes a trained work directory's node embeddings to out
-// (eval.ExportFile: npy or tsv, input id order, one partition in memory
+// in format (as ExportFormatOf resolves it; eval.ExportFile: npy, tsv or
+// csv, input id order, one partition in memory
 // at a time; pbg: a directory in PyTorch-BigGraph's checkpoint layout,
 // pbgio.Export, relation parameters included) and, if relations is not "", its relation parameters there
 // (eval.ExportRelations) in the same format. It returns the checkpoint

@@ -405,10 +405,14 @@ func (s *Store) InitPartitionsWith(seed int64, scale float32, fill func(part int
 // Builder creates a work directory from a stream of edges: node ids are
 // relabelled by a seeded permutation (so partitions are uniform random
 // node sets, as PBG and Marius partition), training edges go to their
-// bucket's file, the others to the split files. Nothing is visible at dir
-// until Finish renames the finished temporary directory into place.
+// bucket's file, the others to the split files. It builds in a temporary
+// directory inside dir (made if need be), never beside it — dir's parent
+// may be read-only, and dir holds its lock (LockFile), which must stay
+// the same file: nothing of the new content is visible in dir until
+// Finish moves it in, the manifest last.
 type Builder struct {
 	dir, tmp string
+	created  bool // NewBuilder made dir
 	m        Manifest
 	perm     []int32
 	degrees  []int32
@@ -434,15 +438,20 @@ func NewBuilder(dir, source string, nodes int64, relations, p int, seed int64) (
 	if relations < 1 {
 		relations = 1
 	}
-	parent := filepath.Dir(filepath.Clean(dir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	dir = filepath.Clean(dir)
+	_, statErr := os.Stat(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("work directory %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".building-*")
+	created := errors.Is(statErr, os.ErrNotExist)
+	tmp, err := os.MkdirTemp(dir, buildPrefix+"*")
 	if err != nil {
+		if created {
+			os.Remove(dir)
+		}
 		return nil, fmt.Errorf("work directory %s: %w", dir, err)
 	}
-	b := &Builder{dir: dir, tmp: tmp}
+	b := &Builder{dir: dir, tmp: tmp, created: created}
 	for _, sub := range []string{"partitions", "buckets"} {
 		if err := os.Mkdir(filepath.Join(tmp, sub), 0o755); err != nil {
 			b.Abort()
@@ -545,13 +554,22 @@ func (b *Builder) flushBucket(i, j int) error {
 }
 
 // Finish writes the partitions (initialised from the seed), degrees,
-// histogram and manifest, and renames the directory into place. An
-// existing directory at dir is replaced only if it holds a manifest (a
-// previous tierflow work directory); anything else is an error.
+// histogram and manifest, and moves them into dir (moveIn). What dir
+// held is replaced only if it is a previous tierflow work directory (it
+// holds a manifest) or Unbuilt; anything else is an error.
 func (b *Builder) Finish(dim int, model string, initScale float32) (*Store, error) {
-	if err := b.finish(dim, model, initScale); err != nil {
+	err := b.finish(dim, model, initScale)
+	if err == nil && !IsWorkdir(b.dir) && !unbuilt(b.dir, filepath.Base(b.tmp)) {
+		err = fmt.Errorf("work directory %s exists and is not a tierflow work directory; refusing to replace it", b.dir)
+	}
+	if err != nil {
 		b.Abort()
 		return nil, err
+	}
+	if err := b.moveIn(); err != nil {
+		// The build directory stays: it marks dir as an unfinished
+		// build, which the next build replaces.
+		return nil, fmt.Errorf("work directory %s: %w", b.dir, err)
 	}
 	return Open(b.dir)
 }
@@ -630,27 +648,94 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 	if err := os.WriteFile(filepath.Join(b.tmp, "manifest.json"), man, 0o644); err != nil {
 		return err
 	}
-	if _, err := os.Stat(b.dir); err == nil {
-		if !IsWorkdir(b.dir) && !isEmptyDir(b.dir) {
-			return fmt.Errorf("work directory %s exists and is not a tierflow work directory; refusing to replace it", b.dir)
-		}
-		if err := os.RemoveAll(b.dir); err != nil {
-			return err
+	return nil
+}
+
+// moveIn replaces dir's content by the finished build's, keeping dir
+// itself and its lock file: the old manifest goes first — from then on
+// until the new one is in, dir is an unfinished build (Unbuilt: it holds
+// the build directory), which the next build replaces —, then the rest
+// of the old content, then the new entries, the manifest last.
+func (b *Builder) moveIn() error {
+	own := filepath.Base(b.tmp)
+	if err := os.Remove(filepath.Join(b.dir, manifestFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	old, err := os.ReadDir(b.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range old { // earlier builds' leftovers too
+		if e.Name() != LockFile && e.Name() != own {
+			if err := os.RemoveAll(filepath.Join(b.dir, e.Name())); err != nil {
+				return err
+			}
 		}
 	}
-	return os.Rename(b.tmp, b.dir)
+	built, err := os.ReadDir(b.tmp)
+	if err != nil {
+		return err
+	}
+	for _, e := range built {
+		if e.Name() != manifestFile {
+			if err := os.Rename(filepath.Join(b.tmp, e.Name()), filepath.Join(b.dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := syncFile(b.dir); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(b.tmp, manifestFile), filepath.Join(b.dir, manifestFile)); err != nil {
+		return err
+	}
+	if err := syncFile(b.dir); err != nil {
+		return err
+	}
+	return os.Remove(b.tmp)
 }
+
+// manifestFile is a work directory's manifest: its presence makes the
+// directory a work directory.
+const manifestFile = "manifest.json"
+
+// LockFile is the lock file of a work directory, inside it
+// (workdir.LockWorkdir): a build keeps it.
+const LockFile = ".lock"
+
+// buildPrefix starts the name of the directory a build fills inside the
+// work directory.
+const buildPrefix = ".building-"
 
 // IsWorkdir reports whether dir is a tierflow work directory (it holds a
 // manifest).
 func IsWorkdir(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "manifest.json"))
+	_, err := os.Stat(filepath.Join(dir, manifestFile))
 	return err == nil
 }
 
-func isEmptyDir(dir string) bool {
+// Unbuilt reports whether dir, a directory without a manifest, may be
+// built into: it holds nothing but its lock file, or it is what a build
+// that did not finish left (it holds a build directory).
+func Unbuilt(dir string) bool { return unbuilt(dir, "") }
+
+// unbuilt is Unbuilt, not counting the build directory own.
+func unbuilt(dir, own string) bool {
 	entries, err := os.ReadDir(dir)
-	return err == nil && len(entries) == 0
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), buildPrefix) && e.Name() != own {
+			return true
+		}
+	}
+	for _, e := range entries {
+		if e.Name() != LockFile && e.Name() != own {
+			return false
+		}
+	}
+	return true
 }
 
 // SetInputs records the checksums of the input files (Manifest.Inputs).
@@ -703,4 +788,7 @@ func (b *Builder) Abort() {
 		}
 	}
 	os.RemoveAll(b.tmp)
+	if b.created {
+		os.Remove(b.dir) // only when empty: not when it holds a lock
+	}
 }

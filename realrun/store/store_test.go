@@ -172,6 +172,8 @@ func TestBuilderErrorsLeaveNothing(t *testing.T) {
 	_, err = b.Finish(4, "dot", 0.1)
 	assert.ErrorContains(t, err, "not a tierflow work directory")
 	assert.FileExists(t, filepath.Join(other, "notes.txt"))
+	mine, _ := os.ReadDir(other)
+	assert.Len(t, mine, 1, "the build's directory is gone")
 	// An empty directory (made for the run) becomes the work directory.
 	empty := filepath.Join(parent, "empty")
 	require.NoError(t, os.Mkdir(empty, 0o755))
@@ -180,6 +182,46 @@ func TestBuilderErrorsLeaveNothing(t *testing.T) {
 	_, err = b.Finish(4, "dot", 0.1)
 	require.NoError(t, err)
 	assert.True(t, IsWorkdir(empty))
+}
+
+// TestBuildInPlace: a build fills its work directory in place, never
+// beside it: the lock file stays the same file, the old content and an
+// earlier build's leftovers go, and a directory an interrupted build
+// left (no manifest, a build directory) is free to build into.
+func TestBuildInPlace(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "work")
+	build(t, dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, LockFile), []byte("1\n"), 0o644))
+	lock, err := os.Stat(filepath.Join(dir, LockFile))
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, buildPrefix+"stale"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "old.bin"), nil, 0o644))
+	build(t, dir)
+	again, err := os.Stat(filepath.Join(dir, LockFile))
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(lock, again), "the lock file is kept")
+	assert.NoFileExists(t, filepath.Join(dir, "old.bin"))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.False(t, strings.HasPrefix(e.Name(), buildPrefix), "%s left", e.Name())
+	}
+	beside, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	assert.Len(t, beside, 1, "nothing beside the work directory")
+
+	// An interrupted swap: the manifest gone, a build directory there.
+	require.NoError(t, os.Remove(filepath.Join(dir, manifestFile)))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, buildPrefix+"crashed"), 0o755))
+	assert.False(t, IsWorkdir(dir))
+	assert.True(t, Unbuilt(dir))
+	s := build(t, dir)
+	assert.True(t, IsWorkdir(dir))
+	assert.Equal(t, int64(100), s.M.Nodes)
+	// Without a build directory, such a folder is nobody's to replace.
+	require.NoError(t, os.Remove(filepath.Join(dir, manifestFile)))
+	assert.False(t, Unbuilt(dir))
 }
 
 func TestPermutation(t *testing.T) {

@@ -38,7 +38,7 @@ type Use struct {
 // the directory's lock (LockWorkdir).
 func Start(spec DataSpec, use Use, log io.Writer) (st *store.Store, resume bool, err error) {
 	dir := spec.Workdir
-	if fi, err := os.Stat(dir); err == nil && (!fi.IsDir() || !store.IsWorkdir(dir) && !isEmpty(dir)) {
+	if fi, err := os.Stat(dir); err == nil && (!fi.IsDir() || !store.IsWorkdir(dir) && !store.Unbuilt(dir)) {
 		return nil, false, inputerr.Errorf("--workdir %s exists and is not a tierflow work directory; choose another --workdir", dir)
 	}
 	st, err = store.Open(dir)
@@ -88,11 +88,6 @@ func position(st *store.Store) string {
 		return fmt.Sprintf("epoch %d", st.Current)
 	}
 	return fmt.Sprintf("%d buckets of epoch %d", st.Bucket, st.Current+1)
-}
-
-func isEmpty(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	return err == nil && len(entries) == 0
 }
 
 // recordedOrManifest are the settings a directory's training was started

@@ -67,7 +67,7 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 			fs.PrintDefaults()
 			return err
 		}
-		return &UsageError{Msg: strings.Replace(err.Error(), "flag -", "flag --", 1)}
+		return unknownFlag(fs, err)
 	}
 	if err := applyConfig(fs); err != nil {
 		return err

@@ -76,7 +76,7 @@ func ApplyConfig(fs *flag.FlagSet, path string, skip map[string]bool) error {
 		case key == "config":
 			return Usagef("--config %s: key config: a configuration file cannot name another one", path)
 		case fs.Lookup(key) == nil:
-			return Usagef("--config %s: unknown key %q: %s has no flag --%s (%s --help lists them)", path, key, fs.Name(), key, fs.Name())
+			return Usagef("--config %s: unknown key %q: %s has no flag --%s%s", path, key, fs.Name(), key, didYouMean(fs, key, fmt.Sprintf(" (%s --help lists them)", fs.Name())))
 		case skip[key]:
 			continue
 		}
@@ -162,9 +162,39 @@ func configValue(v *yaml.Node) (string, error) {
 // gives the same values. head, if not empty, is written first as comment
 // lines.
 func ConfigYAML(fs *flag.FlagSet, head string, edit func(name, value string) (string, bool)) ([]byte, error) {
+	return configYAML(fs, head, edit, nil)
+}
+
+// ConfigYAMLOver is ConfigYAML for an invocation that continues the one
+// an earlier configuration file describes (old, as ConfigYAML wrote it):
+// every flag this invocation leaves unset — neither on its command line
+// nor in its --config file — keeps old's value, so that nothing the
+// earlier invocation was configured with is dropped; a flag set, even to
+// its default, has the value it has now. An old file that does not parse
+// is ignored.
+func ConfigYAMLOver(fs *flag.FlagSet, old []byte, head string, edit func(name, value string) (string, bool)) ([]byte, error) {
+	pairs, err := ParseConfig(old)
+	if err != nil {
+		pairs = nil
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	keep := map[string]string{}
+	for _, kv := range pairs {
+		if !set[kv[0]] && fs.Lookup(kv[0]) != nil {
+			keep[kv[0]] = kv[1]
+		}
+	}
+	return configYAML(fs, head, edit, keep)
+}
+
+func configYAML(fs *flag.FlagSet, head string, edit func(name, value string) (string, bool), keep map[string]string) ([]byte, error) {
 	m := &yaml.Node{Kind: yaml.MappingNode}
 	fs.VisitAll(func(f *flag.Flag) {
 		v := f.Value.String()
+		if old, ok := keep[f.Name]; ok && v == f.DefValue {
+			v = old
+		}
 		if v == f.DefValue || f.Name == "config" || f.Name == "print-config" {
 			return
 		}

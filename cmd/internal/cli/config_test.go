@@ -150,3 +150,32 @@ func TestGroupsAddedByHelpers(t *testing.T) {
 	assert.Regexp(t, `(?s)Output:\n  --p int.*\n  --wide`, out)
 	assert.Regexp(t, `(?s)Configuration file:\n  --config FILE .*\n  --print-config`, out)
 }
+
+// TestConfigYAMLOver: a configuration written over an earlier one keeps
+// every earlier value of a flag this invocation leaves unset, and takes
+// the value of every flag set now, even to its default.
+func TestConfigYAMLOver(t *testing.T) {
+	newFS := func() *flag.FlagSet {
+		fs := flag.NewFlagSet("cmd", flag.ContinueOnError)
+		fs.Int("epochs", 1, "")
+		fs.Int("eval-every", 1, "")
+		fs.String("export", "", "")
+		fs.Int("workers", 4, "")
+		return fs
+	}
+	first := newFS()
+	require.NoError(t, Parse(first, []string{"--epochs", "5", "--eval-every", "2", "--export", "/x/e.npy", "--workers", "1"}, io.Discard))
+	old, err := ConfigYAML(first, "", nil)
+	require.NoError(t, err)
+	again := newFS()
+	require.NoError(t, Parse(again, []string{"--epochs", "6", "--eval-every", "1"}, io.Discard))
+	got, err := ConfigYAMLOver(again, old, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "epochs: 6\nexport: /x/e.npy\nworkers: 1\n", string(got))
+	plain, err := ConfigYAML(again, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "epochs: 6\n", string(plain), "ConfigYAML alone writes this invocation's flags")
+	broken, err := ConfigYAMLOver(again, []byte("p: ["), "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "epochs: 6\n", string(broken), "an earlier file that does not parse is ignored")
+}

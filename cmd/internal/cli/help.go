@@ -110,6 +110,9 @@ func (h Help) Print(w io.Writer, fs *flag.FlagSet) {
 			}
 			listed[name] = true
 			arg, usage := flag.UnquoteUsage(f)
+			if _, ok := f.Value.(*enumValue); ok && arg == "value" {
+				arg = "string"
+			}
 			line := "  --" + name
 			if arg != "" {
 				line += " " + arg
