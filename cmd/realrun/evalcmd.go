@@ -56,16 +56,18 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&o.Seed, "seed", -1, "seed of the edge and candidate samples (default: the work directory's data seed, as training's evaluation)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "ranking goroutines")
 	fs.StringVar(&progress, "progress", "auto", "progress display: auto, bar, lines or none")
+	checkpointFlag(fs, &o.Checkpoint)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun eval WORKDIR [flags]",
-		Summary: "Evaluates a trained work directory's current checkpoint without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory.",
+		Summary: "Evaluates a trained work directory's current checkpoint (or its best: --checkpoint best) without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory.",
 		Groups: []cli.FlagGroup{
-			{Title: "Evaluation", Flags: []string{"split", "eval-edges", "eval-protocol", "eval-memory", "seed", "workers", "progress"}},
+			{Title: "Evaluation", Flags: []string{"checkpoint", "split", "eval-edges", "eval-protocol", "eval-memory", "seed", "workers", "progress"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
 			"realrun eval /tmp/kg-work                          # test MRR of the last checkpoint",
 			"realrun eval /tmp/kg-work --split valid --eval-memory 256MB --json",
+			"realrun eval /tmp/kg-work --checkpoint best           # the epoch with the best validation MRR (trained with --keep best)",
 		},
 	})
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -78,7 +80,7 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	o.Progress = pickEvalProgress(progress, stderr)
 	out, err := job.EvaluateDir(o)
 	if err != nil {
-		return asUsage(err)
+		return noBest(err)
 	}
 	switch format {
 	case cli.JSON:
@@ -116,20 +118,23 @@ var exportColumns = plots.Columns{
 
 func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	var o exportOutput
+	var which string
 	fs := newFlagSet(prog + " export")
 	fs.StringVar(&o.Out, "out", "", "write the node embeddings to `FILE`, in input id order")
 	fs.StringVar(&o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension, else npy)")
 	fs.StringVar(&o.Relations, "relations", "", "also write the relation parameters to `FILE` in the same format (tsv rows named from relations.tsv where the work directory has one)")
+	checkpointFlag(fs, &which)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun export WORKDIR --out FILE [flags]",
-		Summary: "Exports a trained work directory's current checkpoint, streaming one partition at a time: node embeddings in input id order, and optionally the relation parameters.",
+		Summary: "Exports a trained work directory's current checkpoint (or its best: --checkpoint best), streaming one partition at a time: node embeddings in input id order, and optionally the relation parameters.",
 		Groups: []cli.FlagGroup{
-			{Title: "Export", Flags: []string{"out", "format", "relations"}},
+			{Title: "Export", Flags: []string{"out", "format", "relations", "checkpoint"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
 			"realrun export /tmp/kg-work --out emb.npy --relations rel.npy",
 			"realrun export /tmp/kg-work --out emb.tsv",
+			"realrun export /tmp/kg-work --out best.npy --checkpoint best   # the epoch with the best validation MRR",
 			"realrun export /tmp/kg-work --out pbg-ckpt --format pbg   # h5py reads it as PyTorch-BigGraph's loader does",
 		},
 	})
@@ -160,12 +165,12 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	}
 	switch o.Format {
 	case "npy", "tsv", "pbg":
-		o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations, stderr)
+		o.Checkpoint, err = job.ExportCheckpoint(dir, which, o.Out, o.Format, o.Relations, stderr)
 	default:
 		return cli.Usagef("--format %q: want npy, tsv or pbg", o.Format)
 	}
 	if err != nil {
-		return asUsage(err)
+		return noBest(err)
 	}
 	if o.Format != "pbg" { // the pbg exporter said what it wrote
 		atomicfile.Announce(stderr, o.Out)
