@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/realrun/job"
+	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // --keep and --early-stop: keeping the best epoch's checkpoint and
@@ -94,20 +95,19 @@ func noBest(err error) error {
 	return asUsage(err)
 }
 
-// bestSummary is the lines on the best epoch and early stopping ("" when
-// the run chose no best epoch).
-func bestSummary(out Output) string {
-	b := out.Best
+// bestSummary is the lines on the best epoch of a run in workdir and on
+// early stopping ("" when the run chose no best epoch).
+func bestSummary(b *store.Best, workdir string, stoppedEarly, patience int) string {
 	if b == nil || b.Epoch == 0 {
 		return ""
 	}
 	s := fmt.Sprintf("best epoch %d: validation MRR %.4f", b.Epoch, b.Value)
 	if b.Dir != "" {
-		s += fmt.Sprintf(", its checkpoint kept in %s (realrun eval|export %s --checkpoint best)", filepath.Join(out.Workdir, b.Dir), out.Workdir)
+		s += fmt.Sprintf(", its checkpoint kept in %s (realrun eval|export %s --checkpoint best)", filepath.Join(workdir, b.Dir), workdir)
 	}
-	if out.StoppedEarly > 0 {
+	if stoppedEarly > 0 {
 		s += fmt.Sprintf("\nstopped early after epoch %d: %d validated epochs in a row without a better validation MRR than epoch %d's (--early-stop %d)",
-			out.StoppedEarly, b.SinceBest, b.Epoch, out.EarlyStop)
+			stoppedEarly, b.SinceBest, b.Epoch, patience)
 	}
 	return s
 }

@@ -475,7 +475,7 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	if s := evalSummary(out.Epochs); s != "" {
 		fmt.Fprintln(w, s)
 	}
-	if s := bestSummary(out); s != "" {
+	if s := bestSummary(out.Best, out.Workdir, out.StoppedEarly, out.EarlyStop); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	fmt.Fprintf(w, "simulate this graph on any device, at any p: simulate --graph %s (sweep: simulate sweep --graph %s)\n", out.Workdir, out.Workdir)

@@ -229,3 +229,54 @@ func copies(keepBest bool) int {
 	}
 	return 0
 }
+
+// Start readies an opened work directory for a caller that drives the
+// epochs itself: when the run resumes, it verifies the current
+// checkpoint (an epoch's: one inside an epoch is refused) and restores
+// the engine's state from it; then it starts choosing the best epoch
+// (KeepBest, EarlyStop). It returns the first epoch to train.
+func (x *Opened) Start(log io.Writer) (first int, err error) {
+	first = 1
+	if x.r.resume {
+		st := x.r.st
+		if st.Bucket != 0 {
+			return 0, inputerr.Errorf("%s: the current checkpoint is %d buckets into epoch %d; only a checkpoint after a whole epoch resumes here", st.Dir, st.Bucket, st.Current+1)
+		}
+		if _, err := realrun.Resume(st, x.r.eng); err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
+		first = st.Current + 1
+	}
+	ev, err := evalOptions(x.o, x.Config)
+	if err != nil {
+		return 0, err
+	}
+	return first, x.r.startSelection(x.o, x.Config, ev, log)
+}
+
+// Stopped reports whether the run stopped early already (a resumed run
+// whose record says so): there is nothing to train.
+func (x *Opened) Stopped() bool { return x.r.sel != nil && x.r.sel.Exhausted() }
+
+// AfterEpoch is what training does after epoch ep.Epoch, whose checkpoint
+// is the store's current one: it evaluates it as scheduled (Eval,
+// EvalEvery; into ep), records its validation MRR and keeps its
+// checkpoint when it is the best, and reports whether early stopping
+// ends the run (an epoch that does is evaluated on the test split too).
+func (x *Opened) AfterEpoch(ep *realrun.Epoch) (stop bool, err error) {
+	ev, err := evalOptions(x.o, x.Config)
+	if err != nil {
+		return false, err
+	}
+	return x.r.afterEpoch(x.o, x.Config, ev, ep)
+}
+
+// Selection is the run's choice of its best epoch (nil when it neither
+// keeps the best nor stops early).
+func (x *Opened) Selection() *Selection {
+	if x.r.sel == nil {
+		return nil
+	}
+	return &x.r.sel.Selection
+}
