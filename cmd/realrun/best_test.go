@@ -58,15 +58,17 @@ func argmax(h []store.Validated) int {
 }
 
 // wantStop is the epoch after which a run with this history stops
-// early with patience n (0: it does not).
-func wantStop(h []store.Validated, n int) int {
+// early with patience n, counting from epoch from on (a run resumed
+// after from-1 epochs trained without early stopping; 0: it does not).
+func wantStop(h []store.Validated, n, from int) int {
 	best, v, since := 0, 0.0, 0
 	for _, x := range h {
 		if best == 0 || x.Value > v {
 			best, v, since = x.Epoch, x.Value, 0
-			continue
+		} else {
+			since++
 		}
-		if since++; since >= n {
+		if x.Epoch >= from && since >= n {
 			return x.Epoch
 		}
 	}
@@ -150,7 +152,7 @@ func TestEarlyStop(t *testing.T) {
 	ref := trainJSON(t, bestArgs(filepath.Join(t.TempDir(), "ref"), "--epochs", "8", "--keep", "best")...)
 	for _, n := range []int{1, 2, 3} {
 		t.Run("patience "+strconv.Itoa(n), func(t *testing.T) {
-			stop := wantStop(ref.Best.History, n)
+			stop := wantStop(ref.Best.History, n, 1)
 			require.NotZero(t, stop, "the fixture stops early with patience %d: %+v", n, ref.Best.History)
 			dir := filepath.Join(t.TempDir(), "work")
 			o := trainJSON(t, bestArgs(dir, "--epochs", "8", "--early-stop", strconv.Itoa(n))...)
@@ -263,7 +265,8 @@ func TestKeepBestTrainers(t *testing.T) {
 	}
 
 	// Resumed with early stopping, as a table: one machine's columns.
-	out, errOut, code = runCmd(args("--epochs", "6", "--early-stop", "1", "--resume")...)
+	// (A patience of 3 cannot have run out in the 3 epochs before.)
+	out, errOut, code = runCmd(args("--epochs", "6", "--early-stop", "3", "--resume")...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "resuming after epoch 3")
 	for _, col := range []string{"loss/edge", "valid MRR", "test MRR", "│   loss"} {
@@ -278,7 +281,7 @@ func TestKeepBestTrainers(t *testing.T) {
 		assert.Equal(t, i+1, v.Epoch)
 	}
 	assert.Equal(t, argmax(rec.History), rec.Epoch)
-	assert.Equal(t, wantStop(rec.History, 1), rec.StoppedAt)
+	assert.Equal(t, wantStop(rec.History, 3, 3), rec.StoppedAt, "counting on from epoch 3's record")
 	if rec.StoppedAt > 0 {
 		assert.Len(t, rec.History, rec.StoppedAt)
 		assert.Contains(t, out, "stopped early after epoch "+strconv.Itoa(rec.StoppedAt))

@@ -15,8 +15,8 @@ import (
 // stopping early, both by the validation MRR after each epoch.
 
 const (
-	keepHelp       = "which checkpoints to keep beside the last --keep-checkpoints: last (only those) or best (also the checkpoint of the epoch with the best validation MRR, never pruned; needs --eval every; realrun eval|export --checkpoint best read it)"
-	earlyStopHelp  = "stop after `N` validated epochs in a row without a better validation MRR than the best epoch's (needs --eval every; 0: never stop early)"
+	keepHelp       = "`WHICH` checkpoints to keep: last (the last --keep-checkpoints) or best (also a copy of the checkpoint of the epoch with the best validation MRR among the validated epochs, never pruned; best.json in the work directory records it; needs --eval every and a validation split; realrun eval|export --checkpoint best read it, --export writes the last)"
+	earlyStopHelp  = "stop after `N` validated epochs in a row (every --eval-every-th) without a better validation MRR than the best epoch's; a resumed run goes on counting (needs --eval every and a validation split; 0: never stop early)"
 	checkpointHelp = "the `CHECKPOINT` to read: last (the work directory's current one) or best (the copy of the best epoch's a run with --keep best kept)"
 )
 
