@@ -306,6 +306,7 @@ func TestBestBadInput(t *testing.T) {
 		{[]string{"--keep", "best", "--eval", "end"}, "--keep best: needs the validation MRR after each epoch (--eval every), not --eval end"},
 		{[]string{"--keep", "best", "--early-stop", "2", "--eval", "none"}, "--keep best and --early-stop: needs the validation MRR"},
 		{[]string{"--keep", "best", "--compare-sim"}, "--keep best: goes with training, not --compare-sim"},
+		{[]string{"--early-stop", "2", "--edges", "e.tsv", "--test", "t.tsv"}, "--early-stop: chooses by the validation MRR: give --valid FILE beside --test"},
 		{[]string{"eval", trained, "--checkpoint", "best"}, "--checkpoint best: " + trained + ": no best checkpoint (only a run that keeps its best epoch makes one); train with --keep best"},
 		{[]string{"export", trained, "--checkpoint", "best", "--out", filepath.Join(t.TempDir(), "e.npy")}, "--checkpoint best: " + trained + ": no best checkpoint"},
 		{[]string{"eval", trained, "--checkpoint", "worst"}, `invalid value "worst" for flag --checkpoint: want last or best`},

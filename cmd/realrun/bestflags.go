@@ -59,6 +59,8 @@ func checkBestFlags(o cmdOptions) error {
 		return cli.Usagef("%s: needs the validation MRR after each epoch (--eval every), not --eval %s", what, o.Eval)
 	case o.compareSim:
 		return cli.Usagef("%s: goes with training, not --compare-sim", what)
+	case o.Edges != "" && o.Test != "" && o.Valid == "":
+		return cli.Usagef("%s: chooses by the validation MRR: give --valid FILE beside --test (without either, --edges is split 90/5/5)", what)
 	}
 	return nil
 }

@@ -64,8 +64,10 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	}
 	// The epochs as one machine's table shows them (loss, validation and
 	// test quality), then every epoch's trainers.
-	if err := distEpochColumns.Select(o.out.isWide()).Human(out.Epochs).Render(stdout); err != nil {
-		return err
+	if len(out.Epochs) > 0 {
+		if err := distEpochColumns.Select(o.out.isWide()).Human(out.Epochs).Render(stdout); err != nil {
+			return err
+		}
 	}
 	for i, e := range out.Epochs {
 		fmt.Fprintf(stdout, "epoch %d: %.1f s\n", e.Epoch, e.Seconds)

@@ -394,6 +394,7 @@ var help = cli.Help{
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
 		"realrun --edges kg.tsv --model complex --epochs 5 --export emb.npy",
+		"realrun --edges kg.tsv --epochs 30 --keep best --early-stop 3   # keep the epoch with the best validation MRR; stop when 3 in a row do no better",
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
 		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
 		"realrun --trainers 2 --dataset twitter                   # two trainer processes, an embedded etcd",
@@ -460,8 +461,10 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	case cli.CSV:
 		return epochColumns.CSV(out.Epochs).CSV(w)
 	}
-	if err := epochColumns.Select(wide).Human(out.Epochs).Render(w); err != nil {
-		return err
+	if len(out.Epochs) > 0 || out.StoppedEarly == 0 { // a run resumed after an early stop trains none
+		if err := epochColumns.Select(wide).Human(out.Epochs).Render(w); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
 		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)

@@ -62,8 +62,14 @@ func checkSelection(o Options) error {
 	if o.EarlyStop < 0 {
 		return inputerr.Errorf("EarlyStop %d: must not be negative (0: never stop early)", o.EarlyStop)
 	}
-	if (o.KeepBest || o.EarlyStop > 0) && o.Eval != "every" {
+	if !o.KeepBest && o.EarlyStop == 0 {
+		return nil
+	}
+	if o.Eval != "every" {
 		return inputerr.Errorf("KeepBest and EarlyStop choose by the validation MRR after every evaluated epoch: they need Eval \"every\", not %q", o.Eval)
+	}
+	if o.Edges != "" && o.Test != "" && o.Valid == "" {
+		return inputerr.Errorf("KeepBest and EarlyStop choose by the validation MRR: a Valid file is needed beside Test")
 	}
 	return nil
 }

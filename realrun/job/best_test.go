@@ -70,6 +70,8 @@ func TestCheckSelection(t *testing.T) {
 		{Options{Eval: "every", EarlyStop: -1}, "EarlyStop -1: must not be negative"},
 		{Options{Eval: "end", KeepBest: true}, `need Eval "every", not "end"`},
 		{Options{Eval: "none", EarlyStop: 2}, `need Eval "every", not "none"`},
+		{Options{Eval: "every", KeepBest: true, Edges: "e.tsv", Test: "t.tsv"}, "a Valid file is needed beside Test"},
+		{Options{Eval: "every", KeepBest: true, Edges: "e.tsv"}, ""},
 	} {
 		err := checkSelection(tc.o)
 		if tc.want == "" {
