@@ -394,7 +394,7 @@ var help = cli.Help{
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
 		"realrun --edges kg.tsv --model complex --epochs 5 --export emb.npy",
-		"realrun --edges kg.tsv --epochs 30 --keep best --early-stop 3   # keep the epoch with the best validation MRR; stop when 3 in a row do no better",
+		"realrun --edges kg.tsv --epochs 30 --keep best --early-stop 3  # keep the best validation epoch",
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
 		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
 		"realrun --trainers 2 --dataset twitter                   # two trainer processes, an embedded etcd",
