@@ -33,7 +33,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"resume", o.Resume}, {"plan", o.PlanFile != ""}, {"checkpoint-every", o.CheckpointEvery != (workload.CheckpointInterval{})}, {"timeline", o.timeline != ""}, {"trace", o.trace != ""}, {"engine", o.Engine != "" && o.Engine != "cpu"}, {"export", o.Export != ""}} {
+	}{{"plan", o.PlanFile != ""}, {"checkpoint-every", o.CheckpointEvery != (workload.CheckpointInterval{})}, {"timeline", o.timeline != ""}, {"trace", o.trace != ""}, {"engine", o.Engine != "" && o.Engine != "cpu"}, {"export", o.Export != ""}} {
 		if f.set {
 			other = append(other, "--"+f.name)
 		}
@@ -61,6 +61,13 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 			rows = append(rows, e.Trainers...)
 		}
 		return trainerColumns.CSV(rows).CSV(stdout)
+	}
+	// The epochs as one machine's table shows them (loss, validation and
+	// test quality), then every epoch's trainers.
+	if len(out.Epochs) > 0 {
+		if err := distEpochColumns.Select(o.out.isWide()).Human(out.Epochs).Render(stdout); err != nil {
+			return err
+		}
 	}
 	for i, e := range out.Epochs {
 		fmt.Fprintf(stdout, "epoch %d: %.1f s\n", e.Epoch, e.Seconds)
@@ -93,6 +100,9 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if out.Quality.Mode != "" {
 		fmt.Fprintf(stdout, "MRR %.4f  Hits@1 %.4f  Hits@10 %.4f (%s, %d test edges)\n", out.MRR, out.Quality.HitsAt1, out.Quality.HitsAt10, out.Quality.Mode, out.Quality.Edges)
 	}
+	if s := bestSummary(out.Best, out.Workdir, out.StoppedEarly, out.EarlyStop); s != "" {
+		fmt.Fprintln(stdout, s)
+	}
 	for _, f := range out.Failed {
 		fmt.Fprintf(stdout, "warning: %s (the others finished its buckets)\n", f)
 	}
@@ -115,8 +125,29 @@ var trainerColumns = plots.Columns{
 	{Field: "ReadBytes", Head: "read MB", Scale: 1e-6, Prec: 1, Wide: true},
 	{Field: "WriteBytes", Head: "written MB", Scale: 1e-6, Prec: 1, Wide: true},
 	{Field: "EdgeBytes"},
-	{Field: "Loss"},
+	{Field: "Loss", Head: "loss", Prec: 2, CSVPrec: 2},
 	{Field: "Lost"},
+}
+
+// distEpochColumns are the distributed run's epochs table: one
+// machine's columns (epochColumns) a distributed epoch has — its time,
+// loss, and the quality evaluated after it.
+var distEpochColumns = append(plots.Columns{{Field: "Epoch", Head: "epoch"}, {Field: "Seconds", Head: "epoch s", Prec: 1, CSVPrec: 3}},
+	pickColumns(epochColumns, "Loss", "LossPerEdge", "Valid.", "Test.", "EvalProtocol", "EvalSeconds")...)
+
+// pickColumns are the columns of cs whose field is one of fields (or,
+// for a name ending in ".", under it), in cs's order.
+func pickColumns(cs plots.Columns, fields ...string) plots.Columns {
+	var out plots.Columns
+	for _, c := range cs {
+		for _, f := range fields {
+			if c.Field == f || strings.HasSuffix(f, ".") && strings.HasPrefix(c.Field, f) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // trainerMain is `realrun trainer`: one trainer of a distributed run.

@@ -63,17 +63,19 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&o.Seed, "seed", -1, "seed of the edge and candidate samples (default: training's evaluation's, else the work directory's data seed)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "ranking goroutines")
 	cli.EnumVar(fs, &progress, "progress", "auto", "progress display: auto, bar, lines or none")
+	checkpointFlag(fs, &o.Checkpoint)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun eval WORKDIR [flags]",
-		Summary: "Evaluates a trained work directory's current checkpoint without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory. It ranks with the protocol, edges and seed training evaluated with (recorded in the work directory), so it gives training's figures, unless flags say otherwise. Ctrl-C stops it at once.",
+		Summary: "Evaluates a trained work directory's current checkpoint (or its best: --checkpoint best) without training (the model and d from its manifest, relation parameters from the checkpoint), out of core within --eval-memory. It ranks with the protocol, edges and seed training evaluated with (recorded in the work directory), so it gives training's figures, unless flags say otherwise. Ctrl-C stops it at once.",
 		Groups: []cli.FlagGroup{
-			{Title: "Evaluation", Flags: []string{"split", "eval-edges", "eval-protocol", "eval-memory", "seed", "workers", "progress"}},
+			{Title: "Evaluation", Flags: []string{"checkpoint", "split", "eval-edges", "eval-protocol", "eval-memory", "seed", "workers", "progress"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
 			"realrun eval /tmp/kg-work                          # test MRR of the last checkpoint, as training ranked it",
 			"realrun eval /tmp/kg-work --eval-protocol filtered # against every node, whatever training did",
 			"realrun eval /tmp/kg-work --split valid --eval-memory 256MB --json",
+			"realrun eval /tmp/kg-work --checkpoint best           # the epoch with the best validation MRR (trained with --keep best)",
 		},
 	})
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -107,7 +109,7 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	if errors.Is(err, eval.ErrStopped) {
 		return &stoppedError{msg: fmt.Sprintf("eval: %s: the evaluation stopped at once, unfinished: no result (nothing was written; the work directory is only read)", signalName(code.sig)), code: code.code}
 	} else if err != nil {
-		return asUsage(err)
+		return noBest(err)
 	}
 	switch format {
 	case cli.JSON:
@@ -215,20 +217,23 @@ var exportColumns = plots.Columns{
 
 func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	var o exportOutput
+	var which string
 	fs := newFlagSet(prog + " export")
 	fs.StringVar(&o.Out, "out", "", "write the node embeddings to `FILE`, in input id order")
 	cli.EnumVar(fs, &o.Format, "format", "", "npy (float32 nodes × d), tsv (name<TAB>values; names from ids.tsv), csv (name,values; RFC 4180) or pbg (--out DIR in PyTorch-BigGraph's checkpoint layout, HDF5, relation parameters included; a build with -tags hdf5: make build-hdf5) (default: from --out's extension: .npy, .tsv or .txt, .csv)")
 	fs.StringVar(&o.Relations, "relations", "", "also write the relation parameters to `FILE` in the same format (tsv rows named from relations.tsv where the work directory has one)")
+	checkpointFlag(fs, &which)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun export WORKDIR --out FILE [flags]",
-		Summary: "Exports a trained work directory's current checkpoint, streaming one partition at a time: node embeddings in input id order, and optionally the relation parameters.",
+		Summary: "Exports a trained work directory's current checkpoint (or its best: --checkpoint best), streaming one partition at a time: node embeddings in input id order, and optionally the relation parameters.",
 		Groups: []cli.FlagGroup{
-			{Title: "Export", Flags: []string{"out", "format", "relations"}},
+			{Title: "Export", Flags: []string{"out", "format", "relations", "checkpoint"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
 			"realrun export /tmp/kg-work --out emb.npy --relations rel.npy",
 			"realrun export /tmp/kg-work --out emb.tsv             # the format from the extension: .npy, .tsv or .txt, .csv",
+			"realrun export /tmp/kg-work --out best.npy --checkpoint best   # the epoch with the best validation MRR",
 			"realrun export /tmp/kg-work --out pbg-ckpt --format pbg   # h5py reads it as PyTorch-BigGraph's loader does",
 		},
 	})
@@ -266,9 +271,9 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 			return cli.Usagef("--%s: %w", f.flag, err)
 		}
 	}
-	o.Checkpoint, err = job.ExportDir(dir, o.Out, o.Format, o.Relations, stderr)
+	o.Checkpoint, err = job.ExportCheckpoint(dir, which, o.Out, o.Format, o.Relations, stderr)
 	if err != nil {
-		return asUsage(err)
+		return noBest(err)
 	}
 	if o.Format != "pbg" { // the pbg exporter said what it wrote
 		atomicfile.Announce(stderr, o.Out)

@@ -213,6 +213,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint; refused if it was trained with other settings")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "start over on a work directory that holds a checkpoint (the checkpoint is lost)")
 	fs.IntVar(&o.KeepCheckpoints, "keep-checkpoints", job.Defaults.KeepCheckpoints, "checkpoints kept in the work directory, the newest included")
+	fs.Var(keepFlag{&o.KeepBest}, "keep", keepHelp)
+	fs.IntVar(&o.EarlyStop, "early-stop", 0, earlyStopHelp)
 	fs.Var(&o.CheckpointEvery, "checkpoint-every", "also checkpoint inside epochs, every `DURATION` (30s, 5m) or N buckets (64b)")
 	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for partitions, buckets and checkpoints (default: one per input under the system temp dir)")
 	fs.StringVar(&o.timeline, "timeline", "", "plot compute and I/O over time to `FILE`.png or .svg")
@@ -366,6 +368,9 @@ func checkFlags(fs *flag.FlagSet, o cmdOptions) error {
 			return cli.Usagef("--plan %s fixes the ordering, p, c, policy and ordering seed: drop %s", o.PlanFile, strings.Join(set, ", "))
 		}
 	}
+	if err := checkBestFlags(o); err != nil {
+		return err
+	}
 	if o.Overwrite && o.Resume {
 		return cli.Usagef("--overwrite and --resume contradict each other: resume the checkpoint, or start over")
 	}
@@ -403,7 +408,7 @@ var help = cli.Help{
 		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "delimiter", "header", "columns", "unseen", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
-		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "fp32", "micro-batch-memory", "micro-batches", "duplicates", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "progress", "cpuprofile"}},
+		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "fp32", "micro-batch-memory", "micro-batches", "duplicates", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "keep", "early-stop", "progress", "cpuprofile"}},
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol", "eval-memory"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
@@ -412,6 +417,7 @@ var help = cli.Help{
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
 		"realrun --edges kg.tsv --model complex --epochs 5 --export emb.npy",
+		"realrun --edges kg.tsv --epochs 30 --keep best --early-stop 3  # keep the best validation epoch",
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
 		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
 		"realrun --trainers 2 --dataset twitter                   # two trainer processes, an embedded etcd",
@@ -478,8 +484,10 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	case cli.CSV:
 		return epochColumns.CSV(out.Epochs).CSV(w)
 	}
-	if err := epochColumns.Select(wide).Human(out.Epochs).Render(w); err != nil {
-		return err
+	if len(out.Epochs) > 0 || out.StoppedEarly == 0 { // a run resumed after an early stop trains none
+		if err := epochColumns.Select(wide).Human(out.Epochs).Render(w); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
 		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
@@ -491,6 +499,9 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		}
 	}
 	if s := evalSummary(out.Epochs); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := bestSummary(out.Best, out.Workdir, out.StoppedEarly, out.EarlyStop); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	fmt.Fprintf(w, "simulate this graph on any device, at any p: simulate --graph %s (sweep: simulate sweep --graph %s)\n", out.Workdir, out.Workdir)

@@ -39,10 +39,29 @@ type RunState struct {
 	// Lost counts buckets handed back to the pool because their trainer
 	// died (its lease expired) before committing them.
 	Lost int `json:"lost"`
+	// Hold is the epoch after which the run waits, once every bucket of
+	// it is trained, until its launcher has checkpointed and evaluated it
+	// and lets the next one start (Release); 0: the epochs follow each
+	// other at once.
+	Hold int `json:"hold,omitempty"`
 }
 
 // Done reports whether every epoch is trained.
 func (s RunState) Done() bool { return s.Epoch > s.Epochs }
+
+// Held reports whether the run waits for its launcher: epoch Hold is
+// trained, every bucket of it committed.
+func (s RunState) Held() bool {
+	return s.Hold > 0 && s.Epoch == s.Hold && !s.Done() && s.Lock.Remaining() == 0 && s.Lock.Active() == 0
+}
+
+// advance starts the next epoch (or ends the run after the last).
+func (s *RunState) advance() {
+	s.Epoch++
+	if !s.Done() {
+		s.Lock, _ = lockserver.NewEpoch(s.Lock.P, false)
+	}
+}
 
 // Config is what every trainer of a run needs besides the store: the
 // training settings, written once by whoever starts the run.
@@ -52,6 +71,11 @@ type Config struct {
 	Seed    int64           `json:"seed"`
 	Hyper   json.RawMessage `json:"hyper"`
 	Workers int             `json:"workers"`
+	// First is the first epoch the run trains (0: 1; a resumed run's is
+	// after its checkpoint's), Epochs the last; Hold makes the run wait
+	// after every epoch for its launcher (RunState.Hold).
+	First int  `json:"first,omitempty"`
+	Hold  bool `json:"hold,omitempty"`
 	// Blobs is the object store partitions and edges move through
 	// (http://host:port), "" for the shared work directory.
 	Blobs string `json:"blobs,omitempty"`
@@ -117,11 +141,15 @@ func key(prefix string, parts ...string) string {
 // Init writes a new run's config and state under prefix; it refuses a
 // prefix that already holds a run.
 func Init(ctx context.Context, cli *clientv3.Client, prefix string, cfg Config, p int, sums []uint64) error {
-	ls, err := lockserver.NewEpoch(p, true)
+	first := max(cfg.First, 1)
+	ls, err := lockserver.NewEpoch(p, first == 1)
 	if err != nil {
 		return err
 	}
-	st := RunState{Epochs: cfg.Epochs, Epoch: 1, Lock: ls, Versions: make([]int, p), Files: make([]string, p), Sums: sums}
+	st := RunState{Epochs: cfg.Epochs, Epoch: first, Lock: ls, Versions: make([]int, p), Files: make([]string, p), Sums: sums}
+	if cfg.Hold {
+		st.Hold = first
+	}
 	for i := range st.Files {
 		st.Files[i] = InitialFiles
 	}
@@ -286,11 +314,11 @@ func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings
 				changed = true
 			}
 		}
+		if s.Held() {
+			return changed, nil // the launcher has the epoch
+		}
 		if s.Lock.Remaining() == 0 && s.Lock.Active() == 0 {
-			s.Epoch++
-			if !s.Done() {
-				s.Lock, _ = lockserver.NewEpoch(s.Lock.P, false)
-			}
+			s.advance()
 			return true, nil
 		}
 		b, ok = s.Lock.Acquire(c.session(), last)
@@ -314,6 +342,26 @@ func (c *Coord) Commit(ctx context.Context, b orderings.Bucket, versions map[int
 		return true, s.Lock.Release(b)
 	})
 	return err
+}
+
+// Release ends the launcher's hold on a run held after an epoch (Held):
+// the next epoch starts, held after it in turn, or, with stop or after
+// the last epoch, the run is done.
+func (c *Coord) Release(ctx context.Context, stop bool) (RunState, error) {
+	return c.update(ctx, func(s *RunState, _ map[int]bool) (bool, error) {
+		if !s.Held() {
+			return false, fmt.Errorf("etcd: run %s is not held after an epoch (epoch %d of %d, hold %d)", c.prefix, s.Epoch, s.Epochs, s.Hold)
+		}
+		if stop {
+			s.Epochs = s.Epoch
+		}
+		s.advance()
+		s.Hold = 0
+		if !s.Done() {
+			s.Hold = s.Epoch
+		}
+		return true, nil
+	})
 }
 
 // Wait blocks until the state changes after revision rev, or d passes.

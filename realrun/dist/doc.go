@@ -6,5 +6,9 @@
 // bucket's release, and keep relation parameters in step through etcd.
 // realrun --trainers N (TrainDistributed) starts an embedded etcd and N
 // trainer processes; realrun trainer (RunTrainer) joins one from anywhere.
+// The run waits after every epoch (RunState.Hold) while the launcher
+// commits it as a checkpoint of the work directory and evaluates it as
+// one machine does (job.Opened.AfterEpoch: validation, the best epoch,
+// early stopping); a run resumes from such a checkpoint.
 // It is the only package that links etcd.
 package dist

@@ -15,8 +15,8 @@ import (
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/job"
+	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // DistOptions are a distributed run's own settings: how many trainer
@@ -72,13 +72,34 @@ type DistOutput struct {
 	// took from this machine, and the simulator's epochs.
 	Calibration *Calibration `json:"calibration,omitempty"`
 	Predicted   []Predicted  `json:"predicted,omitempty"`
+	// Resumed is the epoch the run resumed after (0: from the start).
+	Resumed int `json:"resumed,omitempty"`
+	// Best, EarlyStop and StoppedEarly are as one machine's
+	// (job.Output): the record of the validated epochs and the best, the
+	// patience, and the epoch after which the run stopped early.
+	Best         *store.Best `json:"best,omitempty"`
+	EarlyStop    int         `json:"early_stop,omitempty"`
+	StoppedEarly int         `json:"stopped_early,omitempty"`
 }
 
-// DistEpoch is one epoch of a distributed run.
+// DistEpoch is one epoch of a distributed run: its time (the slowest
+// trainer's), every trainer's figures, and, as one machine's epoch
+// (realrun.Epoch), the loss summed over the trainers and the quality the
+// launcher evaluated after it.
 type DistEpoch struct {
-	Epoch    int            `json:"epoch"`
-	Seconds  float64        `json:"seconds"`
-	Trainers []TrainerEpoch `json:"trainers"`
+	Epoch       int              `json:"epoch"`
+	Seconds     float64          `json:"seconds"`
+	Loss        float64          `json:"loss"`
+	LossPerEdge float64          `json:"loss_per_edge"`
+	Valid       *realrun.Quality `json:"valid"`
+	Test        *realrun.Quality `json:"test"`
+	// EvalProtocol and EvalSeconds are the evaluation's protocol and
+	// wall time; CheckpointSeconds the time the launcher took to commit
+	// the epoch's checkpoint.
+	EvalProtocol      string         `json:"eval_protocol,omitempty"`
+	EvalSeconds       float64        `json:"eval_seconds"`
+	CheckpointSeconds float64        `json:"checkpoint_seconds"`
+	Trainers          []TrainerEpoch `json:"trainers"`
 }
 
 // TrainDistributed is `realrun --trainers N`: it prepares the work
@@ -174,19 +195,76 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		}
 		out.Calibration = &cal
 	}
-	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Blobs: out.Objects}, st.M.P, sums); err != nil {
+	first, err := x.Start(log)
+	if err != nil {
+		return out, err
+	}
+	out.Resumed = first - 1
+	if x.Stopped() || first > o.Epochs {
+		noteSelection(x, &out)
+		return out, nil // stopped early, or trained, already
+	}
+	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Blobs: out.Objects, First: first, Hold: true}, st.M.P, sums); err != nil {
+		return out, err
+	}
+	if err := seedRelations(ctx, cli, out.Prefix, x.Engine(), first); err != nil {
 		return out, err
 	}
 	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: realrun trainer --etcd %s --store %s --run %s --id N)\n",
 		endpoints, out.Prefix, d.Trainers, endpoints, st.Dir, out.Prefix)
 	lease := d.Lease
-	errs := Local(ctx, d.Trainers, func(id int) []string {
-		argv := append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints, "--store", st.Dir, "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
-		if d.Wrap != nil {
-			argv = d.Wrap(id, argv)
+	tctx, stopTrainers := context.WithCancel(ctx)
+	exited := make(chan []error, 1)
+	go func() {
+		exited <- Local(tctx, d.Trainers, func(id int) []string {
+			argv := append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints, "--store", st.Dir, "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
+			if d.Wrap != nil {
+				argv = d.Wrap(id, argv)
+			}
+			return argv
+		}, log)
+	}()
+	var errs []error
+	waited := false
+	defer func() { // a launcher that fails stops its trainers
+		stopTrainers()
+		if !waited {
+			<-exited
 		}
-		return argv
-	}, log)
+	}()
+	obs := Observer(cli, out.Prefix)
+	var epochs []realrun.Epoch
+	for {
+		s, err := waitHeld(ctx, obs, exited, &waited, &errs)
+		if err != nil {
+			return out, err
+		}
+		// The launcher's part of the epoch, as one machine's after its
+		// epoch: a checkpoint, the evaluation, the best epoch.
+		if d.Objects {
+			if err := Download(blobs, st, s.Files); err != nil {
+				return out, err
+			}
+		}
+		t0 := time.Now()
+		if err := CommitEpoch(ctx, cli, out.Prefix, st, x.Engine(), s); err != nil {
+			return out, fmt.Errorf("distributed run: epoch %d: %w", s.Epoch, err)
+		}
+		ep := realrun.Epoch{Epoch: s.Epoch}
+		ep.CheckpointSeconds = time.Since(t0).Seconds()
+		stop, err := x.AfterEpoch(&ep)
+		if err != nil {
+			return out, err
+		}
+		epochs = append(epochs, ep)
+		if _, err := obs.Release(ctx, stop || s.Epoch >= o.Epochs); err != nil {
+			return out, err
+		}
+		if stop || s.Epoch >= o.Epochs {
+			break
+		}
+	}
+	errs, waited = <-exited, true
 	for _, e := range errs {
 		if e != nil {
 			out.Failed = append(out.Failed, e.Error())
@@ -195,40 +273,80 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", err)
 	}
-	s, _, err := Observer(cli, out.Prefix).State(ctx)
+	s, _, err := obs.State(ctx)
 	if err != nil {
 		return out, err
 	}
 	out.Lost = s.Lost
-	if d.Objects {
-		if err := Download(blobs, st, s.Files); err != nil {
-			return out, err
-		}
-	}
-	if err := Finish(ctx, cli, out.Prefix, st, x.Engine(), o.Epochs); err != nil {
-		return out, fmt.Errorf("distributed run: %w (trainers: %w)", err, errors.Join(errs...))
-	}
 	reports, err := Reports(ctx, cli, out.Prefix)
 	if err != nil {
 		return out, err
 	}
-	for e := 1; e <= o.Epochs; e++ {
-		de := DistEpoch{Epoch: e, Trainers: reports[e]}
+	for _, ep := range epochs {
+		de := DistEpoch{Epoch: ep.Epoch, Trainers: reports[ep.Epoch], Valid: ep.Valid, Test: ep.Test, EvalProtocol: ep.EvalProtocol, EvalSeconds: ep.EvalSeconds, CheckpointSeconds: ep.CheckpointSeconds}
 		for _, t := range de.Trainers {
 			de.Seconds = max(de.Seconds, t.Seconds)
+			de.Loss += t.Loss
 		}
+		de.LossPerEdge = de.Loss / float64(max(st.M.Train, 1))
 		out.Epochs = append(out.Epochs, de)
+		if ep.Test != nil {
+			out.Quality, out.MRR = *ep.Test, ep.Test.MRR
+		}
 	}
+	noteSelection(x, &out)
 	if out.Calibration != nil {
-		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, o.Epochs, *out.Calibration, d.Objects); err != nil {
+		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, len(out.Epochs), *out.Calibration, d.Objects); err != nil {
 			return out, err
 		}
-	}
-	if o.Eval != eval.None {
-		if out.Quality, err = x.Evaluate(); err != nil {
-			return out, err
-		}
-		out.MRR = out.Quality.MRR
 	}
 	return out, nil
+}
+
+// waitHeld waits until the run is held after an epoch (RunState.Held)
+// and returns its state; the trainers exiting before (exited: all of
+// them, their errors into errs) is an error.
+func waitHeld(ctx context.Context, obs *Coord, exited <-chan []error, waited *bool, errs *[]error) (RunState, error) {
+	for {
+		s, rev, err := obs.State(ctx)
+		if err != nil {
+			return s, err
+		}
+		if s.Held() {
+			return s, nil
+		}
+		if *waited {
+			return s, fmt.Errorf("distributed run: every trainer exited before epoch %d was trained (%d buckets left): %w", s.Epoch, s.Lock.Remaining(), errors.Join(*errs...))
+		}
+		select {
+		case *errs = <-exited:
+			*waited = true
+			continue // one last look at the state
+		case <-ctx.Done():
+			return s, fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", ctx.Err())
+		default:
+		}
+		obs.Wait(ctx, rev, 200*time.Millisecond)
+	}
+}
+
+// seedRelations puts a resumed run's relation parameters — the engine's
+// state, restored from the checkpoint — into etcd, where the trainers
+// take them from; a run from the start leaves them to the trainers'
+// identical initialisation.
+func seedRelations(ctx context.Context, cli *clientv3.Client, prefix string, eng realrun.Engine, first int) error {
+	sf, ok := eng.(realrun.Stateful)
+	if first == 1 || !ok || len(eng.Relations()) == 0 {
+		return nil
+	}
+	state := sf.State()
+	return Observer(cli, prefix).AddRelations(ctx, state, make([]float32, len(state)))
+}
+
+// noteSelection puts the run's choice of its best epoch into its output.
+func noteSelection(x *job.Opened, out *DistOutput) {
+	if sel := x.Selection(); sel != nil {
+		b := sel.Best
+		out.Best, out.EarlyStop, out.StoppedEarly = &b, sel.Patience, b.StoppedAt
+	}
 }

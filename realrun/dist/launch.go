@@ -54,6 +54,24 @@ func Finish(ctx context.Context, cli *clientv3.Client, prefix string, st *store.
 	if !s.Done() {
 		return fmt.Errorf("the run is not done: epoch %d of %d, %d buckets left", s.Epoch, s.Epochs, s.Lock.Remaining())
 	}
+	return commit(ctx, c, s, st, eng, st.Current+epochs)
+}
+
+// CommitEpoch commits a run held after epoch e (RunState.Held: every
+// bucket of it trained) as the work directory's checkpoint e: the
+// partitions' committed versions, linked, and the shared relations as
+// the engine's state. Evaluation then reads it as after one machine's
+// epoch.
+func CommitEpoch(ctx context.Context, cli *clientv3.Client, prefix string, st *store.Store, eng realrun.Engine, s RunState) error {
+	if !s.Held() {
+		return fmt.Errorf("epoch %d is not done: %d buckets left, %d being trained", s.Epoch, s.Lock.Remaining(), s.Lock.Active())
+	}
+	return commit(ctx, &Coord{cli: cli, prefix: prefix, OpTimeout: 10 * time.Second}, s, st, eng, s.Epoch)
+}
+
+// commit commits the partition versions of state s and the shared
+// relations as checkpoint e of the work directory.
+func commit(ctx context.Context, c *Coord, s RunState, st *store.Store, eng realrun.Engine, e int) error {
 	if sf, ok := eng.(realrun.Stateful); ok && len(eng.Relations()) > 0 {
 		shared, err := c.Relations(ctx)
 		if err != nil {
@@ -65,7 +83,6 @@ func Finish(ctx context.Context, cli *clientv3.Client, prefix string, st *store.
 			}
 		}
 	}
-	e := st.Current + epochs
 	dir, err := st.Begin(e, 0)
 	if err != nil {
 		return err

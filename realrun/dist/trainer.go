@@ -130,7 +130,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 	last := lockserver.None
 	t.cur = TrainerEpoch{Trainer: t.ID, Epoch: 0}
 	var start time.Time
-	waiting := false
+	waiting, reported := false, false
 	var waitFrom time.Time
 	for {
 		var b orderings.Bucket
@@ -142,26 +142,39 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		}); err != nil {
 			return out, err
 		}
+		// An epoch's figures are reported when the next one starts, or
+		// when the run is held after it (its launcher evaluates it).
+		if t.cur.Epoch > 0 && !reported && (st.Epoch != t.cur.Epoch || st.Held()) {
+			if waiting {
+				t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
+				waiting = false
+			}
+			t.cur.Seconds = time.Since(start).Seconds()
+			if t.cur.Seconds > 0 {
+				t.cur.Occupancy = t.cur.TrainSeconds / t.cur.Seconds
+			}
+			out = append(out, t.cur)
+			cur := t.cur
+			if err := t.retry(ctx, "report", func(ctx context.Context) error { return t.Coord.PutReport(ctx, cur.Epoch, cur) }); err != nil {
+				return out, err
+			}
+			reported = true
+		}
 		if st.Epoch != t.cur.Epoch {
-			if t.cur.Epoch > 0 {
-				if waiting {
-					t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
-					waiting = false
-				}
-				t.cur.Seconds = time.Since(start).Seconds()
-				if t.cur.Seconds > 0 {
-					t.cur.Occupancy = t.cur.TrainSeconds / t.cur.Seconds
-				}
-				out = append(out, t.cur)
-				cur := t.cur
-				if err := t.retry(ctx, "report", func(ctx context.Context) error { return t.Coord.PutReport(ctx, cur.Epoch, cur) }); err != nil {
+			// Epochs the others trained while this trainer waited get
+			// an empty report of it too.
+			for e := t.cur.Epoch + 1; t.cur.Epoch > 0 && e < st.Epoch && e <= st.Epochs; e++ {
+				skipped := TrainerEpoch{Trainer: t.ID, Epoch: e}
+				out = append(out, skipped)
+				if err := t.retry(ctx, "report", func(ctx context.Context) error { return t.Coord.PutReport(ctx, e, skipped) }); err != nil {
 					return out, err
 				}
 			}
 			t.cur = TrainerEpoch{Trainer: t.ID, Epoch: st.Epoch}
 			start = time.Now()
 			last = lockserver.None
-			if !ok && !st.Done() {
+			waiting, reported = false, false
+			if !ok && !st.Done() && !st.Held() {
 				continue // the epoch just began: ask at once
 			}
 		}

@@ -123,6 +123,16 @@ type Options struct {
 	// ready for the run (locked, built or verified), before training
 	// (realrun writes run.yaml there); its error ends the run.
 	Prepared func(dir string) error
+	// KeepBest keeps, beside the last checkpoints, a copy of the
+	// checkpoint of the epoch with the best validation MRR (BestMetric),
+	// which pruning to KeepCheckpoints never removes; EarlyStop, when
+	// positive, stops training after that many validated epochs in a row
+	// without improvement of the validation MRR. Both need per-epoch
+	// validation (Eval "every") and a validation split, record the
+	// choice in the work directory (store.BestFile) and go on from it
+	// when the run resumes.
+	KeepBest  bool
+	EarlyStop int
 }
 
 // ResumeArgs are a command line's arguments with --resume added (once).
@@ -204,6 +214,9 @@ func Configure(o Options) (Config, error) {
 	if err := checkInput(o); err != nil {
 		return cfg, err
 	}
+	if err := checkSelection(o); err != nil {
+		return cfg, err
+	}
 	policy, err := orderings.ParsePolicy(o.Policy)
 	if err != nil {
 		return cfg, inputerr.Errorf("--policy: %w", err)
@@ -220,7 +233,7 @@ func Configure(o Options) (Config, error) {
 		cfg.Keep = store.DefaultKeep
 	}
 	cfg.Spec = workdir.DataSpec{Dataset: o.Dataset, Scale: o.Scale, Edges: o.Edges, Valid: o.Valid, Test: o.Test,
-		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: o.Workdir, Copies: cfg.Keep + 1, Format: o.Input}
+		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: o.Workdir, Copies: cfg.Keep + 1 + copies(o.KeepBest), Format: o.Input}
 	if cfg.Spec.Inputs, err = workdir.InputSums(cfg.Spec); err != nil {
 		return cfg, err
 	}
@@ -527,6 +540,13 @@ type Output struct {
 	// ModelChoice says why the score function was chosen when --model was
 	// not given.
 	ModelChoice string `json:"model_choice,omitempty"`
+	// Best is the run's record of its validated epochs and the best of
+	// them, when it keeps the best or stops early; EarlyStop is its
+	// patience and StoppedEarly the epoch after which it stopped early
+	// (0: it did not).
+	Best         *store.Best `json:"best,omitempty"`
+	EarlyStop    int         `json:"early_stop,omitempty"`
+	StoppedEarly int         `json:"stopped_early,omitempty"`
 	// Plan is the Plan the epochs executed.
 	Plan *orderings.Plan `json:"-"`
 	// InputFiles are what the work directory's build found in each edge
@@ -567,7 +587,13 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 	if err != nil {
 		return out, err
 	}
+	if err := r.startSelection(o, cfg, ev, log); err != nil {
+		return out, err
+	}
 	for e := first; e <= o.Epochs; e++ {
+		if r.sel != nil && r.sel.Exhausted() {
+			break // resumed after an early stop
+		}
 		if realrun.Stopped(o.Stop) {
 			return out, o.stopError(&realrun.StopError{Epochs: r.st.Current, Bucket: r.st.Bucket, Buckets: len(plan.Buckets)})
 		}
@@ -580,21 +606,24 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 			return out, err
 		}
 		ep.DiskReadLimit, ep.DiskWriteLimit = float64(o.DiskLimit.Read), float64(o.DiskLimit.Write)
-		for _, sp := range evalSplits(o, e, r.st.M.Valid > 0) {
-			err := r.evaluate(&ep, cfg.Hyper.Model, ev, sp, o)
-			if errors.Is(err, eval.ErrStopped) {
-				// The epoch's checkpoint is committed; its evaluation,
-				// read-only, stopped at once: the epoch is reported
-				// without that split's quality.
-				ep.EvalStopped = true
-				out.Epochs = append(out.Epochs, trimEvents(ep, keepEvents || o.Trace))
-				return out, o.stopError(&realrun.StopError{Epochs: r.st.Current, Buckets: len(plan.Buckets), Evaluating: true})
-			} else if err != nil {
-				return out, err
-			}
+		stop, err := r.afterEpoch(o, cfg, ev, &ep)
+		if errors.Is(err, eval.ErrStopped) {
+			// The epoch's checkpoint is committed; its evaluation,
+			// read-only, stopped at once: the epoch is reported
+			// without that split's quality.
+			ep.EvalStopped = true
+			out.Epochs = append(out.Epochs, trimEvents(ep, keepEvents || o.Trace))
+			r.noteSelection(&out)
+			return out, o.stopError(&realrun.StopError{Epochs: r.st.Current, Buckets: len(plan.Buckets), Evaluating: true})
+		} else if err != nil {
+			return out, err
 		}
 		out.Epochs = append(out.Epochs, trimEvents(ep, keepEvents || o.Trace))
+		if stop {
+			break
+		}
 	}
+	r.noteSelection(&out)
 	if o.Export != "" && cfg.ExportFormat == "pbg" {
 		return out, exportPBG(o.Export, r.st, log)
 	}
@@ -622,6 +651,7 @@ func trimEvents(ep realrun.Epoch, keep bool) realrun.Epoch {
 type run struct {
 	st      *store.Store
 	resume  bool
+	sel     *selecting // nil: the run does not choose a best epoch
 	degrees []int32
 	eng     realrun.Engine
 	unlock  func()

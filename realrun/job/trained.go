@@ -22,13 +22,28 @@ type Trained struct {
 	Store     *store.Store
 	Model     workload.Model
 	Relations []float32
-	unlock    func()
+	// Which is the checkpoint read: CheckpointLast or CheckpointBest.
+	Which  string
+	unlock func()
 }
 
 // OpenTrained locks and opens the work directory dir and reads its
 // current checkpoint's relation parameters. A path that is not a work
 // directory, or one that holds no trained checkpoint, is bad input.
-func OpenTrained(dir string) (*Trained, error) {
+func OpenTrained(dir string) (*Trained, error) { return OpenTrainedCheckpoint(dir, CheckpointLast) }
+
+// OpenTrainedCheckpoint is OpenTrained at checkpoint which
+// (ResolveCheckpoint: CheckpointLast or "" for the current one,
+// CheckpointBest for the copy of the best epoch's): Store reads that
+// checkpoint. A work directory without a best checkpoint, asked for it,
+// is bad input wrapping ErrNoBest.
+func OpenTrainedCheckpoint(dir, which string) (*Trained, error) {
+	if which == "" {
+		which = CheckpointLast
+	}
+	if which != CheckpointLast && which != CheckpointBest {
+		return nil, inputerr.Errorf("checkpoint %q: want %s or %s", which, CheckpointLast, CheckpointBest)
+	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || !store.IsWorkdir(dir) {
 		return nil, inputerr.Errorf("%s: not a work directory (no manifest.json; realrun --workdir DIR makes one)", dir)
 	}
@@ -38,7 +53,7 @@ func OpenTrained(dir string) (*Trained, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	t := &Trained{unlock: unlock}
+	t := &Trained{unlock: unlock, Which: which}
 	if err := t.open(dir); err != nil {
 		unlock()
 		return nil, err
@@ -56,6 +71,9 @@ func (t *Trained) open(dir string) error {
 	if st.Current == 0 && st.Bucket == 0 {
 		return inputerr.Errorf("%s holds no trained checkpoint (train it first: realrun --workdir %s …)", dir, dir)
 	}
+	if _, st, err = ResolveCheckpoint(st, t.Which); err != nil {
+		return err
+	}
 	t.Store = st
 	if t.Model, err = workload.ParseModel(st.M.Model); err != nil {
 		return fmt.Errorf("%s: manifest: %w", dir, err)
@@ -67,9 +85,12 @@ func (t *Trained) open(dir string) error {
 // Close unlocks the work directory.
 func (t *Trained) Close() { t.unlock() }
 
-// Checkpoint names the current checkpoint: "epoch 3", or "epoch 3 + 12
-// buckets" inside an epoch.
+// Checkpoint names the checkpoint read: "epoch 3", "epoch 3 + 12
+// buckets" inside an epoch, or "epoch 2 (best)".
 func (t *Trained) Checkpoint() string {
+	if t.Which == CheckpointBest {
+		return fmt.Sprintf("epoch %d (best)", t.Store.Current)
+	}
 	if t.Store.Bucket == 0 {
 		return fmt.Sprintf("epoch %d", t.Store.Current)
 	}
@@ -100,6 +121,9 @@ type EvalDirOptions struct {
 	// Stop, once closed, stops the evaluation at once: EvaluateDir then
 	// returns eval.ErrStopped.
 	Stop <-chan struct{}
+	// Checkpoint is the checkpoint evaluated: CheckpointLast ("" too) or
+	// CheckpointBest (ResolveCheckpoint).
+	Checkpoint string
 }
 
 // Where an evaluation setting of EvaluateDir came from
@@ -134,11 +158,11 @@ type EvalDirOutput struct {
 }
 
 // EvaluateDir evaluates a trained work directory's current checkpoint
-// without training, as training's evaluation did: the model and d from
-// its manifest, the relation parameters from its checkpoint, and the
-// protocol, edges and seed from its evaluation record unless o sets them
-// — so that it gives the figure training's last evaluation of the same
-// split and checkpoint gave.
+// (or its best: o.Checkpoint) without training, as training's evaluation
+// did: the model and d from its manifest, the relation parameters from the
+// checkpoint, and the protocol, edges and seed from its evaluation record
+// unless o sets them — so that it gives the figure training's evaluation
+// of the same split and checkpoint gave.
 func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 	sp, err := eval.ParseSplit(o.Split)
 	if err != nil {
@@ -161,7 +185,7 @@ func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 	if ev.Memory, err = ParseEvalMemory(o.Memory); err != nil {
 		return EvalDirOutput{}, err
 	}
-	t, err := OpenTrained(o.Dir)
+	t, err := OpenTrainedCheckpoint(o.Dir, o.Checkpoint)
 	if err != nil {
 		return EvalDirOutput{}, err
 	}
@@ -223,7 +247,13 @@ func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 // (eval.ExportRelations) in the same format. It returns the checkpoint
 // exported (Trained.Checkpoint); log gets the pbg export's summary line.
 func ExportDir(dir, out, format, relations string, log io.Writer) (string, error) {
-	t, err := OpenTrained(dir)
+	return ExportCheckpoint(dir, CheckpointLast, out, format, relations, log)
+}
+
+// ExportCheckpoint is ExportDir at checkpoint which (ResolveCheckpoint:
+// CheckpointLast or CheckpointBest).
+func ExportCheckpoint(dir, which, out, format, relations string, log io.Writer) (string, error) {
+	t, err := OpenTrainedCheckpoint(dir, which)
 	if err != nil {
 		return "", err
 	}

@@ -164,8 +164,9 @@ func (s *Store) Checkpoints() ([]Checkpoint, error) {
 
 // Tidy removes the checkpoint directories that are not committed —
 // partial ones begun after the current checkpoint and left by a crash or
-// a full disk, and incomplete older ones — and the committed ones beyond
-// the Keep newest.
+// a full disk, and incomplete older ones — the committed ones beyond
+// the Keep newest, and the copies of best checkpoints best.json does not
+// name (a copy it names is never removed: it outlives pruning).
 func (s *Store) Tidy() error {
 	all, err := s.checkpointDirs()
 	if err != nil {
@@ -188,6 +189,9 @@ func (s *Store) Tidy() error {
 				return err
 			}
 		}
+	}
+	if err := s.TidyBest(); err != nil {
+		return err
 	}
 	// What a crash left half deleted.
 	gone, _ := filepath.Glob(filepath.Join(s.Dir, ".deleting-*"))
@@ -429,7 +433,8 @@ func (s *Store) ReadExtra(name string) ([]byte, error) {
 }
 
 // Reset drops every checkpoint: training starts again from checkpoint 0
-// (the CURRENT pointer goes first, then the checkpoint directories).
+// (the CURRENT pointer goes first, then the checkpoint directories, the
+// copy of the best one and its record).
 func (s *Store) Reset() error {
 	if err := os.Remove(filepath.Join(s.Dir, "CURRENT")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -439,7 +444,9 @@ func (s *Store) Reset() error {
 		return err
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "ckpt-") || strings.HasPrefix(e.Name(), "CURRENT") || strings.HasPrefix(e.Name(), ".deleting-") {
+		if strings.HasPrefix(e.Name(), "ckpt-") || strings.HasPrefix(e.Name(), "CURRENT") || strings.HasPrefix(e.Name(), ".deleting-") ||
+			strings.HasPrefix(e.Name(), "best") { // best-EEEE/, best.json: a best of the training dropped
+
 			if err := os.RemoveAll(filepath.Join(s.Dir, e.Name())); err != nil {
 				return err
 			}

@@ -132,6 +132,9 @@ type Store struct {
 	// DefaultKeep); older ones are deleted only after a newer one is
 	// durable.
 	Keep int
+	// view, when not "", is the directory of the checkpoint a read-only
+	// View reads instead of CheckpointDir(Current, Bucket).
+	view string
 }
 
 func partName(i int) string      { return fmt.Sprintf("part-%04d.bin", i) }
@@ -144,7 +147,12 @@ func (s *Store) PartitionPath(i int) string { return PartitionIn(s.CurrentDir(),
 func PartitionIn(dir string, i int) string { return filepath.Join(dir, partName(i)) }
 
 // CurrentDir is the current checkpoint's directory.
-func (s *Store) CurrentDir() string { return s.CheckpointDir(s.Current, s.Bucket) }
+func (s *Store) CurrentDir() string {
+	if s.view != "" {
+		return s.view
+	}
+	return s.CheckpointDir(s.Current, s.Bucket)
+}
 
 // CheckpointDir is the directory of the checkpoint after epoch e and k
 // buckets of epoch e+1: partitions/ for (0, 0), ckpt-EEEE after a whole
