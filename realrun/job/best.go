@@ -77,8 +77,13 @@ func checkSelection(o Options) error {
 // selecting is a run's Selection with what it needs to keep its state.
 type selecting struct {
 	Selection
-	keep bool // keep a copy of the best epoch's checkpoint
+	keep   bool // keep a copy of the best epoch's checkpoint
+	epochs int  // the epochs the run trains in all
 }
+
+// stopsEarly reports whether early stopping ends the run after epoch e
+// before its last: patience run out at the last epoch is no early stop.
+func (s *selecting) stopsEarly(e int) bool { return s.Exhausted() && e < s.epochs }
 
 // startSelection starts choosing the best epoch when the run keeps it or
 // stops early: afresh, or on a resumed run from the work directory's
@@ -93,7 +98,7 @@ func (r *run) startSelection(o Options, cfg Config, ev eval.Options, log io.Writ
 	if st.M.Valid == 0 {
 		return inputerr.Errorf("%s has no validation edges: the best epoch is chosen by the validation MRR", st.Dir)
 	}
-	sel := &selecting{Selection: Selection{Best: store.Best{Metric: BestMetric}, Patience: o.EarlyStop}, keep: o.KeepBest}
+	sel := &selecting{Selection: Selection{Best: store.Best{Metric: BestMetric}, Patience: o.EarlyStop}, keep: o.KeepBest, epochs: o.Epochs}
 	if r.resume {
 		b, ok, err := st.ReadBest()
 		if err != nil {
@@ -122,7 +127,7 @@ func (r *run) startSelection(o Options, cfg Config, ev eval.Options, log io.Writ
 		}
 	}
 	r.sel = sel
-	if sel.Exhausted() {
+	if sel.stopsEarly(sel.LastValidated()) {
 		sel.Best.StoppedAt = sel.LastValidated()
 		fmt.Fprintf(log, "stopped early after epoch %d: %d validated epochs in a row without a better validation MRR than epoch %d's; nothing to train (a larger patience trains on)\n",
 			sel.Best.StoppedAt, sel.Best.SinceBest, sel.Best.Epoch)
@@ -146,7 +151,7 @@ func (r *run) record(sel *selecting, e int, mrr float64) error {
 			sel.Best.Dir = name
 		}
 	}
-	if sel.Exhausted() {
+	if sel.stopsEarly(e) {
 		sel.Best.StoppedAt = e
 	}
 	if err := st.WriteBest(sel.Best); err != nil {

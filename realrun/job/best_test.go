@@ -101,3 +101,22 @@ func TestResolveCheckpoint(t *testing.T) {
 	_, _, err = ResolveCheckpoint(st, "worst")
 	assert.ErrorContains(t, err, `checkpoint "worst": want last or best`)
 }
+
+// TestStopsEarly: patience that runs out after the run's last epoch is no
+// early stop (the run ended as asked); before it, it is.
+func TestStopsEarly(t *testing.T) {
+	for _, tc := range []struct {
+		epochs, at int
+		want       bool
+	}{
+		{epochs: 5, at: 3, want: true},
+		{epochs: 3, at: 3, want: false},
+	} {
+		s := &selecting{Selection: Selection{Patience: 2}, epochs: tc.epochs}
+		for e, m := range []float64{0.3, 0.2, 0.1}[:tc.at] {
+			s.Observe(e+1, m)
+		}
+		require.True(t, s.Exhausted())
+		assert.Equal(t, tc.want, s.stopsEarly(tc.at), "epochs %d, exhausted after %d", tc.epochs, tc.at)
+	}
+}
