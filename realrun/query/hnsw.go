@@ -197,23 +197,40 @@ func (h *hnswIndex) knn(q []float32, ef int) []item {
 
 // negDot is the negated dot product: the distance for the dot metric and
 // the score functions (maximum inner product search), and for cos on
-// normalised vectors.
+// normalised vectors. Four sums, for the adds to overlap.
 func negDot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	return -s
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return -(s0 + s1 + s2 + s3)
 }
 
-// l2sq is the squared Euclidean distance.
+// l2sq is the squared Euclidean distance, in four sums.
 func l2sq(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		x := a[i] - b[i]
-		s += x * x
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		x0, x1, x2, x3 := a[i]-b[i], a[i+1]-b[i+1], a[i+2]-b[i+2], a[i+3]-b[i+3]
+		s0 += x0 * x0
+		s1 += x1 * x1
+		s2 += x2 * x2
+		s3 += x3 * x3
 	}
-	return s
+	for ; i < len(a); i++ {
+		x := a[i] - b[i]
+		s0 += x * x
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // searchIndex builds an HNSW index of every node's embedding (normalised
