@@ -413,7 +413,8 @@ func TestCheckpointField(t *testing.T) {
 }
 
 // TestHNSWRecall: the approximate index finds most of the exact k
-// nearest on the seeded graph, and its hits carry exact scores.
+// nearest on the seeded graph, deterministically, and its hits carry
+// exact scores.
 func TestHNSWRecall(t *testing.T) {
 	work := trainedDir(t, workload.ComplEx, 4)
 	var from []string
@@ -427,6 +428,9 @@ func TestHNSWRecall(t *testing.T) {
 			approx, err := Neighbors(Options{Workdir: work, K: 10, Index: HNSW, Seed: 1, EfSearch: 40}, from, m, "")
 			require.NoError(t, err)
 			assert.Equal(t, HNSW, approx.Index)
+			again, err := Neighbors(Options{Workdir: work, K: 10, Index: HNSW, Seed: 1, EfSearch: 40}, from, m, "")
+			require.NoError(t, err)
+			assert.Equal(t, approx.Answers, again.Answers, "the same seed, the same index and answers")
 			r := Recall(exact, approx)
 			t.Logf("%s recall@10 %.3f over %d queries", m, r, len(from))
 			assert.GreaterOrEqual(t, r, 0.95)
