@@ -473,6 +473,9 @@ func (s *searcher) search() error {
 		s.lists[i] = topK{k: s.o.K}
 	}
 	what := fmt.Sprintf("%d queries, k=%d", len(s.qs), s.o.K)
+	if len(s.qs) == 1 {
+		what = fmt.Sprintf("1 query, k=%d", s.o.K)
+	}
 	nbuf, used, err := eval.Budget(s.st, s.o.Memory, s.working(), "query", what, s.o.MemoryName)
 	if err != nil {
 		return err
