@@ -236,27 +236,21 @@ func decodeState(b []byte) []float32 {
 // embeddings (relations×d) followed by their Adagrad state (the same
 // size).
 func CheckpointRelations(st *store.Store, kind workload.Model, seed int64) ([]float32, error) {
-	return CheckpointRelationsIn(st, st.CurrentDir(), kind, seed)
-}
-
-// CheckpointRelationsIn is CheckpointRelations of the checkpoint
-// directory dir (the initial relations for the initial partitions).
-func CheckpointRelationsIn(st *store.Store, dir string, kind workload.Model, seed int64) ([]float32, error) {
 	if !kind.UsesRelations() {
 		return nil, nil
 	}
 	n := st.M.Relations * st.M.Dim
-	if dir == st.CheckpointDir(0, 0) {
+	if st.Current == 0 && st.Bucket == 0 {
 		emb, _ := sample.InitRelations(kind, st.M.Relations, st.M.Dim, seed)
 		return emb, nil
 	}
-	b, err := store.ReadExtraIn(dir, StateFile)
+	b, err := st.ReadExtra(StateFile)
 	if err != nil {
 		return nil, err
 	}
 	if len(b) != 2*4*n {
 		return nil, fmt.Errorf("checkpoint %s: %s holds %d bytes, want %d relations × d=%d embeddings and their Adagrad state (%d bytes)",
-			dir, StateFile, len(b), st.M.Relations, st.M.Dim, 2*4*n)
+			st.CurrentDir(), StateFile, len(b), st.M.Relations, st.M.Dim, 2*4*n)
 	}
 	return decodeState(b)[:n], nil
 }

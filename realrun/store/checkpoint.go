@@ -413,13 +413,7 @@ func (s *Store) ReadExtra(name string) ([]byte, error) {
 	if s.Current == 0 && s.Bucket == 0 {
 		return nil, nil
 	}
-	return ReadExtraIn(s.CurrentDir(), name)
-}
-
-// ReadExtraIn reads an extra file of the checkpoint directory dir and
-// checks it against the checkpoint's checksums (nil, nil when absent).
-func ReadExtraIn(dir, name string) ([]byte, error) {
-	path := filepath.Join(dir, name)
+	path := filepath.Join(s.CurrentDir(), name)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -427,7 +421,7 @@ func ReadExtraIn(dir, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sums, err := Sums(dir)
+	sums, err := Sums(s.CurrentDir())
 	if err != nil {
 		return nil, err
 	}
