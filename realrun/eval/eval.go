@@ -311,13 +311,13 @@ func (r *ranker) budget(working int64, what string) (int, error) {
 
 // gather reads the embedding rows of the given nodes (Gather).
 func (r *ranker) gather(nodes []int32, nbuf int) (*rows, error) {
-	return Gather(r.st, "", nodes, nbuf, r.stop, func(done, total int) { r.progress("reading rows", done, total) })
+	return Gather(r.st, nodes, nbuf, r.stop, func(done, total int) { r.progress("reading rows", done, total) })
 }
 
 // stream reads the given partitions of the current checkpoint (Stream),
 // ending with ErrStopped once r.stop closes.
 func (r *ranker) stream(parts []int, nbuf int, phase string, fn func(p int, emb []float32) error) error {
-	return Stream(r.st, "", parts, nbuf, r.stop, func(done, total int) { r.progress(phase, done, total) }, fn)
+	return Stream(r.st, parts, nbuf, r.stop, func(done, total int) { r.progress(phase, done, total) }, fn)
 }
 
 // sampled ranks every edge on both sides against the same sampled

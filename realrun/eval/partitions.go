@@ -31,17 +31,15 @@ func Budget(st *store.Store, memory, working int64, who, what, flag string) (nbu
 	return int(n), working + n*part, nil
 }
 
-// Stream reads the given partitions of the checkpoint directory dir ("":
-// the store's current checkpoint) in order, each checked against its
+// Stream reads the given partitions of the store's current checkpoint
+// (the one it views: store.View) in order, each checked against its
 // checksum, through nbuf buffers (with two, the next is read while fn
 // works on the one before), and calls fn with each partition's embeddings
 // (its rows·d floats, not its Adagrad state). Once stop (nil: never)
 // closes, it returns ErrStopped before the next partition. progress, if
 // not nil, is called with the partitions done.
-func Stream(st *store.Store, dir string, parts []int, nbuf int, stop <-chan struct{}, progress func(done, total int), fn func(p int, emb []float32) error) error {
-	if dir == "" {
-		dir = st.CurrentDir()
-	}
+func Stream(st *store.Store, parts []int, nbuf int, stop <-chan struct{}, progress func(done, total int), fn func(p int, emb []float32) error) error {
+	dir := st.CurrentDir()
 	if progress == nil {
 		progress = func(int, int) {}
 	}
@@ -133,10 +131,10 @@ type rows = Rows
 func (g *Rows) row(v int32) []float32 { return g.Row(v) }
 
 // Gather reads the embedding rows of the given store nodes (repeats
-// allowed; nodes is sorted in place) from the checkpoint directory dir
-// ("": the current one), streaming only the partitions that hold some of
-// them through nbuf buffers (Stream, stop included).
-func Gather(st *store.Store, dir string, nodes []int32, nbuf int, stop <-chan struct{}, progress func(done, total int)) (*Rows, error) {
+// allowed; nodes is sorted in place) from the store's current checkpoint,
+// streaming only the partitions that hold some of them through nbuf
+// buffers (Stream, stop included).
+func Gather(st *store.Store, nodes []int32, nbuf int, stop <-chan struct{}, progress func(done, total int)) (*Rows, error) {
 	d := st.M.Dim
 	slices.Sort(nodes)
 	nodes = slices.Compact(nodes)
@@ -152,7 +150,7 @@ func Gather(st *store.Store, dir string, nodes []int32, nbuf int, stop <-chan st
 		}
 	}
 	at := 0
-	err := Stream(st, dir, parts, nbuf, stop, progress, func(p int, emb []float32) error {
+	err := Stream(st, parts, nbuf, stop, progress, func(p int, emb []float32) error {
 		lo := int64(p) * st.M.Rows
 		for ; at < len(nodes) && int64(nodes[at])/st.M.Rows == int64(p); at++ {
 			o := (int64(nodes[at]) - lo) * int64(d)
