@@ -29,6 +29,7 @@ type queryFlags struct {
 }
 
 func (q *queryFlags) register(fs *flag.FlagSet) {
+	checkpointFlag(fs, &q.o.Checkpoint)
 	fs.IntVar(&q.o.K, "k", query.DefaultK, "answers per query")
 	fs.StringVar(&q.memory, "memory", "", queryMemoryHelp)
 	fs.StringVar(&q.index, "index", string(query.Exact), "exact (every node scored, partitions streamed once, out of core) or hnsw (an approximate nearest-neighbour index, built in memory from every embedding, seeded; its candidates rescored exactly)")
@@ -140,9 +141,9 @@ func neighborsMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&relation, "relation", "", "rank the best tails of (NODE, `R`, ?) under the work directory's score function instead (R by its name in relations.tsv)")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun neighbors WORKDIR NODE… [flags]",
-		Summary: "Prints, for each node named (by its input name, as in the work directory's ids.tsv), its k nearest nodes by --metric, itself excluded, or with --relation its k best tails under the trained score function; the current checkpoint is read out of core within --memory.",
+		Summary: "Prints, for each node named (by its input name, as in the work directory's ids.tsv), its k nearest nodes by --metric, itself excluded, or with --relation its k best tails under the trained score function; the current checkpoint (or its best: --checkpoint best) is read out of core within --memory.",
 		Groups: []cli.FlagGroup{
-			{Title: "Search", Flags: []string{"k", "metric", "relation", "index", "ef", "seed", "memory", "workers"}},
+			{Title: "Search", Flags: []string{"checkpoint", "k", "metric", "relation", "index", "ef", "seed", "memory", "workers"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
@@ -175,7 +176,7 @@ func neighborsMain(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := query.Neighbors(o, nodes, m, relation)
 	if err != nil {
-		return asUsage(err)
+		return noBest(err)
 	}
 	return printAnswers(stdout, format, res, "")
 }
@@ -188,9 +189,9 @@ func predictMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&file, "queries", "", "query `FILE` (- for standard input): one query a line, head<TAB>relation<TAB>? (best tails), ?<TAB>relation<TAB>tail (best heads) or head<TAB>relation<TAB>tail (its score and raw rank); head tail columns for a graph without relations (dot); tabs or spaces, # comments")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun predict WORKDIR --queries FILE [flags]",
-		Summary: "Answers link-prediction queries from a trained work directory's current checkpoint under its score function (the model from the manifest, relation parameters from the checkpoint), out of core within --memory: the k best tails or heads, or a triple's score and its raw rank among all nodes as tails (unfiltered: other known tails count).",
+		Summary: "Answers link-prediction queries from a trained work directory's current checkpoint (or its best: --checkpoint best) under its score function (the model from the manifest, relation parameters from the checkpoint), out of core within --memory: the k best tails or heads, or a triple's score and its raw rank among all nodes as tails (unfiltered: other known tails count).",
 		Groups: []cli.FlagGroup{
-			{Title: "Queries", Flags: []string{"queries", "k", "index", "ef", "seed", "memory", "workers"}},
+			{Title: "Queries", Flags: []string{"queries", "checkpoint", "k", "index", "ef", "seed", "memory", "workers"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
@@ -221,7 +222,7 @@ func predictMain(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := query.Predict(o, qs)
 	if err != nil {
-		return asUsage(err)
+		return noBest(err)
 	}
 	note := ""
 	for _, a := range res.Answers {

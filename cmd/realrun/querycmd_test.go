@@ -102,6 +102,7 @@ func TestNeighborsAndPredictCommands(t *testing.T) {
 		{[]string{"neighbors", work, "ent001", "--memory", "1kB"}, "raise --memory to at least"},
 		{[]string{"neighbors", work, "ent001", "--index", "annoy"}, `--index: index "annoy"`},
 		{[]string{"neighbors", work, "ent001", "--memory", "60kB", "--index", "hnsw"}, "the hnsw index holds every embedding in memory"},
+		{[]string{"neighbors", work, "ent001", "--checkpoint", "best"}, "--checkpoint best: " + work + ": no best checkpoint"},
 		{[]string{"predict", work}, "--queries FILE is required"},
 		{[]string{"predict", work, "--queries", bad}, bad + ":2: 4 fields"},
 		{[]string{"predict", work, "--queries", bad + ".missing"}, "--queries: open"},

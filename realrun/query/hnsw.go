@@ -293,7 +293,7 @@ func (s *searcher) searchIndex() error {
 	for p := range all {
 		all[p] = p
 	}
-	err = eval.Stream(st, s.o.Checkpoint, all, nbuf, s.o.Stop, func(done, total int) { s.o.Progress("indexing", done, total) }, func(p int, emb []float32) error {
+	err = eval.Stream(st, all, nbuf, s.o.Stop, func(done, total int) { s.o.Progress("indexing", done, total) }, func(p int, emb []float32) error {
 		lo := int64(p) * st.M.Rows
 		copy(h.vec[lo*int64(d):], emb)
 		for j := 0; j*d < len(emb); j++ {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
-	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/model"
@@ -72,9 +71,10 @@ const DefaultK = 10
 type Options struct {
 	// Workdir is the trained work directory.
 	Workdir string
-	// Checkpoint is the checkpoint directory to read, its partitions and
-	// relation parameters ("": the current checkpoint, as realrun eval
-	// reads).
+	// Checkpoint is the checkpoint read, its partitions and relation
+	// parameters, found as realrun eval finds it (job.ResolveCheckpoint):
+	// job.CheckpointLast ("" too), the current one, or job.CheckpointBest,
+	// the copy of the best epoch's that a run with --keep best keeps.
 	Checkpoint string
 	// K is the answers per query (0: DefaultK).
 	K int
@@ -263,7 +263,9 @@ func run(o Options, qs []Question, metric Metric) (*Result, error) {
 	if o.Progress == nil {
 		o.Progress = func(string, int, int) {}
 	}
-	t, err := job.OpenTrained(o.Workdir)
+	// The store opened reads the checkpoint chosen (a view of it for the
+	// best), so its current directory is the one every read streams.
+	t, err := job.OpenTrainedCheckpoint(o.Workdir, o.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -271,14 +273,7 @@ func run(o Options, qs []Question, metric Metric) (*Result, error) {
 	st := t.Store
 	res := &Result{Workdir: st.Dir, Checkpoint: t.Checkpoint(), Model: string(t.Model), Dim: st.M.Dim, Nodes: st.M.Nodes,
 		Metric: metric, Index: o.Index, K: o.K, MemoryBudget: o.Memory}
-	rel := t.Relations
-	if o.Checkpoint != "" && o.Checkpoint != st.CurrentDir() {
-		if rel, err = realrun.CheckpointRelationsIn(st, o.Checkpoint, t.Model, st.M.Seed); err != nil {
-			return nil, err
-		}
-		res.Checkpoint = o.Checkpoint
-	}
-	s := &searcher{o: o, st: st, kind: t.Model, rel: rel, metric: metric, res: res}
+	s := &searcher{o: o, st: st, kind: t.Model, rel: t.Relations, metric: metric, res: res}
 	if err := s.resolve(qs); err != nil {
 		return nil, err
 	}
@@ -413,7 +408,7 @@ func (s *searcher) vectors(nbuf int) error {
 			need = append(need, t)
 		}
 	}
-	g, err := eval.Gather(st, s.o.Checkpoint, need, nbuf, s.o.Stop, func(done, total int) { s.o.Progress("reading rows", done, total) })
+	g, err := eval.Gather(st, need, nbuf, s.o.Stop, func(done, total int) { s.o.Progress("reading rows", done, total) })
 	if err != nil {
 		return err
 	}

@@ -384,32 +384,49 @@ func TestQueryErrors(t *testing.T) {
 	}
 }
 
-// TestCheckpointField: the checkpoint to read is a field; the current
-// one's directory reads as the default, and the checkpoint before it
-// (epoch 1, kept beside it) gives other answers.
+// TestCheckpointField: the checkpoint read is a field, found as realrun
+// eval finds it: "last" ("" too) reads the current checkpoint, "best" the
+// best epoch's copy, whose answers are the brute force's over that
+// checkpoint's export; a directory without a best one is bad input.
 func TestCheckpointField(t *testing.T) {
-	work := trainedDir(t, workload.DistMult, 4)
-	tr, err := job.OpenTrained(work)
+	dir := t.TempDir()
+	o := job.Defaults
+	o.Edges = graphFile(t, dir, true)
+	o.Model, o.Dim, o.Epochs, o.P, o.C = "distmult", testDim, 3, 4, 2
+	o.Batch, o.Negatives, o.Workers, o.Eval, o.EvalEdges, o.KeepBest = 500, 20, 1, "every", 200, true
+	o.Workdir = filepath.Join(dir, "work")
+	_, err := job.Train(o, nil, false, io.Discard)
 	require.NoError(t, err)
-	current := tr.Store.CurrentDir()
-	kept, err := tr.Store.Checkpoints()
-	tr.Close()
-	require.NoError(t, err)
-	require.Len(t, kept, 2)
+	work := o.Workdir
+
 	q := []Question{{Head: "n0010", Relation: "r2", Tail: Unknown}, {Head: "n0010", Relation: "r2", Tail: "n0011"}}
 	def, err := Predict(Options{Workdir: work, K: 5}, q)
 	require.NoError(t, err)
-	cur, err := Predict(Options{Workdir: work, K: 5, Checkpoint: current}, q)
+	last, err := Predict(Options{Workdir: work, K: 5, Checkpoint: job.CheckpointLast}, q)
 	require.NoError(t, err)
-	assert.Equal(t, def.Answers, cur.Answers)
-	assert.Equal(t, "epoch 2", def.Checkpoint)
-	before, err := Predict(Options{Workdir: work, K: 5, Checkpoint: kept[0].Dir}, q)
+	assert.Equal(t, def.Answers, last.Answers)
+	assert.Equal(t, "epoch 3", def.Checkpoint)
+	best, err := Predict(Options{Workdir: work, K: 5, Checkpoint: job.CheckpointBest, Memory: smallBudget(t, work)}, q)
 	require.NoError(t, err)
-	assert.Equal(t, kept[0].Dir, before.Checkpoint)
-	assert.NotEqual(t, def.Answers[0].Hits, before.Answers[0].Hits)
-	assert.NotEqual(t, *def.Answers[1].Score, *before.Answers[1].Score)
-	_, err = Predict(Options{Workdir: work, Checkpoint: filepath.Join(work, "no-such-checkpoint")}, q)
-	assert.Error(t, err)
+	assert.Contains(t, best.Checkpoint, "(best)")
+
+	// The best checkpoint's answers are the brute force's over its export.
+	embPath, relPath := filepath.Join(dir, "best.tsv"), filepath.Join(dir, "best-rel.tsv")
+	_, err = job.ExportCheckpoint(work, job.CheckpointBest, embPath, "tsv", relPath, io.Discard)
+	require.NoError(t, err)
+	names, emb := readTSV(t, embPath)
+	_, rel := readTSV(t, relPath)
+	want := bruteTop(names, func(c string) (float64, bool) {
+		return modelScore(workload.DistMult, emb["n0010"], rel["r2"], emb[c]), true
+	}, 5, false)
+	assertSame(t, want, best.Answers[0].Hits, "best")
+	assert.InDelta(t, modelScore(workload.DistMult, emb["n0010"], rel["r2"], emb["n0011"]), *best.Answers[1].Score, 1e-4)
+
+	_, err = Predict(Options{Workdir: trainedDir(t, workload.DistMult, 4), Checkpoint: job.CheckpointBest}, q)
+	assert.ErrorIs(t, err, job.ErrNoBest)
+	_, err = Predict(Options{Workdir: work, Checkpoint: "worst"}, q)
+	var bad *inputerr.Error
+	assert.ErrorAs(t, err, &bad)
 }
 
 // TestHNSWRecall: the approximate index finds most of the exact k

@@ -89,7 +89,7 @@ func (s *searcher) scan(nbuf int) error {
 	blocks := (n + blockQueries - 1) / blockQueries
 	S := make([][]float32, s.o.Workers)
 	var norm []float32
-	return eval.Stream(st, s.o.Checkpoint, all, nbuf, s.o.Stop, func(done, total int) { s.o.Progress("searching", done, total) }, func(p int, emb []float32) error {
+	return eval.Stream(st, all, nbuf, s.o.Stop, func(done, total int) { s.o.Progress("searching", done, total) }, func(p int, emb []float32) error {
 		m := len(emb) / d
 		if m == 0 {
 			return nil
