@@ -149,7 +149,7 @@ func neighborsMain(args []string, stdout, stderr io.Writer) error {
 		Examples: []string{
 			"realrun neighbors /tmp/wn dog.n.02084071 car.n.02958343     # 10 nearest by cosine",
 			"realrun neighbors /tmp/wn dog.n.02084071 --relation _hypernym --k 5",
-			"realrun neighbors /tmp/wn dog.n.02084071 --metric l2 --memory 2MB --csv",
+			"realrun neighbors /tmp/wn dog.n.02084071 --metric l2 --memory 3MB --csv",
 		},
 	})
 	format, nodes, err := parseQueryArgs(fs, args, stdout)
