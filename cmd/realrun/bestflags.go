@@ -65,7 +65,8 @@ func checkBestFlags(o cmdOptions) error {
 	return nil
 }
 
-// checkpointFlag registers --checkpoint (realrun eval and export).
+// checkpointFlag registers --checkpoint (realrun eval, export, neighbors
+// and predict).
 func checkpointFlag(fs *flag.FlagSet, which *string) {
 	*which = job.CheckpointLast
 	fs.Var(checkpointValue{which}, "checkpoint", checkpointHelp)

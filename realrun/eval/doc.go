@@ -1,5 +1,7 @@
 // Package eval reads trained embeddings back from a work directory: it
 // ranks test edges against every node (filtered) or against sampled ones
-// (MRR, Hits@k, with the random baseline), and exports the embeddings in
-// input id order as .npy or TSV.
+// (MRR, Hits@k, with the random baseline), exports the embeddings in
+// input id order as .npy or TSV, and holds the one rule by which a
+// checkpoint's partitions are streamed within a memory budget (Budget,
+// Stream, Gather), which queries (realrun/query) read through too.
 package eval

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/sample"
@@ -293,18 +292,6 @@ type ranker struct {
 // stopped reports whether the evaluation is to stop.
 func (r *ranker) stopped() bool { return realrun.Stopped(r.stop) }
 
-// rows are embedding rows gathered from the partitions: node → row.
-type rows struct {
-	index map[int32]int
-	data  []float32
-	d     int
-}
-
-func (g *rows) row(v int32) []float32 {
-	i := g.index[v]
-	return g.data[i*g.d : (i+1)*g.d]
-}
-
 // mb is a byte count for messages, in MB (10^6 bytes), or kB below one.
 func mb(b int64) string {
 	if b < 1e6 {
@@ -314,117 +301,23 @@ func mb(b int64) string {
 }
 
 // budget checks that the working set plus at least one partition buffer
-// fits the memory budget and returns how many partition buffers do (at
-// most two: one read ahead while the other is ranked).
+// fits the memory budget and returns how many partition buffers do
+// (Budget).
 func (r *ranker) budget(working int64, what string) (int, error) {
-	part := r.st.M.PartitionBytes
-	if working+part > r.memory {
-		return 0, inputerr.Errorf("evaluation memory budget %s cannot hold one partition (%s) plus the working set (%s: %s); raise --eval-memory to at least %s",
-			mb(r.memory), mb(part), what, mb(working), mb(working+part))
-	}
-	nbuf := min(2, int64(r.st.M.P), (r.memory-working)/part)
-	r.used = max(r.used, working+nbuf*part)
-	return int(nbuf), nil
+	nbuf, used, err := Budget(r.st, r.memory, working, "evaluation", what, "--eval-memory")
+	r.used = max(r.used, used)
+	return nbuf, err
 }
 
-// gather reads the embedding rows of the given nodes, streaming only the
-// partitions that hold some of them.
+// gather reads the embedding rows of the given nodes (Gather).
 func (r *ranker) gather(nodes []int32, nbuf int) (*rows, error) {
-	slices.Sort(nodes)
-	nodes = slices.Compact(nodes)
-	g := &rows{index: make(map[int32]int, len(nodes)), data: make([]float32, len(nodes)*r.d), d: r.d}
-	var parts []int
-	for i, v := range nodes {
-		g.index[v] = i
-		if p := int(int64(v) / r.st.M.Rows); len(parts) == 0 || parts[len(parts)-1] != p {
-			parts = append(parts, p)
-		}
-	}
-	at := 0
-	err := r.stream(parts, nbuf, "reading rows", func(p int, emb []float32) error {
-		lo := int64(p) * r.st.M.Rows
-		for ; at < len(nodes) && int64(nodes[at])/r.st.M.Rows == int64(p); at++ {
-			o := (int64(nodes[at]) - lo) * int64(r.d)
-			copy(g.data[at*r.d:(at+1)*r.d], emb[o:o+int64(r.d)])
-		}
-		return nil
-	})
-	return g, err
+	return Gather(r.st, nodes, nbuf, r.stop, func(done, total int) { r.progress("reading rows", done, total) })
 }
 
-// stream reads the given partitions of the current checkpoint in order,
-// each checked against its checksum, through nbuf buffers (with two, the
-// next is read while fn works on the one before), and calls fn with each
-// partition's embeddings (not its Adagrad state).
+// stream reads the given partitions of the current checkpoint (Stream),
+// ending with ErrStopped once r.stop closes.
 func (r *ranker) stream(parts []int, nbuf int, phase string, fn func(p int, emb []float32) error) error {
-	st := r.st
-	dir := st.CurrentDir()
-	sums, err := st.PartitionSums(dir)
-	if err != nil {
-		return err
-	}
-	nbuf = max(1, min(nbuf, len(parts)))
-	type loaded struct {
-		p   int
-		buf *store.Buffer
-		err error
-	}
-	free := make(chan *store.Buffer, nbuf)
-	var all []*store.Buffer
-	defer func() {
-		for _, b := range all {
-			b.Free()
-		}
-	}()
-	for i := 0; i < nbuf; i++ {
-		b, err := st.NewBuffer()
-		if err != nil {
-			return err
-		}
-		all = append(all, b)
-		free <- b
-	}
-	full := make(chan loaded, nbuf)
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(full)
-		for _, p := range parts {
-			var b *store.Buffer
-			select {
-			case b = <-free:
-			case <-quit:
-				return
-			}
-			_, err := store.ReadPartitionChecked(dir, p, b, sums[p])
-			full <- loaded{p, b, err}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() { close(quit); wg.Wait() }()
-	r.progress(phase, 0, len(parts))
-	done := 0
-	for l := range full {
-		if l.err != nil {
-			return l.err
-		}
-		if r.stopped() {
-			return ErrStopped
-		}
-		lo := int64(l.p) * st.M.Rows
-		n := min(st.M.Rows, st.M.Nodes-lo)
-		if err := fn(l.p, l.buf.Floats()[:max(n, 0)*int64(r.d)]); err != nil {
-			return err
-		}
-		free <- l.buf
-		done++
-		r.progress(phase, done, len(parts))
-	}
-	return nil
+	return Stream(r.st, parts, nbuf, r.stop, func(done, total int) { r.progress(phase, done, total) }, fn)
 }
 
 // sampled ranks every edge on both sides against the same sampled
