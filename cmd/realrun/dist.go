@@ -115,10 +115,10 @@ var trainerColumns = plots.Columns{
 	{Field: "Epoch", Head: "epoch"},
 	{Field: "Trainer", Head: "trainer"},
 	{Field: "Buckets", Head: "buckets"},
-	{Field: "TrainSeconds", Head: "train s", Prec: 1, CSVPrec: 3},
-	{Field: "WaitBucketSeconds", Head: "wait for bucket s", Prec: 1, CSVPrec: 3},
-	{Field: "TransferSeconds", Head: "transfer s", Prec: 1, CSVPrec: 3},
-	{Field: "Seconds", Head: "epoch s", Prec: 1, CSVPrec: 3},
+	{Field: "TrainSeconds", Head: "train", Seconds: true, CSVPrec: 3},
+	{Field: "WaitBucketSeconds", Head: "wait for bucket", Seconds: true, CSVPrec: 3},
+	{Field: "TransferSeconds", Head: "transfer", Seconds: true, CSVPrec: 3},
+	{Field: "Seconds", Head: "epoch", Seconds: true, CSVPrec: 3},
 	{Field: "Occupancy", Head: "occupancy %", Scale: 100, Prec: 0, CSVPrec: 4},
 	{Field: "Loads", Head: "loads", Wide: true},
 	{Field: "Saves", Head: "saves", Wide: true},
@@ -132,7 +132,7 @@ var trainerColumns = plots.Columns{
 // distEpochColumns are the distributed run's epochs table: one
 // machine's columns (epochColumns) a distributed epoch has — its time,
 // loss, and the quality evaluated after it.
-var distEpochColumns = append(plots.Columns{{Field: "Epoch", Head: "epoch"}, {Field: "Seconds", Head: "epoch s", Prec: 1, CSVPrec: 3}},
+var distEpochColumns = append(plots.Columns{{Field: "Epoch", Head: "epoch"}, {Field: "Seconds", Head: "epoch", Seconds: true, CSVPrec: 3}},
 	pickColumns(epochColumns, "Loss", "LossPerEdge", "Valid.", "Test.", "EvalProtocol", "EvalSeconds")...)
 
 // pickColumns are the columns of cs whose field is one of fields (or,

@@ -49,7 +49,7 @@ var evalColumns = plots.Columns{
 	{Field: "Quality.HitsAt3", Key: "hits_at_3", Head: "Hits@3", Prec: 3, CSVPrec: 4},
 	{Field: "Quality.HitsAt10", Key: "hits_at_10", Head: "Hits@10", Prec: 3, CSVPrec: 4},
 	{Field: "Quality.Baseline", Key: "random_mrr", Head: "random MRR", Prec: 4, CSVPrec: 6},
-	{Field: "Quality.Seconds", Key: "eval_seconds", Head: "eval s", Prec: 1, CSVPrec: 3},
+	{Field: "Quality.Seconds", Key: "eval_seconds", Head: "eval", Seconds: true, CSVPrec: 3},
 }
 
 func evalMain(dir string, args []string, stdout, stderr io.Writer) error {

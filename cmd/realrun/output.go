@@ -15,9 +15,9 @@ import (
 // leaves the Wide ones out (--wide shows them).
 var epochColumns = plots.Columns{
 	{Field: "Epoch", Head: "epoch"},
-	{Field: "EpochSeconds", Head: "epoch s", Prec: 1, CSVPrec: 3},
-	{Field: "StallSeconds", Head: "stall s", Prec: 1, CSVPrec: 3},
-	{Field: "ComputeSeconds", Head: "compute s", Prec: 1, CSVPrec: 3, Wide: true},
+	{Field: "EpochSeconds", Head: "epoch", Seconds: true, CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall", Seconds: true, CSVPrec: 3},
+	{Field: "ComputeSeconds", Head: "compute", Seconds: true, CSVPrec: 3, Wide: true},
 	{Field: "Swaps", Head: "swaps"},
 	{Field: "Loads", Head: "loads", Wide: true},
 	{Field: "Writes", Head: "writes", Wide: true},
@@ -37,7 +37,7 @@ var epochColumns = plots.Columns{
 	{Field: "Test.HitsAt1", Head: "test\nHits@1", Prec: 3, CSVPrec: 4, Wide: true},
 	{Field: "Test.HitsAt3", CSVPrec: 4},
 	{Field: "Test.HitsAt10", Head: "test\nHits@10", Prec: 3, CSVPrec: 4},
-	{Field: "EvalSeconds", Head: "eval s", Prec: 1, CSVPrec: 3, Wide: true},
+	{Field: "EvalSeconds", Head: "eval", Seconds: true, CSVPrec: 3, Wide: true},
 }
 
 // evalSummary is one line per split on the run's last evaluation of it
