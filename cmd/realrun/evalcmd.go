@@ -102,7 +102,7 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 		}
 		note(c)
 	}
-	stop, code, done := stopEvalOnSignal(stderr)
+	stop, code, done := stopEvalOnSignal("eval", stderr)
 	defer done()
 	o.Stop = stop
 	out, err := job.EvaluateDir(o)
@@ -181,7 +181,7 @@ type evalStop struct {
 // stopEvalOnSignal closes stop on the first SIGINT or SIGTERM, so that
 // realrun eval's evaluation stops at once (it only reads) and the command
 // exits with 128+signal; a second signal exits at once.
-func stopEvalOnSignal(stderr io.Writer) (stop <-chan struct{}, why *evalStop, done func()) {
+func stopEvalOnSignal(cmd string, stderr io.Writer) (stop <-chan struct{}, why *evalStop, done func()) {
 	c, ch := make(chan struct{}), make(chan os.Signal, 2)
 	why = &evalStop{}
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
@@ -190,7 +190,7 @@ func stopEvalOnSignal(stderr io.Writer) (stop <-chan struct{}, why *evalStop, do
 			why.sig, why.code = s, 128+int(s.(syscall.Signal))
 			close(c)
 			if s, ok := <-ch; ok {
-				fmt.Fprintf(stderr, "%s eval: second %s: exiting at once\n", prog, signalName(s))
+				fmt.Fprintf(stderr, "%s %s: second %s: exiting at once\n", prog, cmd, signalName(s))
 				os.Exit(why.code)
 			}
 		}

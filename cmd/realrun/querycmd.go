@@ -12,6 +12,7 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/query"
 )
 
@@ -174,8 +175,13 @@ func neighborsMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stop, why, done := stopEvalOnSignal("neighbors", stderr)
+	defer done()
+	o.Stop = stop
 	res, err := query.Neighbors(o, nodes, m, relation)
-	if err != nil {
+	if errors.Is(err, eval.ErrStopped) {
+		return searchStopped("neighbors", why)
+	} else if err != nil {
 		return noBest(err)
 	}
 	return printAnswers(stdout, format, res, "")
@@ -220,8 +226,13 @@ func predictMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	stop, why, done := stopEvalOnSignal("predict", stderr)
+	defer done()
+	o.Stop = stop
 	res, err := query.Predict(o, qs)
-	if err != nil {
+	if errors.Is(err, eval.ErrStopped) {
+		return searchStopped("predict", why)
+	} else if err != nil {
 		return noBest(err)
 	}
 	note := ""
@@ -276,4 +287,10 @@ func queryMain(cmd string, args []string, stdout, stderr io.Writer) error {
 		return neighborsMain(args, stdout, stderr)
 	}
 	return predictMain(args, stdout, stderr)
+}
+
+// searchStopped is a search ended by a signal: nothing was written (the
+// work directory is only read), and the exit status is 128+signal.
+func searchStopped(cmd string, why *evalStop) error {
+	return &stoppedError{msg: fmt.Sprintf("%s: %s: the search stopped at once, unfinished: no result (nothing was written; the work directory is only read)", cmd, signalName(why.sig)), code: why.code}
 }

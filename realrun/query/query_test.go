@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun/eval"
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/workload"
@@ -464,4 +465,19 @@ func TestHNSWRecall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStop: a closed Stop ends a search before it streams the partitions,
+// with eval.ErrStopped and no result, for neighbours, relations and
+// predictions alike (a command's Ctrl-C).
+func TestStop(t *testing.T) {
+	work := trainedDir(t, workload.ComplEx, 4)
+	stop := make(chan struct{})
+	close(stop)
+	o := Options{Workdir: work, K: 3, Workers: 2, Stop: stop}
+	res, err := Neighbors(o, []string{"n0000"}, Cos, "")
+	assert.ErrorIs(t, err, eval.ErrStopped)
+	assert.Nil(t, res)
+	_, err = Predict(o, []Question{{Head: "n0000", Relation: "r0", Tail: "?"}})
+	assert.ErrorIs(t, err, eval.ErrStopped)
 }
