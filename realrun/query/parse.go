@@ -50,12 +50,20 @@ func (q Question) Kind() Kind {
 	return Triple
 }
 
-// String is the question as written, fields separated by spaces.
+// String is the question as written, fields separated by spaces, or by
+// " | " where a field holds a blank itself (names such as "New York").
 func (q Question) String() string {
+	fields := []string{q.Head, q.Relation, q.Tail}
 	if q.Relation == "" {
-		return q.Head + " " + q.Tail
+		fields = []string{q.Head, q.Tail}
 	}
-	return q.Head + " " + q.Relation + " " + q.Tail
+	sep := " "
+	for _, f := range fields {
+		if strings.ContainsAny(f, " \t") {
+			sep = " | "
+		}
+	}
+	return strings.Join(fields, sep)
 }
 
 // where is "FILE:LINE: " for the question's errors ("" without a file).

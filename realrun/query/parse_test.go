@@ -102,3 +102,19 @@ func FuzzParseQueries(f *testing.F) {
 		}
 	})
 }
+
+// TestQuestionString: a question prints as written, its fields apart by
+// spaces, or by " | " where a name holds a blank.
+func TestQuestionString(t *testing.T) {
+	for _, tc := range []struct {
+		q    Question
+		want string
+	}{
+		{Question{Head: "dog", Relation: "_hypernym", Tail: "?"}, "dog _hypernym ?"},
+		{Question{Head: "?", Tail: "b"}, "? b"},
+		{Question{Head: "Leslie Knuth", Relation: "lives in", Tail: "?"}, "Leslie Knuth | lives in | ?"},
+		{Question{Head: "a", Relation: "r", Tail: "New York"}, "a | r | New York"},
+	} {
+		assert.Equal(t, tc.want, tc.q.String())
+	}
+}
