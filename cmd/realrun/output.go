@@ -28,7 +28,7 @@ var epochColumns = plots.Columns{
 	{Field: "Loss", Head: "loss", Prec: 2, CSVPrec: 2, Wide: true},
 	{Field: "LossPerEdge", Head: "loss/edge", Prec: 4, CSVPrec: 6},
 	// The protocol beside the MRRs: filtered and sampled MRRs differ.
-	{Field: "EvalProtocol", Head: "protocol"},
+	{Field: "EvalProtocol", Head: "protocol", ZeroMissing: true},
 	{Field: "Valid.MRR", Head: "valid\nMRR", Prec: 3, CSVPrec: 4},
 	{Field: "Valid.HitsAt1", CSVPrec: 4},
 	{Field: "Valid.HitsAt3", CSVPrec: 4},
