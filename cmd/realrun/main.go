@@ -181,6 +181,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "trainer" {
 		return trainerMain(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "etcd-member" {
+		return memberMain(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "eval" || args[0] == "export") {
 		return workdirMain(args[0], args[1:], stdout, stderr)
 	}
@@ -245,7 +248,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	o.diskFlags.register(fs, "the work directory's disk")
 	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; 0: one trainer, no etcd)")
-	fs.StringVar(&o.dist.Etcd, "etcd", "", "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one embedded in this process)")
+	o.dist.Etcd.register(fs, "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one started by this process, --etcd-members)")
+	fs.IntVar(&o.dist.Members, "etcd-members", 1, "with --trainers and no --etcd: start an etcd of `N` members for the run, with a root password new for it: 1 embedded in this process, or 3, 5 or 7 processes of their own (a cluster that survives the loss of a member, for tests and demonstrations; production runs use an existing cluster, --etcd)")
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
 	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the embedded etcd and object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
 	fs.BoolVar(&o.dist.Objects, "objects", false, "with --trainers: move partitions and edges through an S3-compatible object store served from this process (gofakes3) instead of the shared work directory")
@@ -417,7 +421,7 @@ var help = cli.Help{
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol", "eval-memory"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
-		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "lease", "objects", "listen"}},
+		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user", "etcd-password-file", "etcd-members", "lease", "objects", "listen"}},
 	},
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
@@ -426,6 +430,7 @@ var help = cli.Help{
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
 		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
 		"realrun --trainers 2 --dataset twitter                   # two trainer processes, an embedded etcd",
+		"TIERFLOW_ETCD_PASSWORD=… realrun --trainers 2 --etcd https://10.0.0.1:2379 --etcd-cacert ca.pem --etcd-user tierflow  # an existing cluster",
 	},
 }
 

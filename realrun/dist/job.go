@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -20,15 +21,36 @@ import (
 )
 
 // DistOptions are a distributed run's own settings: how many trainer
-// processes to start here, which etcd to use ("": one embedded in this
-// process), how long a trainer's lease lasts, and the command line that
-// runs this program (`realrun`), to which "trainer" and its flags are
-// appended.
+// processes to start here, which etcd to use, how long a trainer's lease
+// lasts, and the command lines that run this program's trainers and
+// etcd members.
 type DistOptions struct {
 	Trainers int
-	Etcd     string
-	Lease    time.Duration
-	Argv     []string
+	// Etcd is an existing cluster to use (no endpoints: start one here,
+	// Members).
+	Etcd EtcdClient
+	// Members is how many etcd members to start when Etcd names none: 0
+	// or 1, one embedded in this process; more, that many processes of
+	// their own (StartCluster), for tests and demonstrations. Either has
+	// authentication enabled with a root password new for the run.
+	Members int
+	// MemberHosts are the addresses the members serve on, one each
+	// (none: Listen); WrapMember, when set, wraps member i's command
+	// line (to run it on a test host: ip netns exec …).
+	MemberHosts []string
+	WrapMember  func(i int, argv []string) []string
+	// OnCluster, when set, is called with the cluster of Members > 1
+	// once it is up (tests kill its members).
+	OnCluster func(*Cluster)
+	Lease     time.Duration
+	// Argv is the command line that runs this program (`realrun`);
+	// TrainerArgs and MemberArgs are what to append to it to run a
+	// trainer (its arguments, and its environment's NAME=value entries)
+	// or an etcd member (RunMember). The command that knows its flags
+	// makes them.
+	Argv        []string
+	TrainerArgs func(TrainerJoin) (args, env []string)
+	MemberArgs  func(Member) []string
 	// Listen is the address the embedded etcd and object store serve on
 	// ("": 127.0.0.1; the test hosts' gateway for trainers in network
 	// namespaces).
@@ -44,6 +66,22 @@ type DistOptions struct {
 	Compare bool
 }
 
+// TrainerJoin is what a trainer needs to join a run: the etcd client
+// (its password for the environment, never a command line), the store,
+// the run's prefix, its id and lease.
+type TrainerJoin struct {
+	// ID is the trainer's (-1: any free one, in the command line printed
+	// for trainers started elsewhere).
+	ID   int
+	Etcd EtcdClient
+	// PasswordFile, when set, is a file holding Etcd.Password that the
+	// trainer reads instead (the run's own etcd writes one in the store).
+	PasswordFile string
+	Store        string
+	Prefix       string
+	Lease        time.Duration
+}
+
 // DistOutput is a distributed run: the configuration, every trainer's
 // figures by epoch, the epochs' times and the quality at the end.
 type DistOutput struct {
@@ -54,7 +92,10 @@ type DistOutput struct {
 	Model    string `json:"model"`
 	Dim      int    `json:"dim"`
 	Etcd     string `json:"etcd"`
-	Prefix   string `json:"prefix"`
+	// Members is how many etcd members the run started (0: it used an
+	// existing cluster).
+	Members int    `json:"etcd_members,omitempty"`
+	Prefix  string `json:"prefix"`
 	// Objects is the object store's endpoint ("": the shared directory).
 	Objects    string `json:"objects,omitempty"`
 	TrainEdges int64  `json:"train_edges"`
@@ -119,16 +160,20 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if o.C == 0 || o.C > o.P {
 		o.C = 2
 	}
-	// An etcd that does not answer is refused before the work directory
-	// is touched.
+	if d.TrainerArgs == nil || (d.Members > 1 && d.MemberArgs == nil) {
+		return DistOutput{}, errors.New("distributed run: no command line for trainers or etcd members")
+	}
+	// An etcd that does not answer, or refuses the credentials, is
+	// refused before the work directory is touched.
 	var cli *clientv3.Client
-	if d.Etcd != "" {
-		eps, err := ParseEndpoints(d.Etcd)
-		if err != nil {
-			return DistOutput{}, inputerr.Errorf("%w", err)
+	etcd := d.Etcd
+	if len(etcd.Endpoints) > 0 {
+		if d.Members > 0 {
+			return DistOutput{}, inputerr.Errorf("etcd: an existing cluster or %d members started here, not both", d.Members)
 		}
-		if cli, err = Connect(eps, 5*time.Second); err != nil {
-			return DistOutput{}, inputerr.Errorf("--etcd: %w", err)
+		var err error
+		if cli, err = etcd.Connect(5 * time.Second); err != nil {
+			return DistOutput{}, inputerr.Errorf("%w", err)
 		}
 		defer cli.Close()
 	}
@@ -147,24 +192,56 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if listen == "" {
 		listen = "127.0.0.1"
 	}
-	endpoints := d.Etcd
+	// The run's own etcd: its root password is new, and trainers
+	// elsewhere read it from the shared store (this user's only).
+	passwordFile := ""
 	if cli == nil {
 		tmp, err := os.MkdirTemp("", "tierflow-etcd-")
 		if err != nil {
 			return out, err
 		}
 		defer os.RemoveAll(tmp)
-		srv, err := StartServer(tmp, listen, 0)
-		if err != nil {
-			return out, err
+		if d.Members > 1 {
+			cl, err := StartCluster(ctx, ClusterOptions{Members: d.Members, Dir: tmp, Hosts: d.MemberHosts, Listen: listen, Log: log, Wrap: d.WrapMember,
+				Argv: func(m Member) []string { return append(slices.Clone(d.Argv), d.MemberArgs(m)...) }})
+			if err != nil {
+				return out, err
+			}
+			defer cl.Close()
+			etcd = cl.Client
+			out.Members = d.Members
+			if d.OnCluster != nil {
+				d.OnCluster(cl)
+			}
+		} else {
+			srv, err := StartServer(tmp, listen, 0)
+			if err != nil {
+				return out, err
+			}
+			defer srv.Close()
+			c0, err := Connect([]string{srv.Endpoint}, 5*time.Second)
+			if err != nil {
+				return out, err
+			}
+			pw, err := EnableAuth(ctx, c0)
+			c0.Close()
+			if err != nil {
+				return out, err
+			}
+			etcd = EtcdClient{Endpoints: []string{srv.Endpoint}, User: "root", Password: pw}
+			out.Members = 1
 		}
-		defer srv.Close()
-		endpoints = srv.Endpoint
-		if cli, err = Connect([]string{endpoints}, 5*time.Second); err != nil {
+		if cli, err = etcd.Connect(5 * time.Second); err != nil {
 			return out, err
 		}
 		defer cli.Close()
+		passwordFile = filepath.Join(FilesDir(st, ""), "etcd-password")
+		if err := WritePassword(passwordFile, etcd.Password); err != nil {
+			return out, err
+		}
+		defer os.Remove(passwordFile)
 	}
+	endpoints := strings.Join(etcd.Endpoints, ",")
 	out.Etcd, out.Prefix = endpoints, NewPrefix(st)
 	hyper, err := json.Marshal(cfg.Hyper)
 	if err != nil {
@@ -210,18 +287,28 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if err := seedRelations(ctx, cli, out.Prefix, x.Engine(), first); err != nil {
 		return out, err
 	}
-	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: realrun trainer --etcd %s --store %s --run %s --id N)\n",
-		endpoints, out.Prefix, d.Trainers, endpoints, st.Dir, out.Prefix)
-	lease := d.Lease
+	join := TrainerJoin{ID: -1, Etcd: etcd, PasswordFile: passwordFile, Store: st.Dir, Prefix: out.Prefix, Lease: d.Lease}
+	args, env := d.TrainerArgs(join)
+	var hint []string
+	for _, e := range env { // names only: no password is printed
+		name, _, _ := strings.Cut(e, "=")
+		hint = append(hint, name+"=…")
+	}
+	hint = append(append(hint, "realrun"), args...)
+	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: %s)\n",
+		endpoints, out.Prefix, d.Trainers, strings.Join(hint, " "))
 	tctx, stopTrainers := context.WithCancel(ctx)
 	exited := make(chan []error, 1)
 	go func() {
-		exited <- Local(tctx, d.Trainers, func(id int) []string {
-			argv := append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints, "--store", st.Dir, "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
+		exited <- Local(tctx, d.Trainers, func(id int) ([]string, []string) {
+			j := join
+			j.ID = id
+			args, env := d.TrainerArgs(j)
+			argv := append(slices.Clone(d.Argv), args...)
 			if d.Wrap != nil {
 				argv = d.Wrap(id, argv)
 			}
-			return argv
+			return argv, env
 		}, log)
 	}()
 	var errs []error

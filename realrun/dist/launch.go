@@ -102,15 +102,20 @@ func commit(ctx context.Context, c *Coord, s RunState, st *store.Store, eng real
 }
 
 // Local starts n trainer processes, all joined to the run, and waits for
-// them. argv gives a trainer's command line. A trainer that fails is reported; the others go
-// on (its bucket returns to the pool when its lease expires).
-func Local(ctx context.Context, n int, argv func(id int) []string, stderr io.Writer) []error {
+// them. argv gives a trainer's command line and what it adds to this
+// process's environment (NAME=value). A trainer that fails is reported;
+// the others go on (its bucket returns to the pool when its lease
+// expires).
+func Local(ctx context.Context, n int, argv func(id int) (args, env []string), stderr io.Writer) []error {
 	errs := make([]error, n)
 	cmds := make([]*exec.Cmd, n)
 	for i := range n {
-		args := argv(i)
+		args, env := argv(i)
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Stdout, cmd.Stderr = io.Discard, stderr
+		if len(env) > 0 {
+			cmd.Env = append(os.Environ(), env...)
+		}
 		if err := cmd.Start(); err != nil {
 			errs[i] = fmt.Errorf("trainer %d: %w", i, err)
 			continue
@@ -131,21 +136,21 @@ func Local(ctx context.Context, n int, argv func(id int) []string, stderr io.Wri
 // TrainerOptions are one trainer process's: where etcd and the store are,
 // its id, the run's prefix, its lease.
 type TrainerOptions struct {
-	Endpoints []string
-	Store     string
-	ID        int
-	Prefix    string
-	Lease     time.Duration
-	Log       io.Writer
+	Etcd   EtcdClient
+	Store  string
+	ID     int
+	Prefix string
+	Lease  time.Duration
+	Log    io.Writer
 }
 
 // RunTrainer is `realrun trainer`: it joins the run in etcd, opens the
 // shared store and the engine, and trains until the run is done.
 func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 	if o.ID < 0 {
-		return nil, fmt.Errorf("--id %d: must not be negative", o.ID)
+		return nil, fmt.Errorf("trainer id %d: must not be negative", o.ID)
 	}
-	cli, err := Connect(o.Endpoints, 5*time.Second)
+	cli, err := o.Etcd.Connect(5 * time.Second)
 	if err != nil {
 		return nil, err
 	}
