@@ -12,7 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun"
@@ -40,8 +43,8 @@ type DistOptions struct {
 	MemberHosts []string
 	WrapMember  func(i int, argv []string) []string
 	// OnCluster, when set, is called with the cluster of Members > 1
-	// once it is up (tests kill its members).
-	OnCluster func(*Cluster)
+	// and the run's prefix once its trainers start (tests kill members).
+	OnCluster func(c *Cluster, prefix string)
 	Lease     time.Duration
 	// Argv is the command line that runs this program (`realrun`);
 	// TrainerArgs and MemberArgs are what to append to it to run a
@@ -195,6 +198,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	// The run's own etcd: its root password is new, and trainers
 	// elsewhere read it from the shared store (this user's only).
 	passwordFile := ""
+	var cluster *Cluster
 	if cli == nil {
 		tmp, err := os.MkdirTemp("", "tierflow-etcd-")
 		if err != nil {
@@ -210,9 +214,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			defer cl.Close()
 			etcd = cl.Client
 			out.Members = d.Members
-			if d.OnCluster != nil {
-				d.OnCluster(cl)
-			}
+			cluster = cl
 		} else {
 			srv, err := StartServer(tmp, listen, 0)
 			if err != nil {
@@ -311,6 +313,9 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			return argv, env
 		}, log)
 	}()
+	if cluster != nil && d.OnCluster != nil {
+		d.OnCluster(cluster, out.Prefix)
+	}
 	var errs []error
 	waited := false
 	defer func() { // a launcher that fails stops its trainers
@@ -334,7 +339,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			}
 		}
 		t0 := time.Now()
-		if err := CommitEpoch(ctx, cli, out.Prefix, st, x.Engine(), s); err != nil {
+		if err := retryEtcd(ctx, func(ctx context.Context) error { return CommitEpoch(ctx, cli, out.Prefix, st, x.Engine(), s) }); err != nil {
 			return out, fmt.Errorf("distributed run: epoch %d: %w", s.Epoch, err)
 		}
 		ep := realrun.Epoch{Epoch: s.Epoch}
@@ -344,7 +349,14 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			return out, err
 		}
 		epochs = append(epochs, ep)
-		if _, err := obs.Release(ctx, stop || s.Epoch >= o.Epochs); err != nil {
+		if err := retryEtcd(ctx, func(ctx context.Context) error {
+			// A release whose answer was lost with a member is done.
+			if now, _, err := obs.State(ctx); err != nil || now.Epoch > s.Epoch || now.Done() {
+				return err
+			}
+			_, err := obs.Release(ctx, stop || s.Epoch >= o.Epochs)
+			return err
+		}); err != nil {
 			return out, err
 		}
 		if stop || s.Epoch >= o.Epochs {
@@ -360,15 +372,18 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", err)
 	}
-	s, _, err := obs.State(ctx)
-	if err != nil {
+	var s RunState
+	var reports map[int][]TrainerEpoch
+	if err := retryEtcd(ctx, func(ctx context.Context) (err error) {
+		if s, _, err = obs.State(ctx); err != nil {
+			return err
+		}
+		reports, err = Reports(ctx, cli, out.Prefix)
+		return err
+	}); err != nil {
 		return out, err
 	}
 	out.Lost = s.Lost
-	reports, err := Reports(ctx, cli, out.Prefix)
-	if err != nil {
-		return out, err
-	}
 	for _, ep := range epochs {
 		de := DistEpoch{Epoch: ep.Epoch, Trainers: reports[ep.Epoch], Valid: ep.Valid, Test: ep.Test, EvalProtocol: ep.EvalProtocol, EvalSeconds: ep.EvalSeconds, CheckpointSeconds: ep.CheckpointSeconds}
 		for _, t := range de.Trainers {
@@ -395,8 +410,9 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 // them, their errors into errs) is an error.
 func waitHeld(ctx context.Context, obs *Coord, exited <-chan []error, waited *bool, errs *[]error) (RunState, error) {
 	for {
-		s, rev, err := obs.State(ctx)
-		if err != nil {
+		var s RunState
+		var rev int64
+		if err := retryEtcd(ctx, func(ctx context.Context) (err error) { s, rev, err = obs.State(ctx); return err }); err != nil {
 			return s, err
 		}
 		if s.Held() {
@@ -436,4 +452,40 @@ func noteSelection(x *job.Opened, out *DistOutput) {
 		b := sel.Best
 		out.Best, out.EarlyStop, out.StoppedEarly = &b, sel.Patience, b.StoppedAt
 	}
+}
+
+// retryEtcd runs the launcher's etcd operation op until it succeeds,
+// riding out a member of the cluster lost (a leader elected again, the
+// client moved to another member) for up to 30 s, as the trainers do.
+func retryEtcd(ctx context.Context, op func(ctx context.Context) error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := op(octx)
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// transient reports whether err is etcd unavailable for a while: no
+// leader, a member gone, an operation timed out.
+func transient(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code() == codes.Unavailable || ee.Code() == codes.DeadlineExceeded
+	}
+	if st, ok := status.FromError(err); ok {
+		return st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded
+	}
+	return false
 }
