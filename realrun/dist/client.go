@@ -147,7 +147,11 @@ func (c EtcdClient) Connect(timeout time.Duration) (*clientv3.Client, error) {
 		return cli, nil
 	}
 	if errors.Is(err, rpctypes.ErrAuthFailed) || errors.Is(err, rpctypes.ErrPermissionDenied) || errors.Is(err, rpctypes.ErrUserEmpty) {
-		return nil, fmt.Errorf("etcd %s: %w (user %s): %w", eps, ErrAuth, c.User, err)
+		who := "no user"
+		if c.User != "" {
+			who = "user " + c.User
+		}
+		return nil, fmt.Errorf("etcd %s: %w (%s): %w", eps, ErrAuth, who, err)
 	}
 	if tc != nil {
 		// grpc waits out a failed handshake as an endpoint down; say why.
