@@ -96,9 +96,10 @@ func secret(t *testing.T) string {
 // secureEtcd starts an etcd member that serves clients over TLS with a
 // certificate of ca's, asks them for a certificate of ca's too, and has
 // authentication on: a root user, and a user "trainer" whose role may
-// read and write /tierflow/ only. It returns the endpoint and trainer's
-// password.
-func secureEtcd(t *testing.T, ca *pki) (endpoint, password string) {
+// read and write /tierflow/ only, and a user "other" whose role may
+// read and write /other/ only. It returns the endpoint and the users'
+// passwords.
+func secureEtcd(t *testing.T, ca *pki) (endpoint, password, otherPassword string) {
 	t.Helper()
 	dir := t.TempDir()
 	cert, key := ca.issue(t, "etcd", true)
@@ -147,9 +148,18 @@ func secureEtcd(t *testing.T, ca *pki) (endpoint, password string) {
 	require.NoError(t, err)
 	_, err = cli.UserGrantRole(ctx, "trainer", "tierflow")
 	require.NoError(t, err)
+	otherPassword = secret(t)
+	_, err = cli.RoleAdd(ctx, "other")
+	require.NoError(t, err)
+	_, err = cli.RoleGrantPermission(ctx, "other", "/other/", clientv3.GetPrefixRangeEnd("/other/"), clientv3.PermissionType(clientv3.PermReadWrite))
+	require.NoError(t, err)
+	_, err = cli.UserAdd(ctx, "other", otherPassword)
+	require.NoError(t, err)
+	_, err = cli.UserGrantRole(ctx, "other", "other")
+	require.NoError(t, err)
 	_, err = cli.AuthEnable(ctx)
 	require.NoError(t, err)
-	return cu.String(), password
+	return cu.String(), password, otherPassword
 }
 
 // A run against an existing cluster with TLS (a client certificate
@@ -160,7 +170,7 @@ func TestEtcdTLSAuth(t *testing.T) {
 	dir := t.TempDir()
 	ca := newCA(t, dir, "good")
 	other := newCA(t, dir, "other")
-	ep, pw := secureEtcd(t, ca)
+	ep, pw, otherPW := secureEtcd(t, ca)
 	cert, key := ca.issue(t, "tierflow", false)
 	pwFile := filepath.Join(dir, "pw")
 	require.NoError(t, os.WriteFile(pwFile, []byte(pw+"\n"), 0o600))
@@ -178,6 +188,8 @@ func TestEtcdTLSAuth(t *testing.T) {
 		{"wrong user:password", append(append([]string{}, tls...), "--etcd-user", "trainer:wrong"), "", "etcd refused the credentials"},
 		{"no password", append(append([]string{}, tls...), "--etcd-user", "trainer"), "", "--etcd-user trainer: no password"},
 		{"wrong CA", []string{"--etcd", ep, "--etcd-cacert", other.CA, "--etcd-cert", cert, "--etcd-key", key, "--etcd-user", "trainer"}, pw, "certificate signed by unknown authority"},
+		{"no client certificate", []string{"--etcd", ep, "--etcd-cacert", ca.CA, "--etcd-user", "trainer"}, pw, "etcd not reachable: TLS: remote error: tls:"},
+		{"a user without /tierflow/", append(append([]string{}, tls...), "--etcd-user", "other"), otherPW, "etcd refused the credentials (user other may not read and write /tierflow/"},
 		{"http endpoint with a CA", []string{"--etcd", strings.Replace(ep, "https", "http", 1), "--etcd-cacert", ca.CA, "--etcd-user", "trainer"}, pw, "the endpoints are http:// (TLS needs https://)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

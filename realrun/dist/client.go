@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -19,6 +20,11 @@ import (
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 )
+
+// KeyPrefix is where every run keeps its keys (/tierflow/HASH/TIME/…):
+// a cluster with authentication gives the run's user a role that may
+// read and write it.
+const KeyPrefix = "/tierflow/"
 
 // ErrAuth is an etcd that refused the credentials: an unknown user, a
 // wrong password, or a user without the rights on the run's prefix.
@@ -147,11 +153,7 @@ func (c EtcdClient) Connect(timeout time.Duration) (*clientv3.Client, error) {
 		return cli, nil
 	}
 	if errors.Is(err, rpctypes.ErrAuthFailed) || errors.Is(err, rpctypes.ErrPermissionDenied) || errors.Is(err, rpctypes.ErrUserEmpty) {
-		who := "no user"
-		if c.User != "" {
-			who = "user " + c.User
-		}
-		return nil, fmt.Errorf("etcd %s: %w (%s): %w", eps, ErrAuth, who, err)
+		return nil, fmt.Errorf("etcd %s: %w (%s): %w", eps, ErrAuth, c.who(), err)
 	}
 	if tc != nil {
 		// grpc waits out a failed handshake as an endpoint down; say why.
@@ -198,8 +200,16 @@ func (c EtcdClient) handshake(tc *tls.Config, timeout time.Duration) error {
 		d := &net.Dialer{Timeout: timeout}
 		conn, err := tls.DialWithDialer(d, "tcp", host, cfg)
 		if err == nil {
+			// TLS 1.3: a member that wants a client certificate says
+			// so after the handshake; one that is content waits for
+			// the client to speak.
+			conn.SetReadDeadline(time.Now().Add(time.Second))
+			_, err = conn.Read(make([]byte, 1))
 			conn.Close()
-			return nil
+			var ne net.Error
+			if err == nil || errors.As(err, &ne) && ne.Timeout() {
+				return nil
+			}
 		}
 		var oe *net.OpError
 		if errors.As(err, &oe) && oe.Op == "dial" {
@@ -210,4 +220,37 @@ func (c EtcdClient) handshake(tc *tls.Config, timeout time.Duration) error {
 		}
 	}
 	return first
+}
+
+// CheckAccess checks that the client may read and write under KeyPrefix,
+// as a run's launcher and trainers do, with a key written and deleted.
+func CheckAccess(ctx context.Context, cli *clientv3.Client, c EtcdClient) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	b := make([]byte, 8)
+	rand.Read(b)
+	k := fmt.Sprintf("%saccess-%x", KeyPrefix, b)
+	_, err := cli.Put(ctx, k, "")
+	if err == nil {
+		_, err = cli.Delete(ctx, k)
+	}
+	if errors.Is(err, rpctypes.ErrPermissionDenied) {
+		return fmt.Errorf("etcd %s: %w (%s may not read and write %s; an administrator grants it with etcdctl role grant-permission ROLE --prefix=true readwrite %s): %w",
+			strings.Join(c.Endpoints, ","), ErrAuth, c.who(), KeyPrefix, KeyPrefix, err)
+	}
+	if err != nil {
+		return fmt.Errorf("etcd %s: %w", strings.Join(c.Endpoints, ","), err)
+	}
+	return nil
+}
+
+// who names the etcd user the client is.
+func (c EtcdClient) who() string {
+	switch {
+	case c.User != "":
+		return "user " + c.User
+	case c.Cert != "":
+		return "the user of the client certificate's common name"
+	}
+	return "no user"
 }

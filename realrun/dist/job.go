@@ -179,6 +179,9 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			return DistOutput{}, inputerr.Errorf("%w", err)
 		}
 		defer cli.Close()
+		if err := CheckAccess(ctx, cli, etcd); err != nil {
+			return DistOutput{}, inputerr.Errorf("%w", err)
+		}
 	}
 	x, err := job.Open(o, 2, log)
 	if err != nil {

@@ -155,6 +155,9 @@ func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 		return nil, err
 	}
 	defer cli.Close()
+	if err := CheckAccess(ctx, cli, o.Etcd); err != nil {
+		return nil, err
+	}
 	cfg, err := ReadConfig(ctx, cli, o.Prefix)
 	if err != nil {
 		return nil, err
@@ -216,5 +219,5 @@ func ParseEndpoints(s string) ([]string, error) {
 
 // NewPrefix is a fresh etcd prefix for a run on a work directory.
 func NewPrefix(st *store.Store) string {
-	return fmt.Sprintf("/tierflow/%x/%d", store.Checksum([]byte(st.Dir)), time.Now().UnixNano())
+	return fmt.Sprintf("%s%x/%d", KeyPrefix, store.Checksum([]byte(st.Dir)), time.Now().UnixNano())
 }
