@@ -110,8 +110,12 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if out.Objects != "" {
 		via = "the object store " + out.Objects
 	}
+	etcd := out.Etcd
+	if out.Members > 1 {
+		etcd += fmt.Sprintf(" (%d members started for the run)", out.Members)
+	}
 	fmt.Fprintf(stdout, "%d trainers on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
-		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, out.Etcd, via, out.Lost)
+		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, etcd, via, out.Lost)
 	if out.Quality.Mode != "" {
 		fmt.Fprintf(stdout, "MRR %.4f  Hits@1 %.4f  Hits@10 %.4f (%s, %d test edges)\n", out.MRR, out.Quality.HitsAt1, out.Quality.HitsAt10, out.Quality.Mode, out.Quality.Edges)
 	}

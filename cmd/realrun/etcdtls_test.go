@@ -183,6 +183,7 @@ func TestEtcdTLSAuth(t *testing.T) {
 		want string // "": the run succeeds
 	}{
 		{"password in the environment", append(append([]string{}, tls...), "--etcd-user", "trainer"), pw, ""},
+		{"password on the command line", append(append([]string{}, tls...), "--etcd-user", "trainer:"+pw), "", ""},
 		{"password from a file", append(append([]string{}, tls...), "--etcd-user", "trainer", "--etcd-password-file", pwFile), "", ""},
 		{"wrong password", append(append([]string{}, tls...), "--etcd-user", "trainer"), "not-" + pw, "etcd refused the credentials (user trainer)"},
 		{"wrong user:password", append(append([]string{}, tls...), "--etcd-user", "trainer:wrong"), "", "etcd refused the credentials"},
@@ -210,6 +211,11 @@ func TestEtcdTLSAuth(t *testing.T) {
 				}
 				assert.Equal(t, 16, buckets)
 				assert.NotContains(t, errOut, pw, "the password is never printed")
+				yaml, err := os.ReadFile(filepath.Join(work, RunYAML))
+				require.NoError(t, err)
+				assert.Contains(t, string(yaml), "etcd-user: trainer\n")
+				assert.Contains(t, string(yaml), "etcd-cacert: "+ca.CA+"\n")
+				assert.NotContains(t, string(yaml), pw, "nor written in run.yaml")
 				return
 			}
 			assert.Equal(t, 2, code, errOut)

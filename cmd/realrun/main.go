@@ -251,7 +251,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	o.dist.Etcd.register(fs, "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one started by this process, --etcd-members)")
 	fs.IntVar(&o.dist.Members, "etcd-members", 1, "with --trainers and no --etcd: start an etcd of `N` members for the run, with a root password new for it: 1 embedded in this process, or 3, 5 or 7 processes of their own (a cluster that survives the loss of a member, for tests and demonstrations; production runs use an existing cluster, --etcd)")
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
-	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the embedded etcd and object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
+	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the etcd this process starts (--etcd-members) and the object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
 	fs.BoolVar(&o.dist.Objects, "objects", false, "with --trainers: move partitions and edges through an S3-compatible object store served from this process (gofakes3) instead of the shared work directory")
 	o.out.register(fs)
 	cli.SetHelp(fs, help)
