@@ -198,7 +198,11 @@ func describe(o ObjectStore, err error) error {
 		if msg == "" {
 			msg = resp.Code
 		}
-		return fmt.Errorf("%w %s: credentials refused (%s): %s", ErrObjectStore, o.where(), credentialSource(), strings.TrimSuffix(msg, "."))
+		msg = strings.TrimSuffix(msg, ".")
+		if resp.Code == "AccessDenied" {
+			msg += "; a run lists, gets, puts and deletes objects under " + o.URL()
+		}
+		return fmt.Errorf("%w %s: credentials refused (%s): %s", ErrObjectStore, o.where(), credentialSource(), msg)
 	}
 	return fmt.Errorf("%w %s: %s: %s", ErrObjectStore, o.where(), resp.Code, resp.Message)
 }
