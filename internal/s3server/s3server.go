@@ -46,6 +46,9 @@ type Server struct {
 // repository's bin/tools/versitygw-Version.
 func Binary() (string, error) {
 	if p := os.Getenv("TIERFLOW_VERSITYGW"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("versitygw at TIERFLOW_VERSITYGW: %w", err)
+		}
 		return p, nil
 	}
 	dir, err := os.Getwd()
