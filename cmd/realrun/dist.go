@@ -52,11 +52,15 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	case m < 1 || m > 7 || m > 1 && m%2 == 0:
 		return cli.Usagef("--etcd-members %d: 1 (embedded in this process) or 3, 5 or 7 (processes of their own; an even number survives no more losses than one fewer)", m)
 	}
+	objects, err := objectStore(o.dist)
+	if err != nil {
+		return err
+	}
 	argv, err := selfArgv()
 	if err != nil {
 		return err
 	}
-	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: ec, Members: o.dist.Members, Lease: o.dist.Lease, Objects: o.dist.Objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim,
+	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: ec, Members: o.dist.Members, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim,
 		TrainerArgs: distargs.Trainer, MemberArgs: distargs.Member}
 	if ec.Endpoints != nil {
 		d.Members = 0
@@ -107,7 +111,12 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 			c.EdgeSeconds*1e6, runtime.NumCPU(), c.StoreBytes/1e6)
 	}
 	via := "the shared work directory"
-	if out.Objects != "" {
+	switch {
+	case out.ObjectsEmbedded:
+		via = "the embedded object store " + out.ObjectsEndpoint + " (in memory)"
+	case out.ObjectsEndpoint != "":
+		via = "the object store " + out.Objects + " at " + out.ObjectsEndpoint
+	case out.Objects != "":
 		via = "the object store " + out.Objects
 	}
 	etcd := out.Etcd
@@ -127,6 +136,46 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "occupancy: training ÷ the trainer's epoch; wait: the lock server had no bucket with free partitions")
 	return nil
+}
+
+// objectStore is the store --objects names (nil: none), its endpoint
+// and region from the flags or, as AWS's tools take them, the
+// environment.
+func objectStore(f distFlags) (*dist.ObjectStore, error) {
+	switch f.Objects {
+	case "":
+		if f.ObjectsEndpoint != "" || f.ObjectsRegion != "" {
+			return nil, cli.Usagef("--objects-endpoint and --objects-region go with --objects s3://BUCKET[/PREFIX]")
+		}
+		return nil, nil
+	case objectsEmbedded:
+		if f.ObjectsEndpoint != "" || f.ObjectsRegion != "" {
+			return nil, cli.Usagef("--objects embedded: serves its own store; --objects-endpoint and --objects-region name a user's")
+		}
+		return &dist.ObjectStore{Embedded: true}, nil
+	}
+	s, err := dist.ParseObjectURL(f.Objects)
+	if err != nil {
+		return nil, cli.Usagef("--objects %w, or embedded", err)
+	}
+	s.Endpoint = firstSet(f.ObjectsEndpoint, os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"))
+	if s.Endpoint != "" {
+		if err := dist.CheckEndpoint(s.Endpoint); err != nil {
+			return nil, cli.Usagef("--objects-endpoint (or AWS_ENDPOINT_URL) %w", err)
+		}
+	}
+	s.Region = firstSet(f.ObjectsRegion, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"))
+	return &s, nil
+}
+
+// firstSet is the first of ss that is not empty.
+func firstSet(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // trainerColumns are the distributed run's per-trainer table and CSV.
@@ -233,19 +282,20 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	var ef etcdFlags
 	fs := newFlagSet(prog + " trainer")
 	ef.register(fs, "etcd `ENDPOINTS` of the run (comma-separated; realrun --trainers prints them)")
-	fs.StringVar(&o.Store, "store", "", "the run's shared store: its work `DIR`, on a filesystem every trainer sees")
+	fs.StringVar(&o.Store, "store", "", "the run's shared store: its work `DIR`, on a filesystem every trainer sees (not for a run through an object store, --objects: the store holds all a trainer needs)")
 	fs.StringVar(&o.Prefix, "run", "", "the run's etcd `PREFIX` (realrun --trainers prints it)")
 	fs.IntVar(&o.ID, "id", -1, "this trainer's id, unique among the run's live trainers")
 	fs.DurationVar(&o.Lease, "lease", 5*time.Second, "this trainer's lease: silent this long, it loses its bucket to the pool")
 	wide := cli.WideFlag(fs)
 	cli.SetHelp(fs, cli.Help{
-		Usage:   "realrun trainer --etcd ENDPOINTS --store DIR --run PREFIX --id N",
-		Summary: "Joins a distributed run as one trainer: takes buckets from the lock server in etcd, partitions through the shared store, until the run is done.",
+		Usage:   "realrun trainer --etcd ENDPOINTS [--store DIR] --run PREFIX --id N",
+		Summary: "Joins a distributed run as one trainer: takes buckets from the lock server in etcd, partitions through the run's object store (with this machine's credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials) or its shared work directory, until the run is done.",
 		Groups: []cli.FlagGroup{{Title: "The run", Flags: []string{"etcd", "store", "run", "id", "lease"}},
 			{Title: "etcd's TLS and credentials (as etcdctl's)", Flags: etcdFlagNames[1:]},
 			{Title: "Output", Flags: []string{"json", "csv"}}},
 		Examples: []string{
 			"realrun trainer --etcd http://10.0.0.1:2379 --store /shared/wd --run /tierflow/5f3a/1764170000 --id 2",
+			"realrun trainer --etcd http://10.0.0.1:2379 --run /tierflow/5f3a/1764170000 --id 2   # a run through an object store",
 			"TIERFLOW_ETCD_PASSWORD=… realrun trainer --etcd https://10.0.0.1:2379 --etcd-cacert ca.pem --etcd-user tierflow --store /shared/wd --run /tierflow/5f3a/1764170000 --id 2",
 		},
 	})
@@ -256,8 +306,6 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case ef.Endpoints == "":
 		return cli.Usagef("--etcd: required (the endpoints realrun --trainers prints)")
-	case o.Store == "":
-		return cli.Usagef("--store: required (the run's work directory)")
 	case o.Prefix == "":
 		return cli.Usagef("--run: required (the prefix realrun --trainers prints)")
 	case o.ID < 0:
@@ -265,7 +313,7 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	case o.Lease < time.Second:
 		return cli.Usagef("--lease %s: at least 1s", o.Lease)
 	}
-	if fi, err := os.Stat(o.Store); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(o.Store); o.Store != "" && (err != nil || !fi.IsDir()) {
 		return cli.Usagef("--store %s: not a directory", o.Store)
 	}
 	if o.Etcd, err = ef.client(); err != nil {
@@ -275,7 +323,10 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	eps, err := dist.RunTrainer(ctx, o)
-	if errors.Is(err, dist.ErrDuplicate) || errors.Is(err, dist.ErrNoRun) || errors.Is(err, dist.ErrUnreachable) || errors.Is(err, dist.ErrNotShared) || errors.Is(err, dist.ErrAuth) {
+	if errors.Is(err, dist.ErrNeedStore) {
+		return cli.Usagef("--store: required: %w", err)
+	}
+	if errors.Is(err, dist.ErrDuplicate) || errors.Is(err, dist.ErrNoRun) || errors.Is(err, dist.ErrUnreachable) || errors.Is(err, dist.ErrNotShared) || errors.Is(err, dist.ErrObjectStore) || errors.Is(err, dist.ErrAuth) {
 		return cli.Usagef("%w", err)
 	} else if err != nil {
 		return asUsage(err)

@@ -1,22 +1,50 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
 // distFlags are --trainers, --etcd and its TLS and credentials,
-// --etcd-members, --lease, --objects and --listen: a distributed run
-// (realrun/dist; not in a build with -tags nodist).
+// --etcd-members, --lease, --objects (with --objects-endpoint and
+// --objects-region) and --listen: a distributed run (realrun/dist; not
+// in a build with -tags nodist).
 type distFlags struct {
-	Trainers int
-	Etcd     etcdFlags
-	Members  int
-	Lease    time.Duration
-	Objects  bool
-	Listen   string
+	Trainers        int
+	Etcd            etcdFlags
+	Members         int
+	Lease           time.Duration
+	Objects         string
+	ObjectsEndpoint string
+	ObjectsRegion   string
+	Listen          string
+}
+
+// objectsEmbedded is --objects's value for the in-memory store the
+// launcher serves itself.
+const objectsEmbedded = "embedded"
+
+// objectsFlag is --objects's value: a URL or embedded, never the next
+// flag (the bare --objects of before is --objects embedded).
+type objectsFlag struct{ s *string }
+
+func (f objectsFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return *f.s
+}
+
+func (f objectsFlag) Set(v string) error {
+	if strings.HasPrefix(v, "-") {
+		return errors.New("want s3://BUCKET[/PREFIX] or embedded (the bare --objects of before is --objects embedded)")
+	}
+	*f.s = v
+	return nil
 }
 
 // etcdFlags are how realrun and realrun trainer reach an existing etcd
@@ -52,7 +80,7 @@ func dflagSet(fs *flag.FlagSet) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "trainers", "etcd-members", "lease", "objects", "listen":
+		case "trainers", "etcd-members", "lease", "objects", "objects-endpoint", "objects-region", "listen":
 			set = true
 		}
 		if slices.Contains(etcdFlagNames, f.Name) {

@@ -58,9 +58,12 @@ type DistOptions struct {
 	// ("": 127.0.0.1; the test hosts' gateway for trainers in network
 	// namespaces).
 	Listen string
-	// Objects moves partitions and edges through an S3-compatible object
-	// store served from this process instead of the shared directory.
-	Objects bool
+	// Objects moves partitions and edges, the manifest and the degrees
+	// through an S3-compatible object store instead of the shared
+	// directory (nil): a user's store, or, Embedded, one served from this
+	// process's memory on Listen. The trainers then need no work
+	// directory.
+	Objects *ObjectStore
 	// Wrap, when set, wraps trainer id's command line (to run it on a
 	// test host: ip netns exec …).
 	Wrap func(id int, argv []string) []string
@@ -99,9 +102,15 @@ type DistOutput struct {
 	// existing cluster).
 	Members int    `json:"etcd_members,omitempty"`
 	Prefix  string `json:"prefix"`
-	// Objects is the object store's endpoint ("": the shared directory).
-	Objects    string `json:"objects,omitempty"`
-	TrainEdges int64  `json:"train_edges"`
+	// Objects is the object store's URL (s3://bucket/prefix; "": the
+	// shared directory), ObjectsEndpoint its server ("": AWS S3), and
+	// ObjectsEmbedded whether it was served from the launcher's memory.
+	// The run's objects are under Objects/ObjectsRun, removed at the end.
+	Objects         string `json:"objects,omitempty"`
+	ObjectsEndpoint string `json:"objects_endpoint,omitempty"`
+	ObjectsEmbedded bool   `json:"objects_embedded,omitempty"`
+	ObjectsRun      string `json:"objects_run,omitempty"`
+	TrainEdges      int64  `json:"train_edges"`
 	// Epochs are, by epoch, every trainer's figures and the epoch's time
 	// (the slowest trainer's).
 	Epochs []DistEpoch `json:"epochs"`
@@ -183,6 +192,14 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			return DistOutput{}, inputerr.Errorf("%w", err)
 		}
 	}
+	// So is an object store that refuses this process.
+	var ob *Objects
+	if d.Objects != nil && !d.Objects.Embedded {
+		var err error
+		if ob, err = ConnectObjects(ctx, *d.Objects, 10*time.Second); err != nil {
+			return DistOutput{}, inputerr.Errorf("%w", err)
+		}
+	}
 	x, err := job.Open(o, 2, log)
 	if err != nil {
 		return DistOutput{}, err
@@ -253,16 +270,27 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		return out, err
 	}
 	blobs := DirBlobs(st)
-	if d.Objects {
-		obj, err := StartObjectServer(listen, 0)
-		if err != nil {
-			return out, err
+	if d.Objects != nil {
+		if d.Objects.Embedded {
+			srv, err := StartObjectServer(listen, 0)
+			if err != nil {
+				return out, err
+			}
+			defer srv.Close()
+			if ob, err = ConnectObjects(ctx, srv.Store(), 10*time.Second); err != nil {
+				return out, err
+			}
 		}
-		defer obj.Close()
-		out.Objects = obj.Endpoint
-		if blobs, err = S3Blobs(obj.Endpoint, out.Prefix, st); err != nil {
-			return out, err
-		}
+		out.Objects, out.ObjectsEndpoint, out.ObjectsEmbedded = ob.Store.URL(), ob.Store.Endpoint, ob.Store.Embedded
+		out.ObjectsRun = ob.key(out.Prefix)
+		blobs = ob.Blobs(out.Prefix, st)
+		// The run's objects go once its result is in the work directory
+		// (each epoch's is, as it ends).
+		defer func() {
+			if err := ob.RemoveRun(context.WithoutCancel(ctx), out.Prefix); err != nil {
+				fmt.Fprintf(log, "warning: %v (the run's objects are under %s/%s)\n", err, ob.Store.URL(), out.ObjectsRun)
+			}
+		}()
 		if err := Upload(blobs, st); err != nil {
 			return out, err
 		}
@@ -286,13 +314,21 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		noteSelection(x, &out)
 		return out, nil // stopped early, or trained, already
 	}
-	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Blobs: out.Objects, First: first, Hold: true}, st.M.P, sums); err != nil {
+	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Objects: objectStore(ob), First: first, Hold: true}, st.M.P, sums); err != nil {
 		return out, err
 	}
 	if err := seedRelations(ctx, cli, out.Prefix, x.Engine(), first); err != nil {
 		return out, err
 	}
-	join := TrainerJoin{ID: -1, Etcd: etcd, PasswordFile: passwordFile, Store: st.Dir, Prefix: out.Prefix, Lease: d.Lease}
+	// A trainer of a run through an object store needs no work
+	// directory: the store has all it needs. Trainers started here get
+	// the etcd password in their environment; the line for trainers
+	// elsewhere names the file that holds it (the run's own etcd).
+	store := st.Dir
+	if ob != nil {
+		store = ""
+	}
+	join := TrainerJoin{ID: -1, Etcd: etcd, PasswordFile: passwordFile, Store: store, Prefix: out.Prefix, Lease: d.Lease}
 	args, env := d.TrainerArgs(join)
 	var hint []string
 	for _, e := range env { // names only: no password is printed
@@ -302,6 +338,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	hint = append(append(hint, "realrun"), args...)
 	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: %s)\n",
 		endpoints, out.Prefix, d.Trainers, strings.Join(hint, " "))
+	join.PasswordFile = ""
 	tctx, stopTrainers := context.WithCancel(ctx)
 	exited := make(chan []error, 1)
 	go func() {
@@ -336,7 +373,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		}
 		// The launcher's part of the epoch, as one machine's after its
 		// epoch: a checkpoint, the evaluation, the best epoch.
-		if d.Objects {
+		if ob != nil {
 			if err := Download(blobs, st, s.Files); err != nil {
 				return out, err
 			}
@@ -401,7 +438,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	}
 	noteSelection(x, &out)
 	if out.Calibration != nil {
-		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, len(out.Epochs), *out.Calibration, d.Objects); err != nil {
+		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, len(out.Epochs), *out.Calibration, ob != nil); err != nil {
 			return out, err
 		}
 	}
@@ -491,4 +528,13 @@ func transient(err error) bool {
 		return st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded
 	}
 	return false
+}
+
+// objectStore is the store ob is connected to (nil: none).
+func objectStore(ob *Objects) *ObjectStore {
+	if ob == nil {
+		return nil
+	}
+	s := ob.Store
+	return &s
 }

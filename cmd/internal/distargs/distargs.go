@@ -37,7 +37,10 @@ func Trainer(j dist.TrainerJoin) (args, env []string) {
 			env = append(env, PasswordEnv+"="+j.Etcd.Password)
 		}
 	}
-	args = append(args, "--store", j.Store, "--run", j.Prefix, "--id", id, "--lease", j.Lease.String())
+	if j.Store != "" { // a run through an object store needs none
+		args = append(args, "--store", j.Store)
+	}
+	args = append(args, "--run", j.Prefix, "--id", id, "--lease", j.Lease.String())
 	return args, env
 }
 

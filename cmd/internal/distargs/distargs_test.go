@@ -38,7 +38,11 @@ func TestTrainer(t *testing.T) {
 		})
 	}
 	j := base
-	j.ID = -1
+	j.Store = ""
 	args, _ := Trainer(j)
+	assert.NotContains(t, args, "--store", "a run through an object store: the trainer needs no work directory")
+	j = base
+	j.ID = -1
+	args, _ = Trainer(j)
 	assert.Contains(t, strings.Join(args, " "), "--id N", "the line printed for trainers elsewhere")
 }
