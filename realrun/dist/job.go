@@ -215,8 +215,10 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if listen == "" {
 		listen = "127.0.0.1"
 	}
-	// The run's own etcd: its root password is new, and trainers
-	// elsewhere read it from the shared store (this user's only).
+	// The run's own etcd: its root password is new, in a file of the
+	// work directory readable by this user only (trainers elsewhere on
+	// the shared directory read it there; those started here get it in
+	// their environment).
 	passwordFile := ""
 	var cluster *Cluster
 	if cli == nil {
