@@ -401,6 +401,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		}); err != nil {
 			return out, err
 		}
+		compact(ctx, obs, cli)
 		if stop || s.Epoch >= o.Epochs {
 			break
 		}
@@ -539,4 +540,16 @@ func objectStore(ob *Objects) *ObjectStore {
 	}
 	s := ob.Store
 	return &s
+}
+
+// compact drops etcd's history up to the run's state as it is now: the
+// relation parameters are rewritten every few thousand edges, and a
+// cluster keeps every version until compacted. Best effort: a user that
+// may not compact leaves it to the cluster's own auto-compaction.
+func compact(ctx context.Context, obs *Coord, cli *clientv3.Client) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, rev, err := obs.State(ctx); err == nil {
+		cli.Compact(ctx, rev)
+	}
 }
