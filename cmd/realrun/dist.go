@@ -354,13 +354,13 @@ func memberMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&m.Dir, "data-dir", "", "its data `DIR`")
 	fs.StringVar(&m.Client, "listen-client", "", "the `URL` it serves clients on")
 	fs.StringVar(&m.Peer, "listen-peer", "", "the `URL` it serves its peers on")
-	fs.StringVar(&m.Cluster, "initial-cluster", "", "every member's NAME=PEER-URL, comma-separated")
+	fs.StringVar(&m.Cluster, "initial-cluster", "", "every member's `NAME=URL,…` (their peer URLs)")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun etcd-member --name NAME --data-dir DIR --listen-client URL --listen-peer URL --initial-cluster NAME=URL,…",
 		Summary: "Runs one member of the etcd cluster that realrun --trainers N --etcd-members 3 starts (one process each), until SIGTERM or SIGINT.",
 		Groups:  []cli.FlagGroup{{Title: "The member", Flags: []string{"name", "data-dir", "listen-client", "listen-peer", "initial-cluster"}}},
 	})
-	if _, err := cli.ParseFormat(fs, args, stdout); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		return err
 	}
 	for _, f := range []struct{ name, v string }{{"name", m.Name}, {"data-dir", m.Dir}, {"listen-client", m.Client}, {"listen-peer", m.Peer}, {"initial-cluster", m.Cluster}} {

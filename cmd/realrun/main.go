@@ -411,6 +411,7 @@ var help = cli.Help{
 	Summary: "Trains graph embeddings out of core for real, executing a Plan with O_DIRECT partition I/O, and measures the simulator's Report plus MRR and Hits@k.",
 	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"},
 		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"},
+		{"etcd-member", "one member of the etcd cluster realrun --trainers N --etcd-members 3 starts (realrun etcd-member --help)"},
 		{"eval", "evaluate a trained work directory without training (realrun eval --help)"},
 		{"export", "export a trained work directory's embeddings (realrun export --help)"},
 		{"neighbors", "the nearest nodes of nodes, or their best tails under a relation (realrun neighbors --help)"},
