@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,10 @@ type RunState struct {
 	// and lets the next one start (Release); 0: the epochs follow each
 	// other at once.
 	Hold int `json:"hold,omitempty"`
+	// Pause stops the lock server handing out buckets: the launcher
+	// checkpoints inside the epoch once the buckets in flight are
+	// committed (Paused), then lifts it (Unpause).
+	Pause bool `json:"pause,omitempty"`
 }
 
 // Done reports whether every epoch is trained.
@@ -55,11 +60,26 @@ func (s RunState) Held() bool {
 	return s.Hold > 0 && s.Epoch == s.Hold && !s.Done() && s.Lock.Remaining() == 0 && s.Lock.Active() == 0
 }
 
-// advance starts the next epoch (or ends the run after the last).
+// Paused reports whether the run is paused (Pause) with no bucket in
+// flight: the committed partitions are those of the buckets done
+// (Lock.Done), each trained once, and no other.
+func (s RunState) Paused() bool {
+	return s.Pause && !s.Done() && s.Lock.Active() == 0
+}
+
+// Trained is the number of buckets of the epoch trained and committed.
+func (s RunState) Trained() int {
+	return len(s.Lock.Done) - s.Lock.Remaining() - s.Lock.Active()
+}
+
+// advance starts the next epoch (or ends the run after the last), with
+// the same bucket order.
 func (s *RunState) advance() {
 	s.Epoch++
 	if !s.Done() {
+		order := s.Lock.Order
 		s.Lock, _ = lockserver.NewEpoch(s.Lock.P, false)
+		s.Lock.Order = order
 	}
 }
 
@@ -79,6 +99,22 @@ type Config struct {
 	// Blobs is the object store partitions and edges move through
 	// (http://host:port), "" for the shared work directory.
 	Blobs string `json:"blobs,omitempty"`
+	// Engine and Buffer are the trainers' engine and, for the CUDA
+	// engine, where its partition slots live (realrun.EngineOptions;
+	// "": the CPU engine).
+	Engine string `json:"engine,omitempty"`
+	Buffer string `json:"buffer,omitempty"`
+	// Trace makes the trainers report the spans of their epochs (when
+	// they trained, transferred and waited) with their figures.
+	Trace bool `json:"trace,omitempty"`
+	// Order, if set, is the priority of the buckets: the lock server
+	// hands out the first one of it whose partitions are free
+	// (lockserver.State.Order; a saved Plan's order).
+	Order []orderings.Bucket `json:"order,omitempty"`
+	// Within is the lock server's state of epoch First as a checkpoint
+	// inside it left it (the buckets trained before it; nil: from the
+	// epoch's start).
+	Within *lockserver.State `json:"within,omitempty"`
 }
 
 // InitialFiles is the store directory of every partition's first
@@ -145,6 +181,17 @@ func Init(ctx context.Context, cli *clientv3.Client, prefix string, cfg Config, 
 	ls, err := lockserver.NewEpoch(p, first == 1)
 	if err != nil {
 		return err
+	}
+	if w := cfg.Within; w != nil {
+		if w.P != p || len(w.Done) != p*p || len(w.Holder) != p*p || w.Active() != 0 || w.Inited != nil && len(w.Inited) != p {
+			return fmt.Errorf("the checkpoint's lock state is not of p=%d with no bucket held", p)
+		}
+		ls.Done, ls.Inited = slices.Clone(w.Done), slices.Clone(w.Inited)
+	}
+	if cfg.Order != nil {
+		if err := ls.SetOrder(cfg.Order); err != nil {
+			return err
+		}
 	}
 	st := RunState{Epochs: cfg.Epochs, Epoch: first, Lock: ls, Versions: make([]int, p), Files: make([]string, p), Sums: sums}
 	if cfg.Hold {
@@ -314,8 +361,8 @@ func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings
 				changed = true
 			}
 		}
-		if s.Held() {
-			return changed, nil // the launcher has the epoch
+		if s.Held() || s.Pause {
+			return changed, nil // the launcher has the epoch, or checkpoints inside it
 		}
 		if s.Lock.Remaining() == 0 && s.Lock.Active() == 0 {
 			s.advance()
@@ -362,6 +409,34 @@ func (c *Coord) Release(ctx context.Context, stop bool) (RunState, error) {
 		}
 		return true, nil
 	})
+}
+
+// Pause asks the lock server to hand out no bucket (RunState.Pause) so
+// that the launcher can checkpoint inside the epoch; it does nothing
+// (ok false) when the epoch has no bucket left to hand out or the run
+// is held or done.
+func (c *Coord) Pause(ctx context.Context) (ok bool, st RunState, err error) {
+	st, err = c.update(ctx, func(s *RunState, _ map[int]bool) (bool, error) {
+		ok = !s.Done() && !s.Held() && s.Lock.Remaining() > 0
+		if !ok || s.Pause {
+			return false, nil
+		}
+		s.Pause = true
+		return true, nil
+	})
+	return ok, st, err
+}
+
+// Unpause lifts a Pause: the lock server hands out buckets again.
+func (c *Coord) Unpause(ctx context.Context) error {
+	_, err := c.update(ctx, func(s *RunState, _ map[int]bool) (bool, error) {
+		if !s.Pause {
+			return false, nil
+		}
+		s.Pause = false
+		return true, nil
+	})
+	return err
 }
 
 // Wait blocks until the state changes after revision rev, or d passes.

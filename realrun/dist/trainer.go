@@ -13,6 +13,7 @@ import (
 	"github.com/tierflow/tierflow/orderings/lockserver"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/report"
 )
 
 // TrainerEpoch is one trainer's figures for one epoch.
@@ -42,7 +43,19 @@ type TrainerEpoch struct {
 	Lost int `json:"lost,omitempty"`
 	// Occupancy is TrainSeconds over Seconds.
 	Occupancy float64 `json:"occupancy"`
+	// Spans, when the run is traced (Config.Trace), are what the trainer
+	// did, in Unix seconds: on track "train" its buckets, on "transfer"
+	// their loads and saves (partitions, edges, the commit), on "wait
+	// for bucket" its waits for the lock server.
+	Spans []report.Span `json:"spans,omitempty"`
 }
+
+// The tracks of a trainer's spans.
+const (
+	TrackTrain    = "train"
+	TrackTransfer = "transfer"
+	TrackWait     = "wait for bucket"
+)
 
 // FilesDir is the directory of the shared store named name (RunState.Files):
 // a new version of a partition is a new file, never written in place.
@@ -74,6 +87,8 @@ type Trainer struct {
 	SyncEdges int
 	// Log receives one-line notices (nil: none).
 	Log io.Writer
+	// Trace records the spans of every epoch (TrainerEpoch.Spans).
+	Trace bool
 
 	cache map[int]cached
 	cur   TrainerEpoch
@@ -84,6 +99,17 @@ type cached struct {
 	buf     *store.Buffer
 	version int
 }
+
+// span records what the trainer did from from to to on track, when
+// traced.
+func (t *Trainer) span(track, name string, from, to time.Time, args map[string]any) {
+	if t.Trace {
+		t.cur.Spans = append(t.cur.Spans, report.Span{Track: track, Name: name, Start: unix(from), End: unix(to), Args: args})
+	}
+}
+
+// unix is t in Unix seconds.
+func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func (t *Trainer) logf(format string, a ...any) {
 	if t.Log != nil {
@@ -147,6 +173,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		if t.cur.Epoch > 0 && !reported && (st.Epoch != t.cur.Epoch || st.Held()) {
 			if waiting {
 				t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
+				t.span(TrackWait, "wait for a bucket", waitFrom, time.Now(), nil)
 				waiting = false
 			}
 			t.cur.Seconds = time.Since(start).Seconds()
@@ -195,6 +222,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		}
 		if waiting {
 			t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
+			t.span(TrackWait, "wait for a bucket", waitFrom, time.Now(), nil)
 			waiting = false
 		}
 		if err := t.bucket(ctx, b, st); errors.Is(err, ErrLostBucket) {
@@ -294,6 +322,17 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 		}
 	}
 	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
+	// An engine that keeps its partition slots in its own memory (the
+	// CUDA engine's GPU slots) gets the bucket's partitions installed in
+	// slots 0 and 1 and gives them back trained.
+	sr, resident := t.Engine.(realrun.SlotResident)
+	if resident {
+		for k, p := range parts {
+			if err := sr.Install(k, p, t.cache[p].buf); err != nil {
+				return err
+			}
+		}
+	}
 	t1 := time.Now()
 	var loss float64
 	for lo := 0; lo < len(edges) || lo == 0; lo += every {
@@ -330,6 +369,13 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 			break
 		}
 	}
+	if resident {
+		for k, p := range parts {
+			if err := sr.Evict(k, p, t.cache[p].buf); err != nil {
+				return err
+			}
+		}
+	}
 	t2 := time.Now()
 	t.cur.TrainSeconds += t2.Sub(t1).Seconds()
 	t.cur.Loss += loss
@@ -360,6 +406,11 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 			t.Blobs.RemovePartition(old, p) // nobody reads a superseded version
 		}
 	}
-	t.cur.TransferSeconds += t1.Sub(t0).Seconds() + time.Since(t2).Seconds()
+	t3 := time.Now()
+	t.cur.TransferSeconds += t1.Sub(t0).Seconds() + t3.Sub(t2).Seconds()
+	name := fmt.Sprintf("bucket (%d,%d)", b.Src, b.Dst)
+	t.span(TrackTransfer, "load "+name, t0, t1, map[string]any{"partitions": parts, "edge_bytes": eb})
+	t.span(TrackTrain, name, t1, t2, map[string]any{"edges": len(edges), "loss": loss, "epoch": st.Epoch})
+	t.span(TrackTransfer, "save "+name+" and commit", t2, t3, map[string]any{"partitions": parts})
 	return nil
 }
