@@ -49,6 +49,12 @@ type RunState struct {
 	// checkpoints inside the epoch once the buckets in flight are
 	// committed (Paused), then lifts it (Unpause).
 	Pause bool `json:"pause,omitempty"`
+	// PauseEvery, when positive, makes the commit of the bucket that
+	// brings the buckets trained since the last checkpoint (PausedAt, in
+	// Trained's count) to PauseEvery set Pause, so that no bucket goes
+	// out before the launcher has checkpointed.
+	PauseEvery int `json:"pause_every,omitempty"`
+	PausedAt   int `json:"paused_at,omitempty"`
 }
 
 // Done reports whether every epoch is trained.
@@ -81,6 +87,7 @@ func (s *RunState) advance() {
 		s.Lock, _ = lockserver.NewEpoch(s.Lock.P, false)
 		s.Lock.Order = order
 	}
+	s.PausedAt = 0
 }
 
 // Config is what every trainer of a run needs besides the store: the
@@ -111,6 +118,10 @@ type Config struct {
 	// hands out the first one of it whose partitions are free
 	// (lockserver.State.Order; a saved Plan's order).
 	Order []orderings.Bucket `json:"order,omitempty"`
+	// PauseEvery is how many buckets the trainers train between
+	// checkpoints inside an epoch (RunState.PauseEvery; 0: the launcher
+	// pauses the run when it wants a checkpoint).
+	PauseEvery int `json:"pause_every,omitempty"`
 	// Within is the lock server's state of epoch First as a checkpoint
 	// inside it left it (the buckets trained before it; nil: from the
 	// epoch's start).
@@ -197,6 +208,7 @@ func Init(ctx context.Context, cli *clientv3.Client, prefix string, cfg Config, 
 	if cfg.Hold {
 		st.Hold = first
 	}
+	st.PauseEvery, st.PausedAt = cfg.PauseEvery, st.Trained()
 	for i := range st.Files {
 		st.Files[i] = InitialFiles
 	}
@@ -386,7 +398,13 @@ func (c *Coord) Commit(ctx context.Context, b orderings.Bucket, versions map[int
 		for p, v := range versions {
 			s.Versions[p], s.Files[p], s.Sums[p] = v, files[p], sums[p]
 		}
-		return true, s.Lock.Release(b)
+		if err := s.Lock.Release(b); err != nil {
+			return false, err
+		}
+		if s.PauseEvery > 0 && s.Lock.Remaining() > 0 && s.Trained()-s.PausedAt >= s.PauseEvery {
+			s.Pause = true // the launcher checkpoints inside the epoch
+		}
+		return true, nil
 	})
 	return err
 }
@@ -427,13 +445,15 @@ func (c *Coord) Pause(ctx context.Context) (ok bool, st RunState, err error) {
 	return ok, st, err
 }
 
-// Unpause lifts a Pause: the lock server hands out buckets again.
+// Unpause lifts a Pause after a checkpoint: the lock server hands out
+// buckets again, and counts the buckets to the next one (PauseEvery)
+// from here.
 func (c *Coord) Unpause(ctx context.Context) error {
 	_, err := c.update(ctx, func(s *RunState, _ map[int]bool) (bool, error) {
 		if !s.Pause {
 			return false, nil
 		}
-		s.Pause = false
+		s.Pause, s.PausedAt = false, s.Trained()
 		return true, nil
 	})
 	return err

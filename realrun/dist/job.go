@@ -142,6 +142,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if o.C == 0 || o.C > o.P {
 		o.C = 2
 	}
+	o.Distributed = true
 	// An etcd that does not answer is refused before the work directory
 	// is touched.
 	var cli *clientv3.Client
@@ -228,7 +229,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		return out, nil // stopped early, or trained, already
 	}
 	rc := Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Blobs: out.Objects, First: first, Hold: true,
-		Engine: o.Engine, Buffer: o.Buffer, Trace: d.Trace}
+		Engine: o.Engine, Buffer: o.Buffer, Trace: d.Trace, PauseEvery: o.CheckpointEvery.Buckets}
 	if within != nil {
 		rc.Within = within.Lock
 	}
@@ -411,7 +412,7 @@ func (l *launcher) waitHeld(ctx context.Context) (RunState, error) {
 	for {
 		s, rev, err := l.obs.State(ctx)
 		if err != nil {
-			return s, err
+			return s, l.stopped(ctx, err)
 		}
 		if s.Held() {
 			return s, nil
@@ -419,9 +420,9 @@ func (l *launcher) waitHeld(ctx context.Context) (RunState, error) {
 		if err := l.alive(ctx, s); err != nil {
 			return s, err
 		}
-		if l.due(s) {
+		if s.Pause || l.due(s) {
 			if err := l.checkpointWithin(ctx); err != nil {
-				return s, err
+				return s, l.stopped(ctx, err)
 			}
 			continue
 		}
@@ -439,27 +440,26 @@ func (l *launcher) alive(ctx context.Context, s RunState) error {
 	case l.errs = <-l.exited:
 		l.waited = true
 	case <-ctx.Done():
-		return fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", ctx.Err())
+		return l.stopped(ctx, nil)
 	default:
 	}
 	return nil
 }
 
-// due reports whether a checkpoint inside the epoch is due: the interval
-// has passed, or as many buckets have been trained since the last one,
-// and some bucket has.
+// stopped is err, or, once ctx is done, that the run was stopped.
+func (l *launcher) stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", ctx.Err())
+	}
+	return err
+}
+
+// due reports whether a checkpoint inside the epoch is due by time: the
+// interval has passed since the last one and a bucket has been trained
+// since. (One every N buckets the lock server asks for itself:
+// RunState.PauseEvery.)
 func (l *launcher) due(s RunState) bool {
-	k := s.Trained()
-	if k <= l.lastK || s.Lock.Remaining() == 0 {
-		return false
-	}
-	switch {
-	case l.every.Buckets > 0:
-		return k-l.lastK >= l.every.Buckets
-	case l.every.Every > 0:
-		return time.Since(l.since) >= l.every.Every
-	}
-	return false
+	return l.every.Every > 0 && s.Trained() > l.lastK && s.Lock.Remaining() > 0 && time.Since(l.since) >= l.every.Every
 }
 
 // checkpointWithin pauses the lock server, waits for the buckets in

@@ -18,10 +18,12 @@ import (
 
 // TrainerEpoch is one trainer's figures for one epoch.
 type TrainerEpoch struct {
-	Trainer int   `json:"trainer"`
-	Epoch   int   `json:"epoch"`
-	Buckets int   `json:"buckets"`
-	Edges   int64 `json:"edges"`
+	Trainer int `json:"trainer"`
+	Epoch   int `json:"epoch"`
+	// Engine is the engine the trainer trained with (its Name).
+	Engine  string `json:"engine,omitempty"`
+	Buckets int    `json:"buckets"`
+	Edges   int64  `json:"edges"`
 	// TrainSeconds is the time its engine trained; WaitBucketSeconds the
 	// time the lock server had no bucket for it (occupancy); and
 	// TransferSeconds the time it read and wrote partitions and edges and
@@ -197,7 +199,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 					return out, err
 				}
 			}
-			t.cur = TrainerEpoch{Trainer: t.ID, Epoch: st.Epoch}
+			t.cur = TrainerEpoch{Trainer: t.ID, Epoch: st.Epoch, Engine: t.Engine.Name()}
 			start = time.Now()
 			last = lockserver.None
 			waiting, reported = false, false

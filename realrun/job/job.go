@@ -133,6 +133,10 @@ type Options struct {
 	// when the run resumes.
 	KeepBest  bool
 	EarlyStop int
+	// Distributed says several trainers train the epochs (realrun/dist):
+	// a checkpoint inside an epoch reads the partitions they committed,
+	// never an engine's slots.
+	Distributed bool
 }
 
 // ResumeArgs are a command line's arguments with --resume added (once).
@@ -397,7 +401,7 @@ func checkEngine(o Options) error {
 	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
 		return &inputerr.Error{Err: err}
 	}
-	if o.Engine == "cuda" && o.Buffer != realrun.BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) {
+	if o.Engine == "cuda" && o.Buffer != realrun.BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) && !o.Distributed {
 		return inputerr.Errorf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
 	}
 	return nil
