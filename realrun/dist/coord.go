@@ -18,6 +18,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/orderings/lockserver"
+	"github.com/tierflow/tierflow/report"
 )
 
 // RunState is a distributed run's shared state, one etcd key changed only
@@ -514,8 +515,25 @@ func (c *Coord) AddRelations(ctx context.Context, base, delta []float32) error {
 	}
 }
 
-// PutReport records the trainer's figures for an epoch.
+// spanChunk is how many spans of a trainer's epoch go in one etcd value
+// (a few hundred bytes each: well under etcd's request limit of 1.5 MiB).
+const spanChunk = 2000
+
+// PutReport records the trainer's figures for an epoch; its spans go
+// beside them in chunks, so that a long epoch's fit etcd's values.
 func (c *Coord) PutReport(ctx context.Context, epoch int, r TrainerEpoch) error {
+	spans := r.Spans
+	r.Spans = nil
+	for i := 0; i < len(spans); i += spanChunk {
+		b, err := json.Marshal(spans[i:min(i+spanChunk, len(spans))])
+		if err != nil {
+			return err
+		}
+		k := key(c.prefix, "spans", fmt.Sprintf("%04d", epoch), strconv.Itoa(c.id), fmt.Sprintf("%06d", i/spanChunk))
+		if _, err := c.cli.Put(ctx, k, string(b)); err != nil {
+			return fmt.Errorf("etcd: %w", err)
+		}
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -527,11 +545,29 @@ func (c *Coord) PutReport(ctx context.Context, epoch int, r TrainerEpoch) error 
 	return nil
 }
 
-// Reports reads every trainer's figures for every epoch, by epoch.
+// Reports reads every trainer's figures for every epoch, by epoch, with
+// their spans.
 func Reports(ctx context.Context, cli *clientv3.Client, prefix string) (map[int][]TrainerEpoch, error) {
-	r, err := cli.Get(ctx, key(prefix, "report")+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	sorted := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+	r, err := cli.Get(ctx, key(prefix, "report")+"/", sorted...)
 	if err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	sp, err := cli.Get(ctx, key(prefix, "spans")+"/", sorted...)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	spans := map[[2]int][]report.Span{}
+	for _, kv := range sp.Kvs {
+		var epoch, id int
+		var chunk []report.Span
+		if _, err := fmt.Sscanf(strings.TrimPrefix(string(kv.Key), key(prefix, "spans")+"/"), "%d/%d/", &epoch, &id); err != nil {
+			return nil, fmt.Errorf("etcd: spans %s: %w", kv.Key, err)
+		}
+		if err := json.Unmarshal(kv.Value, &chunk); err != nil {
+			return nil, fmt.Errorf("etcd: spans %s: %w", kv.Key, err)
+		}
+		spans[[2]int{epoch, id}] = append(spans[[2]int{epoch, id}], chunk...)
 	}
 	out := map[int][]TrainerEpoch{}
 	for _, kv := range r.Kvs {
@@ -539,6 +575,7 @@ func Reports(ctx context.Context, cli *clientv3.Client, prefix string) (map[int]
 		if err := json.Unmarshal(kv.Value, &t); err != nil {
 			return nil, fmt.Errorf("etcd: report %s: %w", kv.Key, err)
 		}
+		t.Spans = spans[[2]int{t.Epoch, t.Trainer}]
 		out[t.Epoch] = append(out[t.Epoch], t)
 	}
 	return out, nil

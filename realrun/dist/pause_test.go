@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/orderings/lockserver"
+	"github.com/tierflow/tierflow/report"
 )
 
 // A pause inside an epoch: no bucket goes out while it lasts, the run is
@@ -114,4 +115,33 @@ func TestWithinAndOrder(t *testing.T) {
 	bad := &lockserver.State{P: 3}
 	assert.ErrorContains(t, Init(ctx, cli, "/bad", Config{Epochs: 1, Within: bad}, p, make([]uint64, p)), "not of p=2")
 	assert.ErrorContains(t, Init(ctx, cli, "/bad2", Config{Epochs: 1, Order: order[:3]}, p, make([]uint64, p)), "an order of 3 buckets")
+}
+
+// A traced epoch's spans go to etcd in chunks and come back whole with
+// the trainer's report; an untraced one has none.
+func TestReportSpans(t *testing.T) {
+	_, cli := server(t)
+	ctx := context.Background()
+	require.NoError(t, Init(ctx, cli, "/r", Config{Epochs: 1}, 2, make([]uint64, 2)))
+	for _, tc := range []struct {
+		id, spans int
+	}{{0, 2*spanChunk + 1}, {1, 3}, {2, 0}} {
+		c, err := Join(ctx, cli, "/r", tc.id, 2*time.Second)
+		require.NoError(t, err)
+		defer c.Leave()
+		r := TrainerEpoch{Trainer: tc.id, Epoch: 1, Buckets: tc.spans}
+		for i := range tc.spans {
+			r.Spans = append(r.Spans, report.Span{Track: TrackTrain, Name: "bucket", Start: float64(i), End: float64(i) + 0.5})
+		}
+		require.NoError(t, c.PutReport(ctx, 1, r))
+	}
+	got, err := Reports(ctx, cli, "/r")
+	require.NoError(t, err)
+	require.Len(t, got[1], 3)
+	for _, r := range got[1] {
+		require.Len(t, r.Spans, r.Buckets, "trainer %d", r.Trainer)
+		for i, sp := range r.Spans {
+			assert.Equal(t, float64(i), sp.Start)
+		}
+	}
 }
