@@ -212,7 +212,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	registerInitFlags(fs, &o.Options)
 	fs.Int64Var(&o.OrderingSeed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as simulate --ordering-seed")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
-	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
+	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win (with --trainers: its bucket order is the lock server's priority)")
 	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint; refused if it was trained with other settings")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "start over on a work directory that holds a checkpoint (the checkpoint is lost)")
 	fs.IntVar(&o.KeepCheckpoints, "keep-checkpoints", job.Defaults.KeepCheckpoints, "checkpoints kept in the work directory, the newest included")

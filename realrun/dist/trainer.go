@@ -159,6 +159,9 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 	t.cur = TrainerEpoch{Trainer: t.ID, Epoch: 0}
 	var start time.Time
 	waiting, reported := false, false
+	// waitName names the wait: for a bucket, or for the launcher's
+	// checkpoint inside the epoch (the lock server paused).
+	waitName := ""
 	var waitFrom time.Time
 	for {
 		var b orderings.Bucket
@@ -175,7 +178,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		if t.cur.Epoch > 0 && !reported && (st.Epoch != t.cur.Epoch || st.Held()) {
 			if waiting {
 				t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
-				t.span(TrackWait, "wait for a bucket", waitFrom, time.Now(), nil)
+				t.span(TrackWait, waitName, waitFrom, time.Now(), nil)
 				waiting = false
 			}
 			t.cur.Seconds = time.Since(start).Seconds()
@@ -212,7 +215,10 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		}
 		if !ok {
 			if !waiting {
-				waiting, waitFrom = true, time.Now()
+				waiting, waitFrom, waitName = true, time.Now(), "wait for a bucket"
+			}
+			if st.Pause {
+				waitName = "wait for a bucket: paused for a checkpoint"
 			}
 			_, rev, err := t.Coord.State(ctx)
 			if err == nil {
@@ -224,7 +230,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		}
 		if waiting {
 			t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
-			t.span(TrackWait, "wait for a bucket", waitFrom, time.Now(), nil)
+			t.span(TrackWait, waitName, waitFrom, time.Now(), nil)
 			waiting = false
 		}
 		if err := t.bucket(ctx, b, st); errors.Is(err, ErrLostBucket) {
