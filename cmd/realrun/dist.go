@@ -40,7 +40,9 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := dist.TrainDistributed(ctx, o.Options, d, stderr)
-	if err != nil {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w; resume with: %s %s", err, prog, o.resume)
+	} else if err != nil {
 		return asUsage(err)
 	}
 	if o.trace != "" {

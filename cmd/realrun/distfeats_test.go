@@ -108,7 +108,8 @@ func TestTrainersCheckpointInsideResume(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()
 	require.Error(t, err, "stopped: %s", stderr)
-	assert.Contains(t, stderr.String(), "the store holds every committed bucket")
+	assert.Contains(t, stderr.String(), "the store holds every committed bucket; resume with: realrun --trainers 2")
+	assert.Contains(t, stderr.String(), "--checkpoint-every 3b --resume")
 
 	st, err := store.Open(work)
 	require.NoError(t, err)
@@ -140,11 +141,14 @@ func TestTrainersCheckpointInsideResume(t *testing.T) {
 	require.Len(t, d.Epochs, 1)
 	e := d.Epochs[0]
 	assert.Equal(t, st.Bucket, e.Before)
-	buckets := 0
+	buckets, edges := 0, int64(0)
 	for _, tr := range e.Trainers {
 		buckets += tr.Buckets
+		edges += tr.Edges
 	}
 	assert.Equal(t, 16-st.Bucket, buckets, "the trainers trained the buckets after the checkpoint")
+	assert.Less(t, edges, d.TrainEdges)
+	assert.InDelta(t, e.Loss/float64(edges), e.LossPerEdge, 1e-9, "the loss per edge of the edges trained after the checkpoint")
 	after := trained(readTrace(t, trace), 1)
 	assert.Len(t, after, 16-st.Bucket)
 	all := append(slices.Clone(before), after...)

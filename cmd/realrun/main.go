@@ -53,6 +53,9 @@ type cmdOptions struct {
 	diskFlags
 	dist distFlags
 	out  outFlags // --wide, --config, --print-config (config.go)
+	// resume is the command line's arguments with --resume, for a run
+	// stopped part-way.
+	resume string
 }
 
 // diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and
@@ -278,6 +281,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	o.DiskLimit = limit
 	if o.dist.Trainers != 0 || dflagSet(fs) {
 		defer func() { err = errors.Join(err, g.Release()) }()
+		o.resume = job.ResumeArgs(args)
 		return distMain(o, format, stdout, stderr)
 	}
 	// The group is released before signals are given back to their

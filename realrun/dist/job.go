@@ -118,7 +118,8 @@ type DistEpoch struct {
 	CheckpointSeconds float64 `json:"checkpoint_seconds"`
 	// Before is how many of the epoch's buckets a checkpoint inside it
 	// had trained when the run resumed from there (the trainers trained
-	// the others); Within the buckets after which the launcher took a
+	// the others, whose loss alone Loss sums, and LossPerEdge divides by
+	// their edges); Within the buckets after which the launcher took a
 	// checkpoint inside it.
 	Before   int            `json:"before,omitempty"`
 	Within   []int          `json:"within,omitempty"`
@@ -341,11 +342,18 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		if ep.Epoch == first {
 			de.Before = l.before
 		}
+		var edges int64
 		for _, t := range de.Trainers {
 			de.Seconds = max(de.Seconds, t.Seconds)
 			de.Loss += t.Loss
+			edges += t.Edges
 		}
 		de.LossPerEdge = de.Loss / float64(max(st.M.Train, 1))
+		if de.Before > 0 {
+			// The loss of the buckets before the checkpoint was not
+			// kept: per edge is over the edges trained after it.
+			de.LossPerEdge = de.Loss / float64(max(edges, 1))
+		}
 		out.Epochs = append(out.Epochs, de)
 		if ep.Test != nil {
 			out.Quality, out.MRR = *ep.Test, ep.Test.MRR
