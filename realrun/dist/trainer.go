@@ -285,6 +285,7 @@ func (t *Trainer) partition(p int, st RunState) (*store.Buffer, error) {
 // versions and commits them with the bucket's release in one transaction.
 func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) error {
 	t0 := time.Now()
+	read0, written0 := t.cur.ReadBytes, t.cur.WriteBytes
 	parts := []int{b.Src}
 	if b.Dst != b.Src {
 		parts = append(parts, b.Dst)
@@ -417,8 +418,8 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 	t3 := time.Now()
 	t.cur.TransferSeconds += t1.Sub(t0).Seconds() + t3.Sub(t2).Seconds()
 	name := fmt.Sprintf("bucket (%d,%d)", b.Src, b.Dst)
-	t.span(TrackTransfer, "load "+name, t0, t1, map[string]any{"partitions": parts, "edge_bytes": eb})
+	t.span(TrackTransfer, "load "+name, t0, t1, map[string]any{"partitions": parts, "bytes": t.cur.ReadBytes - read0 + eb})
 	t.span(TrackTrain, name, t1, t2, map[string]any{"edges": len(edges), "loss": loss, "epoch": st.Epoch})
-	t.span(TrackTransfer, "save "+name+" and commit", t2, t3, map[string]any{"partitions": parts})
+	t.span(TrackTransfer, "save "+name+" and commit", t2, t3, map[string]any{"partitions": parts, "bytes": t.cur.WriteBytes - written0})
 	return nil
 }
