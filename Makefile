@@ -22,8 +22,17 @@ run: $(BIN)/simulate
 # realrun/cuda's tests also run the CUDA C kernels (realrun/cuda/kernels/*.cu)
 # on the CPU, compiled with $CXX or g++/c++/clang++ when one is installed;
 # without one they use the Go transcription and say so (SKIP).
-test: fmt-check vet tidy-check
-	$(GO) test -count=1 ./...
+#
+# The several-trainer tests move their data through a real S3-compatible
+# server: versitygw, installed once into bin/tools/ by s3-server
+# (scripts/install-versitygw.sh, pinned; about 3 minutes the first time).
+# TIERFLOW_S3_REQUIRED makes a missing server a failure, not a skip.
+test: fmt-check vet tidy-check s3-server
+	TIERFLOW_S3_REQUIRED=1 $(GO) test -count=1 ./...
+
+.PHONY: s3-server
+s3-server:
+	@./scripts/install-versitygw.sh
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

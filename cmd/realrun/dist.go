@@ -32,11 +32,15 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if o.timeline != "" {
 		return cli.Usagef("--timeline %s: draws one machine's buffer slots, which several trainers do not share; with --trainers, --trace shows every trainer's buckets, transfers and waits", o.timeline)
 	}
+	objects, err := objectStore(o.dist)
+	if err != nil {
+		return err
+	}
 	argv, err := selfArgv()
 	if err != nil {
 		return err
 	}
-	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: o.dist.Objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Trace: o.trace != ""}
+	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Trace: o.trace != ""}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := dist.TrainDistributed(ctx, o.Options, d, stderr)
@@ -90,7 +94,12 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 			c.EdgeSeconds*1e6, runtime.NumCPU(), c.StoreBytes/1e6)
 	}
 	via := "the shared work directory"
-	if out.Objects != "" {
+	switch {
+	case out.ObjectsEmbedded:
+		via = "the embedded object store " + out.ObjectsEndpoint + " (in memory)"
+	case out.ObjectsEndpoint != "":
+		via = "the object store " + out.Objects + " at " + out.ObjectsEndpoint
+	case out.Objects != "":
 		via = "the object store " + out.Objects
 	}
 	fmt.Fprintf(stdout, "%d trainers on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
@@ -129,6 +138,46 @@ func withinNote(e dist.DistEpoch) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// objectStore is the store --objects names (nil: none), its endpoint
+// and region from the flags or, as AWS's tools take them, the
+// environment.
+func objectStore(f distFlags) (*dist.ObjectStore, error) {
+	switch f.Objects {
+	case "":
+		if f.ObjectsEndpoint != "" || f.ObjectsRegion != "" {
+			return nil, cli.Usagef("--objects-endpoint and --objects-region go with --objects s3://BUCKET[/PREFIX]")
+		}
+		return nil, nil
+	case objectsEmbedded:
+		if f.ObjectsEndpoint != "" || f.ObjectsRegion != "" {
+			return nil, cli.Usagef("--objects embedded: serves its own store; --objects-endpoint and --objects-region name a user's")
+		}
+		return &dist.ObjectStore{Embedded: true}, nil
+	}
+	s, err := dist.ParseObjectURL(f.Objects)
+	if err != nil {
+		return nil, cli.Usagef("--objects %w, or embedded", err)
+	}
+	s.Endpoint = firstSet(f.ObjectsEndpoint, os.Getenv("AWS_ENDPOINT_URL_S3"), os.Getenv("AWS_ENDPOINT_URL"))
+	if s.Endpoint != "" {
+		if err := dist.CheckEndpoint(s.Endpoint); err != nil {
+			return nil, cli.Usagef("--objects-endpoint (or AWS_ENDPOINT_URL) %w", err)
+		}
+	}
+	s.Region = firstSet(f.ObjectsRegion, os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"))
+	return &s, nil
+}
+
+// firstSet is the first of ss that is not empty.
+func firstSet(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // trainerColumns are the distributed run's per-trainer table and CSV.
@@ -177,17 +226,18 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	var endpoints string
 	fs := newFlagSet(prog + " trainer")
 	fs.StringVar(&endpoints, "etcd", "", "etcd `ENDPOINTS` of the run (comma-separated; realrun --trainers prints them)")
-	fs.StringVar(&o.Store, "store", "", "the run's shared store: its work `DIR`, on a filesystem every trainer sees")
+	fs.StringVar(&o.Store, "store", "", "the run's shared store: its work `DIR`, on a filesystem every trainer sees (not for a run through an object store, --objects: the store holds all a trainer needs)")
 	fs.StringVar(&o.Prefix, "run", "", "the run's etcd `PREFIX` (realrun --trainers prints it)")
 	fs.IntVar(&o.ID, "id", -1, "this trainer's id, unique among the run's live trainers")
 	fs.DurationVar(&o.Lease, "lease", 5*time.Second, "this trainer's lease: silent this long, it loses its bucket to the pool")
 	wide := cli.WideFlag(fs)
 	cli.SetHelp(fs, cli.Help{
-		Usage:   "realrun trainer --etcd ENDPOINTS --store DIR --run PREFIX --id N",
-		Summary: "Joins a distributed run as one trainer: takes buckets from the lock server in etcd, partitions through the shared store, until the run is done.",
+		Usage:   "realrun trainer --etcd ENDPOINTS [--store DIR] --run PREFIX --id N",
+		Summary: "Joins a distributed run as one trainer: takes buckets from the lock server in etcd, partitions through the run's object store (with this machine's credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials) or its shared work directory, until the run is done.",
 		Groups:  []cli.FlagGroup{{Title: "The run", Flags: []string{"etcd", "store", "run", "id", "lease"}}, {Title: "Output", Flags: []string{"json", "csv"}}},
 		Examples: []string{
 			"realrun trainer --etcd http://10.0.0.1:2379 --store /shared/wd --run /tierflow/5f3a/1764170000 --id 2",
+			"realrun trainer --etcd http://10.0.0.1:2379 --run /tierflow/5f3a/1764170000 --id 2   # a run through an object store",
 		},
 	})
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -197,8 +247,6 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case endpoints == "":
 		return cli.Usagef("--etcd: required (the endpoints realrun --trainers prints)")
-	case o.Store == "":
-		return cli.Usagef("--store: required (the run's work directory)")
 	case o.Prefix == "":
 		return cli.Usagef("--run: required (the prefix realrun --trainers prints)")
 	case o.ID < 0:
@@ -206,7 +254,7 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	case o.Lease < time.Second:
 		return cli.Usagef("--lease %s: at least 1s", o.Lease)
 	}
-	if fi, err := os.Stat(o.Store); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(o.Store); o.Store != "" && (err != nil || !fi.IsDir()) {
 		return cli.Usagef("--store %s: not a directory", o.Store)
 	}
 	if o.Endpoints, err = dist.ParseEndpoints(endpoints); err != nil {
@@ -216,7 +264,10 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	eps, err := dist.RunTrainer(ctx, o)
-	if errors.Is(err, dist.ErrDuplicate) || errors.Is(err, dist.ErrNoRun) || errors.Is(err, dist.ErrUnreachable) || errors.Is(err, dist.ErrNotShared) {
+	if errors.Is(err, dist.ErrNeedStore) {
+		return cli.Usagef("--store: required: %w", err)
+	}
+	if errors.Is(err, dist.ErrDuplicate) || errors.Is(err, dist.ErrNoRun) || errors.Is(err, dist.ErrUnreachable) || errors.Is(err, dist.ErrNotShared) || errors.Is(err, dist.ErrObjectStore) {
 		return cli.Usagef("%w", err)
 	} else if err != nil {
 		return err

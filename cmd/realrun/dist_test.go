@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/internal/s3server"
 	"github.com/tierflow/tierflow/internal/testhosts"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/dist"
@@ -214,43 +216,188 @@ func holds(s dist.RunState, session int) bool {
 }
 
 // Two trainers on the project's own test hosts, behind links shaped to
-// 200 Mbit/s, partitions and edges through the object store: every save
-// and every edge byte is what the simulator predicts for the run. Loads
-// depend on which trainer the lock server gave which bucket, which the
-// order of requests at etcd decides (make reproduce-distributed compares
-// them); here they are bounded by the partitions the buckets use.
+// 200 Mbit/s, partitions and edges through the object store — the
+// launcher's embedded one, and a real S3-compatible server (versitygw)
+// on the gateway with the credentials in the trainers' environment: every
+// save and every edge byte is what the simulator predicts for the run.
+// Loads depend on which trainer the lock server gave which bucket, which
+// the order of requests at etcd decides (make reproduce-distributed
+// compares them); here they are bounded by the partitions the buckets use.
 func TestTrainersOnTestHosts(t *testing.T) {
-	net := testhosts.ForTest(t, 2, "200mbit")
+	for _, name := range []string{"embedded", "versitygw"} {
+		t.Run(name, func(t *testing.T) {
+			net := testhosts.ForTest(t, 2, "200mbit")
+			objects := &dist.ObjectStore{Embedded: true}
+			var srv *s3server.Server
+			if name == "versitygw" {
+				srv = s3server.ForTest(t, net.Gateway, "tierflow-hosts")
+				srv.SetEnv(t)
+				objects = &dist.ObjectStore{Bucket: srv.Bucket, Prefix: "runs", Endpoint: srv.Endpoint}
+			}
+			dir := t.TempDir()
+			o := job.Defaults
+			o.Dataset, o.Scale, o.P, o.C, o.Dim, o.Epochs, o.Workers, o.Workdir, o.Eval = "twitter", 0.0005, 4, 2, 16, 2, 1, filepath.Join(dir, "work"), "none"
+			argv, err := selfArgv()
+			require.NoError(t, err)
+			out, err := dist.TrainDistributed(context.Background(), o, dist.DistOptions{Trainers: 2, Argv: argv, Listen: net.Gateway, Objects: objects, Lease: 5 * time.Second,
+				Wrap: func(id int, argv []string) []string {
+					return append([]string{"ip", "netns", "exec", net.Hosts[id].Name}, argv...)
+				}}, io.Discard)
+			require.NoError(t, err)
+			if srv != nil {
+				assert.Equal(t, "s3://tierflow-hosts/runs", out.Objects)
+				assert.Equal(t, srv.Endpoint, out.ObjectsEndpoint)
+				keys, err := srv.Objects("runs/")
+				require.NoError(t, err)
+				assert.Empty(t, keys, "the run's objects removed at its end")
+			}
+			st, err := store.Open(out.Workdir)
+			require.NoError(t, err)
+			cps, err := st.Checkpoints()
+			require.NoError(t, err)
+			require.NoError(t, st.VerifyCheckpoint(cps[len(cps)-1]))
+			pred, err := validate.PredictDistributed(validate.DistributedSetup{Manifest: st.M, Trainers: 2, LinkBytes: 25e6, EdgeSeconds: 1e-7, Epochs: 2})
+			require.NoError(t, err)
+			for i, e := range out.Epochs {
+				var saves, loads int
+				var edgeBytes int64
+				for _, tr := range e.Trainers {
+					saves += tr.Saves
+					loads += tr.Loads
+					edgeBytes += tr.EdgeBytes
+				}
+				var psaves, ploads int
+				for _, tr := range pred.Epochs[i].Trainers {
+					psaves += tr.Saves
+					ploads += tr.Loads
+				}
+				assert.Equal(t, psaves, saves, "epoch %d saves", e.Epoch)
+				assert.Equal(t, int64(pred.Epochs[i].EdgeBytes), edgeBytes, "epoch %d edge bytes", e.Epoch)
+				assert.LessOrEqual(t, loads, saves, "epoch %d: a bucket loads at most its partitions", e.Epoch)
+				assert.Positive(t, ploads)
+			}
+		})
+	}
+}
+
+// Two trainers through a real S3-compatible server (versitygw) at a URL,
+// the credentials from the environment or a shared credentials file's
+// profile: the trainers get no work directory (every byte they need is in
+// the store), the output names the store and never the credentials, the
+// run ends in a checkpoint that verifies and leaves no object behind.
+func TestTrainersObjectStore(t *testing.T) {
+	srv := s3server.ForTest(t, "127.0.0.1", "tierflow-runs")
+	creds := filepath.Join(t.TempDir(), "credentials")
+	require.NoError(t, os.WriteFile(creds, []byte("[tierflow]\naws_access_key_id = "+srv.AccessKey+"\naws_secret_access_key = "+srv.SecretKey+"\n"), 0o600))
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"environment, JSON", map[string]string{"AWS_ACCESS_KEY_ID": srv.AccessKey, "AWS_SECRET_ACCESS_KEY": srv.SecretKey}, []string{"--objects-endpoint", srv.Endpoint, "--json"}},
+		{"credentials file, endpoint from AWS_ENDPOINT_URL, table", map[string]string{"AWS_SHARED_CREDENTIALS_FILE": creds, "AWS_PROFILE": "tierflow", "AWS_ENDPOINT_URL": srv.Endpoint}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv.SetEnv(t)
+			t.Setenv("AWS_ACCESS_KEY_ID", "")
+			t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			dir := t.TempDir()
+			work := filepath.Join(dir, "work")
+			out, errOut, code := runCmd(append([]string{"--trainers", "2", "--objects", "s3://tierflow-runs/team/runs", "--dataset", "twitter", "--scale", "0.0005", "--p", "4", "--dim", "16",
+				"--epochs", "2", "--workdir", work, "--progress", "none"}, tc.args...)...)
+			require.Equal(t, 0, code, errOut)
+			for _, secret := range []string{srv.SecretKey, srv.AccessKey} {
+				assert.NotContains(t, out, secret)
+				assert.NotContains(t, errOut, secret)
+			}
+			assert.Regexp(t, `join another with: realrun trainer --etcd \S+ --run \S+ --id N`, errOut, "a trainer needs no --store")
+			if slices.Contains(tc.args, "--json") {
+				var got dist.DistOutput
+				require.NoError(t, json.Unmarshal([]byte(out), &got))
+				assert.Equal(t, "s3://tierflow-runs/team/runs", got.Objects)
+				assert.Equal(t, srv.Endpoint, got.ObjectsEndpoint)
+				assert.False(t, got.ObjectsEmbedded)
+				require.Len(t, got.Epochs, 2)
+				for _, e := range got.Epochs {
+					buckets := 0
+					var read, edges int64
+					for _, tr := range e.Trainers {
+						buckets, read, edges = buckets+tr.Buckets, read+tr.ReadBytes, edges+tr.EdgeBytes
+					}
+					assert.Equal(t, 16, buckets)
+					assert.Positive(t, read, "partitions read from the store")
+					assert.Equal(t, 12*got.TrainEdges, edges, "every training edge read from the store")
+				}
+			} else {
+				assert.Contains(t, out, "partitions through the object store s3://tierflow-runs/team/runs at "+srv.Endpoint+";")
+			}
+			st, err := store.Open(work)
+			require.NoError(t, err)
+			assert.Equal(t, 2, st.Current)
+			cps, err := st.Checkpoints()
+			require.NoError(t, err)
+			require.NoError(t, st.VerifyCheckpoint(cps[len(cps)-1]))
+			keys, err := srv.Objects("team/")
+			require.NoError(t, err)
+			assert.Empty(t, keys, "the run's objects removed at its end")
+		})
+	}
+}
+
+// An object store that cannot be used — wrong credentials, none, a server
+// that does not answer, no such bucket — is one line and exit 2, before
+// the work directory is made; and so for a trainer of a run through it.
+func TestObjectStoreRefused(t *testing.T) {
+	srv := s3server.ForTest(t, "127.0.0.1", "tierflow-runs")
+	etcd, err := dist.StartServer(filepath.Join(t.TempDir(), "etcd"), "127.0.0.1", 0)
+	require.NoError(t, err)
+	t.Cleanup(etcd.Close)
+	cli, err := dist.Connect([]string{etcd.Endpoint}, 5*time.Second)
+	require.NoError(t, err)
+	defer cli.Close()
+	// Runs in etcd, one through the store and one through a shared
+	// directory: a trainer reads which from the run's config.
+	require.NoError(t, dist.Init(context.Background(), cli, "/s3", dist.Config{Epochs: 1, Objects: &dist.ObjectStore{Bucket: srv.Bucket, Prefix: "runs", Endpoint: srv.Endpoint}}, 2, make([]uint64, 2)))
+	require.NoError(t, dist.Init(context.Background(), cli, "/dir", dist.Config{Epochs: 1}, 2, make([]uint64, 2)))
 	dir := t.TempDir()
-	o := job.Defaults
-	o.Dataset, o.Scale, o.P, o.C, o.Dim, o.Epochs, o.Workers, o.Workdir, o.Eval = "twitter", 0.0005, 4, 2, 16, 2, 1, filepath.Join(dir, "work"), "none"
-	argv, err := selfArgv()
-	require.NoError(t, err)
-	out, err := dist.TrainDistributed(context.Background(), o, dist.DistOptions{Trainers: 2, Argv: argv, Listen: net.Gateway, Objects: true, Lease: 5 * time.Second,
-		Wrap: func(id int, argv []string) []string {
-			return append([]string{"ip", "netns", "exec", net.Hosts[id].Name}, argv...)
-		}}, io.Discard)
-	require.NoError(t, err)
-	st, err := store.Open(out.Workdir)
-	require.NoError(t, err)
-	pred, err := validate.PredictDistributed(validate.DistributedSetup{Manifest: st.M, Trainers: 2, LinkBytes: 25e6, EdgeSeconds: 1e-7, Epochs: 2})
-	require.NoError(t, err)
-	for i, e := range out.Epochs {
-		var saves, loads int
-		var edgeBytes int64
-		for _, tr := range e.Trainers {
-			saves += tr.Saves
-			loads += tr.Loads
-			edgeBytes += tr.EdgeBytes
-		}
-		var psaves, ploads int
-		for _, tr := range pred.Epochs[i].Trainers {
-			psaves += tr.Saves
-			ploads += tr.Loads
-		}
-		assert.Equal(t, psaves, saves, "epoch %d saves", e.Epoch)
-		assert.Equal(t, int64(pred.Epochs[i].EdgeBytes), edgeBytes, "epoch %d edge bytes", e.Epoch)
-		assert.LessOrEqual(t, loads, saves, "epoch %d: a bucket loads at most its partitions", e.Epoch)
-		assert.Positive(t, ploads)
+	work := filepath.Join(dir, "work")
+	launch := func(endpoint string) []string {
+		return []string{"--trainers", "2", "--objects", "s3://tierflow-runs/runs", "--objects-endpoint", endpoint, "--scale", "0.0005", "--p", "4", "--workdir", work}
+	}
+	good := map[string]string{"AWS_ACCESS_KEY_ID": srv.AccessKey, "AWS_SECRET_ACCESS_KEY": srv.SecretKey}
+	wrong := map[string]string{"AWS_ACCESS_KEY_ID": srv.AccessKey, "AWS_SECRET_ACCESS_KEY": "not-the-secret"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"wrong secret", wrong, launch(srv.Endpoint), "realrun: object store s3://tierflow-runs/runs (" + srv.Endpoint + "): credentials refused (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"},
+		{"no credentials", nil, launch(srv.Endpoint), "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"},
+		{"unreachable", good, launch("http://127.0.0.1:1"), "object store s3://tierflow-runs/runs (http://127.0.0.1:1): not reachable"},
+		{"no bucket", good, []string{"--trainers", "2", "--objects", "s3://no-such-bucket", "--objects-endpoint", srv.Endpoint, "--workdir", work}, `bucket "no-such-bucket" does not exist`},
+		{"trainer, wrong secret", wrong, []string{"trainer", "--etcd", etcd.Endpoint, "--run", "/s3", "--id", "0"}, "credentials refused"},
+		{"trainer, no store for a shared-directory run", good, []string{"trainer", "--etcd", etcd.Endpoint, "--run", "/dir", "--id", "0"}, "--store: required: the run moves its partitions through its shared work directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv.SetEnv(t)
+			t.Setenv("AWS_ACCESS_KEY_ID", "")
+			t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			out, errOut, code := runCmd(tc.args...)
+			assert.Equal(t, 2, code, errOut)
+			assert.Empty(t, out)
+			assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+			assert.Contains(t, errOut, tc.want)
+			assert.NotContains(t, errOut, srv.SecretKey)
+			assert.NotContains(t, errOut, "not-the-secret")
+			_, err := os.Stat(work)
+			assert.ErrorIs(t, err, os.ErrNotExist, "refused before the work directory is made")
+		})
 	}
 }

@@ -251,7 +251,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.dist.Etcd, "etcd", "", "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one embedded in this process)")
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
 	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the embedded etcd and object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
-	fs.BoolVar(&o.dist.Objects, "objects", false, "with --trainers: move partitions and edges through an S3-compatible object store served from this process (gofakes3) instead of the shared work directory")
+	fs.Var(objectsFlag{&o.dist.Objects}, "objects", "with --trainers: move partitions, edges, the manifest and the degrees through an S3-compatible object store instead of the shared work directory, so that trainers need no work directory: `URL` s3://BUCKET[/PREFIX] of an existing store (AWS S3, or a server at --objects-endpoint; credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, else the shared credentials file AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, profile AWS_PROFILE; every trainer needs them), or embedded: an in-memory store (gofakes3) served from this process on --listen, for one machine and tests; the run's objects are removed at its end")
+	fs.StringVar(&o.dist.ObjectsEndpoint, "objects-endpoint", "", "with --objects s3://…: the `URL` of an S3-compatible server (MinIO, versitygw, Ceph: http://host:9000), addressed path-style (default $AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL, else AWS S3)")
+	fs.StringVar(&o.dist.ObjectsRegion, "objects-region", "", "with --objects s3://…: the bucket's `REGION` (default $AWS_REGION, else $AWS_DEFAULT_REGION, else asked of the server)")
 	o.out.register(fs)
 	cli.SetHelp(fs, help)
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -421,7 +423,7 @@ var help = cli.Help{
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol", "eval-memory"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
-		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "lease", "objects", "listen"}},
+		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "lease", "objects", "objects-endpoint", "objects-region", "listen"}},
 	},
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
@@ -430,6 +432,7 @@ var help = cli.Help{
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
 		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
 		"realrun --trainers 2 --dataset twitter                   # two trainer processes, an embedded etcd",
+		"realrun --trainers 2 --dataset twitter --objects s3://my-bucket/runs  # through your S3 store (AWS_* credentials)",
 	},
 }
 

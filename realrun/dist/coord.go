@@ -104,9 +104,10 @@ type Config struct {
 	// after every epoch for its launcher (RunState.Hold).
 	First int  `json:"first,omitempty"`
 	Hold  bool `json:"hold,omitempty"`
-	// Blobs is the object store partitions and edges move through
-	// (http://host:port), "" for the shared work directory.
-	Blobs string `json:"blobs,omitempty"`
+	// Objects is the object store partitions and edges move through
+	// (nil: the shared work directory); each trainer reaches it with
+	// credentials of its own.
+	Objects *ObjectStore `json:"objects,omitempty"`
 	// Engine and Buffer are the trainers' engine and, for the CUDA
 	// engine, where its partition slots live (realrun.EngineOptions;
 	// "": the CPU engine).

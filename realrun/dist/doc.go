@@ -2,8 +2,12 @@
 // PyTorch-BigGraph's distributed mode on real parts: trainers take buckets
 // through the lock-server policy (orderings/lockserver) held in etcd under
 // leases, move partitions through a shared store (the work directory, or
-// an S3-compatible object store) as versioned files committed with each
-// bucket's release, and keep relation parameters in step through etcd.
+// an S3-compatible object store: a user's, ObjectStore, reached with each
+// trainer's own credentials, or the launcher's embedded in-memory one) as
+// versioned files committed with each bucket's release, and keep relation
+// parameters in step through etcd. A run through an object store keeps
+// everything a trainer needs there (manifest, degrees, edges,
+// partitions): its trainers need etcd and the store, no work directory.
 // realrun --trainers N (TrainDistributed) starts an embedded etcd and N
 // trainer processes; realrun trainer (RunTrainer) joins one from anywhere.
 // The run waits after every epoch (RunState.Hold) while the launcher

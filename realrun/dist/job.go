@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -40,9 +41,12 @@ type DistOptions struct {
 	// ("": 127.0.0.1; the test hosts' gateway for trainers in network
 	// namespaces).
 	Listen string
-	// Objects moves partitions and edges through an S3-compatible object
-	// store served from this process instead of the shared directory.
-	Objects bool
+	// Objects moves partitions and edges, the manifest and the degrees
+	// through an S3-compatible object store instead of the shared
+	// directory (nil): a user's store, or, Embedded, one served from this
+	// process's memory on Listen. The trainers then need no work
+	// directory.
+	Objects *ObjectStore
 	// Wrap, when set, wraps trainer id's command line (to run it on a
 	// test host: ip netns exec …).
 	Wrap func(id int, argv []string) []string
@@ -66,9 +70,15 @@ type DistOutput struct {
 	Dim      int    `json:"dim"`
 	Etcd     string `json:"etcd"`
 	Prefix   string `json:"prefix"`
-	// Objects is the object store's endpoint ("": the shared directory).
-	Objects    string `json:"objects,omitempty"`
-	TrainEdges int64  `json:"train_edges"`
+	// Objects is the object store's URL (s3://bucket/prefix; "": the
+	// shared directory), ObjectsEndpoint its server ("": AWS S3), and
+	// ObjectsEmbedded whether it was served from the launcher's memory.
+	// The run's objects are under Objects/ObjectsRun, removed at the end.
+	Objects         string `json:"objects,omitempty"`
+	ObjectsEndpoint string `json:"objects_endpoint,omitempty"`
+	ObjectsEmbedded bool   `json:"objects_embedded,omitempty"`
+	ObjectsRun      string `json:"objects_run,omitempty"`
+	TrainEdges      int64  `json:"train_edges"`
 	// Epochs are, by epoch, every trainer's figures and the epoch's time
 	// (the slowest trainer's).
 	Epochs []DistEpoch `json:"epochs"`
@@ -157,6 +167,14 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		}
 		defer cli.Close()
 	}
+	// So is an object store that refuses this process.
+	var ob *Objects
+	if d.Objects != nil && !d.Objects.Embedded {
+		var err error
+		if ob, err = ConnectObjects(ctx, *d.Objects, 10*time.Second); err != nil {
+			return DistOutput{}, inputerr.Errorf("%w", err)
+		}
+	}
 	x, err := job.Open(o, 2, log)
 	if err != nil {
 		return DistOutput{}, err
@@ -196,16 +214,27 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		return out, err
 	}
 	blobs := DirBlobs(st)
-	if d.Objects {
-		obj, err := StartObjectServer(listen, 0)
-		if err != nil {
-			return out, err
+	if d.Objects != nil {
+		if d.Objects.Embedded {
+			srv, err := StartObjectServer(listen, 0)
+			if err != nil {
+				return out, err
+			}
+			defer srv.Close()
+			if ob, err = ConnectObjects(ctx, srv.Store(), 10*time.Second); err != nil {
+				return out, err
+			}
 		}
-		defer obj.Close()
-		out.Objects = obj.Endpoint
-		if blobs, err = S3Blobs(obj.Endpoint, out.Prefix, st); err != nil {
-			return out, err
-		}
+		out.Objects, out.ObjectsEndpoint, out.ObjectsEmbedded = ob.Store.URL(), ob.Store.Endpoint, ob.Store.Embedded
+		out.ObjectsRun = ob.key(out.Prefix)
+		blobs = ob.Blobs(out.Prefix, st)
+		// The run's objects go once its result is in the work directory
+		// (each epoch's is, as it ends).
+		defer func() {
+			if err := ob.RemoveRun(context.WithoutCancel(ctx), out.Prefix); err != nil {
+				fmt.Fprintf(log, "warning: %v (the run's objects are under %s/%s)\n", err, ob.Store.URL(), out.ObjectsRun)
+			}
+		}()
 		if err := Upload(blobs, st); err != nil {
 			return out, err
 		}
@@ -229,7 +258,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		noteSelection(x, &out)
 		return out, nil // stopped early, or trained, already
 	}
-	rc := Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Blobs: out.Objects, First: first, Hold: true,
+	rc := Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Objects: objectStore(ob), First: first, Hold: true,
 		Engine: o.Engine, Buffer: o.Buffer, Trace: d.Trace, PauseEvery: o.CheckpointEvery.Buckets}
 	if within != nil {
 		rc.Within = within.Lock
@@ -249,13 +278,17 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if err := seedRelations(ctx, cli, out.Prefix, x.Engine(), first, within != nil); err != nil {
 		return out, err
 	}
-	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: realrun trainer --etcd %s --store %s --run %s --id N)\n",
-		endpoints, out.Prefix, d.Trainers, endpoints, st.Dir, out.Prefix)
+	storeArgs := []string{"--store", st.Dir}
+	if ob != nil {
+		storeArgs = nil // the object store has all a trainer needs
+	}
+	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: realrun trainer --etcd %s %s--run %s --id N)\n",
+		endpoints, out.Prefix, d.Trainers, endpoints, strings.Join(append(storeArgs, ""), " "), out.Prefix)
 	lease := d.Lease
 	tctx, stopTrainers := context.WithCancel(ctx)
 	exited := make(chan []error, 1)
 	l := &launcher{obs: Observer(cli, out.Prefix), cli: cli, st: st, eng: x.Engine(), every: o.CheckpointEvery, since: time.Now(), log: log, exited: exited}
-	if d.Objects {
+	if ob != nil {
 		l.blobs = blobs
 	}
 	if within != nil {
@@ -263,7 +296,8 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	}
 	go func() {
 		exited <- Local(tctx, d.Trainers, func(id int) []string {
-			argv := append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints, "--store", st.Dir, "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
+			argv := append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints)
+			argv = append(append(argv, storeArgs...), "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
 			if d.Wrap != nil {
 				argv = d.Wrap(id, argv)
 			}
@@ -287,7 +321,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		l.span("epochs", fmt.Sprintf("epoch %d", s.Epoch), epochStart, time.Now())
 		// The launcher's part of the epoch, as one machine's after its
 		// epoch: a checkpoint, the evaluation, the best epoch.
-		if d.Objects {
+		if ob != nil {
 			if err := Download(blobs, st, s.Files); err != nil {
 				return out, err
 			}
@@ -367,7 +401,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		return out, err
 	}
 	if out.Calibration != nil {
-		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, len(out.Epochs), *out.Calibration, d.Objects); err != nil {
+		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, len(out.Epochs), *out.Calibration, ob != nil); err != nil {
 			return out, err
 		}
 	}
@@ -574,4 +608,13 @@ func noteSelection(x *job.Opened, out *DistOutput) {
 		b := sel.Best
 		out.Best, out.EarlyStop, out.StoppedEarly = &b, sel.Patience, b.StoppedAt
 	}
+}
+
+// objectStore is the store ob is connected to (nil: none).
+func objectStore(ob *Objects) *ObjectStore {
+	if ob == nil {
+		return nil
+	}
+	s := ob.Store
+	return &s
 }

@@ -152,19 +152,28 @@ func Local(ctx context.Context, n int, argv func(id int) []string, stderr io.Wri
 	return errs
 }
 
-// TrainerOptions are one trainer process's: where etcd and the store are,
-// its id, the run's prefix, its lease.
+// TrainerOptions are one trainer process's: where etcd is, the run's
+// shared work directory (only for a run without an object store), its
+// id, the run's prefix, its lease.
 type TrainerOptions struct {
 	Endpoints []string
-	Store     string
-	ID        int
-	Prefix    string
-	Lease     time.Duration
-	Log       io.Writer
+	// Store is the run's work directory on a filesystem every trainer
+	// sees; a run through an object store needs none (its data, manifest
+	// and degrees included, is in the store).
+	Store  string
+	ID     int
+	Prefix string
+	Lease  time.Duration
+	Log    io.Writer
 }
 
+// ErrNeedStore is a trainer given no work directory for a run that moves
+// its partitions through one.
+var ErrNeedStore = errors.New("the run moves its partitions through its shared work directory, and this trainer was given none")
+
 // RunTrainer is `realrun trainer`: it joins the run in etcd, opens the
-// shared store and the engine, and trains until the run is done.
+// run's store (the object store the run names, else the shared work
+// directory) and the engine, and trains until the run is done.
 func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 	if o.ID < 0 {
 		return nil, fmt.Errorf("--id %d: must not be negative", o.ID)
@@ -178,12 +187,35 @@ func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(o.Store)
-	if err != nil {
-		return nil, fmt.Errorf("--store: %w: %w", ErrNotShared, err)
-	}
-	if _, err := os.Stat(FilesDir(st, InitialFiles)); err != nil {
-		return nil, fmt.Errorf("--store %s: %w (no %s)", o.Store, ErrNotShared, FilesDir(st, InitialFiles))
+	var st *store.Store
+	var blobs Blobs
+	if cfg.Objects != nil {
+		ob, err := ConnectObjects(ctx, *cfg.Objects, 10*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		// The manifest and degrees, in a directory of this trainer's
+		// own that goes with it.
+		tmp, err := os.MkdirTemp("", "tierflow-trainer-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		if st, err = ob.FetchStore(o.Prefix, tmp); err != nil {
+			return nil, err
+		}
+		blobs = ob.Blobs(o.Prefix, st)
+	} else {
+		if o.Store == "" {
+			return nil, ErrNeedStore
+		}
+		if st, err = store.Open(o.Store); err != nil {
+			return nil, fmt.Errorf("--store: %w: %w", ErrNotShared, err)
+		}
+		if _, err := os.Stat(FilesDir(st, InitialFiles)); err != nil {
+			return nil, fmt.Errorf("--store %s: %w (no %s)", o.Store, ErrNotShared, FilesDir(st, InitialFiles))
+		}
+		blobs = DirBlobs(st)
 	}
 	var h realrun.Hyper
 	if err := json.Unmarshal(cfg.Hyper, &h); err != nil {
@@ -203,12 +235,6 @@ func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 	lease := o.Lease
 	if lease == 0 {
 		lease = 5 * time.Second
-	}
-	blobs := DirBlobs(st)
-	if cfg.Blobs != "" {
-		if blobs, err = S3Blobs(cfg.Blobs, o.Prefix, st); err != nil {
-			return nil, err
-		}
 	}
 	co, err := Join(ctx, cli, o.Prefix, o.ID, lease)
 	if err != nil {

@@ -144,7 +144,7 @@ func measure(bin string, n int, rate string, epochs int, scale float64, workdir 
 		return nil, err
 	}
 	defer net.Close()
-	out, err := dist.TrainDistributed(ctx, o, dist.DistOptions{Trainers: n, Argv: []string{bin}, Listen: net.Gateway, Objects: true, Lease: 5 * time.Second,
+	out, err := dist.TrainDistributed(ctx, o, dist.DistOptions{Trainers: n, Argv: []string{bin}, Listen: net.Gateway, Objects: &dist.ObjectStore{Embedded: true}, Lease: 5 * time.Second,
 		Wrap: func(id int, argv []string) []string {
 			return append([]string{"ip", "netns", "exec", net.Hosts[id].Name}, argv...)
 		}}, log)
