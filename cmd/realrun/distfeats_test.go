@@ -163,24 +163,48 @@ func TestTrainersCheckpointInsideResume(t *testing.T) {
 }
 
 // --checkpoint-every N buckets: the launcher checkpoints inside every
-// epoch, each checkpoint after at least N more buckets.
+// epoch, each checkpoint after at least N more buckets, with partitions
+// through the shared directory or an object store (downloaded for the
+// checkpoint).
 func TestTrainersCheckpointEvery(t *testing.T) {
-	work := filepath.Join(t.TempDir(), "work")
-	d, errOut := runDist(t, tinyTrainers(work, "--epochs", "2", "--eval", "none", "--checkpoint-every", "4b", "--keep-checkpoints", "10")...)
-	require.Len(t, d.Epochs, 2)
-	for _, e := range d.Epochs {
-		require.NotEmpty(t, e.Within, "epoch %d: %s", e.Epoch, errOut)
-		last := 0
-		for _, k := range e.Within {
-			assert.GreaterOrEqual(t, k-last, 4)
-			assert.Less(t, k, 16)
-			last = k
-			assert.DirExists(t, filepath.Join(work, fmt.Sprintf("ckpt-%04d+%06d", e.Epoch-1, k)))
-		}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{
+		{"shared directory", nil},
+		{"object store", []string{"--objects", "embedded"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := filepath.Join(t.TempDir(), "work")
+			d, errOut := runDist(t, tinyTrainers(work, append([]string{"--epochs", "2", "--eval", "none", "--checkpoint-every", "4b", "--keep-checkpoints", "10"}, tc.extra...)...)...)
+			require.Len(t, d.Epochs, 2)
+			for _, e := range d.Epochs {
+				require.NotEmpty(t, e.Within, "epoch %d: %s", e.Epoch, errOut)
+				last := 0
+				for _, k := range e.Within {
+					assert.GreaterOrEqual(t, k-last, 4)
+					assert.Less(t, k, 16)
+					last = k
+					assert.DirExists(t, filepath.Join(work, fmt.Sprintf("ckpt-%04d+%06d", e.Epoch-1, k)))
+				}
+			}
+			st, err := store.Open(work)
+			require.NoError(t, err)
+			assert.Equal(t, 2, st.Current)
+			// Every checkpoint inside an epoch verifies: its partitions
+			// and engine state against their checksums.
+			for _, e := range d.Epochs {
+				for _, k := range e.Within {
+					st.Current, st.Bucket = e.Epoch-1, k
+					pos, err := realrun.Resume(st, nil)
+					require.NoError(t, err, "checkpoint %d+%d", e.Epoch-1, k)
+					require.NotNil(t, pos)
+					assert.Equal(t, k, pos.Bucket)
+					assert.Equal(t, 16-k, pos.Lock.Remaining())
+				}
+			}
+		})
 	}
-	st, err := store.Open(work)
-	require.NoError(t, err)
-	assert.Equal(t, 2, st.Current)
 }
 
 // --plan with several trainers: the lock server hands out the Plan's
