@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/dist"
-	"github.com/tierflow/tierflow/workload"
 )
 
 // distMain is `realrun --trainers N`.
@@ -29,17 +29,8 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if o.dist.Lease < time.Second {
 		return cli.Usagef("--lease %s: at least 1s", o.dist.Lease)
 	}
-	var other []string
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"plan", o.PlanFile != ""}, {"checkpoint-every", o.CheckpointEvery != (workload.CheckpointInterval{})}, {"timeline", o.timeline != ""}, {"trace", o.trace != ""}, {"engine", o.Engine != "" && o.Engine != "cpu"}, {"export", o.Export != ""}} {
-		if f.set {
-			other = append(other, "--"+f.name)
-		}
-	}
-	if len(other) > 0 {
-		return cli.Usagef("%s: not with --trainers (yet)", strings.Join(other, ", "))
+	if o.timeline != "" {
+		return cli.Usagef("--timeline %s: draws one machine's buffer slots, which several trainers do not share; with --trainers, --trace shows every trainer's buckets, transfers and waits", o.timeline)
 	}
 	objects, err := objectStore(o.dist)
 	if err != nil {
@@ -49,12 +40,19 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim}
+	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Trace: o.trace != ""}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := dist.TrainDistributed(ctx, o.Options, d, stderr)
-	if err != nil {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w; resume with: %s %s", err, prog, o.resume)
+	} else if err != nil {
 		return asUsage(err)
+	}
+	if o.trace != "" {
+		if err := cli.WriteTrace(o.trace, out.Trace, o.traceSpans, stderr); err != nil {
+			return err
+		}
 	}
 	switch format {
 	case cli.JSON:
@@ -74,7 +72,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 		}
 	}
 	for i, e := range out.Epochs {
-		fmt.Fprintf(stdout, "epoch %d: %.1f s\n", e.Epoch, e.Seconds)
+		fmt.Fprintf(stdout, "epoch %d: %.1f s%s\n", e.Epoch, e.Seconds, withinNote(e))
 		if err := trainerColumns.Select(o.out.isWide()).Human(e.Trainers).Render(stdout); err != nil {
 			return err
 		}
@@ -106,6 +104,9 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d trainers on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
 		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, out.Etcd, via, out.Lost)
+	if out.Order != "" {
+		fmt.Fprintf(stdout, "buckets handed out in the order of the %s, each as soon as its partitions were free\n", out.Order)
+	}
 	if out.Quality.Mode != "" {
 		fmt.Fprintf(stdout, "MRR %.4f  Hits@1 %.4f  Hits@10 %.4f (%s, %d test edges)\n", out.MRR, out.Quality.HitsAt1, out.Quality.HitsAt10, out.Quality.Mode, out.Quality.Edges)
 	}
@@ -117,6 +118,26 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "occupancy: training ÷ the trainer's epoch; wait: the lock server had no bucket with free partitions")
 	return nil
+}
+
+// withinNote says where an epoch resumed and where it was checkpointed
+// inside ("" for neither).
+func withinNote(e dist.DistEpoch) string {
+	var parts []string
+	if e.Before > 0 {
+		parts = append(parts, fmt.Sprintf("resumed after %d buckets", e.Before))
+	}
+	if len(e.Within) > 0 {
+		ks := make([]string, len(e.Within))
+		for i, k := range e.Within {
+			ks[i] = strconv.Itoa(k)
+		}
+		parts = append(parts, "checkpoints inside after "+strings.Join(ks, ", ")+" buckets")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // objectStore is the store --objects names (nil: none), its endpoint

@@ -53,6 +53,9 @@ type cmdOptions struct {
 	diskFlags
 	dist distFlags
 	out  outFlags // --wide, --config, --print-config (config.go)
+	// resume is the command line's arguments with --resume, for a run
+	// stopped part-way.
+	resume string
 }
 
 // diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and
@@ -212,7 +215,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	registerInitFlags(fs, &o.Options)
 	fs.Int64Var(&o.OrderingSeed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as simulate --ordering-seed")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
-	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
+	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win (with --trainers: its bucket order is the lock server's priority)")
 	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint; refused if it was trained with other settings")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "start over on a work directory that holds a checkpoint (the checkpoint is lost)")
 	fs.IntVar(&o.KeepCheckpoints, "keep-checkpoints", job.Defaults.KeepCheckpoints, "checkpoints kept in the work directory, the newest included")
@@ -280,6 +283,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	o.DiskLimit = limit
 	if o.dist.Trainers != 0 || dflagSet(fs) {
 		defer func() { err = errors.Join(err, g.Release()) }()
+		o.resume = job.ResumeArgs(args)
 		return distMain(o, format, stdout, stderr)
 	}
 	// The group is released before signals are given back to their
