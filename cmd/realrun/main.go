@@ -188,7 +188,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		return queryMain(args[0], args[1:], stdout, stderr)
 	}
 	var o cmdOptions
-	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs := newFlagSet(prog)
 	cli.EnumVar(fs, &o.Dataset, "dataset", job.Defaults.Dataset, "generated dataset: "+presetNames())
 	fs.Float64Var(&o.Scale, "scale", 0, "shrink the dataset preset by this factor, 0 < f ≤ 1 (default: "+presetScales()+")")
 	fs.StringVar(&o.Edges, "edges", "", "train on this edge `FILE` (src dst or src rel dst per line) instead of a generated dataset")
@@ -437,8 +437,6 @@ func asUsage(err error) error {
 	}
 	return err
 }
-
-func newFlagSet(name string) *flag.FlagSet { return flag.NewFlagSet(name, flag.ContinueOnError) }
 
 func presetNames() string {
 	var names []string
