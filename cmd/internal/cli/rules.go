@@ -13,8 +13,8 @@ import (
 // breaks its flag's rule, whether the command line or the --config file
 // gave it, with one line (a UsageError, exit status 2), before any work.
 // A flag left at its default is never checked: a default of 0 may stand
-// for "the default" (simulate --c 0 is the system's own), but a 0 given by
-// the user is refused where the rule says so.
+// for "the default" (simulate's --c left out is the system's own), but a
+// 0 given by the user is refused where the rule says so.
 type Rule int
 
 // The rules.

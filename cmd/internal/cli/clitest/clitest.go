@@ -93,7 +93,8 @@ func Subcommands(help string) []string {
 // WalkHelp first, so that every command and subcommand has built its own:
 // each of commands has a flag set with rules; every integer, float and
 // duration flag has a rule (cli.Any for a seed); a flag that takes 0 or
-// more (cli.NonNegative) says in its help what 0 means; and every name of
+// more (cli.NonNegative) says in its help what 0 means, and one that
+// refuses it (cli.Positive) does not offer it ("0: …"); and every name of
 // table is a flag of some flag set.
 func CheckNumberRules(t *testing.T, table map[string]cli.Rule, commands ...string) {
 	t.Helper()
@@ -114,8 +115,11 @@ func CheckNumberRules(t *testing.T, table map[string]cli.Rule, commands ...strin
 			case int, int64, uint, uint64, float64, time.Duration:
 				assert.NotZero(t, rule, "%s --%s: a numeric flag without a rule (add it to the command's numberRules)", fs.Name(), f.Name)
 			}
-			if rule == cli.NonNegative {
+			switch rule {
+			case cli.NonNegative:
 				assert.Regexp(t, `\b0\b`, f.Usage, "%s --%s takes 0: its help must say what 0 means", fs.Name(), f.Name)
+			case cli.Positive:
+				assert.NotRegexp(t, `\b0:`, f.Usage, "%s --%s refuses 0: its help must not offer it (say \"default: …\")", fs.Name(), f.Name)
 			}
 		})
 	}
