@@ -54,7 +54,7 @@ func Exit(stderr io.Writer, prog string, err error) int {
 // flag; -h/--help prints the usage to stdout and returns flag.ErrHelp.
 // Positional arguments are rejected. With ConfigFlags registered, the
 // --config file's flags are applied under the command line's. A value that
-// breaks its flag's Rule (Require) is refused, from either.
+// breaks its flag's Rule (Rules) is refused, from either.
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
