@@ -228,7 +228,7 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&endpoints, "etcd", "", "etcd `ENDPOINTS` of the run (comma-separated; realrun --trainers prints them)")
 	fs.StringVar(&o.Store, "store", "", "the run's shared store: its work `DIR`, on a filesystem every trainer sees (not for a run through an object store, --objects: the store holds all a trainer needs)")
 	fs.StringVar(&o.Prefix, "run", "", "the run's etcd `PREFIX` (realrun --trainers prints it)")
-	fs.IntVar(&o.ID, "id", -1, "this trainer's id, unique among the run's live trainers")
+	fs.IntVar(&o.ID, "id", -1, "this trainer's id: 0, 1, …, unique among the run's live trainers")
 	fs.DurationVar(&o.Lease, "lease", 5*time.Second, "this trainer's lease: silent this long, it loses its bucket to the pool")
 	wide := cli.WideFlag(fs)
 	cli.SetHelp(fs, cli.Help{

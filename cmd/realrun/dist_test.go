@@ -80,7 +80,7 @@ func TestTrainersBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--trainers", "0"}, "--trainers 0: at least 1 trainer"},
+		{[]string{"--trainers", "0"}, "--trainers 0: must be at least 1"},
 		{[]string{"--trainers", "2", "--p", "1"}, "--p 1: several trainers share at least 2 partitions"},
 		{[]string{"--trainers", "2", "--lease", "10ms"}, "--lease 10ms: at least 1s"},
 		{[]string{"--trainers", "2", "--keep", "best", "--eval", "end"}, "--keep best: needs the validation MRR after each epoch (--eval every)"},

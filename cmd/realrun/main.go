@@ -191,7 +191,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		return queryMain(args[0], args[1:], stdout, stderr)
 	}
 	var o cmdOptions
-	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs := newFlagSet(prog)
 	cli.EnumVar(fs, &o.Dataset, "dataset", job.Defaults.Dataset, "generated dataset: "+presetNames())
 	fs.Float64Var(&o.Scale, "scale", 0, "shrink the dataset preset by this factor, 0 < f ≤ 1 (default: "+presetScales()+")")
 	fs.StringVar(&o.Edges, "edges", "", "train on this edge `FILE` (src dst or src rel dst per line) instead of a generated dataset")
@@ -247,7 +247,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.BoolVar(&o.FP32, "fp32", false, "with --engine cuda: plain FP32 products instead of TF32 (WN18's MRR within the seed spread of TF32's; 1.3-1.6x slower on an H100)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	o.diskFlags.register(fs, "the work directory's disk")
-	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; 0: one trainer, no etcd)")
+	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; default: one trainer, no etcd)")
 	fs.StringVar(&o.dist.Etcd, "etcd", "", "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one embedded in this process)")
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
 	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the embedded etcd and object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
@@ -444,8 +444,6 @@ func asUsage(err error) error {
 	}
 	return err
 }
-
-func newFlagSet(name string) *flag.FlagSet { return flag.NewFlagSet(name, flag.ContinueOnError) }
 
 func presetNames() string {
 	var names []string

@@ -687,6 +687,10 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
 	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil && r.resume {
 		err = checkEpochs(o.Epochs, r.st)
+		if err == nil {
+			trains := o.Epochs > r.st.Current || r.st.Bucket > 0
+			err = cfg.Spec.CheckResumeSpace(r.st, trains, o.Export)
+		}
 	}
 	if err == nil {
 		noteInputs(o, r.st.M.InputFiles, log)
