@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/lockserver"
 	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/workload"
@@ -50,6 +51,10 @@ type Position struct {
 	Loss float64 `json:"loss"`
 	// RNG is the state of the epoch's random generator (PCG).
 	RNG []byte `json:"rng"`
+	// Lock, for a checkpoint several trainers took (realrun/dist), is
+	// the lock server's state of the epoch then: the buckets trained,
+	// none held. Such a position has no Plan, loads or slots.
+	Lock *lockserver.State `json:"lock,omitempty"`
 }
 
 // planSum identifies a Plan by its bucket order and load schedule.
@@ -66,6 +71,8 @@ func planSum(plan *orderings.Plan) uint64 {
 // inside the Plan.
 func (pos *Position) Check(plan *orderings.Plan, epoch, bucket int) error {
 	switch {
+	case pos.Lock != nil:
+		return fmt.Errorf("the checkpoint inside epoch %d was taken by several trainers, whose buckets follow no Plan; resume it with --trainers", pos.Epoch)
 	case pos.Plan != planSum(plan):
 		return fmt.Errorf("the checkpoint inside epoch %d was taken with another Plan (ordering, p, c, policy or seed differ); resume with the same flags", pos.Epoch)
 	case pos.Epoch != epoch || pos.Bucket != bucket:

@@ -132,9 +132,6 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	if err := cli.Parse(fs, args, stdout); err != nil {
 		return err
 	}
-	if *size < 0 {
-		return cli.Usagef("--size %d: must not be negative", *size)
-	}
 	if err := atomicfile.CheckWritable(*out); err != nil {
 		return cli.Usagef("--out: %w", err)
 	}

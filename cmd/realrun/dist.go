@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,7 +20,6 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/distargs"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/dist"
-	"github.com/tierflow/tierflow/workload"
 )
 
 // distMain is `realrun --trainers N`.
@@ -30,17 +30,8 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if o.dist.Lease < time.Second {
 		return cli.Usagef("--lease %s: at least 1s", o.dist.Lease)
 	}
-	var other []string
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"plan", o.PlanFile != ""}, {"checkpoint-every", o.CheckpointEvery != (workload.CheckpointInterval{})}, {"timeline", o.timeline != ""}, {"trace", o.trace != ""}, {"engine", o.Engine != "" && o.Engine != "cpu"}, {"export", o.Export != ""}} {
-		if f.set {
-			other = append(other, "--"+f.name)
-		}
-	}
-	if len(other) > 0 {
-		return cli.Usagef("%s: not with --trainers (yet)", strings.Join(other, ", "))
+	if o.timeline != "" {
+		return cli.Usagef("--timeline %s: draws one machine's buffer slots, which several trainers do not share; with --trainers, --trace shows every trainer's buckets, transfers and waits", o.timeline)
 	}
 	ec, err := o.dist.Etcd.client()
 	if err != nil {
@@ -60,7 +51,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: ec, Members: o.dist.Members, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim,
+	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: ec, Members: o.dist.Members, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Trace: o.trace != "",
 		TrainerArgs: distargs.Trainer, MemberArgs: distargs.Member}
 	if ec.Endpoints != nil {
 		d.Members = 0
@@ -68,8 +59,15 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := dist.TrainDistributed(ctx, o.Options, d, stderr)
-	if err != nil {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w; resume with: %s %s", err, prog, o.resume)
+	} else if err != nil {
 		return asUsage(err)
+	}
+	if o.trace != "" {
+		if err := cli.WriteTrace(o.trace, out.Trace, o.traceSpans, stderr); err != nil {
+			return err
+		}
 	}
 	switch format {
 	case cli.JSON:
@@ -89,7 +87,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 		}
 	}
 	for i, e := range out.Epochs {
-		fmt.Fprintf(stdout, "epoch %d: %.1f s\n", e.Epoch, e.Seconds)
+		fmt.Fprintf(stdout, "epoch %d: %.1f s%s\n", e.Epoch, e.Seconds, withinNote(e))
 		if err := trainerColumns.Select(o.out.isWide()).Human(e.Trainers).Render(stdout); err != nil {
 			return err
 		}
@@ -125,6 +123,9 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d trainers on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
 		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, etcd, via, out.Lost)
+	if out.Order != "" {
+		fmt.Fprintf(stdout, "buckets handed out in the order of the %s, each as soon as its partitions were free\n", out.Order)
+	}
 	if out.Quality.Mode != "" {
 		fmt.Fprintf(stdout, "MRR %.4f  Hits@1 %.4f  Hits@10 %.4f (%s, %d test edges)\n", out.MRR, out.Quality.HitsAt1, out.Quality.HitsAt10, out.Quality.Mode, out.Quality.Edges)
 	}
@@ -136,6 +137,26 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "occupancy: training ÷ the trainer's epoch; wait: the lock server had no bucket with free partitions")
 	return nil
+}
+
+// withinNote says where an epoch resumed and where it was checkpointed
+// inside ("" for neither).
+func withinNote(e dist.DistEpoch) string {
+	var parts []string
+	if e.Before > 0 {
+		parts = append(parts, fmt.Sprintf("resumed after %d buckets", e.Before))
+	}
+	if len(e.Within) > 0 {
+		ks := make([]string, len(e.Within))
+		for i, k := range e.Within {
+			ks[i] = strconv.Itoa(k)
+		}
+		parts = append(parts, "checkpoints inside after "+strings.Join(ks, ", ")+" buckets")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // objectStore is the store --objects names (nil: none), its endpoint
@@ -284,7 +305,7 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	ef.register(fs, "etcd `ENDPOINTS` of the run (comma-separated; realrun --trainers prints them)")
 	fs.StringVar(&o.Store, "store", "", "the run's shared store: its work `DIR`, on a filesystem every trainer sees (not for a run through an object store, --objects: the store holds all a trainer needs)")
 	fs.StringVar(&o.Prefix, "run", "", "the run's etcd `PREFIX` (realrun --trainers prints it)")
-	fs.IntVar(&o.ID, "id", -1, "this trainer's id, unique among the run's live trainers")
+	fs.IntVar(&o.ID, "id", -1, "this trainer's id: 0, 1, …, unique among the run's live trainers")
 	fs.DurationVar(&o.Lease, "lease", 5*time.Second, "this trainer's lease: silent this long, it loses its bucket to the pool")
 	wide := cli.WideFlag(fs)
 	cli.SetHelp(fs, cli.Help{

@@ -81,11 +81,12 @@ func TestTrainersBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--trainers", "0"}, "--trainers 0: at least 1 trainer"},
+		{[]string{"--trainers", "0"}, "--trainers 0: must be at least 1"},
 		{[]string{"--trainers", "2", "--p", "1"}, "--p 1: several trainers share at least 2 partitions"},
 		{[]string{"--trainers", "2", "--lease", "10ms"}, "--lease 10ms: at least 1s"},
 		{[]string{"--trainers", "2", "--keep", "best", "--eval", "end"}, "--keep best: needs the validation MRR after each epoch (--eval every)"},
 		{[]string{"--trainers", "2", "--early-stop", "-1"}, "--early-stop -1: must not be negative"},
+		{[]string{"--trainers", "2", "--timeline", filepath.Join(dir, "t.svg")}, "draws one machine's buffer slots, which several trainers do not share"},
 		{[]string{"--trainers", "2", "--etcd", "http://127.0.0.1:1", "--scale", "0.0005", "--p", "4", "--workdir", filepath.Join(dir, "w")}, "etcd not reachable"},
 		{[]string{"trainer", "--etcd", "http://127.0.0.1:1", "--store", dir, "--run", "/x", "--id", "0"}, "etcd not reachable"},
 		{[]string{"trainer", "--etcd", "http://127.0.0.1:1", "--store", filepath.Join(dir, "nope"), "--run", "/x", "--id", "0"}, "--store " + filepath.Join(dir, "nope") + ": not a directory"},

@@ -53,6 +53,9 @@ type cmdOptions struct {
 	diskFlags
 	dist distFlags
 	out  outFlags // --wide, --config, --print-config (config.go)
+	// resume is the command line's arguments with --resume, for a run
+	// stopped part-way.
+	resume string
 }
 
 // diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and
@@ -191,7 +194,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		return queryMain(args[0], args[1:], stdout, stderr)
 	}
 	var o cmdOptions
-	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs := newFlagSet(prog)
 	cli.EnumVar(fs, &o.Dataset, "dataset", job.Defaults.Dataset, "generated dataset: "+presetNames())
 	fs.Float64Var(&o.Scale, "scale", 0, "shrink the dataset preset by this factor, 0 < f ≤ 1 (default: "+presetScales()+")")
 	fs.StringVar(&o.Edges, "edges", "", "train on this edge `FILE` (src dst or src rel dst per line) instead of a generated dataset")
@@ -215,7 +218,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	registerInitFlags(fs, &o.Options)
 	fs.Int64Var(&o.OrderingSeed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as simulate --ordering-seed")
 	fs.BoolVar(&o.NoPrefetch, "no-prefetch", false, "load each partition only when every earlier bucket is done")
-	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win")
+	fs.StringVar(&o.PlanFile, "plan", "", "execute this saved Plan `FILE` (simulate --plan writes one) instead of building --ordering; its p and c win (with --trainers: its bucket order is the lock server's priority)")
 	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint; refused if it was trained with other settings")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "start over on a work directory that holds a checkpoint (the checkpoint is lost)")
 	fs.IntVar(&o.KeepCheckpoints, "keep-checkpoints", job.Defaults.KeepCheckpoints, "checkpoints kept in the work directory, the newest included")
@@ -247,7 +250,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.BoolVar(&o.FP32, "fp32", false, "with --engine cuda: plain FP32 products instead of TF32 (WN18's MRR within the seed spread of TF32's; 1.3-1.6x slower on an H100)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	o.diskFlags.register(fs, "the work directory's disk")
-	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; 0: one trainer, no etcd)")
+	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; default: one trainer, no etcd)")
 	o.dist.Etcd.register(fs, "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one started by this process, --etcd-members)")
 	fs.IntVar(&o.dist.Members, "etcd-members", 1, "with --trainers and no --etcd: start an etcd of `N` members for the run, with a root password new for it: 1 embedded in this process, or 3, 5 or 7 processes of their own (a cluster that survives the loss of a member, for tests and demonstrations; production runs use an existing cluster, --etcd)")
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
@@ -284,6 +287,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	o.DiskLimit = limit
 	if o.dist.Trainers != 0 || dflagSet(fs) {
 		defer func() { err = errors.Join(err, g.Release()) }()
+		o.resume = job.ResumeArgs(args)
 		return distMain(o, format, stdout, stderr)
 	}
 	// The group is released before signals are given back to their
@@ -446,8 +450,6 @@ func asUsage(err error) error {
 	}
 	return err
 }
-
-func newFlagSet(name string) *flag.FlagSet { return flag.NewFlagSet(name, flag.ContinueOnError) }
 
 func presetNames() string {
 	var names []string

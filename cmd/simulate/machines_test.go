@@ -67,9 +67,9 @@ func TestMachinesBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--machines", "0"}, "--machines 0: at least 1 machine"},
-		{[]string{"--machines", "-2"}, "--machines -2: at least 1 machine"},
-		{[]string{"--machines", "2", "--p", "4", "--bandwidth", "-1GB/s"}, "--bandwidth: negative bandwidth"},
+		{[]string{"--machines", "0"}, "--machines 0: must be at least 1"},
+		{[]string{"--machines", "-2"}, "--machines -2: must be at least 1"},
+		{[]string{"--machines", "2", "--p", "4", "--bandwidth", "-1GB/s"}, "--bandwidth -1GB/s: must be positive"},
 		{[]string{"--machines", "2", "--p", "4", "--bandwidth", "0GB/s"}, "--bandwidth 0GB/s: must be positive"},
 		{[]string{"--machines", "2", "--p", "1"}, "--p 1: 2 machines need at least 2 partitions"},
 		{[]string{"--machines", "2", "--system", "marius"}, "--machines models PyTorch-BigGraph (--system pbg), not --system marius"},

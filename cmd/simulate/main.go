@@ -59,10 +59,10 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	var traceSpans int
 	var pq sim.PBGRequest
 	var graphDir string
-	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs := newFlagSet(prog)
 	fs.IntVar(&q.P, "p", sim.DefaultP, "number of node partitions (default 32; with an --edges histogram, its p; with --graph, the directory's)")
 	addGraphFlag(fs, &graphDir)
-	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (0: the system's own, marius 8; with --graph, the directory's)")
+	fs.IntVar(&q.C, "c", 0, "buffer capacity in partitions, 2 ≤ c ≤ p (default: the system's own, marius 8; with --graph, the directory's)")
 	cli.PresetOrFileVar(fs, &q.Device, "device", "p3.2xlarge", "device profile: a preset ("+strings.Join(devices.PresetNames(), ", ")+") or a YAML `FILE`", devices.PresetNames())
 	addScenarioFlags(fs, &q)
 	fs.StringVar(&planPath, "plan", "", "write the Plan JSON of the (single) selected ordering to `FILE`")
@@ -180,7 +180,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	fs.IntVar(&q.WriteBuffers, "write-buffers", 0, "evicted partitions the async writer may hold; a load waits for a free one (default: the system's; marius: unbounded, Marius's released code has 1)")
 	fs.StringVar(&q.CheckpointEvery, "checkpoint-every", "", "also checkpoint inside the epoch every `DURATION` (30s) or N buckets (64b): training waits while the dirty resident partitions are written")
 	cli.PresetOrFileVar(fs, &q.Edges, "edges", "uniform", "edges per bucket: uniform, skewed, or a histogram JSON `FILE` from the real engine (its p only; --graph DIR for any p)", []string{"uniform", "skewed"})
-	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α)")
+	fs.Float64Var(&q.Skew, "skew", sim.DefaultSkew, "exponent α of --edges skewed (partition i weighs (i+1)^-α; 0: every partition alike)")
 	fs.Int64Var(&q.Seed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as realrun --ordering-seed")
 	fs.Int64Var(&q.Seed, "seed", 0, "the same as --ordering-seed (simulate has no data to seed)")
 	fs.StringVar(&q.GPUMemory, "gpu-memory", "", "the GPU's memory, e.g. 12GB (default: the device's): GPU buffers must fit in it, and a batch that does not fit what they leave is split into micro-batches")

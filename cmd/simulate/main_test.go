@@ -194,7 +194,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"c below 2", []string{"--c", "1"}, "--c 1"},
 		{"c above p", []string{"--p", "4", "--c", "5"}, "exceeds p"},
-		{"negative p", []string{"--p", "-3"}, "p must be at least 2"},
+		{"negative p", []string{"--p", "-3"}, "--p -3: must be at least 1"},
 		{"huge p", []string{"--p", "100000", "--c", "2"}, "the limit is p"},
 		{"non-numeric p", []string{"--p", "x"}, `invalid value "x" for flag --p`},
 		{"non-numeric seed", []string{"--seed", "1.5"}, "flag --seed"},

@@ -30,7 +30,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	var machines, bandwidth string
 	var epochs int
 	var graphDir string
-	fs := flag.NewFlagSet(prog+" sweep", flag.ContinueOnError)
+	fs := newFlagSet(prog + " sweep")
 	addGraphFlag(fs, &graphDir)
 	fs.StringVar(&ps, "p", "8,16,32,64", "partition counts: a comma-separated `LIST` of numbers and ranges a-b (with --graph, the directory's p among them)")
 	fs.StringVar(&cs, "c", "", "buffer capacities, a `LIST` like --p; c > p is skipped (default 2,4,8,16, or the system's own; with --graph, the directory's c among them)")
@@ -61,9 +61,6 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	}
 	if done, err := of.printed(fs, stdout); done {
 		return err
-	}
-	if top < 1 {
-		return cli.Usagef("--top %d: must be at least 1", top)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

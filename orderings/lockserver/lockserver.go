@@ -19,6 +19,10 @@
 //     every bucket handed out join it (only the first bucket works on
 //     partitions nobody has trained).
 //
+// A State with an Order (a saved Plan's bucket order) instead hands out
+// the first bucket of that order that qualifies: the order is a
+// priority, followed as far as the partitions other trainers hold allow.
+//
 // When no bucket qualifies, Acquire reports it and the trainer must wait:
 // that wait is PBG's "incomplete occupancy".
 package lockserver
@@ -49,6 +53,10 @@ type State struct {
 	// Inited, in the first epoch, marks the partitions some trainer has
 	// initialised; nil after the first epoch (every partition qualifies).
 	Inited []bool `json:"inited,omitempty"`
+	// Order, if set, is the priority of the buckets (their row-major
+	// indices, every one once): Choose takes the first that qualifies,
+	// in place of the affinity to the trainer's last bucket.
+	Order []int `json:"order,omitempty"`
 }
 
 // ErrBadBucket is returned when a release names a bucket that is not held.
@@ -114,13 +122,21 @@ func (s *State) Choose(trainer int, last Bucket) (b Bucket, ok bool) {
 	locked := s.lockedBy()
 	free := func(part int) bool { return locked[part] < 0 || locked[part] == trainer }
 	best, bestScore := -1, -1
-	for i, done := range s.Done {
+	for k := range s.Done {
+		i := k
+		if s.Order != nil {
+			i = s.Order[k]
+		}
 		src, dst := i/s.P, i%s.P
-		if done || !free(src) || !free(dst) {
+		if s.Done[i] || !free(src) || !free(dst) {
 			continue
 		}
 		if s.Inited != nil && !s.Inited[src] && !s.Inited[dst] {
 			continue
+		}
+		if s.Order != nil {
+			best = i
+			break
 		}
 		score := 0
 		if src == last.Src {
@@ -162,6 +178,28 @@ func (s *State) Release(b Bucket) error {
 		return fmt.Errorf("lockserver: release %v: %w", b, ErrBadBucket)
 	}
 	s.Holder[b.Src*s.P+b.Dst] = -1
+	return nil
+}
+
+// SetOrder makes order (every bucket once) the priority the buckets are
+// handed out in (State.Order).
+func (s *State) SetOrder(order []Bucket) error {
+	if len(order) != s.P*s.P {
+		return fmt.Errorf("lockserver: an order of %d buckets, want every one of the %d buckets once", len(order), s.P*s.P)
+	}
+	idx := make([]int, len(order))
+	seen := make([]bool, len(order))
+	for k, b := range order {
+		if b.Src < 0 || b.Src >= s.P || b.Dst < 0 || b.Dst >= s.P {
+			return fmt.Errorf("lockserver: bucket %v of the order is outside p=%d", b, s.P)
+		}
+		i := b.Src*s.P + b.Dst
+		if seen[i] {
+			return fmt.Errorf("lockserver: bucket %v twice in the order", b)
+		}
+		seen[i], idx[k] = true, i
+	}
+	s.Order = idx
 	return nil
 }
 

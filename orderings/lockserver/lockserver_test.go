@@ -147,3 +147,30 @@ func TestEveryBucketOnce(t *testing.T) {
 }
 
 func ptr(b Bucket) *Bucket { return &b }
+
+// With an Order the buckets go out in it, as far as the partitions
+// other trainers hold allow.
+func TestOrder(t *testing.T) {
+	s, err := NewEpoch(3, false)
+	require.NoError(t, err)
+	require.NoError(t, s.SetOrder([]Bucket{b(2, 2), b(2, 1), b(0, 0), b(1, 2), b(0, 1), b(1, 0), b(2, 0), b(0, 2), b(1, 1)}))
+	run(t, s, []step{
+		{name: "T0 takes the first", trainer: 0, last: None, want: b(2, 2)},
+		{name: "T1: (2,1) and (1,2) need T0's 2; (0,0) is next", trainer: 1, last: None, want: b(0, 0)},
+		{name: "T0 goes on in the order, not by affinity", trainer: 0, last: b(2, 2), want: b(2, 1), release: ptr(b(2, 2))},
+		{name: "T1: (1,2) is T0's; (0,1) too", trainer: 1, last: b(0, 0), wait: true},
+	})
+	for _, tc := range []struct {
+		name  string
+		order []Bucket
+		want  string
+	}{
+		{"short", []Bucket{b(0, 0)}, "an order of 1 buckets"},
+		{"twice", []Bucket{b(0, 0), b(0, 0), b(0, 1), b(0, 2), b(1, 0), b(1, 1), b(1, 2), b(2, 0), b(2, 1)}, "twice"},
+		{"outside", []Bucket{b(0, 3), b(0, 1), b(0, 2), b(1, 0), b(1, 1), b(1, 2), b(2, 0), b(2, 1), b(2, 2)}, "outside"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.ErrorContains(t, s.SetOrder(tc.order), tc.want)
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/orderings/lockserver"
+	"github.com/tierflow/tierflow/report"
 )
 
 // RunState is a distributed run's shared state, one etcd key changed only
@@ -42,6 +44,16 @@ type RunState struct {
 	// and lets the next one start (Release); 0: the epochs follow each
 	// other at once.
 	Hold int `json:"hold,omitempty"`
+	// Pause stops the lock server handing out buckets: the launcher
+	// checkpoints inside the epoch once the buckets in flight are
+	// committed (Paused), then lifts it (Unpause).
+	Pause bool `json:"pause,omitempty"`
+	// PauseEvery, when positive, makes the commit of the bucket that
+	// brings the buckets trained since the last checkpoint (PausedAt, in
+	// Trained's count) to PauseEvery set Pause, so that no bucket goes
+	// out before the launcher has checkpointed.
+	PauseEvery int `json:"pause_every,omitempty"`
+	PausedAt   int `json:"paused_at,omitempty"`
 }
 
 // Done reports whether every epoch is trained.
@@ -53,12 +65,28 @@ func (s RunState) Held() bool {
 	return s.Hold > 0 && s.Epoch == s.Hold && !s.Done() && s.Lock.Remaining() == 0 && s.Lock.Active() == 0
 }
 
-// advance starts the next epoch (or ends the run after the last).
+// Paused reports whether the run is paused (Pause) with no bucket in
+// flight: the committed partitions are those of the buckets done
+// (Lock.Done), each trained once, and no other.
+func (s RunState) Paused() bool {
+	return s.Pause && !s.Done() && s.Lock.Active() == 0
+}
+
+// Trained is the number of buckets of the epoch trained and committed.
+func (s RunState) Trained() int {
+	return len(s.Lock.Done) - s.Lock.Remaining() - s.Lock.Active()
+}
+
+// advance starts the next epoch (or ends the run after the last), with
+// the same bucket order.
 func (s *RunState) advance() {
 	s.Epoch++
 	if !s.Done() {
+		order := s.Lock.Order
 		s.Lock, _ = lockserver.NewEpoch(s.Lock.P, false)
+		s.Lock.Order = order
 	}
+	s.PausedAt = 0
 }
 
 // Config is what every trainer of a run needs besides the store: the
@@ -78,6 +106,26 @@ type Config struct {
 	// (nil: the shared work directory); each trainer reaches it with
 	// credentials of its own.
 	Objects *ObjectStore `json:"objects,omitempty"`
+	// Engine and Buffer are the trainers' engine and, for the CUDA
+	// engine, where its partition slots live (realrun.EngineOptions;
+	// "": the CPU engine).
+	Engine string `json:"engine,omitempty"`
+	Buffer string `json:"buffer,omitempty"`
+	// Trace makes the trainers report the spans of their epochs (when
+	// they trained, transferred and waited) with their figures.
+	Trace bool `json:"trace,omitempty"`
+	// Order, if set, is the priority of the buckets: the lock server
+	// hands out the first one of it whose partitions are free
+	// (lockserver.State.Order; a saved Plan's order).
+	Order []orderings.Bucket `json:"order,omitempty"`
+	// PauseEvery is how many buckets the trainers train between
+	// checkpoints inside an epoch (RunState.PauseEvery; 0: the launcher
+	// pauses the run when it wants a checkpoint).
+	PauseEvery int `json:"pause_every,omitempty"`
+	// Within is the lock server's state of epoch First as a checkpoint
+	// inside it left it (the buckets trained before it; nil: from the
+	// epoch's start).
+	Within *lockserver.State `json:"within,omitempty"`
 }
 
 // InitialFiles is the store directory of every partition's first
@@ -132,10 +180,22 @@ func Init(ctx context.Context, cli *clientv3.Client, prefix string, cfg Config, 
 	if err != nil {
 		return err
 	}
+	if w := cfg.Within; w != nil {
+		if w.P != p || len(w.Done) != p*p || len(w.Holder) != p*p || w.Active() != 0 || w.Inited != nil && len(w.Inited) != p {
+			return fmt.Errorf("the checkpoint's lock state is not of p=%d with no bucket held", p)
+		}
+		ls.Done, ls.Inited = slices.Clone(w.Done), slices.Clone(w.Inited)
+	}
+	if cfg.Order != nil {
+		if err := ls.SetOrder(cfg.Order); err != nil {
+			return err
+		}
+	}
 	st := RunState{Epochs: cfg.Epochs, Epoch: first, Lock: ls, Versions: make([]int, p), Files: make([]string, p), Sums: sums}
 	if cfg.Hold {
 		st.Hold = first
 	}
+	st.PauseEvery, st.PausedAt = cfg.PauseEvery, st.Trained()
 	for i := range st.Files {
 		st.Files[i] = InitialFiles
 	}
@@ -300,8 +360,8 @@ func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings
 				changed = true
 			}
 		}
-		if s.Held() {
-			return changed, nil // the launcher has the epoch
+		if s.Held() || s.Pause {
+			return changed, nil // the launcher has the epoch, or checkpoints inside it
 		}
 		if s.Lock.Remaining() == 0 && s.Lock.Active() == 0 {
 			s.advance()
@@ -325,7 +385,13 @@ func (c *Coord) Commit(ctx context.Context, b orderings.Bucket, versions map[int
 		for p, v := range versions {
 			s.Versions[p], s.Files[p], s.Sums[p] = v, files[p], sums[p]
 		}
-		return true, s.Lock.Release(b)
+		if err := s.Lock.Release(b); err != nil {
+			return false, err
+		}
+		if s.PauseEvery > 0 && s.Lock.Remaining() > 0 && s.Trained()-s.PausedAt >= s.PauseEvery {
+			s.Pause = true // the launcher checkpoints inside the epoch
+		}
+		return true, nil
 	})
 	return err
 }
@@ -348,6 +414,36 @@ func (c *Coord) Release(ctx context.Context, stop bool) (RunState, error) {
 		}
 		return true, nil
 	})
+}
+
+// Pause asks the lock server to hand out no bucket (RunState.Pause) so
+// that the launcher can checkpoint inside the epoch; it does nothing
+// (ok false) when the epoch has no bucket left to hand out or the run
+// is held or done.
+func (c *Coord) Pause(ctx context.Context) (ok bool, st RunState, err error) {
+	st, err = c.update(ctx, func(s *RunState, _ map[int]bool) (bool, error) {
+		ok = !s.Done() && !s.Held() && s.Lock.Remaining() > 0
+		if !ok || s.Pause {
+			return false, nil
+		}
+		s.Pause = true
+		return true, nil
+	})
+	return ok, st, err
+}
+
+// Unpause lifts a Pause after a checkpoint: the lock server hands out
+// buckets again, and counts the buckets to the next one (PauseEvery)
+// from here.
+func (c *Coord) Unpause(ctx context.Context) error {
+	_, err := c.update(ctx, func(s *RunState, _ map[int]bool) (bool, error) {
+		if !s.Pause {
+			return false, nil
+		}
+		s.Pause, s.PausedAt = false, s.Trained()
+		return true, nil
+	})
+	return err
 }
 
 // Wait blocks until the state changes after revision rev, or d passes.
@@ -405,8 +501,25 @@ func (c *Coord) AddRelations(ctx context.Context, base, delta []float32) error {
 	}
 }
 
-// PutReport records the trainer's figures for an epoch.
+// spanChunk is how many spans of a trainer's epoch go in one etcd value
+// (a few hundred bytes each: well under etcd's request limit of 1.5 MiB).
+const spanChunk = 2000
+
+// PutReport records the trainer's figures for an epoch; its spans go
+// beside them in chunks, so that a long epoch's fit etcd's values.
 func (c *Coord) PutReport(ctx context.Context, epoch int, r TrainerEpoch) error {
+	spans := r.Spans
+	r.Spans = nil
+	for i := 0; i < len(spans); i += spanChunk {
+		b, err := json.Marshal(spans[i:min(i+spanChunk, len(spans))])
+		if err != nil {
+			return err
+		}
+		k := key(c.prefix, "spans", fmt.Sprintf("%04d", epoch), strconv.Itoa(c.id), fmt.Sprintf("%06d", i/spanChunk))
+		if _, err := c.cli.Put(ctx, k, string(b)); err != nil {
+			return fmt.Errorf("etcd: %w", err)
+		}
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -418,11 +531,29 @@ func (c *Coord) PutReport(ctx context.Context, epoch int, r TrainerEpoch) error 
 	return nil
 }
 
-// Reports reads every trainer's figures for every epoch, by epoch.
+// Reports reads every trainer's figures for every epoch, by epoch, with
+// their spans.
 func Reports(ctx context.Context, cli *clientv3.Client, prefix string) (map[int][]TrainerEpoch, error) {
-	r, err := cli.Get(ctx, key(prefix, "report")+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	sorted := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}
+	r, err := cli.Get(ctx, key(prefix, "report")+"/", sorted...)
 	if err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	sp, err := cli.Get(ctx, key(prefix, "spans")+"/", sorted...)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+	spans := map[[2]int][]report.Span{}
+	for _, kv := range sp.Kvs {
+		var epoch, id int
+		var chunk []report.Span
+		if _, err := fmt.Sscanf(strings.TrimPrefix(string(kv.Key), key(prefix, "spans")+"/"), "%d/%d/", &epoch, &id); err != nil {
+			return nil, fmt.Errorf("etcd: spans %s: %w", kv.Key, err)
+		}
+		if err := json.Unmarshal(kv.Value, &chunk); err != nil {
+			return nil, fmt.Errorf("etcd: spans %s: %w", kv.Key, err)
+		}
+		spans[[2]int{epoch, id}] = append(spans[[2]int{epoch, id}], chunk...)
 	}
 	out := map[int][]TrainerEpoch{}
 	for _, kv := range r.Kvs {
@@ -430,6 +561,7 @@ func Reports(ctx context.Context, cli *clientv3.Client, prefix string) (map[int]
 		if err := json.Unmarshal(kv.Value, &t); err != nil {
 			return nil, fmt.Errorf("etcd: report %s: %w", kv.Key, err)
 		}
+		t.Spans = spans[[2]int{t.Epoch, t.Trainer}]
 		out[t.Epoch] = append(out[t.Epoch], t)
 	}
 	return out, nil

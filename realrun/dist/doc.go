@@ -19,6 +19,14 @@
 // The run waits after every epoch (RunState.Hold) while the launcher
 // commits it as a checkpoint of the work directory and evaluates it as
 // one machine does (job.Opened.AfterEpoch: validation, the best epoch,
-// early stopping); a run resumes from such a checkpoint.
+// early stopping); a run resumes from such a checkpoint. Inside an epoch
+// the launcher checkpoints by pausing the lock server (RunState.Pause:
+// no bucket goes out), waiting for the buckets in flight to be
+// committed, and committing the partitions' versions with the lock
+// server's state (realrun.Position.Lock): every bucket done is in the
+// checkpoint once and no other, and a resumed run trains the rest. A
+// saved Plan's bucket order is the lock server's priority
+// (lockserver.State.Order); with a trace the trainers report their
+// spans, which the launcher puts beside its own (DistOutput.Trace).
 // It is the only package that links etcd.
 package dist

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,10 +19,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tierflow/tierflow/internal/chrometrace"
 	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/lockserver"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/report"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // DistOptions are a distributed run's own settings: how many trainer
@@ -70,6 +77,10 @@ type DistOptions struct {
 	// Compare also predicts the run with the simulator (Predicted),
 	// calibrating the engine and the store first.
 	Compare bool
+	// Trace records the run as a Chrome trace (DistOutput.Trace): the
+	// launcher's epochs, holds and checkpoints, every trainer's buckets,
+	// transfers and waits.
+	Trace bool
 }
 
 // TrainerJoin is what a trainer needs to join a run: the etcd client
@@ -133,6 +144,12 @@ type DistOutput struct {
 	Best         *store.Best `json:"best,omitempty"`
 	EarlyStop    int         `json:"early_stop,omitempty"`
 	StoppedEarly int         `json:"stopped_early,omitempty"`
+	// Order says where the lock server's bucket order came from: "plan
+	// FILE" (its priority), or "" for the trainers' affinity.
+	Order string `json:"order,omitempty"`
+	// Trace, with DistOptions.Trace, is the run as trace processes: the
+	// launcher's, then one per trainer.
+	Trace []chrometrace.Process `json:"-"`
 }
 
 // DistEpoch is one epoch of a distributed run: its time (the slowest
@@ -149,10 +166,17 @@ type DistEpoch struct {
 	// EvalProtocol and EvalSeconds are the evaluation's protocol and
 	// wall time; CheckpointSeconds the time the launcher took to commit
 	// the epoch's checkpoint.
-	EvalProtocol      string         `json:"eval_protocol,omitempty"`
-	EvalSeconds       float64        `json:"eval_seconds"`
-	CheckpointSeconds float64        `json:"checkpoint_seconds"`
-	Trainers          []TrainerEpoch `json:"trainers"`
+	EvalProtocol      string  `json:"eval_protocol,omitempty"`
+	EvalSeconds       float64 `json:"eval_seconds"`
+	CheckpointSeconds float64 `json:"checkpoint_seconds"`
+	// Before is how many of the epoch's buckets a checkpoint inside it
+	// had trained when the run resumed from there (the trainers trained
+	// the others, whose loss alone Loss sums, and LossPerEdge divides by
+	// their edges); Within the buckets after which the launcher took a
+	// checkpoint inside it.
+	Before   int            `json:"before,omitempty"`
+	Within   []int          `json:"within,omitempty"`
+	Trainers []TrainerEpoch `json:"trainers"`
 }
 
 // TrainDistributed is `realrun --trainers N`: it prepares the work
@@ -175,6 +199,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if d.TrainerArgs == nil || (d.Members > 1 && d.MemberArgs == nil) {
 		return DistOutput{}, errors.New("distributed run: no command line for trainers or etcd members")
 	}
+	o.Distributed = true
 	// An etcd that does not answer, or refuses the credentials, is
 	// refused before the work directory is touched.
 	var cli *clientv3.Client
@@ -307,7 +332,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		}
 		out.Calibration = &cal
 	}
-	first, err := x.Start(log)
+	first, within, err := x.Start(log)
 	if err != nil {
 		return out, err
 	}
@@ -316,10 +341,24 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		noteSelection(x, &out)
 		return out, nil // stopped early, or trained, already
 	}
-	if err := Init(ctx, cli, out.Prefix, Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Objects: objectStore(ob), First: first, Hold: true}, st.M.P, sums); err != nil {
+	rc := Config{Run: out.Prefix, Epochs: o.Epochs, Seed: cfg.Spec.Seed, Hyper: hyper, Objects: objectStore(ob), First: first, Hold: true,
+		Engine: o.Engine, Buffer: o.Buffer, Trace: d.Trace, PauseEvery: o.CheckpointEvery.Buckets}
+	if within != nil {
+		rc.Within = within.Lock
+	}
+	if o.PlanFile != "" {
+		// The saved Plan's bucket order is the lock server's priority:
+		// a bucket goes out in its turn when its partitions are free.
+		plan := cfg.Plans[0]
+		if err := checkOrder(st.M.P, plan.Buckets); err != nil {
+			return out, inputerr.Errorf("--plan %s: %w", o.PlanFile, err)
+		}
+		rc.Order, out.Order = plan.Buckets, "plan "+o.PlanFile
+	}
+	if err := Init(ctx, cli, out.Prefix, rc, st.M.P, sums); err != nil {
 		return out, err
 	}
-	if err := seedRelations(ctx, cli, out.Prefix, x.Engine(), first); err != nil {
+	if err := seedRelations(ctx, cli, out.Prefix, x.Engine(), first, within != nil); err != nil {
 		return out, err
 	}
 	// A trainer of a run through an object store needs no work
@@ -343,6 +382,13 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	join.PasswordFile = ""
 	tctx, stopTrainers := context.WithCancel(ctx)
 	exited := make(chan []error, 1)
+	l := &launcher{obs: Observer(cli, out.Prefix), cli: cli, st: st, eng: x.Engine(), every: o.CheckpointEvery, since: time.Now(), log: log, exited: exited}
+	if ob != nil {
+		l.blobs = blobs
+	}
+	if within != nil {
+		l.lastK, l.before = within.Bucket, within.Bucket
+	}
 	go func() {
 		exited <- Local(tctx, d.Trainers, func(id int) ([]string, []string) {
 			j := join
@@ -358,21 +404,21 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if cluster != nil && d.OnCluster != nil {
 		d.OnCluster(cluster, out.Prefix)
 	}
-	var errs []error
-	waited := false
 	defer func() { // a launcher that fails stops its trainers
 		stopTrainers()
-		if !waited {
+		if !l.waited {
 			<-exited
 		}
 	}()
-	obs := Observer(cli, out.Prefix)
+	obs := l.obs
 	var epochs []realrun.Epoch
 	for {
-		s, err := waitHeld(ctx, obs, exited, &waited, &errs)
+		epochStart := time.Now()
+		s, err := l.waitHeld(ctx)
 		if err != nil {
 			return out, err
 		}
+		l.span("epochs", fmt.Sprintf("epoch %d", s.Epoch), epochStart, time.Now())
 		// The launcher's part of the epoch, as one machine's after its
 		// epoch: a checkpoint, the evaluation, the best epoch.
 		if ob != nil {
@@ -385,10 +431,15 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			return out, fmt.Errorf("distributed run: epoch %d: %w", s.Epoch, err)
 		}
 		ep := realrun.Epoch{Epoch: s.Epoch}
-		ep.CheckpointSeconds = time.Since(t0).Seconds()
+		t1 := time.Now()
+		ep.CheckpointSeconds = t1.Sub(t0).Seconds()
+		l.span("launcher", fmt.Sprintf("checkpoint after epoch %d", s.Epoch), t0, t1)
 		stop, err := x.AfterEpoch(&ep)
 		if err != nil {
 			return out, err
+		}
+		if ep.EvalSeconds > 0 {
+			l.span("launcher", fmt.Sprintf("evaluate epoch %d", s.Epoch), t1, time.Now())
 		}
 		epochs = append(epochs, ep)
 		if err := retryEtcd(ctx, func(ctx context.Context) error {
@@ -401,12 +452,15 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		}); err != nil {
 			return out, err
 		}
-		compact(ctx, obs, cli)
+		l.span("holds", fmt.Sprintf("hold after epoch %d", s.Epoch), t0, time.Now())
+		l.since, l.lastK = time.Now(), 0
+		compact(ctx, l.obs, cli)
 		if stop || s.Epoch >= o.Epochs {
 			break
 		}
 	}
-	errs, waited = <-exited, true
+	errs := <-exited
+	l.waited = true
 	for _, e := range errs {
 		if e != nil {
 			out.Failed = append(out.Failed, e.Error())
@@ -428,18 +482,35 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	}
 	out.Lost = s.Lost
 	for _, ep := range epochs {
-		de := DistEpoch{Epoch: ep.Epoch, Trainers: reports[ep.Epoch], Valid: ep.Valid, Test: ep.Test, EvalProtocol: ep.EvalProtocol, EvalSeconds: ep.EvalSeconds, CheckpointSeconds: ep.CheckpointSeconds}
+		de := DistEpoch{Epoch: ep.Epoch, Trainers: reports[ep.Epoch], Valid: ep.Valid, Test: ep.Test, EvalProtocol: ep.EvalProtocol, EvalSeconds: ep.EvalSeconds, CheckpointSeconds: ep.CheckpointSeconds,
+			Within: l.within[ep.Epoch]}
+		if ep.Epoch == first {
+			de.Before = l.before
+		}
+		var edges int64
 		for _, t := range de.Trainers {
 			de.Seconds = max(de.Seconds, t.Seconds)
 			de.Loss += t.Loss
+			edges += t.Edges
 		}
 		de.LossPerEdge = de.Loss / float64(max(st.M.Train, 1))
+		if de.Before > 0 {
+			// The loss of the buckets before the checkpoint was not
+			// kept: per edge is over the edges trained after it.
+			de.LossPerEdge = de.Loss / float64(max(edges, 1))
+		}
 		out.Epochs = append(out.Epochs, de)
 		if ep.Test != nil {
 			out.Quality, out.MRR = *ep.Test, ep.Test.MRR
 		}
 	}
+	if d.Trace {
+		out.Trace = l.trace(fmt.Sprintf("launcher: %d trainers (realrun, %s)", d.Trainers, out.Dataset), out.Epochs)
+	}
 	noteSelection(x, &out)
+	if err := x.Export(log); err != nil {
+		return out, err
+	}
 	if out.Calibration != nil {
 		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, len(out.Epochs), *out.Calibration, ob != nil); err != nil {
 			return out, err
@@ -448,41 +519,195 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	return out, nil
 }
 
+// checkOrder checks that a Plan's buckets are every bucket of p
+// partitions once: an order the lock server can follow.
+func checkOrder(p int, buckets []orderings.Bucket) error {
+	ls, err := lockserver.NewEpoch(p, false)
+	if err != nil {
+		return err
+	}
+	return ls.SetOrder(buckets)
+}
+
+// launcher is the launcher's side of a run: it waits for the epochs'
+// ends, checkpoints inside epochs as asked, and records what it did.
+type launcher struct {
+	obs   *Coord
+	cli   *clientv3.Client
+	st    *store.Store
+	eng   realrun.Engine
+	blobs Blobs // nil: partitions are in the shared work directory
+	log   io.Writer
+	// every is how often to checkpoint inside an epoch; since the last
+	// checkpoint's time and lastK its buckets into the epoch (0 at the
+	// epoch's start); before the buckets the run resumed after.
+	every         workload.CheckpointInterval
+	since         time.Time
+	lastK, before int
+	// within are, by epoch, the buckets after which a checkpoint inside
+	// it was taken.
+	within map[int][]int
+	spans  []report.Span
+	exited <-chan []error
+	waited bool
+	errs   []error
+}
+
+// span records, in Unix seconds, what the launcher did.
+func (l *launcher) span(track, name string, from, to time.Time) {
+	l.spans = append(l.spans, report.Span{Track: track, Name: name, Start: unix(from), End: unix(to)})
+}
+
 // waitHeld waits until the run is held after an epoch (RunState.Held)
-// and returns its state; the trainers exiting before (exited: all of
-// them, their errors into errs) is an error.
-func waitHeld(ctx context.Context, obs *Coord, exited <-chan []error, waited *bool, errs *[]error) (RunState, error) {
+// and returns its state, checkpointing inside the epoch as asked on the
+// way; the trainers exiting before (all of them) is an error.
+func (l *launcher) waitHeld(ctx context.Context) (RunState, error) {
 	for {
 		var s RunState
 		var rev int64
-		if err := retryEtcd(ctx, func(ctx context.Context) (err error) { s, rev, err = obs.State(ctx); return err }); err != nil {
-			return s, err
+		if err := retryEtcd(ctx, func(ctx context.Context) (err error) { s, rev, err = l.obs.State(ctx); return err }); err != nil {
+			return s, l.stopped(ctx, err)
 		}
 		if s.Held() {
 			return s, nil
 		}
-		if *waited {
-			return s, fmt.Errorf("distributed run: every trainer exited before epoch %d was trained (%d buckets left): %w", s.Epoch, s.Lock.Remaining(), errors.Join(*errs...))
+		if err := l.alive(ctx, s); err != nil {
+			return s, err
 		}
-		select {
-		case *errs = <-exited:
-			*waited = true
-			continue // one last look at the state
-		case <-ctx.Done():
-			return s, fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", ctx.Err())
-		default:
+		if s.Pause || l.due(s) {
+			if err := l.checkpointWithin(ctx); err != nil {
+				return s, l.stopped(ctx, err)
+			}
+			continue
 		}
-		obs.Wait(ctx, rev, 200*time.Millisecond)
+		l.obs.Wait(ctx, rev, 200*time.Millisecond)
 	}
+}
+
+// alive fails when every trainer has exited (after one last look at
+// the state) or ctx is done.
+func (l *launcher) alive(ctx context.Context, s RunState) error {
+	if l.waited {
+		return fmt.Errorf("distributed run: every trainer exited before epoch %d was trained (%d buckets left): %w", s.Epoch, s.Lock.Remaining(), errors.Join(l.errs...))
+	}
+	select {
+	case l.errs = <-l.exited:
+		l.waited = true
+	case <-ctx.Done():
+		return l.stopped(ctx, nil)
+	default:
+	}
+	return nil
+}
+
+// stopped is err, or, once ctx is done, that the run was stopped.
+func (l *launcher) stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", ctx.Err())
+	}
+	return err
+}
+
+// due reports whether a checkpoint inside the epoch is due by time: the
+// interval has passed since the last one and a bucket has been trained
+// since. (One every N buckets the lock server asks for itself:
+// RunState.PauseEvery.)
+func (l *launcher) due(s RunState) bool {
+	return l.every.Every > 0 && s.Trained() > l.lastK && s.Lock.Remaining() > 0 && time.Since(l.since) >= l.every.Every
+}
+
+// checkpointWithin pauses the lock server, waits for the buckets in
+// flight to be committed, commits the work directory's checkpoint inside
+// the epoch (CommitWithin) and lets the trainers go on.
+func (l *launcher) checkpointWithin(ctx context.Context) error {
+	t0 := time.Now()
+	ok, s, err := l.obs.Pause(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	for !s.Paused() {
+		var rev int64
+		if s, rev, err = l.obs.State(ctx); err != nil {
+			return err
+		}
+		if s.Paused() {
+			break
+		}
+		if err := l.alive(ctx, s); err != nil {
+			return err
+		}
+		if l.waited {
+			return fmt.Errorf("distributed run: every trainer exited with buckets of epoch %d in flight: %w", s.Epoch, errors.Join(l.errs...))
+		}
+		l.obs.Wait(ctx, rev, 200*time.Millisecond)
+	}
+	t1 := time.Now()
+	l.span("launcher", fmt.Sprintf("pause inside epoch %d: the buckets in flight finish", s.Epoch), t0, t1)
+	k := s.Trained()
+	if l.blobs != nil {
+		if err := Download(l.blobs, l.st, s.Files); err != nil {
+			return err
+		}
+	}
+	if err := CommitWithin(ctx, l.cli, l.obs.prefix, l.st, l.eng, s); err != nil {
+		return fmt.Errorf("distributed run: checkpoint inside epoch %d: %w", s.Epoch, err)
+	}
+	if err := l.obs.Unpause(ctx); err != nil {
+		return err
+	}
+	l.span("launcher", fmt.Sprintf("checkpoint inside epoch %d after %d buckets", s.Epoch, k), t1, time.Now())
+	l.span("holds", fmt.Sprintf("pause inside epoch %d", s.Epoch), t0, time.Now())
+	fmt.Fprintf(l.log, "checkpoint inside epoch %d after %d of %d buckets\n", s.Epoch, k, len(s.Lock.Done))
+	if l.within == nil {
+		l.within = map[int][]int{}
+	}
+	l.within[s.Epoch] = append(l.within[s.Epoch], k)
+	l.since, l.lastK = time.Now(), k
+	return nil
+}
+
+// trace is the run as trace processes: the launcher's spans (its
+// epochs, holds, checkpoints and evaluations), then every trainer's
+// (its buckets, transfers and waits), in seconds from the first.
+func (l *launcher) trace(name string, epochs []DistEpoch) []chrometrace.Process {
+	byTrainer := map[int][]report.Span{}
+	t0 := math.Inf(1)
+	for _, sp := range l.spans {
+		t0 = min(t0, sp.Start)
+	}
+	for i := range epochs {
+		for j := range epochs[i].Trainers {
+			tr := &epochs[i].Trainers[j]
+			for _, sp := range tr.Spans {
+				t0 = min(t0, sp.Start)
+			}
+			byTrainer[tr.Trainer] = append(byTrainer[tr.Trainer], tr.Spans...)
+			tr.Spans = nil // in the trace, not the output
+		}
+	}
+	rel := func(spans []report.Span) report.Trace {
+		out := make([]report.Span, len(spans))
+		for i, sp := range spans {
+			sp.Start, sp.End = sp.Start-t0, sp.End-t0
+			out[i] = sp
+		}
+		return report.Trace{Spans: out}
+	}
+	procs := []chrometrace.Process{{Name: name, Trace: rel(l.spans)}}
+	for _, id := range slices.Sorted(maps.Keys(byTrainer)) {
+		procs = append(procs, chrometrace.Process{Name: fmt.Sprintf("trainer %d", id), Trace: rel(byTrainer[id])})
+	}
+	return procs
 }
 
 // seedRelations puts a resumed run's relation parameters — the engine's
 // state, restored from the checkpoint — into etcd, where the trainers
-// take them from; a run from the start leaves them to the trainers'
-// identical initialisation.
-func seedRelations(ctx context.Context, cli *clientv3.Client, prefix string, eng realrun.Engine, first int) error {
+// take them from; a run from the start (not from a checkpoint inside
+// its first epoch) leaves them to the trainers' identical
+// initialisation.
+func seedRelations(ctx context.Context, cli *clientv3.Client, prefix string, eng realrun.Engine, first int, within bool) error {
 	sf, ok := eng.(realrun.Stateful)
-	if first == 1 || !ok || len(eng.Relations()) == 0 {
+	if first == 1 && !within || !ok || len(eng.Relations()) == 0 {
 		return nil
 	}
 	state := sf.State()

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/tierflow/tierflow/orderings/lockserver"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
 )
@@ -54,7 +57,7 @@ func Finish(ctx context.Context, cli *clientv3.Client, prefix string, st *store.
 	if !s.Done() {
 		return fmt.Errorf("the run is not done: epoch %d of %d, %d buckets left", s.Epoch, s.Epochs, s.Lock.Remaining())
 	}
-	return commit(ctx, c, s, st, eng, st.Current+epochs)
+	return commit(ctx, c, s, st, eng, st.Current+epochs, 0, nil)
 }
 
 // CommitEpoch commits a run held after epoch e (RunState.Held: every
@@ -66,12 +69,32 @@ func CommitEpoch(ctx context.Context, cli *clientv3.Client, prefix string, st *s
 	if !s.Held() {
 		return fmt.Errorf("epoch %d is not done: %d buckets left, %d being trained", s.Epoch, s.Lock.Remaining(), s.Lock.Active())
 	}
-	return commit(ctx, &Coord{cli: cli, prefix: prefix, OpTimeout: 10 * time.Second}, s, st, eng, s.Epoch)
+	return commit(ctx, &Coord{cli: cli, prefix: prefix, OpTimeout: 10 * time.Second}, s, st, eng, s.Epoch, 0, nil)
+}
+
+// CommitWithin commits a run paused inside epoch s.Epoch (RunState.Paused:
+// no bucket in flight) as the work directory's checkpoint s.Trained()
+// buckets into it: the partitions' committed versions, which hold
+// exactly the buckets done, the shared relations as the engine's state,
+// and the position (realrun.Position with the lock server's state), from
+// which a resumed run trains the other buckets of the epoch.
+func CommitWithin(ctx context.Context, cli *clientv3.Client, prefix string, st *store.Store, eng realrun.Engine, s RunState) error {
+	if !s.Paused() {
+		return fmt.Errorf("epoch %d is not paused with no bucket in flight (%d being trained)", s.Epoch, s.Lock.Active())
+	}
+	k := s.Trained()
+	lock := lockserver.State{P: s.Lock.P, Done: slices.Clone(s.Lock.Done), Holder: slices.Clone(s.Lock.Holder), Inited: slices.Clone(s.Lock.Inited)}
+	data, err := json.Marshal(realrun.Position{Epoch: s.Epoch, Bucket: k, Lock: &lock})
+	if err != nil {
+		return err
+	}
+	return commit(ctx, &Coord{cli: cli, prefix: prefix, OpTimeout: 10 * time.Second}, s, st, eng, s.Epoch-1, k, map[string][]byte{realrun.PositionFile: data})
 }
 
 // commit commits the partition versions of state s and the shared
-// relations as checkpoint e of the work directory.
-func commit(ctx context.Context, c *Coord, s RunState, st *store.Store, eng realrun.Engine, e int) error {
+// relations, with the extra files more, as checkpoint e+k of the work
+// directory (k buckets into epoch e+1; 0: after epoch e).
+func commit(ctx context.Context, c *Coord, s RunState, st *store.Store, eng realrun.Engine, e, k int, more map[string][]byte) error {
 	if sf, ok := eng.(realrun.Stateful); ok && len(eng.Relations()) > 0 {
 		shared, err := c.Relations(ctx)
 		if err != nil {
@@ -83,7 +106,7 @@ func commit(ctx context.Context, c *Coord, s RunState, st *store.Store, eng real
 			}
 		}
 	}
-	dir, err := st.Begin(e, 0)
+	dir, err := st.Begin(e, k)
 	if err != nil {
 		return err
 	}
@@ -98,7 +121,8 @@ func commit(ctx context.Context, c *Coord, s RunState, st *store.Store, eng real
 	if err != nil {
 		return err
 	}
-	return st.Commit(e, 0, sums, extra)
+	maps.Copy(extra, more)
+	return st.Commit(e, k, sums, extra)
 }
 
 // Local starts n trainer processes, all joined to the run, and waits for
@@ -209,7 +233,7 @@ func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: h, Store: st, Degrees: degrees, Seed: cfg.Seed, C: 2})
+	eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: cfg.Engine, Buffer: cfg.Buffer, Hyper: h, Store: st, Degrees: degrees, Seed: cfg.Seed, C: 2})
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +249,7 @@ func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 		return nil, err
 	}
 	defer co.Leave()
-	t := &Trainer{ID: o.ID, Store: st, Coord: co, Engine: eng, Seed: cfg.Seed, Log: o.Log, Blobs: blobs}
+	t := &Trainer{ID: o.ID, Store: st, Coord: co, Engine: eng, Seed: cfg.Seed, Log: o.Log, Blobs: blobs, Trace: cfg.Trace}
 	return t.Run(ctx)
 }
 

@@ -13,14 +13,17 @@ import (
 	"github.com/tierflow/tierflow/orderings/lockserver"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/report"
 )
 
 // TrainerEpoch is one trainer's figures for one epoch.
 type TrainerEpoch struct {
-	Trainer int   `json:"trainer"`
-	Epoch   int   `json:"epoch"`
-	Buckets int   `json:"buckets"`
-	Edges   int64 `json:"edges"`
+	Trainer int `json:"trainer"`
+	Epoch   int `json:"epoch"`
+	// Engine is the engine the trainer trained with (its Name).
+	Engine  string `json:"engine,omitempty"`
+	Buckets int    `json:"buckets"`
+	Edges   int64  `json:"edges"`
 	// TrainSeconds is the time its engine trained; WaitBucketSeconds the
 	// time the lock server had no bucket for it (occupancy); and
 	// TransferSeconds the time it read and wrote partitions and edges and
@@ -42,7 +45,19 @@ type TrainerEpoch struct {
 	Lost int `json:"lost,omitempty"`
 	// Occupancy is TrainSeconds over Seconds.
 	Occupancy float64 `json:"occupancy"`
+	// Spans, when the run is traced (Config.Trace), are what the trainer
+	// did, in Unix seconds: on track "train" its buckets, on "transfer"
+	// their loads and saves (partitions, edges, the commit), on "wait
+	// for bucket" its waits for the lock server.
+	Spans []report.Span `json:"spans,omitempty"`
 }
+
+// The tracks of a trainer's spans.
+const (
+	TrackTrain    = "train"
+	TrackTransfer = "transfer"
+	TrackWait     = "wait for bucket"
+)
 
 // FilesDir is the directory of the shared store named name (RunState.Files):
 // a new version of a partition is a new file, never written in place.
@@ -74,6 +89,8 @@ type Trainer struct {
 	SyncEdges int
 	// Log receives one-line notices (nil: none).
 	Log io.Writer
+	// Trace records the spans of every epoch (TrainerEpoch.Spans).
+	Trace bool
 
 	cache map[int]cached
 	cur   TrainerEpoch
@@ -84,6 +101,17 @@ type cached struct {
 	buf     *store.Buffer
 	version int
 }
+
+// span records what the trainer did from from to to on track, when
+// traced.
+func (t *Trainer) span(track, name string, from, to time.Time, args map[string]any) {
+	if t.Trace {
+		t.cur.Spans = append(t.cur.Spans, report.Span{Track: track, Name: name, Start: unix(from), End: unix(to), Args: args})
+	}
+}
+
+// unix is t in Unix seconds.
+func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 func (t *Trainer) logf(format string, a ...any) {
 	if t.Log != nil {
@@ -131,6 +159,9 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 	t.cur = TrainerEpoch{Trainer: t.ID, Epoch: 0}
 	var start time.Time
 	waiting, reported := false, false
+	// waitName names the wait: for a bucket, or for the launcher's
+	// checkpoint inside the epoch (the lock server paused).
+	waitName := ""
 	var waitFrom time.Time
 	for {
 		var b orderings.Bucket
@@ -147,6 +178,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		if t.cur.Epoch > 0 && !reported && (st.Epoch != t.cur.Epoch || st.Held()) {
 			if waiting {
 				t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
+				t.span(TrackWait, waitName, waitFrom, time.Now(), nil)
 				waiting = false
 			}
 			t.cur.Seconds = time.Since(start).Seconds()
@@ -170,7 +202,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 					return out, err
 				}
 			}
-			t.cur = TrainerEpoch{Trainer: t.ID, Epoch: st.Epoch}
+			t.cur = TrainerEpoch{Trainer: t.ID, Epoch: st.Epoch, Engine: t.Engine.Name()}
 			start = time.Now()
 			last = lockserver.None
 			waiting, reported = false, false
@@ -183,7 +215,10 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		}
 		if !ok {
 			if !waiting {
-				waiting, waitFrom = true, time.Now()
+				waiting, waitFrom, waitName = true, time.Now(), "wait for a bucket"
+			}
+			if st.Pause {
+				waitName = "wait for a bucket: paused for a checkpoint"
 			}
 			_, rev, err := t.Coord.State(ctx)
 			if err == nil {
@@ -195,6 +230,7 @@ func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
 		}
 		if waiting {
 			t.cur.WaitBucketSeconds += time.Since(waitFrom).Seconds()
+			t.span(TrackWait, waitName, waitFrom, time.Now(), nil)
 			waiting = false
 		}
 		if err := t.bucket(ctx, b, st); errors.Is(err, ErrLostBucket) {
@@ -249,6 +285,7 @@ func (t *Trainer) partition(p int, st RunState) (*store.Buffer, error) {
 // versions and commits them with the bucket's release in one transaction.
 func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) error {
 	t0 := time.Now()
+	read0, written0 := t.cur.ReadBytes, t.cur.WriteBytes
 	parts := []int{b.Src}
 	if b.Dst != b.Src {
 		parts = append(parts, b.Dst)
@@ -294,6 +331,17 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 		}
 	}
 	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
+	// An engine that keeps its partition slots in its own memory (the
+	// CUDA engine's GPU slots) gets the bucket's partitions installed in
+	// slots 0 and 1 and gives them back trained.
+	sr, resident := t.Engine.(realrun.SlotResident)
+	if resident {
+		for k, p := range parts {
+			if err := sr.Install(k, p, t.cache[p].buf); err != nil {
+				return err
+			}
+		}
+	}
 	t1 := time.Now()
 	var loss float64
 	for lo := 0; lo < len(edges) || lo == 0; lo += every {
@@ -330,6 +378,13 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 			break
 		}
 	}
+	if resident {
+		for k, p := range parts {
+			if err := sr.Evict(k, p, t.cache[p].buf); err != nil {
+				return err
+			}
+		}
+	}
 	t2 := time.Now()
 	t.cur.TrainSeconds += t2.Sub(t1).Seconds()
 	t.cur.Loss += loss
@@ -360,6 +415,11 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 			t.Blobs.RemovePartition(old, p) // nobody reads a superseded version
 		}
 	}
-	t.cur.TransferSeconds += t1.Sub(t0).Seconds() + time.Since(t2).Seconds()
+	t3 := time.Now()
+	t.cur.TransferSeconds += t1.Sub(t0).Seconds() + t3.Sub(t2).Seconds()
+	name := fmt.Sprintf("bucket (%d,%d)", b.Src, b.Dst)
+	t.span(TrackTransfer, "load "+name, t0, t1, map[string]any{"partitions": parts, "bytes": t.cur.ReadBytes - read0 + eb})
+	t.span(TrackTrain, name, t1, t2, map[string]any{"edges": len(edges), "loss": loss, "epoch": st.Epoch})
+	t.span(TrackTransfer, "save "+name+" and commit", t2, t3, map[string]any{"partitions": parts, "bytes": t.cur.WriteBytes - written0})
 	return nil
 }

@@ -243,27 +243,34 @@ func copies(keepBest bool) int {
 
 // Start readies an opened work directory for a caller that drives the
 // epochs itself: when the run resumes, it verifies the current
-// checkpoint (an epoch's: one inside an epoch is refused) and restores
-// the engine's state from it; then it starts choosing the best epoch
-// (KeepBest, EarlyStop). It returns the first epoch to train.
-func (x *Opened) Start(log io.Writer) (first int, err error) {
+// checkpoint and restores the engine's state from it; then it starts
+// choosing the best epoch (KeepBest, EarlyStop). It returns the first
+// epoch to train and, for a checkpoint inside it, its position (one
+// that several trainers took: Position.Lock; one machine's is refused).
+func (x *Opened) Start(log io.Writer) (first int, within *realrun.Position, err error) {
 	first = 1
 	if x.r.resume {
 		st := x.r.st
+		pos, err := realrun.Resume(st, x.r.eng)
+		if err != nil {
+			return 0, nil, err
+		}
 		if st.Bucket != 0 {
-			return 0, inputerr.Errorf("%s: the current checkpoint is %d buckets into epoch %d; only a checkpoint after a whole epoch resumes here", st.Dir, st.Bucket, st.Current+1)
+			if pos == nil || pos.Lock == nil || pos.Epoch != st.Current+1 || pos.Bucket != st.Bucket {
+				return 0, nil, inputerr.Errorf("%s: the current checkpoint is %d buckets into epoch %d, taken by one machine following its Plan; resume it without --trainers", st.Dir, st.Bucket, st.Current+1)
+			}
+			within = pos
+			fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, st.Bucket, len(pos.Lock.Done))
+		} else {
+			fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
 		}
-		if _, err := realrun.Resume(st, x.r.eng); err != nil {
-			return 0, err
-		}
-		fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", st.Current)
 		first = st.Current + 1
 	}
 	ev, err := evalOptions(x.o, x.Config)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return first, x.r.startSelection(x.o, x.Config, ev, log)
+	return first, within, x.r.startSelection(x.o, x.Config, ev, log)
 }
 
 // Stopped reports whether the run stopped early already (a resumed run

@@ -133,6 +133,10 @@ type Options struct {
 	// when the run resumes.
 	KeepBest  bool
 	EarlyStop int
+	// Distributed says several trainers train the epochs (realrun/dist):
+	// a checkpoint inside an epoch reads the partitions they committed,
+	// never an engine's slots.
+	Distributed bool
 }
 
 // ResumeArgs are a command line's arguments with --resume added (once).
@@ -397,7 +401,7 @@ func checkEngine(o Options) error {
 	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
 		return &inputerr.Error{Err: err}
 	}
-	if o.Engine == "cuda" && o.Buffer != realrun.BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) {
+	if o.Engine == "cuda" && o.Buffer != realrun.BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) && !o.Distributed {
 		return inputerr.Errorf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
 	}
 	return nil
@@ -624,18 +628,25 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		}
 	}
 	r.noteSelection(&out)
-	if o.Export != "" && cfg.ExportFormat == "pbg" {
-		return out, exportPBG(o.Export, r.st, log)
+	return out, export(o, cfg, r.st, log)
+}
+
+// export writes the store's current checkpoint's node embeddings to
+// o.Export in cfg.ExportFormat (nothing without Export).
+func export(o Options, cfg Config, st *store.Store, log io.Writer) error {
+	if o.Export == "" {
+		return nil
 	}
-	if o.Export != "" {
-		if err := eval.ExportFile(o.Export, cfg.ExportFormat, r.st); errors.Is(err, syscall.ENOSPC) {
-			return out, err
-		} else if err != nil {
-			return out, inputerr.Errorf("--export: %w", err)
-		}
-		atomicfile.Announce(log, o.Export)
+	if cfg.ExportFormat == "pbg" {
+		return exportPBG(o.Export, st, log)
 	}
-	return out, nil
+	if err := eval.ExportFile(o.Export, cfg.ExportFormat, st); errors.Is(err, syscall.ENOSPC) {
+		return err
+	} else if err != nil {
+		return inputerr.Errorf("--export: %w", err)
+	}
+	atomicfile.Announce(log, o.Export)
+	return nil
 }
 
 // trimEvents drops an epoch's I/O and bucket events unless they are kept.
@@ -676,6 +687,10 @@ func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
 	if r.st, r.resume, err = workdir.Start(cfg.Spec, use, log); err == nil && r.resume {
 		err = checkEpochs(o.Epochs, r.st)
+		if err == nil {
+			trains := o.Epochs > r.st.Current || r.st.Bucket > 0
+			err = cfg.Spec.CheckResumeSpace(r.st, trains, o.Export)
+		}
 	}
 	if err == nil {
 		noteInputs(o, r.st.M.InputFiles, log)
@@ -918,6 +933,11 @@ func (x *Opened) Evaluate() (realrun.Quality, error) {
 	}
 	return *ep.Test, nil
 }
+
+// Export writes the trained node embeddings of the store's current
+// checkpoint as training does after its last epoch (Options.Export in
+// its format; nothing without it).
+func (x *Opened) Export(log io.Writer) error { return export(x.o, x.Config, x.r.st, log) }
 
 // Close closes the engine and unlocks the work directory.
 func (x *Opened) Close() { x.r.close() }

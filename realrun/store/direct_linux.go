@@ -42,3 +42,10 @@ func FreeBytes(dir string) int64 {
 	}
 	return int64(fs.Bavail) * int64(fs.Bsize)
 }
+
+// SameFileSystem reports whether the existing paths a and b are on one
+// file system (false when either cannot be read).
+func SameFileSystem(a, b string) bool {
+	var sa, sb syscall.Stat_t
+	return syscall.Stat(a, &sa) == nil && syscall.Stat(b, &sb) == nil && sa.Dev == sb.Dev
+}

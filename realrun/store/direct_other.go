@@ -25,3 +25,7 @@ func openDirect(path string, flag int) (*os.File, error) {
 
 // FreeBytes is unknown (-1) on this platform.
 func FreeBytes(string) int64 { return -1 }
+
+// SameFileSystem is unknown (false) on this platform, where FreeBytes is
+// too.
+func SameFileSystem(a, b string) bool { return false }

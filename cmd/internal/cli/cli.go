@@ -53,7 +53,8 @@ func Exit(stderr io.Writer, prog string, err error) int {
 // Parse parses args into fs. Flag errors become UsageErrors naming the
 // flag; -h/--help prints the usage to stdout and returns flag.ErrHelp.
 // Positional arguments are rejected. With ConfigFlags registered, the
-// --config file's flags are applied under the command line's.
+// --config file's flags are applied under the command line's. A value that
+// breaks its flag's Rule (Rules) is refused, from either.
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -68,6 +69,9 @@ func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 			return err
 		}
 		return unknownFlag(fs, err)
+	}
+	if err := checkRules(fs, nil); err != nil {
+		return err
 	}
 	if err := applyConfig(fs); err != nil {
 		return err

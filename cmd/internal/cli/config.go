@@ -91,6 +91,9 @@ func ApplyConfig(fs *flag.FlagSet, path string, skip map[string]bool) error {
 			}
 			return Usagef("--config %s: key %s: bad value %q: %s", path, key, value, msg)
 		}
+		if msg := breaks(fs, fs.Lookup(key)); msg != "" {
+			return Usagef("--config %s: key %s: bad value %q: %s", path, key, value, msg)
+		}
 	}
 	return nil
 }

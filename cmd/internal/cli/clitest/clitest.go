@@ -1,13 +1,18 @@
 // Package clitest holds test helpers for tierflow's commands: walking
-// every command and subcommand's --help.
+// every command and subcommand's --help, checking the rules of their
+// numeric flags.
 package clitest
 
 import (
+	"flag"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/tierflow/tierflow/cmd/internal/cli"
 )
 
 // Run runs a command on args and returns its stdout and exit status.
@@ -81,4 +86,47 @@ func Subcommands(help string) []string {
 		}
 	}
 	return subs
+}
+
+// CheckNumberRules checks the rules of a command's numeric flags
+// (cli.Rules), over every flag set given table in this test binary — run
+// WalkHelp first, so that every command and subcommand has built its own:
+// each of commands has a flag set with rules; every integer, float and
+// duration flag has a rule (cli.Any for a seed); a flag that takes 0 or
+// more (cli.NonNegative) says in its help what 0 means, and one that
+// refuses it (cli.Positive) does not offer it ("0: …"); and every name of
+// table is a flag of some flag set.
+func CheckNumberRules(t *testing.T, table map[string]cli.Rule, commands ...string) {
+	t.Helper()
+	used := map[string]bool{}
+	seen := map[string]bool{}
+	for _, fs := range cli.RuledFlagSets() {
+		seen[fs.Name()] = true
+		fs.VisitAll(func(f *flag.Flag) {
+			rule := cli.RuleOf(fs, f.Name)
+			if rule != 0 {
+				used[f.Name] = true
+			}
+			g, ok := f.Value.(flag.Getter)
+			if !ok {
+				return
+			}
+			switch g.Get().(type) {
+			case int, int64, uint, uint64, float64, time.Duration:
+				assert.NotZero(t, rule, "%s --%s: a numeric flag without a rule (add it to the command's numberRules)", fs.Name(), f.Name)
+			}
+			switch rule {
+			case cli.NonNegative:
+				assert.Regexp(t, `\b0\b`, f.Usage, "%s --%s takes 0: its help must say what 0 means", fs.Name(), f.Name)
+			case cli.Positive:
+				assert.NotRegexp(t, `\b0:`, f.Usage, "%s --%s refuses 0: its help must not offer it (say \"default: …\")", fs.Name(), f.Name)
+			}
+		})
+	}
+	for _, c := range commands {
+		assert.True(t, seen[c], "%s: no flag set with rules (make it with the command's newFlagSet)", c)
+	}
+	for name := range table {
+		assert.True(t, used[name], "numberRules names --%s, which no flag set has", name)
+	}
 }

@@ -1,0 +1,369 @@
+//go:build !nodist
+
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/internal/chrometrace"
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/dist"
+	"github.com/tierflow/tierflow/realrun/eval"
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// tinyTrainers is a distributed run on a tiny graph: two trainers, four
+// partitions (16 buckets an epoch), no evaluation unless extra asks.
+func tinyTrainers(work string, extra ...string) []string {
+	return append([]string{"--trainers", "2", "--dataset", "fb15k", "--scale", "0.01", "--p", "4", "--dim", "16", "--workers", "1",
+		"--workdir", work, "--progress", "none"}, extra...)
+}
+
+// runDist runs realrun --trainers with --json and reads its output.
+func runDist(t *testing.T, args ...string) (dist.DistOutput, string) {
+	t.Helper()
+	out, errOut, code := runCmd(append(args, "--json")...)
+	require.Equal(t, 0, code, errOut)
+	var d dist.DistOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &d))
+	return d, errOut
+}
+
+// traceSpan is one complete event of a trace, by process and track name.
+type traceSpan struct {
+	proc, track, name string
+	ts, dur           float64
+	args              map[string]any
+}
+
+// readTrace checks a trace file as a viewer reads it (chrometrace.Check,
+// as cmd/internal/tracecheck does) and returns its spans.
+func readTrace(t *testing.T, path string) []traceSpan {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, chrometrace.Check(data))
+	var f chrometrace.File
+	require.NoError(t, json.Unmarshal(data, &f))
+	procs, threads := map[int]string{}, map[[2]int]string{}
+	for _, e := range f.TraceEvents {
+		switch {
+		case e.Ph == "M" && e.Name == "process_name":
+			procs[e.Pid] = fmt.Sprint(e.Args["name"])
+		case e.Ph == "M" && e.Name == "thread_name":
+			threads[[2]int{e.Pid, e.Tid}] = fmt.Sprint(e.Args["name"])
+		}
+	}
+	var out []traceSpan
+	for _, e := range f.TraceEvents {
+		if e.Ph == "X" {
+			require.NotNil(t, e.Dur)
+			out = append(out, traceSpan{proc: procs[e.Pid], track: threads[[2]int{e.Pid, e.Tid}], name: e.Name, ts: e.Ts, dur: *e.Dur, args: e.Args})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b traceSpan) int { return cmp.Compare(a.ts, b.ts) })
+	return out
+}
+
+// trained are the buckets of epoch (0: any) on the trainers' train
+// tracks, in the order they started.
+func trained(spans []traceSpan, epoch int) []string {
+	var out []string
+	for _, s := range spans {
+		if strings.HasPrefix(s.proc, "trainer ") && strings.HasPrefix(s.track, dist.TrackTrain) && (epoch == 0 || s.args["epoch"] == float64(epoch)) {
+			out = append(out, strings.TrimPrefix(s.name, "bucket "))
+		}
+	}
+	return out
+}
+
+// A run stopped after a checkpoint inside its epoch resumes from it: the
+// trainers train the other buckets of the epoch, each once, and the epoch
+// completes.
+func TestTrainersCheckpointInsideResume(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	// Buckets that take a while (about 1,500 edges against 100
+	// negatives at d = 64), so that the stop lands inside the epoch.
+	args := []string{"--trainers", "2", "--dataset", "fb15k", "--scale", "0.2", "--p", "4", "--dim", "64", "--workers", "1",
+		"--workdir", work, "--progress", "none", "--eval", "none", "--epochs", "1", "--checkpoint-every", "3b"}
+	cmd := child(args...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	stderr.waitFor(t, "a checkpoint inside the epoch", func(s string) bool { return strings.Contains(s, "checkpoint inside epoch 1 after") })
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	require.Error(t, err, "stopped: %s", stderr)
+	assert.Contains(t, stderr.String(), "the store holds every committed bucket; resume with: realrun --trainers 2")
+	assert.Contains(t, stderr.String(), "--checkpoint-every 3b --resume")
+
+	st, err := store.Open(work)
+	require.NoError(t, err)
+	require.Equal(t, 0, st.Current, "stopped inside epoch 1: %s", stderr)
+	require.Positive(t, st.Bucket)
+	data, err := st.ReadExtra(realrun.PositionFile)
+	require.NoError(t, err)
+	var pos realrun.Position
+	require.NoError(t, json.Unmarshal(data, &pos))
+	require.NotNil(t, pos.Lock)
+	assert.Equal(t, 1, pos.Epoch)
+	assert.Equal(t, st.Bucket, pos.Bucket)
+	var before []string
+	for i, done := range pos.Lock.Done {
+		if done {
+			before = append(before, orderings.Bucket{Src: i / 4, Dst: i % 4}.String())
+		}
+	}
+	require.Len(t, before, st.Bucket)
+
+	// One machine does not resume it: its buckets follow no Plan.
+	_, errOut, code := runCmd("--dataset", "fb15k", "--scale", "0.2", "--p", "4", "--dim", "64", "--workdir", work, "--eval", "none", "--epochs", "1", "--resume")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "taken by several trainers")
+
+	trace := filepath.Join(dir, "resumed.json")
+	d, errOut := runDist(t, append(args, "--resume", "--trace", trace)...)
+	assert.Contains(t, errOut, fmt.Sprintf("resuming after epoch 0 at bucket %d of 16", st.Bucket))
+	require.Len(t, d.Epochs, 1)
+	e := d.Epochs[0]
+	assert.Equal(t, st.Bucket, e.Before)
+	buckets, edges := 0, int64(0)
+	for _, tr := range e.Trainers {
+		buckets += tr.Buckets
+		edges += tr.Edges
+	}
+	assert.Equal(t, 16-st.Bucket, buckets, "the trainers trained the buckets after the checkpoint")
+	assert.Less(t, edges, d.TrainEdges)
+	assert.InDelta(t, e.Loss/float64(edges), e.LossPerEdge, 1e-9, "the loss per edge of the edges trained after the checkpoint")
+	after := trained(readTrace(t, trace), 1)
+	assert.Len(t, after, 16-st.Bucket)
+	all := append(slices.Clone(before), after...)
+	slices.Sort(all)
+	assert.Equal(t, 16, len(slices.Compact(all)), "every bucket once: %v before the checkpoint, %v after", before, after)
+	st, err = store.Open(work)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Current)
+	assert.Zero(t, st.Bucket)
+	_, err = realrun.Resume(st, nil)
+	assert.NoError(t, err, "the epoch's checkpoint verifies")
+}
+
+// --checkpoint-every N buckets: the launcher checkpoints inside every
+// epoch, each checkpoint after at least N more buckets, with partitions
+// through the shared directory or an object store (downloaded for the
+// checkpoint).
+func TestTrainersCheckpointEvery(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{
+		{"shared directory", nil},
+		{"object store", []string{"--objects", "embedded"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := filepath.Join(t.TempDir(), "work")
+			d, errOut := runDist(t, tinyTrainers(work, append([]string{"--epochs", "2", "--eval", "none", "--checkpoint-every", "4b", "--keep-checkpoints", "10"}, tc.extra...)...)...)
+			require.Len(t, d.Epochs, 2)
+			for _, e := range d.Epochs {
+				require.NotEmpty(t, e.Within, "epoch %d: %s", e.Epoch, errOut)
+				last := 0
+				for _, k := range e.Within {
+					assert.GreaterOrEqual(t, k-last, 4)
+					assert.Less(t, k, 16)
+					last = k
+					assert.DirExists(t, filepath.Join(work, fmt.Sprintf("ckpt-%04d+%06d", e.Epoch-1, k)))
+				}
+			}
+			st, err := store.Open(work)
+			require.NoError(t, err)
+			assert.Equal(t, 2, st.Current)
+			// Every checkpoint inside an epoch verifies: its partitions
+			// and engine state against their checksums.
+			for _, e := range d.Epochs {
+				for _, k := range e.Within {
+					st.Current, st.Bucket = e.Epoch-1, k
+					pos, err := realrun.Resume(st, nil)
+					require.NoError(t, err, "checkpoint %d+%d", e.Epoch-1, k)
+					require.NotNil(t, pos)
+					assert.Equal(t, k, pos.Bucket)
+					assert.Equal(t, 16-k, pos.Lock.Remaining())
+				}
+			}
+		})
+	}
+}
+
+// --plan with several trainers: the lock server hands out the Plan's
+// buckets in its order, as far as the partitions the trainers hold allow.
+// inside-out starts at (3,3), where the trainers' own affinity starts
+// at (0,0) and (1,1).
+func TestTrainersPlan(t *testing.T) {
+	dir := t.TempDir()
+	pl, err := orderings.Build("inside-out", 4, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	require.Equal(t, orderings.Bucket{Src: 3, Dst: 3}, pl.Buckets[0])
+	var b bytes.Buffer
+	require.NoError(t, pl.WriteJSON(&b))
+	planFile := filepath.Join(dir, "plan.json")
+	require.NoError(t, os.WriteFile(planFile, b.Bytes(), 0o644))
+	trace := filepath.Join(dir, "t.json")
+	args := []string{"--trainers", "2", "--dataset", "fb15k", "--scale", "0.01", "--dim", "16", "--workers", "1",
+		"--workdir", filepath.Join(dir, "work"), "--progress", "none", "--eval", "none", "--epochs", "2", "--plan", planFile, "--trace", trace}
+	d, _ := runDist(t, args...)
+	assert.Equal(t, "plan "+planFile, d.Order)
+	assert.Equal(t, 4, d.P)
+	spans := readTrace(t, trace)
+	for _, e := range d.Epochs {
+		n := 0
+		for _, tr := range e.Trainers {
+			n += tr.Buckets
+		}
+		assert.Equal(t, 16, n)
+	}
+	// Epoch 1 starts where partition 0, the one initialised, first
+	// appears in the order; epoch 2 at the order's first bucket.
+	first := func(epoch int) []string { return trained(spans, epoch)[:2] }
+	assert.Contains(t, first(1), firstTouching(pl.Buckets, 0).String())
+	assert.Contains(t, first(2), "(3,3)")
+
+	out, errOut, code := runCmd(append(args[:len(args)-2], "--overwrite")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "buckets handed out in the order of the plan "+planFile)
+}
+
+// firstTouching is the first bucket of order with partition p.
+func firstTouching(order []orderings.Bucket, p int) orderings.Bucket {
+	for _, b := range order {
+		if b.Src == p || b.Dst == p {
+			return b
+		}
+	}
+	return orderings.Bucket{}
+}
+
+// --export with several trainers writes the committed final checkpoint
+// as one machine's --export does (the format from the extension).
+func TestTrainersExport(t *testing.T) {
+	for _, ext := range []string{".npy", ".tsv"} {
+		t.Run(ext, func(t *testing.T) {
+			dir := t.TempDir()
+			work, file := filepath.Join(dir, "work"), filepath.Join(dir, "emb"+ext)
+			_, errOut := runDist(t, tinyTrainers(work, "--epochs", "1", "--eval", "none", "--export", file)...)
+			assert.Contains(t, errOut, "wrote "+file)
+			got, err := os.ReadFile(file)
+			require.NoError(t, err)
+			st, err := store.Open(work)
+			require.NoError(t, err)
+			require.Equal(t, 1, st.Current)
+			want := filepath.Join(dir, "want"+ext)
+			require.NoError(t, eval.ExportFile(want, strings.TrimPrefix(ext, "."), st))
+			wantData, err := os.ReadFile(want)
+			require.NoError(t, err)
+			assert.Equal(t, wantData, got, "the export is the final checkpoint's")
+			assert.Greater(t, len(got), 1000)
+		})
+	}
+}
+
+// --trace with several trainers: a trace that reads back, with the
+// launcher's process (its epochs, holds, checkpoints and evaluations)
+// and one per trainer (its buckets, transfers, waits).
+func TestTrainersTrace(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.json")
+	d, errOut := runDist(t, tinyTrainers(filepath.Join(dir, "work"), "--epochs", "2", "--checkpoint-every", "5b", "--trace", trace)...)
+	assert.Contains(t, errOut, "wrote "+trace)
+	spans := readTrace(t, trace)
+	tracks := map[string]map[string]int{}
+	for _, s := range spans {
+		if tracks[s.proc] == nil {
+			tracks[s.proc] = map[string]int{}
+		}
+		tracks[s.proc][s.track]++
+		assert.GreaterOrEqual(t, s.ts, 0.0)
+	}
+	require.Len(t, tracks, 3, "the launcher and two trainers: %v", tracks)
+	launcher := tracks["launcher: 2 trainers (realrun, fb15k@0.01)"]
+	require.NotNil(t, launcher, "%v", tracks)
+	assert.Equal(t, 2, launcher["epochs"])
+	assert.GreaterOrEqual(t, launcher["holds"], 2)
+	names := map[string]bool{}
+	for _, s := range spans {
+		names[s.name] = true
+	}
+	for _, n := range []string{"epoch 1", "hold after epoch 2", "checkpoint after epoch 1", "evaluate epoch 2"} {
+		assert.True(t, names[n], "%s in the trace", n)
+	}
+	assert.Len(t, trained(spans, 0), 32, "every bucket of both epochs")
+	for _, e := range d.Epochs {
+		for _, tr := range e.Trainers {
+			// A trainer's buckets are its spans on the train track,
+			// each with its load and its save on the transfer track.
+			p := tracks[fmt.Sprintf("trainer %d", tr.Trainer)]
+			require.NotNil(t, p, "trainer %d: %v", tr.Trainer, tracks)
+			assert.Equal(t, 2*p[dist.TrackTrain], p[dist.TrackTransfer])
+		}
+	}
+	// The spans stay out of the JSON.
+	for _, e := range d.Epochs {
+		for _, tr := range e.Trainers {
+			assert.Nil(t, tr.Spans)
+		}
+	}
+}
+
+// --engine cuda with several trainers: every trainer trains with the
+// CUDA engine, here the emulated GPU (TIERFLOW_EMULATE_GPU), its
+// partitions installed in GPU slots and evicted after each bucket; the
+// checkpoints inside the epoch read the partitions the trainers
+// committed, so --buffer gpu takes them too.
+func TestTrainersCUDAEmulated(t *testing.T) {
+	for _, buffer := range []string{"gpu", "host"} {
+		t.Run(buffer, func(t *testing.T) {
+			work := filepath.Join(t.TempDir(), "work")
+			cmd := child(append(tinyTrainers(work, "--p", "2", "--epochs", "1", "--engine", "cuda", "--buffer", buffer, "--negatives", "10", "--batch", "500", "--checkpoint-every", "1b"), "--json")...)
+			cmd.Env = append(cmd.Env, EmulateGPUEnv+"=1")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Run(), stderr.String())
+			var d dist.DistOutput
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &d))
+			require.Len(t, d.Epochs, 1)
+			n := 0
+			for _, tr := range d.Epochs[0].Trainers {
+				n += tr.Buckets
+				if tr.Buckets > 0 {
+					assert.Equal(t, "cuda-"+buffer, tr.Engine)
+					assert.Positive(t, tr.Loss)
+				}
+			}
+			assert.Equal(t, 4, n)
+			assert.NotEmpty(t, d.Epochs[0].Within, "checkpoints inside the epoch, with the GPU's slots too")
+			// The trained partitions came back from the GPU slots.
+			st, err := store.Open(work)
+			require.NoError(t, err)
+			for p := range 2 {
+				initial, err := os.ReadFile(store.PartitionIn(dist.FilesDir(st, dist.InitialFiles), p))
+				require.NoError(t, err)
+				now, err := os.ReadFile(store.PartitionIn(st.CurrentDir(), p))
+				require.NoError(t, err)
+				assert.NotEqual(t, store.Checksum(initial), store.Checksum(now), "partition %d trained", p)
+			}
+			assert.Positive(t, d.MRR)
+		})
+	}
+}
