@@ -76,7 +76,7 @@ func (x outFlags) configure(fs *flag.FlagSet, o *cmdOptions, stdout, stderr io.W
 // pathFlags are the flags that name a file or directory: a written
 // configuration holds them as absolute paths, so it works from any
 // directory.
-var pathFlags = []string{"edges", "valid", "test", "init", "plan", "device", "workdir", "export", "timeline", "trace", "plot", "cpuprofile"}
+var pathFlags = []string{"edges", "valid", "test", "init", "plan", "device", "workdir", "export", "timeline", "trace", "plot", "cpuprofile", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-password-file"}
 
 // notRun are the flags a written configuration leaves out: one-shot
 // actions on the work directory and how the results are shown, not what
@@ -85,11 +85,15 @@ var notRun = []string{"resume", "overwrite", "json", "csv", "wide", "progress"}
 
 // runConfigValue is how a flag's value goes into a written configuration:
 // the notRun flags stay out; paths become absolute (--emulate-disk only
-// when it names a file).
+// when it names a file); --etcd-user USER:PASSWORD keeps the user only
+// (a password is never written).
 func runConfigValue(name, v string) (string, bool) {
 	switch {
 	case slices.Contains(notRun, name):
 		return v, false
+	case name == "etcd-user":
+		user, _, _ := strings.Cut(v, ":")
+		return user, true
 	case v == "":
 	case slices.Contains(pathFlags, name) || name == "emulate-disk" && isFile(v):
 		if abs, err := filepath.Abs(v); err == nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/cmd/internal/distargs"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/dist"
 )
@@ -32,6 +33,16 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if o.timeline != "" {
 		return cli.Usagef("--timeline %s: draws one machine's buffer slots, which several trainers do not share; with --trainers, --trace shows every trainer's buckets, transfers and waits", o.timeline)
 	}
+	ec, err := o.dist.Etcd.client()
+	if err != nil {
+		return err
+	}
+	switch m := o.dist.Members; {
+	case m != 1 && ec.Endpoints != nil:
+		return cli.Usagef("--etcd-members %d: not with --etcd (the members are those of the cluster --etcd names)", m)
+	case m < 1 || m > 7 || m > 1 && m%2 == 0:
+		return cli.Usagef("--etcd-members %d: 1 (embedded in this process) or 3, 5 or 7 (processes of their own; an even number survives no more losses than one fewer)", m)
+	}
 	objects, err := objectStore(o.dist)
 	if err != nil {
 		return err
@@ -40,7 +51,11 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: o.dist.Etcd, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Trace: o.trace != ""}
+	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: ec, Members: o.dist.Members, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Trace: o.trace != "",
+		TrainerArgs: distargs.Trainer, MemberArgs: distargs.Member}
+	if ec.Endpoints != nil {
+		d.Members = 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out, err := dist.TrainDistributed(ctx, o.Options, d, stderr)
@@ -102,8 +117,12 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	case out.Objects != "":
 		via = "the object store " + out.Objects
 	}
+	etcd := out.Etcd
+	if out.Members > 1 {
+		etcd += fmt.Sprintf(" (%d members started for the run)", out.Members)
+	}
 	fmt.Fprintf(stdout, "%d trainers on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
-		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, out.Etcd, via, out.Lost)
+		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, etcd, via, out.Lost)
 	if out.Order != "" {
 		fmt.Fprintf(stdout, "buckets handed out in the order of the %s, each as soon as its partitions were free\n", out.Order)
 	}
@@ -220,12 +239,70 @@ func pickColumns(cs plots.Columns, fields ...string) plots.Columns {
 	return out
 }
 
+// client is the etcd client the flags describe (no endpoints: none
+// given); the password comes from --etcd-user USER:PASSWORD, else
+// --etcd-password-file, else $TIERFLOW_ETCD_PASSWORD.
+func (e etcdFlags) client() (dist.EtcdClient, error) {
+	var c dist.EtcdClient
+	if e.Endpoints == "" {
+		for _, f := range []struct{ name, v string }{{"etcd-cacert", e.CACert}, {"etcd-cert", e.Cert}, {"etcd-key", e.Key}, {"etcd-user", e.User}, {"etcd-password-file", e.PasswordFile}} {
+			if f.v != "" {
+				return c, cli.Usagef("--%s: goes with --etcd (an existing cluster; the etcd a run starts has credentials of its own)", f.name)
+			}
+		}
+		return c, nil
+	}
+	eps, err := dist.ParseEndpoints(e.Endpoints)
+	if err != nil {
+		return c, cli.Usagef("--etcd %q: no endpoint", e.Endpoints)
+	}
+	c = dist.EtcdClient{Endpoints: eps, CACert: e.CACert, Cert: e.Cert, Key: e.Key}
+	user, pw, inline := strings.Cut(e.User, ":")
+	switch {
+	case e.User == "" && e.PasswordFile != "":
+		return c, cli.Usagef("--etcd-password-file: goes with --etcd-user")
+	case e.User == "":
+	case user == "":
+		return c, cli.Usagef("--etcd-user %q: no user name", e.User)
+	case inline && e.PasswordFile != "":
+		return c, cli.Usagef("--etcd-user USER:PASSWORD and --etcd-password-file: one password, not two")
+	case inline:
+	case e.PasswordFile != "":
+		b, err := os.ReadFile(e.PasswordFile)
+		if err != nil {
+			return c, cli.Usagef("--etcd-password-file: %w", err)
+		}
+		pw, _, _ = strings.Cut(string(b), "\n")
+		pw = strings.TrimSuffix(pw, "\r")
+		if pw == "" {
+			return c, cli.Usagef("--etcd-password-file %s: empty", e.PasswordFile)
+		}
+	default:
+		if pw = os.Getenv(distargs.PasswordEnv); pw == "" {
+			return c, cli.Usagef("--etcd-user %s: no password (give it in $%s, --etcd-password-file FILE, or as USER:PASSWORD)", user, distargs.PasswordEnv)
+		}
+	}
+	c.User, c.Password = user, pw
+	for _, f := range []struct{ name, v string }{{"etcd-cacert", e.CACert}, {"etcd-cert", e.Cert}, {"etcd-key", e.Key}} {
+		if f.v == "" {
+			continue
+		}
+		if _, err := os.Stat(f.v); err != nil {
+			return c, cli.Usagef("--%s: %w", f.name, err)
+		}
+	}
+	if err := c.Check(); err != nil {
+		return c, cli.Usagef("--etcd: %w", err)
+	}
+	return c, nil
+}
+
 // trainerMain is `realrun trainer`: one trainer of a distributed run.
 func trainerMain(args []string, stdout, stderr io.Writer) error {
 	var o dist.TrainerOptions
-	var endpoints string
+	var ef etcdFlags
 	fs := newFlagSet(prog + " trainer")
-	fs.StringVar(&endpoints, "etcd", "", "etcd `ENDPOINTS` of the run (comma-separated; realrun --trainers prints them)")
+	ef.register(fs, "etcd `ENDPOINTS` of the run (comma-separated; realrun --trainers prints them)")
 	fs.StringVar(&o.Store, "store", "", "the run's shared store: its work `DIR`, on a filesystem every trainer sees (not for a run through an object store, --objects: the store holds all a trainer needs)")
 	fs.StringVar(&o.Prefix, "run", "", "the run's etcd `PREFIX` (realrun --trainers prints it)")
 	fs.IntVar(&o.ID, "id", -1, "this trainer's id: 0, 1, …, unique among the run's live trainers")
@@ -234,10 +311,13 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun trainer --etcd ENDPOINTS [--store DIR] --run PREFIX --id N",
 		Summary: "Joins a distributed run as one trainer: takes buckets from the lock server in etcd, partitions through the run's object store (with this machine's credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ~/.aws/credentials) or its shared work directory, until the run is done.",
-		Groups:  []cli.FlagGroup{{Title: "The run", Flags: []string{"etcd", "store", "run", "id", "lease"}}, {Title: "Output", Flags: []string{"json", "csv"}}},
+		Groups: []cli.FlagGroup{{Title: "The run", Flags: []string{"etcd", "store", "run", "id", "lease"}},
+			{Title: "etcd's TLS and credentials (as etcdctl's)", Flags: etcdFlagNames[1:]},
+			{Title: "Output", Flags: []string{"json", "csv"}}},
 		Examples: []string{
 			"realrun trainer --etcd http://10.0.0.1:2379 --store /shared/wd --run /tierflow/5f3a/1764170000 --id 2",
 			"realrun trainer --etcd http://10.0.0.1:2379 --run /tierflow/5f3a/1764170000 --id 2   # a run through an object store",
+			"TIERFLOW_ETCD_PASSWORD=… realrun trainer --etcd https://10.0.0.1:2379 --etcd-cacert ca.pem --etcd-user tierflow --store /shared/wd --run /tierflow/5f3a/1764170000 --id 2",
 		},
 	})
 	format, err := cli.ParseFormat(fs, args, stdout)
@@ -245,7 +325,7 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch {
-	case endpoints == "":
+	case ef.Endpoints == "":
 		return cli.Usagef("--etcd: required (the endpoints realrun --trainers prints)")
 	case o.Prefix == "":
 		return cli.Usagef("--run: required (the prefix realrun --trainers prints)")
@@ -257,8 +337,8 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	if fi, err := os.Stat(o.Store); o.Store != "" && (err != nil || !fi.IsDir()) {
 		return cli.Usagef("--store %s: not a directory", o.Store)
 	}
-	if o.Endpoints, err = dist.ParseEndpoints(endpoints); err != nil {
-		return cli.Usagef("%w", err)
+	if o.Etcd, err = ef.client(); err != nil {
+		return err
 	}
 	o.Log = stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -267,10 +347,10 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	if errors.Is(err, dist.ErrNeedStore) {
 		return cli.Usagef("--store: required: %w", err)
 	}
-	if errors.Is(err, dist.ErrDuplicate) || errors.Is(err, dist.ErrNoRun) || errors.Is(err, dist.ErrUnreachable) || errors.Is(err, dist.ErrNotShared) || errors.Is(err, dist.ErrObjectStore) {
+	if errors.Is(err, dist.ErrDuplicate) || errors.Is(err, dist.ErrNoRun) || errors.Is(err, dist.ErrUnreachable) || errors.Is(err, dist.ErrNotShared) || errors.Is(err, dist.ErrObjectStore) || errors.Is(err, dist.ErrAuth) {
 		return cli.Usagef("%w", err)
 	} else if err != nil {
-		return err
+		return asUsage(err)
 	}
 	switch format {
 	case cli.JSON:
@@ -283,4 +363,33 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return trainerColumns.Select(*wide).Human(slices.Clip(eps)).Render(stdout)
+}
+
+// memberMain is `realrun etcd-member`: one member of the etcd cluster
+// that realrun --trainers --etcd-members N starts, until SIGTERM or
+// SIGINT.
+func memberMain(args []string, stdout, stderr io.Writer) error {
+	var m dist.Member
+	fs := newFlagSet(prog + " etcd-member")
+	fs.StringVar(&m.Name, "name", "", "the member's `NAME` in the cluster")
+	fs.StringVar(&m.Dir, "data-dir", "", "its data `DIR`")
+	fs.StringVar(&m.Client, "listen-client", "", "the `URL` it serves clients on")
+	fs.StringVar(&m.Peer, "listen-peer", "", "the `URL` it serves its peers on")
+	fs.StringVar(&m.Cluster, "initial-cluster", "", "every member's `NAME=URL,…` (their peer URLs)")
+	cli.SetHelp(fs, cli.Help{
+		Usage:   "realrun etcd-member --name NAME --data-dir DIR --listen-client URL --listen-peer URL --initial-cluster NAME=URL,…",
+		Summary: "Runs one member of the etcd cluster that realrun --trainers N --etcd-members 3 starts (one process each), until SIGTERM or SIGINT.",
+		Groups:  []cli.FlagGroup{{Title: "The member", Flags: []string{"name", "data-dir", "listen-client", "listen-peer", "initial-cluster"}}},
+	})
+	if err := cli.Parse(fs, args, stdout); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"name", m.Name}, {"data-dir", m.Dir}, {"listen-client", m.Client}, {"listen-peer", m.Peer}, {"initial-cluster", m.Cluster}} {
+		if f.v == "" {
+			return cli.Usagef("--%s: required", f.name)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return dist.RunMember(ctx, m)
 }

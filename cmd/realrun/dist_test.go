@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/cmd/internal/distargs"
 	"github.com/tierflow/tierflow/internal/s3server"
 	"github.com/tierflow/tierflow/internal/testhosts"
 	"github.com/tierflow/tierflow/realrun"
@@ -239,7 +240,7 @@ func TestTrainersOnTestHosts(t *testing.T) {
 			o.Dataset, o.Scale, o.P, o.C, o.Dim, o.Epochs, o.Workers, o.Workdir, o.Eval = "twitter", 0.0005, 4, 2, 16, 2, 1, filepath.Join(dir, "work"), "none"
 			argv, err := selfArgv()
 			require.NoError(t, err)
-			out, err := dist.TrainDistributed(context.Background(), o, dist.DistOptions{Trainers: 2, Argv: argv, Listen: net.Gateway, Objects: objects, Lease: 5 * time.Second,
+			out, err := dist.TrainDistributed(context.Background(), o, dist.DistOptions{Trainers: 2, Argv: argv, TrainerArgs: distargs.Trainer, Listen: net.Gateway, Objects: objects, Lease: 5 * time.Second,
 				Wrap: func(id int, argv []string) []string {
 					return append([]string{"ip", "netns", "exec", net.Hosts[id].Name}, argv...)
 				}}, io.Discard)

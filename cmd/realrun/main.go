@@ -184,6 +184,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && args[0] == "trainer" {
 		return trainerMain(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "etcd-member" {
+		return memberMain(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "eval" || args[0] == "export") {
 		return workdirMain(args[0], args[1:], stdout, stderr)
 	}
@@ -248,9 +251,10 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the run (go tool pprof) to `FILE`")
 	o.diskFlags.register(fs, "the work directory's disk")
 	fs.IntVar(&o.dist.Trainers, "trainers", 0, "train with `N` trainer processes coordinated through etcd (PyTorch-BigGraph's distributed mode; default: one trainer, no etcd)")
-	fs.StringVar(&o.dist.Etcd, "etcd", "", "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one embedded in this process)")
+	o.dist.Etcd.register(fs, "with --trainers: etcd `ENDPOINTS` (comma-separated) of an existing cluster (default: one started by this process, --etcd-members)")
+	fs.IntVar(&o.dist.Members, "etcd-members", 1, "with --trainers and no --etcd: start an etcd of `N` members for the run, with a root password new for it: 1 embedded in this process, or 3, 5 or 7 processes of their own (a cluster that survives the loss of a member, for tests and demonstrations; production runs use an existing cluster, --etcd)")
 	fs.DurationVar(&o.dist.Lease, "lease", 5*time.Second, "with --trainers: a trainer's lease; a trainer silent this long loses its bucket to the pool")
-	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the embedded etcd and object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
+	fs.StringVar(&o.dist.Listen, "listen", "127.0.0.1", "with --trainers: the `ADDRESS` the etcd this process starts (--etcd-members) and the object store serve on (this machine's address, or 0.0.0.0, for trainers on other machines)")
 	fs.Var(objectsFlag{&o.dist.Objects}, "objects", "with --trainers: move partitions, edges, the manifest and the degrees through an S3-compatible object store instead of the shared work directory, so that trainers need no work directory: `URL` s3://BUCKET[/PREFIX] of an existing store (AWS S3, or a server at --objects-endpoint; credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, else the shared credentials file AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, profile AWS_PROFILE; every trainer needs them), or embedded: an in-memory store (gofakes3) served from this process on --listen, for one machine and tests; the run's objects are removed at its end")
 	fs.StringVar(&o.dist.ObjectsEndpoint, "objects-endpoint", "", "with --objects s3://…: the `URL` of an S3-compatible server (MinIO, versitygw, Ceph: http://host:9000), addressed path-style (default $AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL, else AWS S3)")
 	fs.StringVar(&o.dist.ObjectsRegion, "objects-region", "", "with --objects s3://…: the bucket's `REGION` (default $AWS_REGION, else $AWS_DEFAULT_REGION, else asked of the server)")
@@ -411,6 +415,7 @@ var help = cli.Help{
 	Summary: "Trains graph embeddings out of core for real, executing a Plan with O_DIRECT partition I/O, and measures the simulator's Report plus MRR and Hits@k.",
 	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"},
 		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"},
+		{"etcd-member", "one member of the etcd cluster realrun --trainers N --etcd-members 3 starts (realrun etcd-member --help)"},
 		{"eval", "evaluate a trained work directory without training (realrun eval --help)"},
 		{"export", "export a trained work directory's embeddings (realrun export --help)"},
 		{"neighbors", "the nearest nodes of nodes, or their best tails under a relation (realrun neighbors --help)"},
@@ -423,7 +428,7 @@ var help = cli.Help{
 		{Title: "Evaluation", Flags: []string{"eval", "eval-every", "eval-edges", "eval-protocol", "eval-memory"}},
 		{Title: "Output", Flags: []string{"json", "csv", "timeline", "trace", "trace-max-spans", "export", "export-format"}},
 		{Title: "Checking the simulator", Flags: []string{"compare-sim", "orderings", "repeats", "device", "plot"}},
-		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "lease", "objects", "objects-endpoint", "objects-region", "listen"}},
+		{Title: "Several trainers (etcd)", Flags: []string{"trainers", "etcd", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user", "etcd-password-file", "etcd-members", "lease", "objects", "objects-endpoint", "objects-region", "listen"}},
 	},
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
@@ -432,6 +437,7 @@ var help = cli.Help{
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
 		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
 		"realrun --trainers 2 --dataset twitter                   # two trainer processes, an embedded etcd",
+		"TIERFLOW_ETCD_PASSWORD=… realrun --trainers 2 --etcd https://10.0.0.1:2379 --etcd-cacert ca.pem --etcd-user tierflow  # an existing cluster",
 		"realrun --trainers 2 --dataset twitter --objects s3://my-bucket/runs  # through your S3 store (AWS_* credentials)",
 	},
 }

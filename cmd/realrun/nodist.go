@@ -18,3 +18,7 @@ func distMain(cmdOptions, cli.Format, io.Writer, io.Writer) error {
 func trainerMain([]string, io.Writer, io.Writer) error {
 	return cli.Usagef("trainer: this realrun was built without the distributed run (-tags nodist); use the default build")
 }
+
+func memberMain([]string, io.Writer, io.Writer) error {
+	return cli.Usagef("etcd-member: this realrun was built without the distributed run (-tags nodist); use the default build")
+}

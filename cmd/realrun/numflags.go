@@ -16,7 +16,7 @@ var numberRules = map[string]cli.Rule{
 	"batch": cli.Positive, "negatives": cli.Positive, "workers": cli.Positive,
 	"keep-checkpoints": cli.Positive, "eval-every": cli.Positive, "eval-edges": cli.Positive, "repeats": cli.Positive,
 	"micro-batch-memory": cli.Positive, "eval-memory": cli.Positive, "checkpoint-every": cli.Positive,
-	"trainers": cli.Positive, "lease": cli.Positive, "disk-read": cli.Positive, "disk-write": cli.Positive,
+	"trainers": cli.Positive, "etcd-members": cli.Positive, "lease": cli.Positive, "disk-read": cli.Positive, "disk-write": cli.Positive,
 	"chunk":           cli.NonNegative, // 0: as many as --negatives
 	"lr":              cli.NonNegative, // 0: the default for the kind of graph
 	"early-stop":      cli.NonNegative, // 0: never stop early

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/orderings/lockserver"
@@ -164,23 +162,10 @@ type Coord struct {
 	OpTimeout time.Duration
 }
 
-// Connect opens an etcd client; it fails when no endpoint answers within
-// timeout.
+// Connect opens a client of the etcd at endpoints, without TLS or
+// credentials (EtcdClient.Connect for those).
 func Connect(endpoints []string, timeout time.Duration) (*clientv3.Client, error) {
-	// Reconnect within a couple of seconds of etcd coming back, not
-	// grpc's default of up to two minutes.
-	reconnect := grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}, MinConnectTimeout: time.Second})
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: timeout, Logger: nopLogger(), DialOptions: []grpc.DialOption{reconnect}})
-	if err != nil {
-		return nil, fmt.Errorf("etcd %s: %w: %w", strings.Join(endpoints, ","), ErrUnreachable, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if _, err := cli.Status(ctx, endpoints[0]); err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("etcd %s: %w: %w", strings.Join(endpoints, ","), ErrUnreachable, err)
-	}
-	return cli, nil
+	return EtcdClient{Endpoints: endpoints}.Connect(timeout)
 }
 
 func key(prefix string, parts ...string) string {

@@ -253,3 +253,53 @@ func (l testLog) Write(b []byte) (int, error) {
 	l.t.Logf("%.3f %s", float64(time.Now().UnixMilli()%100000)/1000, b)
 	return len(b), nil
 }
+
+func TestEtcdClientCheck(t *testing.T) {
+	for _, tc := range []struct {
+		c    EtcdClient
+		want string // "": fine
+	}{
+		{EtcdClient{Endpoints: []string{"http://a:1", "b:2"}}, ""},
+		{EtcdClient{Endpoints: []string{"https://a:1"}, CACert: "ca", Cert: "c", Key: "k", User: "u", Password: "p"}, ""},
+		{EtcdClient{}, "no endpoint"},
+		{EtcdClient{Endpoints: []string{"a"}}, `etcd endpoint "a": want HOST:PORT`},
+		{EtcdClient{Endpoints: []string{"unix://a:1"}}, `etcd endpoint "unix://a:1"`},
+		{EtcdClient{Endpoints: []string{"http://a:1", "https://b:1"}}, "all http or all https"},
+		{EtcdClient{Endpoints: []string{"http://a:1"}, CACert: "ca"}, "TLS needs https://"},
+		{EtcdClient{Endpoints: []string{"https://a:1"}, Cert: "c"}, "a certificate and its key go together"},
+		{EtcdClient{Endpoints: []string{"https://a:1"}, Password: "p"}, "given without a user"},
+		{EtcdClient{Endpoints: []string{"https://a:1"}, User: "u"}, "etcd user u: no password"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			err := tc.c.Check()
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// The etcd a run starts has authentication on, with a root password new
+// each time: a client without it is refused, one with it is not.
+func TestEnableAuth(t *testing.T) {
+	srv, cli := server(t)
+	ctx := context.Background()
+	pw, err := EnableAuth(ctx, cli)
+	require.NoError(t, err)
+	assert.Len(t, pw, 64)
+	other, err := EnableAuth(ctx, cli)
+	assert.Error(t, err, "auth is on: the first client is no longer let in")
+	assert.Empty(t, other)
+	_, err = Connect([]string{srv.Endpoint}, 5*time.Second)
+	assert.ErrorIs(t, err, ErrAuth, "no credentials: refused")
+	assert.ErrorContains(t, err, "(no user)")
+	_, err = EtcdClient{Endpoints: []string{srv.Endpoint}, User: "root", Password: "not-" + pw}.Connect(5 * time.Second)
+	assert.ErrorIs(t, err, ErrAuth)
+	root, err := EtcdClient{Endpoints: []string{srv.Endpoint}, User: "root", Password: pw}.Connect(5 * time.Second)
+	require.NoError(t, err)
+	defer root.Close()
+	_, err = root.Put(ctx, "/tierflow/x", "1")
+	assert.NoError(t, err)
+}

@@ -8,8 +8,14 @@
 // parameters in step through etcd. A run through an object store keeps
 // everything a trainer needs there (manifest, degrees, edges,
 // partitions): its trainers need etcd and the store, no work directory.
-// realrun --trainers N (TrainDistributed) starts an embedded etcd and N
-// trainer processes; realrun trainer (RunTrainer) joins one from anywhere.
+// realrun --trainers N (TrainDistributed) uses an existing etcd cluster
+// (EtcdClient: endpoints, TLS, a user and password) or starts its own —
+// one member embedded in the process, or a cluster of members as
+// processes of their own (StartCluster, RunMember) that survives the loss
+// of one — with authentication on and a root password new for the run,
+// and starts N trainer processes; realrun trainer (RunTrainer) joins one
+// from anywhere. Passwords travel in trainers' environments or files,
+// never on command lines.
 // The run waits after every epoch (RunState.Hold) while the launcher
 // commits it as a checkpoint of the work directory and evaluates it as
 // one machine does (job.Opened.AfterEpoch: validation, the best epoch,

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 )
 
 // Server is a single-node etcd embedded in this process: the one-machine
@@ -34,26 +33,11 @@ func StartServer(dir, host string, port int) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := embed.NewConfig()
-	cfg.Name = "tierflow"
-	cfg.Dir = dir
 	cu := url.URL{Scheme: "http", Host: net.JoinHostPort(host, fmt.Sprint(port))}
 	pu := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", fmt.Sprint(peer))}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
-	cfg.InitialCluster = cfg.Name + "=" + pu.String()
-	// Quiet: etcd's own log would interleave with the run's output, and
-	// its shutdown reports closed listeners as errors.
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	e, err := embed.StartEtcd(cfg)
+	e, err := startEmbedded(Member{Name: "tierflow", Dir: dir, Client: cu.String(), Peer: pu.String()}, 30*time.Second)
 	if err != nil {
-		return nil, fmt.Errorf("etcd: %w", err)
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		e.Close()
-		return nil, fmt.Errorf("etcd: not ready after 30 s")
+		return nil, err
 	}
 	return &Server{e: e, Endpoint: cu.String()}, nil
 }

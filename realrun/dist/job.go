@@ -9,12 +9,15 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tierflow/tierflow/internal/chrometrace"
 	"github.com/tierflow/tierflow/internal/inputerr"
@@ -28,15 +31,36 @@ import (
 )
 
 // DistOptions are a distributed run's own settings: how many trainer
-// processes to start here, which etcd to use ("": one embedded in this
-// process), how long a trainer's lease lasts, and the command line that
-// runs this program (`realrun`), to which "trainer" and its flags are
-// appended.
+// processes to start here, which etcd to use, how long a trainer's lease
+// lasts, and the command lines that run this program's trainers and
+// etcd members.
 type DistOptions struct {
 	Trainers int
-	Etcd     string
-	Lease    time.Duration
-	Argv     []string
+	// Etcd is an existing cluster to use (no endpoints: start one here,
+	// Members).
+	Etcd EtcdClient
+	// Members is how many etcd members to start when Etcd names none: 0
+	// or 1, one embedded in this process; more, that many processes of
+	// their own (StartCluster), for tests and demonstrations. Either has
+	// authentication enabled with a root password new for the run.
+	Members int
+	// MemberHosts are the addresses the members serve on, one each
+	// (none: Listen); WrapMember, when set, wraps member i's command
+	// line (to run it on a test host: ip netns exec …).
+	MemberHosts []string
+	WrapMember  func(i int, argv []string) []string
+	// OnCluster, when set, is called with the cluster of Members > 1
+	// and the run's prefix once its trainers start (tests kill members).
+	OnCluster func(c *Cluster, prefix string)
+	Lease     time.Duration
+	// Argv is the command line that runs this program (`realrun`);
+	// TrainerArgs and MemberArgs are what to append to it to run a
+	// trainer (its arguments, and its environment's NAME=value entries)
+	// or an etcd member (RunMember). The command that knows its flags
+	// makes them.
+	Argv        []string
+	TrainerArgs func(TrainerJoin) (args, env []string)
+	MemberArgs  func(Member) []string
 	// Listen is the address the embedded etcd and object store serve on
 	// ("": 127.0.0.1; the test hosts' gateway for trainers in network
 	// namespaces).
@@ -59,6 +83,22 @@ type DistOptions struct {
 	Trace bool
 }
 
+// TrainerJoin is what a trainer needs to join a run: the etcd client
+// (its password for the environment, never a command line), the store,
+// the run's prefix, its id and lease.
+type TrainerJoin struct {
+	// ID is the trainer's (-1: any free one, in the command line printed
+	// for trainers started elsewhere).
+	ID   int
+	Etcd EtcdClient
+	// PasswordFile, when set, is a file holding Etcd.Password that the
+	// trainer reads instead (the run's own etcd writes one in the store).
+	PasswordFile string
+	Store        string
+	Prefix       string
+	Lease        time.Duration
+}
+
 // DistOutput is a distributed run: the configuration, every trainer's
 // figures by epoch, the epochs' times and the quality at the end.
 type DistOutput struct {
@@ -69,7 +109,10 @@ type DistOutput struct {
 	Model    string `json:"model"`
 	Dim      int    `json:"dim"`
 	Etcd     string `json:"etcd"`
-	Prefix   string `json:"prefix"`
+	// Members is how many etcd members the run started (0: it used an
+	// existing cluster).
+	Members int    `json:"etcd_members,omitempty"`
+	Prefix  string `json:"prefix"`
 	// Objects is the object store's URL (s3://bucket/prefix; "": the
 	// shared directory), ObjectsEndpoint its server ("": AWS S3), and
 	// ObjectsEmbedded whether it was served from the launcher's memory.
@@ -153,19 +196,26 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if o.C == 0 || o.C > o.P {
 		o.C = 2
 	}
+	if d.TrainerArgs == nil || (d.Members > 1 && d.MemberArgs == nil) {
+		return DistOutput{}, errors.New("distributed run: no command line for trainers or etcd members")
+	}
 	o.Distributed = true
-	// An etcd that does not answer is refused before the work directory
-	// is touched.
+	// An etcd that does not answer, or refuses the credentials, is
+	// refused before the work directory is touched.
 	var cli *clientv3.Client
-	if d.Etcd != "" {
-		eps, err := ParseEndpoints(d.Etcd)
-		if err != nil {
+	etcd := d.Etcd
+	if len(etcd.Endpoints) > 0 {
+		if d.Members > 0 {
+			return DistOutput{}, inputerr.Errorf("etcd: an existing cluster or %d members started here, not both", d.Members)
+		}
+		var err error
+		if cli, err = etcd.Connect(5 * time.Second); err != nil {
 			return DistOutput{}, inputerr.Errorf("%w", err)
 		}
-		if cli, err = Connect(eps, 5*time.Second); err != nil {
-			return DistOutput{}, inputerr.Errorf("--etcd: %w", err)
-		}
 		defer cli.Close()
+		if err := CheckAccess(ctx, cli, etcd); err != nil {
+			return DistOutput{}, inputerr.Errorf("%w", err)
+		}
 	}
 	// So is an object store that refuses this process.
 	var ob *Objects
@@ -190,24 +240,57 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if listen == "" {
 		listen = "127.0.0.1"
 	}
-	endpoints := d.Etcd
+	// The run's own etcd: its root password is new, in a file of the
+	// work directory readable by this user only (trainers elsewhere on
+	// the shared directory read it there; those started here get it in
+	// their environment).
+	passwordFile := ""
+	var cluster *Cluster
 	if cli == nil {
 		tmp, err := os.MkdirTemp("", "tierflow-etcd-")
 		if err != nil {
 			return out, err
 		}
 		defer os.RemoveAll(tmp)
-		srv, err := StartServer(tmp, listen, 0)
-		if err != nil {
-			return out, err
+		if d.Members > 1 {
+			cl, err := StartCluster(ctx, ClusterOptions{Members: d.Members, Dir: tmp, Hosts: d.MemberHosts, Listen: listen, Log: log, Wrap: d.WrapMember,
+				Argv: func(m Member) []string { return append(slices.Clone(d.Argv), d.MemberArgs(m)...) }})
+			if err != nil {
+				return out, err
+			}
+			defer cl.Close()
+			etcd = cl.Client
+			out.Members = d.Members
+			cluster = cl
+		} else {
+			srv, err := StartServer(tmp, listen, 0)
+			if err != nil {
+				return out, err
+			}
+			defer srv.Close()
+			c0, err := Connect([]string{srv.Endpoint}, 5*time.Second)
+			if err != nil {
+				return out, err
+			}
+			pw, err := EnableAuth(ctx, c0)
+			c0.Close()
+			if err != nil {
+				return out, err
+			}
+			etcd = EtcdClient{Endpoints: []string{srv.Endpoint}, User: "root", Password: pw}
+			out.Members = 1
 		}
-		defer srv.Close()
-		endpoints = srv.Endpoint
-		if cli, err = Connect([]string{endpoints}, 5*time.Second); err != nil {
+		if cli, err = etcd.Connect(5 * time.Second); err != nil {
 			return out, err
 		}
 		defer cli.Close()
+		passwordFile = filepath.Join(FilesDir(st, ""), "etcd-password")
+		if err := WritePassword(passwordFile, etcd.Password); err != nil {
+			return out, err
+		}
+		defer os.Remove(passwordFile)
 	}
+	endpoints := strings.Join(etcd.Endpoints, ",")
 	out.Etcd, out.Prefix = endpoints, NewPrefix(st)
 	hyper, err := json.Marshal(cfg.Hyper)
 	if err != nil {
@@ -278,13 +361,25 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if err := seedRelations(ctx, cli, out.Prefix, x.Engine(), first, within != nil); err != nil {
 		return out, err
 	}
-	storeArgs := []string{"--store", st.Dir}
+	// A trainer of a run through an object store needs no work
+	// directory: the store has all it needs. Trainers started here get
+	// the etcd password in their environment; the line for trainers
+	// elsewhere names the file that holds it (the run's own etcd).
+	store := st.Dir
 	if ob != nil {
-		storeArgs = nil // the object store has all a trainer needs
+		store = ""
 	}
-	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: realrun trainer --etcd %s %s--run %s --id N)\n",
-		endpoints, out.Prefix, d.Trainers, endpoints, strings.Join(append(storeArgs, ""), " "), out.Prefix)
-	lease := d.Lease
+	join := TrainerJoin{ID: -1, Etcd: etcd, PasswordFile: passwordFile, Store: store, Prefix: out.Prefix, Lease: d.Lease}
+	args, env := d.TrainerArgs(join)
+	var hint []string
+	for _, e := range env { // names only: no password is printed
+		name, _, _ := strings.Cut(e, "=")
+		hint = append(hint, name+"=…")
+	}
+	hint = append(append(hint, "realrun"), args...)
+	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: %s)\n",
+		endpoints, out.Prefix, d.Trainers, strings.Join(hint, " "))
+	join.PasswordFile = ""
 	tctx, stopTrainers := context.WithCancel(ctx)
 	exited := make(chan []error, 1)
 	l := &launcher{obs: Observer(cli, out.Prefix), cli: cli, st: st, eng: x.Engine(), every: o.CheckpointEvery, since: time.Now(), log: log, exited: exited}
@@ -295,15 +390,20 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		l.lastK, l.before = within.Bucket, within.Bucket
 	}
 	go func() {
-		exited <- Local(tctx, d.Trainers, func(id int) []string {
-			argv := append(slices.Clone(d.Argv), "trainer", "--etcd", endpoints)
-			argv = append(append(argv, storeArgs...), "--run", out.Prefix, "--id", strconv.Itoa(id), "--lease", lease.String())
+		exited <- Local(tctx, d.Trainers, func(id int) ([]string, []string) {
+			j := join
+			j.ID = id
+			args, env := d.TrainerArgs(j)
+			argv := append(slices.Clone(d.Argv), args...)
 			if d.Wrap != nil {
 				argv = d.Wrap(id, argv)
 			}
-			return argv
+			return argv, env
 		}, log)
 	}()
+	if cluster != nil && d.OnCluster != nil {
+		d.OnCluster(cluster, out.Prefix)
+	}
 	defer func() { // a launcher that fails stops its trainers
 		stopTrainers()
 		if !l.waited {
@@ -327,7 +427,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			}
 		}
 		t0 := time.Now()
-		if err := CommitEpoch(ctx, cli, out.Prefix, st, x.Engine(), s); err != nil {
+		if err := retryEtcd(ctx, func(ctx context.Context) error { return CommitEpoch(ctx, cli, out.Prefix, st, x.Engine(), s) }); err != nil {
 			return out, fmt.Errorf("distributed run: epoch %d: %w", s.Epoch, err)
 		}
 		ep := realrun.Epoch{Epoch: s.Epoch}
@@ -342,11 +442,19 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 			l.span("launcher", fmt.Sprintf("evaluate epoch %d", s.Epoch), t1, time.Now())
 		}
 		epochs = append(epochs, ep)
-		if _, err := obs.Release(ctx, stop || s.Epoch >= o.Epochs); err != nil {
+		if err := retryEtcd(ctx, func(ctx context.Context) error {
+			// A release whose answer was lost with a member is done.
+			if now, _, err := obs.State(ctx); err != nil || now.Epoch > s.Epoch || now.Done() {
+				return err
+			}
+			_, err := obs.Release(ctx, stop || s.Epoch >= o.Epochs)
+			return err
+		}); err != nil {
 			return out, err
 		}
 		l.span("holds", fmt.Sprintf("hold after epoch %d", s.Epoch), t0, time.Now())
 		l.since, l.lastK = time.Now(), 0
+		compact(ctx, l.obs, cli)
 		if stop || s.Epoch >= o.Epochs {
 			break
 		}
@@ -361,15 +469,18 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("distributed run stopped (%w); the store holds every committed bucket", err)
 	}
-	s, _, err := obs.State(ctx)
-	if err != nil {
+	var s RunState
+	var reports map[int][]TrainerEpoch
+	if err := retryEtcd(ctx, func(ctx context.Context) (err error) {
+		if s, _, err = obs.State(ctx); err != nil {
+			return err
+		}
+		reports, err = Reports(ctx, cli, out.Prefix)
+		return err
+	}); err != nil {
 		return out, err
 	}
 	out.Lost = s.Lost
-	reports, err := Reports(ctx, cli, out.Prefix)
-	if err != nil {
-		return out, err
-	}
 	for _, ep := range epochs {
 		de := DistEpoch{Epoch: ep.Epoch, Trainers: reports[ep.Epoch], Valid: ep.Valid, Test: ep.Test, EvalProtocol: ep.EvalProtocol, EvalSeconds: ep.EvalSeconds, CheckpointSeconds: ep.CheckpointSeconds,
 			Within: l.within[ep.Epoch]}
@@ -452,8 +563,9 @@ func (l *launcher) span(track, name string, from, to time.Time) {
 // way; the trainers exiting before (all of them) is an error.
 func (l *launcher) waitHeld(ctx context.Context) (RunState, error) {
 	for {
-		s, rev, err := l.obs.State(ctx)
-		if err != nil {
+		var s RunState
+		var rev int64
+		if err := retryEtcd(ctx, func(ctx context.Context) (err error) { s, rev, err = l.obs.State(ctx); return err }); err != nil {
 			return s, l.stopped(ctx, err)
 		}
 		if s.Held() {
@@ -610,6 +722,42 @@ func noteSelection(x *job.Opened, out *DistOutput) {
 	}
 }
 
+// retryEtcd runs the launcher's etcd operation op until it succeeds,
+// riding out a member of the cluster lost (a leader elected again, the
+// client moved to another member) for up to 30 s, as the trainers do.
+func retryEtcd(ctx context.Context, op func(ctx context.Context) error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := op(octx)
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// transient reports whether err is etcd unavailable for a while: no
+// leader, a member gone, an operation timed out.
+func transient(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code() == codes.Unavailable || ee.Code() == codes.DeadlineExceeded
+	}
+	if st, ok := status.FromError(err); ok {
+		return st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded
+	}
+	return false
+}
+
 // objectStore is the store ob is connected to (nil: none).
 func objectStore(ob *Objects) *ObjectStore {
 	if ob == nil {
@@ -617,4 +765,16 @@ func objectStore(ob *Objects) *ObjectStore {
 	}
 	s := ob.Store
 	return &s
+}
+
+// compact drops etcd's history up to the run's state as it is now: the
+// relation parameters are rewritten every few thousand edges, and a
+// cluster keeps every version until compacted. Best effort: a user that
+// may not compact leaves it to the cluster's own auto-compaction.
+func compact(ctx context.Context, obs *Coord, cli *clientv3.Client) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, rev, err := obs.State(ctx); err == nil {
+		cli.Compact(ctx, rev)
+	}
 }

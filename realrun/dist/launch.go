@@ -126,15 +126,20 @@ func commit(ctx context.Context, c *Coord, s RunState, st *store.Store, eng real
 }
 
 // Local starts n trainer processes, all joined to the run, and waits for
-// them. argv gives a trainer's command line. A trainer that fails is reported; the others go
-// on (its bucket returns to the pool when its lease expires).
-func Local(ctx context.Context, n int, argv func(id int) []string, stderr io.Writer) []error {
+// them. argv gives a trainer's command line and what it adds to this
+// process's environment (NAME=value). A trainer that fails is reported;
+// the others go on (its bucket returns to the pool when its lease
+// expires).
+func Local(ctx context.Context, n int, argv func(id int) (args, env []string), stderr io.Writer) []error {
 	errs := make([]error, n)
 	cmds := make([]*exec.Cmd, n)
 	for i := range n {
-		args := argv(i)
+		args, env := argv(i)
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Stdout, cmd.Stderr = io.Discard, stderr
+		if len(env) > 0 {
+			cmd.Env = append(os.Environ(), env...)
+		}
 		if err := cmd.Start(); err != nil {
 			errs[i] = fmt.Errorf("trainer %d: %w", i, err)
 			continue
@@ -156,7 +161,7 @@ func Local(ctx context.Context, n int, argv func(id int) []string, stderr io.Wri
 // shared work directory (only for a run without an object store), its
 // id, the run's prefix, its lease.
 type TrainerOptions struct {
-	Endpoints []string
+	Etcd EtcdClient
 	// Store is the run's work directory on a filesystem every trainer
 	// sees; a run through an object store needs none (its data, manifest
 	// and degrees included, is in the store).
@@ -176,13 +181,16 @@ var ErrNeedStore = errors.New("the run moves its partitions through its shared w
 // directory) and the engine, and trains until the run is done.
 func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 	if o.ID < 0 {
-		return nil, fmt.Errorf("--id %d: must not be negative", o.ID)
+		return nil, fmt.Errorf("trainer id %d: must not be negative", o.ID)
 	}
-	cli, err := Connect(o.Endpoints, 5*time.Second)
+	cli, err := o.Etcd.Connect(5 * time.Second)
 	if err != nil {
 		return nil, err
 	}
 	defer cli.Close()
+	if err := CheckAccess(ctx, cli, o.Etcd); err != nil {
+		return nil, err
+	}
 	cfg, err := ReadConfig(ctx, cli, o.Prefix)
 	if err != nil {
 		return nil, err
@@ -261,5 +269,5 @@ func ParseEndpoints(s string) ([]string, error) {
 
 // NewPrefix is a fresh etcd prefix for a run on a work directory.
 func NewPrefix(st *store.Store) string {
-	return fmt.Sprintf("/tierflow/%x/%d", store.Checksum([]byte(st.Dir)), time.Now().UnixNano())
+	return fmt.Sprintf("%s%x/%d", KeyPrefix, store.Checksum([]byte(st.Dir)), time.Now().UnixNano())
 }

@@ -78,7 +78,7 @@ func TestTrainersThroughObjectStore(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			eps[id], errs[id] = RunTrainer(ctx, TrainerOptions{Endpoints: []string{srvEndpoint(t, cli)}, ID: id, Prefix: prefix, Lease: 3 * time.Second})
+			eps[id], errs[id] = RunTrainer(ctx, TrainerOptions{Etcd: EtcdClient{Endpoints: []string{srvEndpoint(t, cli)}}, ID: id, Prefix: prefix, Lease: 3 * time.Second})
 		}()
 	}
 	wg.Wait()

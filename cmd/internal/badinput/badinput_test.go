@@ -57,7 +57,7 @@ func TestBadInputCorpus(t *testing.T) {
 		t.Run(cmdline, func(t *testing.T) {
 			dir := t.TempDir()
 			name, args := fields[0], fields[1:]
-			if name == "realrun" && (len(args) == 0 || !slices.Contains([]string{"calibrate", "eval", "export", "trainer", "neighbors", "predict"}, args[0])) {
+			if name == "realrun" && (len(args) == 0 || !slices.Contains([]string{"calibrate", "eval", "export", "trainer", "etcd-member", "neighbors", "predict"}, args[0])) {
 				args = append(args, "--progress", "none")
 				if !strings.Contains(cmdline, "--workdir") {
 					args = append(args, "--workdir", filepath.Join(dir, "work"))

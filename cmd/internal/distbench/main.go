@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/cmd/internal/distargs"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/testhosts"
 	"github.com/tierflow/tierflow/realrun/dist"
@@ -144,7 +145,7 @@ func measure(bin string, n int, rate string, epochs int, scale float64, workdir 
 		return nil, err
 	}
 	defer net.Close()
-	out, err := dist.TrainDistributed(ctx, o, dist.DistOptions{Trainers: n, Argv: []string{bin}, Listen: net.Gateway, Objects: &dist.ObjectStore{Embedded: true}, Lease: 5 * time.Second,
+	out, err := dist.TrainDistributed(ctx, o, dist.DistOptions{Trainers: n, Argv: []string{bin}, TrainerArgs: distargs.Trainer, Listen: net.Gateway, Objects: &dist.ObjectStore{Embedded: true}, Lease: 5 * time.Second,
 		Wrap: func(id int, argv []string) []string {
 			return append([]string{"ip", "netns", "exec", net.Hosts[id].Name}, argv...)
 		}}, log)
