@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/cmd/internal/distargs"
+	"github.com/tierflow/tierflow/internal/s3server"
 	"github.com/tierflow/tierflow/internal/testhosts"
 	"github.com/tierflow/tierflow/realrun/dist"
 	"github.com/tierflow/tierflow/realrun/job"
@@ -28,6 +29,7 @@ type kill struct {
 	leader  bool
 	epoch   int
 	recover time.Duration
+	objects int // the run's objects on the S3 server after the next commit
 	err     error
 }
 
@@ -130,7 +132,9 @@ func committed(a, b dist.RunState) bool {
 // The launcher itself runs no member: losing one is losing a process.
 // On the project's test hosts (root), each member is on a host of its
 // own, its client and peer traffic through a shaped link, and each
-// trainer on one of them.
+// trainer on one of them; the last case also moves every partition
+// through a real S3-compatible server (versitygw) at a URL, with the
+// credentials in the environment.
 func TestEtcdMemberLost(t *testing.T) {
 	argv, err := selfArgv()
 	require.NoError(t, err)
@@ -138,16 +142,30 @@ func TestEtcdMemberLost(t *testing.T) {
 		name      string
 		leader    bool
 		testHosts bool
-	}{{"a follower", false, false}, {"the leader", true, false}, {"the leader, members on test hosts", true, true}} {
+		s3        bool // partitions through a real S3-compatible server (versitygw) at a URL
+	}{{"a follower", false, false, false}, {"the leader", true, false, false}, {"the leader, members on test hosts", true, true, false},
+		{"the leader, members on test hosts, partitions through versitygw", true, true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			o := job.Defaults
 			o.Dataset, o.Scale, o.P, o.C, o.Dim, o.Epochs, o.Workers, o.Workdir, o.Eval = "fb15k", 0.3, 4, 2, 64, 3, 1, filepath.Join(dir, "work"), "none"
 			o.Model, o.Batch, o.Negatives = "complex", 500, 100
 			killed := make(chan kill, 1)
+			var srv *s3server.Server // set before the run starts, read by OnCluster's goroutine
 			d := dist.DistOptions{Trainers: 2, Members: 3, Argv: argv, Lease: 5 * time.Second,
 				TrainerArgs: distargs.Trainer, MemberArgs: distargs.Member,
-				OnCluster: func(c *dist.Cluster, prefix string) { go killMember(c, prefix, tc.leader, killed) }}
+				OnCluster: func(c *dist.Cluster, prefix string) {
+					seen := make(chan kill, 1)
+					go killMember(c, prefix, tc.leader, seen)
+					go func() {
+						k := <-seen
+						if srv != nil && k.err == nil {
+							keys, err := srv.Objects("runs/")
+							k.objects, k.err = len(keys), err
+						}
+						killed <- k
+					}()
+				}}
 			if tc.testHosts {
 				net := testhosts.ForTest(t, 3, "1gbit")
 				d.Listen = net.Gateway
@@ -158,6 +176,11 @@ func TestEtcdMemberLost(t *testing.T) {
 				for _, h := range net.Hosts {
 					d.MemberHosts = append(d.MemberHosts, h.Addr)
 				}
+				if tc.s3 {
+					srv = s3server.ForTest(t, net.Gateway, "tierflow-members")
+					srv.SetEnv(t)
+					d.Objects = &dist.ObjectStore{Bucket: srv.Bucket, Prefix: "runs", Endpoint: srv.Endpoint}
+				}
 			}
 			start := time.Now()
 			out, err := dist.TrainDistributed(context.Background(), o, d, io.Discard)
@@ -165,6 +188,14 @@ func TestEtcdMemberLost(t *testing.T) {
 			k := <-killed
 			require.NoError(t, k.err)
 			assert.Equal(t, 3, out.Members)
+			if srv != nil {
+				assert.Equal(t, "s3://tierflow-members/runs", out.Objects)
+				assert.Equal(t, srv.Endpoint, out.ObjectsEndpoint)
+				assert.Positive(t, k.objects, "partitions, edges and the manifest on the server in the middle of the run")
+				keys, err := srv.Objects("runs/")
+				require.NoError(t, err)
+				assert.Empty(t, keys, "the run's objects removed at its end")
+			}
 			assert.Empty(t, out.Failed, "no trainer failed")
 			assert.LessOrEqual(t, out.Lost, 1, "at most the bucket in flight")
 			require.Len(t, out.Epochs, 3)
@@ -188,8 +219,8 @@ func TestEtcdMemberLost(t *testing.T) {
 				assert.NoError(t, st.VerifyCheckpoint(c), "checkpoint %s", c.Dir)
 			}
 			assert.Equal(t, 3, cps[len(cps)-1].Epoch, "the last epoch is committed")
-			t.Logf("killed member %d (leader: %v) in epoch %d; next commit %.2f s after the kill; buckets trained per epoch %v; lost %d; run %.1f s; epochs %.1f/%.1f/%.1f s",
-				k.member, k.leader, k.epoch, k.recover.Seconds(), perEpoch, out.Lost, time.Since(start).Seconds(), out.Epochs[0].Seconds, out.Epochs[1].Seconds, out.Epochs[2].Seconds)
+			t.Logf("killed member %d (leader: %v) in epoch %d; next commit %.2f s after the kill (%d of the run's objects on the S3 server then); buckets trained per epoch %v; lost %d; run %.1f s; epochs %.1f/%.1f/%.1f s",
+				k.member, k.leader, k.epoch, k.recover.Seconds(), k.objects, perEpoch, out.Lost, time.Since(start).Seconds(), out.Epochs[0].Seconds, out.Epochs[1].Seconds, out.Epochs[2].Seconds)
 		})
 	}
 }
