@@ -314,7 +314,12 @@ func TestTrainersObjectStore(t *testing.T) {
 				assert.NotContains(t, out, secret)
 				assert.NotContains(t, errOut, secret)
 			}
-			assert.Regexp(t, `join another with: realrun trainer --etcd \S+ --run \S+ --id N`, errOut, "a trainer needs no --store")
+			// A trainer elsewhere needs no --store, and cannot read the
+			// work directory's password file: the password goes in its
+			// environment, the line says where to find it.
+			assert.Regexp(t, `join another with: TIERFLOW_ETCD_PASSWORD=… realrun trainer --etcd \S+ --etcd-user root --run \S+ --id N --lease 5s; the password is the first line of \S+/dist/etcd-password on this machine\)`, errOut)
+			assert.NotContains(t, errOut, "--store")
+			assert.NotContains(t, errOut, "--etcd-password-file")
 			if slices.Contains(tc.args, "--json") {
 				var got dist.DistOutput
 				require.NoError(t, json.Unmarshal([]byte(out), &got))

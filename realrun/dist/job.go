@@ -365,11 +365,16 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	// directory: the store has all it needs. Trainers started here get
 	// the etcd password in their environment; the line for trainers
 	// elsewhere names the file that holds it (the run's own etcd).
-	store := st.Dir
+	// Nor does it see the work directory's password file: its line
+	// takes the password in the environment and says where it is.
+	store, hintFile, where := st.Dir, passwordFile, ""
 	if ob != nil {
-		store = ""
+		store, hintFile = "", ""
+		if passwordFile != "" {
+			where = "; the password is the first line of " + passwordFile + " on this machine"
+		}
 	}
-	join := TrainerJoin{ID: -1, Etcd: etcd, PasswordFile: passwordFile, Store: store, Prefix: out.Prefix, Lease: d.Lease}
+	join := TrainerJoin{ID: -1, Etcd: etcd, PasswordFile: hintFile, Store: store, Prefix: out.Prefix, Lease: d.Lease}
 	args, env := d.TrainerArgs(join)
 	var hint []string
 	for _, e := range env { // names only: no password is printed
@@ -377,8 +382,8 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		hint = append(hint, name+"=…")
 	}
 	hint = append(append(hint, "realrun"), args...)
-	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: %s)\n",
-		endpoints, out.Prefix, d.Trainers, strings.Join(hint, " "))
+	fmt.Fprintf(log, "etcd %s, run %s: starting %d trainers (join another with: %s%s)\n",
+		endpoints, out.Prefix, d.Trainers, strings.Join(hint, " "), where)
 	join.PasswordFile = ""
 	tctx, stopTrainers := context.WithCancel(ctx)
 	exited := make(chan []error, 1)
