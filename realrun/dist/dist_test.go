@@ -2,9 +2,9 @@ package dist
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"encoding/json"
 	"net"
 	"path/filepath"
 	"slices"
