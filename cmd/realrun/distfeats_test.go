@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -90,6 +91,33 @@ func trained(spans []traceSpan, epoch int) []string {
 	return out
 }
 
+// A --trainers run stopped by SIGINT or SIGTERM exits with 128+signal, as
+// one machine's run does, and says how to resume.
+func TestTrainersSignalExit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+		code int
+	}{{"SIGINT", syscall.SIGINT, 130}, {"SIGTERM", syscall.SIGTERM, 143}} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := filepath.Join(t.TempDir(), "work")
+			args := []string{"--trainers", "2", "--dataset", "fb15k", "--scale", "0.2", "--p", "4", "--dim", "64", "--workers", "1",
+				"--workdir", work, "--progress", "none", "--eval", "none", "--epochs", "2", "--checkpoint-every", "3b"}
+			cmd := child(args...)
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			require.NoError(t, cmd.Start())
+			stderr.waitFor(t, "a checkpoint inside the epoch", func(s string) bool { return strings.Contains(s, "checkpoint inside epoch 1 after") })
+			require.NoError(t, cmd.Process.Signal(tc.sig))
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "stopped: %s", stderr)
+			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
+			assert.Contains(t, stderr.String(), "resume with: realrun "+strings.Join(args, " ")+" --resume")
+		})
+	}
+}
+
 // A run stopped after a checkpoint inside its epoch resumes from it: the
 // trainers train the other buckets of the epoch, each once, and the epoch
 // completes.
@@ -108,6 +136,9 @@ func TestTrainersCheckpointInsideResume(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()
 	require.Error(t, err, "stopped: %s", stderr)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 130, exit.ExitCode(), "128+SIGINT, as one machine's run: %s", stderr)
 	assert.Contains(t, stderr.String(), "the store holds every committed bucket; resume with: realrun --trainers 2")
 	assert.Contains(t, stderr.String(), "--checkpoint-every 3b --resume")
 
