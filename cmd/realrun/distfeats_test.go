@@ -91,6 +91,35 @@ func trained(spans []traceSpan, epoch int) []string {
 	return out
 }
 
+// A graph whose relation state is over etcd's request limit of 1.5 MiB
+// (fb15k at scale 0.05 in ComplEx at d=1024: 2.5 MB) trains with two
+// trainers, checkpoints inside and after its epochs, and resumes (the
+// launcher seeds etcd with the checkpoint's relations); every checkpoint
+// verifies and carries the relations.
+func TestTrainersLargeRelations(t *testing.T) {
+	work := filepath.Join(t.TempDir(), "work")
+	args := []string{"--trainers", "2", "--dataset", "fb15k", "--scale", "0.05", "--p", "2", "--dim", "1024", "--model", "complex", "--workers", "1",
+		"--workdir", work, "--progress", "none", "--eval", "none", "--checkpoint-every", "2b"}
+	runDist(t, append(args, "--epochs", "1")...)
+	_, errOut := runDist(t, append(args, "--epochs", "2", "--resume")...)
+	assert.Contains(t, errOut, "resuming after epoch 1")
+	st, err := store.Open(work)
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Current)
+	cps, err := st.Checkpoints()
+	require.NoError(t, err)
+	var states [][]byte
+	for _, c := range cps {
+		require.NoError(t, st.VerifyCheckpoint(c), c.Dir)
+		b, err := os.ReadFile(filepath.Join(c.Dir, realrun.StateFile))
+		require.NoError(t, err, c.Dir)
+		assert.Greater(t, len(b), 3<<19, "%s: the relation state is over 1.5 MiB", c.Dir)
+		states = append(states, b)
+	}
+	require.GreaterOrEqual(t, len(states), 2)
+	assert.NotEqual(t, states[len(states)-2], states[len(states)-1], "the resumed epoch trained the relations")
+}
+
 // A --trainers run stopped by SIGINT or SIGTERM exits with 128+signal, as
 // one machine's run does, and says how to resume.
 func TestTrainersSignalExit(t *testing.T) {

@@ -119,6 +119,8 @@ func TestRelationsChunked(t *testing.T) {
 		{"over the request limit, every chunk", 4*RelationChunk + 7, []int{0, 1, 2, 3, 4}},
 		{"over the request limit, one chunk", 4*RelationChunk + 7, []int{2}},
 		{"over the request limit, the first and last", 4*RelationChunk + 7, []int{0, 4}},
+		// 11.9 MB, read back in one range read of 23 chunks
+		{"Freebase86m's: 14,824 relations in ComplEx at d=100", 14824 * 100 * 2, []int{5, 22}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, cli := server(t)
