@@ -554,8 +554,11 @@ func (c *Coord) AddRelations(ctx context.Context, base, delta []float32) error {
 			todo = append(todo, i)
 		}
 	}
+	if len(todo) == 0 {
+		return nil // nothing changed
+	}
 	last := -1
-	if first && len(todo) > 0 {
+	if first {
 		last, todo = todo[0], todo[1:] // chunk 0: once every other is there
 	}
 	// The chunks' current values, in as few reads as etcd's transaction
