@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,11 +57,16 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if ec.Endpoints != nil {
 		d.Members = 0
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, code, stop := signalContext()
 	defer stop()
 	out, err := dist.TrainDistributed(ctx, o.Options, d, stderr)
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%w; resume with: %s %s", err, prog, o.resume)
+		err = fmt.Errorf("%w; resume with: %s %s", err, prog, o.resume)
+		if c := code(); c != 0 {
+			// as one machine's run: 128+signal
+			return &stoppedError{msg: err.Error(), code: c}
+		}
+		return err
 	} else if err != nil {
 		return asUsage(err)
 	}
@@ -392,4 +398,21 @@ func memberMain(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return dist.RunMember(ctx, m)
+}
+
+// signalContext is cancelled by the first SIGINT or SIGTERM, as
+// signal.NotifyContext's, and code is then 128+signal (0 before), the
+// exit status a run stopped by it ends with.
+func signalContext() (ctx context.Context, code func() int, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var c atomic.Int32
+	go func() {
+		if s, ok := <-ch; ok {
+			c.Store(int32(128 + int(s.(syscall.Signal))))
+			cancel()
+		}
+	}()
+	return ctx, func() int { return int(c.Load()) }, func() { signal.Stop(ch); close(ch); cancel() }
 }

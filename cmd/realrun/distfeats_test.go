@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -90,6 +91,62 @@ func trained(spans []traceSpan, epoch int) []string {
 	return out
 }
 
+// A graph whose relation state is over etcd's request limit of 1.5 MiB
+// (fb15k at scale 0.05 in ComplEx at d=1024: 2.5 MB) trains with two
+// trainers, checkpoints inside and after its epochs, and resumes (the
+// launcher seeds etcd with the checkpoint's relations); every checkpoint
+// verifies and carries the relations.
+func TestTrainersLargeRelations(t *testing.T) {
+	work := filepath.Join(t.TempDir(), "work")
+	args := []string{"--trainers", "2", "--dataset", "fb15k", "--scale", "0.05", "--p", "2", "--dim", "1024", "--model", "complex", "--workers", "1",
+		"--workdir", work, "--progress", "none", "--eval", "none", "--checkpoint-every", "2b"}
+	runDist(t, append(args, "--epochs", "1")...)
+	_, errOut := runDist(t, append(args, "--epochs", "2", "--resume")...)
+	assert.Contains(t, errOut, "resuming after epoch 1")
+	st, err := store.Open(work)
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Current)
+	cps, err := st.Checkpoints()
+	require.NoError(t, err)
+	var states [][]byte
+	for _, c := range cps {
+		require.NoError(t, st.VerifyCheckpoint(c), c.Dir)
+		b, err := os.ReadFile(filepath.Join(c.Dir, realrun.StateFile))
+		require.NoError(t, err, c.Dir)
+		assert.Greater(t, len(b), 3<<19, "%s: the relation state is over 1.5 MiB", c.Dir)
+		states = append(states, b)
+	}
+	require.GreaterOrEqual(t, len(states), 2)
+	assert.NotEqual(t, states[len(states)-2], states[len(states)-1], "the resumed epoch trained the relations")
+}
+
+// A --trainers run stopped by SIGINT or SIGTERM exits with 128+signal, as
+// one machine's run does, and says how to resume.
+func TestTrainersSignalExit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+		code int
+	}{{"SIGINT", syscall.SIGINT, 130}, {"SIGTERM", syscall.SIGTERM, 143}} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := filepath.Join(t.TempDir(), "work")
+			args := []string{"--trainers", "2", "--dataset", "fb15k", "--scale", "0.2", "--p", "4", "--dim", "64", "--workers", "1",
+				"--workdir", work, "--progress", "none", "--eval", "none", "--epochs", "2", "--checkpoint-every", "3b"}
+			cmd := child(args...)
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			require.NoError(t, cmd.Start())
+			stderr.waitFor(t, "a checkpoint inside the epoch", func(s string) bool { return strings.Contains(s, "checkpoint inside epoch 1 after") })
+			require.NoError(t, cmd.Process.Signal(tc.sig))
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "stopped: %s", stderr)
+			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
+			assert.Contains(t, stderr.String(), "resume with: realrun "+strings.Join(args, " ")+" --resume")
+		})
+	}
+}
+
 // A run stopped after a checkpoint inside its epoch resumes from it: the
 // trainers train the other buckets of the epoch, each once, and the epoch
 // completes.
@@ -108,6 +165,9 @@ func TestTrainersCheckpointInsideResume(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()
 	require.Error(t, err, "stopped: %s", stderr)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 130, exit.ExitCode(), "128+SIGINT, as one machine's run: %s", stderr)
 	assert.Contains(t, stderr.String(), "the store holds every committed bucket; resume with: realrun --trainers 2")
 	assert.Contains(t, stderr.String(), "--checkpoint-every 3b --resume")
 

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -141,8 +142,12 @@ func (c EtcdClient) Connect(timeout time.Duration) (*clientv3.Client, error) {
 	// Reconnect within a couple of seconds of etcd coming back, not
 	// grpc's default of up to two minutes.
 	reconnect := grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}, MinConnectTimeout: time.Second})
+	// The relation state is read in one range read of all its chunks
+	// (11.9 MB for Freebase86m in ComplEx at d=100): the response may be
+	// as large as etcd sends (math.MaxInt32, as the client's default); a
+	// request stays under the server's 1.5 MiB (RelationChunk).
 	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints, DialTimeout: timeout, TLS: tc, Username: c.User, Password: c.Password,
-		Logger: nopLogger(), DialOptions: []grpc.DialOption{reconnect}})
+		MaxCallRecvMsgSize: math.MaxInt32, Logger: nopLogger(), DialOptions: []grpc.DialOption{reconnect}})
 	if err == nil {
 		err = c.status(cli, timeout)
 		if err != nil {

@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/tierflow/tierflow/orderings"
@@ -455,48 +457,197 @@ func (c *Coord) Wait(ctx context.Context, rev int64, d time.Duration) {
 	}
 }
 
-// Relations reads the shared relation parameters — the engine's state:
-// relation embeddings and their Adagrad sums — (nil before any are
-// written).
-func (c *Coord) Relations(ctx context.Context) ([]float32, error) {
-	r, err := c.cli.Get(ctx, key(c.prefix, "relations"))
-	if err != nil {
-		return nil, fmt.Errorf("etcd: %w", err)
-	}
-	if len(r.Kvs) == 0 {
-		return nil, nil
-	}
-	return floats(r.Kvs[0].Value), nil
+// RelationChunk is how many float32s of the shared relation state go in
+// one etcd value (512 KiB, a third of etcd's default request limit of
+// 1.5 MiB, so that a chunk's compare-and-swap fits however the cluster
+// is set up): the state — relation embeddings and their Adagrad sums:
+// 11.9 MB for Freebase86m's 14,824 relations in ComplEx at d=100 — is
+// kept as chunks under relations/, each changed by compare-and-swap on
+// its own, so that a trainer's update rewrites only the chunks it
+// changed.
+const RelationChunk = 128 << 10
+
+// relTxnOps is how many operations one transaction of the relation
+// chunks holds at most (etcd's --max-txn-ops is 128 by default).
+const relTxnOps = 64
+
+// relWriters is how many chunks a trainer compare-and-swaps at once.
+const relWriters = 4
+
+func (c *Coord) relKey(i int) string {
+	return key(c.prefix, "relations", fmt.Sprintf("%04d", i))
 }
 
-// AddRelations adds delta to the shared relation parameters, by
-// compare-and-swap, as a parameter server applies a trainer's update;
-// base initialises them when the run has none yet.
+// relChunk decodes a chunk's value: the whole state's length, then its
+// floats.
+func relChunk(b []byte) (total int, f []float32, err error) {
+	if len(b) < 4 || len(b)%4 != 0 {
+		return 0, nil, fmt.Errorf("a relation chunk of %d bytes", len(b))
+	}
+	return int(binary.LittleEndian.Uint32(b)), floats(b[4:]), nil
+}
+
+func relValue(total int, f []float32) string {
+	b := make([]byte, 4, 4+4*len(f))
+	binary.LittleEndian.PutUint32(b, uint32(total))
+	return string(append(b, bytesOf(f)...))
+}
+
+// Relations reads the shared relation parameters — the engine's state:
+// relation embeddings and their Adagrad sums — in one range read of
+// their chunks (nil before any are written). The first writer writes
+// chunk 0 after every other, so that a reader sees them all or none.
+func (c *Coord) Relations(ctx context.Context) ([]float32, error) {
+	r, err := c.cli.Get(ctx, key(c.prefix, "relations")+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("etcd: relations: %w", err)
+	}
+	var out []float32
+	seen, total := 0, -1
+	for _, kv := range r.Kvs {
+		i, err := strconv.Atoi(strings.TrimPrefix(string(kv.Key), key(c.prefix, "relations")+"/"))
+		if err != nil {
+			return nil, fmt.Errorf("etcd: relations: key %s: %w", kv.Key, err)
+		}
+		n, f, err := relChunk(kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("etcd: relations: key %s: %w", kv.Key, err)
+		}
+		if total < 0 {
+			total, out = n, make([]float32, n)
+		}
+		if n != total || i < 0 || i*RelationChunk+len(f) > total || len(f) != min(RelationChunk, total-i*RelationChunk) {
+			return nil, fmt.Errorf("etcd: relations: chunk %s of %d values does not fit a state of %d", kv.Key, len(f), total)
+		}
+		copy(out[i*RelationChunk:], f)
+		seen++
+	}
+	if len(r.Kvs) == 0 || !slices.ContainsFunc(r.Kvs, func(kv *mvccpb.KeyValue) bool { return string(kv.Key) == c.relKey(0) }) {
+		return nil, nil // none yet, or the first writer's still going
+	}
+	if want := (total + RelationChunk - 1) / RelationChunk; seen != want {
+		return nil, fmt.Errorf("etcd: relations: %d chunks of %d", seen, want)
+	}
+	return out, nil
+}
+
+// AddRelations adds delta to the shared relation parameters, chunk by
+// chunk, each by compare-and-swap, as a parameter server applies a
+// trainer's update: a chunk delta leaves unchanged is not written. base
+// initialises them when the run has none yet (nil: zeros); the first
+// writer writes every chunk, chunk 0 last.
 func (c *Coord) AddRelations(ctx context.Context, base, delta []float32) error {
-	k := key(c.prefix, "relations")
+	total := len(delta)
+	if base != nil && len(base) != total {
+		return fmt.Errorf("relations: a base of %d values, a change of %d", len(base), total)
+	}
+	n := (total + RelationChunk - 1) / RelationChunk
+	r, err := c.cli.Get(ctx, c.relKey(0), clientv3.WithCountOnly())
+	if err != nil {
+		return fmt.Errorf("etcd: relations: %w", err)
+	}
+	first := r.Count == 0
+	var todo []int
+	for i := range n {
+		lo, hi := i*RelationChunk, min((i+1)*RelationChunk, total)
+		if first || slices.ContainsFunc(delta[lo:hi], func(x float32) bool { return x != 0 }) {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil // nothing changed
+	}
+	last := -1
+	if first {
+		last, todo = todo[0], todo[1:] // chunk 0: once every other is there
+	}
+	// The chunks' current values, in as few reads as etcd's transaction
+	// limit allows.
+	cur := map[int]*mvccpb.KeyValue{}
+	read := append(slices.Clone(todo), last)
+	for lo := 0; lo < len(read); lo += relTxnOps {
+		var ops []clientv3.Op
+		for _, i := range read[lo:min(lo+relTxnOps, len(read))] {
+			if i >= 0 {
+				ops = append(ops, clientv3.OpGet(c.relKey(i)))
+			}
+		}
+		t, err := c.cli.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			return fmt.Errorf("etcd: relations: %w", err)
+		}
+		for _, op := range t.Responses {
+			for _, kv := range op.GetResponseRange().Kvs {
+				i, _ := strconv.Atoi(strings.TrimPrefix(string(kv.Key), key(c.prefix, "relations")+"/"))
+				cur[i] = kv
+			}
+		}
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, relWriters)
+	)
+	for _, i := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := c.addChunk(ctx, i, cur[i], base, delta); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if last >= 0 {
+		return c.addChunk(ctx, last, cur[last], base, delta)
+	}
+	return nil
+}
+
+// addChunk adds chunk i of delta to the chunk's value kv (nil: none yet,
+// base's then) by compare-and-swap, taking the value that beat it and
+// trying again until it sticks.
+func (c *Coord) addChunk(ctx context.Context, i int, kv *mvccpb.KeyValue, base, delta []float32) error {
+	k := c.relKey(i)
+	lo, hi := i*RelationChunk, min((i+1)*RelationChunk, len(delta))
 	for {
-		r, err := c.cli.Get(ctx, k)
+		var cur []float32
+		cmp := clientv3.Compare(clientv3.CreateRevision(k), "=", 0)
+		if kv != nil {
+			total, f, err := relChunk(kv.Value)
+			if err != nil {
+				return fmt.Errorf("etcd: relations: key %s: %w", k, err)
+			}
+			if total != len(delta) || len(f) != hi-lo {
+				return fmt.Errorf("etcd: relations: the run's hold %d values, this trainer's %d", total, len(delta))
+			}
+			cur, cmp = f, clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)
+		} else if base != nil {
+			cur = base[lo:hi]
+		} else {
+			cur = make([]float32, hi-lo)
+		}
+		next := make([]float32, hi-lo)
+		for j := range next {
+			next[j] = cur[j] + delta[lo+j]
+		}
+		t, err := c.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(k, relValue(len(delta), next))).Else(clientv3.OpGet(k)).Commit()
 		if err != nil {
-			return fmt.Errorf("etcd: %w", err)
-		}
-		cur, rev := base, int64(0)
-		if len(r.Kvs) > 0 {
-			cur, rev = floats(r.Kvs[0].Value), r.Kvs[0].ModRevision
-		}
-		next := make([]float32, len(cur))
-		for i := range cur {
-			next[i] = cur[i] + delta[i]
-		}
-		cmp := clientv3.Compare(clientv3.ModRevision(k), "=", rev)
-		if rev == 0 {
-			cmp = clientv3.Compare(clientv3.CreateRevision(k), "=", 0)
-		}
-		t, err := c.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(k, string(bytesOf(next)))).Commit()
-		if err != nil {
-			return fmt.Errorf("etcd: %w", err)
+			return fmt.Errorf("etcd: relations: chunk %d: %w", i, err)
 		}
 		if t.Succeeded {
 			return nil
+		}
+		kv = nil
+		if kvs := t.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+			kv = kvs[0]
 		}
 	}
 }

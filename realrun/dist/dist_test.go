@@ -3,8 +3,11 @@ package dist
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -101,6 +104,112 @@ func TestRelationsAdd(t *testing.T) {
 	assert.Equal(t, []float32{5.5, 5}, got, "every concurrent delta applied once")
 }
 
+// The shared relations in chunks: a state over etcd's request limit
+// (1.5 MiB) is stored and read back whole; concurrent adds, by two
+// trainers to the same chunks, lose nothing; a chunk that no delta
+// changes is not written again.
+func TestRelationsChunked(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		n      int
+		change []int // the chunks each add changes
+	}{
+		{"one chunk", 5, []int{0}},
+		{"a chunk exactly", RelationChunk, []int{0}},
+		{"over the request limit, every chunk", 4*RelationChunk + 7, []int{0, 1, 2, 3, 4}},
+		{"over the request limit, one chunk", 4*RelationChunk + 7, []int{2}},
+		{"over the request limit, the first and last", 4*RelationChunk + 7, []int{0, 4}},
+		// 11.9 MB, read back in one range read of 23 chunks
+		{"Freebase86m's: 14,824 relations in ComplEx at d=100", 14824 * 100 * 2, []int{5, 22}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, cli := server(t)
+			ctx := context.Background()
+			c0 := &Coord{cli: cli, prefix: "/r", OpTimeout: time.Second}
+			c1 := &Coord{cli: cli, prefix: "/r", OpTimeout: time.Second}
+			base := make([]float32, tc.n)
+			for i := range base {
+				base[i] = float32(i % 1000)
+			}
+			require.NoError(t, c0.AddRelations(ctx, base, make([]float32, tc.n)), "seeded as seedRelations does")
+			got, err := c0.Relations(ctx)
+			require.NoError(t, err)
+			require.Equal(t, base, got)
+			revs := func() map[string]int64 {
+				r, err := cli.Get(ctx, "/r/relations/", clientv3.WithPrefix())
+				require.NoError(t, err)
+				m := map[string]int64{}
+				for _, kv := range r.Kvs {
+					m[string(kv.Key)] = kv.ModRevision
+				}
+				return m
+			}
+			before := revs()
+			require.Len(t, before, (tc.n+RelationChunk-1)/RelationChunk)
+			delta := make([]float32, tc.n)
+			for _, k := range tc.change {
+				for i := k * RelationChunk; i < min((k+1)*RelationChunk, tc.n); i += 97 {
+					delta[i] = 1
+				}
+			}
+			const adds = 3
+			var wg sync.WaitGroup
+			for _, c := range []*Coord{c0, c1} {
+				for range adds {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						assert.NoError(t, c.AddRelations(ctx, base, delta))
+					}()
+				}
+			}
+			wg.Wait()
+			got, err = c1.Relations(ctx)
+			require.NoError(t, err)
+			want := slices.Clone(base)
+			for i := range want {
+				want[i] += 2 * adds * delta[i]
+			}
+			require.Equal(t, want, got, "every concurrent delta added once")
+			after := revs()
+			for k := range (tc.n + RelationChunk - 1) / RelationChunk {
+				key := fmt.Sprintf("/r/relations/%04d", k)
+				assert.Equal(t, slices.Contains(tc.change, k), after[key] != before[key], "chunk %d written only if changed", k)
+			}
+		})
+	}
+}
+
+// Two first writers at once, with no relations yet: each writes every
+// chunk, and both deltas are in the result.
+func TestRelationsFirstWriters(t *testing.T) {
+	_, cli := server(t)
+	ctx := context.Background()
+	n := 3*RelationChunk + 1
+	base, delta := make([]float32, n), make([]float32, n)
+	for i := range delta {
+		base[i], delta[i] = 1, float32(i%3)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, (&Coord{cli: cli, prefix: "/r", OpTimeout: time.Second}).AddRelations(ctx, base, delta))
+		}()
+	}
+	wg.Wait()
+	got, err := Observer(cli, "/r").Relations(ctx)
+	require.NoError(t, err)
+	for i := range got {
+		if got[i] != 1+2*delta[i] {
+			t.Fatalf("value %d: %v, want %v", i, got[i], 1+2*delta[i])
+		}
+	}
+	assert.Len(t, got, n)
+	assert.ErrorContains(t, Observer(cli, "/r").AddRelations(ctx, nil, []float32{1, 0, 0, 0, 0}), "hold", "a state of another length is refused")
+}
+
 type run struct {
 	st     *store.Store
 	h      realrun.Hyper
@@ -111,11 +220,17 @@ type run struct {
 
 func newRun(t *testing.T, dataset string, p, epochs int, m workload.Model) *run {
 	t.Helper()
-	st := fixture.Prepare(t, dataset, 0.0005, p, 16, m)
+	return newRunD(t, dataset, p, epochs, m, 16)
+}
+
+// newRunD is newRun at dimension d.
+func newRunD(t *testing.T, dataset string, p, epochs int, m workload.Model, d int) *run {
+	t.Helper()
+	st := fixture.Prepare(t, dataset, 0.0005, p, d, m)
 	srv, cli := server(t)
 	sums, err := Prepare(st)
 	require.NoError(t, err)
-	h := fixture.Hyper(m, 16)
+	h := fixture.Hyper(m, d)
 	hb, err := json.Marshal(h)
 	require.NoError(t, err)
 	r := &run{st: st, h: h, prefix: NewPrefix(st), cli: cli, srv: srv}
@@ -185,6 +300,55 @@ func TestTwoTrainers(t *testing.T) {
 	rel, err := (&Coord{cli: r.cli, prefix: r.prefix, OpTimeout: time.Second}).Relations(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, rel[:len(eng.Relations())], eng.Relations(), "the shared relations are committed")
+}
+
+// A graph whose shared relation state is over etcd's request limit
+// (1.5 MiB; the 120 relations of fb15k at scale 0.0005 in ComplEx at d=2048: 2 MB with
+// their Adagrad sums) trains with two trainers, its checkpoint verifies
+// and holds the shared relations: every trainer's change added.
+func TestRelationsOverRequestLimit(t *testing.T) {
+	r := newRunD(t, "fb15k", 2, 1, workload.ComplEx, 8192)
+	t0, t1 := r.trainer(t, 0), r.trainer(t, 1)
+	state := t0.Engine.(realrun.Stateful).State()
+	require.Greater(t, 4*len(state), 3<<19, "the relation state is over 1.5 MiB")
+	init := slices.Clone(state)
+	// A trainer that fails leaves at once, so that the other does not
+	// wait for its bucket until the test's deadline.
+	eps := make([][]TrainerEpoch, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, tr := range []*Trainer{t0, t1} {
+		tr.MaxOutage, tr.Log = 3*time.Second, testLog{t}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if eps[i], errs[i] = tr.Run(context.Background()); errs[i] != nil {
+				tr.Coord.Leave()
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	buckets := 0
+	for _, tr := range eps {
+		for _, e := range tr {
+			buckets += e.Buckets
+		}
+	}
+	assert.Equal(t, 4, buckets)
+	degrees, err := r.st.Degrees()
+	require.NoError(t, err)
+	eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: r.h, Store: r.st, Degrees: degrees, Seed: 3, C: 2})
+	require.NoError(t, err)
+	require.NoError(t, Finish(context.Background(), r.cli, r.prefix, r.st, eng, 1))
+	cps, err := r.st.Checkpoints()
+	require.NoError(t, err)
+	require.NoError(t, r.st.VerifyCheckpoint(cps[len(cps)-1]))
+	rel, err := Observer(r.cli, r.prefix).Relations(context.Background())
+	require.NoError(t, err)
+	require.Len(t, rel, len(state))
+	assert.Equal(t, rel, eng.(realrun.Stateful).State(), "the shared relations are committed")
+	assert.NotEqual(t, init, rel, "the trainers' changes are in them")
 }
 
 // etcd goes away for a few seconds in the middle of an epoch: the

@@ -5,7 +5,8 @@
 // an S3-compatible object store: a user's, ObjectStore, reached with each
 // trainer's own credentials, or the launcher's embedded in-memory one) as
 // versioned files committed with each bucket's release, and keep relation
-// parameters in step through etcd. A run through an object store keeps
+// parameters in step through etcd (in chunks under etcd's request limit,
+// each added to by compare-and-swap: RelationChunk). A run through an object store keeps
 // everything a trainer needs there (manifest, degrees, edges,
 // partitions): its trainers need etcd and the store, no work directory.
 // realrun --trainers N (TrainDistributed) uses an existing etcd cluster
