@@ -127,8 +127,8 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if out.Members > 1 {
 		etcd += fmt.Sprintf(" (%d members started for the run)", out.Members)
 	}
-	fmt.Fprintf(stdout, "%d trainers on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
-		out.Trainers, out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, etcd, via, out.Lost)
+	fmt.Fprintf(stdout, "%s on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
+		trainersOf(out), out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, etcd, via, out.Lost)
 	if out.Order != "" {
 		fmt.Fprintf(stdout, "buckets handed out in the order of the %s, each as soon as its partitions were free\n", out.Order)
 	}
@@ -415,4 +415,21 @@ func signalContext() (ctx context.Context, code func() int, stop func()) {
 		}
 	}()
 	return ctx, func() int { return int(c.Load()) }, func() { signal.Stop(ch); close(ch); cancel() }
+}
+
+// trainersOf is "N trainers" of a run: every trainer that reported an
+// epoch, those that joined from elsewhere too (the launcher's own when
+// none reported).
+func trainersOf(out dist.DistOutput) string {
+	ids := map[int]bool{}
+	for _, e := range out.Epochs {
+		for _, tr := range e.Trainers {
+			ids[tr.Trainer] = true
+		}
+	}
+	n := max(len(ids), out.Trainers)
+	if n == 1 {
+		return "1 trainer"
+	}
+	return fmt.Sprintf("%d trainers", n)
 }
