@@ -763,24 +763,6 @@ func transient(err error) bool {
 	return false
 }
 
-// refused reports whether etcd refused a request for what it is, not for
-// an outage: too large (over the request or message limit), malformed,
-// or not permitted to the run's user. Asking again cannot help.
-func refused(err error) bool {
-	code := codes.OK
-	var ee rpctypes.EtcdError
-	if errors.As(err, &ee) {
-		code = ee.Code()
-	} else if st, ok := status.FromError(err); ok {
-		code = st.Code()
-	}
-	switch code {
-	case codes.ResourceExhausted, codes.InvalidArgument, codes.PermissionDenied:
-		return true
-	}
-	return false
-}
-
 // objectStore is the store ob is connected to (nil: none).
 func objectStore(ob *Objects) *ObjectStore {
 	if ob == nil {

@@ -134,9 +134,6 @@ func (t *Trainer) retry(ctx context.Context, what string, op func(ctx context.Co
 		if err == nil || errors.Is(err, ErrLostBucket) || ctx.Err() != nil {
 			return err
 		}
-		if refused(err) {
-			return fmt.Errorf("%s: etcd refused the request (not an outage: asking again cannot help), stopping: %w", what, err)
-		}
 		if time.Since(start) > limit {
 			return fmt.Errorf("%s: etcd unreachable for %s, stopping (the store holds every committed bucket; start the trainer again to rejoin): %w", what, limit, err)
 		}
