@@ -232,6 +232,19 @@ func workdirWords(e *gnn.WorkdirError) string {
 // training.
 func gnnHeader(r *gnn.Result) string {
 	g, s := r.Graph, r.Settings
+	model := modelWords(s)
+	skipped := ""
+	if n := sumValues(g.Skipped); n > 0 {
+		skipped = fmt.Sprintf(" (%s bad records skipped: %s)", digits(n), skippedWords(g.Skipped))
+	}
+	return fmt.Sprintf("gnn: %s nodes, %s edges, %s features, %d classes; train %s, valid %s, test %s%s; %s, %s parameters; batch %d, lr %g, dropout %g, seed %d, %d workers; work directory %s",
+		digits(int64(g.Nodes)), digits(g.Edges), digits(int64(g.Features)), g.Classes, digits(int64(g.Train)), digits(int64(g.Valid)), digits(int64(g.Test)), skipped,
+		model, digits(int64(r.Params)), s.Batch, s.LR, s.Dropout, s.Seed, s.Workers, r.Workdir)
+}
+
+// modelWords names the model and its shape: "gat, 2 layers, hidden
+// 256, 4 heads, fanouts 10,25".
+func modelWords(s gnn.Settings) string {
 	model := fmt.Sprintf("%s, %d layers, hidden %d", s.Model, s.Layers, s.Hidden)
 	if s.Model == "gat" {
 		model += fmt.Sprintf(", %d heads", s.Heads)
@@ -239,13 +252,7 @@ func gnnHeader(r *gnn.Result) string {
 	if s.Model != "mlp" {
 		model += ", fanouts " + s.Fanouts
 	}
-	skipped := ""
-	if n := sumValues(g.Skipped); n > 0 {
-		skipped = fmt.Sprintf(" (%s bad records skipped: %s)", digits(n), skippedWords(g.Skipped))
-	}
-	return fmt.Sprintf("gnn: %s nodes, %s edges, %d features, %d classes; train %s, valid %s, test %s%s; %s, %s parameters; batch %d, lr %g, dropout %g, seed %d, %d workers; work directory %s",
-		digits(int64(g.Nodes)), digits(g.Edges), g.Features, g.Classes, digits(int64(g.Train)), digits(int64(g.Valid)), digits(int64(g.Test)), skipped,
-		model, digits(int64(r.Params)), s.Batch, s.LR, s.Dropout, s.Seed, s.Workers, r.Workdir)
+	return model
 }
 
 func sumValues(m map[string]int64) int64 {
@@ -279,15 +286,9 @@ func printGNN(w io.Writer, format cli.Format, r *gnn.Result) error {
 		return err
 	}
 	s, g, sum := r.Settings, r.Graph, r.Summary
-	model := fmt.Sprintf("%s, %d layers, hidden %d", s.Model, s.Layers, s.Hidden)
-	if s.Model == "gat" {
-		model += fmt.Sprintf(", %d heads", s.Heads)
-	}
-	if s.Model != "mlp" {
-		model += ", fanouts " + s.Fanouts
-	}
-	fmt.Fprintf(w, "%s nodes, %s edges, %d features, %d classes; %s (%s parameters), batch %d, lr %g, dropout %g, seed %d\n",
-		digits(int64(g.Nodes)), digits(g.Edges), g.Features, g.Classes, model, digits(int64(r.Params)), s.Batch, s.LR, s.Dropout, s.Seed)
+	model := modelWords(s)
+	fmt.Fprintf(w, "%s nodes, %s edges, %s features, %d classes; %s (%s parameters), batch %d, lr %g, dropout %g, seed %d\n",
+		digits(int64(g.Nodes)), digits(g.Edges), digits(int64(g.Features)), g.Classes, model, digits(int64(r.Params)), s.Batch, s.LR, s.Dropout, s.Seed)
 	var acc []string
 	if sum.BestValidAcc != nil {
 		a := fmt.Sprintf("best validation accuracy %.4f after epoch %d", *sum.BestValidAcc, sum.BestValidEpoch)
@@ -302,8 +303,14 @@ func printGNN(w io.Writer, format cli.Format, r *gnn.Result) error {
 	if len(acc) > 0 {
 		fmt.Fprintln(w, strings.Join(acc, "; "))
 	}
-	fmt.Fprintf(w, "training %s: %s nodes/s, %s sampled edges/s; %s marks an epoch not evaluated; work directory %s (realrun export %s --out FILE writes the node representations)\n",
-		plots.Duration(sum.TrainSeconds), digits(int64(sum.NodesPerSecond)), digits(int64(sum.EdgesPerSecond)), plots.Missing, r.Workdir, r.Workdir)
+	fmt.Fprintf(w, "training %s: %s nodes/s, %s sampled edges/s; work directory %s (realrun export %s --out FILE writes the node representations)\n",
+		plots.Duration(sum.TrainSeconds), digits(int64(sum.NodesPerSecond)), digits(int64(sum.EdgesPerSecond)), r.Workdir, r.Workdir)
+	for _, e := range r.Epochs {
+		if e.ValidAcc == nil && e.TestAcc == nil && g.Valid+g.Test > 0 {
+			fmt.Fprintf(w, "%s marks an epoch not evaluated (--eval-every %d)\n", plots.Missing, s.EvalEvery)
+			break
+		}
+	}
 	return nil
 }
 
