@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -232,6 +236,87 @@ func TestGNNModels(t *testing.T) {
 			if model == "mlp" {
 				assert.NotContains(t, out, "fanouts")
 			}
+		})
+	}
+}
+
+// gnnProgress is a realrun gnn --progress lines line: epoch, batches
+// done, batches.
+var gnnProgress = regexp.MustCompile(`epoch (\d+)/\d+: (\d+)/(\d+) batches`)
+
+// TestGNNSignal: SIGINT or SIGTERM stops realrun gnn at the next batch
+// boundary with the exit status 128+signal, the last complete epoch
+// kept; resumed, the run ends with the representations of a run never
+// stopped.
+func TestGNNSignal(t *testing.T) {
+	dir := t.TempDir()
+	graph := gnnGraphArgs(t)
+	// Batches of one node: 144 an epoch, time to stop inside epoch 2.
+	run := func(work string) []string {
+		return append([]string{"gnn", "--epochs", "3", "--batch", "1", "--hidden", "64", "--fanouts", "5,5", "--workers", "1", "--workdir", work}, graph...)
+	}
+	ref := filepath.Join(dir, "ref")
+	_, errOut, code := runCmd(append(run(ref), "--progress", "none")...)
+	require.Equal(t, 0, code, errOut)
+	want := filepath.Join(dir, "want.npy")
+	_, errOut, code = runCmd("export", ref, "--out", want)
+	require.Equal(t, 0, code, errOut)
+	wantBytes, err := os.ReadFile(want)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name string
+		sig  os.Signal
+		code int
+	}{{"SIGINT", os.Interrupt, 130}, {"SIGTERM", syscall.SIGTERM, 143}} {
+		t.Run(tc.name, func(t *testing.T) {
+			work := filepath.Join(dir, "w-"+tc.name)
+			args := append(run(work), "--progress", "lines")
+			var stderr *lockedBuffer
+			var err error
+			for attempt := 1; ; attempt++ {
+				cmd := child(args...)
+				stderr = &lockedBuffer{}
+				cmd.Stderr = stderr
+				require.NoError(t, cmd.Start())
+				var epoch, done, total int
+				stderr.waitFor(t, "epoch 2", func(s string) bool {
+					for _, m := range gnnProgress.FindAllStringSubmatch(s, -1) {
+						epoch, _ = strconv.Atoi(m[1])
+						done, _ = strconv.Atoi(m[2])
+						total, _ = strconv.Atoi(m[3])
+						if epoch >= 2 {
+							return true
+						}
+					}
+					return strings.Contains(s, "realrun: ")
+				})
+				require.NoError(t, cmd.Process.Signal(tc.sig))
+				err = cmd.Wait()
+				if epoch == 2 && done < total-10 && err != nil || attempt == 3 {
+					break
+				}
+				t.Logf("attempt %d: the signal came at batch %d/%d of epoch %d (exit: %v), too late to stop inside epoch 2; again", attempt, done, total, epoch, err)
+				require.NoError(t, os.RemoveAll(work))
+			}
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, stderr.String())
+			assert.Equal(t, tc.code, exit.ExitCode(), stderr.String())
+			// Stopped inside epoch 2 (on a machine so loaded that the
+			// signal came later, after epoch 2).
+			m := regexp.MustCompile(`holds ([12]) complete epochs`).FindStringSubmatch(stderr.String())
+			require.NotNil(t, m, stderr.String())
+			assert.Contains(t, lastLine(stderr.String()), "realrun: gnn: "+tc.name+": stopped; the checkpoint in "+work+" holds "+m[1]+" complete epochs; resume with: realrun "+strings.Join(args, " ")+" --resume")
+
+			_, errOut, code := runCmd(append(args, "--resume", "--progress", "none")...)
+			require.Equal(t, 0, code, errOut)
+			assert.Contains(t, errOut, "resuming after epoch "+m[1]+" (checkpoint verified)")
+			got := filepath.Join(dir, "got-"+tc.name+".npy")
+			_, errOut, code = runCmd("export", work, "--out", got)
+			require.Equal(t, 0, code, errOut)
+			gotBytes, err := os.ReadFile(got)
+			require.NoError(t, err)
+			assert.Equal(t, wantBytes, gotBytes, "the representations after a stop and a resume differ from an uninterrupted run's")
 		})
 	}
 }
