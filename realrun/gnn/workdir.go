@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/internal/atomicfile"
-	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/nn"
 	"github.com/tierflow/tierflow/realrun/graph"
@@ -132,7 +131,11 @@ func settingsOf(o Options) (workdir.Settings, error) {
 		}
 		sum, err := store.FileChecksum(in[1])
 		if err != nil {
-			return nil, inputerr.Errorf("%w", err)
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, &FieldError{Field: in[0], Value: in[1], Msg: err.Error()}
 		}
 		s[in[0]] = workdir.FileIdentity(in[1], sum)
 	}
