@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/tierflow/tierflow/realrun/gnn/data"
@@ -14,35 +15,22 @@ const Full = -1
 
 // index maps global node ids to local source indices for one block at a
 // time without clearing: slot[v] holds stamp<<32 | local, valid only when
-// its stamp is the current one. pick is the same trick per destination,
-// for drawing distinct neighbours.
+// its stamp is the current one.
 type index struct {
 	slot  []uint64
 	stamp uint32
-	pick  []uint32
-	pst   uint32
 }
 
 // reset makes the index hold no node, for a graph of n nodes.
 func (x *index) reset(n int) {
 	if len(x.slot) < n {
 		x.slot = make([]uint64, n)
-		x.pick = make([]uint32, n)
-		x.stamp, x.pst = 0, 0
+		x.stamp = 0
 	}
 	x.stamp++
 	if x.stamp == 0 { // wrapped: old stamps could match again
 		clear(x.slot)
 		x.stamp = 1
-	}
-}
-
-// nextPick starts a new set of picked neighbours.
-func (x *index) nextPick() {
-	x.pst++
-	if x.pst == 0 {
-		clear(x.pick)
-		x.pst = 1
 	}
 }
 
@@ -147,15 +135,22 @@ func (s *Sampler) sampleBlock(blk *Block, dst []int32, fanout int, rng *rand.Ran
 		case 2*fanout <= d:
 			// Rejection: each draw is uniform over the neighbours not yet
 			// drawn, so the sequence is a uniform random k-permutation.
-			x.nextPick()
-			for k := 0; k < fanout; {
+			// A drawn neighbour that was already a source may be a repeat:
+			// look for it among this destination's (at most fanout) picks.
+			start := len(blk.Nbr)
+			for len(blk.Nbr)-start < fanout {
 				u := nb[rng.IntN(d)]
-				if x.pick[u] == x.pst {
+				sl := x.slot[u]
+				if uint32(sl>>32) != x.stamp { // a new source
+					x.slot[u] = uint64(x.stamp)<<32 | uint64(uint32(len(blk.Src)))
+					blk.Nbr = append(blk.Nbr, int32(len(blk.Src)))
+					blk.Src = append(blk.Src, u)
 					continue
 				}
-				x.pick[u] = x.pst
-				blk.Nbr = append(blk.Nbr, x.local(u, &blk.Src))
-				k++
+				l := int32(uint32(sl))
+				if !slices.Contains(blk.Nbr[start:], l) {
+					blk.Nbr = append(blk.Nbr, l)
+				}
 			}
 		default:
 			// Partial Fisher–Yates on a copy (d < 2·fanout, so short).
