@@ -47,7 +47,7 @@ type SAGE struct {
 	needDx     bool        // this Backward computes dx
 
 	// The row-range passes, bound once so that calls do not allocate.
-	poolFn, aggFn, bwdFn, meanDxFn, scatterFn, poolBwdFn func(w, lo, hi int)
+	poolFn, aggFn, bwdFn, meanDxFn, scatterFn, poolBwdFn, selfDxFn, clearDpFn func(w, lo, hi int)
 }
 
 // NewSAGE returns a GraphSAGE layer with the Mean or Pool aggregator
@@ -81,6 +81,7 @@ func NewSAGE(name string, agg Aggregator, in, out int, rng *rand.Rand) Layer {
 	sageGlorot(l.Neigh.W, in, out, rng)
 	l.poolFn, l.aggFn, l.bwdFn = l.poolRows, l.aggRows, l.bwdRows
 	l.meanDxFn, l.scatterFn, l.poolBwdFn = l.meanDxRows, l.scatterCols, l.poolBwdRows
+	l.selfDxFn, l.clearDpFn = l.selfDxRows, l.clearDpRows
 	return l
 }
 
@@ -122,7 +123,7 @@ func (l *SAGE) Forward(b *block.Block, in []float32, train bool, rng *rand.Rand)
 	l.h = grow(l.h, nd*k)
 	l.y = grow(l.y, nd*l.out)
 	if l.agg == Pool {
-		l.p = grow(l.p, ns*k)
+		l.p = sageResize(l.p, ns*k) // poolRows sets every element
 		parallelRows(ns, l.poolFn)
 		if cap(l.arg) < nd*k {
 			l.arg = make([]int32, nd*k)
@@ -155,11 +156,9 @@ func (l *SAGE) aggRows(_, lo, hi int) {
 		h := l.h[i*k : (i+1)*k]
 		nb := b.Nbr[b.Ptr[i]:b.Ptr[i+1]]
 		if l.agg == Mean {
+			a := 1 / float32(len(nb))
 			for _, j := range nb {
-				sageAdd(h, x[int(j)*k:int(j+1)*k])
-			}
-			if len(nb) > 0 {
-				sageScale(h, 1/float32(len(nb)))
+				model.Axpy(a, x[int(j)*k:int(j+1)*k], h)
 			}
 			continue
 		}
@@ -208,28 +207,6 @@ func sageAdd(y, x []float32) {
 	}
 }
 
-// sageAxpy adds a·x to y over len(y).
-func sageAxpy(a float32, x, y []float32) {
-	x = x[:len(y)]
-	f := 0
-	for ; f+4 <= len(y); f += 4 {
-		y[f] += a * x[f]
-		y[f+1] += a * x[f+1]
-		y[f+2] += a * x[f+2]
-		y[f+3] += a * x[f+3]
-	}
-	for ; f < len(y); f++ {
-		y[f] += a * x[f]
-	}
-}
-
-// sageScale multiplies y by a.
-func sageScale(y []float32, a float32) {
-	for f := range y {
-		y[f] *= a
-	}
-}
-
 // workerGrad returns worker w's gradient accumulator of n floats: g itself
 // for worker 0, a zeroed per-worker buffer (at offset off of its
 // partial) for the others, which addPartials folds into the G's after.
@@ -269,7 +246,7 @@ func (l *SAGE) Backward(dOut []float32) []float32 {
 	nd, ns, k := b.NumDst, b.NumSrc(), l.in
 	l.dOut, l.needDx = dOut, !l.noDx
 	if l.needDx {
-		l.dx = grow(l.dx, ns*k)
+		l.dx = sageResize(l.dx, ns*k) // each row is cleared by the pass that first adds to it
 	}
 	l.dh = grow(l.dh, nd*k)
 	l.preparePartials(len(l.Self.G) + len(l.Neigh.G) + len(l.SelfB.G))
@@ -282,6 +259,9 @@ func (l *SAGE) Backward(dOut []float32) []float32 {
 	} else {
 		l.poolBackward()
 	}
+	if l.needDx {
+		parallelRows(nd, l.selfDxFn)
+	}
 	l.dOut = nil
 	if !l.needDx {
 		return nil
@@ -289,16 +269,13 @@ func (l *SAGE) Backward(dOut []float32) []float32 {
 	return l.dx
 }
 
-// bwdRows: for destinations [lo, hi), dh = dOut·fc_neigh, dx += dOut·fc_self
-// and the gradients of fc_self and fc_neigh.
+// bwdRows: for destinations [lo, hi), dh = dOut·fc_neigh and the
+// gradients of fc_self and fc_neigh.
 func (l *SAGE) bwdRows(w, lo, hi int) {
 	k, o := l.in, l.out
 	sw, nw := len(l.Self.G), len(l.Neigh.G)
 	d := l.dOut[lo*o : hi*o]
 	model.SgemmNN(hi-lo, k, o, d, l.Neigh.W, l.dh[lo*k:hi*k])
-	if l.needDx {
-		model.SgemmNN(hi-lo, k, o, d, l.Self.W, l.dx[lo*k:hi*k])
-	}
 	model.SgemmTN(o, k, hi-lo, d, l.x[lo*k:hi*k], l.workerGrad(w, l.Self.G, 0))
 	model.SgemmTN(o, k, hi-lo, d, l.h[lo*k:hi*k], l.workerGrad(w, l.Neigh.G, sw))
 	gb := l.workerGrad(w, l.SelfB.G, sw+nw)
@@ -330,7 +307,15 @@ func (l *SAGE) meanBackward() {
 	parallelRows(ns, l.meanDxFn)
 }
 
-// meanDxRows adds source rows [lo, hi)'s share of the mean's gradient.
+// selfDxRows adds dOut·fc_self to dx's destination rows [lo, hi), after
+// the aggregator's pass has set them.
+func (l *SAGE) selfDxRows(_, lo, hi int) {
+	k, o := l.in, l.out
+	model.SgemmNN(hi-lo, k, o, l.dOut[lo*o:hi*o], l.Self.W, l.dx[lo*k:hi*k])
+}
+
+// meanDxRows sets source rows [lo, hi) of dx to their share of the mean's
+// gradient.
 func (l *SAGE) meanDxRows(_, lo, hi int) {
 	b, k := l.b, l.in
 	start := int32(0)
@@ -339,8 +324,9 @@ func (l *SAGE) meanDxRows(_, lo, hi int) {
 	}
 	for j := lo; j < hi; j++ {
 		dx := l.dx[j*k : (j+1)*k]
+		clear(dx)
 		for _, i := range l.rdst[start:l.rptr[j]] {
-			sageAxpy(1/float32(b.Ptr[i+1]-b.Ptr[i]), l.dh[int(i)*k:int(i+1)*k], dx)
+			model.Axpy(1/float32(b.Ptr[i+1]-b.Ptr[i]), l.dh[int(i)*k:int(i+1)*k], dx)
 		}
 		start = l.rptr[j]
 	}
@@ -350,12 +336,16 @@ func (l *SAGE) meanDxRows(_, lo, hi int) {
 // back through fc_pool.
 func (l *SAGE) poolBackward() {
 	ns := l.b.NumSrc()
-	l.dp = grow(l.dp, ns*l.in)
+	l.dp = sageResize(l.dp, ns*l.in)
+	parallelRows(ns, l.clearDpFn)
 	parallelRows(l.in, l.scatterFn)
 	l.preparePartials(len(l.PoolW.G) + len(l.PoolB.G))
 	parts := parallelRows(ns, l.poolBwdFn)
 	l.addPartials(parts, l.PoolW.G, l.PoolB.G)
 }
+
+// clearDpRows zeroes dp's rows [lo, hi).
+func (l *SAGE) clearDpRows(_, lo, hi int) { clear(l.dp[lo*l.in : hi*l.in]) }
 
 // scatterCols adds dh into dp at the maxima, for feature columns [lo, hi):
 // split by column, no two workers write one element.
@@ -373,8 +363,17 @@ func (l *SAGE) scatterCols(_, lo, hi int) {
 }
 
 // poolBwdRows: for source rows [lo, hi), dp through the ReLU, fc_pool's
-// gradients and dx += dp·fc_pool.
+// gradients and dx = dp·fc_pool, in slices of rows that stay in cache.
 func (l *SAGE) poolBwdRows(w, lo, hi int) {
+	for ; lo < hi; lo += poolSlice {
+		l.poolBwdSlice(w, lo, min(hi, lo+poolSlice))
+	}
+}
+
+// poolSlice is how many rows poolBwdRows handles at a time.
+const poolSlice = 256
+
+func (l *SAGE) poolBwdSlice(w, lo, hi int) {
 	k := l.in
 	dp := l.dp[lo*k : hi*k]
 	p := l.p[lo*k : hi*k]
@@ -390,8 +389,19 @@ func (l *SAGE) poolBwdRows(w, lo, hi int) {
 		sageAdd(gb, dp[i*k:(i+1)*k])
 	}
 	if l.needDx {
-		model.SgemmNN(hi-lo, k, k, dp, l.PoolW.W, l.dx[lo*k:hi*k])
+		dx := l.dx[lo*k : hi*k]
+		clear(dx)
+		model.SgemmNN(hi-lo, k, k, dp, l.PoolW.W, dx)
 	}
+}
+
+// sageResize returns buf resized to n, not zeroed, reusing its array
+// when it can.
+func sageResize(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
 }
 
 // sageGrowI32 returns buf resized to n (not zeroed), reusing its array

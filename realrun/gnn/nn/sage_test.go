@@ -21,6 +21,7 @@ func TestSAGEGrad(t *testing.T) {
 		// destinations have no neighbours.
 		l := NewSAGE("sage", Mean, 5, 3, rng)
 		randomBiases(l, 0, rng)
+		dirty(l, rng)
 		checkGrad(t, l, testBlock(130, 150, rng), 3)
 
 		// Pool, smooth case: at most one neighbour each (no max to
@@ -28,6 +29,7 @@ func TestSAGEGrad(t *testing.T) {
 		l = NewSAGE("sage", Pool, 5, 3, rng)
 		randomBiases(l, 0, rng)
 		copy(l.(*SAGE).PoolB.W, []float32{20, 20, 20, 20, 20})
+		dirty(l, rng)
 		checkGrad(t, l, sparseBlock(130, 150, rng), 4)
 
 		// Pool, general case: up to 3 neighbours and ReLUs at work;
@@ -35,7 +37,27 @@ func TestSAGEGrad(t *testing.T) {
 		// (finite differences at two steps disagree) are skipped.
 		l = NewSAGE("sage", Pool, 5, 3, rng)
 		randomBiases(l, 0.5, rng)
+		dirty(l, rng)
 		checkGradKinked(t, l, testBlock(130, 150, rng), 5)
+	}
+}
+
+// dirty runs l forward and backward on a larger random block, leaving
+// values in the buffers it reuses, and clears the gradients.
+func dirty(l Layer, rng *rand.Rand) {
+	b := testBlock(200, 260, rng)
+	x := make([]float32, b.NumSrc()*l.InDim())
+	d := make([]float32, b.NumDst*l.OutDim())
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for i := range d {
+		d[i] = float32(rng.NormFloat64())
+	}
+	l.Forward(b, x, true, nil)
+	l.Backward(d)
+	for _, p := range l.Params() {
+		clear(p.G)
 	}
 }
 
