@@ -287,6 +287,9 @@ func TestSAGENoInputGrad(t *testing.T) {
 // TestSAGENoAllocs: forward and backward allocate nothing in steady state
 // (the goroutines of parallelRows aside, with one worker).
 func TestSAGENoAllocs(t *testing.T) {
+	if sageRace {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
 	defer func(w int) { Workers = w }(Workers)
 	Workers = 1
 	for _, agg := range []Aggregator{Mean, Pool} {
