@@ -225,6 +225,7 @@ func TestFullGraph(t *testing.T) {
 		all[i] = int32(i)
 	}
 	sb := NewSampler(g, []int{Full, Full, Full}).Sample(all, rand.New(rand.NewPCG(1, 1)))
+	assert.Equal(t, b.Blocks[2].Src, sb.Blocks[2].Src)
 	assert.Equal(t, b.Blocks[2].Ptr, sb.Blocks[2].Ptr)
 	assert.Equal(t, b.Blocks[2].Nbr, sb.Blocks[2].Nbr)
 	assert.Empty(t, FullGraph(&data.Graph{}, 2).Blocks[0].Src)

@@ -36,7 +36,7 @@ type SAGE struct {
 	x   []float32 // its input (a view)
 	h   []float32 // NumDst×in: the aggregates
 	p   []float32 // Pool: NumSrc×in, ReLU(fc_pool(x))
-	arg []int32   // Pool: NumDst×in, the source row of each maximum (-1: none)
+	arg []int32   // Pool: NumDst×in, the source row of each maximum (-1: none, or 0)
 	y   []float32
 
 	// Backward's buffers.
@@ -143,9 +143,7 @@ func (l *SAGE) poolRows(_, lo, hi int) {
 	}
 	model.SgemmNT(hi-lo, k, k, l.x[lo*k:hi*k], l.PoolW.W, p)
 	for i, v := range p {
-		if v < 0 {
-			p[i] = 0
-		}
+		p[i] = max(v, 0) // branch-free, unlike if v < 0
 	}
 }
 
@@ -181,6 +179,13 @@ func (l *SAGE) aggRows(_, lo, hi int) {
 				if v > h[f] {
 					h[f], arg[f] = v, j
 				}
+			}
+		}
+		// A maximum of 0 is a ReLU at rest: no gradient flows back
+		// (ReLU'(0) = 0, as PyTorch has it), so Backward needs no mask.
+		for f, v := range h {
+			if v == 0 {
+				arg[f] = -1
 			}
 		}
 	}
@@ -375,14 +380,7 @@ const poolSlice = 256
 
 func (l *SAGE) poolBwdSlice(w, lo, hi int) {
 	k := l.in
-	dp := l.dp[lo*k : hi*k]
-	p := l.p[lo*k : hi*k]
-	p = p[:len(dp)]
-	for f, v := range p {
-		if v <= 0 {
-			dp[f] = 0
-		}
-	}
+	dp := l.dp[lo*k : hi*k] // ReLU's mask is in arg already
 	model.SgemmTN(k, k, hi-lo, dp, l.x[lo*k:hi*k], l.workerGrad(w, l.PoolW.G, 0))
 	gb := l.workerGrad(w, l.PoolB.G, len(l.PoolW.G))
 	for i := 0; i < hi-lo; i++ {
