@@ -25,18 +25,21 @@ const (
 // without neighbours. fc_self has a bias, fc_neigh none; fc_pool (in×in)
 // has one.
 type SAGE struct {
+	// Self and SelfB are fc_self's weight (out×in) and bias, Neigh is
+	// fc_neigh's weight (out×in).
 	Self, SelfB, Neigh Param
-	PoolW, PoolB       Param // Pool only
-	agg                Aggregator
-	in, out            int
-	noDx               bool
+	// PoolW (in×in) and PoolB are fc_pool's weight and bias (Pool only).
+	PoolW, PoolB Param
+	agg          Aggregator
+	in, out      int
+	noDx         bool
 
 	// The last Forward's state.
 	b   *block.Block
 	x   []float32 // its input (a view)
 	h   []float32 // NumDst×in: the aggregates
 	p   []float32 // Pool: NumSrc×in, ReLU(fc_pool(x))
-	arg []int32   // Pool: NumDst×in, the source row of each maximum (-1: none, or 0)
+	arg []int32   // Pool: NumDst×in, the source row of each maximum (-1: no neighbour, or a maximum of 0)
 	y   []float32
 
 	// Backward's buffers.
