@@ -303,3 +303,37 @@ func TestSAGENoAllocs(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(10, run))
 	}
 }
+
+// TestSAGEWorkersAgree: one worker and two give the same output and
+// gradients at a width (130) where pool's scatter splits by column too.
+func TestSAGEWorkersAgree(t *testing.T) {
+	defer func(w int) { Workers = w }(Workers)
+	for _, agg := range []Aggregator{Mean, Pool} {
+		var outs, dxs [2][]float32
+		var grads [2][][]float32
+		for w := 1; w <= 2; w++ {
+			Workers = w
+			rng := rand.New(rand.NewPCG(6, 6))
+			b := testBlock(150, 200, rng)
+			l := NewSAGE("s", agg, 130, 7, rng)
+			x := make([]float32, b.NumSrc()*130)
+			d := make([]float32, 150*7)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			for i := range d {
+				d[i] = float32(rng.NormFloat64())
+			}
+			outs[w-1] = append([]float32(nil), l.Forward(b, x, true, nil)...)
+			dxs[w-1] = append([]float32(nil), l.Backward(d)...)
+			for _, p := range l.Params() {
+				grads[w-1] = append(grads[w-1], append([]float32(nil), p.G...))
+			}
+		}
+		assert.InDeltaSlice(t, outs[0], outs[1], 1e-4, "output")
+		assert.InDeltaSlice(t, dxs[0], dxs[1], 1e-4, "dx")
+		for i := range grads[0] {
+			assert.InDeltaSlice(t, grads[0][i], grads[1][i], 1e-3, "gradient %d", i)
+		}
+	}
+}
