@@ -466,7 +466,12 @@ func (l *loader) labels() error {
 		return err
 	}
 	defer fh.Close()
-	lr := newLineReader(fh, name)
+	return l.readLabels(fh, name)
+}
+
+// readLabels reads node<TAB>label lines from r.
+func (l *loader) readLabels(r io.Reader, name string) error {
+	lr := newLineReader(r, name)
 	g := l.g
 	first := make([]int32, g.N())
 	raw := make([]int32, g.N()) // index into names, first-seen order
