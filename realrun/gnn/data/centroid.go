@@ -53,6 +53,13 @@ func CentroidAccuracy(g *Graph, averaged bool) float64 {
 			}
 		}
 	}
+	// argmin_c |x-c|² = argmin_c |c|² - 2x·c.
+	norm := make([]float64, k)
+	for c := 0; c < k; c++ {
+		for _, m := range cent[c*f : (c+1)*f] {
+			norm[c] += m * m
+		}
+	}
 	right := 0
 	for _, v := range eval {
 		x := row(v, buf)
@@ -61,12 +68,11 @@ func CentroidAccuracy(g *Graph, averaged bool) float64 {
 			if count[c] == 0 {
 				continue
 			}
-			d := 0.0
+			dot := 0.0
 			for j, m := range cent[c*f : (c+1)*f] {
-				e := x[j] - m
-				d += e * e
+				dot += x[j] * m
 			}
-			if d < bestD {
+			if d := norm[c] - 2*dot; d < bestD {
 				best, bestD = c, d
 			}
 		}

@@ -138,12 +138,12 @@ func TestLoadBad(t *testing.T) {
 		skipNote string
 	}{
 		{name: "edge node without features",
-			files: map[string]string{"edges.tsv": "Paris\tBoston\nParis\tLyon\nLyon\tRome\nRome\tBoston\n"},
-			err:   `edges.tsv:2: node "Lyon" has no features`,
+			files:   map[string]string{"edges.tsv": "Paris\tBoston\nParis\tLyon\nLyon\tRome\nRome\tBoston\n"},
+			err:     `edges.tsv:2: node "Lyon" has no features`,
 			skipped: map[string]int64{SkipNoFeatures: 1, SkipEdgeLeftOut: 2}, nodes: 5, train: 2},
 		{name: "duplicate feature row",
-			files: map[string]string{"feat.tsv": base["feat.tsv"] + "Paris\t9 9\n"},
-			err:   `feat.tsv:7: duplicate node "Paris" (first on line 1)`,
+			files:   map[string]string{"feat.tsv": base["feat.tsv"] + "Paris\t9 9\n"},
+			err:     `feat.tsv:7: duplicate node "Paris" (first on line 1)`,
 			skipped: map[string]int64{SkipDupFeatures: 1}, nodes: 5, train: 2},
 		{name: "NaN feature",
 			files: map[string]string{"feat.tsv": strings.Replace(base["feat.tsv"], "7 8", "7 NaN", 1)},
@@ -151,12 +151,12 @@ func TestLoadBad(t *testing.T) {
 			// Rome goes with its edge, its label and its valid entry.
 			skipped: map[string]int64{SkipNonFinite: 1, SkipEdgeLeftOut: 1, SkipUnknownLabel: 1, SkipUnknownSplit: 1}, nodes: 4, train: 2},
 		{name: "infinite feature (float32 overflow)",
-			files: map[string]string{"feat.tsv": strings.Replace(base["feat.tsv"], "1 2", "1e39 2", 1)},
-			err:   `feat.tsv:1: node "Paris": feature 1 is +Inf`,
+			files:   map[string]string{"feat.tsv": strings.Replace(base["feat.tsv"], "1 2", "1e39 2", 1)},
+			err:     `feat.tsv:1: node "Paris": feature 1 is +Inf`,
 			skipped: map[string]int64{SkipNonFinite: 1, SkipEdgeLeftOut: 3, SkipUnknownLabel: 1, SkipUnknownSplit: 1}, nodes: 4, train: 1}, // its self loop too
 		{name: "NaN in .npy",
-			files: map[string]string{"names.txt": names, "feat.npy": nan},
-			err:   `feat.npy: row 4 (node "Rome"): feature 2 is NaN`,
+			files:   map[string]string{"names.txt": names, "feat.npy": nan},
+			err:     `feat.npy: row 4 (node "Rome"): feature 2 is NaN`,
 			skipped: map[string]int64{SkipNonFinite: 1, SkipEdgeLeftOut: 1, SkipUnknownLabel: 1, SkipUnknownSplit: 1}, nodes: 4, train: 2},
 		{name: "duplicate name in the .npy names",
 			files: map[string]string{"names.txt": "Paris\nNew York\nBoston\nRome\nParis\nlone\n",
