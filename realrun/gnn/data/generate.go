@@ -61,11 +61,11 @@ var Presets = []Preset{
 		Sparse: true, Planetoid: true, Homophily: 0.8, Signal: 0.45, Words: 18, Noise: 0.1},
 	{Name: "pubmed", Nodes: 19_717, Edges: 44_338, Features: 500, Classes: 3, DefaultScale: 1,
 		Sparse: true, Planetoid: true, Homophily: 0.8, Signal: 0.25, Words: 50, Noise: 0.1},
-	{Name: "reddit", Nodes: 232_965, Edges: 114_615_892, Features: 602, Classes: 41, DefaultScale: 0.05,
+	{Name: "reddit", Nodes: 232_965, Edges: 114_615_892, Features: 602, Classes: 41, DefaultScale: 0.03,
 		TrainFrac: 153_431.0 / 232_965, ValidFrac: 23_831.0 / 232_965, Homophily: 0.2, Signal: 0.12, Noise: 0.05},
 	{Name: "ogbn-arxiv", Nodes: 169_343, Edges: 2_315_598, Features: 128, Classes: 40, DefaultScale: 0.1,
 		TrainFrac: 90_941.0 / 169_343, ValidFrac: 29_799.0 / 169_343, Homophily: 0.5, Signal: 0.23, Noise: 0.15},
-	{Name: "ogbn-products", Nodes: 2_449_029, Edges: 61_859_140, Features: 100, Classes: 47, DefaultScale: 0.01,
+	{Name: "ogbn-products", Nodes: 2_449_029, Edges: 61_859_140, Features: 100, Classes: 47, DefaultScale: 0.02,
 		TrainFrac: 196_615.0 / 2_449_029, ValidFrac: 39_323.0 / 2_449_029, Homophily: 0.5, Signal: 0.3, Noise: 0.15},
 }
 

@@ -263,10 +263,14 @@ func writeNPY(w io.Writer, x []float32, rows, cols int) error {
 	bw.WriteString(npyMagic)
 	bw.Write([]byte{1, 0, byte(len(hdr)), byte(len(hdr) >> 8)})
 	bw.WriteString(hdr)
-	var b [4]byte
+	buf := make([]byte, 0, 1<<16)
 	for _, v := range x[:rows*cols] {
-		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
-		bw.Write(b[:])
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		if len(buf) == cap(buf) {
+			bw.Write(buf)
+			buf = buf[:0]
+		}
 	}
+	bw.Write(buf)
 	return bw.Flush()
 }
