@@ -119,6 +119,11 @@ func Generate(name string, scale float64, seed uint64) (*Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
+	return generate(p, scale, seed)
+}
+
+// generate is Generate of a preset.
+func generate(p Preset, scale float64, seed uint64) (*Graph, error) {
 	if scale == 0 {
 		scale = p.DefaultScale
 	}

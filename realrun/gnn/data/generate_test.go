@@ -73,6 +73,22 @@ func TestGenerateSignal(t *testing.T) {
 	}
 }
 
+// TestGenerateSignalControl: without homophily (edges blind to the
+// classes), averaging over neighbours no longer helps — the signal test
+// above measures what the edges carry.
+func TestGenerateSignalControl(t *testing.T) {
+	for _, name := range []string{"cora", "ogbn-arxiv"} {
+		p, err := LookupPreset(name)
+		require.NoError(t, err)
+		p.Homophily = 0
+		g, err := generate(p, testScales[name], 2)
+		require.NoError(t, err)
+		raw, avg := CentroidAccuracy(g, false), CentroidAccuracy(g, true)
+		t.Logf("%s without homophily: raw %.3f, neighbour-averaged %.3f", name, raw, avg)
+		assert.Less(t, avg, raw+0.02)
+	}
+}
+
 // majority is the test accuracy of always answering the commonest class.
 func majority(g *Graph) float64 {
 	count := make([]int, len(g.Classes))

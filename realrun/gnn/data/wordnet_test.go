@@ -38,6 +38,12 @@ func TestWordNetSmall(t *testing.T) {
 	h, err := WordNet("testdata/wordnet", 1)
 	require.NoError(t, err)
 	assert.Equal(t, g, h)
+	// Its files read back the same.
+	dir := t.TempDir()
+	require.NoError(t, WriteFiles(g, dir))
+	back, _, err := Load(DirFiles(dir))
+	require.NoError(t, err)
+	assert.Equal(t, g, back)
 }
 
 func TestWordNetBad(t *testing.T) {
@@ -91,9 +97,12 @@ func TestWordNet(t *testing.T) {
 	assert.Equal(t, "n.00001740", g.Names[0])
 	assert.Equal(t, "noun.Tops", g.Classes[g.Y[0]])
 	assert.True(t, symmetric(g))
-	raw, avg := CentroidAccuracy(g, false), CentroidAccuracy(g, true)
-	base := majority(g)
-	t.Logf("wordnet: %d nodes, %d neighbour entries; majority %.3f, nearest centroid raw %.3f, neighbour-averaged %.3f", g.N(), g.Edges(), base, raw, avg)
+	// Scored on 20,000 of the 94,127 test nodes, to keep the test short.
+	h := *g
+	h.Test = g.Test[:20_000]
+	raw, avg := CentroidAccuracy(&h, false), CentroidAccuracy(&h, true)
+	base := majority(&h)
+	t.Logf("wordnet (20,000 test nodes): %d nodes, %d neighbour entries; majority %.3f, nearest centroid raw %.3f, neighbour-averaged %.3f", g.N(), g.Edges(), base, raw, avg)
 	assert.Greater(t, raw, base+0.1)
 	assert.Greater(t, avg, raw+0.08)
 }
