@@ -22,6 +22,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
@@ -42,9 +43,13 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, cli.Usagef("%s", usage)
+				return nil, err
 			}
-			return nil, cli.Usagef("%v", err)
+			msg := err.Error()
+			if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+				return nil, cli.Usagef("unknown flag --%s; %s", strings.TrimLeft(rest, "-"), usage)
+			}
+			return nil, cli.Usagef("%s", strings.Replace(msg, "flag -", "flag --", 1))
 		}
 		if fs.NArg() == 0 {
 			return pos, nil
@@ -55,6 +60,14 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func run(args []string, stdout io.Writer) error {
+	err := generate(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, usage)
+	}
+	return err
+}
+
+func generate(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return cli.Usagef("%s", usage)
 	}

@@ -34,6 +34,13 @@ func TestWordNet(t *testing.T) {
 	assert.Contains(t, out.String(), "7 nodes, 4 undirected edges (8 neighbour entries), 512 features, 4 classes, train/valid/test 1/1/5")
 }
 
+func TestHelp(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"generate", "--help"}, &out)
+	assert.Equal(t, 0, cli.Exit(&bytes.Buffer{}, "gnngraph", err))
+	assert.Contains(t, out.String(), "usage: gnngraph")
+}
+
 func TestBadInput(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -44,10 +51,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"generate", "cora"}, "usage: gnngraph"},
 		{[]string{"generate", "orkut", "d"}, `unknown dataset "orkut"`},
 		{[]string{"generate", "cora", "d", "--scale", "2"}, "--scale 2: want 0 < F ≤ 1"},
-		{[]string{"generate", "cora", "d", "--scale", "x"}, `invalid value "x" for flag -scale`},
+		{[]string{"generate", "cora", "d", "--scale", "x"}, `invalid value "x" for flag --scale`},
 		{[]string{"generate", "cora", "d", "--scale", "0.001"}, "leaves 3 nodes"},
-		{[]string{"generate", "cora", "d", "--seed", "-1"}, "-seed"},
-		{[]string{"generate", "cora", "d", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"generate", "cora", "d", "--seed", "-1"}, `invalid value "-1" for flag --seed`},
+		{[]string{"generate", "cora", "d", "--bogus"}, "unknown flag --bogus"},
 		{[]string{"wordnet"}, "usage: gnngraph"},
 		{[]string{"wordnet", "--wordnet", "/nonexistent", "d"}, "/nonexistent/data.noun"},
 	} {
