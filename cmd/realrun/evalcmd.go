@@ -232,7 +232,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	checkpointFlag(fs, &which)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun export WORKDIR --out FILE [flags]",
-		Summary: "Exports a trained work directory's current checkpoint (or its best: --checkpoint best), streaming one partition at a time: node embeddings in input id order, and optionally the relation parameters.",
+		Summary: "Exports a trained work directory's current checkpoint (or its best: --checkpoint best), streaming one partition at a time: node embeddings in input id order, and optionally the relation parameters. A GNN work directory (realrun gnn) exports its node representations instead: realrun export GNN-WORKDIR --help.",
 		Groups: []cli.FlagGroup{
 			{Title: "Export", Flags: []string{"out", "format", "relations", "checkpoint"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},

@@ -55,6 +55,8 @@ var gnnColumns = plots.Columns{
 	{Field: "InputNodes"},
 	{Field: "NodesPerSecond", Head: "nodes/s", Prec: 0, CSVPrec: 0},
 	{Field: "EdgesPerSecond", CSVPrec: 0},
+	{Field: "FLOPs", CSVPrec: 0},
+	{Field: "FLOPsPerSecond", Head: "GFLOP/s", Scale: 1e-9, Prec: 1, CSVPrec: 0},
 }
 
 func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
@@ -127,12 +129,14 @@ func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
 		defer func() { err = errors.Join(err, stop()) }()
 	}
 	o.Log = stderr
-	o.Progress = pickGNNProgress(f.progress, stderr)
+	var endProgress func()
+	o.Progress, endProgress = pickGNNProgress(f.progress, stderr)
 	o.Loaded = func(r *gnn.Result) { fmt.Fprintln(stderr, gnnHeader(r)) }
 	stop, code, done := stopGNNOnSignal(args, stderr)
 	defer done()
 	o.Stop = stop
 	res, err := gnn.Train(o)
+	endProgress()
 	if se := (*gnn.StopError)(nil); errors.As(err, &se) {
 		if res != nil && len(res.Epochs) > 0 {
 			if perr := printGNN(stdout, format, res); perr != nil {
@@ -303,8 +307,8 @@ func printGNN(w io.Writer, format cli.Format, r *gnn.Result) error {
 	if len(acc) > 0 {
 		fmt.Fprintln(w, strings.Join(acc, "; "))
 	}
-	fmt.Fprintf(w, "training %s: %s nodes/s, %s sampled edges/s; work directory %s (realrun export %s --out FILE writes the node representations)\n",
-		plots.Duration(sum.TrainSeconds), digits(int64(sum.NodesPerSecond)), digits(int64(sum.EdgesPerSecond)), r.Workdir, r.Workdir)
+	fmt.Fprintf(w, "training %s: %s nodes/s, %s sampled edges/s, %.1f GFLOP/s in the dense products over compute time; work directory %s (realrun export %s --out FILE writes the node representations)\n",
+		plots.Duration(sum.TrainSeconds), digits(int64(sum.NodesPerSecond)), digits(int64(sum.EdgesPerSecond)), sum.FLOPsPerSecond/1e9, r.Workdir, r.Workdir)
 	for _, e := range r.Epochs {
 		if e.ValidAcc == nil && e.TestAcc == nil && g.Valid+g.Test > 0 {
 			fmt.Fprintf(w, "%s marks an epoch not evaluated (--eval-every %d)\n", plots.Missing, s.EvalEvery)
@@ -316,22 +320,28 @@ func printGNN(w io.Writer, format cli.Format, r *gnn.Result) error {
 
 // pickGNNProgress follows training in the --progress mode: a bar redrawn
 // on a terminal (auto on one), one line per tenth of an epoch otherwise,
-// or nothing.
-func pickGNNProgress(mode string, w io.Writer) func(gnn.Progress) {
+// or nothing. end ends a bar's line left open by a stop.
+func pickGNNProgress(mode string, w io.Writer) (progress func(gnn.Progress), end func()) {
 	if mode == "none" {
-		return nil
+		return nil, func() {}
 	}
 	if mode == "bar" || mode == "auto" && isTerminal(w) {
+		open := false
 		return func(p gnn.Progress) {
-			line := fmt.Sprintf("epoch %d/%d %s %d/%d batches  %.0f nodes/s  loss %.4f", p.Epoch, p.Epochs, bar(p.Batch, p.Batches), p.Batch, p.Batches, p.NodesPerSecond, p.Loss)
-			if !p.Final {
-				line += "  ETA " + gnnETA(p)
+				line := fmt.Sprintf("epoch %d/%d %s %d/%d batches  %.0f nodes/s  loss %.4f", p.Epoch, p.Epochs, bar(p.Batch, p.Batches), p.Batch, p.Batches, p.NodesPerSecond, p.Loss)
+				if !p.Final {
+					line += "  ETA " + gnnETA(p)
+				}
+				fmt.Fprintf(w, "\r%-100s", line)
+				open = !p.Final
+				if p.Final {
+					fmt.Fprintln(w)
+				}
+			}, func() {
+				if open {
+					fmt.Fprintln(w)
+				}
 			}
-			fmt.Fprintf(w, "\r%-100s", line)
-			if p.Final {
-				fmt.Fprintln(w)
-			}
-		}
 	}
 	last := -1
 	return func(p gnn.Progress) {
@@ -346,7 +356,7 @@ func pickGNNProgress(mode string, w io.Writer) func(gnn.Progress) {
 			return
 		}
 		fmt.Fprintf(w, "epoch %d/%d: %d/%d batches, %.0f nodes/s, loss %.4f, ETA %s\n", p.Epoch, p.Epochs, p.Batch, p.Batches, p.NodesPerSecond, p.Loss, gnnETA(p))
-	}
+	}, func() {}
 }
 
 // gnnETA is the time left in the epoch at its rate so far.

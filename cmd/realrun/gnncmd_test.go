@@ -145,10 +145,10 @@ func TestGNNRun(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	require.Len(t, got.Epochs, 3)
-	for _, k := range []string{"epoch", "loss", "train_acc", "valid_acc", "test_acc", "epoch_s", "sample_s", "compute_s", "eval_s", "batches", "sampled_edges", "input_nodes", "nodes_per_s", "edges_per_s"} {
+	for _, k := range []string{"epoch", "loss", "train_acc", "valid_acc", "test_acc", "epoch_s", "sample_s", "compute_s", "eval_s", "batches", "sampled_edges", "input_nodes", "nodes_per_s", "edges_per_s", "flops", "flops_per_s"} {
 		assert.Contains(t, got.Epochs[0], k)
 	}
-	for _, k := range []string{"best_valid_epoch", "best_valid_acc", "test_acc_at_best_valid", "final_test_acc", "train_s", "nodes_per_s", "edges_per_s"} {
+	for _, k := range []string{"best_valid_epoch", "best_valid_acc", "test_acc_at_best_valid", "final_test_acc", "train_s", "nodes_per_s", "edges_per_s", "flops_per_s"} {
 		assert.Contains(t, got.Summary, k)
 	}
 	assert.Equal(t, map[string]any{"model": "sage-mean", "layers": 2.0, "hidden": 16.0, "heads": 4.0, "fanouts": "4,4", "batch": 32.0, "dropout": 0.5,

@@ -86,6 +86,11 @@ type Epoch struct {
 	// EpochSeconds; EdgesPerSecond the sampled edges.
 	NodesPerSecond float64 `json:"nodes_per_s"`
 	EdgesPerSecond float64 `json:"edges_per_s"`
+	// FLOPs are the floating-point operations of the epoch's dense
+	// products, forward and backward (nn.Model.FLOPs), FLOPsPerSecond
+	// over ComputeSeconds.
+	FLOPs          float64 `json:"flops"`
+	FLOPsPerSecond float64 `json:"flops_per_s"`
 }
 
 // Summary is the run at a glance.
@@ -102,13 +107,17 @@ type Summary struct {
 	TrainSeconds   float64 `json:"train_s"`
 	NodesPerSecond float64 `json:"nodes_per_s"`
 	EdgesPerSecond float64 `json:"edges_per_s"`
+	// FLOPsPerSecond are the dense products' operations per second of
+	// compute, over every epoch.
+	FLOPsPerSecond float64 `json:"flops_per_s"`
 }
 
 // summarise fills r.Summary from r.Epochs.
 func (r *Result) summarise() {
 	s := Summary{}
-	var nodes, edges float64
+	var nodes, edges, flops, compute float64
 	for _, e := range r.Epochs {
+		flops, compute = flops+e.FLOPs, compute+e.ComputeSeconds
 		if e.ValidAcc != nil && (s.BestValidAcc == nil || *e.ValidAcc > *s.BestValidAcc) {
 			s.BestValidEpoch, s.BestValidAcc, s.TestAccAtBest = e.Epoch, e.ValidAcc, e.TestAcc
 		}
@@ -121,6 +130,9 @@ func (r *Result) summarise() {
 	}
 	if s.TrainSeconds > 0 {
 		s.NodesPerSecond, s.EdgesPerSecond = nodes/s.TrainSeconds, edges/s.TrainSeconds
+	}
+	if compute > 0 {
+		s.FLOPsPerSecond = flops / compute
 	}
 	r.Summary = s
 }

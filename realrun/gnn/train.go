@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
@@ -133,7 +132,7 @@ func Train(o Options) (*Result, error) {
 			res.summarise()
 			return res, err
 		}
-		if e%o.EvalEvery == 0 || e == o.Epochs {
+		if (e%o.EvalEvery == 0 || e == o.Epochs) && len(g.Valid)+len(g.Test) > 0 {
 			t.evaluate(&ep)
 		}
 		res.Epochs = append(res.Epochs, ep)
@@ -158,6 +157,7 @@ type trainer struct {
 	adam     *nn.Adam
 	workers  int
 	samplers [2]*block.Sampler
+	batches  [2]*block.Batch
 	pcg      [2]*rand.PCG
 	rng      [2]*rand.Rand
 	x        [2][]float32
@@ -210,7 +210,8 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 			p := i & 1
 			seeds := t.order[i*o.Batch : min((i+1)*o.Batch, n)]
 			t.pcg[p].Seed(derive(o.Seed, purposeSample), stream(e, i))
-			b := t.samplers[p].Sample(seeds, t.rng[p])
+			b := t.samplers[p].SampleInto(t.batches[p], seeds, t.rng[p])
+			t.batches[p] = b
 			t.x[p] = gather(t.x[p], g, b.Input(), t.workers)
 			t.y[p] = labelsOf(t.y[p], g, b.Output())
 			select {
@@ -226,7 +227,14 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 	}()
 
 	ep := Epoch{Epoch: e, Batches: nb}
-	var saved []*block.Batch
+	var saved *blockFile
+	if o.SaveBlocks != "" {
+		var err error
+		if saved, err = newBlockFile(o.SaveBlocks, e, nb); err != nil {
+			return ep, err
+		}
+		defer saved.abort()
+	}
 	start := time.Now()
 	var lossSum float64
 	var correct, done int64
@@ -240,9 +248,12 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 			ep.SampledEdges += int64(len(pb.b.Blocks[l].Nbr))
 		}
 		ep.InputNodes += int64(len(pb.b.Input()))
-		if o.SaveBlocks != "" {
-			saved = append(saved, cloneBatch(pb.b))
+		if saved != nil {
+			if err := saved.w.Write(pb.b); err != nil {
+				return ep, fmt.Errorf("%s: %w", saved.path, err)
+			}
 		}
+		// FLOPS-AFTER-D ep.FLOPs += t.m.FLOPs(pb.b)
 		c0 := time.Now()
 		t.dropPCG.Seed(derive(o.Seed, purposeDropout), stream(e, i))
 		logits := t.m.Forward(pb.b, pb.x, true, t.dropRng)
@@ -270,9 +281,11 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 		ep.NodesPerSecond = float64(done) / ep.EpochSeconds
 		ep.EdgesPerSecond = float64(ep.SampledEdges) / ep.EpochSeconds
 	}
-	if o.SaveBlocks != "" {
-		path := filepath.Join(o.SaveBlocks, fmt.Sprintf("epoch-%04d.blocks", e))
-		if err := atomicfile.Write(path, func(w io.Writer) error { return block.WriteBatches(w, saved) }); err != nil {
+	if ep.ComputeSeconds > 0 {
+		ep.FLOPsPerSecond = ep.FLOPs / ep.ComputeSeconds
+	}
+	if saved != nil {
+		if err := saved.commit(); err != nil {
 			return ep, err
 		}
 	}
@@ -372,12 +385,55 @@ func growFloats(buf []float32, n int) []float32 {
 	return buf[:n]
 }
 
-// cloneBatch is a deep copy of b (a sampler reuses its batches' arrays).
-func cloneBatch(b *block.Batch) *block.Batch {
-	c := &block.Batch{Blocks: make([]block.Block, len(b.Blocks))}
-	for i, bl := range b.Blocks {
-		c.Blocks[i] = block.Block{Src: append([]int32(nil), bl.Src...), NumDst: bl.NumDst,
-			Ptr: append([]int32(nil), bl.Ptr...), Nbr: append([]int32(nil), bl.Nbr...)}
+// blockFile is an epoch's block file being written (--save-blocks):
+// streamed into a temporary file beside it, renamed into place once the
+// epoch's batches are all in.
+type blockFile struct {
+	path string
+	f    *os.File
+	w    *block.Writer
+	done bool
+}
+
+func newBlockFile(dir string, epoch, batches int) (*blockFile, error) {
+	path := filepath.Join(dir, block.EpochFile(epoch))
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	return c
+	w, err := block.NewWriter(f, batches)
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &blockFile{path: path, f: f, w: w}, nil
+}
+
+// commit finishes the file and renames it into place.
+func (b *blockFile) commit() error {
+	err := b.w.Close()
+	if err == nil {
+		err = b.f.Chmod(0o644)
+	}
+	if cerr := b.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(b.f.Name(), b.path)
+	}
+	if err != nil {
+		os.Remove(b.f.Name())
+		return fmt.Errorf("write %s: %w", b.path, err)
+	}
+	b.done = true
+	return nil
+}
+
+// abort removes the unfinished file (after commit: nothing).
+func (b *blockFile) abort() {
+	if !b.done {
+		b.f.Close()
+		os.Remove(b.f.Name())
+	}
 }

@@ -172,7 +172,7 @@ func untimed(es []Epoch) []Epoch {
 	out := append([]Epoch(nil), es...)
 	for i := range out {
 		out[i].EpochSeconds, out[i].SampleSeconds, out[i].ComputeSeconds, out[i].EvalSeconds = 0, 0, 0, 0
-		out[i].NodesPerSecond, out[i].EdgesPerSecond = 0, 0
+		out[i].NodesPerSecond, out[i].EdgesPerSecond, out[i].FLOPsPerSecond = 0, 0, 0
 	}
 	return out
 }
@@ -403,6 +403,25 @@ func TestSaveBlocks(t *testing.T) {
 		orders = append(orders, out)
 	}
 	assert.NotEqual(t, orders[0], orders[1], "shuffled per epoch")
+	entries, err := os.ReadDir(o.SaveBlocks)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "the epochs' files and nothing else")
+
+	// A stop inside an epoch leaves no file of it.
+	stop := make(chan struct{})
+	o.Epochs, o.Stop, o.SaveBlocks = 2, stop, filepath.Join(t.TempDir(), "stopped")
+	o.Progress = func(p Progress) {
+		if p.Epoch == 2 {
+			close(stop)
+		}
+	}
+	_, err = Train(o)
+	var se *StopError
+	require.ErrorAs(t, err, &se)
+	entries, err = os.ReadDir(o.SaveBlocks)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "epoch-0001.blocks", entries[0].Name())
 }
 
 // TestExportRoundTrip: the exported representations are the checkpoint's
