@@ -44,8 +44,9 @@ type Settings struct {
 // GraphSummary counts what training read.
 type GraphSummary struct {
 	Nodes int `json:"nodes"`
-	// Edges are the input's edge lines kept; Neighbors the adjacency's
-	// entries (an undirected edge counts twice).
+	// Edges are the input's edge lines kept (a graph given in memory:
+	// its adjacency's entries); Neighbors the adjacency's entries (an
+	// undirected edge counts twice).
 	Edges     int64 `json:"edges"`
 	Neighbors int64 `json:"neighbors"`
 	Features  int   `json:"features"`

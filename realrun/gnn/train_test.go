@@ -499,3 +499,23 @@ func TestExportRoundTrip(t *testing.T) {
 	require.True(t, errors.As(err, &we))
 	assert.Equal(t, NotWorkdir, we.Kind)
 }
+
+// TestFilesAndMemory: a generated graph trained from the files
+// data.WriteFiles writes (read back with data.DirFiles) and from memory
+// gives the same epochs.
+func TestFilesAndMemory(t *testing.T) {
+	g, err := data.Generate("cora", 0.3, 2)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, data.WriteFiles(g, dir))
+	o := small(data.DirFiles(dir), "gat")
+	o.Epochs = 2
+	fromFiles, err := Train(o)
+	require.NoError(t, err)
+	o.Files, o.Graph = data.Files{}, g
+	fromMemory, err := Train(o)
+	require.NoError(t, err)
+	assert.Equal(t, untimed(fromMemory.Epochs), untimed(fromFiles.Epochs))
+	assert.Equal(t, fromMemory.Graph.Nodes, fromFiles.Graph.Nodes)
+	assert.Equal(t, g.Edges(), fromFiles.Graph.Neighbors)
+}
