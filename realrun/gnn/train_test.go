@@ -21,6 +21,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/nn"
 	"github.com/tierflow/tierflow/realrun/graph"
+	"github.com/tierflow/tierflow/realrun/workdir"
 )
 
 // plantedGraph writes, in data.WriteFiles's layout, a graph of n nodes
@@ -274,7 +275,16 @@ func TestWorkdirRefusals(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, res.Epochs, 1, "started over")
 
-	// Not a GNN work directory; and another engine's refused too.
+	// Held by another run.
+	unlock, err := workdir.LockDir(o.Workdir, ours)
+	require.NoError(t, err)
+	_, err = Train(o)
+	unlock()
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, Locked, we.Kind)
+	assert.Contains(t, err.Error(), "is used by process")
+
+	// Not a GNN work directory.
 	o.Overwrite, o.Workdir = false, dir
 	_, err = Train(o)
 	require.ErrorAs(t, err, &we)
