@@ -184,7 +184,7 @@ func untimed(es []Epoch) []Epoch {
 // the seed, the epoch and the batch alone).
 func TestResumeEqualsUninterrupted(t *testing.T) {
 	files := plantedGraph(t, t.TempDir(), 300, 3, 8, 5, 0.5, 0.8, 2)
-	for _, model := range []string{"sage-mean", "mlp"} {
+	for _, model := range Models {
 		t.Run(model, func(t *testing.T) {
 			o := small(files, model)
 			o.Epochs, o.EvalEvery = 4, 2
