@@ -84,6 +84,13 @@ func Train(o Options) (*Result, error) {
 	if len(g.Train) == 0 {
 		return nil, inputerr.Errorf("no training nodes: the graph has none labelled in its training split")
 	}
+	if len(g.Classes) < 2 {
+		where := "the graph"
+		if o.Files.Labels != "" {
+			where = o.Files.Labels
+		}
+		return nil, inputerr.Errorf("%s: %d label class: node classification needs at least 2", where, len(g.Classes))
+	}
 	spec := nn.Spec{Model: o.Model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads, Dropout: o.Dropout}
 	if err := spec.Check(); err != nil {
 		return nil, inputerr.Errorf("model: %w", err)
