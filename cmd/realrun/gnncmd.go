@@ -48,6 +48,7 @@ var gnnColumns = plots.Columns{
 	{Field: "TestAcc", Head: "test\nacc", Prec: 4, CSVPrec: 6},
 	{Field: "EpochSeconds", Head: "time", Seconds: true, CSVPrec: 3},
 	{Field: "SampleSeconds", CSVPrec: 3},
+	{Field: "StallSeconds", Head: "stall", Seconds: true, CSVPrec: 3},
 	{Field: "ComputeSeconds", CSVPrec: 3},
 	{Field: "EvalSeconds", Head: "eval", Seconds: true, CSVPrec: 3},
 	{Field: "Batches"},

@@ -145,7 +145,7 @@ func TestGNNRun(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	require.Len(t, got.Epochs, 3)
-	for _, k := range []string{"epoch", "loss", "train_acc", "valid_acc", "test_acc", "epoch_s", "sample_s", "compute_s", "eval_s", "batches", "sampled_edges", "input_nodes", "nodes_per_s", "edges_per_s", "flops", "flops_per_s"} {
+	for _, k := range []string{"epoch", "loss", "train_acc", "valid_acc", "test_acc", "epoch_s", "sample_s", "stall_s", "compute_s", "eval_s", "batches", "sampled_edges", "input_nodes", "nodes_per_s", "edges_per_s", "flops", "flops_per_s"} {
 		assert.Contains(t, got.Epochs[0], k)
 	}
 	for _, k := range []string{"best_valid_epoch", "best_valid_acc", "test_acc_at_best_valid", "final_test_acc", "train_s", "nodes_per_s", "edges_per_s", "flops_per_s"} {
@@ -172,7 +172,7 @@ func TestGNNRun(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	require.NoError(t, err)
 	require.Len(t, rows, 1+4, "every epoch, the resumed ones too")
-	assert.Equal(t, []string{"epoch", "loss", "train_acc", "valid_acc", "test_acc", "epoch_s", "sample_s", "compute_s", "eval_s"}, rows[0][:9])
+	assert.Equal(t, []string{"epoch", "loss", "train_acc", "valid_acc", "test_acc", "epoch_s", "sample_s", "stall_s", "compute_s", "eval_s"}, rows[0][:10])
 
 	out, errOut, code = runCmd(append([]string{"gnn", "--epochs", "4", "--resume"}, common...)...)
 	require.Equal(t, 0, code, errOut)

@@ -74,8 +74,11 @@ type Epoch struct {
 	// features (overlapped with compute, one batch ahead), ComputeSeconds
 	// forward, loss, backward and the optimiser step; EvalSeconds the
 	// layer-wise inference over every node and the accuracies.
-	EpochSeconds   float64 `json:"epoch_s"`
-	SampleSeconds  float64 `json:"sample_s"`
+	EpochSeconds  float64 `json:"epoch_s"`
+	SampleSeconds float64 `json:"sample_s"`
+	// StallSeconds is the time training waited for the next batch to be
+	// sampled (sampling not hidden behind compute).
+	StallSeconds   float64 `json:"stall_s"`
 	ComputeSeconds float64 `json:"compute_s"`
 	EvalSeconds    float64 `json:"eval_s"`
 	Batches        int     `json:"batches"`

@@ -249,7 +249,9 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 		if stopped(o.Stop) {
 			return ep, &StopError{Epochs: e - 1, Workdir: o.Workdir}
 		}
+		w0 := time.Now()
 		pb := <-ready
+		ep.StallSeconds += time.Since(w0).Seconds()
 		ep.SampleSeconds += pb.seconds
 		for l := range pb.b.Blocks {
 			ep.SampledEdges += int64(len(pb.b.Blocks[l].Nbr))
