@@ -1,0 +1,290 @@
+package nn
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/realrun/gnn/block"
+)
+
+func TestSpecCheck(t *testing.T) {
+	good := Spec{Model: "gat", In: 5, Hidden: 8, Classes: 3, Layers: 2, Heads: 4, Dropout: 0.5}
+	require.NoError(t, good.Check())
+	for _, m := range Models {
+		s := good
+		s.Model = m
+		require.NoError(t, s.Check(), m)
+	}
+	tests := []struct {
+		name string
+		edit func(*Spec)
+		err  string
+	}{
+		{"unknown model", func(s *Spec) { s.Model = "gcn" }, `Model "gcn" is not one of mlp, sage-mean`},
+		{"no layers", func(s *Spec) { s.Layers = 0 }, "Layers is 0, want 1–5"},
+		{"too many layers", func(s *Spec) { s.Layers = 6 }, "Layers is 6, want 1–5"},
+		{"no input", func(s *Spec) { s.In = 0 }, "In (the feature width) is 0"},
+		{"no hidden", func(s *Spec) { s.Hidden = 0 }, "Hidden is 0"},
+		{"one class", func(s *Spec) { s.Classes = 1 }, "Classes is 1, want ≥ 2"},
+		{"dropout 1", func(s *Spec) { s.Dropout = 1 }, "Dropout is 1"},
+		{"negative dropout", func(s *Spec) { s.Dropout = -0.1 }, "Dropout is -0.1"},
+		{"NaN dropout", func(s *Spec) { s.Dropout = math.NaN() }, "Dropout is NaN"},
+		{"gat without heads", func(s *Spec) { s.Heads = 0 }, "Heads is 0, want ≥ 1 for gat"},
+		{"gat heads not dividing hidden", func(s *Spec) { s.Heads = 3 }, "Hidden 8 is not a multiple of Heads 3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := good
+			tc.edit(&s)
+			err := s.Check()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.err)
+			assert.True(t, strings.HasPrefix(err.Error(), "model spec: "), err.Error())
+			assert.NotContains(t, err.Error(), "\n")
+			assert.NotContains(t, err.Error(), "--")
+			_, err = New(s, 1)
+			assert.Error(t, err, "New checks the spec")
+		})
+	}
+	// Heads matter for gat only, and divisibility only with hidden layers.
+	s := good
+	s.Model, s.Heads = "sage-mean", 0
+	assert.NoError(t, s.Check())
+	s = good
+	s.Layers, s.Heads = 1, 3
+	assert.NoError(t, s.Check())
+
+	assert.Equal(t, []int{0, 0}, Spec{Model: "mlp", Layers: 2}.Fanouts([]int{10, 25}))
+	assert.Equal(t, []int{10, block.Full}, Spec{Model: "gat", Layers: 2}.Fanouts([]int{10, block.Full}))
+}
+
+// testBatch is a batch of `layers` blocks with `out` output nodes; every
+// block's sources are its destinations and `extra` more, with 0–3
+// neighbours per destination (testBlock).
+func testBatch(layers, out, extra int, rng *rand.Rand) *block.Batch {
+	bs := make([]block.Block, layers)
+	next := int32(0)
+	var dst []int32
+	for i := 0; i < out; i++ {
+		dst = append(dst, next)
+		next++
+	}
+	for l := layers - 1; l >= 0; l-- {
+		b := testBlock(len(dst), len(dst)+extra, rng)
+		copy(b.Src, dst)
+		for i := len(dst); i < len(b.Src); i++ {
+			b.Src[i] = next
+			next++
+		}
+		bs[l] = *b
+		dst = b.Src
+	}
+	return &block.Batch{Blocks: bs}
+}
+
+// smallSpec is a tiny model of kind m.
+func smallSpec(m string, layers int, dropout float64) Spec {
+	return Spec{Model: m, In: 3, Hidden: 4, Classes: 3, Layers: layers, Heads: 2, Dropout: dropout}
+}
+
+// TestModelGrad checks the whole stack's parameter gradients — every
+// layer, the activations, dropout, the loss — against central finite
+// differences of the mean cross-entropy, for every model kind at 1 and 3
+// layers, without dropout and with (the same mask every evaluation).
+func TestModelGrad(t *testing.T) {
+	for _, kind := range Models {
+		for _, layers := range []int{1, 3} {
+			for _, drop := range []float64{0, 0.3} {
+				if layers == 1 && drop > 0 {
+					continue // nothing is dropped after the last layer
+				}
+				t.Run(fmt.Sprintf("%s/%d/%v", kind, layers, drop), func(t *testing.T) {
+					checkModelGrad(t, smallSpec(kind, layers, drop), 9)
+				})
+			}
+		}
+	}
+}
+
+func checkModelGrad(t *testing.T, s Spec, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	m, err := New(s, seed)
+	require.NoError(t, err)
+	b := testBatch(s.Layers, 6, 4, rng)
+	x := make([]float32, b.Blocks[0].NumSrc()*s.In)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	labels := make([]int32, b.Blocks[s.Layers-1].NumDst)
+	for i := range labels {
+		labels[i] = int32(rng.IntN(s.Classes))
+	}
+	d := make([]float32, len(labels)*s.Classes)
+	loss := func(grad bool) float64 {
+		drng := rand.New(rand.NewPCG(seed, 4)) // the same dropout mask each time
+		logits := m.Forward(b, x, true, drng)
+		var dd []float32
+		if grad {
+			dd = d
+		}
+		l, _ := CrossEntropy(logits, labels, s.Classes, dd)
+		return l
+	}
+	m.ZeroGrad()
+	loss(true)
+	m.Backward(d)
+	scale := 0.0
+	grads := map[string][]float32{}
+	for _, p := range m.Params() {
+		grads[p.Name] = append([]float32(nil), p.G...)
+		for _, g := range p.G {
+			scale = math.Max(scale, math.Abs(float64(g)))
+		}
+	}
+	require.Greater(t, scale, 1e-3, "the gradients are not all ~0")
+	for _, p := range m.Params() {
+		bad := 0
+		for i := range p.W {
+			const eps = 5e-3
+			old := p.W[i]
+			p.W[i] = old + eps
+			up := loss(false)
+			p.W[i] = old - eps
+			down := loss(false)
+			p.W[i] = old
+			num := (up - down) / (2 * eps)
+			ana := float64(grads[p.Name][i])
+			if !(math.Abs(num-ana) <= 2e-2*math.Abs(num)+2e-3*scale) { // NaN fails
+				if bad < 3 {
+					t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", p.Name, i, ana, num)
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d off", p.Name, bad, len(p.W))
+		}
+	}
+}
+
+func TestModelParams(t *testing.T) {
+	m, err := New(Spec{Model: "mlp", In: 5, Hidden: 7, Classes: 3, Layers: 3}, 1)
+	require.NoError(t, err)
+	var names []string
+	for _, p := range m.Params() {
+		names = append(names, fmt.Sprint(p.Name, p.Shape))
+	}
+	assert.Equal(t, []string{"layers.0.weight[7 5]", "layers.0.bias[7]", "layers.1.weight[7 7]", "layers.1.bias[7]", "layers.2.weight[3 7]", "layers.2.bias[3]"}, names)
+	assert.Equal(t, 7*5+7+7*7+7+3*7+3, m.NumParams())
+	assert.Equal(t, 7, m.ReprDim())
+	m1, _ := New(Spec{Model: "mlp", In: 5, Hidden: 7, Classes: 3, Layers: 1}, 1)
+	assert.Equal(t, 5, m1.ReprDim())
+
+	// The seed decides the initial parameters.
+	a, _ := New(m.Spec, 1)
+	c, _ := New(m.Spec, 2)
+	assert.Equal(t, m.Params()[2].W, a.Params()[2].W)
+	assert.NotEqual(t, m.Params()[2].W, c.Params()[2].W)
+
+	// FLOPs of a 3-layer mlp: 3 × Σ 2·d·in·out.
+	b := testBatch(3, 4, 2, rand.New(rand.NewPCG(1, 1)))
+	d0, d1, d2 := b.Blocks[0].NumDst, b.Blocks[1].NumDst, b.Blocks[2].NumDst
+	assert.Equal(t, float64(3*2*(d0*5*7+d1*7*7+d2*7*3)), m.FLOPs(b))
+}
+
+// TestDropout checks inverted dropout's statistics in training and its
+// absence in evaluation.
+func TestDropout(t *testing.T) {
+	s := Spec{Model: "mlp", In: 4, Hidden: 50, Classes: 2, Layers: 2, Dropout: 0.4}
+	m, err := New(s, 1)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(2, 2))
+	b := testBatch(2, 200, 0, rng)
+	x := make([]float32, b.Blocks[0].NumSrc()*s.In)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	eval := append([]float32(nil), m.Forward(b, x, false, nil)...)
+	assert.False(t, m.dropped[0])
+	train := m.Forward(b, x, true, rng)
+	require.True(t, m.dropped[0])
+	assert.NotEqual(t, eval, train)
+	zeros := 0
+	for i, k := range m.mask[0] {
+		if k == 0 {
+			zeros++
+			assert.Zero(t, m.h[0][i])
+		} else {
+			assert.InDelta(t, 1/0.6, k, 1e-6)
+			assert.InDelta(t, m.act[0][i]/0.6, m.h[0][i], 1e-5)
+		}
+	}
+	frac := float64(zeros) / float64(len(m.mask[0]))
+	assert.InDelta(t, 0.4, frac, 0.03, "dropped fraction")
+
+	// Without dropout, training and evaluation agree.
+	s.Dropout = 0
+	m0, _ := New(s, 1)
+	e0 := append([]float32(nil), m0.Forward(b, x, false, nil)...)
+	assert.Equal(t, e0, m0.Forward(b, x, true, nil))
+	assert.Equal(t, eval, e0, "the same seed, the same parameters")
+}
+
+func TestModelSaveLoad(t *testing.T) {
+	for _, kind := range Models {
+		t.Run(kind, func(t *testing.T) {
+			s := smallSpec(kind, 3, 0)
+			a, err := New(s, 1)
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			require.NoError(t, a.Save(&buf))
+			buf.WriteString("tail")
+			file := buf.Bytes()
+			b, _ := New(s, 2)
+			r := bytes.NewReader(file)
+			require.NoError(t, b.Load(r))
+			assert.Equal(t, 4, r.Len(), "Load reads no further than the model")
+			for i, p := range a.Params() {
+				assert.Equal(t, p.W, b.Params()[i].W, p.Name)
+			}
+		})
+	}
+	s := smallSpec("mlp", 2, 0)
+	a, _ := New(s, 1)
+	var buf bytes.Buffer
+	require.NoError(t, a.Save(&buf))
+	file := buf.Bytes()
+	tests := []struct {
+		name string
+		spec Spec
+		file []byte
+		err  string
+	}{
+		{"other hidden", Spec{Model: "mlp", In: 3, Hidden: 5, Classes: 3, Layers: 2}, file, "model file: parameter 0 is layers.0.weight [4×3], the model's is layers.0.weight [5×3]"},
+		{"other depth", smallSpec("mlp", 3, 0), file, "model file: 4 parameters, the model (mlp, 3 layers) has 6"},
+		{"other model", smallSpec("sage-mean", 2, 0), file, "model file: "},
+		{"truncated", s, file[:len(file)-3], "unexpected EOF"},
+		{"empty", s, nil, "model file: empty"},
+		{"not a model", s, []byte("TFGNNADM\x01\x00\x00\x00"), "model file: starts with"},
+		{"newer version", s, append([]byte("TFGNNMOD\x07\x00\x00\x00"), file[12:]...), "model file: version 7"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(tc.spec, 3)
+			require.NoError(t, err)
+			before := append([]float32(nil), m.Params()[0].W...)
+			err = m.Load(bytes.NewReader(tc.file))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.err)
+			assert.NotContains(t, err.Error(), "\n")
+			assert.Equal(t, before, m.Params()[0].W, "a failed Load leaves the model")
+		})
+	}
+}
