@@ -46,25 +46,41 @@ func (a *Adam) Step(params []*Param) {
 	}
 	a.Steps++
 	t := float64(a.Steps)
-	b1, b2 := float32(a.Beta1), float32(a.Beta2)
-	c1, c2 := float32(1-a.Beta1), float32(1-a.Beta2) // in float64 first, as PyTorch
-	stepSize := float32(a.LR / (1 - math.Pow(a.Beta1, t)))
-	bc2 := float32(math.Sqrt(1 - math.Pow(a.Beta2, t)))
-	eps := float32(a.Eps)
+	k := adamStep{
+		b1: float32(a.Beta1), b2: float32(a.Beta2),
+		c1: float32(1 - a.Beta1), c2: float32(1 - a.Beta2), // in float64 first, as PyTorch
+		stepSize: float32(a.LR / (1 - math.Pow(a.Beta1, t))),
+		bc2:      float32(math.Sqrt(1 - math.Pow(a.Beta2, t))),
+		eps:      float32(a.Eps),
+	}
 	for i, p := range params {
 		m, v, w, g := a.m[i], a.v[i], p.W, p.G
 		if len(m) != len(w) || len(g) != len(w) {
 			panic(fmt.Sprintf("nn.Adam.Step: parameter %s has %d values and %d gradients, Adam holds %d", p.Name, len(w), len(g), len(m)))
 		}
-		parallelRows((len(w)+adamChunk-1)/adamChunk, func(_, lo, hi int) {
+		chunks := (len(w) + adamChunk - 1) / adamChunk
+		if chunks < 2*minRows { // one worker's worth: no goroutines
+			k.update(m, v, w, g)
+			continue
+		}
+		parallelRows(chunks, func(_, lo, hi int) {
 			lo, hi = lo*adamChunk, min(hi*adamChunk, len(w))
-			for j := lo; j < hi; j++ {
-				gj := g[j]
-				m[j] = b1*m[j] + c1*gj
-				v[j] = b2*v[j] + c2*gj*gj
-				w[j] -= stepSize * (m[j] / (float32(math.Sqrt(float64(v[j])))/bc2 + eps))
-			}
+			k.update(m[lo:hi], v[lo:hi], w[lo:hi], g[lo:hi])
 		})
+	}
+}
+
+// adamStep holds one step's constants.
+type adamStep struct{ b1, b2, c1, c2, stepSize, bc2, eps float32 }
+
+// update applies the step to the values w with gradients g and moments
+// m, v.
+func (k *adamStep) update(m, v, w, g []float32) {
+	for j := range w {
+		gj := g[j]
+		m[j] = k.b1*m[j] + k.c1*gj
+		v[j] = k.b2*v[j] + k.c2*gj*gj
+		w[j] -= k.stepSize * (m[j] / (float32(math.Sqrt(float64(v[j])))/k.bc2 + k.eps))
 	}
 }
 

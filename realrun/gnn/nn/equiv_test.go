@@ -181,7 +181,7 @@ func TestInfer(t *testing.T) {
 				for l := 0; l < layers-1; l++ {
 					y := m.Layers()[l].Forward(&full.Blocks[l], wantRepr, false, nil)
 					wantRepr = make([]float32, len(y))
-					activate(wantRepr, y, kind == "gat")
+					activate(wantRepr, nil, y, kind == "gat")
 				}
 				for _, w := range []int{1, 3} {
 					Workers = w

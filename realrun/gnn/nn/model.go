@@ -90,6 +90,12 @@ func (s Spec) dims(l int) (in, out int) {
 	return in, out
 }
 
+// InputGradSkipper is an optional interface of a Layer whose Backward
+// can leave out the gradient with respect to its input (returning zeros
+// or nil); New asks it of the first layer, whose input — the features —
+// needs none.
+type InputGradSkipper interface{ SkipInputGrad() }
+
 // Model is a stack of Spec.Layers layers: layer l maps batch block l's
 // source rows to its destination rows; between layers, an activation
 // (ReLU; ELU for gat) and, in training, inverted dropout. The last layer's
@@ -99,12 +105,12 @@ type Model struct {
 	layers []Layer
 	params []*Param
 
-	// Per hidden layer l (< Layers-1), from the last Forward: act[l] is
-	// the activated output, mask[l] the dropout scale of each element
-	// (0 or 1/(1-p); used when dropped[l]), h[l] the next layer's input
-	// when dropped, dh[l] scratch for Backward.
-	act, mask, h, dh [][]float32
-	dropped          []bool
+	// Per hidden layer l (< Layers-1), from the last Forward: h[l] is
+	// the next layer's input (activated, then dropped out), k[l] the
+	// derivative of h[l] by the layer's output, elementwise (the
+	// activation's derivative times the dropout scale, 0 or 1/(1-p)),
+	// dh[l] scratch for Backward.
+	h, k, dh [][]float32
 
 	replicas []*Model // Infer's per-worker copies
 }
@@ -140,12 +146,14 @@ func New(s Spec, seed uint64) (*Model, error) {
 		if layer.InDim() != in || layer.OutDim() != out {
 			return nil, fmt.Errorf("nn.New: %s layer %d maps %d→%d features, want %d→%d", s.Model, l, layer.InDim(), layer.OutDim(), in, out)
 		}
+		if sk, ok := layer.(InputGradSkipper); ok && l == 0 {
+			sk.SkipInputGrad()
+		}
 		m.layers = append(m.layers, layer)
 		m.params = append(m.params, layer.Params()...)
 	}
 	h := s.Layers - 1
-	m.act, m.mask, m.h, m.dh = make([][]float32, h), make([][]float32, h), make([][]float32, h), make([][]float32, h)
-	m.dropped = make([]bool, h)
+	m.h, m.k, m.dh = make([][]float32, h), make([][]float32, h), make([][]float32, h)
 	return m, nil
 }
 
@@ -182,20 +190,56 @@ func (m *Model) ReprDim() int {
 // elu reports whether the activation is ELU (gat) rather than ReLU.
 func (m *Model) elu() bool { return m.Spec.Model == "gat" }
 
-// activate writes the activation of y into a.
-func activate(a, y []float32, elu bool) {
-	if elu {
+// activate writes the activation of y into a, and its derivative into k
+// when k is not nil.
+func activate(a, k, y []float32, elu bool) {
+	switch {
+	case elu:
 		for i, v := range y {
-			if v > 0 {
-				a[i] = v
-			} else {
-				a[i] = float32(math.Expm1(float64(v)))
+			e, d := v, float32(1)
+			if v <= 0 {
+				e = float32(math.Expm1(float64(v)))
+				d = e + 1 // ELU'(z) = e^z = ELU(z)+1 for z ≤ 0
+			}
+			a[i] = e
+			if k != nil {
+				k[i] = d
 			}
 		}
-		return
+	case k == nil:
+		for i, v := range y {
+			a[i] = max(v, 0)
+		}
+	default:
+		for i, v := range y {
+			a[i] = max(v, 0)
+			d := float32(0)
+			if v > 0 {
+				d = 1
+			}
+			k[i] = d
+		}
 	}
-	for i, v := range y {
-		a[i] = max(v, 0)
+}
+
+// dropout zeroes each value of h with probability p, drawn from rng, and
+// scales the rest, and their derivatives k, by 1/(1-p).
+func dropout(h, k []float32, p float64, rng *rand.Rand) {
+	th := uint32(min(math.Round(p*(1<<32)), math.MaxUint32))
+	scale := float32(1 / (1 - p))
+	var u uint64
+	for i := range h {
+		if i%2 == 0 {
+			u = rng.Uint64()
+		} else {
+			u >>= 32
+		}
+		s := scale
+		if uint32(u) < th {
+			s = 0
+		}
+		h[i] *= s
+		k[i] *= s
 	}
 }
 
@@ -220,26 +264,12 @@ func (m *Model) Forward(b *block.Batch, x []float32, train bool, rng *rand.Rand)
 			return out
 		}
 		n := b.Blocks[l].NumDst * layer.OutDim()
-		out = out[:n]
-		m.act[l] = resize(m.act[l], n)
-		activate(m.act[l], out, m.elu())
-		m.dropped[l] = train && p > 0
-		if !m.dropped[l] {
-			in = m.act[l]
-			continue
+		m.h[l], m.k[l] = resize(m.h[l], n), resize(m.k[l], n)
+		activate(m.h[l], m.k[l], out[:n], m.elu())
+		if train && p > 0 {
+			dropout(m.h[l], m.k[l], p, rng)
 		}
-		m.mask[l] = resize(m.mask[l], n)
-		m.h[l] = resize(m.h[l], n)
-		scale := float32(1 / (1 - p))
-		mask, a, h := m.mask[l], m.act[l], m.h[l]
-		for i := range mask {
-			if rng.Float64() < p {
-				mask[i], h[i] = 0, 0
-			} else {
-				mask[i], h[i] = scale, a[i]*scale
-			}
-		}
-		in = h
+		in = m.h[l]
 	}
 	panic("unreachable")
 }
@@ -253,27 +283,14 @@ func (m *Model) Backward(dLogits []float32) {
 		if l == 0 {
 			return
 		}
-		a := m.act[l-1]
-		if len(dIn) != len(a) {
-			panic(fmt.Sprintf("nn.Model.Backward: layer %d returned %d input gradients for %d inputs", l, len(dIn), len(a)))
+		k := m.k[l-1]
+		if len(dIn) != len(k) {
+			panic(fmt.Sprintf("nn.Model.Backward: layer %d returned %d input gradients for %d inputs", l, len(dIn), len(k)))
 		}
-		m.dh[l-1] = resize(m.dh[l-1], len(a))
+		m.dh[l-1] = resize(m.dh[l-1], len(k))
 		dh := m.dh[l-1]
-		elu := m.elu()
 		for i, g := range dIn {
-			switch {
-			case a[i] > 0:
-			case elu:
-				g *= a[i] + 1 // ELU'(z) = e^z = ELU(z)+1 for z ≤ 0
-			default:
-				g = 0
-			}
-			dh[i] = g
-		}
-		if m.dropped[l-1] {
-			for i, s := range m.mask[l-1] {
-				dh[i] *= s
-			}
+			dh[i] = g * k[i]
 		}
 		d = dh
 	}
@@ -383,7 +400,7 @@ func (m *Model) Infer(g *data.Graph, batch int) (repr, logits []float32) {
 					y := layer.Forward(blk, x, false, nil)[:(hi-lo)*outDim]
 					dst := out[lo*outDim : hi*outDim]
 					if hidden {
-						activate(dst, y, m.elu())
+						activate(dst, nil, y, m.elu())
 					} else {
 						copy(dst, y)
 					}
