@@ -90,11 +90,11 @@ func (s Spec) dims(l int) (in, out int) {
 	return in, out
 }
 
-// InputGradSkipper is an optional interface of a Layer whose Backward
-// can leave out the gradient with respect to its input (returning zeros
-// or nil); New asks it of the first layer, whose input — the features —
-// needs none.
-type InputGradSkipper interface{ SkipInputGrad() }
+// InputGradSetter is an optional interface of a Layer whose Backward can
+// leave out the gradient with respect to its input (SetInputGrad(false);
+// Backward then returns nil); New sets it off for the first layer, whose
+// input — the features — needs none.
+type InputGradSetter interface{ SetInputGrad(need bool) }
 
 // Model is a stack of Spec.Layers layers: layer l maps batch block l's
 // source rows to its destination rows; between layers, an activation
@@ -146,8 +146,8 @@ func New(s Spec, seed uint64) (*Model, error) {
 		if layer.InDim() != in || layer.OutDim() != out {
 			return nil, fmt.Errorf("nn.New: %s layer %d maps %d→%d features, want %d→%d", s.Model, l, layer.InDim(), layer.OutDim(), in, out)
 		}
-		if sk, ok := layer.(InputGradSkipper); ok && l == 0 {
-			sk.SkipInputGrad()
+		if ig, ok := layer.(InputGradSetter); ok && l == 0 {
+			ig.SetInputGrad(false)
 		}
 		m.layers = append(m.layers, layer)
 		m.params = append(m.params, layer.Params()...)
