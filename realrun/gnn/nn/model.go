@@ -264,7 +264,7 @@ func (m *Model) Forward(b *block.Batch, x []float32, train bool, rng *rand.Rand)
 			return out
 		}
 		n := b.Blocks[l].NumDst * layer.OutDim()
-		m.h[l], m.k[l] = resize(m.h[l], n), resize(m.k[l], n)
+		m.h[l], m.k[l] = scratch(m.h[l], n), scratch(m.k[l], n)
 		activate(m.h[l], m.k[l], out[:n], m.elu())
 		if train && p > 0 {
 			dropout(m.h[l], m.k[l], p, rng)
@@ -287,7 +287,7 @@ func (m *Model) Backward(dLogits []float32) {
 		if len(dIn) != len(k) {
 			panic(fmt.Sprintf("nn.Model.Backward: layer %d returned %d input gradients for %d inputs", l, len(dIn), len(k)))
 		}
-		m.dh[l-1] = resize(m.dh[l-1], len(k))
+		m.dh[l-1] = scratch(m.dh[l-1], len(k))
 		dh := m.dh[l-1]
 		for i, g := range dIn {
 			dh[i] = g * k[i]
@@ -296,9 +296,9 @@ func (m *Model) Backward(dLogits []float32) {
 	}
 }
 
-// resize returns buf with length n, reusing its array when it can; the
+// scratch returns buf with length n, reusing its array when it can; the
 // contents are not cleared.
-func resize(buf []float32, n int) []float32 {
+func scratch(buf []float32, n int) []float32 {
 	if cap(buf) < n {
 		return make([]float32, n)
 	}
@@ -388,7 +388,7 @@ func (m *Model) Infer(g *data.Graph, batch int) (repr, logits []float32) {
 					var x []float32
 					if m.Spec.UsesEdges() {
 						blk = block.Neighborhood(g, ids[lo:hi])
-						gather[w] = resize(gather[w], blk.NumSrc()*inDim)
+						gather[w] = scratch(gather[w], blk.NumSrc()*inDim)
 						x = gather[w]
 						for i, v := range blk.Src {
 							copy(x[i*inDim:(i+1)*inDim], in[int(v)*inDim:(int(v)+1)*inDim])
