@@ -128,6 +128,7 @@ func TestFullFanoutEquivalence(t *testing.T) {
 				sampled := block.NewSampler(g, fanouts).Sample(all, rand.New(rand.NewPCG(6, 6)))
 				require.ElementsMatch(t, all, sampled.Output())
 				full := block.FullGraph(g, layers)
+				require.NotEqual(t, full.Output(), sampled.Output(), "the batches order the nodes differently")
 
 				la, ga, xa := trainStep(t, ma, oa, g, sampled)
 				lb, gb, xb := trainStep(t, mb, ob, g, full)
