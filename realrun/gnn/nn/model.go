@@ -111,6 +111,7 @@ type Model struct {
 	// activation's derivative times the dropout scale, 0 or 1/(1-p)),
 	// dh[l] scratch for Backward.
 	h, k, dh [][]float32
+	seeds    []uint64 // dropout's scratch
 
 	replicas []*Model // Infer's per-worker copies
 }
@@ -190,9 +191,37 @@ func (m *Model) ReprDim() int {
 // elu reports whether the activation is ELU (gat) rather than ReLU.
 func (m *Model) elu() bool { return m.Spec.Model == "gat" }
 
+// valueUnit is how many values one unit of the elementwise work between
+// layers covers (the parallel split and the dropout streams).
+const valueUnit = 256
+
+// parallelValues calls fn over [0, n) split into runs of whole units
+// (parallelRows over units); small n should not come here (the closure
+// allocates).
+func parallelValues(n int, fn func(lo, hi int)) {
+	parallelRows((n+valueUnit-1)/valueUnit, func(_, lo, hi int) { fn(lo*valueUnit, min(hi*valueUnit, n)) })
+}
+
+// fewValues reports whether n values are worth one goroutine only.
+func fewValues(n int) bool { return n < 2*minRows*valueUnit || Workers < 2 }
+
 // activate writes the activation of y into a, and its derivative into k
-// when k is not nil.
+// when k is not nil (ReLU's derivative is 0 at 0, as PyTorch's).
 func activate(a, k, y []float32, elu bool) {
+	if fewValues(len(y)) {
+		activateRange(a, k, y, elu)
+		return
+	}
+	parallelValues(len(y), func(lo, hi int) {
+		var kr []float32
+		if k != nil {
+			kr = k[lo:hi]
+		}
+		activateRange(a[lo:hi], kr, y[lo:hi], elu)
+	})
+}
+
+func activateRange(a, k, y []float32, elu bool) {
 	switch {
 	case elu:
 		for i, v := range y {
@@ -211,35 +240,58 @@ func activate(a, k, y []float32, elu bool) {
 			a[i] = max(v, 0)
 		}
 	default:
+		k = k[:len(y)]
+		a = a[:len(y)]
 		for i, v := range y {
-			a[i] = max(v, 0)
-			d := float32(0)
-			if v > 0 {
-				d = 1
-			}
-			k[i] = d
+			r := max(v, 0) // +0 for v ≤ 0 (and -0)
+			a[i] = r
+			k[i] = float32(min(math.Float32bits(r), 1)) // 1 iff r > 0, without a branch
 		}
 	}
 }
 
-// dropout zeroes each value of h with probability p, drawn from rng, and
-// scales the rest, and their derivatives k, by 1/(1-p).
-func dropout(h, k []float32, p float64, rng *rand.Rand) {
-	th := uint32(min(math.Round(p*(1<<32)), math.MaxUint32))
+// dropout zeroes each value of h with probability p and scales the rest,
+// and their derivatives k, by 1/(1-p). Each unit of values draws from a
+// stream of its own, seeded from rng, so the result does not depend on
+// Workers; seeds is scratch, returned.
+func dropout(h, k []float32, p float64, rng *rand.Rand, seeds []uint64) []uint64 {
+	units := (len(h) + valueUnit - 1) / valueUnit
+	if cap(seeds) < units {
+		seeds = make([]uint64, units)
+	}
+	seeds = seeds[:units]
+	for i := range seeds {
+		seeds[i] = rng.Uint64()
+	}
+	th := uint64(min(math.Round(p*(1<<32)), math.MaxUint32))
 	scale := float32(1 / (1 - p))
-	var u uint64
-	for i := range h {
-		if i%2 == 0 {
-			u = rng.Uint64()
-		} else {
-			u >>= 32
+	if fewValues(len(h)) {
+		dropRange(h, k, 0, len(h), th, scale, seeds)
+	} else {
+		parallelValues(len(h), func(lo, hi int) { dropRange(h, k, lo, hi, th, scale, seeds) })
+	}
+	return seeds
+}
+
+// dropRange is dropout over the whole units [lo, hi).
+func dropRange(h, k []float32, lo, hi int, th uint64, scale float32, seeds []uint64) {
+	var pcg rand.PCG
+	for u := lo / valueUnit; u*valueUnit < hi; u++ {
+		pcg.Seed(seeds[u], uint64(u))
+		end := min((u+1)*valueUnit, hi)
+		hu, ku := h[u*valueUnit:end], k[u*valueUnit:end]
+		var r uint64
+		for i := range hu {
+			if i%2 == 0 {
+				r = pcg.Uint64()
+			} else {
+				r >>= 32
+			}
+			keep := 1 - (r&0xffffffff-th)>>63 // 0 when the draw is below th
+			s := scale * float32(keep)
+			hu[i] *= s
+			ku[i] *= s
 		}
-		s := scale
-		if uint32(u) < th {
-			s = 0
-		}
-		h[i] *= s
-		k[i] *= s
 	}
 }
 
@@ -267,7 +319,7 @@ func (m *Model) Forward(b *block.Batch, x []float32, train bool, rng *rand.Rand)
 		m.h[l], m.k[l] = scratch(m.h[l], n), scratch(m.k[l], n)
 		activate(m.h[l], m.k[l], out[:n], m.elu())
 		if train && p > 0 {
-			dropout(m.h[l], m.k[l], p, rng)
+			m.seeds = dropout(m.h[l], m.k[l], p, rng, m.seeds)
 		}
 		in = m.h[l]
 	}
@@ -289,10 +341,20 @@ func (m *Model) Backward(dLogits []float32) {
 		}
 		m.dh[l-1] = scratch(m.dh[l-1], len(k))
 		dh := m.dh[l-1]
-		for i, g := range dIn {
-			dh[i] = g * k[i]
+		if fewValues(len(k)) {
+			mulRange(dh, dIn, k)
+		} else {
+			parallelValues(len(k), func(lo, hi int) { mulRange(dh[lo:hi], dIn[lo:hi], k[lo:hi]) })
 		}
 		d = dh
+	}
+}
+
+// mulRange sets d = a·b elementwise.
+func mulRange(d, a, b []float32) {
+	a, b = a[:len(d)], b[:len(d)]
+	for i := range d {
+		d[i] = a[i] * b[i]
 	}
 }
 

@@ -404,3 +404,43 @@ func BenchmarkTrainStep(bm *testing.B) {
 		})
 	}
 }
+
+// TestDropoutStreams: dropout over many values, split over workers,
+// drops the same values whatever Workers is, at rate p, and ReLU's
+// derivative is 0 at 0 and 1 above.
+func TestDropoutStreams(t *testing.T) {
+	defer func(w int) { Workers = w }(Workers)
+	n := 100003
+	var res [][]float32
+	for _, w := range []int{1, 3} {
+		Workers = w
+		h, k := make([]float32, n), make([]float32, n)
+		for i := range h {
+			h[i], k[i] = 1, 2
+		}
+		dropout(h, k, 0.25, rand.New(rand.NewPCG(8, 8)), nil)
+		zeros := 0
+		for i := range h {
+			if h[i] == 0 {
+				zeros++
+				assert.Zero(t, k[i])
+			} else {
+				require.InDelta(t, 1/0.75, h[i], 1e-6)
+				require.InDelta(t, 2/0.75, k[i], 1e-6)
+			}
+		}
+		assert.InDelta(t, 0.25, float64(zeros)/float64(n), 0.01)
+		res = append(res, h)
+	}
+	assert.Equal(t, res[0], res[1])
+
+	y := []float32{-1, 0, float32(math.Copysign(0, -1)), 1e-30, 2}
+	a, k := make([]float32, 5), make([]float32, 5)
+	activate(a, k, y, false)
+	assert.Equal(t, []float32{0, 0, 0, 1e-30, 2}, a)
+	assert.Equal(t, []float32{0, 0, 0, 1, 1}, k)
+	activate(a, k, y, true)
+	assert.InDelta(t, math.Expm1(-1), a[0], 1e-7)
+	assert.InDelta(t, math.Exp(-1), k[0], 1e-7)
+	assert.Equal(t, []float32{1, 1, 1, 1}, k[1:])
+}
