@@ -224,7 +224,7 @@ func TestReuse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 1))
 	var three []*block.Batch
 	for _, n := range []int{5, 1, 8, 3} {
-		three = append(three, testBatch(3, n, n%4+1, rng))
+		three = append(three, testBatch(3, n, n%4+3, rng)) // testBlock needs 3 candidates besides a row itself
 	}
 	x := make([]float32, 1000*g.F)
 	for i := range x {
