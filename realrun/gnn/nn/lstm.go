@@ -91,41 +91,6 @@ func (l *SAGELSTM) Params() []*Param {
 	return []*Param{&l.Wih, &l.Whh, &l.Bih, &l.Bhh, &l.fcSelf.W, &l.fcSelf.B, &l.fcNeigh.W}
 }
 
-// sigmoid is the logistic function.
-func sigmoid(x float32) float32 { return 1 / (1 + expf(-x)) }
-
-// tanhf is tanh in float32.
-func tanhf(x float32) float32 {
-	// tanh x = 1 − 2/(e^{2x}+1): no overflow for either sign (expf
-	// saturates), 1 ulp-level absolute error.
-	return 1 - 2/(expf(2*x)+1)
-}
-
-// expf is e^x in float32 by range reduction to [−ln2/2, ln2/2] and a
-// degree-6 polynomial (relative error ≈ 2e-7), saturating to 0 below −87
-// and to 2^127·e^{0.3} above 88.
-func expf(x float32) float32 {
-	if x > 88 {
-		x = 88
-	} else if x < -87 {
-		return 0
-	}
-	const (
-		log2e = 1.44269504088896341
-		ln2hi = 0.693359375
-		ln2lo = -2.12194440e-4
-	)
-	n := float32(math.Floor(float64(x*log2e) + 0.5))
-	r := x - n*ln2hi - n*ln2lo
-	p := float32(1.0/720)*r + 1.0/120
-	p = p*r + 1.0/24
-	p = p*r + 1.0/6
-	p = p*r + 0.5
-	p = p*r + 1
-	p = p*r + 1
-	return p * math.Float32frombits(uint32(int32(n)+127)<<23)
-}
-
 // Forward runs the LSTM over every destination's neighbour sequence and
 // returns fc_self(x_i) + fc_neigh(agg_i) for the destinations.
 func (l *SAGELSTM) Forward(b *block.Block, in []float32, train bool, rng *rand.Rand) []float32 {
@@ -193,17 +158,21 @@ func (l *SAGELSTM) Forward(b *block.Block, in []float32, train bool, rng *rand.R
 					d := int(l.perm[r])
 					hout = l.agg[d*H : (d+1)*H]
 				}
-				for k := 0; k < H; k++ {
-					i, f, gv, ov := sigmoid(gi[k]), sigmoid(gf[k]), tanhf(gg[k]), sigmoid(go_[k])
-					gi[k], gf[k], gg[k], go_[k] = i, f, gv, ov
-					cv := i * gv
-					if t > 0 {
-						cv += f * cp[k]
+				sigmoidSlice(gr[:2*H])
+				tanhSlice(gg, gg)
+				sigmoidSlice(go_)
+				if t > 0 {
+					for k := 0; k < H; k++ {
+						c[k] = gi[k]*gg[k] + gf[k]*cp[k]
 					}
-					c[k] = cv
-					th := tanhf(cv)
-					tc[k] = th
-					hout[k] = ov * th
+				} else {
+					for k := 0; k < H; k++ {
+						c[k] = gi[k] * gg[k]
+					}
+				}
+				tanhSlice(c, tc)
+				for k := 0; k < H; k++ {
+					hout[k] = go_[k] * tc[k]
 				}
 			}
 		})
@@ -354,12 +323,16 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 			}
 		})
 	}
-	for u := 0; u < nU; u++ {
-		for k, v := range l.dP[u*G4 : (u+1)*G4] {
-			l.Bih.G[k] += v
-			l.Bhh.G[k] += v
+	// Both biases get the column sums of dP; split by columns.
+	parallelRows(G4, func(_, lo, hi int) {
+		bi, bh := l.Bih.G[lo:hi], l.Bhh.G[lo:hi]
+		for u := 0; u < nU; u++ {
+			for k, v := range l.dP[u*G4+lo : u*G4+hi] {
+				bi[k] += v
+				bh[k] += v
+			}
 		}
-	}
+	})
 	l.dxg = resize(l.dxg, nU*H)
 	parallelRows(nU, func(_, lo, hi int) {
 		clear(l.dxg[lo*H : hi*H])

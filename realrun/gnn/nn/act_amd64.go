@@ -1,0 +1,19 @@
+//go:build amd64 && !purego
+
+package nn
+
+import "github.com/tierflow/tierflow/realrun/model"
+
+// sigmoidY replaces x[0:n] by their sigmoids (n a multiple of 8; AVX2+FMA).
+//
+//go:noescape
+func sigmoidY(x *float32, n int)
+
+// tanhY writes tanh(x[i]) to y[i] for i < n (n a multiple of 8; AVX2+FMA).
+//
+//go:noescape
+func tanhY(x, y *float32, n int)
+
+// vecAct reports whether the AVX2 kernels may run: the realrun/model
+// kernels' level (which honours TIERFLOW_NOSIMD) is at least AVX2.
+func vecAct() bool { return model.ActiveLevel() >= model.AVX2 }

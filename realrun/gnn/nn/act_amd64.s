@@ -1,0 +1,205 @@
+//go:build amd64 && !purego
+
+// AVX2+FMA elementwise sigmoid and tanh for the LSTM gates: expf of
+// act.go (range reduction x = n·ln2 + r, degree-6 Taylor polynomial,
+// 2^n through the exponent bits) eight lanes at a time.
+
+#include "textflag.h"
+
+// log2e
+DATA actconsts<>+0(SB)/4, $0x3fb8aa3b
+DATA actconsts<>+4(SB)/4, $0x3fb8aa3b
+DATA actconsts<>+8(SB)/4, $0x3fb8aa3b
+DATA actconsts<>+12(SB)/4, $0x3fb8aa3b
+DATA actconsts<>+16(SB)/4, $0x3fb8aa3b
+DATA actconsts<>+20(SB)/4, $0x3fb8aa3b
+DATA actconsts<>+24(SB)/4, $0x3fb8aa3b
+DATA actconsts<>+28(SB)/4, $0x3fb8aa3b
+// ln2hi
+DATA actconsts<>+32(SB)/4, $0x3f318000
+DATA actconsts<>+36(SB)/4, $0x3f318000
+DATA actconsts<>+40(SB)/4, $0x3f318000
+DATA actconsts<>+44(SB)/4, $0x3f318000
+DATA actconsts<>+48(SB)/4, $0x3f318000
+DATA actconsts<>+52(SB)/4, $0x3f318000
+DATA actconsts<>+56(SB)/4, $0x3f318000
+DATA actconsts<>+60(SB)/4, $0x3f318000
+// ln2lo
+DATA actconsts<>+64(SB)/4, $0xb95e8083
+DATA actconsts<>+68(SB)/4, $0xb95e8083
+DATA actconsts<>+72(SB)/4, $0xb95e8083
+DATA actconsts<>+76(SB)/4, $0xb95e8083
+DATA actconsts<>+80(SB)/4, $0xb95e8083
+DATA actconsts<>+84(SB)/4, $0xb95e8083
+DATA actconsts<>+88(SB)/4, $0xb95e8083
+DATA actconsts<>+92(SB)/4, $0xb95e8083
+// c720
+DATA actconsts<>+96(SB)/4, $0x3ab60b61
+DATA actconsts<>+100(SB)/4, $0x3ab60b61
+DATA actconsts<>+104(SB)/4, $0x3ab60b61
+DATA actconsts<>+108(SB)/4, $0x3ab60b61
+DATA actconsts<>+112(SB)/4, $0x3ab60b61
+DATA actconsts<>+116(SB)/4, $0x3ab60b61
+DATA actconsts<>+120(SB)/4, $0x3ab60b61
+DATA actconsts<>+124(SB)/4, $0x3ab60b61
+// c120
+DATA actconsts<>+128(SB)/4, $0x3c088889
+DATA actconsts<>+132(SB)/4, $0x3c088889
+DATA actconsts<>+136(SB)/4, $0x3c088889
+DATA actconsts<>+140(SB)/4, $0x3c088889
+DATA actconsts<>+144(SB)/4, $0x3c088889
+DATA actconsts<>+148(SB)/4, $0x3c088889
+DATA actconsts<>+152(SB)/4, $0x3c088889
+DATA actconsts<>+156(SB)/4, $0x3c088889
+// c24
+DATA actconsts<>+160(SB)/4, $0x3d2aaaab
+DATA actconsts<>+164(SB)/4, $0x3d2aaaab
+DATA actconsts<>+168(SB)/4, $0x3d2aaaab
+DATA actconsts<>+172(SB)/4, $0x3d2aaaab
+DATA actconsts<>+176(SB)/4, $0x3d2aaaab
+DATA actconsts<>+180(SB)/4, $0x3d2aaaab
+DATA actconsts<>+184(SB)/4, $0x3d2aaaab
+DATA actconsts<>+188(SB)/4, $0x3d2aaaab
+// c6
+DATA actconsts<>+192(SB)/4, $0x3e2aaaab
+DATA actconsts<>+196(SB)/4, $0x3e2aaaab
+DATA actconsts<>+200(SB)/4, $0x3e2aaaab
+DATA actconsts<>+204(SB)/4, $0x3e2aaaab
+DATA actconsts<>+208(SB)/4, $0x3e2aaaab
+DATA actconsts<>+212(SB)/4, $0x3e2aaaab
+DATA actconsts<>+216(SB)/4, $0x3e2aaaab
+DATA actconsts<>+220(SB)/4, $0x3e2aaaab
+// half
+DATA actconsts<>+224(SB)/4, $0x3f000000
+DATA actconsts<>+228(SB)/4, $0x3f000000
+DATA actconsts<>+232(SB)/4, $0x3f000000
+DATA actconsts<>+236(SB)/4, $0x3f000000
+DATA actconsts<>+240(SB)/4, $0x3f000000
+DATA actconsts<>+244(SB)/4, $0x3f000000
+DATA actconsts<>+248(SB)/4, $0x3f000000
+DATA actconsts<>+252(SB)/4, $0x3f000000
+// one
+DATA actconsts<>+256(SB)/4, $0x3f800000
+DATA actconsts<>+260(SB)/4, $0x3f800000
+DATA actconsts<>+264(SB)/4, $0x3f800000
+DATA actconsts<>+268(SB)/4, $0x3f800000
+DATA actconsts<>+272(SB)/4, $0x3f800000
+DATA actconsts<>+276(SB)/4, $0x3f800000
+DATA actconsts<>+280(SB)/4, $0x3f800000
+DATA actconsts<>+284(SB)/4, $0x3f800000
+// bias
+DATA actconsts<>+288(SB)/4, $0x0000007f
+DATA actconsts<>+292(SB)/4, $0x0000007f
+DATA actconsts<>+296(SB)/4, $0x0000007f
+DATA actconsts<>+300(SB)/4, $0x0000007f
+DATA actconsts<>+304(SB)/4, $0x0000007f
+DATA actconsts<>+308(SB)/4, $0x0000007f
+DATA actconsts<>+312(SB)/4, $0x0000007f
+DATA actconsts<>+316(SB)/4, $0x0000007f
+// lo
+DATA actconsts<>+320(SB)/4, $0xc2ae0000
+DATA actconsts<>+324(SB)/4, $0xc2ae0000
+DATA actconsts<>+328(SB)/4, $0xc2ae0000
+DATA actconsts<>+332(SB)/4, $0xc2ae0000
+DATA actconsts<>+336(SB)/4, $0xc2ae0000
+DATA actconsts<>+340(SB)/4, $0xc2ae0000
+DATA actconsts<>+344(SB)/4, $0xc2ae0000
+DATA actconsts<>+348(SB)/4, $0xc2ae0000
+// hi
+DATA actconsts<>+352(SB)/4, $0x42b00000
+DATA actconsts<>+356(SB)/4, $0x42b00000
+DATA actconsts<>+360(SB)/4, $0x42b00000
+DATA actconsts<>+364(SB)/4, $0x42b00000
+DATA actconsts<>+368(SB)/4, $0x42b00000
+DATA actconsts<>+372(SB)/4, $0x42b00000
+DATA actconsts<>+376(SB)/4, $0x42b00000
+DATA actconsts<>+380(SB)/4, $0x42b00000
+// two
+DATA actconsts<>+384(SB)/4, $0x40000000
+DATA actconsts<>+388(SB)/4, $0x40000000
+DATA actconsts<>+392(SB)/4, $0x40000000
+DATA actconsts<>+396(SB)/4, $0x40000000
+DATA actconsts<>+400(SB)/4, $0x40000000
+DATA actconsts<>+404(SB)/4, $0x40000000
+DATA actconsts<>+408(SB)/4, $0x40000000
+DATA actconsts<>+412(SB)/4, $0x40000000
+GLOBL actconsts<>(SB), RODATA|NOPTR, $416
+
+// func sigmoidY(x *float32, n int)
+TEXT ·sigmoidY(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE sdone
+	VXORPS Y5, Y5, Y5
+sloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y0, Y5, Y0
+	VMAXPS actconsts<>+320(SB), Y0, Y0
+	VMINPS actconsts<>+352(SB), Y0, Y0
+	VMULPS actconsts<>+0(SB), Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VCVTPS2DQ Y1, Y2
+	VFNMADD231PS actconsts<>+32(SB), Y1, Y0
+	VFNMADD231PS actconsts<>+64(SB), Y1, Y0
+	VMOVUPS actconsts<>+96(SB), Y3
+	VFMADD213PS actconsts<>+128(SB), Y0, Y3
+	VFMADD213PS actconsts<>+160(SB), Y0, Y3
+	VFMADD213PS actconsts<>+192(SB), Y0, Y3
+	VFMADD213PS actconsts<>+224(SB), Y0, Y3
+	VFMADD213PS actconsts<>+256(SB), Y0, Y3
+	VFMADD213PS actconsts<>+256(SB), Y0, Y3
+	VPADDD actconsts<>+288(SB), Y2, Y2
+	VPSLLD $23, Y2, Y2
+	VMULPS Y2, Y3, Y3
+	VADDPS actconsts<>+256(SB), Y3, Y3
+	VMOVUPS actconsts<>+256(SB), Y4
+	VDIVPS Y3, Y4, Y4
+	VMOVUPS Y4, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JG sloop
+	VZEROUPPER
+sdone:
+	RET
+
+// func tanhY(x, y *float32, n int)
+TEXT ·tanhY(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JLE tdone
+tloop:
+	VMOVUPS (SI), Y0
+	VADDPS Y0, Y0, Y0
+	VMAXPS actconsts<>+320(SB), Y0, Y0
+	VMINPS actconsts<>+352(SB), Y0, Y0
+	VMULPS actconsts<>+0(SB), Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VCVTPS2DQ Y1, Y2
+	VFNMADD231PS actconsts<>+32(SB), Y1, Y0
+	VFNMADD231PS actconsts<>+64(SB), Y1, Y0
+	VMOVUPS actconsts<>+96(SB), Y3
+	VFMADD213PS actconsts<>+128(SB), Y0, Y3
+	VFMADD213PS actconsts<>+160(SB), Y0, Y3
+	VFMADD213PS actconsts<>+192(SB), Y0, Y3
+	VFMADD213PS actconsts<>+224(SB), Y0, Y3
+	VFMADD213PS actconsts<>+256(SB), Y0, Y3
+	VFMADD213PS actconsts<>+256(SB), Y0, Y3
+	VPADDD actconsts<>+288(SB), Y2, Y2
+	VPSLLD $23, Y2, Y2
+	VMULPS Y2, Y3, Y3
+	VADDPS actconsts<>+256(SB), Y3, Y3
+	VMOVUPS actconsts<>+384(SB), Y4
+	VDIVPS Y3, Y4, Y4
+	VMOVUPS actconsts<>+256(SB), Y5
+	VSUBPS Y4, Y5, Y5
+	VMOVUPS Y5, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JG tloop
+	VZEROUPPER
+tdone:
+	RET

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package nn
+
+func sigmoidY(x *float32, n int) { panic("unreachable") }
+func tanhY(x, y *float32, n int) { panic("unreachable") }
+func vecAct() bool               { return false }
