@@ -17,3 +17,13 @@ func tanhY(x, y *float32, n int)
 // vecAct reports whether the AVX2 kernels may run: the realrun/model
 // kernels' level (which honours TIERFLOW_NOSIMD) is at least AVX2.
 func vecAct() bool { return model.ActiveLevel() >= model.AVX2 }
+
+// dotY returns Σ x[i]·y[i] over i < n (n a multiple of 8; AVX2+FMA).
+//
+//go:noescape
+func dotY(x, y *float32, n int) float32
+
+// axpyY adds a·x[i] to y[i] for i < n (n a multiple of 8; AVX2+FMA).
+//
+//go:noescape
+func axpyY(a float32, x, y *float32, n int)

@@ -203,3 +203,57 @@ tloop:
 	VZEROUPPER
 tdone:
 	RET
+
+// func dotY(x, y *float32, n int) float32
+TEXT ·dotY(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	CMPQ CX, $16
+	JL dtail
+dloop:
+	VMOVUPS (SI), Y2
+	VMOVUPS 32(SI), Y3
+	VFMADD231PS (DI), Y2, Y0
+	VFMADD231PS 32(DI), Y3, Y1
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	CMPQ CX, $16
+	JGE dloop
+dtail:
+	TESTQ CX, CX
+	JLE dsum
+	VMOVUPS (SI), Y2
+	VFMADD231PS (DI), Y2, Y0
+dsum:
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func axpyY(a float32, x, y *float32, n int)
+TEXT ·axpyY(SB), NOSPLIT, $0-32
+	VBROADCASTSS a+0(FP), Y0
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+	TESTQ CX, CX
+	JLE adone
+aloop:
+	VMOVUPS (SI), Y1
+	VFMADD213PS (DI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JG aloop
+	VZEROUPPER
+adone:
+	RET

@@ -308,9 +308,12 @@ func (l *GAT) Backward(dOut []float32) []float32 {
 	return l.dx
 }
 
-// dot returns Σ a[k]·b[k] over len(a).
+// dot returns Σ a[k]·b[k] over len(a) (AVX2 where it can).
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
+	if n := len(a); n >= 8 && n%8 == 0 && vecAct() {
+		return dotY(&a[0], &b[0], n)
+	}
 	var s0, s1, s2, s3 float32
 	k := 0
 	for ; k+4 <= len(a); k += 4 {
@@ -325,9 +328,13 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// axpy adds a·x to y over len(x).
+// axpy adds a·x to y over len(x) (AVX2 where it can).
 func axpy(a float32, x, y []float32) {
 	y = y[:len(x)]
+	if n := len(x); n >= 8 && n%8 == 0 && vecAct() {
+		axpyY(a, &x[0], &y[0], n)
+		return
+	}
 	k := 0
 	for ; k+4 <= len(x); k += 4 {
 		y[k] += a * x[k]

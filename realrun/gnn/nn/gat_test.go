@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/realrun/gnn/block"
+	"github.com/tierflow/tierflow/realrun/model"
 )
 
 func TestGATGrad(t *testing.T) {
@@ -25,10 +27,12 @@ func TestGATGrad(t *testing.T) {
 		{"mean 3 heads", 8, 14, 5, 3, 2, 3, false},
 		{"two workers concat", 140, 170, 4, 2, 2, 3, true},
 		{"two workers mean", 140, 170, 0, 2, 2, 3, false}, // testBlock
+		{"concat F 8 (AVX2 dot, axpy)", 9, 15, 4, 2, 8, 2, true},
+		{"mean F 16 (AVX2 dot, axpy)", 130, 150, 3, 2, 16, 2, false},
 	}
 	for _, c := range cases {
 		for _, w := range []int{1, 2} {
-			t.Run(c.name, func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s, workers %d", c.name, w), func(t *testing.T) {
 				Workers = w
 				rng := rand.New(rand.NewPCG(9, uint64(w)))
 				var b *block.Block
@@ -244,31 +248,36 @@ func naiveGATOut(l *GAT, b *block.Block, x []float32, i int) []float64 {
 
 func TestGATReference(t *testing.T) {
 	defer func() { Workers = 2 }()
-	for _, concat := range []bool{true, false} {
-		for _, w := range []int{1, 2} {
-			Workers = w
-			rng := rand.New(rand.NewPCG(31, 32))
-			b := degreeBlock(150, 400, 9, false, rng)
-			l := NewGAT("g", 5, 4, 3, concat, rng).(*GAT)
-			for k := range l.AttnL.W {
-				l.AttnL.W[k] *= 5
-				l.AttnR.W[k] *= 5
-			}
-			for k := range l.Bias.W {
-				l.Bias.W[k] = 0.3 * float32(k+1)
-			}
-			x := make([]float32, b.NumSrc()*5)
-			for k := range x {
-				x[k] = float32(rng.NormFloat64()) * 3 // large logits: the max shift matters
-			}
-			out := l.Forward(b, x, false, nil)
-			od := l.OutDim()
-			require.Len(t, out, 150*od)
-			for i := 0; i < b.NumDst; i++ {
-				want := naiveGATOut(l, b, x, i)
-				for o, v := range want {
-					require.InDelta(t, v, out[i*od+o], 2e-5*math.Max(1, math.Abs(v)), "concat %v destination %d (degree %d) output %d", concat, i, b.Ptr[i+1]-b.Ptr[i], o)
-				}
+	for _, c := range []struct {
+		concat      bool
+		f, heads, w int
+	}{
+		{true, 4, 3, 1}, {true, 4, 3, 2}, {false, 4, 3, 1}, {false, 4, 3, 2},
+		{true, 16, 2, 2}, {false, 8, 3, 2}, // F a multiple of 8: the AVX2 dot and axpy
+	} {
+		concat := c.concat
+		Workers = c.w
+		rng := rand.New(rand.NewPCG(31, 32))
+		b := degreeBlock(150, 400, 9, false, rng)
+		l := NewGAT("g", 5, c.f, c.heads, concat, rng).(*GAT)
+		for k := range l.AttnL.W {
+			l.AttnL.W[k] *= 5
+			l.AttnR.W[k] *= 5
+		}
+		for k := range l.Bias.W {
+			l.Bias.W[k] = 0.3 * float32(k+1)
+		}
+		x := make([]float32, b.NumSrc()*5)
+		for k := range x {
+			x[k] = float32(rng.NormFloat64()) * 3 // large logits: the max shift matters
+		}
+		out := l.Forward(b, x, false, nil)
+		od := l.OutDim()
+		require.Len(t, out, 150*od)
+		for i := 0; i < b.NumDst; i++ {
+			want := naiveGATOut(l, b, x, i)
+			for o, v := range want {
+				require.InDelta(t, v, out[i*od+o], 2e-5*math.Max(1, math.Abs(v)), "concat %v destination %d (degree %d) output %d", concat, i, b.Ptr[i+1]-b.Ptr[i], o)
 			}
 		}
 	}
@@ -304,5 +313,32 @@ func TestGATSoftmaxStable(t *testing.T) {
 	}
 	for _, v := range l.Forward(b, x, false, nil) {
 		require.False(t, math.IsNaN(float64(v)) || math.IsInf(float64(v), 0))
+	}
+}
+
+// TestDotAxpy checks dot and axpy against float64 sums at every kernel
+// level, over lengths the assembly takes (multiples of 8) and those it
+// leaves to Go.
+func TestDotAxpy(t *testing.T) {
+	defer model.SetLevel(model.SetLevel(model.Generic))
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, lvl := range model.SupportedLevels() {
+		model.SetLevel(lvl)
+		for _, n := range []int{1, 5, 8, 16, 24, 64, 72} {
+			x, y := make([]float32, n), make([]float32, n)
+			for i := range x {
+				x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+			}
+			want := 0.0
+			for i := range x {
+				want += float64(x[i]) * float64(y[i])
+			}
+			assert.InDelta(t, want, float64(dot(x, y)), 1e-5*float64(n), "%v dot n %d", lvl, n)
+			y0 := append([]float32(nil), y...)
+			axpy(0.7, x, y)
+			for i := range y {
+				require.InDelta(t, float64(y0[i])+0.7*float64(x[i]), float64(y[i]), 1e-6, "%v axpy n %d [%d]", lvl, n, i)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -58,7 +59,7 @@ func TestSAGELSTMGrad(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, w := range []int{1, 2} {
-			t.Run(c.name, func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s, workers %d", c.name, w), func(t *testing.T) {
 				Workers = w
 				rng := rand.New(rand.NewPCG(7, uint64(w)))
 				var b *block.Block
