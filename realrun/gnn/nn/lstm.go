@@ -39,7 +39,8 @@ type SAGELSTM struct {
 	identity   bool    // every sequence row is its own distinct row
 
 	xg    []float32 // distinct neighbour rows of the input, nU×in
-	p     []float32 // their input-to-gate products + biases, nU×4in (aliases gates when identity)
+	p     []float32 // their input-to-gate products + biases, nU×4in: pbuf, or gates when identity
+	pbuf  []float32
 	gates []float32 // activated gates i, f, g, o, E×4in
 	cell  []float32 // cell state, E×in
 	tc    []float32 // tanh(cell), E×in
@@ -47,7 +48,8 @@ type SAGELSTM struct {
 	agg   []float32 // NumDst×in
 	y     []float32 // NumDst×out
 
-	dG, dP, dxg, dh, dc, dagg, dx []float32
+	dG, dP, dxg, dh, dc, dagg, dx []float32 // dP: dPbuf, or dG when identity
+	dPbuf                         []float32
 	partials                      [][]float32
 }
 
@@ -107,7 +109,8 @@ func (l *SAGELSTM) Forward(b *block.Block, in []float32, train bool, rng *rand.R
 	if l.identity {
 		l.p = l.gates
 	} else {
-		l.p = resize(l.p, nU*G4)
+		l.pbuf = resize(l.pbuf, nU*G4)
+		l.p = l.pbuf
 	}
 	l.xg = resize(l.xg, nU*H)
 	parallelRows(nU, func(_, lo, hi int) {
@@ -311,7 +314,8 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 	if l.identity {
 		l.dP = l.dG
 	} else {
-		l.dP = grow(l.dP, nU*G4)
+		l.dPbuf = grow(l.dPbuf, nU*G4)
+		l.dP = l.dPbuf
 		// Column ranges: no two workers add to the same element.
 		parallelRows(G4, func(_, lo, hi int) {
 			for e := 0; e < E; e++ {

@@ -55,7 +55,9 @@ func TestSAGELSTMGrad(t *testing.T) {
 		{"small distinct", 7, 40, 5, 4, 3, true},
 		{"two workers overlapping", 140, 160, 4, 3, 2, false},
 		{"two workers distinct", 140, 700, 4, 2, 3, true},
-		{"testBlock", 130, 150, 0, 4, 3, false},
+		{"testBlock", 130, 150, -1, 4, 3, false},
+		{"no edges", 5, 8, 0, 3, 2, true},
+		{"in 8 (AVX2 activations)", 9, 14, 4, 8, 2, false},
 	}
 	for _, c := range cases {
 		for _, w := range []int{1, 2} {
@@ -63,7 +65,7 @@ func TestSAGELSTMGrad(t *testing.T) {
 				Workers = w
 				rng := rand.New(rand.NewPCG(7, uint64(w)))
 				var b *block.Block
-				if c.maxDeg == 0 {
+				if c.maxDeg < 0 {
 					b = testBlock(c.dst, c.src, rng)
 				} else {
 					b = degreeBlock(c.dst, c.src, c.maxDeg, c.distinct, rng)
@@ -222,4 +224,51 @@ func BenchmarkSigmoidSlice(b *testing.B) {
 		sigmoidSlice(y)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/value")
+}
+
+// TestLayerReuse runs each layer on a large block, then a small one, then
+// the large one again, and compares outputs and gradients with fresh
+// layers of the same parameters: buffers reused across calls must not
+// carry anything over.
+func TestLayerReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(40, 41))
+	big := degreeBlock(150, 300, 6, false, rng)
+	small := degreeBlock(20, 30, 3, false, rng)
+	distinct := degreeBlock(40, 400, 5, true, rng)
+	mk := []func() Layer{
+		func() Layer { return NewSAGELSTM("s", 8, 3, rand.New(rand.NewPCG(1, 2))) },
+		func() Layer { return NewGAT("g", 8, 8, 2, true, rand.New(rand.NewPCG(1, 2))) },
+		func() Layer { return NewGAT("g", 8, 8, 2, false, rand.New(rand.NewPCG(1, 2))) },
+	}
+	run := func(l Layer, b *block.Block) ([]float32, []float32, [][]float32) {
+		r := rand.New(rand.NewPCG(uint64(b.NumSrc()), 3))
+		x := make([]float32, b.NumSrc()*l.InDim())
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		d := make([]float32, b.NumDst*l.OutDim())
+		for i := range d {
+			d[i] = float32(r.NormFloat64())
+		}
+		for _, p := range l.Params() {
+			clear(p.G)
+		}
+		out := append([]float32(nil), l.Forward(b, x, false, nil)...)
+		dx := append([]float32(nil), l.Backward(d)...)
+		var gs [][]float32
+		for _, p := range l.Params() {
+			gs = append(gs, append([]float32(nil), p.G...))
+		}
+		return out, dx, gs
+	}
+	for li, m := range mk {
+		reused := m()
+		for bi, b := range []*block.Block{big, small, distinct, big, small} {
+			o1, d1, g1 := run(reused, b)
+			o2, d2, g2 := run(m(), b)
+			require.Equal(t, o2, o1, "layer %d, block %d: output", li, bi)
+			require.Equal(t, d2, d1, "layer %d, block %d: input gradient", li, bi)
+			require.Equal(t, g2, g1, "layer %d, block %d: parameter gradients", li, bi)
+		}
+	}
 }
