@@ -27,3 +27,12 @@ func dotY(x, y *float32, n int) float32
 //
 //go:noescape
 func axpyY(a float32, x, y *float32, n int)
+
+// lstmCellBackY is one row of SAGELSTM.Backward's elementwise step:
+// gt, dgt the row's 4h gates and their gradients, tc its tanh(c), cp the
+// previous cell state (zeros at the first step), dh, dc the incoming
+// gradients; dc is replaced by the gradient for the step before (h a
+// multiple of 8; AVX2+FMA).
+//
+//go:noescape
+func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h int)

@@ -257,3 +257,67 @@ aloop:
 	VZEROUPPER
 adone:
 	RET
+
+// func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h int)
+// One sorted destination's step of the LSTM's backward pass (see
+// SAGELSTM.Backward): gt and dgt are its 4h gate values and gradients, h a
+// multiple of 8.
+TEXT ·lstmCellBackY(SB), NOSPLIT, $0-56
+	MOVQ gt+0(FP), SI
+	MOVQ tc+8(FP), DX
+	MOVQ cp+16(FP), R10
+	MOVQ dh+24(FP), R11
+	MOVQ dc+32(FP), R12
+	MOVQ dgt+40(FP), DI
+	MOVQ h+48(FP), CX
+	TESTQ CX, CX
+	JLE bdone
+	MOVQ CX, R8
+	SHLQ $2, R8 // h floats in bytes: the f gate's offset
+	LEAQ (R8)(R8*2), R9  // the o gate's offset
+	VMOVUPS actconsts<>+256(SB), Y6 // one
+bloop:
+	VMOVUPS (SI), Y0        // i
+	VMOVUPS (SI)(R8*1), Y1  // f
+	VMOVUPS (SI)(R8*2), Y2  // g
+	VMOVUPS (SI)(R9*1), Y3  // o
+	VMOVUPS (DX), Y4        // tanh c
+	VMOVUPS (R11), Y5       // dh
+	VMULPS Y4, Y4, Y7
+	VSUBPS Y7, Y6, Y7
+	VMULPS Y3, Y7, Y7
+	VMOVUPS (R12), Y8
+	VFMADD231PS Y7, Y5, Y8  // dc' = dc + dh·o·(1−tanh²c)
+	VSUBPS Y3, Y6, Y9
+	VMULPS Y3, Y9, Y9
+	VMULPS Y4, Y9, Y9
+	VMULPS Y5, Y9, Y9       // do = dh·tanh c·o(1−o)
+	VMOVUPS Y9, (DI)(R9*1)
+	VSUBPS Y0, Y6, Y10
+	VMULPS Y0, Y10, Y10
+	VMULPS Y2, Y10, Y10
+	VMULPS Y8, Y10, Y10     // di = dc'·g·i(1−i)
+	VMOVUPS Y10, (DI)
+	VMULPS Y2, Y2, Y11
+	VSUBPS Y11, Y6, Y11
+	VMULPS Y0, Y11, Y11
+	VMULPS Y8, Y11, Y11     // dg = dc'·i·(1−g²)
+	VMOVUPS Y11, (DI)(R8*2)
+	VSUBPS Y1, Y6, Y12
+	VMULPS Y1, Y12, Y12
+	VMULPS (R10), Y12, Y12
+	VMULPS Y8, Y12, Y12     // df = dc'·c_prev·f(1−f)
+	VMOVUPS Y12, (DI)(R8*1)
+	VMULPS Y1, Y8, Y8       // dc for the step before: dc'·f
+	VMOVUPS Y8, (R12)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JG bloop
+	VZEROUPPER
+bdone:
+	RET

@@ -49,7 +49,7 @@ type SAGELSTM struct {
 	y     []float32 // NumDst×out
 
 	dG, dP, dxg, dh, dc, dagg, dx []float32 // dP: dPbuf, or dG when identity
-	dPbuf                         []float32
+	dPbuf, zeros                  []float32
 	partials                      [][]float32
 }
 
@@ -265,6 +265,8 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 	a0 := l.act[0]
 	l.dh = grow(l.dh, a0*H) // dh[r]: the gradient of h_t of sorted destination r from step t+1
 	l.dc = grow(l.dc, a0*H) // dc[r]: the gradient of c_t from step t+1 (through f_{t+1})
+	vec := H%8 == 0 && vecAct()
+	l.zeros = grow(l.zeros, H)
 	for t := T - 1; t >= 0; t-- {
 		a, o, an := l.act[t], l.off[t], l.act[t+1]
 		parallelRows(a, func(_, lo, hi int) {
@@ -286,6 +288,14 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 					d := int(l.perm[r])
 					dh = l.dagg[d*H : (d+1)*H]
 					clear(dc)
+				}
+				if vec {
+					cpp := &l.zeros[0]
+					if t > 0 {
+						cpp = &cp[0]
+					}
+					lstmCellBackY(&gr[0], &tc[0], cpp, &dh[0], &dc[0], &dr[0], H)
+					continue
 				}
 				for k := 0; k < H; k++ {
 					i, f, gv, ov, th := gi[k], gf[k], gg[k], go_[k], tc[k]
