@@ -19,6 +19,8 @@ import (
 // A destination's edges are numbered Ptr[i]+i … Ptr[i+1]+i: its
 // neighbours in Nbr order, then its self loop.
 type GAT struct {
+	// FC is fc.weight (heads·F × in), AttnL and AttnR are attn_l and
+	// attn_r (heads × F), Bias has OutDim values.
 	FC, AttnL, AttnR, Bias Param
 	in, f, heads           int
 	concat                 bool

@@ -23,6 +23,8 @@ import (
 // Per-step values are stored step-major: step t's rows are off[t] …
 // off[t]+act[t], one per running destination, in sorted order.
 type SAGELSTM struct {
+	// Wih, Whh, Bih, Bhh are the LSTM's weight_ih, weight_hh, bias_ih
+	// and bias_hh.
 	Wih, Whh, Bih, Bhh Param
 	fcSelf, fcNeigh    *Linear
 	in, out            int
