@@ -59,7 +59,7 @@ func TestSAGELSTMGrad(t *testing.T) {
 		{"no edges", 5, 8, 0, 3, 2, true},
 		{"in 8 (AVX2 activations)", 9, 14, 4, 8, 2, false},
 		{"steps split over workers", 260, 280, 3, 2, 2, false},
-		{"steps split, distinct, in 8", 260, 800, 3, 8, 2, true},
+		{"steps split, distinct, in 8", 260, 520, 3, 8, 2, true},
 	}
 	for _, c := range cases {
 		for _, w := range []int{1, 2} {
