@@ -98,6 +98,7 @@ func benchLayer(b *testing.B, l Layer, blk *block.Block, flops float64) {
 	if p > 0 {
 		b.ReportMetric(g/(2*p), "frac-of-2-core-peak")
 		b.ReportMetric(gc/p, "cpu-frac-of-peak")
+		b.ReportMetric(p/1e9, "core-peak-GFLOP/s")
 	}
 }
 

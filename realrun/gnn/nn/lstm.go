@@ -259,7 +259,8 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 	nU := len(l.urows)
 
 	l.dagg = grow(l.dagg, l.ndst*H)
-	l.fcNeigh.backwardRows(dOut, l.ndst, l.dagg) // (its unused bias's G gets a sum too)
+	l.fcNeigh.backwardRows(dOut, l.ndst, l.dagg)
+	clear(l.fcNeigh.B.G) // fc_neigh has no bias: drop the sum backwardRows added
 	l.dx = grow(l.dx, l.nsrc*H)
 	l.fcSelf.backwardRows(dOut, l.ndst, l.dx[:l.ndst*H])
 
