@@ -23,11 +23,6 @@ func vecAct() bool { return model.ActiveLevel() >= model.AVX2 }
 //go:noescape
 func dotY(x, y *float32, n int) float32
 
-// axpyY adds a·x[i] to y[i] for i < n (n a multiple of 8; AVX2+FMA).
-//
-//go:noescape
-func axpyY(a float32, x, y *float32, n int)
-
 // lstmCellBackY is one row of SAGELSTM.Backward's elementwise step:
 // gt, dgt the row's 4h gates and their gradients, tc its tanh(c), cp the
 // previous cell state (zeros at the first step), dh, dc the incoming

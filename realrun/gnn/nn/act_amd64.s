@@ -238,26 +238,6 @@ dsum:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func axpyY(a float32, x, y *float32, n int)
-TEXT ·axpyY(SB), NOSPLIT, $0-32
-	VBROADCASTSS a+0(FP), Y0
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ n+24(FP), CX
-	TESTQ CX, CX
-	JLE adone
-aloop:
-	VMOVUPS (SI), Y1
-	VFMADD213PS (DI), Y0, Y1
-	VMOVUPS Y1, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JG aloop
-	VZEROUPPER
-adone:
-	RET
-
 // func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h int)
 // One sorted destination's step of the LSTM's backward pass (see
 // SAGELSTM.Backward): gt and dgt are its 4h gate values and gradients, h a

@@ -1,20 +1,19 @@
+//go:build linux
+
 package nn
 
 import (
 	"math/rand/v2"
-	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/tierflow/tierflow/realrun/gnn/block"
-	"github.com/tierflow/tierflow/realrun/model"
 )
 
-// fanoutBlock is a sampled block: dst destinations, each with fanout
+// seqBlock is a sampled block: dst destinations, each with fanout
 // distinct neighbours. With fresh, every neighbour is a source row of its
 // own (a large graph: nothing repeats); otherwise they are drawn from
 // dst·(fanout/2+1) source rows, so rows repeat across destinations.
-func fanoutBlock(dst, fanout int, fresh bool, rng *rand.Rand) *block.Block {
+func seqBlock(dst, fanout int, fresh bool, rng *rand.Rand) *block.Block {
 	src := dst + dst*fanout
 	if !fresh {
 		src = dst * (fanout/2 + 1)
@@ -45,26 +44,6 @@ func fanoutBlock(dst, fanout int, fresh bool, rng *rand.Rand) *block.Block {
 	return b
 }
 
-var (
-	peakOnce sync.Once
-	peak     float64 // one core's FMA peak, FLOP/s
-)
-
-// corePeak times model.FMAPeak on a locked thread by its CPU time (best
-// of 5 runs); 0 without the assembly.
-func corePeak() float64 {
-	peakOnce.Do(func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		for r := 0; r < 5; r++ {
-			t0 := threadCPU()
-			f := model.FMAPeak(1 << 19)
-			peak = max(peak, f/(threadCPU()-t0))
-		}
-	})
-	return peak
-}
-
 // benchLayer times Forward+Backward of l on b (Workers 2) and reports
 // the FLOP/s (flops per iteration) by the wall clock, their fraction of
 // two cores' FMA peak, and — steadier on a shared machine — the FLOP/s
@@ -80,17 +59,17 @@ func benchLayer(b *testing.B, l Layer, blk *block.Block, flops float64) {
 	for i := range dOut {
 		dOut[i] = float32(rng.NormFloat64())
 	}
-	p := corePeak()
+	p := fmaPeak() // sage_bench_test.go
 	Workers = 2
 	l.Forward(blk, x, true, rng)
 	l.Backward(dOut)
 	b.ResetTimer()
-	c0 := processCPU()
+	c0 := cpuSeconds(0) // RUSAGE_SELF
 	for i := 0; i < b.N; i++ {
 		l.Forward(blk, x, true, rng)
 		l.Backward(dOut)
 	}
-	cpu := processCPU() - c0
+	cpu := cpuSeconds(0) - c0
 	g := flops * float64(b.N) / b.Elapsed().Seconds()
 	gc := flops * float64(b.N) / cpu
 	b.ReportMetric(g/1e9, "GFLOP/s")
@@ -114,7 +93,7 @@ func BenchmarkSAGELSTM(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 4))
 			const dst, fanout, in, out = 1024, 10, 128, 256
-			blk := fanoutBlock(dst, fanout, c.fresh, rng)
+			blk := seqBlock(dst, fanout, c.fresh, rng)
 			l := NewSAGELSTM("s", in, out, rng)
 			l.Forward(blk, make([]float32, blk.NumSrc()*in), false, nil)
 			nU := len(l.(*SAGELSTM).urows)
@@ -132,7 +111,7 @@ func BenchmarkSAGELSTM(b *testing.B) {
 func BenchmarkGAT(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const dst, fanout, in, heads, f = 1024, 25, 128, 4, 64
-	blk := fanoutBlock(dst, fanout, true, rng)
+	blk := seqBlock(dst, fanout, true, rng)
 	l := NewGAT("g", in, f, heads, true, rng)
 	hf := float64(heads * f)
 	edges := float64(len(blk.Nbr) + dst)

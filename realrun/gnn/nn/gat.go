@@ -162,7 +162,7 @@ func (l *GAT) Forward(b *block.Block, in []float32, train bool, rng *rand.Rand) 
 					}
 					a := l.alpha[(e0+k)*H+h] / s
 					l.alpha[(e0+k)*H+h] = a
-					axpy(a*scale, l.z[j*HF+h*F:j*HF+(h+1)*F], yh)
+					model.Axpy(a*scale, l.z[j*HF+h*F:j*HF+(h+1)*F], yh)
 				}
 			}
 		}
@@ -284,15 +284,15 @@ func (l *GAT) Backward(dOut []float32) []float32 {
 				del := float32(0)
 				for p := l.rptr[j]; p < l.rptr[j+1]; p++ {
 					e, i := int(l.redge[p]), int(l.rdst[p])
-					axpy(scale*l.alpha[e*H+h], gOut(i, h), dzh)
+					model.Axpy(scale*l.alpha[e*H+h], gOut(i, h), dzh)
 					del += l.dpre[e*H+h]
 				}
-				axpy(del, l.AttnL.W[h*F:(h+1)*F], dzh)
-				axpy(del, zj[h*F:(h+1)*F], dl[h*F:(h+1)*F])
+				model.Axpy(del, l.AttnL.W[h*F:(h+1)*F], dzh)
+				model.Axpy(del, zj[h*F:(h+1)*F], dl[h*F:(h+1)*F])
 				if j < l.ndst {
 					der := l.der[j*H+h]
-					axpy(der, l.AttnR.W[h*F:(h+1)*F], dzh)
-					axpy(der, zj[h*F:(h+1)*F], dr[h*F:(h+1)*F])
+					model.Axpy(der, l.AttnR.W[h*F:(h+1)*F], dzh)
+					model.Axpy(der, zj[h*F:(h+1)*F], dr[h*F:(h+1)*F])
 				}
 			}
 		}
@@ -328,23 +328,4 @@ func dot(a, b []float32) float32 {
 		s0 += a[k] * b[k]
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-// axpy adds a·x to y over len(x) (AVX2 where it can).
-func axpy(a float32, x, y []float32) {
-	y = y[:len(x)]
-	if n := len(x); n >= 8 && n%8 == 0 && vecAct() {
-		axpyY(a, &x[0], &y[0], n)
-		return
-	}
-	k := 0
-	for ; k+4 <= len(x); k += 4 {
-		y[k] += a * x[k]
-		y[k+1] += a * x[k+1]
-		y[k+2] += a * x[k+2]
-		y[k+3] += a * x[k+3]
-	}
-	for ; k < len(x); k++ {
-		y[k] += a * x[k]
-	}
 }
