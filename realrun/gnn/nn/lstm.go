@@ -58,8 +58,9 @@ type SAGELSTM struct {
 // NewSAGELSTM returns a GraphSAGE layer with the LSTM aggregator. The
 // LSTM's weights and biases are uniform in ±1/√in (PyTorch's
 // initialisation), drawn from rng in the order weight_ih, weight_hh,
-// bias_ih, bias_hh; then fc_self and fc_neigh are Glorot-uniform as in
-// NewLinear.
+// bias_ih, bias_hh; then fc_self and fc_neigh are Glorot-uniform with
+// the ReLU gain √2, as NewSAGE's (DGL's SAGEConv init); fc_self's bias is
+// zero.
 func NewSAGELSTM(name string, in, out int, rng *rand.Rand) Layer {
 	l := &SAGELSTM{in: in, out: out}
 	param := func(suffix string, shape ...int) Param {
@@ -80,6 +81,11 @@ func NewSAGELSTM(name string, in, out int, rng *rand.Rand) Layer {
 	l.Bhh = param("bias_hh", 4*in)
 	l.fcSelf = NewLinear(name+".fc_self", in, out, rng)
 	l.fcNeigh = NewLinear(name+".fc_neigh", in, out, rng)
+	for _, w := range [][]float32{l.fcSelf.W.W, l.fcNeigh.W.W} {
+		for i := range w {
+			w[i] *= math.Sqrt2 // the ReLU gain, as NewSAGE (DGL's SAGEConv init)
+		}
+	}
 	return l
 }
 
