@@ -310,11 +310,14 @@ func (l *GAT) Backward(dOut []float32) []float32 {
 	return l.dx
 }
 
-// dot returns Σ a[k]·b[k] over len(a) (AVX2 where it can).
+// dot returns Σ a[k]·b[k] over len(a): AVX2 over the multiple-of-8
+// prefix where it can, Go over the rest.
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	if n := len(a); n >= 8 && n%8 == 0 && vecAct() {
-		return dotY(&a[0], &b[0], n)
+	var s float32
+	if n := len(a) &^ 7; n > 0 && vecAct() {
+		s = dotY(&a[0], &b[0], n)
+		a, b = a[n:], b[n:]
 	}
 	var s0, s1, s2, s3 float32
 	k := 0
@@ -327,5 +330,5 @@ func dot(a, b []float32) float32 {
 	for ; k < len(a); k++ {
 		s0 += a[k] * b[k]
 	}
-	return (s0 + s1) + (s2 + s3)
+	return s + (s0 + s1) + (s2 + s3)
 }

@@ -255,6 +255,7 @@ func TestGATReference(t *testing.T) {
 	}{
 		{true, 4, 3, 1}, {true, 4, 3, 2}, {false, 4, 3, 1}, {false, 4, 3, 2},
 		{true, 16, 2, 2}, {false, 8, 3, 2}, // F a multiple of 8: the AVX2 dot
+		{false, 11, 2, 2}, // AVX2 over 8, Go over 3
 	} {
 		concat := c.concat
 		Workers = c.w
@@ -324,7 +325,7 @@ func TestDot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	for _, lvl := range model.SupportedLevels() {
 		model.SetLevel(lvl)
-		for _, n := range []int{1, 5, 8, 16, 24, 64, 72} {
+		for _, n := range []int{1, 5, 8, 13, 16, 24, 47, 64, 72} {
 			x, y := make([]float32, n), make([]float32, n)
 			for i := range x {
 				x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
