@@ -23,11 +23,11 @@ func vecAct() bool { return model.ActiveLevel() >= model.AVX2 }
 //go:noescape
 func dotY(x, y *float32, n int) float32
 
-// lstmCellBackY is one row of SAGELSTM.Backward's elementwise step:
-// gt, dgt the row's 4h gates and their gradients, tc its tanh(c), cp the
-// previous cell state (zeros at the first step), dh, dc the incoming
-// gradients; dc is replaced by the gradient for the step before (h a
-// multiple of 8; AVX2+FMA).
+// lstmCellBackY is one row of SAGELSTM.Backward's elementwise step over
+// its first n features (n a multiple of 8; AVX2+FMA): gt, dgt the row's
+// 4h gates and their gradients, tc its tanh(c), cp the previous cell
+// state (zeros at the first step), dh, dc the incoming gradients; dc is
+// replaced by the gradient for the step before.
 //
 //go:noescape
-func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h int)
+func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h, n int)

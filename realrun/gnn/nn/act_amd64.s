@@ -238,21 +238,21 @@ dsum:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h int)
+// func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h, n int)
 // One sorted destination's step of the LSTM's backward pass (see
-// SAGELSTM.Backward): gt and dgt are its 4h gate values and gradients, h a
-// multiple of 8.
-TEXT ·lstmCellBackY(SB), NOSPLIT, $0-56
+// SAGELSTM.Backward) over its first n features (n a multiple of 8): gt
+// and dgt are its 4h gate values and gradients.
+TEXT ·lstmCellBackY(SB), NOSPLIT, $0-64
 	MOVQ gt+0(FP), SI
 	MOVQ tc+8(FP), DX
 	MOVQ cp+16(FP), R10
 	MOVQ dh+24(FP), R11
 	MOVQ dc+32(FP), R12
 	MOVQ dgt+40(FP), DI
-	MOVQ h+48(FP), CX
+	MOVQ h+48(FP), R8
+	MOVQ n+56(FP), CX
 	TESTQ CX, CX
 	JLE bdone
-	MOVQ CX, R8
 	SHLQ $2, R8 // h floats in bytes: the f gate's offset
 	LEAQ (R8)(R8*2), R9  // the o gate's offset
 	VMOVUPS actconsts<>+256(SB), Y6 // one

@@ -7,4 +7,4 @@ func tanhY(x, y *float32, n int)        { panic("unreachable") }
 func vecAct() bool                      { return false }
 func dotY(x, y *float32, n int) float32 { panic("unreachable") }
 
-func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h int) { panic("unreachable") }
+func lstmCellBackY(gt, tc, cp, dh, dc, dgt *float32, h, n int) { panic("unreachable") }

@@ -274,7 +274,10 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 	a0 := l.act[0]
 	l.dh = grow(l.dh, a0*H) // dh[r]: the gradient of h_t of sorted destination r from step t+1
 	l.dc = grow(l.dc, a0*H) // dc[r]: the gradient of c_t from step t+1 (through f_{t+1})
-	vec := H%8 == 0 && vecAct()
+	nv := 0                 // the features the AVX2 kernel takes, a multiple of 8
+	if vecAct() {
+		nv = H &^ 7
+	}
 	l.zeros = grow(l.zeros, H)
 	for t := T - 1; t >= 0; t-- {
 		a, o, an := l.act[t], l.off[t], l.act[t+1]
@@ -298,15 +301,16 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 					dh = l.dagg[d*H : (d+1)*H]
 					clear(dc)
 				}
-				if vec {
+				k0 := 0
+				if nv > 0 {
 					cpp := &l.zeros[0]
 					if t > 0 {
 						cpp = &cp[0]
 					}
-					lstmCellBackY(&gr[0], &tc[0], cpp, &dh[0], &dc[0], &dr[0], H)
-					continue
+					lstmCellBackY(&gr[0], &tc[0], cpp, &dh[0], &dc[0], &dr[0], H, nv)
+					k0 = nv
 				}
-				for k := 0; k < H; k++ {
+				for k := k0; k < H; k++ {
 					i, f, gv, ov, th := gi[k], gf[k], gg[k], go_[k], tc[k]
 					dhk := dh[k]
 					dck := dc[k] + dhk*ov*(1-th*th)

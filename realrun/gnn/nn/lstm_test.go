@@ -58,6 +58,7 @@ func TestSAGELSTMGrad(t *testing.T) {
 		{"testBlock", 130, 150, -1, 4, 3, false},
 		{"no edges", 5, 8, 0, 3, 2, true},
 		{"in 8 (AVX2 activations)", 9, 14, 4, 8, 2, false},
+		{"in 11 (AVX2 over 8, Go over 3)", 9, 14, 4, 11, 2, false},
 		{"steps split over workers", 260, 280, 3, 2, 2, false},
 		{"steps split, distinct, in 8", 260, 520, 3, 8, 2, true},
 	}
