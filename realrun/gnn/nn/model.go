@@ -112,6 +112,7 @@ type Model struct {
 	// dh[l] scratch for Backward.
 	h, k, dh [][]float32
 	seeds    []uint64 // dropout's scratch
+	mark     []bool   // FLOPs' scratch
 
 	replicas []*Model // Infer's per-worker copies
 }
@@ -368,39 +369,72 @@ func scratch(buf []float32, n int) []float32 {
 }
 
 // FLOPs returns the floating-point operations (2 per multiply-add) of the
-// dense matrix products of one training step (Forward and Backward) on b,
-// counted from the layers' definitions: a product of m×k by k×n costs
-// 2mkn forward and twice that backward (the input's and the weight's
-// gradients). Per layer with d destinations, s sources, e edges, in and
-// out features: mlp 2d·in·out; sage-mean 2·2d·in·out (fc_self, fc_neigh);
-// sage-pool adds 2s·in·in (fc_pool); sage-lstm adds 2·2e·4in·in (the
-// LSTM's input and hidden products per neighbour); gat 2s·in·heads·out.
-// Aggregations, activations and the loss are not counted.
+// dense matrix products one training step (Forward and Backward) on b
+// runs: a product of m×k by k×n costs 2mkn forward and twice that
+// backward (the input's and the weight's gradients), once only for the
+// first layer when it skips its input gradient (InputGradSetter). Per
+// layer, with d destinations, s sources, e edges, in and out features:
+// mlp 2d·in·out; sage-mean 2·2d·in·out (fc_self, fc_neigh over the
+// destinations); sage-pool adds 2s·in·in (fc_pool over the sources);
+// sage-lstm adds the LSTM's input product over the distinct neighbour
+// rows u, 2u·4in·in, and its hidden product at every step after the
+// first, 2(e−d₊)·4in·in (d₊ destinations with a neighbour); gat
+// 2s·in·heads·out (fc). Aggregations, activations, attention and the loss
+// are not counted.
 func (m *Model) FLOPs(b *block.Batch) float64 {
 	f := 0.0
-	for l := range m.layers {
+	for l, layer := range m.layers {
 		blk := &b.Blocks[l]
 		d, s, e := float64(blk.NumDst), float64(blk.NumSrc()), float64(len(blk.Nbr))
 		in, out := m.Spec.dims(l)
 		fi, fo := float64(in), float64(out)
+		var fwd float64
 		switch m.Spec.Model {
 		case "mlp":
-			f += 2 * d * fi * fo
+			fwd = 2 * d * fi * fo
 		case "sage-mean":
-			f += 2 * 2 * d * fi * fo
+			fwd = 2 * 2 * d * fi * fo
 		case "sage-pool":
-			f += 2*2*d*fi*fo + 2*s*fi*fi
+			fwd = 2*2*d*fi*fo + 2*s*fi*fi
 		case "sage-lstm":
-			f += 2*2*d*fi*fo + 2*2*e*4*fi*fi
+			u, dPlus := m.distinctNeighbours(blk)
+			fwd = 2*2*d*fi*fo + 2*float64(u)*4*fi*fi + 2*(e-float64(dPlus))*4*fi*fi
 		case "gat":
-			w := float64(m.layers[l].OutDim())
+			w := float64(layer.OutDim())
 			if l == len(m.layers)-1 {
 				w *= float64(m.Spec.Heads)
 			}
-			f += 2 * s * fi * w
+			fwd = 2 * s * fi * w
+		}
+		if _, ok := layer.(InputGradSetter); ok && l == 0 {
+			f += 2 * fwd
+		} else {
+			f += 3 * fwd
 		}
 	}
-	return 3 * f
+	return f
+}
+
+// distinctNeighbours returns how many distinct source rows b's edges
+// read, and how many destinations have a neighbour.
+func (m *Model) distinctNeighbours(b *block.Block) (u, dPlus int) {
+	if cap(m.mark) < b.NumSrc() {
+		m.mark = make([]bool, b.NumSrc())
+	}
+	mark := m.mark[:b.NumSrc()]
+	clear(mark)
+	for _, j := range b.Nbr {
+		if !mark[j] {
+			mark[j] = true
+			u++
+		}
+	}
+	for i := 0; i < b.NumDst; i++ {
+		if b.Ptr[i+1] > b.Ptr[i] {
+			dPlus++
+		}
+	}
+	return u, dPlus
 }
 
 // Infer runs the model in evaluation mode layer by layer over every node

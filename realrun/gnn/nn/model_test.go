@@ -203,10 +203,43 @@ func TestModelParams(t *testing.T) {
 	assert.Equal(t, m.Params()[2].W, a.Params()[2].W)
 	assert.NotEqual(t, m.Params()[2].W, c.Params()[2].W)
 
-	// FLOPs of a 3-layer mlp: 3 × Σ 2·d·in·out.
+	// FLOPs of a 3-layer mlp: 3 × Σ 2·d·in·out (Linear computes every
+	// input gradient).
 	b := testBatch(3, 4, 2, rand.New(rand.NewPCG(1, 1)))
 	d0, d1, d2 := b.Blocks[0].NumDst, b.Blocks[1].NumDst, b.Blocks[2].NumDst
 	assert.Equal(t, float64(3*2*(d0*5*7+d1*7*7+d2*7*3)), m.FLOPs(b))
+}
+
+// TestFLOPs counts a two-layer batch's products by hand for every model.
+func TestFLOPs(t *testing.T) {
+	// Block 0: 3 destinations among 5 sources, edges 0←{1,2}, 1←{2},
+	// 2←{} (e = 3, 2 distinct rows, 2 destinations with a neighbour);
+	// block 1: 2 destinations among those 3, edges 0←{1}, 1←{0,2}.
+	b := &block.Batch{Blocks: []block.Block{
+		{Src: []int32{0, 1, 2, 3, 4}, NumDst: 3, Ptr: []int32{0, 2, 3, 3}, Nbr: []int32{1, 2, 2}},
+		{Src: []int32{0, 1, 2}, NumDst: 2, Ptr: []int32{0, 1, 3}, Nbr: []int32{1, 0, 2}},
+	}}
+	const in, hid, cls, heads = 4, 6, 3, 2
+	lin := func(m, k, n int) float64 { return float64(2 * m * k * n) }
+	want := map[string]float64{
+		"mlp": 3*lin(3, in, hid) + 3*lin(2, hid, cls),
+		// SAGE's first layer skips its input gradient: 2×.
+		"sage-mean": 2*2*lin(3, in, hid) + 3*2*lin(2, hid, cls),
+		"sage-pool": 2*(2*lin(3, in, hid)+lin(5, in, in)) + 3*(2*lin(2, hid, cls)+lin(3, hid, hid)),
+		// Layer 0: 2 distinct rows, 3−2 later steps; layer 1: 3 distinct
+		// rows, 3−2 later steps.
+		"sage-lstm": 3*(2*lin(3, in, hid)+lin(2, in, 4*in)+lin(1, in, 4*in)) + 3*(2*lin(2, hid, cls)+lin(3, hid, 4*hid)+lin(1, hid, 4*hid)),
+		"gat":       3*lin(5, in, hid) + 3*lin(3, hid, heads*cls),
+	}
+	for _, kind := range Models {
+		m, err := New(Spec{Model: kind, In: in, Hidden: hid, Classes: cls, Layers: 2, Heads: heads}, 1)
+		require.NoError(t, err)
+		want := want[kind]
+		if _, ok := m.Layers()[0].(InputGradSetter); !ok && kind == "sage-mean" {
+			t.Fatalf("the SAGE layer no longer skips its input gradient: fix the counts")
+		}
+		assert.Equal(t, want, m.FLOPs(b), kind)
+	}
 }
 
 // TestDropout checks inverted dropout's statistics in training and its
