@@ -8,13 +8,14 @@ import (
 
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
+	"github.com/tierflow/tierflow/realrun/gnn/nn"
 )
 
-// Models are the model names Options.Model takes.
-var Models = []string{"mlp", "sage-mean", "sage-pool", "sage-lstm", "gat"}
+// Models are the model names Options.Model takes (nn.Models).
+var Models = nn.Models
 
-// MaxLayers is the most layers a model may have.
-const MaxLayers = 5
+// MaxLayers is the most layers a model may have (nn.MaxLayers).
+const MaxLayers = nn.MaxLayers
 
 // Defaults are the trainer's defaults (Options' zero fields are not
 // filled from them: a caller starts from Defaults).

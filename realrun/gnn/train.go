@@ -262,7 +262,7 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 				return ep, fmt.Errorf("%s: %w", saved.path, err)
 			}
 		}
-		// FLOPS-AFTER-D ep.FLOPs += t.m.FLOPs(pb.b)
+		ep.FLOPs += t.m.FLOPs(pb.b)
 		c0 := time.Now()
 		t.dropPCG.Seed(derive(o.Seed, purposeDropout), stream(e, i))
 		logits := t.m.Forward(pb.b, pb.x, true, t.dropRng)
