@@ -79,12 +79,15 @@ class Graph:
             raise ValueError(f"{d}/features.npy: shape {x.shape}, want ({n}, F)")
         self.x = np.ascontiguousarray(x, dtype=np.float32)
         self.y = np.full(n, -1, dtype=np.int64)
-        classes = {}
+        labels = {}
         for ln in read_lines(os.path.join(d, "labels.tsv")):
             name, _, lab = ln.partition("\t")
             if name not in ids:
                 raise ValueError(f"{d}/labels.tsv: unknown node {name!r}")
-            self.y[ids[name]] = classes.setdefault(lab, len(classes))
+            labels[ids[name]] = lab
+        classes = {c: k for k, c in enumerate(sorted(set(labels.values())))}  # class ids: the names sorted
+        for v, lab in labels.items():
+            self.y[v] = classes[lab]
         self.classes = len(classes)
         self.split = {}
         for s in ("train", "valid", "test"):
@@ -450,6 +453,31 @@ def block_adjs(batches, model):
     return out
 
 
+def gemm_flops(batches, model, dims, heads):
+    """The matrix products an epoch's batches need by the models'
+    definitions, forward and backward (3x the forward's 2mnk: the
+    forward, the input gradient and the weight gradient), counted the
+    same way for every implementation: sage's fc_neigh on the aggregated
+    rows, the LSTM's input and hidden products once per sequence step,
+    GAT's fc on every source row. Element-wise work is not counted."""
+    f = 0
+    for blocks in batches:
+        for l, (src, nd, ptr, nbr) in enumerate(blocks):
+            i, o = dims[l], dims[l + 1]
+            ns, ne = len(src), len(nbr)
+            if model == "mlp":
+                f += nd * i * o
+            elif model == "gat":
+                f += ns * i * (o * heads if l == len(blocks) - 1 else o)
+            else:
+                f += 2 * nd * i * o
+                if model == "sage-pool":
+                    f += ns * i * i
+                elif model == "sage-lstm":
+                    f += 2 * ne * i * 4 * i
+    return 3 * 2 * f
+
+
 def blas_library():
     """The BLAS library the process loaded (from /proc/self/maps)."""
     try:
@@ -495,7 +523,7 @@ def main(argv=None):
     missing = [f for f in files if not os.path.exists(f)]
     if not files or missing:
         ap.error(f"--blocks: missing {missing[0] if missing else os.path.join(a.blocks, 'epoch-0001.blocks')}")
-    epochs = []
+    epochs, flops = [], []
     for e, path in enumerate(files):
         bs = read_blocks(path)
         for blocks in bs:
@@ -504,6 +532,7 @@ def main(argv=None):
         if not a.no_check:
             check_blocks(g, bs, path)
         epochs.append(block_adjs(bs, a.model))
+        flops.append(gemm_flops(bs, a.model, [g.x.shape[1]] + [a.hidden] * (a.layers - 1) + [g.classes], a.heads))
     x = torch.from_numpy(g.x)
     y = torch.from_numpy(g.y)
     load_s = time.perf_counter() - t0
@@ -528,7 +557,7 @@ def main(argv=None):
             count += n
         sec = time.perf_counter() - start
         out.append({"epoch": e + 1, "loss": loss_sum / max(count, 1), "train_acc": right / max(count, 1),
-                    "batches": len(batches), "seconds": sec})
+                    "batches": len(batches), "seconds": sec, "gemm_flops": flops[e]})
     res = {
         "model": a.model, "layers": a.layers, "hidden": a.hidden, "heads": a.heads, "dropout": a.dropout,
         "lr": a.lr, "seed": a.seed, "threads": a.threads, "torch": torch.__version__, "blas": blas_library(),
