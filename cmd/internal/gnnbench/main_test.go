@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -213,4 +214,40 @@ func TestRealrunArgs(t *testing.T) {
 	assert.Contains(t, strings.Join(realrunArgs("/g", s, "gat", 3, 2, "/w", "/b"), " "), "--save-blocks /b")
 	assert.Equal(t, "s.py --graph /g --blocks /b --model gat --layers 3 --hidden 64 --heads 2 --dropout 0.25 --lr 0.01 --epochs 7 --threads 2 --seed 3",
 		strings.Join(torchArgs("s.py", "/g", "/b", s, "gat", 3, 2), " "))
+}
+
+func TestShapeRules(t *testing.T) {
+	for _, tc := range []struct {
+		graph, model string
+		epochs       int
+		fanouts      string
+		skip         bool
+	}{
+		{"ogbn-arxiv", "sage-mean", 10, "10,25", false},
+		{"ogbn-arxiv", "sage-lstm", 10, "5,10", false},
+		{"pubmed", "gat", 50, "10,25", false},
+		{"pubmed", "sage-lstm", 50, "5,10", false},
+		{"cora", "sage-lstm", 0, "", true},
+		{"reddit", "sage-lstm", 0, "", true},
+		{"reddit", "gat", 10, "10,25", false},
+	} {
+		s, skip := ShapeFor(tc.graph, tc.model)
+		if tc.skip {
+			assert.NotEmpty(t, skip, "%s %s", tc.graph, tc.model)
+			continue
+		}
+		assert.Empty(t, skip)
+		assert.Equal(t, tc.epochs, s.Epochs, "%s %s", tc.graph, tc.model)
+		assert.Equal(t, tc.fanouts, s.Fanouts, "%s %s", tc.graph, tc.model)
+	}
+	c := Config{Graphs: []string{"cora", "ogbn-arxiv"}, Models: []string{"mlp", "sage-lstm"}, Seeds: []int{1, 2, 3},
+		SpeedGraphs: []string{"ogbn-arxiv"}, SpeedModels: []string{"sage-lstm", "gat"}, Threads: 2}
+	var got []string
+	for _, r := range plan(c) {
+		got = append(got, fmt.Sprintf("%s/%s/%d/%v", r.Graph, r.Model, r.Seed, r.Speed))
+	}
+	assert.Equal(t, []string{"cora/mlp/1/false", "cora/mlp/2/false", "cora/mlp/3/false",
+		"ogbn-arxiv/mlp/1/false", "ogbn-arxiv/mlp/2/false", "ogbn-arxiv/mlp/3/false",
+		"ogbn-arxiv/sage-lstm/1/true", "ogbn-arxiv/sage-lstm/2/false", "ogbn-arxiv/sage-lstm/3/false",
+		"ogbn-arxiv/gat/1/true"}, got)
 }
