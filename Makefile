@@ -78,6 +78,9 @@ fuzz:
 	$(GO) test ./sim -run '^$$' -fuzz '^FuzzParseInterval$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./realrun/initemb -run '^$$' -fuzz '^FuzzNPYHeader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./realrun/initemb -run '^$$' -fuzz '^FuzzSplitTSV$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./realrun/gnn/data -run '^$$' -fuzz '^FuzzFeaturesTSV$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./realrun/gnn/data -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./realrun/gnn/data -run '^$$' -fuzz '^FuzzNPYHeader$$' -fuzztime $(FUZZTIME)
 
 # README's worked example ("Your own graph, end to end"): a 3.4M-edge
 # knowledge graph as a user brings one (tab-separated, a header line, names
@@ -94,6 +97,19 @@ reproduce: $(BIN)/reproduce
 reproduce-quality: $(BIN)/reproduce
 	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
 	./$(BIN)/reproduce --out results --experiments quality
+
+# gnn-graphs writes the GNN node-classification graphs (data.WriteFiles'
+# layout) into $(GNN_DIR)/NAME/: WordNet (installs wordnet-base if missing)
+# and Betty's five Table 4 datasets generated at their default scales
+# (cmd/internal/gnngraph; about half a minute on 2 cores).
+GNN_DIR ?= .cache/gnn
+GNN_PRESETS := cora pubmed reddit ogbn-arxiv ogbn-products
+.PHONY: gnn-graphs
+gnn-graphs:
+	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
+	$(GO) build -o $(BIN)/gnngraph ./cmd/internal/gnngraph
+	./$(BIN)/gnngraph wordnet $(GNN_DIR)/wordnet
+	@for p in $(GNN_PRESETS); do echo "./$(BIN)/gnngraph generate $$p $(GNN_DIR)/$$p"; ./$(BIN)/gnngraph generate $$p $(GNN_DIR)/$$p || exit 1; done
 
 # reproduce-quality-orderings: does the edge-bucket ordering, p or c change
 # embedding quality? Filtered test MRR after a fixed number of epochs for

@@ -1,0 +1,107 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxLineBytes is the longest line the text readers of this package
+// accept (a feature row of many values is one line).
+const MaxLineBytes = 64 << 20
+
+// lineReader yields the lines of a text file without their line ends (LF
+// or CRLF), a leading UTF-8 byte order mark removed, refusing NUL bytes,
+// invalid UTF-8 and lines over MaxLineBytes with "NAME:LINE: problem".
+type lineReader struct {
+	name string
+	br   *bufio.Reader
+	line int
+	long []byte
+	max  int
+}
+
+func newLineReader(r io.Reader, name string) *lineReader {
+	return &lineReader{name: name, br: bufio.NewReaderSize(r, 64<<10), max: MaxLineBytes}
+}
+
+var errLong = errors.New("line too long")
+
+// next returns the next line (valid until the next call) and its number,
+// or io.EOF after the last.
+func (lr *lineReader) next() ([]byte, error) {
+	b, err := lr.read()
+	if err == io.EOF {
+		return nil, io.EOF
+	}
+	lr.line++
+	if errors.Is(err, errLong) {
+		return nil, lr.errorf("line longer than %d MiB", lr.max>>20)
+	} else if err != nil {
+		return nil, lr.errorf("read: %w", err)
+	}
+	if lr.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\uFEFF"))
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+		return nil, lr.errorf("not a text file (a NUL byte or invalid UTF-8)")
+	}
+	return b, nil
+}
+
+func (lr *lineReader) read() ([]byte, error) {
+	b, err := lr.br.ReadSlice('\n')
+	switch {
+	case err == nil:
+		return b[:len(b)-1], nil
+	case err == io.EOF && len(b) > 0:
+		return b, nil
+	case err != bufio.ErrBufferFull:
+		return nil, err
+	}
+	lr.long = append(lr.long[:0], b...)
+	for {
+		b, err = lr.br.ReadSlice('\n')
+		lr.long = append(lr.long, b...)
+		if len(lr.long) > lr.max+2 {
+			return nil, errLong
+		}
+		switch err {
+		case nil:
+			return lr.long[:len(lr.long)-1], nil
+		case io.EOF:
+			return lr.long, nil
+		case bufio.ErrBufferFull:
+		default:
+			return nil, err
+		}
+	}
+}
+
+// errorf is an error "NAME:LINE: …" at the current line.
+func (lr *lineReader) errorf(format string, a ...any) error {
+	return fmt.Errorf("%s:%d: %s", lr.name, lr.line, fmt.Errorf(format, a...))
+}
+
+// trimName is s without the blanks around it, as graph.Parse trims the
+// fields of a tab-separated edge file.
+func trimName(s string) string { return strings.Trim(s, " \t\v\f\r") }
+
+// quote is s quoted for an error message, cut to 64 bytes.
+func quote(s string) string {
+	if len(s) > 64 {
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q…", s[:cut])
+	}
+	return fmt.Sprintf("%q", s)
+}
