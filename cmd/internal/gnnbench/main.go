@@ -113,6 +113,9 @@ type RealEpoch struct {
 	ComputeSeconds float64  `json:"compute_s"`
 	EvalSeconds    float64  `json:"eval_s"`
 	Batches        int      `json:"batches"`
+	// FLOPs are the engine's own count of the epoch's dense products,
+	// forward and backward (0 from an engine that does not count them).
+	FLOPs float64 `json:"flops"`
 }
 
 // TorchEpoch is one epoch of scripts/gnn_torch.py's output.

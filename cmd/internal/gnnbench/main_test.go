@@ -33,7 +33,7 @@ acc=0.5$seed; [ "$model" = mlp ] || acc=0.7$seed
 cat <<EOF
 {"settings": {"model": "$model"}, "epochs": [
  {"epoch": 1, "loss": 1.5, "train_acc": 0.4, "valid_acc": null, "test_acc": null, "epoch_s": 2.0, "sample_s": 0.5, "compute_s": 1.0, "eval_s": 0, "batches": 4},
- {"epoch": 2, "loss": 1.0, "train_acc": 0.6, "valid_acc": 0.6, "test_acc": $acc, "epoch_s": 4.0, "sample_s": 0.5, "compute_s": 2.0, "eval_s": 1, "batches": 4}]}
+ {"epoch": 2, "loss": 1.0, "train_acc": 0.6, "valid_acc": 0.6, "test_acc": $acc, "epoch_s": 4.0, "sample_s": 0.5, "compute_s": 2.0, "eval_s": 1, "batches": 4, "flops": 5e9}]}
 EOF
 `
 
@@ -114,7 +114,7 @@ func TestReproduceWithFakes(t *testing.T) {
 	// sage-mean's seeds give 0.71, 0.72, 0.73: median 72.0, range 71.0–73.0.
 	assert.Contains(t, s, "| small | test | 52.0 [51.0 – 53.0] | 72.0 [71.0 – 73.0] |")
 	// speed: PyTorch 3 s, ours epoch median 3 s, compute 1.5 s.
-	assert.Contains(t, s, "| small | sage-mean | 4 | 3.000 | 1.500 | 3.000 | 1.00× | 2.00× | 6.00 |")
+	assert.Contains(t, s, "| small | sage-mean | 4 | 3.000 | 1.500 | 3.000 | 1.00× | 2.00× | 6.00 / 2.50 |")
 	assert.NotContains(t, s, "| big | sage-mean | 4 |", "big is not a speed graph")
 	assert.Contains(t, s, "small: sage-mean +20.0 points over mlp (clear of both seed ranges)")
 
