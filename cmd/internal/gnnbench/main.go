@@ -204,7 +204,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	epochs := fs.Int("epochs", 0, "epochs of every graph (default: each graph's own)")
 	fs.StringVar(&c.Out, "out", "results/gnn", "write README.md and gnn.json to `DIR`")
 	fs.StringVar(&c.RunsFile, "runs", "", "keep every finished run in `FILE` (JSON lines) and take the runs already there instead of training them again (default: none)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil
+	} else if err != nil {
 		return cli.Usagef("%w", err)
 	}
 	c.Command = "gnnbench " + strings.Join(args, " ")
