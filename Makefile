@@ -136,10 +136,11 @@ reproduce-betty: $(BIN)/reproduce
 
 # reproduce-gnn: node classification with realrun gnn's five models (mlp,
 # sage-mean, sage-pool, sage-lstm, gat) on every graph of gnn-graphs —
-# test accuracy, median and range over 3 seeds — and the speed of the two
-# smallest graphs' runs against a plain PyTorch implementation of the same
-# models (scripts/gnn_torch.py) trained over the very batches realrun
-# sampled (--save-blocks), same shape and 2 threads each; results/gnn/
+# test accuracy, median and range over 3 seeds — and, on the ogbn-arxiv-
+# and ogbn-products-shaped graphs, the speed of every model against a
+# plain PyTorch implementation of the same models (scripts/gnn_torch.py)
+# trained over the very batches realrun sampled (--save-blocks), same
+# shape and 2 threads each; results/gnn/
 # (README.md, written by the run, and gnn.json). Installs Debian's
 # python3-torch, python3-numpy and OpenBLAS (libopenblas0-openmp: with the
 # reference BLAS PyTorch's matrix products are ~60x slower) when missing,
@@ -156,7 +157,7 @@ check-gnn-torch: gnn-torch-deps
 	/usr/bin/python3 scripts/gnn_torch_selftest.py
 
 reproduce-gnn: build gnn-graphs check-gnn-torch
-	$(GO) run ./cmd/internal/gnnbench --realrun $(BIN)/realrun --python /usr/bin/python3 --graph-dir .cache/gnn \
+	$(GO) run ./cmd/internal/gnnbench --realrun $(BIN)/realrun --python /usr/bin/python3 --graph-dir $(GNN_DIR) \
 		--out results/gnn --runs "$(GNN_RUNS)" $(GNNBENCH_FLAGS)
 
 # reproduce-validate-trace runs one data-bound validation configuration
