@@ -136,8 +136,8 @@ reproduce-betty: $(BIN)/reproduce
 
 # reproduce-gnn: node classification with realrun gnn's five models (mlp,
 # sage-mean, sage-pool, sage-lstm, gat) on every graph of gnn-graphs —
-# test accuracy, median and range over 3 seeds — and, on the ogbn-arxiv-
-# and ogbn-products-shaped graphs, the speed of every model against a
+# test accuracy, median and range over 3 seeds — and, on the ogbn-arxiv-,
+# ogbn-products- and Reddit-shaped graphs, the speed of every model against a
 # plain PyTorch implementation of the same models (scripts/gnn_torch.py)
 # trained over the very batches realrun sampled (--save-blocks), same
 # shape and 2 threads each; results/gnn/

@@ -467,9 +467,12 @@ def gemm_flops(batches, model, dims, heads):
     """The matrix products an epoch's batches need by the models'
     definitions, forward and backward (3x the forward's 2mnk: the
     forward, the input gradient and the weight gradient), counted the
-    same way for every implementation: sage's fc_neigh on the aggregated
-    rows, the LSTM's input and hidden products once per sequence step,
-    GAT's fc on every source row. Element-wise work is not counted."""
+    same way for every implementation, at the least work the definitions
+    allow: sage's fc_neigh on the aggregated rows, the LSTM's input
+    product once per source row and its hidden product once per sequence
+    step (torch.nn.LSTM computes the input product per step, more than
+    counted here), GAT's fc on every source row. Element-wise work is not
+    counted."""
     f = 0
     for blocks in batches:
         for l, (src, nd, ptr, nbr) in enumerate(blocks):
@@ -484,7 +487,7 @@ def gemm_flops(batches, model, dims, heads):
                 if model == "sage-pool":
                     f += ns * i * i
                 elif model == "sage-lstm":
-                    f += 2 * ne * i * 4 * i
+                    f += (ns + ne) * i * 4 * i
     return 3 * 2 * f
 
 
