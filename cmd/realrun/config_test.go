@@ -19,7 +19,7 @@ func TestHelpIsGrouped(t *testing.T) {
 		out, _, code := runCmd(args...)
 		return out, code
 	})
-	assert.Equal(t, [][]string{nil, {"calibrate"}, {"trainer"}, {"etcd-member"}, {"eval"}, {"export"}, {"neighbors"}, {"predict"}}, walked)
+	assert.Equal(t, [][]string{nil, {"calibrate"}, {"trainer"}, {"etcd-member"}, {"gnn"}, {"eval"}, {"export"}, {"neighbors"}, {"predict"}}, walked)
 }
 
 // TestExampleConfigs: every realrun configuration under configs/ is

@@ -17,6 +17,7 @@ import (
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/eval"
+	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/job"
 )
 
@@ -31,6 +32,12 @@ func workdirMain(cmd string, args []string, stdout, stderr io.Writer) error {
 	var dir string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		dir, args = args[0], args[1:]
+	}
+	if dir != "" && gnn.IsWorkdir(dir) {
+		if cmd == "eval" {
+			return cli.Usagef("realrun eval: %s is a GNN work directory: its accuracies are in its training output (realrun gnn … --workdir %s --resume prints them again); realrun export writes its node representations", dir, dir)
+		}
+		return gnnExportMain(dir, args, stdout, stderr)
 	}
 	if cmd == "eval" {
 		return evalMain(dir, args, stdout, stderr)
@@ -225,7 +232,7 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	checkpointFlag(fs, &which)
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "realrun export WORKDIR --out FILE [flags]",
-		Summary: "Exports a trained work directory's current checkpoint (or its best: --checkpoint best), streaming one partition at a time: node embeddings in input id order, and optionally the relation parameters.",
+		Summary: "Exports a trained work directory's current checkpoint (or its best: --checkpoint best), streaming one partition at a time: node embeddings in input id order, and optionally the relation parameters. A GNN work directory (realrun gnn) exports its node representations instead: realrun export GNN-WORKDIR --help.",
 		Groups: []cli.FlagGroup{
 			{Title: "Export", Flags: []string{"out", "format", "relations", "checkpoint"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},

@@ -190,6 +190,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) > 0 && (args[0] == "eval" || args[0] == "export") {
 		return workdirMain(args[0], args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "gnn" {
+		return gnnMain(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "neighbors" || args[0] == "predict") {
 		return queryMain(args[0], args[1:], stdout, stderr)
 	}
@@ -411,13 +414,14 @@ func checkFlags(fs *flag.FlagSet, o cmdOptions) error {
 }
 
 var help = cli.Help{
-	Usage:   "realrun [flags] | realrun calibrate|trainer [flags] | realrun eval|export|neighbors|predict WORKDIR [flags]",
+	Usage:   "realrun [flags] | realrun calibrate|trainer|gnn [flags] | realrun eval|export|neighbors|predict WORKDIR [flags]",
 	Summary: "Trains graph embeddings out of core for real, executing a Plan with O_DIRECT partition I/O, and measures the simulator's Report plus MRR and Hits@k.",
 	Subcommands: [][2]string{{"calibrate", "measure this machine's disk and CPU engine into a device profile (realrun calibrate --help)"},
 		{"trainer", "join a distributed run as one trainer (realrun trainer --help)"},
 		{"etcd-member", "one member of the etcd cluster realrun --trainers N --etcd-members 3 starts (realrun etcd-member --help)"},
+		{"gnn", "train a graph neural network for node classification: GraphSAGE, GAT or an MLP (realrun gnn --help)"},
 		{"eval", "evaluate a trained work directory without training (realrun eval --help)"},
-		{"export", "export a trained work directory's embeddings (realrun export --help)"},
+		{"export", "export a trained work directory's embeddings, or a GNN work directory's node representations (realrun export --help)"},
 		{"neighbors", "the nearest nodes of nodes, or their best tails under a relation (realrun neighbors --help)"},
 		{"predict", "answer link-prediction queries from a file (realrun predict --help)"}},
 	Groups: []cli.FlagGroup{

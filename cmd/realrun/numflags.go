@@ -31,6 +31,11 @@ var numberRules = map[string]cli.Rule{
 	"k": cli.Positive, "ef": cli.Positive, "memory": cli.Positive,
 	// realrun trainer (lease above)
 	"id": cli.NonNegative,
+	// realrun gnn (epochs, batch, workers, eval-every and seed above; its
+	// lr is Positive: gnnRules)
+	"layers": cli.Positive, "hidden": cli.Positive, "heads": cli.Positive,
+	"dropout": cli.NonNegative, // 0: no dropout
+	"fanouts": cli.NonNegative, // 0: no neighbours in that layer
 }
 
 // newFlagSet is a flag set of realrun or one of its subcommands, with the

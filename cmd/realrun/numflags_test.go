@@ -19,7 +19,7 @@ func TestNumberRules(t *testing.T) {
 		out, _, code := runCmd(args...)
 		return out, code
 	})
-	clitest.CheckNumberRules(t, numberRules, "realrun", "realrun calibrate", "realrun trainer", "realrun eval", "realrun export", "realrun neighbors", "realrun predict")
+	clitest.CheckNumberRules(t, numberRules, "realrun", "realrun calibrate", "realrun trainer", "realrun eval", "realrun export", "realrun neighbors", "realrun predict", "realrun gnn")
 }
 
 // TestZeroRefused: a 0 or a negative value that means nothing is refused

@@ -39,9 +39,17 @@ const lockTries = 100
 // file, or a folder with anything but a lock or an unfinished build in
 // it — is an error wrapping ErrNotWorkdir, and nothing is written there.
 func LockWorkdir(workdir string) (unlock func(), err error) {
+	return LockDir(workdir, func(dir string) bool { return store.IsWorkdir(dir) || store.Unbuilt(dir) })
+}
+
+// LockDir is LockWorkdir for a kind of work directory that ours
+// recognises (the GNN trainer's, realrun/gnn): an existing directory
+// for which ours is false is an error wrapping ErrNotWorkdir, and
+// nothing is written there.
+func LockDir(workdir string, ours func(dir string) bool) (unlock func(), err error) {
 	dir := filepath.Clean(workdir)
 	path := LockPath(dir)
-	if fi, err := os.Stat(dir); err == nil && (!fi.IsDir() || !store.IsWorkdir(dir) && !store.Unbuilt(dir)) {
+	if fi, err := os.Stat(dir); err == nil && (!fi.IsDir() || !ours(dir)) {
 		return nil, fmt.Errorf("%s exists and is %w", workdir, ErrNotWorkdir)
 	}
 	created := false

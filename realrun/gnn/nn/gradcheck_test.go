@@ -82,7 +82,7 @@ func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64) {
 			down := loss()
 			x[i] = old
 			num := (up - down) / (2 * eps)
-			if math.Abs(num-float64(ana[i])) > 2e-2*math.Max(1, math.Abs(num)) {
+			if !(math.Abs(num-float64(ana[i])) <= 2e-2*math.Max(1, math.Abs(num))) { // NaN fails
 				if bad < 5 {
 					t.Errorf("%s[%d]: analytic %.5g, finite difference %.5g", what, i, ana[i], num)
 				}

@@ -1,0 +1,448 @@
+package gnn
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
+	"github.com/tierflow/tierflow/realrun/gnn/block"
+	"github.com/tierflow/tierflow/realrun/gnn/data"
+	"github.com/tierflow/tierflow/realrun/gnn/nn"
+)
+
+// The purposes of the random streams, each seeded from Options.Seed.
+const (
+	purposeInit uint64 = iota + 1
+	purposeShuffle
+	purposeSample
+	purposeDropout
+)
+
+// derive is the seed of one purpose's stream: SplitMix64 of the seed
+// and the purpose, so that neighbouring seeds give unrelated streams.
+func derive(seed, purpose uint64) uint64 {
+	z := seed + purpose*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// stream is the position of a batch's stream: its epoch and batch, so
+// that a batch's random choices depend on (seed, epoch, batch) alone.
+func stream(epoch, batch int) uint64 { return uint64(epoch)<<32 | uint64(uint32(batch)) }
+
+// Train trains a model as o says: it reads the graph (o.Files or
+// o.Graph), builds the model from seeded initial parameters — or, with
+// o.Resume, continues the work directory's last checkpoint — and trains
+// o.Epochs epochs of shuffled mini-batches of training nodes, each
+// sampled one batch ahead of the compute, with Adam on the mean
+// cross-entropy; after every o.EvalEvery-th epoch and the last it runs
+// layer-wise inference over the whole graph for the validation and test
+// accuracy, and with a work directory it checkpoints after every epoch.
+// A stop (o.Stop) returns what completed and a *StopError. Bad options
+// are *FieldErrors, a work directory that cannot be used a
+// *WorkdirError, bad input files inputerr.Errors.
+func Train(o Options) (*Result, error) {
+	o = o.withDefaults()
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	log := o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	workers := o.Workers
+	if workers == 0 {
+		workers = runtime.NumCPU()
+	}
+	res := &Result{Workdir: o.Workdir, Settings: Settings{Model: o.Model, Layers: o.Layers, Hidden: o.Hidden, Heads: o.Heads,
+		Fanouts: FormatFanouts(o.Fanouts), Batch: o.Batch, Dropout: o.Dropout, LR: o.LR, Epochs: o.Epochs, Seed: o.Seed,
+		Workers: workers, EvalEvery: o.EvalEvery, Directed: o.Files.Directed}, Epochs: []Epoch{}}
+	var wd *openedDir
+	if o.Workdir != "" {
+		var err error
+		if wd, err = openDir(o, log); err != nil {
+			return nil, err
+		}
+		defer wd.unlock()
+	}
+	g, stats := o.Graph, data.Stats{}
+	if g == nil {
+		var err error
+		if g, stats, err = data.Load(o.Files); err != nil {
+			return nil, &inputerr.Error{Err: err}
+		}
+	}
+	res.Graph = summariseGraph(g, stats)
+	if len(g.Train) == 0 {
+		return nil, inputerr.Errorf("no training nodes: the graph has none labelled in its training split")
+	}
+	if len(g.Classes) < 2 {
+		where := "the graph"
+		if o.Files.Labels != "" {
+			where = o.Files.Labels
+		}
+		return nil, inputerr.Errorf("%s: %d label class: node classification needs at least 2", where, len(g.Classes))
+	}
+	spec := nn.Spec{Model: o.Model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads, Dropout: o.Dropout}
+	if err := spec.Check(); err != nil {
+		return nil, inputerr.Errorf("model: %w", err)
+	}
+	nn.Workers = workers
+	m, err := nn.New(spec, derive(o.Seed, purposeInit))
+	if err != nil {
+		return nil, err
+	}
+	adam := nn.NewAdam(m.Params(), o.LR)
+	for _, p := range m.Params() {
+		res.Params += len(p.W)
+	}
+	first := 1
+	if wd != nil {
+		if wd.ckpt != nil {
+			if err := m.Load(bytes.NewReader(wd.ckpt.params)); err != nil {
+				return nil, &WorkdirError{Kind: Unreadable, Dir: wd.dir, Err: fmt.Errorf("checkpoint parameters: %w", err)}
+			}
+			if err := adam.Load(bytes.NewReader(wd.ckpt.adam)); err != nil {
+				return nil, &WorkdirError{Kind: Unreadable, Dir: wd.dir, Err: fmt.Errorf("checkpoint optimiser: %w", err)}
+			}
+			res.Epochs = append(res.Epochs, wd.ckpt.Records...)
+			first, res.Resumed = wd.ckpt.Epoch+1, wd.ckpt.Epoch
+			if first > o.Epochs {
+				fmt.Fprintf(log, "nothing left to train: %s is trained through epoch %d, the epochs asked for (they count the total: ask for more to train on)\n", wd.dir, wd.ckpt.Epoch)
+			} else {
+				fmt.Fprintf(log, "resuming after epoch %d (checkpoint verified)\n", wd.ckpt.Epoch)
+			}
+		} else if err := wd.start(o, spec); err != nil {
+			return nil, err
+		}
+	}
+	if o.SaveBlocks != "" {
+		if err := os.MkdirAll(o.SaveBlocks, 0o755); err != nil {
+			return nil, inputerr.Errorf("blocks directory: %w", err)
+		}
+	}
+	if o.Loaded != nil {
+		o.Loaded(res)
+	}
+	t := newTrainer(o, g, m, adam, workers)
+	for e := first; e <= o.Epochs; e++ {
+		ep, err := t.epoch(e)
+		if err != nil {
+			res.summarise()
+			return res, err
+		}
+		if (e%o.EvalEvery == 0 || e == o.Epochs) && len(g.Valid)+len(g.Test) > 0 {
+			t.evaluate(&ep)
+		}
+		res.Epochs = append(res.Epochs, ep)
+		if wd != nil {
+			if err := writeCheckpoint(wd.dir, e, res.Epochs, m, adam); err != nil {
+				res.summarise()
+				return res, err
+			}
+		}
+	}
+	res.summarise()
+	return res, nil
+}
+
+// trainer holds a run's model, optimiser and the buffers its batches
+// reuse. Two samplers, feature and label buffers alternate between
+// batches, so that the next batch is sampled while this one computes.
+type trainer struct {
+	o        Options
+	g        *data.Graph
+	m        *nn.Model
+	adam     *nn.Adam
+	workers  int
+	samplers [2]*block.Sampler
+	batches  [2]*block.Batch
+	pcg      [2]*rand.PCG
+	rng      [2]*rand.Rand
+	x        [2][]float32
+	y        [2][]int32
+	dropPCG  *rand.PCG
+	dropRng  *rand.Rand
+	order    []int32
+	dLogits  []float32
+	classes  int
+}
+
+func newTrainer(o Options, g *data.Graph, m *nn.Model, adam *nn.Adam, workers int) *trainer {
+	t := &trainer{o: o, g: g, m: m, adam: adam, workers: workers, classes: len(g.Classes), order: make([]int32, len(g.Train))}
+	for p := range t.samplers {
+		t.samplers[p] = block.NewSampler(g, o.Fanouts)
+		t.pcg[p] = rand.NewPCG(0, 0)
+		t.rng[p] = rand.New(t.pcg[p])
+	}
+	t.dropPCG = rand.NewPCG(0, 0)
+	t.dropRng = rand.New(t.dropPCG)
+	return t
+}
+
+// prepared is a batch sampled, with its input features and labels
+// gathered.
+type prepared struct {
+	b       *block.Batch
+	x       []float32
+	y       []int32
+	seconds float64
+}
+
+// epoch trains epoch e over every training node once.
+func (t *trainer) epoch(e int) (Epoch, error) {
+	o, g := t.o, t.g
+	copy(t.order, g.Train)
+	rand.New(rand.NewPCG(derive(o.Seed, purposeShuffle), uint64(e))).Shuffle(len(t.order), func(i, j int) {
+		t.order[i], t.order[j] = t.order[j], t.order[i]
+	})
+	n := len(t.order)
+	nb := (n + o.Batch - 1) / o.Batch
+	ready, quit := make(chan prepared), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ready)
+		for i := 0; i < nb; i++ {
+			start := time.Now()
+			p := i & 1
+			seeds := t.order[i*o.Batch : min((i+1)*o.Batch, n)]
+			t.pcg[p].Seed(derive(o.Seed, purposeSample), stream(e, i))
+			b := t.samplers[p].SampleInto(t.batches[p], seeds, t.rng[p])
+			t.batches[p] = b
+			t.x[p] = gather(t.x[p], g, b.Input(), t.workers)
+			t.y[p] = labelsOf(t.y[p], g, b.Output())
+			select {
+			case ready <- prepared{b: b, x: t.x[p], y: t.y[p], seconds: time.Since(start).Seconds()}:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(quit)
+		wg.Wait()
+	}()
+
+	ep := Epoch{Epoch: e, Batches: nb}
+	var saved *blockFile
+	if o.SaveBlocks != "" {
+		var err error
+		if saved, err = newBlockFile(o.SaveBlocks, e, nb); err != nil {
+			return ep, err
+		}
+		defer saved.abort()
+	}
+	start := time.Now()
+	var lossSum float64
+	var correct, done int64
+	for i := 0; i < nb; i++ {
+		if stopped(o.Stop) {
+			return ep, &StopError{Epochs: e - 1, Workdir: o.Workdir}
+		}
+		w0 := time.Now()
+		pb := <-ready
+		ep.StallSeconds += time.Since(w0).Seconds()
+		ep.SampleSeconds += pb.seconds
+		for l := range pb.b.Blocks {
+			ep.SampledEdges += int64(len(pb.b.Blocks[l].Nbr))
+		}
+		ep.InputNodes += int64(len(pb.b.Input()))
+		if saved != nil {
+			if err := saved.w.Write(pb.b); err != nil {
+				return ep, fmt.Errorf("%s: %w", saved.path, err)
+			}
+		}
+		ep.FLOPs += t.m.FLOPs(pb.b)
+		c0 := time.Now()
+		t.dropPCG.Seed(derive(o.Seed, purposeDropout), stream(e, i))
+		logits := t.m.Forward(pb.b, pb.x, true, t.dropRng)
+		rows := len(pb.y)
+		t.dLogits = growFloats(t.dLogits, rows*t.classes)
+		clear(t.dLogits)
+		loss, right := nn.CrossEntropy(logits, pb.y, t.classes, t.dLogits)
+		t.m.Backward(t.dLogits)
+		t.adam.Step(t.m.Params())
+		t.m.ZeroGrad()
+		ep.ComputeSeconds += time.Since(c0).Seconds()
+		lossSum += loss * float64(rows)
+		correct += int64(right)
+		done += int64(rows)
+		if o.Progress != nil {
+			secs := time.Since(start).Seconds()
+			o.Progress(Progress{Epoch: e, Epochs: o.Epochs, Batch: i + 1, Batches: nb, Nodes: done, Seconds: secs,
+				Loss: lossSum / float64(done), NodesPerSecond: float64(done) / max(secs, 1e-9), Final: i+1 == nb})
+		}
+	}
+	ep.EpochSeconds = time.Since(start).Seconds()
+	ep.Loss = lossSum / float64(max(done, 1))
+	ep.TrainAcc = float64(correct) / float64(max(done, 1))
+	if ep.EpochSeconds > 0 {
+		ep.NodesPerSecond = float64(done) / ep.EpochSeconds
+		ep.EdgesPerSecond = float64(ep.SampledEdges) / ep.EpochSeconds
+	}
+	if ep.ComputeSeconds > 0 {
+		ep.FLOPsPerSecond = ep.FLOPs / ep.ComputeSeconds
+	}
+	if saved != nil {
+		if err := saved.commit(); err != nil {
+			return ep, err
+		}
+	}
+	return ep, nil
+}
+
+// evaluate runs layer-wise inference over the whole graph and records the
+// validation and test accuracy.
+func (t *trainer) evaluate(ep *Epoch) {
+	start := time.Now()
+	_, logits := t.m.Infer(t.g, t.o.Batch)
+	ep.ValidAcc = accuracy(logits, t.classes, t.g.Y, t.g.Valid)
+	ep.TestAcc = accuracy(logits, t.classes, t.g.Y, t.g.Test)
+	ep.EvalSeconds = time.Since(start).Seconds()
+}
+
+// accuracy is the share of nodes whose highest logit is their label (nil
+// without nodes).
+func accuracy(logits []float32, classes int, y []int32, nodes []int32) *float64 {
+	if len(nodes) == 0 {
+		return nil
+	}
+	right := 0
+	for _, v := range nodes {
+		row := logits[int(v)*classes : int(v+1)*classes]
+		best := 0
+		for c := 1; c < classes; c++ {
+			if row[c] > row[best] {
+				best = c
+			}
+		}
+		if int32(best) == y[v] {
+			right++
+		}
+	}
+	acc := float64(right) / float64(len(nodes))
+	return &acc
+}
+
+// stopped reports whether stop has been closed (a nil channel never is).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// gather copies the feature rows of ids into buf (grown to fit), split
+// over workers goroutines when there are many.
+func gather(buf []float32, g *data.Graph, ids []int32, workers int) []float32 {
+	f := g.F
+	buf = growFloats(buf, len(ids)*f)
+	copyRows := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := int(ids[i])
+			copy(buf[i*f:(i+1)*f], g.X[v*f:(v+1)*f])
+		}
+	}
+	parts := min(workers, len(ids)*f/(1<<15))
+	if parts <= 1 {
+		copyRows(0, len(ids))
+		return buf
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < parts; w++ {
+		lo, hi := len(ids)*w/parts, len(ids)*(w+1)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copyRows(lo, hi)
+		}()
+	}
+	wg.Wait()
+	return buf
+}
+
+// labelsOf writes the labels of nodes into buf (grown to fit).
+func labelsOf(buf []int32, g *data.Graph, nodes []int32) []int32 {
+	if cap(buf) < len(nodes) {
+		buf = make([]int32, len(nodes))
+	}
+	buf = buf[:len(nodes)]
+	for i, v := range nodes {
+		buf[i] = g.Y[v]
+	}
+	return buf
+}
+
+// growFloats returns buf resized to n (not zeroed), reusing its array
+// when it can.
+func growFloats(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
+}
+
+// blockFile is an epoch's block file being written (--save-blocks):
+// streamed into a temporary file beside it, renamed into place once the
+// epoch's batches are all in.
+type blockFile struct {
+	path string
+	f    *os.File
+	w    *block.Writer
+	done bool
+}
+
+func newBlockFile(dir string, epoch, batches int) (*blockFile, error) {
+	path := filepath.Join(dir, block.EpochFile(epoch))
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	w, err := block.NewWriter(f, batches)
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &blockFile{path: path, f: f, w: w}, nil
+}
+
+// commit finishes the file and renames it into place.
+func (b *blockFile) commit() error {
+	err := b.w.Close()
+	if err == nil {
+		err = b.f.Chmod(0o644)
+	}
+	if cerr := b.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(b.f.Name(), b.path)
+	}
+	if err != nil {
+		os.Remove(b.f.Name())
+		return fmt.Errorf("write %s: %w", b.path, err)
+	}
+	b.done = true
+	return nil
+}
+
+// abort removes the unfinished file (after commit: nothing).
+func (b *blockFile) abort() {
+	if !b.done {
+		b.f.Close()
+		os.Remove(b.f.Name())
+	}
+}
