@@ -15,7 +15,8 @@ batches; per batch uint32 blocks; per block uint32 numSrc, numDst,
 numEdges, int32 Src[numSrc], Ptr[numDst+1], Nbr[numEdges]).
 
 The models (the definitions realrun's engine implements):
-  Linear      y = x W^T + b, Glorot-uniform W, zero b
+  Linear      y = x W^T + b, Glorot-uniform W (SAGE's and GAT's with the
+              ReLU gain sqrt(2), as DGL and realrun), zero b
   sage-mean   h_i = fc_self(x_i) + fc_neigh(mean_j x_j)      (0 if no j)
   sage-pool   h_i = fc_self(x_i) + fc_neigh(max_j ReLU(fc_pool(x_j)))
   sage-lstm   h_i = fc_self(x_i) + fc_neigh(LSTM(x_j in Nbr order) last h)
@@ -251,20 +252,29 @@ def rows(h, adj):
 
 # ---------------------------------------------------------------- layers
 
-def glorot_(w):
-    fan_out, fan_in = w.shape[0], w.shape[1]
-    b = math.sqrt(6.0 / (fan_in + fan_out))
+RELU_GAIN = math.sqrt(2.0)
+
+
+def glorot_(w, gain=1.0, fans=None):
+    """Glorot uniform, ±gain·sqrt(6/(fan_in+fan_out)); fans default to
+    PyTorch's for an out x in matrix."""
+    fan_out, fan_in = fans or (w.shape[0], w.shape[1])
+    b = gain * math.sqrt(6.0 / (fan_in + fan_out))
     with torch.no_grad():
         w.uniform_(-b, b)
     return w
 
 
 class Linear(nn.Module):
-    """y = x W^T + b: W out x in, Glorot uniform; b zero."""
+    """y = x W^T + b: W out x in, Glorot uniform (times gain); b zero.
+    The initialisations are realrun's, which are DGL's: plain Glorot for
+    the MLP's layers, the ReLU gain sqrt(2) for SAGEConv's and GATConv's
+    (GATConv's xavier_normal_ variance, uniform), PyTorch's default for the
+    LSTM."""
 
-    def __init__(self, i, o, bias=True):
+    def __init__(self, i, o, bias=True, gain=1.0):
         super().__init__()
-        self.weight = nn.Parameter(glorot_(torch.empty(o, i)))
+        self.weight = nn.Parameter(glorot_(torch.empty(o, i), gain))
         self.bias = nn.Parameter(torch.zeros(o)) if bias else None
 
     def forward(self, x):
@@ -295,7 +305,7 @@ class SAGEMean(nn.Module):
 
     def __init__(self, i, o):
         super().__init__()
-        self.fc_self, self.fc_neigh = Linear(i, o), Linear(i, o, bias=False)
+        self.fc_self, self.fc_neigh = Linear(i, o, gain=RELU_GAIN), Linear(i, o, bias=False, gain=RELU_GAIN)
         self.project_first = i > o
 
     def pre(self, h):
@@ -313,8 +323,8 @@ class SAGEPool(nn.Module):
 
     def __init__(self, i, o):
         super().__init__()
-        self.fc_pool = Linear(i, i)
-        self.fc_self, self.fc_neigh = Linear(i, o), Linear(i, o, bias=False)
+        self.fc_pool = Linear(i, i, gain=RELU_GAIN)
+        self.fc_self, self.fc_neigh = Linear(i, o, gain=RELU_GAIN), Linear(i, o, bias=False, gain=RELU_GAIN)
 
     def pre(self, h):
         return F.relu(self.fc_pool(h))
@@ -335,13 +345,8 @@ class SAGELSTM(nn.Module):
 
     def __init__(self, i, o):
         super().__init__()
-        self.lstm = nn.LSTM(i, i, batch_first=False)
-        for name, w in self.lstm.named_parameters():
-            if name.startswith("weight"):
-                glorot_(w)
-            else:
-                nn.init.zeros_(w)
-        self.fc_self, self.fc_neigh = Linear(i, o), Linear(i, o, bias=False)
+        self.lstm = nn.LSTM(i, i, batch_first=False)  # PyTorch's init: uniform ±1/sqrt(i)
+        self.fc_self, self.fc_neigh = Linear(i, o, gain=RELU_GAIN), Linear(i, o, bias=False, gain=RELU_GAIN)
 
     def pre(self, h):
         return h
@@ -361,9 +366,10 @@ class GAT(nn.Module):
     def __init__(self, i, o, heads, concat):
         super().__init__()
         self.h, self.o, self.concat = heads, o, concat
-        self.fc = Linear(i, heads * o, bias=False)
-        self.attn_l = nn.Parameter(glorot_(torch.empty(heads, o)))
-        self.attn_r = nn.Parameter(glorot_(torch.empty(heads, o)))
+        self.fc = Linear(i, heads * o, bias=False, gain=RELU_GAIN)
+        # DGL's attn_l is 1 x heads x o: PyTorch's fans heads*o and o.
+        self.attn_l = nn.Parameter(glorot_(torch.empty(heads, o), RELU_GAIN, (o, heads * o)))
+        self.attn_r = nn.Parameter(glorot_(torch.empty(heads, o), RELU_GAIN, (o, heads * o)))
         self.bias = nn.Parameter(torch.zeros(heads, o))
 
     def pre(self, h):
