@@ -145,7 +145,7 @@ reproduce-betty: $(BIN)/reproduce
 # python3-torch, python3-numpy and OpenBLAS (libopenblas0-openmp: with the
 # reference BLAS PyTorch's matrix products are ~60x slower) when missing,
 # and self-tests the PyTorch script first (check-gnn-torch, ~30 s). About
-# 25 minutes on 2 cores. GNN_RUNS=FILE keeps every finished run there and
+# 20 minutes on 2 cores. GNN_RUNS=FILE keeps every finished run there and
 # takes the runs already there instead of training them again (an
 # interrupted run resumes); GNNBENCH_FLAGS adds gnnbench flags (--graphs,
 # --seeds, --epochs, --speed-graphs, ...: go run ./cmd/internal/gnnbench -h).

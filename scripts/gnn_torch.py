@@ -471,30 +471,32 @@ def block_adjs(batches, model):
 
 def gemm_flops(batches, model, dims, heads):
     """The matrix products an epoch's batches need by the models'
-    definitions, forward and backward (3x the forward's 2mnk: the
-    forward, the input gradient and the weight gradient), counted the
-    same way for every implementation, at the least work the definitions
-    allow: sage's fc_neigh on the aggregated rows, the LSTM's input
-    product once per source row and its hidden product once per sequence
-    step (torch.nn.LSTM computes the input product per step, more than
-    counted here), GAT's fc on every source row. Element-wise work is not
-    counted."""
+    definitions, forward and backward, counted the same way for every
+    implementation at the least work the definitions allow: 2mnk for the
+    forward and for the weight gradient, and for the input gradient except
+    where the input is the raw features (the first layer's products of x
+    and of the mean of x). sage's fc_neigh runs on the aggregated rows;
+    the LSTM's input product once per source row and its hidden product
+    once per sequence step (torch.nn.LSTM computes the input product per
+    step, more than counted here); GAT's fc on every source row.
+    Element-wise work is not counted."""
     f = 0
     for blocks in batches:
         for l, (src, nd, ptr, nbr) in enumerate(blocks):
             i, o = dims[l], dims[l + 1]
             ns, ne = len(src), len(nbr)
+            raw = 2 if l == 0 else 3  # passes of a product whose input is x
             if model == "mlp":
-                f += nd * i * o
+                f += raw * nd * i * o
             elif model == "gat":
-                f += ns * i * (o * heads if l == len(blocks) - 1 else o)
-            else:
-                f += 2 * nd * i * o
-                if model == "sage-pool":
-                    f += ns * i * i
-                elif model == "sage-lstm":
-                    f += (ns + ne) * i * 4 * i
-    return 3 * 2 * f
+                f += raw * ns * i * (o * heads if l == len(blocks) - 1 else o)
+            elif model == "sage-mean":
+                f += 2 * raw * nd * i * o
+            elif model == "sage-pool":
+                f += raw * ns * i * i + raw * nd * i * o + 3 * nd * i * o
+            elif model == "sage-lstm":
+                f += raw * ns * i * 4 * i + 3 * ne * i * 4 * i + raw * nd * i * o + 3 * nd * i * o
+    return 2 * f
 
 
 def blas_library():

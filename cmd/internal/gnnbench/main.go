@@ -59,9 +59,9 @@ type Shape struct {
 
 // DefaultShape is every run's shape unless a Rule changes it: DGL's
 // GraphSAGE example (2 layers, fanouts 10,25, dropout 0.5) with 128
-// hidden units, batches of 1,024 and lr 0.01 (0.003 learns too slowly in
-// the few epochs the budget allows).
-var DefaultShape = Shape{Layers: 2, Hidden: 128, Heads: 4, Fanouts: "10,25", Batch: 1024, Dropout: 0.5, LR: 0.01, Epochs: 10}
+// hidden units, batches of 1,024, lr 0.01 (0.003 learns too slowly in
+// the few epochs the budget allows) and 20 epochs.
+var DefaultShape = Shape{Layers: 2, Hidden: 128, Heads: 4, Fanouts: "10,25", Batch: 1024, Dropout: 0.5, LR: 0.01, Epochs: 20}
 
 // Rule changes the shape of the runs of a graph, a model or both ("":
 // any), or leaves them out (Skip, saying why). Rules apply in order.

@@ -223,13 +223,13 @@ func TestShapeRules(t *testing.T) {
 		fanouts      string
 		skip         bool
 	}{
-		{"ogbn-arxiv", "sage-mean", 10, "10,25", false},
-		{"ogbn-arxiv", "sage-lstm", 10, "5,10", false},
+		{"ogbn-arxiv", "sage-mean", 20, "10,25", false},
+		{"ogbn-arxiv", "sage-lstm", 20, "5,10", false},
 		{"pubmed", "gat", 50, "10,25", false},
 		{"pubmed", "sage-lstm", 50, "5,10", false},
 		{"cora", "sage-lstm", 0, "", true},
 		{"reddit", "sage-lstm", 0, "", true},
-		{"reddit", "gat", 10, "10,25", false},
+		{"reddit", "gat", 20, "10,25", false},
 	} {
 		s, skip := ShapeFor(tc.graph, tc.model)
 		if tc.skip {
