@@ -134,6 +134,32 @@ reproduce-quality-orderings: $(BIN)/reproduce
 reproduce-betty: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments betty-fig16,betty-fig12,betty-table7
 
+# reproduce-gnn: node classification with realrun gnn's five models (mlp,
+# sage-mean, sage-pool, sage-lstm, gat) on every graph of gnn-graphs —
+# test accuracy, median and range over 3 seeds — and, on the ogbn-arxiv-,
+# ogbn-products- and Reddit-shaped graphs, the speed of every model against a
+# plain PyTorch implementation of the same models (scripts/gnn_torch.py)
+# trained over the very batches realrun sampled (--save-blocks), same
+# shape and 2 threads each; results/gnn/
+# (README.md, written by the run, and gnn.json). Installs Debian's
+# python3-torch, python3-numpy and OpenBLAS (libopenblas0-openmp: with the
+# reference BLAS PyTorch's matrix products are ~60x slower) when missing,
+# and self-tests the PyTorch script first (check-gnn-torch, ~30 s). About
+# 20 minutes on 2 cores. GNN_RUNS=FILE keeps every finished run there and
+# takes the runs already there instead of training them again (an
+# interrupted run resumes); GNNBENCH_FLAGS adds gnnbench flags (--graphs,
+# --seeds, --epochs, --speed-graphs, ...: go run ./cmd/internal/gnnbench -h).
+.PHONY: reproduce-gnn gnn-torch-deps check-gnn-torch
+gnn-torch-deps:
+	@./scripts/apt-install.sh gnn-torch-deps python3-torch python3-numpy libopenblas0-openmp
+
+check-gnn-torch: gnn-torch-deps
+	/usr/bin/python3 scripts/gnn_torch_selftest.py
+
+reproduce-gnn: build gnn-graphs check-gnn-torch
+	$(GO) run ./cmd/internal/gnnbench --realrun $(BIN)/realrun --python /usr/bin/python3 --graph-dir $(GNN_DIR) \
+		--out results/gnn --runs "$(GNN_RUNS)" $(GNNBENCH_FLAGS)
+
 # reproduce-validate-trace runs one data-bound validation configuration
 # (Freebase86m-shaped, d=128, p=32, c=3; BETA and Hilbert) with
 # --compare-sim --trace and reads the trace back (tracecheck --summary):
