@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tierflow/tierflow/realrun/gnn/block"
@@ -32,11 +33,38 @@ func testBlock(dst, src int, rng *rand.Rand) *block.Block {
 	return b
 }
 
+// gradOpts adapts checkGrad to a layer whose loss has kinks (ReLU, max,
+// LeakyReLU), where a finite difference across a kink measures neither
+// side's slope. The zero value is plain central differences at step
+// 1e-2, every coordinate judged.
+type gradOpts struct {
+	// steps are the finite-difference steps, largest first; default
+	// {1e-2}. With one, its central difference is judged at every
+	// coordinate. With several and no crossed, a coordinate's central
+	// differences at all of them must agree within the tolerance — where
+	// they do not, a kink lies within a step and the coordinate is
+	// skipped — and the last (smallest) step's is judged. With crossed,
+	// they are tried in turn (below).
+	steps []float32
+	// crossed, if set, reports after each Forward on which side of its
+	// kink each kinked quantity is (for GAT, the sign of every attention
+	// logit); a perturbation that changes any entry crosses a kink. Where
+	// one side of ±step crosses, the coordinate is checked by a one-sided
+	// difference on the other (Richardson-extrapolated from the step and
+	// its half, which must not cross either); where both do, at the next
+	// step; failing every step, it is skipped.
+	crossed func() []bool
+	// skip is the fraction of each tensor's coordinates that may be
+	// skipped at kinks (default 0: none); more fails the check.
+	skip float64
+}
+
 // checkGrad compares l's analytic gradients — of its input and of every
-// parameter — with central finite differences of the loss Σ out·R for a
-// fixed random R, at every coordinate (keep shapes small). Forward runs
-// with train false, so dropout-free layers are deterministic.
-func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64) {
+// parameter — with finite differences of the loss Σ out·R for a fixed
+// random R, at every coordinate (keep shapes small), within 2% of
+// max(1, |difference|); a NaN fails. Forward runs with train false, so
+// dropout-free layers are deterministic. o adapts it to kinks.
+func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64, o gradOpts) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	in := make([]float32, b.NumSrc()*l.InDim())
@@ -48,9 +76,8 @@ func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64) {
 		r[i] = rng.NormFloat64()
 	}
 	loss := func() float64 {
-		out := l.Forward(b, in, false, nil)
 		s := 0.0
-		for i, v := range out {
+		for i, v := range l.Forward(b, in, false, nil) {
 			s += float64(v) * r[i]
 		}
 		return s
@@ -58,7 +85,11 @@ func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64) {
 	for _, p := range l.Params() {
 		clear(p.G)
 	}
-	loss()
+	f0 := loss()
+	var base []bool
+	if o.crossed != nil {
+		base = o.crossed()
+	}
 	dOut := make([]float32, len(r))
 	for i, v := range r {
 		dOut[i] = float32(v)
@@ -71,18 +102,64 @@ func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64) {
 	for _, p := range l.Params() {
 		grads[p.Name] = append([]float32(nil), p.G...)
 	}
-	check := func(what string, x []float32, ana []float32) {
-		const eps = 1e-2
-		bad := 0
-		for i := range x {
+	steps := o.steps
+	if len(steps) == 0 {
+		steps = []float32{1e-2}
+	}
+	tol := func(num float64) float64 { return 2e-2 * math.Max(1, math.Abs(num)) }
+	check := func(what string, x, ana []float32) {
+		// at is the loss at x[i] = v and whether no kink was crossed.
+		at := func(i int, v float32) (float64, bool) {
 			old := x[i]
-			x[i] = old + eps
-			up := loss()
-			x[i] = old - eps
-			down := loss()
+			x[i] = v
+			f := loss()
 			x[i] = old
-			num := (up - down) / (2 * eps)
-			if !(math.Abs(num-float64(ana[i])) <= 2e-2*math.Max(1, math.Abs(num))) { // NaN fails
+			return f, o.crossed == nil || slices.Equal(o.crossed(), base)
+		}
+		// diff is the difference at step eps, false where it crosses a
+		// kink on both sides.
+		diff := func(i int, eps float32) (float64, bool) {
+			old, e := x[i], float64(eps)
+			up, okUp := at(i, old+eps)
+			down, okDown := at(i, old-eps)
+			switch {
+			case okUp && okDown:
+				return (up - down) / (2 * e), true
+			case okDown: // one-sided from below, Richardson-extrapolated
+				half, ok := at(i, old-eps/2)
+				return 2*(f0-half)/(e/2) - (f0-down)/e, ok
+			case okUp:
+				half, ok := at(i, old+eps/2)
+				return 2*(half-f0)/(e/2) - (up-f0)/e, ok
+			}
+			return 0, false
+		}
+		// estimate is coordinate i's difference, false to skip it.
+		estimate := func(i int) (float64, bool) {
+			if o.crossed != nil {
+				for _, eps := range steps {
+					if num, ok := diff(i, eps); ok {
+						return num, true
+					}
+				}
+				return 0, false
+			}
+			last, _ := diff(i, steps[len(steps)-1])
+			for _, eps := range steps[:len(steps)-1] {
+				if num, _ := diff(i, eps); math.Abs(num-last) > tol(last) { // NaN is judged
+					return 0, false
+				}
+			}
+			return last, true
+		}
+		bad, skipped := 0, 0
+		for i := range x {
+			num, ok := estimate(i)
+			if !ok {
+				skipped++
+				continue
+			}
+			if !(math.Abs(num-float64(ana[i])) <= tol(num)) { // NaN fails
 				if bad < 5 {
 					t.Errorf("%s[%d]: analytic %.5g, finite difference %.5g", what, i, ana[i], num)
 				}
@@ -91,6 +168,12 @@ func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64) {
 		}
 		if bad > 0 {
 			t.Errorf("%s: %d of %d coordinates off", what, bad, len(x))
+		}
+		if o.skip > 0 {
+			t.Logf("%s: %d of %d coordinates skipped at kinks", what, skipped, len(x))
+		}
+		if float64(skipped) > o.skip*float64(len(x)) {
+			t.Errorf("%s: %d of %d coordinates skipped at kinks, more than %g%%", what, skipped, len(x), 100*o.skip)
 		}
 	}
 	check("input", in, dIn)
@@ -104,7 +187,7 @@ func TestLinearGrad(t *testing.T) {
 	for _, w := range []int{1, 2} {
 		Workers = w
 		b := testBlock(130, 150, rng) // enough rows for two workers
-		checkGrad(t, NewLinear("fc", 5, 3, rng), b, 3)
+		checkGrad(t, NewLinear("fc", 5, 3, rng), b, 3, gradOpts{})
 	}
 	Workers = 2
 }

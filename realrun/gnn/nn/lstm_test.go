@@ -74,7 +74,7 @@ func TestSAGELSTMGrad(t *testing.T) {
 					b = degreeBlock(c.dst, c.src, c.maxDeg, c.distinct, rng)
 				}
 				l := NewSAGELSTM("sage", c.in, c.out, rng)
-				checkGrad(t, l, b, 11)
+				checkGrad(t, l, b, 11, gradOpts{})
 				// The path taken: distinct rows go straight into the gates.
 				assert.Equal(t, c.distinct, l.(*SAGELSTM).identity)
 			})
