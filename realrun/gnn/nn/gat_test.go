@@ -26,7 +26,7 @@ func TestGATGrad(t *testing.T) {
 		{"mean 1 head", 9, 15, 4, 4, 3, 1, false},
 		{"mean 3 heads", 8, 14, 5, 3, 2, 3, false},
 		{"two workers concat", 140, 170, 4, 2, 2, 3, true},
-		{"two workers mean", 140, 170, -1, 2, 2, 3, false}, // testBlock
+		{"two workers mean", 140, 170, 3, 2, 2, 3, false}, // testBlock's degrees
 		{"no edges", 5, 8, 0, 3, 2, 2, true},
 		{"concat F 8 (AVX2 dot)", 9, 15, 4, 2, 8, 2, true},
 		{"mean F 16 (AVX2 dot)", 130, 150, 3, 2, 16, 2, false},
@@ -36,12 +36,7 @@ func TestGATGrad(t *testing.T) {
 			t.Run(fmt.Sprintf("%s, workers %d", c.name, w), func(t *testing.T) {
 				Workers = w
 				rng := rand.New(rand.NewPCG(9, uint64(w)))
-				var b *block.Block
-				if c.maxDeg < 0 {
-					b = testBlock(c.dst, c.src, rng)
-				} else {
-					b = degreeBlock(c.dst, c.src, c.maxDeg, false, rng)
-				}
+				b := degreeBlock(c.dst, c.src, c.maxDeg, false, rng)
 				l := NewGAT("gat", c.in, c.f, c.heads, c.concat, rng)
 				// Larger attention vectors than the default, so the softmax
 				// is far from uniform; a nonzero bias.

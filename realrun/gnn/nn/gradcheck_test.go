@@ -9,28 +9,40 @@ import (
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 )
 
-// testBlock is a small block: dst destinations among src sources, every
-// destination with 0–3 distinct sampled neighbours (never itself), drawn
-// from rng.
-func testBlock(dst, src int, rng *rand.Rand) *block.Block {
+// degreeBlock is a block of dst destinations among src sources whose
+// degrees are drawn from 0…maxDeg (each listed value at least once when
+// dst allows). With distinct, no source row is a neighbour twice in the
+// whole block (src must be at least dst·maxDeg); otherwise neighbours of
+// different destinations overlap freely (distinct within one).
+func degreeBlock(dst, src, maxDeg int, distinct bool, rng *rand.Rand) *block.Block {
 	b := &block.Block{NumDst: dst, Ptr: []int32{0}}
 	for i := 0; i < src; i++ {
-		b.Src = append(b.Src, int32(100+i))
+		b.Src = append(b.Src, int32(1000+i))
 	}
+	used := map[int32]bool{}
 	for i := 0; i < dst; i++ {
-		k := rng.IntN(4)
+		k := rng.IntN(maxDeg + 1)
+		if i <= maxDeg {
+			k = i // every degree 0…maxDeg occurs
+		}
 		seen := map[int32]bool{}
 		for len(seen) < k {
 			j := int32(rng.IntN(src))
-			if j == int32(i) || seen[j] {
+			if j == int32(i) || seen[j] || (distinct && used[j]) {
 				continue
 			}
-			seen[j] = true
+			seen[j], used[j] = true, true
 			b.Nbr = append(b.Nbr, j)
 		}
 		b.Ptr = append(b.Ptr, int32(len(b.Nbr)))
 	}
 	return b
+}
+
+// testBlock is degreeBlock with 0–3 neighbours per destination,
+// overlapping across destinations.
+func testBlock(dst, src int, rng *rand.Rand) *block.Block {
+	return degreeBlock(dst, src, 3, false, rng)
 }
 
 // gradOpts adapts checkGrad to a layer whose loss has kinks (ReLU, max,

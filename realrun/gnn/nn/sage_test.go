@@ -29,7 +29,7 @@ func TestSAGEGrad(t *testing.T) {
 		randomBiases(l, 0, rng)
 		copy(l.(*SAGE).PoolB.W, []float32{20, 20, 20, 20, 20})
 		dirty(l, rng)
-		checkGrad(t, l, sparseBlock(130, 150, rng), 4, gradOpts{})
+		checkGrad(t, l, degreeBlock(130, 150, 1, false, rng), 4, gradOpts{})
 
 		// Pool, general case: up to 3 neighbours and ReLUs at work;
 		// coordinates where a max or ReLU switches within the step
@@ -71,21 +71,6 @@ func randomBiases(l Layer, shift float64, rng *rand.Rand) {
 			}
 		}
 	}
-}
-
-// sparseBlock is testBlock with at most one neighbour per destination.
-func sparseBlock(dst, src int, rng *rand.Rand) *block.Block {
-	b := &block.Block{NumDst: dst, Ptr: []int32{0}}
-	for i := 0; i < src; i++ {
-		b.Src = append(b.Src, int32(100+i))
-	}
-	for i := 0; i < dst; i++ {
-		if j := int32(rng.IntN(src)); j != int32(i) && rng.IntN(4) > 0 {
-			b.Nbr = append(b.Nbr, j)
-		}
-		b.Ptr = append(b.Ptr, int32(len(b.Nbr)))
-	}
-	return b
 }
 
 // naiveSAGE computes the layer's output for destination i in float64,
