@@ -69,6 +69,9 @@ type gradOpts struct {
 	// skip is the fraction of each tensor's coordinates that may be
 	// skipped at kinks (default 0: none); more fails the check.
 	skip float64
+	// tol is how far the analytic gradient may be from the difference
+	// num; default 2% of max(1, |num|).
+	tol func(num float64) float64
 }
 
 // checkGrad compares l's analytic gradients — of its input and of every
@@ -97,11 +100,7 @@ func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64, o gradOpts) {
 	for _, p := range l.Params() {
 		clear(p.G)
 	}
-	f0 := loss()
-	var base []bool
-	if o.crossed != nil {
-		base = o.crossed()
-	}
+	loss()
 	dOut := make([]float32, len(r))
 	for i, v := range r {
 		dOut[i] = float32(v)
@@ -114,83 +113,96 @@ func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64, o gradOpts) {
 	for _, p := range l.Params() {
 		grads[p.Name] = append([]float32(nil), p.G...)
 	}
+	o.compare(t, "input", in, dIn, loss)
+	for _, p := range l.Params() {
+		o.compare(t, p.Name, p.W, grads[p.Name], loss)
+	}
+}
+
+// compare checks ana, the analytic gradient of loss with respect to x,
+// against finite differences at every coordinate of x, within o.tol; a
+// NaN fails.
+func (o gradOpts) compare(t *testing.T, what string, x, ana []float32, loss func() float64) {
+	t.Helper()
 	steps := o.steps
 	if len(steps) == 0 {
 		steps = []float32{1e-2}
 	}
-	tol := func(num float64) float64 { return 2e-2 * math.Max(1, math.Abs(num)) }
-	check := func(what string, x, ana []float32) {
-		// at is the loss at x[i] = v and whether no kink was crossed.
-		at := func(i int, v float32) (float64, bool) {
-			old := x[i]
-			x[i] = v
-			f := loss()
-			x[i] = old
-			return f, o.crossed == nil || slices.Equal(o.crossed(), base)
+	tol := o.tol
+	if tol == nil {
+		tol = func(num float64) float64 { return 2e-2 * math.Max(1, math.Abs(num)) }
+	}
+	f0 := loss()
+	var base []bool
+	if o.crossed != nil {
+		base = o.crossed()
+	}
+	// at is the loss at x[i] = v and whether no kink was crossed.
+	at := func(i int, v float32) (float64, bool) {
+		old := x[i]
+		x[i] = v
+		f := loss()
+		x[i] = old
+		return f, o.crossed == nil || slices.Equal(o.crossed(), base)
+	}
+	// diff is the difference at step eps, false where it crosses a
+	// kink on both sides.
+	diff := func(i int, eps float32) (float64, bool) {
+		old, e := x[i], float64(eps)
+		up, okUp := at(i, old+eps)
+		down, okDown := at(i, old-eps)
+		switch {
+		case okUp && okDown:
+			return (up - down) / (2 * e), true
+		case okDown: // one-sided from below, Richardson-extrapolated
+			half, ok := at(i, old-eps/2)
+			return 2*(f0-half)/(e/2) - (f0-down)/e, ok
+		case okUp:
+			half, ok := at(i, old+eps/2)
+			return 2*(half-f0)/(e/2) - (up-f0)/e, ok
 		}
-		// diff is the difference at step eps, false where it crosses a
-		// kink on both sides.
-		diff := func(i int, eps float32) (float64, bool) {
-			old, e := x[i], float64(eps)
-			up, okUp := at(i, old+eps)
-			down, okDown := at(i, old-eps)
-			switch {
-			case okUp && okDown:
-				return (up - down) / (2 * e), true
-			case okDown: // one-sided from below, Richardson-extrapolated
-				half, ok := at(i, old-eps/2)
-				return 2*(f0-half)/(e/2) - (f0-down)/e, ok
-			case okUp:
-				half, ok := at(i, old+eps/2)
-				return 2*(half-f0)/(e/2) - (up-f0)/e, ok
+		return 0, false
+	}
+	// estimate is coordinate i's difference, false to skip it.
+	estimate := func(i int) (float64, bool) {
+		if o.crossed != nil {
+			for _, eps := range steps {
+				if num, ok := diff(i, eps); ok {
+					return num, true
+				}
 			}
 			return 0, false
 		}
-		// estimate is coordinate i's difference, false to skip it.
-		estimate := func(i int) (float64, bool) {
-			if o.crossed != nil {
-				for _, eps := range steps {
-					if num, ok := diff(i, eps); ok {
-						return num, true
-					}
-				}
+		last, _ := diff(i, steps[len(steps)-1])
+		for _, eps := range steps[:len(steps)-1] {
+			if num, _ := diff(i, eps); math.Abs(num-last) > tol(last) { // NaN is judged
 				return 0, false
 			}
-			last, _ := diff(i, steps[len(steps)-1])
-			for _, eps := range steps[:len(steps)-1] {
-				if num, _ := diff(i, eps); math.Abs(num-last) > tol(last) { // NaN is judged
-					return 0, false
-				}
+		}
+		return last, true
+	}
+	bad, skipped := 0, 0
+	for i := range x {
+		num, ok := estimate(i)
+		if !ok {
+			skipped++
+			continue
+		}
+		if !(math.Abs(num-float64(ana[i])) <= tol(num)) { // NaN fails
+			if bad < 5 {
+				t.Errorf("%s[%d]: analytic %.5g, finite difference %.5g", what, i, ana[i], num)
 			}
-			return last, true
-		}
-		bad, skipped := 0, 0
-		for i := range x {
-			num, ok := estimate(i)
-			if !ok {
-				skipped++
-				continue
-			}
-			if !(math.Abs(num-float64(ana[i])) <= tol(num)) { // NaN fails
-				if bad < 5 {
-					t.Errorf("%s[%d]: analytic %.5g, finite difference %.5g", what, i, ana[i], num)
-				}
-				bad++
-			}
-		}
-		if bad > 0 {
-			t.Errorf("%s: %d of %d coordinates off", what, bad, len(x))
-		}
-		if o.skip > 0 {
-			t.Logf("%s: %d of %d coordinates skipped at kinks", what, skipped, len(x))
-		}
-		if float64(skipped) > o.skip*float64(len(x)) {
-			t.Errorf("%s: %d of %d coordinates skipped at kinks, more than %g%%", what, skipped, len(x), 100*o.skip)
+			bad++
 		}
 	}
-	check("input", in, dIn)
-	for _, p := range l.Params() {
-		check(p.Name, p.W, grads[p.Name])
+	if bad > 0 {
+		t.Errorf("%s: %d of %d coordinates off", what, bad, len(x))
+	}
+	if o.skip > 0 {
+		t.Logf("%s: %d of %d coordinates skipped at kinks", what, skipped, len(x))
+	}
+	if float64(skipped) > o.skip*float64(len(x)) {
+		t.Errorf("%s: %d of %d coordinates skipped at kinks, more than %g%%", what, skipped, len(x), 100*o.skip)
 	}
 }
 

@@ -159,28 +159,9 @@ func checkModelGrad(t *testing.T, s Spec, seed uint64) {
 		}
 	}
 	require.Greater(t, scale, 1e-3, "the gradients are not all ~0")
+	o := gradOpts{steps: []float32{1e-3}, tol: func(num float64) float64 { return 2e-2*math.Abs(num) + 2e-3*scale }}
 	for _, p := range m.Params() {
-		bad := 0
-		for i := range p.W {
-			const eps = 1e-3
-			old := p.W[i]
-			p.W[i] = old + eps
-			up := loss(false)
-			p.W[i] = old - eps
-			down := loss(false)
-			p.W[i] = old
-			num := (up - down) / (2 * eps)
-			ana := float64(grads[p.Name][i])
-			if !(math.Abs(num-ana) <= 2e-2*math.Abs(num)+2e-3*scale) { // NaN fails
-				if bad < 3 {
-					t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", p.Name, i, ana, num)
-				}
-				bad++
-			}
-		}
-		if bad > 0 {
-			t.Errorf("%s: %d of %d off", p.Name, bad, len(p.W))
-		}
+		o.compare(t, p.Name, p.W, grads[p.Name], func() float64 { return loss(false) })
 	}
 }
 
