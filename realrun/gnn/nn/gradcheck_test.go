@@ -45,6 +45,15 @@ func testBlock(dst, src int, rng *rand.Rand) *block.Block {
 	return degreeBlock(dst, src, 3, false, rng)
 }
 
+// normals is n standard normal values drawn from rng.
+func normals(n int, rng *rand.Rand) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
 // gradOpts adapts checkGrad to a layer whose loss has kinks (ReLU, max,
 // LeakyReLU), where a finite difference across a kink measures neither
 // side's slope. The zero value is plain central differences at step
@@ -82,10 +91,7 @@ type gradOpts struct {
 func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64, o gradOpts) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
-	in := make([]float32, b.NumSrc()*l.InDim())
-	for i := range in {
-		in[i] = float32(rng.NormFloat64())
-	}
+	in := normals(b.NumSrc()*l.InDim(), rng)
 	r := make([]float64, b.NumDst*l.OutDim())
 	for i := range r {
 		r[i] = rng.NormFloat64()

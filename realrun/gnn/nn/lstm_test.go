@@ -98,10 +98,7 @@ func TestSAGELSTMReference(t *testing.T) {
 					p.W[k] *= 3
 				}
 			}
-			x := make([]float32, b.NumSrc()*6)
-			for k := range x {
-				x[k] = float32(rng.NormFloat64())
-			}
+			x := normals(b.NumSrc()*6, rng)
 			out := l.Forward(b, x, false, nil)
 			require.Len(t, out, 150*5)
 			for i := 0; i < b.NumDst; i++ {
@@ -210,14 +207,8 @@ func TestLayerReuse(t *testing.T) {
 	}
 	run := func(l Layer, b *block.Block) ([]float32, []float32, [][]float32) {
 		r := rand.New(rand.NewPCG(uint64(b.NumSrc()), 3))
-		x := make([]float32, b.NumSrc()*l.InDim())
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		d := make([]float32, b.NumDst*l.OutDim())
-		for i := range d {
-			d[i] = float32(r.NormFloat64())
-		}
+		x := normals(b.NumSrc()*l.InDim(), r)
+		d := normals(b.NumDst*l.OutDim(), r)
 		for _, p := range l.Params() {
 			clear(p.G)
 		}

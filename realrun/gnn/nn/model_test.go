@@ -128,10 +128,7 @@ func checkModelGrad(t *testing.T, s Spec, seed uint64) {
 		}
 	}
 	b := testBatch(s.Layers, 6, 4, rng)
-	x := make([]float32, b.Blocks[0].NumSrc()*s.In)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := normals(b.Blocks[0].NumSrc()*s.In, rng)
 	labels := make([]int32, b.Blocks[s.Layers-1].NumDst)
 	for i := range labels {
 		labels[i] = int32(rng.IntN(s.Classes))
@@ -231,10 +228,7 @@ func TestDropout(t *testing.T) {
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(2, 2))
 	b := testBatch(2, 200, 0, rng)
-	x := make([]float32, b.Blocks[0].NumSrc()*s.In)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := normals(b.Blocks[0].NumSrc()*s.In, rng)
 	eval := append([]float32(nil), m.Forward(b, x, false, nil)...)
 	act := append([]float32(nil), m.h[0]...) // layer 0's activations
 	train := m.Forward(b, x, true, rng)
@@ -396,10 +390,7 @@ func BenchmarkTrainStep(bm *testing.B) {
 				fan, pool = 0, 0
 			}
 			b := benchBatch(2, 1024, fan, pool, rng)
-			x := make([]float32, b.Blocks[0].NumSrc()*s.In)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64())
-			}
+			x := normals(b.Blocks[0].NumSrc()*s.In, rng)
 			labels := make([]int32, 1024)
 			for i := range labels {
 				labels[i] = int32(rng.IntN(s.Classes))

@@ -94,14 +94,8 @@ func fanoutBlock(dst, fanout, src int, rng *rand.Rand) *block.Block {
 // core's peak.
 func benchLayer(b *testing.B, l Layer, blk *block.Block, flops float64) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	x := make([]float32, blk.NumSrc()*l.InDim())
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	dOut := make([]float32, blk.NumDst*l.OutDim())
-	for i := range dOut {
-		dOut[i] = float32(rng.NormFloat64())
-	}
+	x := normals(blk.NumSrc()*l.InDim(), rng)
+	dOut := normals(blk.NumDst*l.OutDim(), rng)
 	p := fmaPeak()
 	Workers = 2
 	l.Forward(blk, x, true, rng)

@@ -46,14 +46,8 @@ func TestSAGEGrad(t *testing.T) {
 // values in the buffers it reuses, and clears the gradients.
 func dirty(l Layer, rng *rand.Rand) {
 	b := testBlock(200, 260, rng)
-	x := make([]float32, b.NumSrc()*l.InDim())
-	d := make([]float32, b.NumDst*l.OutDim())
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	for i := range d {
-		d[i] = float32(rng.NormFloat64())
-	}
+	x := normals(b.NumSrc()*l.InDim(), rng)
+	d := normals(b.NumDst*l.OutDim(), rng)
 	l.Forward(b, x, true, nil)
 	l.Backward(d)
 	for _, p := range l.Params() {
@@ -124,10 +118,7 @@ func TestSAGEReference(t *testing.T) {
 	for _, agg := range []Aggregator{Mean, Pool} {
 		b := testBlock(200, 260, rng)
 		l := NewSAGE("s", agg, 37, 19, rng).(*SAGE)
-		x := make([]float32, b.NumSrc()*37)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
+		x := normals(b.NumSrc()*37, rng)
 		y := l.Forward(b, x, true, nil)
 		require.Len(t, y, 200*19)
 		for i := 0; i < b.NumDst; i++ {
@@ -170,14 +161,8 @@ func TestSAGENoInputGrad(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, 2))
 		b := testBlock(100, 140, rng)
 		l := NewSAGE("s", agg, 9, 6, rng).(*SAGE)
-		x := make([]float32, b.NumSrc()*9)
-		d := make([]float32, 100*6)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		for i := range d {
-			d[i] = float32(rng.NormFloat64())
-		}
+		x := normals(b.NumSrc()*9, rng)
+		d := normals(100*6, rng)
 		l.Forward(b, x, true, nil)
 		require.NotNil(t, l.Backward(d))
 		var want [][]float32
@@ -226,14 +211,8 @@ func TestSAGEWorkersAgree(t *testing.T) {
 			rng := rand.New(rand.NewPCG(6, 6))
 			b := testBlock(150, 200, rng)
 			l := NewSAGE("s", agg, 130, 7, rng)
-			x := make([]float32, b.NumSrc()*130)
-			d := make([]float32, 150*7)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64())
-			}
-			for i := range d {
-				d[i] = float32(rng.NormFloat64())
-			}
+			x := normals(b.NumSrc()*130, rng)
+			d := normals(150*7, rng)
 			outs[w-1] = append([]float32(nil), l.Forward(b, x, true, nil)...)
 			dxs[w-1] = append([]float32(nil), l.Backward(d)...)
 			for _, p := range l.Params() {
