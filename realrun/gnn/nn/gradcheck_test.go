@@ -85,9 +85,9 @@ type gradOpts struct {
 
 // checkGrad compares l's analytic gradients — of its input and of every
 // parameter — with finite differences of the loss Σ out·R for a fixed
-// random R, at every coordinate (keep shapes small), within 2% of
-// max(1, |difference|); a NaN fails. Forward runs with train false, so
-// dropout-free layers are deterministic. o adapts it to kinks.
+// random R, at every coordinate (keep shapes small), by o.compare.
+// Forward runs with train false, so dropout-free layers are
+// deterministic.
 func checkGrad(t *testing.T, l Layer, b *block.Block, seed uint64, o gradOpts) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
