@@ -226,10 +226,7 @@ func TestReuse(t *testing.T) {
 	for _, n := range []int{5, 1, 8, 3} {
 		three = append(three, testBatch(3, n, n%4+3, rng)) // testBlock needs 3 candidates besides a row itself
 	}
-	x := make([]float32, 1000*g.F)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := normals(1000*g.F, rng)
 	for _, kind := range Models {
 		for _, bs := range [][]*block.Batch{one, three} {
 			layers := len(bs[0].Blocks)

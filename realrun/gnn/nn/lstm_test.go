@@ -13,36 +13,6 @@ import (
 	"github.com/tierflow/tierflow/realrun/model"
 )
 
-// degreeBlock is a block of dst destinations among src sources whose
-// degrees are drawn from 0…maxDeg (each listed value at least once when
-// dst allows). With distinct, no source row is a neighbour twice in the
-// whole block (src must be at least dst·maxDeg); otherwise neighbours of
-// different destinations overlap freely (distinct within one).
-func degreeBlock(dst, src, maxDeg int, distinct bool, rng *rand.Rand) *block.Block {
-	b := &block.Block{NumDst: dst, Ptr: []int32{0}}
-	for i := 0; i < src; i++ {
-		b.Src = append(b.Src, int32(1000+i))
-	}
-	used := map[int32]bool{}
-	for i := 0; i < dst; i++ {
-		k := rng.IntN(maxDeg + 1)
-		if i <= maxDeg {
-			k = i // every degree 0…maxDeg occurs
-		}
-		seen := map[int32]bool{}
-		for len(seen) < k {
-			j := int32(rng.IntN(src))
-			if j == int32(i) || seen[j] || (distinct && used[j]) {
-				continue
-			}
-			seen[j], used[j] = true, true
-			b.Nbr = append(b.Nbr, j)
-		}
-		b.Ptr = append(b.Ptr, int32(len(b.Nbr)))
-	}
-	return b
-}
-
 func TestSAGELSTMGrad(t *testing.T) {
 	defer func() { Workers = 2 }()
 	cases := []struct {
@@ -55,7 +25,7 @@ func TestSAGELSTMGrad(t *testing.T) {
 		{"small distinct", 7, 40, 5, 4, 3, true},
 		{"two workers overlapping", 140, 160, 4, 3, 2, false},
 		{"two workers distinct", 140, 700, 4, 2, 3, true},
-		{"testBlock", 130, 150, -1, 4, 3, false},
+		{"degrees 0–3", 130, 150, 3, 4, 3, false},
 		{"no edges", 5, 8, 0, 3, 2, true},
 		{"in 8 (AVX2 activations)", 9, 14, 4, 8, 2, false},
 		{"in 11 (AVX2 over 8, Go over 3)", 9, 14, 4, 11, 2, false},
@@ -67,14 +37,9 @@ func TestSAGELSTMGrad(t *testing.T) {
 			t.Run(fmt.Sprintf("%s, workers %d", c.name, w), func(t *testing.T) {
 				Workers = w
 				rng := rand.New(rand.NewPCG(7, uint64(w)))
-				var b *block.Block
-				if c.maxDeg < 0 {
-					b = testBlock(c.dst, c.src, rng)
-				} else {
-					b = degreeBlock(c.dst, c.src, c.maxDeg, c.distinct, rng)
-				}
+				b := degreeBlock(c.dst, c.src, c.maxDeg, c.distinct, rng)
 				l := NewSAGELSTM("sage", c.in, c.out, rng)
-				checkGrad(t, l, b, 11)
+				checkGrad(t, l, b, 11, gradOpts{})
 				// The path taken: distinct rows go straight into the gates.
 				assert.Equal(t, c.distinct, l.(*SAGELSTM).identity)
 			})
@@ -133,10 +98,7 @@ func TestSAGELSTMReference(t *testing.T) {
 					p.W[k] *= 3
 				}
 			}
-			x := make([]float32, b.NumSrc()*6)
-			for k := range x {
-				x[k] = float32(rng.NormFloat64())
-			}
+			x := normals(b.NumSrc()*6, rng)
 			out := l.Forward(b, x, false, nil)
 			require.Len(t, out, 150*5)
 			for i := 0; i < b.NumDst; i++ {
@@ -245,14 +207,8 @@ func TestLayerReuse(t *testing.T) {
 	}
 	run := func(l Layer, b *block.Block) ([]float32, []float32, [][]float32) {
 		r := rand.New(rand.NewPCG(uint64(b.NumSrc()), 3))
-		x := make([]float32, b.NumSrc()*l.InDim())
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		d := make([]float32, b.NumDst*l.OutDim())
-		for i := range d {
-			d[i] = float32(r.NormFloat64())
-		}
+		x := normals(b.NumSrc()*l.InDim(), r)
+		d := normals(b.NumDst*l.OutDim(), r)
 		for _, p := range l.Params() {
 			clear(p.G)
 		}

@@ -128,10 +128,7 @@ func checkModelGrad(t *testing.T, s Spec, seed uint64) {
 		}
 	}
 	b := testBatch(s.Layers, 6, 4, rng)
-	x := make([]float32, b.Blocks[0].NumSrc()*s.In)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := normals(b.Blocks[0].NumSrc()*s.In, rng)
 	labels := make([]int32, b.Blocks[s.Layers-1].NumDst)
 	for i := range labels {
 		labels[i] = int32(rng.IntN(s.Classes))
@@ -159,28 +156,9 @@ func checkModelGrad(t *testing.T, s Spec, seed uint64) {
 		}
 	}
 	require.Greater(t, scale, 1e-3, "the gradients are not all ~0")
+	o := gradOpts{steps: []float32{1e-3}, tol: func(num float64) float64 { return 2e-2*math.Abs(num) + 2e-3*scale }}
 	for _, p := range m.Params() {
-		bad := 0
-		for i := range p.W {
-			const eps = 1e-3
-			old := p.W[i]
-			p.W[i] = old + eps
-			up := loss(false)
-			p.W[i] = old - eps
-			down := loss(false)
-			p.W[i] = old
-			num := (up - down) / (2 * eps)
-			ana := float64(grads[p.Name][i])
-			if !(math.Abs(num-ana) <= 2e-2*math.Abs(num)+2e-3*scale) { // NaN fails
-				if bad < 3 {
-					t.Errorf("%s[%d]: analytic %.6g, finite difference %.6g", p.Name, i, ana, num)
-				}
-				bad++
-			}
-		}
-		if bad > 0 {
-			t.Errorf("%s: %d of %d off", p.Name, bad, len(p.W))
-		}
+		o.compare(t, p.Name, p.W, grads[p.Name], func() float64 { return loss(false) })
 	}
 }
 
@@ -250,10 +228,7 @@ func TestDropout(t *testing.T) {
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(2, 2))
 	b := testBatch(2, 200, 0, rng)
-	x := make([]float32, b.Blocks[0].NumSrc()*s.In)
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
+	x := normals(b.Blocks[0].NumSrc()*s.In, rng)
 	eval := append([]float32(nil), m.Forward(b, x, false, nil)...)
 	act := append([]float32(nil), m.h[0]...) // layer 0's activations
 	train := m.Forward(b, x, true, rng)
@@ -415,10 +390,7 @@ func BenchmarkTrainStep(bm *testing.B) {
 				fan, pool = 0, 0
 			}
 			b := benchBatch(2, 1024, fan, pool, rng)
-			x := make([]float32, b.Blocks[0].NumSrc()*s.In)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64())
-			}
+			x := normals(b.Blocks[0].NumSrc()*s.In, rng)
 			labels := make([]int32, 1024)
 			for i := range labels {
 				labels[i] = int32(rng.IntN(s.Classes))

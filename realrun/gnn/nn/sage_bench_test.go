@@ -47,20 +47,31 @@ var fmaPeak = func() func() float64 {
 }()
 
 // fanoutBlock is a sampled-like block: dst destinations with fanout
-// distinct neighbours each, drawn from dst+dst·fanout sources (the
-// destinations first), as the sampler makes at a seed layer of a large
-// graph.
-func fanoutBlock(dst, fanout int, rng *rand.Rand) *block.Block {
-	src := dst + dst*fanout
+// distinct neighbours each (never themselves) among src source rows, the
+// destinations first, drawn at random: rows repeat across destinations.
+// With src 0, every neighbour is a source row of its own (src =
+// dst+dst·fanout, nothing repeats), as the sampler makes at a seed layer
+// of a large graph.
+func fanoutBlock(dst, fanout, src int, rng *rand.Rand) *block.Block {
+	fresh := src == 0
+	if fresh {
+		src = dst + dst*fanout
+	}
 	b := &block.Block{NumDst: dst, Src: make([]int32, src), Ptr: make([]int32, 1, dst+1)}
 	for i := range b.Src {
 		b.Src[i] = int32(i)
 	}
+	next := int32(dst)
 	for i := 0; i < dst; i++ {
 		start := len(b.Nbr)
 	draw:
 		for len(b.Nbr)-start < fanout {
-			j := int32(rng.IntN(src))
+			j := next
+			if fresh {
+				next++
+			} else {
+				j = int32(rng.IntN(src))
+			}
 			if j == int32(i) {
 				continue
 			}
@@ -76,14 +87,42 @@ func fanoutBlock(dst, fanout int, rng *rand.Rand) *block.Block {
 	return b
 }
 
+// benchLayer times Forward+Backward of l on b (Workers 2) and reports
+// the FLOP/s (flops per iteration) by the wall clock, their fraction of
+// two cores' FMA peak, and — steadier on a shared machine — the FLOP/s
+// per CPU-second of the process (every thread) and its fraction of one
+// core's peak.
+func benchLayer(b *testing.B, l Layer, blk *block.Block, flops float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := normals(blk.NumSrc()*l.InDim(), rng)
+	dOut := normals(blk.NumDst*l.OutDim(), rng)
+	p := fmaPeak()
+	Workers = 2
+	l.Forward(blk, x, true, rng)
+	l.Backward(dOut)
+	b.ResetTimer()
+	c0 := cpuSeconds(0) // RUSAGE_SELF
+	for i := 0; i < b.N; i++ {
+		l.Forward(blk, x, true, rng)
+		l.Backward(dOut)
+	}
+	cpu := cpuSeconds(0) - c0
+	g := flops * float64(b.N) / b.Elapsed().Seconds()
+	gc := flops * float64(b.N) / cpu
+	b.ReportMetric(g/1e9, "GFLOP/s")
+	b.ReportMetric(gc/1e9, "cpu-GFLOP/s")
+	if p > 0 {
+		b.ReportMetric(g/(2*p), "frac-of-2-core-peak")
+		b.ReportMetric(gc/p, "cpu-frac-of-peak")
+		b.ReportMetric(p/1e9, "core-peak-GFLOP/s")
+	}
+}
+
 // BenchmarkSAGE runs forward and backward of a SAGE layer at Reddit-like
 // (602 → 256) and arxiv-like (128 → 256) shapes: 1,024 destinations with
-// 25 neighbours each among 26,624 sources. FLOPs count the GEMMs
-// (2mnk each) and the aggregation's multiply-adds (1 each). GFLOP/s is by
-// the wall clock, frac-of-2peak divides it by twice one core's FMA peak
-// (the machine's 2 cores); cpu-GFLOP/s is by the process's CPU time and
-// frac-of-peak divides that by one core's peak (the fraction each busy
-// core reaches).
+// 25 neighbours each among 26,624 sources, reported by benchLayer. FLOPs
+// count the GEMMs (2mnk each) and the aggregation's multiply-adds (1
+// each).
 func BenchmarkSAGE(b *testing.B) {
 	const dst, fanout, out = 1024, 25, 256
 	for _, agg := range []Aggregator{Mean, Pool} {
@@ -92,17 +131,9 @@ func BenchmarkSAGE(b *testing.B) {
 				name := map[Aggregator]string{Mean: "mean", Pool: "pool"}[agg]
 				b.Run(fmt.Sprintf("%s/in=%d/dx=%v", name, in, dx), func(b *testing.B) {
 					rng := rand.New(rand.NewPCG(1, 1))
-					blk := fanoutBlock(dst, fanout, rng)
+					blk := fanoutBlock(dst, fanout, dst+dst*fanout, rng)
 					l := NewSAGE("s", agg, in, out, rng).(*SAGE)
 					l.SetInputGrad(dx)
-					x := make([]float32, blk.NumSrc()*in)
-					for i := range x {
-						x[i] = float32(rng.NormFloat64())
-					}
-					d := make([]float32, dst*out)
-					for i := range d {
-						d[i] = float32(rng.NormFloat64()) * 1e-3
-					}
 					ns, nd, e := float64(blk.NumSrc()), float64(dst), float64(len(blk.Nbr))
 					k, o := float64(in), float64(out)
 					flops := 4*nd*k*o + 6*nd*k*o // forward; backward without dx
@@ -120,21 +151,7 @@ func BenchmarkSAGE(b *testing.B) {
 							flops += 2 * ns * k * k
 						}
 					}
-					peak := 2 * fmaPeak()
-					l.Forward(blk, x, true, nil)
-					l.Backward(d)
-					b.ResetTimer()
-					c0 := cpuSeconds(syscall.RUSAGE_SELF)
-					for b.Loop() {
-						l.Forward(blk, x, true, nil)
-						l.Backward(d)
-					}
-					cpu := cpuSeconds(syscall.RUSAGE_SELF) - c0
-					rate := flops * float64(b.N) / b.Elapsed().Seconds()
-					b.ReportMetric(rate/1e9, "GFLOP/s")
-					b.ReportMetric(rate/peak, "frac-of-2peak")
-					b.ReportMetric(flops*float64(b.N)/cpu/1e9, "cpu-GFLOP/s")
-					b.ReportMetric(flops*float64(b.N)/cpu/(peak/2), "frac-of-peak")
+					benchLayer(b, l, blk, flops)
 				})
 			}
 		}

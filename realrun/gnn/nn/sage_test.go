@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -22,7 +21,7 @@ func TestSAGEGrad(t *testing.T) {
 		l := NewSAGE("sage", Mean, 5, 3, rng)
 		randomBiases(l, 0, rng)
 		dirty(l, rng)
-		checkGrad(t, l, testBlock(130, 150, rng), 3)
+		checkGrad(t, l, testBlock(130, 150, rng), 3, gradOpts{})
 
 		// Pool, smooth case: at most one neighbour each (no max to
 		// switch) and pre-activations far above 0 (no ReLU kink).
@@ -30,15 +29,16 @@ func TestSAGEGrad(t *testing.T) {
 		randomBiases(l, 0, rng)
 		copy(l.(*SAGE).PoolB.W, []float32{20, 20, 20, 20, 20})
 		dirty(l, rng)
-		checkGrad(t, l, sparseBlock(130, 150, rng), 4)
+		checkGrad(t, l, degreeBlock(130, 150, 1, false, rng), 4, gradOpts{})
 
 		// Pool, general case: up to 3 neighbours and ReLUs at work;
 		// coordinates where a max or ReLU switches within the step
-		// (finite differences at two steps disagree) are skipped.
+		// (finite differences at two steps disagree) are skipped, at
+		// most a fifth of each tensor's.
 		l = NewSAGE("sage", Pool, 5, 3, rng)
 		randomBiases(l, 0.5, rng)
 		dirty(l, rng)
-		checkGradKinked(t, l, testBlock(130, 150, rng), 5)
+		checkGrad(t, l, testBlock(130, 150, rng), 5, gradOpts{steps: []float32{1e-3, 2.5e-4}, skip: 0.2})
 	}
 }
 
@@ -46,14 +46,8 @@ func TestSAGEGrad(t *testing.T) {
 // values in the buffers it reuses, and clears the gradients.
 func dirty(l Layer, rng *rand.Rand) {
 	b := testBlock(200, 260, rng)
-	x := make([]float32, b.NumSrc()*l.InDim())
-	d := make([]float32, b.NumDst*l.OutDim())
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	for i := range d {
-		d[i] = float32(rng.NormFloat64())
-	}
+	x := normals(b.NumSrc()*l.InDim(), rng)
+	d := normals(b.NumDst*l.OutDim(), rng)
 	l.Forward(b, x, true, nil)
 	l.Backward(d)
 	for _, p := range l.Params() {
@@ -70,96 +64,6 @@ func randomBiases(l Layer, shift float64, rng *rand.Rand) {
 				p.W[i] = float32(shift + rng.NormFloat64())
 			}
 		}
-	}
-}
-
-// sparseBlock is testBlock with at most one neighbour per destination.
-func sparseBlock(dst, src int, rng *rand.Rand) *block.Block {
-	b := &block.Block{NumDst: dst, Ptr: []int32{0}}
-	for i := 0; i < src; i++ {
-		b.Src = append(b.Src, int32(100+i))
-	}
-	for i := 0; i < dst; i++ {
-		if j := int32(rng.IntN(src)); j != int32(i) && rng.IntN(4) > 0 {
-			b.Nbr = append(b.Nbr, j)
-		}
-		b.Ptr = append(b.Ptr, int32(len(b.Nbr)))
-	}
-	return b
-}
-
-// checkGradKinked is checkGrad for a piecewise-linear layer: central
-// differences at steps 1e-3 and 2.5e-4; where they disagree a kink lies
-// within the step and the coordinate is skipped (at most a fifth of
-// each tensor's); elsewhere the analytic gradient must match.
-func checkGradKinked(t *testing.T, l Layer, b *block.Block, seed uint64) {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 1))
-	in := make([]float32, b.NumSrc()*l.InDim())
-	for i := range in {
-		in[i] = float32(rng.NormFloat64())
-	}
-	r := make([]float64, b.NumDst*l.OutDim())
-	for i := range r {
-		r[i] = rng.NormFloat64()
-	}
-	loss := func() float64 {
-		s := 0.0
-		for i, v := range l.Forward(b, in, false, nil) {
-			s += float64(v) * r[i]
-		}
-		return s
-	}
-	for _, p := range l.Params() {
-		clear(p.G)
-	}
-	loss()
-	dOut := make([]float32, len(r))
-	for i, v := range r {
-		dOut[i] = float32(v)
-	}
-	dIn := append([]float32(nil), l.Backward(dOut)...)
-	require.Len(t, dIn, len(in))
-	grads := map[string][]float32{}
-	for _, p := range l.Params() {
-		grads[p.Name] = append([]float32(nil), p.G...)
-	}
-	check := func(what string, x, ana []float32) {
-		diff := func(i int, eps float32) float64 {
-			old := x[i]
-			x[i] = old + eps
-			up := loss()
-			x[i] = old - eps
-			down := loss()
-			x[i] = old
-			return (up - down) / float64(2*eps)
-		}
-		bad, kinks := 0, 0
-		for i := range x {
-			n1, n2 := diff(i, 1e-3), diff(i, 2.5e-4)
-			tol := 2e-2 * math.Max(1, math.Abs(n2))
-			if math.Abs(n1-n2) > tol {
-				kinks++
-				continue
-			}
-			if math.Abs(n2-float64(ana[i])) > tol {
-				if bad < 5 {
-					t.Errorf("%s[%d]: analytic %.5g, finite difference %.5g", what, i, ana[i], n2)
-				}
-				bad++
-			}
-		}
-		if bad > 0 {
-			t.Errorf("%s: %d of %d coordinates off", what, bad, len(x))
-		}
-		t.Logf("%s: %d of %d coordinates at kinks", what, kinks, len(x))
-		if kinks > len(x)/5 {
-			t.Errorf("%s: %d of %d coordinates at kinks, too many to judge", what, kinks, len(x))
-		}
-	}
-	check("input", in, dIn)
-	for _, p := range l.Params() {
-		check(p.Name, p.W, grads[p.Name])
 	}
 }
 
@@ -214,10 +118,7 @@ func TestSAGEReference(t *testing.T) {
 	for _, agg := range []Aggregator{Mean, Pool} {
 		b := testBlock(200, 260, rng)
 		l := NewSAGE("s", agg, 37, 19, rng).(*SAGE)
-		x := make([]float32, b.NumSrc()*37)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
+		x := normals(b.NumSrc()*37, rng)
 		y := l.Forward(b, x, true, nil)
 		require.Len(t, y, 200*19)
 		for i := 0; i < b.NumDst; i++ {
@@ -260,14 +161,8 @@ func TestSAGENoInputGrad(t *testing.T) {
 		rng := rand.New(rand.NewPCG(2, 2))
 		b := testBlock(100, 140, rng)
 		l := NewSAGE("s", agg, 9, 6, rng).(*SAGE)
-		x := make([]float32, b.NumSrc()*9)
-		d := make([]float32, 100*6)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		for i := range d {
-			d[i] = float32(rng.NormFloat64())
-		}
+		x := normals(b.NumSrc()*9, rng)
+		d := normals(100*6, rng)
 		l.Forward(b, x, true, nil)
 		require.NotNil(t, l.Backward(d))
 		var want [][]float32
@@ -316,14 +211,8 @@ func TestSAGEWorkersAgree(t *testing.T) {
 			rng := rand.New(rand.NewPCG(6, 6))
 			b := testBlock(150, 200, rng)
 			l := NewSAGE("s", agg, 130, 7, rng)
-			x := make([]float32, b.NumSrc()*130)
-			d := make([]float32, 150*7)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64())
-			}
-			for i := range d {
-				d[i] = float32(rng.NormFloat64())
-			}
+			x := normals(b.NumSrc()*130, rng)
+			d := normals(150*7, rng)
 			outs[w-1] = append([]float32(nil), l.Forward(b, x, true, nil)...)
 			dxs[w-1] = append([]float32(nil), l.Backward(d)...)
 			for _, p := range l.Params() {
