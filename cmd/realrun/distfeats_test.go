@@ -356,7 +356,20 @@ func TestTrainersTrace(t *testing.T) {
 		tracks[s.proc][s.track]++
 		assert.GreaterOrEqual(t, s.ts, 0.0)
 	}
-	require.Len(t, tracks, 3, "the launcher and two trainers: %v", tracks)
+	// Every trainer that trained a bucket has its track; on a loaded
+	// machine one trainer can finish this tiny run before the other
+	// joins, and a trainer that never asked for a bucket traced nothing.
+	worked := map[int]bool{}
+	for _, ep := range d.Epochs {
+		for _, tr := range ep.Trainers {
+			if tr.Buckets > 0 {
+				worked[tr.Trainer] = true
+			}
+		}
+	}
+	require.NotEmpty(t, worked)
+	assert.GreaterOrEqual(t, len(tracks), 1+len(worked), "the launcher and every trainer that trained: %v", tracks)
+	assert.LessOrEqual(t, len(tracks), 3, "the launcher and two trainers at most: %v", tracks)
 	launcher := tracks["launcher: 2 trainers (realrun, fb15k@0.01)"]
 	require.NotNil(t, launcher, "%v", tracks)
 	assert.Equal(t, 2, launcher["epochs"])
@@ -373,6 +386,9 @@ func TestTrainersTrace(t *testing.T) {
 		for _, tr := range e.Trainers {
 			// A trainer's buckets are its spans on the train track,
 			// each with its load and its save on the transfer track.
+			if tr.Buckets == 0 {
+				continue
+			}
 			p := tracks[fmt.Sprintf("trainer %d", tr.Trainer)]
 			require.NotNil(t, p, "trainer %d: %v", tr.Trainer, tracks)
 			assert.Equal(t, 2*p[dist.TrackTrain], p[dist.TrackTransfer])
