@@ -308,8 +308,12 @@ func printGNN(w io.Writer, format cli.Format, r *gnn.Result) error {
 	if len(acc) > 0 {
 		fmt.Fprintln(w, strings.Join(acc, "; "))
 	}
-	fmt.Fprintf(w, "training %s: %s nodes/s, %s sampled edges/s, %.1f GFLOP/s in the dense products over compute time; work directory %s (realrun export %s --out FILE writes the node representations)\n",
-		plots.Duration(sum.TrainSeconds), digits(int64(sum.NodesPerSecond)), digits(int64(sum.EdgesPerSecond)), sum.FLOPsPerSecond/1e9, r.Workdir, r.Workdir)
+	edges := "" // mlp samples none
+	if sum.EdgesPerSecond > 0 {
+		edges = fmt.Sprintf(", %s sampled edges/s", digits(int64(sum.EdgesPerSecond)))
+	}
+	fmt.Fprintf(w, "training %s: %s nodes/s%s, %.1f GFLOP/s in the dense products over compute time; work directory %s (realrun export %s --out FILE writes the node representations)\n",
+		plots.Duration(sum.TrainSeconds), digits(int64(sum.NodesPerSecond)), edges, sum.FLOPsPerSecond/1e9, r.Workdir, r.Workdir)
 	for _, e := range r.Epochs {
 		if e.ValidAcc == nil && e.TestAcc == nil && g.Valid+g.Test > 0 {
 			fmt.Fprintf(w, "%s marks an epoch not evaluated (--eval-every %d)\n", plots.Missing, s.EvalEvery)
