@@ -294,22 +294,27 @@ func (l *SAGE) Backward(dOut []float32) []float32 {
 // backwardDst runs bwdRows over the destinations: fc_self's and
 // fc_neigh's gradients and dh.
 func (l *SAGE) backwardDst() {
-	l.dh = grow(l.dh, l.b.NumDst*l.in)
+	l.dh = sageResize(l.dh, l.b.NumDst*l.in)
+	if l.needDx || l.agg == Pool {
+		clear(l.dh) // bwdRows adds into it
+	}
 	l.preparePartials(len(l.Self.G) + len(l.Neigh.G) + len(l.SelfB.G))
 	parts := parallelRows(l.b.NumDst, l.bwdFn)
 	l.addPartials(parts, l.Self.G, l.Neigh.G, l.SelfB.G)
 }
 
 // bwdRows: for destinations [lo, hi), the gradients of fc_self and,
-// unless the layer projected first, dh = dOut·fc_neigh and fc_neigh's
-// gradient.
+// unless the layer projected first, fc_neigh's gradient and dh =
+// dOut·fc_neigh (for Mean only when dx is needed).
 func (l *SAGE) bwdRows(w, lo, hi int) {
 	k, o := l.in, l.out
 	sw, nw := len(l.Self.G), len(l.Neigh.G)
 	d := l.dOut[lo*o : hi*o]
 	model.SgemmTN(o, k, hi-lo, d, l.x[lo*k:hi*k], l.workerGrad(w, l.Self.G, 0))
 	if !l.proj {
-		model.SgemmNN(hi-lo, k, o, d, l.Neigh.W, l.dh[lo*k:hi*k])
+		if l.needDx || l.agg == Pool { // Mean's dh flows to dx only
+			model.SgemmNN(hi-lo, k, o, d, l.Neigh.W, l.dh[lo*k:hi*k])
+		}
 		model.SgemmTN(o, k, hi-lo, d, l.h[lo*k:hi*k], l.workerGrad(w, l.Neigh.G, sw))
 	}
 	gb := l.workerGrad(w, l.SelfB.G, sw+nw)
