@@ -23,7 +23,9 @@ const (
 // of the neighbours' rows (Mean) or the elementwise max of
 // ReLU(fc_pool(x_j)) over the neighbours (Pool), and 0 for a destination
 // without neighbours. fc_self has a bias, fc_neigh none; fc_pool (in×in)
-// has one.
+// has one. A narrowing Mean layer may apply fc_neigh to the source rows
+// before the mean, as DGL does, where that saves work (projectFirst): the
+// same function, rounded differently.
 type SAGE struct {
 	// Self and SelfB are fc_self's weight (out×in) and bias, Neigh is
 	// fc_neigh's weight (out×in).

@@ -18,7 +18,9 @@ import (
 // degree 490, fanouts 10 and 25, batch 1024): layer 0 602 → 128 over
 // ~6,800 destinations among all 6,989 nodes, layer 1 128 → 41 over
 // 1,024 destinations among ~6,800; and a large graph's 602 → 128 block
-// where every neighbour is a new source (1,024 + 25,600).
+// where every neighbour is a new source (1,024 + 25,600); and two
+// blocks either side of projectFirst's break-even (sources 1.5 and 2
+// times the destinations).
 func BenchmarkSAGEOrder(b *testing.B) {
 	shapes := []struct {
 		name                      string
@@ -28,6 +30,8 @@ func BenchmarkSAGEOrder(b *testing.B) {
 		{"reddit-l0", 602, 128, 6800, 6989, 10, false},
 		{"reddit-l1", 128, 41, 1024, 6800, 25, true},
 		{"large-l0", 602, 128, 1024, 26624, 25, false},
+		{"mid-1.5", 602, 128, 4096, 6000, 10, false}, // near projectFirst's break-even, either side
+		{"mid-2.0", 602, 128, 4096, 8192, 10, false},
 	}
 	for _, s := range shapes {
 		rng := rand.New(rand.NewPCG(1, 1))
@@ -85,8 +89,11 @@ func redditLike(rng *rand.Rand) *data.Graph {
 // loss, Backward, Adam) at the Reddit shape of results/gnn (602
 // features, 128 hidden, 41 classes, fanouts 10 and 25, batch 1024, over
 // a random graph of Reddit-shape's size), with the layers' automatic
-// order (auto) and forced to aggregate first (agg, the former code),
-// cycling over 4 sampled batches; cpu-ms/op is the process's CPU time.
+// order (auto) and forced to aggregate first (agg; its cpu-GFLOP/s
+// counts auto's products),
+// cycling over 4 sampled batches; cpu-ms/op is the process's CPU time
+// per step, cpu-GFLOP/s the products Model.FLOPs counts per CPU second
+// and frac-of-peak that over one core's FMA peak.
 func BenchmarkTrainStepReddit(bm *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	g := redditLike(rng)
@@ -139,7 +146,14 @@ func BenchmarkTrainStepReddit(bm *testing.B) {
 				opt.Step(m.Params())
 				m.ZeroGrad()
 			}
-			bm.ReportMetric((cpuSeconds(syscall.RUSAGE_SELF)-c0)/float64(bm.N)*1e3, "cpu-ms/op")
+			cpu := cpuSeconds(syscall.RUSAGE_SELF) - c0
+			flops := 0.0
+			for k := 0; k < bm.N; k++ {
+				flops += m.FLOPs(steps[k%len(steps)].b)
+			}
+			bm.ReportMetric(cpu/float64(bm.N)*1e3, "cpu-ms/op")
+			bm.ReportMetric(flops/cpu/1e9, "cpu-GFLOP/s")
+			bm.ReportMetric(flops/cpu/fmaPeak(), "frac-of-peak")
 		})
 	}
 }
