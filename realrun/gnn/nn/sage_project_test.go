@@ -136,3 +136,26 @@ func orderBlock(dst, src, fanout int, rng *rand.Rand) *block.Block {
 	}
 	return b
 }
+
+// TestSAGEOrdersNoAllocs: both orders, with and without the input
+// gradient, allocate nothing in steady state (one worker).
+func TestSAGEOrdersNoAllocs(t *testing.T) {
+	if sageRace {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	defer func(w int) { Workers = w }(Workers)
+	Workers = 1
+	for _, order := range []int{1, 2} {
+		for _, dx := range []bool{true, false} {
+			rng := rand.New(rand.NewPCG(3, 3))
+			b := testBlock(100, 140, rng)
+			l := newOrdered(16, 8, order, 1)
+			l.SetInputGrad(dx)
+			x := make([]float32, b.NumSrc()*16)
+			d := make([]float32, 100*8)
+			run := func() { l.Forward(b, x, true, nil); l.Backward(d) }
+			run()
+			require.Zero(t, testing.AllocsPerRun(10, run), "order %d dx %v", order, dx)
+		}
+	}
+}
