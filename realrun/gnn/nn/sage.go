@@ -471,9 +471,9 @@ func projectFirst(in, out, nd, ns, e int) bool {
 // scattered by the mean costs, measured with BenchmarkSAGEOrder (CPU
 // time, 2 cores): at 602 → 128 with 10 neighbours a destination, the
 // orders tie with 1.5 times as many sources as destinations (where 16
-// puts the break-even) and aggregating first is 1.24× faster with 2
-// times; at the Reddit shape's layers projecting first is 1.15× faster
-// where sources ≈ destinations (602 → 128) and 1.7× slower with 6.6
+// puts the break-even) and aggregating first is 1.25× faster with 2
+// times; at the Reddit shape's layers projecting first is 1.17× faster
+// where sources ≈ destinations (602 → 128) and 1.45× slower with 6.6
 // times (128 → 41), which 16 both gets right.
 const aggCost = 16
 
