@@ -537,18 +537,14 @@ func (l *SAGE) projDpRows(_, lo, hi int) {
 }
 
 // projBwdRows: for source rows [lo, hi), fc_neigh's gradient dpᵀ·x and
-// dx = dp·fc_neigh, in slices of rows that stay in cache.
+// dx = dp·fc_neigh.
 func (l *SAGE) projBwdRows(w, lo, hi int) {
 	k, o := l.in, l.out
-	g := l.workerGrad(w, l.Neigh.G, len(l.Self.G))
-	for ; lo < hi; lo += poolSlice {
-		h := min(hi, lo+poolSlice)
-		dp := l.dp[lo*o : h*o]
-		model.SgemmTN(o, k, h-lo, dp, l.x[lo*k:h*k], g)
-		if l.needDx {
-			dx := l.dx[lo*k : h*k]
-			clear(dx)
-			model.SgemmNN(h-lo, k, o, dp, l.Neigh.W, dx)
-		}
+	dp := l.dp[lo*o : hi*o]
+	model.SgemmTN(o, k, hi-lo, dp, l.x[lo*k:hi*k], l.workerGrad(w, l.Neigh.G, len(l.Self.G)))
+	if l.needDx {
+		dx := l.dx[lo*k : hi*k]
+		clear(dx)
+		model.SgemmNN(hi-lo, k, o, dp, l.Neigh.W, dx)
 	}
 }
