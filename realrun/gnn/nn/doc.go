@@ -8,7 +8,8 @@
 //     the features only (one layer: logistic regression).
 //   - sage-mean (DGL SAGEConv "mean"): h_i = fc_self(x_i) +
 //     fc_neigh(mean_{j∈N(i)} x_j), fc_neigh without bias; no neighbours:
-//     mean 0.
+//     mean 0. A narrowing layer (in > out) may compute it as the mean of
+//     fc_neigh(x_j), as DGL does, where that is less work.
 //   - sage-pool (DGL "pool"): p_j = ReLU(fc_pool(x_j)) (in→in, with
 //     bias), agg_i = max_j p_j (0 with no neighbours), h_i = fc_self(x_i) +
 //     fc_neigh(agg_i).

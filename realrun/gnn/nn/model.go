@@ -375,8 +375,10 @@ func scratch(buf []float32, n int) []float32 {
 // first layer when it skips its input gradient (InputGradSetter). Per
 // layer, with d destinations, s sources, e edges, in and out features:
 // mlp 2d·in·out; sage-mean 2·2d·in·out (fc_self, fc_neigh over the
-// destinations); sage-pool adds 2s·in·in (fc_pool over the sources);
-// sage-lstm adds the LSTM's input product over the distinct neighbour
+// destinations), or 2d·in·out + 2s·in·out where the layer applies
+// fc_neigh to every source row before the mean (projectFirst: narrowing
+// layers where that saves work); sage-pool adds 2s·in·in (fc_pool over
+// the sources); sage-lstm adds the LSTM's input product over the distinct neighbour
 // rows u, 2u·4in·in, and its hidden product at every step after the
 // first, 2(e−d₊)·4in·in (d₊ destinations with a neighbour); gat
 // 2s·in·heads·out (fc). Aggregations, activations, attention and the loss
@@ -394,6 +396,9 @@ func (m *Model) FLOPs(b *block.Batch) float64 {
 			fwd = 2 * d * fi * fo
 		case "sage-mean":
 			fwd = 2 * 2 * d * fi * fo
+			if projectFirst(in, out, blk.NumDst, blk.NumSrc(), len(blk.Nbr)) {
+				fwd = 2*d*fi*fo + 2*s*fi*fo
+			}
 		case "sage-pool":
 			fwd = 2*2*d*fi*fo + 2*s*fi*fi
 		case "sage-lstm":

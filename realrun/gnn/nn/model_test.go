@@ -201,8 +201,10 @@ func TestFLOPs(t *testing.T) {
 	lin := func(m, k, n int) float64 { return float64(2 * m * k * n) }
 	want := map[string]float64{
 		"mlp": 3*lin(3, in, hid) + 3*lin(2, hid, cls),
-		// SAGE's first layer skips its input gradient: 2×.
-		"sage-mean": 2*2*lin(3, in, hid) + 3*2*lin(2, hid, cls),
+		// SAGE's first layer skips its input gradient: 2×. sage-mean's
+		// layer 1 narrows (6 → 3) over 3 sources for 2 destinations: it
+		// projects its 3 source rows first.
+		"sage-mean": 2*2*lin(3, in, hid) + 3*(lin(2, hid, cls)+lin(3, hid, cls)),
 		"sage-pool": 2*(2*lin(3, in, hid)+lin(5, in, in)) + 3*(2*lin(2, hid, cls)+lin(3, hid, hid)),
 		// Layer 0: 2 distinct rows, 3−2 later steps; layer 1: 3 distinct
 		// rows, 3−2 later steps.
@@ -213,6 +215,10 @@ func TestFLOPs(t *testing.T) {
 		m, err := New(Spec{Model: kind, In: in, Hidden: hid, Classes: cls, Layers: 2, Heads: heads}, 1)
 		require.NoError(t, err)
 		want := want[kind]
+		if kind == "sage-mean" {
+			require.False(t, projectFirst(in, hid, 3, 5, 3), "layer 0 widens")
+			require.True(t, projectFirst(hid, cls, 2, 3, 3), "layer 1 narrows")
+		}
 		if _, ok := m.Layers()[0].(InputGradSetter); !ok && kind == "sage-mean" {
 			t.Fatalf("the SAGE layer no longer skips its input gradient: fix the counts")
 		}
