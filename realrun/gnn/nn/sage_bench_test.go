@@ -136,7 +136,13 @@ func BenchmarkSAGE(b *testing.B) {
 					l.SetInputGrad(dx)
 					ns, nd, e := float64(blk.NumSrc()), float64(dst), float64(len(blk.Nbr))
 					k, o := float64(in), float64(out)
-					flops := 4*nd*k*o + 6*nd*k*o // forward; backward without dx
+					// Forward; backward: both weights' gradients and, but
+					// for a mean without dx, the mean's input product
+					// (pool's fc_pool gradient needs it).
+					flops := 4*nd*k*o + 4*nd*k*o
+					if dx || agg == Pool {
+						flops += 2 * nd * k * o
+					}
 					if dx {
 						flops += 2 * nd * k * o
 					}

@@ -94,13 +94,13 @@ func TestSAGEProjectFirstGrad(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(w), 11))
 		l := newOrdered(6, 3, 2, uint64(w))
 		dirty(l, rng)
-		checkGrad(t, l, testBlock(130, 150, rng), 3)
+		checkGrad(t, l, testBlock(130, 150, rng), 3, gradOpts{})
 
 		l = newOrdered(7, 2, 0, uint64(w))
 		dirty(l, rng)
 		b := testBlock(130, 132, rng)
 		require.True(t, projectFirst(7, 2, b.NumDst, b.NumSrc(), len(b.Nbr)))
-		checkGrad(t, l, b, 4)
+		checkGrad(t, l, b, 4, gradOpts{})
 		require.True(t, l.proj)
 	}
 }
