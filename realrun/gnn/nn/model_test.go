@@ -225,7 +225,8 @@ func TestFLOPs(t *testing.T) {
 		"mlp": 3*lin(3, in, hid) + 3*lin(2, hid, cls),
 		// SAGE's first layer skips its input gradient: 2×.
 		"sage-mean": 2*2*lin(3, in, hid) + 3*2*lin(2, hid, cls),
-		"sage-pool": 2*(2*lin(3, in, hid)+lin(5, in, in)) + 3*(2*lin(2, hid, cls)+lin(3, hid, hid)),
+		// Layer 0 keeps fc_neigh's dX (dh, for fc_pool's gradients).
+		"sage-pool": (2*lin(3, in, hid) + 3*lin(3, in, hid) + 2*lin(5, in, in)) + 3*(2*lin(2, hid, cls)+lin(3, hid, hid)),
 		// Layer 0: 2 distinct rows, 3−2 later steps; layer 1: 3 distinct
 		// rows, 3−2 later steps.
 		"sage-lstm": 3*(2*lin(3, in, hid)+lin(2, in, 4*in)+lin(1, in, 4*in)) + 3*(2*lin(2, hid, cls)+lin(3, hid, 4*hid)+lin(1, hid, 4*hid)),

@@ -114,7 +114,9 @@ func (l *SAGE) Params() []*Param {
 
 // SetInputGrad says whether Backward must compute the gradient of the
 // layer's input (true at first). A model's first layer, whose input is
-// the features, can set it false: Backward then skips that work and
+// the features, can set it false: Backward then skips the work that
+// only dx needs — fc_self's dX, and fc_neigh's dX (dh) with Mean or
+// fc_pool's dX with Pool (Pool's dh feeds fc_pool's gradients) — and
 // returns nil.
 func (l *SAGE) SetInputGrad(need bool) { l.noDx = !need }
 
@@ -256,7 +258,9 @@ func (l *SAGE) Backward(dOut []float32) []float32 {
 	if l.needDx {
 		l.dx = sageResize(l.dx, ns*k) // each row is cleared by the pass that first adds to it
 	}
-	l.dh = grow(l.dh, nd*k)
+	if l.needDh() {
+		l.dh = grow(l.dh, nd*k)
+	}
 	l.preparePartials(len(l.Self.G) + len(l.Neigh.G) + len(l.SelfB.G))
 	parts := parallelRows(nd, l.bwdFn)
 	l.addPartials(parts, l.Self.G, l.Neigh.G, l.SelfB.G)
@@ -277,13 +281,19 @@ func (l *SAGE) Backward(dOut []float32) []float32 {
 	return l.dx
 }
 
-// bwdRows: for destinations [lo, hi), dh = dOut·fc_neigh and the
-// gradients of fc_self and fc_neigh.
+// needDh reports whether this Backward needs dh, the aggregates'
+// gradient: for dx, or for Pool's fc_pool.
+func (l *SAGE) needDh() bool { return l.needDx || l.agg == Pool }
+
+// bwdRows: for destinations [lo, hi), dh = dOut·fc_neigh (when needDh)
+// and the gradients of fc_self and fc_neigh.
 func (l *SAGE) bwdRows(w, lo, hi int) {
 	k, o := l.in, l.out
 	sw, nw := len(l.Self.G), len(l.Neigh.G)
 	d := l.dOut[lo*o : hi*o]
-	model.SgemmNN(hi-lo, k, o, d, l.Neigh.W, l.dh[lo*k:hi*k])
+	if l.needDh() {
+		model.SgemmNN(hi-lo, k, o, d, l.Neigh.W, l.dh[lo*k:hi*k])
+	}
 	model.SgemmTN(o, k, hi-lo, d, l.x[lo*k:hi*k], l.workerGrad(w, l.Self.G, 0))
 	model.SgemmTN(o, k, hi-lo, d, l.h[lo*k:hi*k], l.workerGrad(w, l.Neigh.G, sw))
 	gb := l.workerGrad(w, l.SelfB.G, sw+nw)
