@@ -1,47 +1,24 @@
+//go:build linux
+
 package nn
 
 import (
+	"fmt"
 	"math/rand/v2"
-	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/tierflow/tierflow/realrun/gnn/block"
 )
-
-// igBatch is a batch of len(fanouts) blocks with out outputs; block l's
-// destinations each draw up to fanouts[l] neighbours from pool new
-// source rows (sorted, distinct).
-func igBatch(out int, fanouts []int, pool int, rng *rand.Rand) *block.Batch {
-	bs := make([]block.Block, len(fanouts))
-	n := out
-	for l := len(fanouts) - 1; l >= 0; l-- {
-		b := block.Block{NumDst: n, Ptr: []int32{0}}
-		p := min(pool, n*fanouts[l])
-		for i := 0; i < n+p; i++ {
-			b.Src = append(b.Src, int32(i))
-		}
-		for i := 0; i < n; i++ {
-			for k := 0; k < fanouts[l]; k++ {
-				b.Nbr = append(b.Nbr, int32(n+rng.IntN(p)))
-			}
-			slices.Sort(b.Nbr[b.Ptr[i]:])
-			b.Nbr = append(b.Nbr[:b.Ptr[i]], slices.Compact(b.Nbr[b.Ptr[i]:])...)
-			b.Ptr = append(b.Ptr, int32(len(b.Nbr)))
-		}
-		bs[l] = b
-		n += p
-	}
-	return &block.Batch{Blocks: bs}
-}
 
 // BenchmarkRedditStep times one training step (Forward, loss, Backward,
 // Adam) of each model at a Reddit-like shape — 602 features, 256 hidden,
 // 41 classes, 2 layers, fanouts 10 (first layer) and 5, 256 outputs —
 // where the first layer's input gradient, which no model needs, would be
 // about a third of that layer's products. GFLOP/s divides Model.FLOPs
-// (the products actually run) by the wall clock. sage-lstm is left out:
+// (the products actually run) by the wall clock; cpu-ms/op is the
+// process's CPU time a step (getrusage: steadier than the wall clock on a
+// shared machine). sage-lstm is left out:
 // its 602-wide LSTM takes seconds a step (BenchmarkTrainStep has it).
 func BenchmarkRedditStep(bm *testing.B) {
 	for _, kind := range Models {
@@ -70,6 +47,7 @@ func BenchmarkRedditStep(bm *testing.B) {
 			d := make([]float32, out*s.Classes)
 			opt := NewAdam(m.Params(), 0.01)
 			bm.ResetTimer()
+			c0 := cpuSeconds(syscall.RUSAGE_SELF)
 			for i := 0; i < bm.N; i++ {
 				logits := m.Forward(b, x, true, rng)
 				CrossEntropy(logits, labels, s.Classes, d)
@@ -77,7 +55,59 @@ func BenchmarkRedditStep(bm *testing.B) {
 				opt.Step(m.Params())
 				m.ZeroGrad()
 			}
+			cpu := cpuSeconds(syscall.RUSAGE_SELF) - c0
 			bm.ReportMetric(m.FLOPs(b)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+			bm.ReportMetric(cpu/float64(bm.N)*1e3, "cpu-ms/op")
 		})
+	}
+}
+
+// BenchmarkFirstLayer times Forward+Backward of a first layer with its
+// input gradient (dx=true) and without (dx=false, SetInputGrad(false)):
+// Linear 602→256 over 1,024 rows, GAT 602→4×64 and SAGELSTM 100→256 over
+// 1,024 destinations with 10 neighbours each (sage-mean and sage-pool:
+// BenchmarkSAGE). cpu-ms/op is the process's CPU time an iteration.
+func BenchmarkFirstLayer(b *testing.B) {
+	defer func(w int) { Workers = w }(Workers)
+	Workers = 2
+	const dst, fanout = 1024, 10
+	layers := []struct {
+		name string
+		in   int
+		make func(rng *rand.Rand) Layer
+	}{
+		{"linear", 602, func(rng *rand.Rand) Layer { return NewLinear("l", 602, 256, rng) }},
+		{"gat", 602, func(rng *rand.Rand) Layer { return NewGAT("g", 602, 64, 4, true, rng) }},
+		{"sage-lstm", 100, func(rng *rand.Rand) Layer { return NewSAGELSTM("s", 100, 256, rng) }},
+	}
+	for _, c := range layers {
+		for _, dx := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%s/dx=%v", c.name, dx), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(7, 7))
+				blk := igBatch(dst, []int{fanout}, 8000, rng).Blocks[0]
+				l := c.make(rng)
+				if ig, ok := l.(InputGradSetter); ok {
+					ig.SetInputGrad(dx)
+				}
+				x := make([]float32, blk.NumSrc()*c.in)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+				}
+				d := make([]float32, dst*l.OutDim())
+				for i := range d {
+					d[i] = float32(rng.NormFloat64()) * 1e-3
+				}
+				l.Forward(&blk, x, true, rng)
+				l.Backward(d)
+				b.ResetTimer()
+				c0 := cpuSeconds(syscall.RUSAGE_SELF)
+				for i := 0; i < b.N; i++ {
+					l.Forward(&blk, x, true, rng)
+					l.Backward(d)
+				}
+				cpu := cpuSeconds(syscall.RUSAGE_SELF) - c0
+				b.ReportMetric(cpu/float64(b.N)*1e3, "cpu-ms/op")
+			})
+		}
 	}
 }

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -147,4 +148,30 @@ func TestNoInputGradModel(t *testing.T) {
 		assert.Nil(t, first.Backward(make([]float32, b.Blocks[0].NumDst*first.OutDim())), kind)
 		assert.NotNil(t, m.Layers()[1].Backward(make([]float32, len(logits))), kind)
 	}
+}
+
+// igBatch is a batch of len(fanouts) blocks with out outputs; block l's
+// destinations each draw up to fanouts[l] neighbours from pool new
+// source rows (sorted, distinct).
+func igBatch(out int, fanouts []int, pool int, rng *rand.Rand) *block.Batch {
+	bs := make([]block.Block, len(fanouts))
+	n := out
+	for l := len(fanouts) - 1; l >= 0; l-- {
+		b := block.Block{NumDst: n, Ptr: []int32{0}}
+		p := min(pool, n*fanouts[l])
+		for i := 0; i < n+p; i++ {
+			b.Src = append(b.Src, int32(i))
+		}
+		for i := 0; i < n; i++ {
+			for k := 0; k < fanouts[l]; k++ {
+				b.Nbr = append(b.Nbr, int32(n+rng.IntN(p)))
+			}
+			slices.Sort(b.Nbr[b.Ptr[i]:])
+			b.Nbr = append(b.Nbr[:b.Ptr[i]], slices.Compact(b.Nbr[b.Ptr[i]:])...)
+			b.Ptr = append(b.Ptr, int32(len(b.Nbr)))
+		}
+		bs[l] = b
+		n += p
+	}
+	return &block.Batch{Blocks: bs}
 }
