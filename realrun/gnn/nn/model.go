@@ -371,11 +371,12 @@ func scratch(buf []float32, n int) []float32 {
 // FLOPs returns the floating-point operations (2 per multiply-add) of the
 // dense matrix products one training step (Forward and Backward) on b
 // runs: a product of m×k by k×n costs 2mkn forward and twice that
-// backward (the input's and the weight's gradients), except the
-// input-gradient products that only serve the first layer's input
-// gradient, which it skips (InputGradSetter). Per layer, with d
-// destinations, s sources, e edges, in and out features, the forward
-// products and (in brackets) those the first layer skips:
+// backward (the input's and the weight's gradients), except that the
+// first layer skips the input-gradient products nothing but its own
+// input gradient needs (InputGradSetter; New turns that off). Per layer,
+// with d destinations, s sources, e edges, in and out features, the
+// forward products and [in brackets] those whose input gradient the
+// first layer skips:
 // mlp 2d·in·out [all]; sage-mean 2·2d·in·out (fc_self, fc_neigh over the
 // destinations) [all]; sage-pool adds 2s·in·in (fc_pool over the
 // sources) [fc_self's and fc_pool's, 2d·in·out + 2s·in·in: fc_neigh's
