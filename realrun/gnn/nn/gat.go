@@ -24,6 +24,7 @@ type GAT struct {
 	FC, AttnL, AttnR, Bias Param
 	in, f, heads           int
 	concat                 bool
+	noDx                   bool // Backward skips dx (SetInputGrad(false))
 
 	x          []float32 // the last Forward's input (a view)
 	b          *block.Block
@@ -90,6 +91,11 @@ func (l *GAT) OutDim() int {
 
 // Params returns fc.weight, attn_l, attn_r and bias.
 func (l *GAT) Params() []*Param { return []*Param{&l.FC, &l.AttnL, &l.AttnR, &l.Bias} }
+
+// SetInputGrad says whether Backward must compute the gradient of the
+// layer's input (true at first); with false it skips dx = dz·fc and
+// returns nil (the parameters' gradients are the same).
+func (l *GAT) SetInputGrad(need bool) { l.noDx = !need }
 
 // leaky is LeakyReLU with slope 0.2.
 func leaky(v float32) float32 {
@@ -170,7 +176,8 @@ func (l *GAT) Forward(b *block.Block, in []float32, train bool, rng *rand.Rand) 
 	return l.y
 }
 
-// Backward adds the parameters' gradients and returns the input's.
+// Backward adds the parameters' gradients and returns the input's (nil
+// after SetInputGrad(false)).
 func (l *GAT) Backward(dOut []float32) []float32 {
 	H, F, HF, od := l.heads, l.f, l.heads*l.f, l.OutDim()
 	b := l.b
@@ -267,7 +274,9 @@ func (l *GAT) Backward(dOut []float32) []float32 {
 	// Per source row: dz_j = Σ_edges α·g_i + del_j·attn_l (+ der_j·attn_r
 	// for a destination row), the attention vectors' gradients, and dx_j.
 	l.dz = resize(l.dz, l.nsrc*HF)
-	l.dx = resize(l.dx, l.nsrc*l.in)
+	if !l.noDx {
+		l.dx = resize(l.dx, l.nsrc*l.in)
+	}
 	for len(l.dattn) < Workers {
 		l.dattn = append(l.dattn, nil)
 	}
@@ -296,9 +305,11 @@ func (l *GAT) Backward(dOut []float32) []float32 {
 				}
 			}
 		}
-		dx := l.dx[lo*l.in : hi*l.in]
-		clear(dx)
-		model.SgemmNN(hi-lo, l.in, HF, dz, l.FC.W, dx)
+		if !l.noDx {
+			dx := l.dx[lo*l.in : hi*l.in]
+			clear(dx)
+			model.SgemmNN(hi-lo, l.in, HF, dz, l.FC.W, dx)
+		}
 	})
 	for w := 0; w < parts; w++ {
 		for k := 0; k < HF; k++ {
@@ -307,6 +318,9 @@ func (l *GAT) Backward(dOut []float32) []float32 {
 		}
 	}
 	l.partials = tnParallel(l.partials, l.FC.G, HF, l.in, l.nsrc, l.dz, l.x)
+	if l.noDx {
+		return nil
+	}
 	return l.dx
 }
 

@@ -18,6 +18,7 @@ type Linear struct {
 	nsrc     int       // the last Forward's source rows
 	y, dx    []float32
 	partials [][]float32 // per-worker dW
+	noDx     bool        // Backward skips dX (SetInputGrad(false))
 }
 
 // NewLinear returns a Linear layer with Glorot-uniform weights drawn from
@@ -61,19 +62,33 @@ func (l *Linear) forwardRows(x []float32, m int) []float32 {
 	return l.y
 }
 
+// SetInputGrad says whether Backward must compute the gradient of the
+// layer's input (true at first); with false it skips dX = dOut·W and
+// returns nil (the parameters' gradients are the same).
+func (l *Linear) SetInputGrad(need bool) { l.noDx = !need }
+
+// Backward adds the parameters' gradients and returns the input's (nil
+// after SetInputGrad(false)).
 func (l *Linear) Backward(dOut []float32) []float32 {
 	m := len(dOut) / l.out
+	if l.noDx {
+		l.backwardRows(dOut, m, nil)
+		return nil
+	}
 	l.dx = grow(l.dx, l.nsrc*l.in) // the rows beyond the destinations get none
 	l.backwardRows(dOut, m, l.dx[:m*l.in])
 	return l.dx
 }
 
 // backwardRows adds the parameters' gradients for the last forwardRows
-// and adds dX (m×in) into dx.
+// and adds dX (m×in) into dx; a nil dx skips dX.
 func (l *Linear) backwardRows(dOut []float32, m int, dx []float32) {
-	parts := parallelRows(m, func(w, lo, hi int) {
-		model.SgemmNN(hi-lo, l.in, l.out, dOut[lo*l.out:hi*l.out], l.W.W, dx[lo*l.in:hi*l.in])
-	})
+	parts := rowParts(m)
+	if dx != nil {
+		parallelRows(m, func(w, lo, hi int) {
+			model.SgemmNN(hi-lo, l.in, l.out, dOut[lo*l.out:hi*l.out], l.W.W, dx[lo*l.in:hi*l.in])
+		})
+	}
 	for len(l.partials) < parts {
 		l.partials = append(l.partials, nil)
 	}

@@ -28,6 +28,7 @@ type SAGELSTM struct {
 	Wih, Whh, Bih, Bhh Param
 	fcSelf, fcNeigh    *Linear
 	in, out            int
+	noDx               bool // Backward skips dx (SetInputGrad(false))
 
 	// The last Forward's shapes and the sequence layout.
 	x          []float32 // its input (a view)
@@ -100,6 +101,13 @@ func (l *SAGELSTM) OutDim() int { return l.out }
 func (l *SAGELSTM) Params() []*Param {
 	return []*Param{&l.Wih, &l.Whh, &l.Bih, &l.Bhh, &l.fcSelf.W, &l.fcSelf.B, &l.fcNeigh.W}
 }
+
+// SetInputGrad says whether Backward must compute the gradient of the
+// layer's input (true at first). With false, Backward skips what only
+// dx needs — fc_self's dX and the input-to-gate product's dX
+// (dP·weight_ih) — and returns nil; the gradient through time (dh, dc,
+// the gates') still runs, for the weights, whose gradients are the same.
+func (l *SAGELSTM) SetInputGrad(need bool) { l.noDx = !need }
 
 // Forward runs the LSTM over every destination's neighbour sequence and
 // returns fc_self(x_i) + fc_neigh(agg_i) for the destinations.
@@ -257,7 +265,8 @@ func (l *SAGELSTM) layout(b *block.Block) {
 }
 
 // Backward runs backpropagation through time over every sequence, adds
-// the parameters' gradients, and returns the gradient of the input.
+// the parameters' gradients, and returns the gradient of the input (nil
+// after SetInputGrad(false)).
 func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 	H, G4 := l.in, 4*l.in
 	E := l.off[len(l.off)-1]
@@ -267,8 +276,12 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 	l.dagg = grow(l.dagg, l.ndst*H)
 	l.fcNeigh.backwardRows(dOut, l.ndst, l.dagg)
 	clear(l.fcNeigh.B.G) // fc_neigh has no bias: drop the sum backwardRows added
-	l.dx = grow(l.dx, l.nsrc*H)
-	l.fcSelf.backwardRows(dOut, l.ndst, l.dx[:l.ndst*H])
+	if l.noDx {
+		l.fcSelf.backwardRows(dOut, l.ndst, nil)
+	} else {
+		l.dx = grow(l.dx, l.nsrc*H)
+		l.fcSelf.backwardRows(dOut, l.ndst, l.dx[:l.ndst*H])
+	}
 
 	l.dG = resize(l.dG, E*G4)
 	a0 := l.act[0]
@@ -360,20 +373,25 @@ func (l *SAGELSTM) Backward(dOut []float32) []float32 {
 			}
 		}
 	})
-	l.dxg = resize(l.dxg, nU*H)
-	parallelRows(nU, func(_, lo, hi int) {
-		clear(l.dxg[lo*H : hi*H])
-		model.SgemmNN(hi-lo, H, G4, l.dP[lo*G4:hi*G4], l.Wih.W, l.dxg[lo*H:hi*H])
-		for u := lo; u < hi; u++ { // distinct rows: no two workers share one
-			dst := l.dx[int(l.urows[u])*H : int(l.urows[u]+1)*H]
-			for k, v := range l.dxg[u*H : (u+1)*H] {
-				dst[k] += v
+	if !l.noDx {
+		l.dxg = resize(l.dxg, nU*H)
+		parallelRows(nU, func(_, lo, hi int) {
+			clear(l.dxg[lo*H : hi*H])
+			model.SgemmNN(hi-lo, H, G4, l.dP[lo*G4:hi*G4], l.Wih.W, l.dxg[lo*H:hi*H])
+			for u := lo; u < hi; u++ { // distinct rows: no two workers share one
+				dst := l.dx[int(l.urows[u])*H : int(l.urows[u]+1)*H]
+				for k, v := range l.dxg[u*H : (u+1)*H] {
+					dst[k] += v
+				}
 			}
-		}
-	})
+		})
+	}
 	l.addTN(l.Wih.G, G4, H, nU, l.dP, l.xg)
 	if a0 < E {
 		l.addTN(l.Whh.G, G4, H, E-a0, l.dG[a0*G4:], l.hprev[a0*H:])
+	}
+	if l.noDx {
+		return nil
 	}
 	return l.dx
 }

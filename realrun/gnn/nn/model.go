@@ -371,18 +371,24 @@ func scratch(buf []float32, n int) []float32 {
 // FLOPs returns the floating-point operations (2 per multiply-add) of the
 // dense matrix products one training step (Forward and Backward) on b
 // runs: a product of m×k by k×n costs 2mkn forward and twice that
-// backward (the input's and the weight's gradients), once only for the
-// first layer when it skips its input gradient (InputGradSetter). Per
-// layer, with d destinations, s sources, e edges, in and out features:
-// mlp 2d·in·out; sage-mean 2·2d·in·out (fc_self, fc_neigh over the
+// backward (the input's and the weight's gradients), except that the
+// first layer skips the input-gradient products nothing but its own
+// input gradient needs (InputGradSetter; New turns that off). Per layer,
+// with d destinations, s sources, e edges, in and out features, the
+// forward products and [in brackets] those whose input gradient the
+// first layer skips:
+// mlp 2d·in·out [all]; sage-mean 2·2d·in·out (fc_self, fc_neigh over the
 // destinations), or 2d·in·out + 2s·in·out where the layer applies
 // fc_neigh to every source row before the mean (projectFirst: narrowing
-// layers where that saves work); sage-pool adds 2s·in·in (fc_pool over
-// the sources); sage-lstm adds the LSTM's input product over the distinct neighbour
-// rows u, 2u·4in·in, and its hidden product at every step after the
-// first, 2(e−d₊)·4in·in (d₊ destinations with a neighbour); gat
-// 2s·in·heads·out (fc). Aggregations, activations, attention and the loss
-// are not counted.
+// layers where that saves work) [all]; sage-pool adds 2s·in·in (fc_pool over the
+// sources) [fc_self's and fc_pool's, 2d·in·out + 2s·in·in: fc_neigh's
+// input gradient feeds fc_pool's]; sage-lstm adds the LSTM's input
+// product over the distinct neighbour rows u, 2u·4in·in, and its hidden
+// product at every step after the first, 2(e−d₊)·4in·in (d₊ destinations
+// with a neighbour) [fc_self's and the input product's, 2d·in·out +
+// 2u·4in·in: fc_neigh's and the hidden product's input gradients carry
+// the gradient through time]; gat 2s·in·heads·out (fc) [all].
+// Aggregations, activations, attention and the loss are not counted.
 func (m *Model) FLOPs(b *block.Batch) float64 {
 	f := 0.0
 	for l, layer := range m.layers {
@@ -390,31 +396,35 @@ func (m *Model) FLOPs(b *block.Batch) float64 {
 		d, s, e := float64(blk.NumDst), float64(blk.NumSrc()), float64(len(blk.Nbr))
 		in, out := m.Spec.dims(l)
 		fi, fo := float64(in), float64(out)
-		var fwd float64
+		var fwd, dxOnly float64 // the forward products; the input-gradient ones only dx needs
 		switch m.Spec.Model {
 		case "mlp":
 			fwd = 2 * d * fi * fo
+			dxOnly = fwd
 		case "sage-mean":
 			fwd = 2 * 2 * d * fi * fo
 			if projectFirst(in, out, blk.NumDst, blk.NumSrc(), len(blk.Nbr)) {
 				fwd = 2*d*fi*fo + 2*s*fi*fo
 			}
+			dxOnly = fwd
 		case "sage-pool":
 			fwd = 2*2*d*fi*fo + 2*s*fi*fi
+			dxOnly = 2*d*fi*fo + 2*s*fi*fi
 		case "sage-lstm":
 			u, dPlus := m.distinctNeighbours(blk)
 			fwd = 2*2*d*fi*fo + 2*float64(u)*4*fi*fi + 2*(e-float64(dPlus))*4*fi*fi
+			dxOnly = 2*d*fi*fo + 2*float64(u)*4*fi*fi
 		case "gat":
 			w := float64(layer.OutDim())
 			if l == len(m.layers)-1 {
 				w *= float64(m.Spec.Heads)
 			}
 			fwd = 2 * s * fi * w
+			dxOnly = fwd
 		}
+		f += 3 * fwd
 		if _, ok := layer.(InputGradSetter); ok && l == 0 {
-			f += 2 * fwd
-		} else {
-			f += 3 * fwd
+			f -= dxOnly
 		}
 	}
 	return f

@@ -26,7 +26,8 @@ type Layer interface {
 	Forward(b *block.Block, in []float32, train bool, rng *rand.Rand) []float32
 	// Backward takes the gradient of the loss with respect to the last
 	// Forward's output, adds the parameters' gradients to their G, and
-	// returns the gradient with respect to its input.
+	// returns the gradient with respect to its input (nil when an
+	// InputGradSetter's is turned off).
 	Backward(dOut []float32) []float32
 	Params() []*Param
 	InDim() int

@@ -16,11 +16,8 @@ const minRows = 64
 // ranges, and waits; fn gets its range and the range's index w (for
 // per-worker scratch). Small m runs on the caller's goroutine.
 func parallelRows(m int, fn func(w, lo, hi int)) int {
-	parts := Workers
-	if parts > m/minRows {
-		parts = m / minRows
-	}
-	if parts <= 1 {
+	parts := rowParts(m)
+	if parts == 1 {
 		fn(0, 0, m)
 		return 1
 	}
@@ -35,6 +32,11 @@ func parallelRows(m int, fn func(w, lo, hi int)) int {
 	}
 	wg.Wait()
 	return parts
+}
+
+// rowParts returns how many ranges parallelRows splits m rows into.
+func rowParts(m int) int {
+	return max(1, min(Workers, m/minRows))
 }
 
 // grow returns buf resized to n, zeroed, reusing its array when it can.
