@@ -31,6 +31,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/model"
 )
 
@@ -102,23 +103,9 @@ func ShapeFor(graph, mdl string) (Shape, string) {
 	return s, ""
 }
 
-// RealEpoch is one epoch of `realrun gnn --json`'s output (the fields
-// used here).
-type RealEpoch struct {
-	Epoch          int      `json:"epoch"`
-	Loss           float64  `json:"loss"`
-	TrainAcc       float64  `json:"train_acc"`
-	ValidAcc       *float64 `json:"valid_acc"`
-	TestAcc        *float64 `json:"test_acc"`
-	EpochSeconds   float64  `json:"epoch_s"`
-	SampleSeconds  float64  `json:"sample_s"`
-	ComputeSeconds float64  `json:"compute_s"`
-	EvalSeconds    float64  `json:"eval_s"`
-	Batches        int      `json:"batches"`
-	// FLOPs are the engine's own count of the epoch's dense products,
-	// forward and backward (0 from an engine that does not count them).
-	FLOPs float64 `json:"flops"`
-}
+// RealEpoch is one epoch of `realrun gnn --json`'s output: the
+// trainer's own record.
+type RealEpoch = gnn.Epoch
 
 // TorchEpoch is one epoch of scripts/gnn_torch.py's output.
 type TorchEpoch struct {
