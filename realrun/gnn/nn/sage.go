@@ -364,17 +364,22 @@ func (l *SAGE) selfDxRows(_, lo, hi int) {
 
 // meanDxRows sets source rows [lo, hi) of dx to their share of the mean's
 // gradient.
-func (l *SAGE) meanDxRows(_, lo, hi int) {
-	b, k := l.b, l.in
+func (l *SAGE) meanDxRows(_, lo, hi int) { l.meanScatter(l.dx, l.dh, l.in, lo, hi) }
+
+// meanScatter sets source rows [lo, hi) of out (width w) to Σ over the
+// destinations i that read them of g_i/deg(i): the mean's transpose,
+// through the reverse index.
+func (l *SAGE) meanScatter(out, g []float32, w, lo, hi int) {
+	b := l.b
 	start := int32(0)
 	if lo > 0 {
 		start = l.rptr[lo-1]
 	}
 	for j := lo; j < hi; j++ {
-		dx := l.dx[j*k : (j+1)*k]
-		clear(dx)
+		row := out[j*w : (j+1)*w]
+		clear(row)
 		for _, i := range l.rdst[start:l.rptr[j]] {
-			model.Axpy(1/float32(b.Ptr[i+1]-b.Ptr[i]), l.dh[int(i)*k:int(i+1)*k], dx)
+			model.Axpy(1/float32(b.Ptr[i+1]-b.Ptr[i]), g[int(i)*w:int(i+1)*w], row)
 		}
 		start = l.rptr[j]
 	}
@@ -520,21 +525,7 @@ func (l *SAGE) projBackward() {
 }
 
 // projDpRows sets source rows [lo, hi) of dp.
-func (l *SAGE) projDpRows(_, lo, hi int) {
-	b, o := l.b, l.out
-	start := int32(0)
-	if lo > 0 {
-		start = l.rptr[lo-1]
-	}
-	for j := lo; j < hi; j++ {
-		dp := l.dp[j*o : (j+1)*o]
-		clear(dp)
-		for _, i := range l.rdst[start:l.rptr[j]] {
-			model.Axpy(1/float32(b.Ptr[i+1]-b.Ptr[i]), l.dOut[int(i)*o:int(i+1)*o], dp)
-		}
-		start = l.rptr[j]
-	}
-}
+func (l *SAGE) projDpRows(_, lo, hi int) { l.meanScatter(l.dp, l.dOut, l.out, lo, hi) }
 
 // projBwdRows: for source rows [lo, hi), fc_neigh's gradient dpᵀ·x and
 // dx = dp·fc_neigh.
