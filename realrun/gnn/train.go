@@ -172,7 +172,6 @@ type trainer struct {
 	dropPCG  *rand.PCG
 	dropRng  *rand.Rand
 	order    []int32
-	dLogits  []float32
 	classes  int
 }
 
@@ -265,12 +264,8 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 		ep.FLOPs += t.m.FLOPs(pb.b)
 		c0 := time.Now()
 		t.dropPCG.Seed(derive(o.Seed, purposeDropout), stream(e, i))
-		logits := t.m.Forward(pb.b, pb.x, true, t.dropRng)
 		rows := len(pb.y)
-		t.dLogits = growFloats(t.dLogits, rows*t.classes)
-		clear(t.dLogits)
-		loss, right := nn.CrossEntropy(logits, pb.y, t.classes, t.dLogits)
-		t.m.Backward(t.dLogits)
+		loss, right := t.m.TrainStep(pb.b, pb.x, pb.y, 1, t.dropRng)
 		t.adam.Step(t.m.Params())
 		t.m.ZeroGrad()
 		ep.ComputeSeconds += time.Since(c0).Seconds()

@@ -111,8 +111,8 @@ type Model struct {
 	// activation's derivative times the dropout scale, 0 or 1/(1-p)),
 	// dh[l] scratch for Backward.
 	h, k, dh [][]float32
-	seeds    []uint64 // dropout's scratch
-	mark     []bool   // FLOPs' scratch
+	mark     []bool // FLOPs' scratch
+	dLogits  []float32
 
 	replicas []*Model // Infer's per-worker copies
 }
@@ -251,36 +251,29 @@ func activateRange(a, k, y []float32, elu bool) {
 	}
 }
 
-// dropout zeroes each value of h with probability p and scales the rest,
-// and their derivatives k, by 1/(1-p). Each unit of values draws from a
-// stream of its own, seeded from rng, so the result does not depend on
-// Workers; seeds is scratch, returned.
-func dropout(h, k []float32, p float64, rng *rand.Rand, seeds []uint64) []uint64 {
-	units := (len(h) + valueUnit - 1) / valueUnit
-	if cap(seeds) < units {
-		seeds = make([]uint64, units)
-	}
-	seeds = seeds[:units]
-	for i := range seeds {
-		seeds[i] = rng.Uint64()
-	}
+// dropout zeroes each value of h (rows of width values, row i the
+// output of node ids[i]) with probability p and scales the rest, and their
+// derivatives k, by 1/(1-p). Row i draws from a stream of its own, seeded
+// by base and its node's id, so a node's mask does not depend on Workers
+// nor on which other nodes share the batch: a micro-batch that computes a
+// node drops what the whole batch would (split.Micro's equivalence).
+func dropout(h, k []float32, width int, ids []int32, p float64, base uint64) {
+	rows := len(h) / width
 	th := uint64(min(math.Round(p*(1<<32)), math.MaxUint32))
 	scale := float32(1 / (1 - p))
 	if fewValues(len(h)) {
-		dropRange(h, k, 0, len(h), th, scale, seeds)
-	} else {
-		parallelValues(len(h), func(lo, hi int) { dropRange(h, k, lo, hi, th, scale, seeds) })
+		dropRows(h, k, width, ids, 0, rows, th, scale, base)
+		return
 	}
-	return seeds
+	parallelRows(rows, func(_, lo, hi int) { dropRows(h, k, width, ids, lo, hi, th, scale, base) })
 }
 
-// dropRange is dropout over the whole units [lo, hi).
-func dropRange(h, k []float32, lo, hi int, th uint64, scale float32, seeds []uint64) {
+// dropRows is dropout over rows [lo, hi).
+func dropRows(h, k []float32, width int, ids []int32, lo, hi int, th uint64, scale float32, base uint64) {
 	var pcg rand.PCG
-	for u := lo / valueUnit; u*valueUnit < hi; u++ {
-		pcg.Seed(seeds[u], uint64(u))
-		end := min((u+1)*valueUnit, hi)
-		hu, ku := h[u*valueUnit:end], k[u*valueUnit:end]
+	for row := lo; row < hi; row++ {
+		pcg.Seed(base, uint64(uint32(ids[row])))
+		hu, ku := h[row*width:(row+1)*width], k[row*width:(row+1)*width]
 		var r uint64
 		for i := range hu {
 			if i%2 == 0 {
@@ -299,8 +292,9 @@ func dropRange(h, k []float32, lo, hi int, th uint64, scale float32, seeds []uin
 // Forward returns the logits (the output nodes' rows, Classes wide) of
 // batch b from the features x of b.Input() (NumSrc×In, row-major),
 // keeping what Backward needs. In training (train true) hidden
-// activations are dropped with rng; rng may be nil when train is false or
-// Dropout is 0. The result is valid until the next Forward.
+// activations are dropped: layer l's mask is drawn from one value of rng
+// and each destination node's id (dropout); rng may be nil when train is
+// false or Dropout is 0. The result is valid until the next Forward.
 func (m *Model) Forward(b *block.Batch, x []float32, train bool, rng *rand.Rand) []float32 {
 	if len(b.Blocks) != len(m.layers) {
 		panic(fmt.Sprintf("nn.Model.Forward: a batch of %d blocks for %d layers", len(b.Blocks), len(m.layers)))
@@ -320,7 +314,8 @@ func (m *Model) Forward(b *block.Batch, x []float32, train bool, rng *rand.Rand)
 		m.h[l], m.k[l] = scratch(m.h[l], n), scratch(m.k[l], n)
 		activate(m.h[l], m.k[l], out[:n], m.elu())
 		if train && p > 0 {
-			m.seeds = dropout(m.h[l], m.k[l], p, rng, m.seeds)
+			blk := &b.Blocks[l]
+			dropout(m.h[l], m.k[l], layer.OutDim(), blk.Src[:blk.NumDst], p, rng.Uint64())
 		}
 		in = m.h[l]
 	}
@@ -349,6 +344,30 @@ func (m *Model) Backward(dLogits []float32) {
 		}
 		d = dh
 	}
+}
+
+// TrainStep trains on one batch or micro-batch b: Forward in training
+// mode from the features x of b.Input(), the mean cross-entropy of the
+// logits against the output nodes' labels y, and Backward of that loss
+// times weight, adding to the parameters' gradients (clearing them and
+// the optimiser's step are the caller's). A batch split into micro-batches
+// trains exactly as the whole batch when each micro-batch's weight is its
+// share of the batch's output nodes and rng is in the same state at the
+// start of each micro-batch (dropout masks are drawn per node). It
+// returns the mean loss over b's output nodes and how many were right.
+func (m *Model) TrainStep(b *block.Batch, x []float32, y []int32, weight float64, rng *rand.Rand) (loss float64, correct int) {
+	logits := m.Forward(b, x, true, rng)
+	c := m.Spec.Classes
+	m.dLogits = scratch(m.dLogits, len(y)*c)
+	loss, correct = CrossEntropy(logits, y, c, m.dLogits)
+	if weight != 1 {
+		w := float32(weight)
+		for i := range m.dLogits {
+			m.dLogits[i] *= w
+		}
+	}
+	m.Backward(m.dLogits)
+	return loss, correct
 }
 
 // mulRange sets d = a·b elementwise.
