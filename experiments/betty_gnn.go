@@ -88,7 +88,7 @@ var BettyFull = BettyGrid{
 	Fig11Ks:      []int{2, 4, 8, 16},
 	Fig16Ks:      []int{2, 4, 8, 16, 32, 64},
 	Fig12Ks:      []int{1, 2, 4, 8, 16, 32},
-	Fig12Epochs:  3,
+	Fig12Epochs:  5,
 	Fig13Ks:      []int{1, 2, 4, 8},
 	Fig13Epochs:  30,
 	Table5Seeds:  []uint64{1, 2, 3},

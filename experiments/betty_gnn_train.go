@@ -95,9 +95,10 @@ func BettyFig12() (Result, error) {
 			for _, e := range res.Epochs {
 				secs = append(secs, e.EpochSeconds)
 				peak = max(peak, e.PeakBytes)
-				inputs, redundant = e.MicroInputNodes, e.RedundantInputNodes
-				if k <= 1 {
-					inputs = e.InputNodes
+				if k > 1 {
+					inputs, redundant = inputs+e.MicroInputNodes, redundant+e.RedundantInputNodes
+				} else {
+					inputs += e.InputNodes
 				}
 			}
 			parts := [][]int32{seq(len(b.Output()))}
