@@ -221,8 +221,12 @@ func bettyRunInfo(start time.Time) string {
 	if len(os.Args) > 0 {
 		cmd = strings.Join(append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...), " ")
 	}
-	return fmt.Sprintf("Written by `%s` (`make reproduce-betty` runs all seven betty-* experiments) on %s, %d cores, %s, %s; commit %s; this experiment took %.1f minutes.",
-		cmd, cpuModel(), runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), gitCommit(), time.Since(start).Minutes())
+	took := fmt.Sprintf("%.0f s", time.Since(start).Seconds())
+	if d := time.Since(start); d >= 2*time.Minute {
+		took = fmt.Sprintf("%.1f minutes", d.Minutes())
+	}
+	return fmt.Sprintf("Written by `%s` (`make reproduce-betty` runs all seven betty-* experiments) on %s, %d cores, %s, %s; commit %s; this experiment took %s.",
+		cmd, cpuModel(), runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), gitCommit(), took)
 }
 
 func cpuModel() string {
