@@ -184,21 +184,3 @@ func checkBatch(spec nn.Spec, b *block.Batch) error {
 	}
 	return nil
 }
-
-// Plan is a memory-aware split of one batch.
-type Plan struct {
-	// K is the micro-batches, Parts their output positions (split.Split).
-	K     int
-	Parts [][]int32
-	// Whole is the unsplit batch's estimate, Peak the largest
-	// micro-batch's.
-	Whole, Peak Estimate
-}
-
-// BudgetError is a budget that no split meets: Need is the least the
-// largest micro-batch can take (one output node a micro-batch).
-type BudgetError struct{ Budget, Need int64 }
-
-func (e *BudgetError) Error() string {
-	return fmt.Sprintf("a memory budget of %d bytes is too small: the smallest micro-batch of this batch needs %d", e.Budget, e.Need)
-}
