@@ -146,4 +146,3 @@ func lastLines(out []byte, n int) string {
 	}
 	return strings.Join(keep, " | ")
 }
-
