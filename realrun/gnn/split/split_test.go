@@ -42,10 +42,17 @@ func genGraph(t testing.TB, name string, scale float64) *data.Graph {
 	return g
 }
 
-// sample draws a batch of n training nodes of g with fanouts.
+// sample draws a batch of n training nodes of g with fanouts (of any
+// nodes when g has fewer than n training nodes).
 func sample(g *data.Graph, n int, fanouts []int, seed uint64) *block.Batch {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	train := slices.Clone(g.Train)
+	if len(train) < n {
+		train = make([]int32, g.N())
+		for v := range train {
+			train[v] = int32(v)
+		}
+	}
 	rng.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
 	return block.NewSampler(g, fanouts).Sample(train[:min(n, len(train))], rng)
 }
