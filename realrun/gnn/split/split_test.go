@@ -206,6 +206,15 @@ func TestREGGraph(t *testing.T) {
 		want[[2]int32{e[1], e[0]}] = x
 	}
 	assert.Equal(t, want, w)
+
+	// Rows 6 and 7 have 3 readers each, row 4 two.
+	old := REGMaxReaders
+	t.Cleanup(func() { REGMaxReaders = old })
+	REGMaxReaders = 2
+	g = regGraph(&handBatch().Blocks[0])
+	assert.Equal(t, []int32{0, 0, 0, 0, 0, 1, 2}, g.ptr, "only the edge 4–5 (row 4) is left")
+	assert.Equal(t, []int32{5, 4}, g.adj)
+	assert.Equal(t, []int32{1, 1}, g.wgt)
 }
 
 func TestOutputGraph(t *testing.T) {
