@@ -47,3 +47,15 @@ func BenchmarkMicro(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGPMETIS times one gpmetis call on REG's graph of benchBatch
+// into 8 parts: writing the file, the program's run, reading the parts.
+func BenchmarkGPMETIS(b *testing.B) {
+	needMETIS(b)
+	g := regGraph(&benchBatch(b).Blocks[1])
+	for b.Loop() {
+		if _, err := gpmetis(g, 8, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

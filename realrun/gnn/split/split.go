@@ -37,7 +37,8 @@ const (
 	// output nodes i and j are joined with the weight of the last
 	// block's source rows both read (a neighbour both sampled, or one's
 	// own row that the other sampled), so cutting little keeps shared
-	// rows in one micro-batch.
+	// rows in one micro-batch. Rows read by more than REGMaxReaders
+	// outputs are left out.
 	REG Method = "reg"
 )
 

@@ -124,6 +124,9 @@ func TestSplitValid(t *testing.T) {
 						assert.LessOrEqual(t, slices.Max(sizes)-slices.Min(sizes), 1, "sizes %v", sizes)
 					}
 					assert.LessOrEqual(t, slices.Max(sizes), maxPart(n, k), "sizes %v", sizes)
+					if m.UsesMETIS() && slices.Max(b.Blocks[len(b.Blocks)-1].Ptr) == 0 {
+						assert.Equal(t, rangeParts(n, k), parts, "no edge to cut: range's parts")
+					}
 					if m == Range {
 						for i := 1; i < k; i++ {
 							assert.Equal(t, parts[i-1][len(parts[i-1])-1]+1, parts[i][0], "contiguous")
@@ -176,6 +179,12 @@ func TestMETISMissing(t *testing.T) {
 	}
 	_, err = Split(b, 2, Range, 1)
 	assert.NoError(t, err)
+
+	GPMETIS = "false" // runs, fails, writes no partition
+	if METISAvailable() == nil {
+		_, err = Split(b, 2, REG, 1)
+		assert.ErrorContains(t, err, "split: reg of 40 output nodes into 2: gpmetis on 40 nodes")
+	}
 }
 
 // handBatch is a one-layer batch of 6 outputs: the even ones share
