@@ -49,7 +49,8 @@ func TestREGRedundancy(t *testing.T) {
 // TestRedundancyReport prints the redundancy and split times of every
 // method on generated graphs at their default scales; it runs only with
 // TIERFLOW_SPLIT_REPORT set (batch sizes in it, e.g. "1024,8192"; a
-// batch larger than the training nodes draws from all nodes).
+// batch larger than the training nodes draws from all nodes), at the
+// scale TIERFLOW_SPLIT_SCALE (default: each preset's own).
 func TestRedundancyReport(t *testing.T) {
 	env := os.Getenv("TIERFLOW_SPLIT_REPORT")
 	if env == "" {
@@ -62,9 +63,15 @@ func TestRedundancyReport(t *testing.T) {
 		require.NoError(t, err)
 		sizes = append(sizes, n)
 	}
+	scale := 0.0 // the presets' default scales
+	if v := os.Getenv("TIERFLOW_SPLIT_SCALE"); v != "" {
+		var err error
+		scale, err = strconv.ParseFloat(v, 64)
+		require.NoError(t, err)
+	}
 	for _, name := range []string{"ogbn-products", "reddit"} {
 		start := time.Now()
-		g := genGraph(t, name, 0)
+		g := genGraph(t, name, scale)
 		fmt.Printf("%s: %d nodes, %d neighbour entries, %d training nodes (generated in %v)\n", name, g.N(), g.Edges(), len(g.Train), time.Since(start).Round(time.Millisecond))
 		for _, fanouts := range [][]int{{10, 25}, {10, 25, 30}} {
 			for _, n := range sizes {
