@@ -49,7 +49,7 @@ func (e Estimate) String() string {
 }
 
 // maxSteps is the most steps Measure runs.
-const maxSteps = 5
+const maxSteps = 4
 
 // measureMu keeps two Measures from overlapping: TotalAlloc counts every
 // goroutine's allocations.
@@ -69,7 +69,9 @@ var measureMu sync.Mutex
 // allocator gives it). b's own blocks are added at the bytes blocks of
 // their length take (their capacity is how the sampler or builder that
 // filled them grew its buffers, not the batch's shape). The
-// count is exact only while no other goroutine of the program allocates:
+// step runs up to maxSteps times (see below), so the process holds that
+// many steps' arrays for a moment. The count is exact only while no
+// other goroutine of the program allocates:
 // Measure calls do not overlap each other, but the caller keeps the rest
 // of the program quiet.
 func Measure(spec nn.Spec, g *data.Graph, b *block.Batch, seed uint64) (int64, error) {

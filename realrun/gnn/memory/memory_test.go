@@ -336,22 +336,51 @@ func TestFit(t *testing.T) {
 	}
 }
 
-// TestMicroOfMatchesMeasure holds the estimate to the measurement on
-// micro-batches too (the stand-in builder's; split's own once it lands).
-func TestMicroOfMatchesMeasure(t *testing.T) {
+// TestMicroMatchesMeasure holds the estimate to the measurement on
+// micro-batches (split.Split's parts, split.Builder's micro-batches) of
+// every model, K = 2, 4, 8, and on the stand-in builder's.
+func TestMicroMatchesMeasure(t *testing.T) {
 	g := smallGraphs(t)["arxiv"]
+	methods := []split.Method{split.Range, split.Random}
+	if split.METISAvailable() == nil {
+		methods = append(methods, split.REG)
+	}
+	bd := split.NewBuilder()
 	for _, model := range nn.Models {
-		spec := specFor(g, model, 2, 32)
-		b := sample(g, spec, 10, 200, 5)
-		for _, k := range []int{2, 4, 8} {
-			parts, err := rangeSplit(b, k, split.Range, 1)
-			require.NoError(t, err)
-			mb := microOf(nil, b, parts[0], nil)
-			est := Batch(spec, mb)
-			meas, err := Measure(spec, g, mb, 1)
-			require.NoError(t, err)
-			assert.LessOrEqual(t, relErr(est.Total(), meas), 0.02, "%s K=%d: estimated %d, measured %d", model, k, est.Total(), meas)
+		for layers := 1; layers <= 3; layers++ {
+			spec := specFor(g, model, layers, 32)
+			b := sample(g, spec, 10, 200, 5)
+			for i, k := range []int{2, 4, 8} {
+				m := methods[i%len(methods)]
+				parts, err := split.Split(b, k, m, 1)
+				require.NoError(t, err)
+				for _, mb := range []*block.Batch{bd.Micro(b, parts[0], nil), microOf(nil, b, parts[len(parts)-1], nil)} {
+					est := Batch(spec, mb)
+					meas, err := Measure(spec, g, mb, 1)
+					require.NoError(t, err)
+					assert.LessOrEqual(t, relErr(est.Total(), meas), 0.02, "%s L%d %s K=%d: estimated %d, measured %d", model, layers, m, k, est.Total(), meas)
+				}
+			}
 		}
+	}
+}
+
+// TestFitSplit runs Fit with split's own methods.
+func TestFitSplit(t *testing.T) {
+	g := smallGraphs(t)["arxiv"]
+	spec := specFor(g, "sage-mean", 2, 64)
+	b := sample(g, spec, 10, 400, 3)
+	whole := Batch(spec, b)
+	for _, m := range []split.Method{split.Range, split.Random, split.REG} {
+		if m.UsesMETIS() && split.METISAvailable() != nil {
+			continue
+		}
+		budget := whole.Need() / 2
+		p, err := Fit(spec, b, budget, m, 1)
+		require.NoError(t, err, m)
+		assert.Greater(t, p.K, 1)
+		assert.Len(t, p.Parts, p.K)
+		assert.LessOrEqual(t, p.Peak.Need(), budget, m)
 	}
 }
 
