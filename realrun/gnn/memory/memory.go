@@ -20,11 +20,17 @@ import (
 type Estimate struct {
 	// Params: the model's parameters; Features: the input nodes'
 	// features; Labels: the output nodes' labels; Blocks: the blocks'
-	// ids; Hidden: the layers' outputs and what their activations and
-	// dropout keep; Aggregator: the aggregators' intermediates (the
-	// LSTM's per step, GAT's attention, pool's projections and argmax);
-	// Gradients: the parameters' gradients and the backward pass's
-	// buffers; Optimizer: Adam's two moments.
+	// ids; Hidden: the layers' outputs (the logits too) and what their
+	// activations and dropout keep (h, k); Aggregator: the aggregators'
+	// forward intermediates (sage-mean's aggregates or projected source
+	// rows, pool's projections, aggregates and argmax, the LSTM's
+	// sequence layout and per-step gates and states, GAT's projections
+	// and attention); Gradients: the parameters' gradients and every
+	// buffer of the backward pass (input gradients, dh, the aggregators'
+	// gradients, the edges by source, the workers' partial sums, the
+	// logits' gradient); Optimizer: Adam's two moments. Each array
+	// counts at the bytes the Go allocator gives it (its size class, or
+	// whole 8 KiB pages above 32 KiB; append's growth on the way).
 	Params, Features, Labels, Blocks, Hidden, Aggregator, Gradients, Optimizer int64
 	// Scratch is what none of Betty's categories holds: the model's and
 	// the passes' small objects (structs, names, closures).
@@ -36,7 +42,7 @@ type Estimate struct {
 	Pool int64
 }
 
-// Total is the sum of the categories.
+// Total is the sum of the categories but Pool: what Measure counts.
 func (e Estimate) Total() int64 {
 	return e.Params + e.Features + e.Labels + e.Blocks + e.Hidden + e.Aggregator + e.Gradients + e.Optimizer + e.Scratch
 }
