@@ -76,6 +76,15 @@ func withWorkers(w int, f func()) {
 	f()
 }
 
+// needExact skips a test comparing Batch with Measure under the race
+// detector.
+func needExact(t *testing.T) {
+	t.Helper()
+	if raceOn {
+		t.Skip("the race detector's sync.Pool drops items at random: Measure is not exact")
+	}
+}
+
 func relErr(est, meas int64) float64 { return math.Abs(float64(est-meas)) / float64(meas) }
 
 // TestEstimateMatchesMeasure holds Batch to what the engine allocates,
@@ -83,6 +92,7 @@ func relErr(est, meas int64) float64 { return math.Abs(float64(est-meas)) / floa
 // node to a few hundred, on one and two workers: a buffer added to a
 // layer without the estimate following fails it.
 func TestEstimateMatchesMeasure(t *testing.T) {
+	needExact(t)
 	gs := smallGraphs(t)
 	type shape struct {
 		graph          string
@@ -340,6 +350,7 @@ func TestFit(t *testing.T) {
 // micro-batches (split.Split's parts, split.Builder's micro-batches) of
 // every model, K = 2, 4, 8, and on the stand-in builder's.
 func TestMicroMatchesMeasure(t *testing.T) {
+	needExact(t)
 	g := smallGraphs(t)["arxiv"]
 	methods := []split.Method{split.Range, split.Random}
 	if split.METISAvailable() == nil {
