@@ -11,7 +11,8 @@ import (
 // nn.Workers goroutines. Per layer it reads the block's destinations,
 // sources and edges, and for sage-lstm the destinations' degrees and the
 // distinct neighbour rows. b must have spec.Layers well-formed blocks
-// (a batch the sampler or split.Builder made); Batch does not check.
+// (a batch the sampler or split.Builder made): Batch does not check, and
+// a malformed one may panic.
 func Batch(spec nn.Spec, b *block.Batch) Estimate {
 	return estimate(spec, b, nn.Workers)
 }
@@ -27,9 +28,9 @@ func rowParts(w, m int) int { return max(1, min(w, m/minRows)) }
 func f32(n int) int64 { return roundup(4*int64(n), false) }
 func i32(n int) int64 { return roundup(4*int64(n), false) }
 
-// slices is the bytes of a new [][]T of n slices; grownSlices those of
-// appending n slices to a nil one, one at a time.
-func slices(n int) int64      { return roundup(sliceHdr*int64(n), true) }
+// sliceList is the bytes of a new [][]T of n slices; grownSlices those
+// of appending n slices to a nil one, one at a time.
+func sliceList(n int) int64   { return roundup(sliceHdr*int64(n), true) }
 func grownSlices(n int) int64 { return appended(int64(n), sliceHdr, true) }
 
 // estimator adds up one step's arrays by category.
@@ -39,17 +40,15 @@ type estimator struct {
 	e       Estimate
 	nParams int // the parameter tensors Adam holds moments for
 
-	// The layer's GEMM products, forward and backward, and the most
-	// goroutines a pass of products ran on.
+	// The GEMM products of the forward pass and of the layer's backward
+	// pass.
 	fwd, bwd []gemmCall
-	parts    int
 }
 
 // split returns the rows of the largest range a pass splits rows into
-// (parallelRows), and notes how many goroutines it ran on.
+// (parallelRows).
 func (s *estimator) split(rows int) int {
 	parts := rowParts(s.workers, rows)
-	s.parts = max(s.parts, parts)
 	return (rows + parts - 1) / parts
 }
 
@@ -110,7 +109,7 @@ func estimate(spec nn.Spec, b *block.Batch, workers int) Estimate {
 	s.e.Labels += i32(outs)
 	s.e.Gradients += f32(outs * spec.Classes) // dLogits
 	// The model's h, k, dh lists; Adam's lists of moments.
-	s.e.Hidden += 3 * slices(spec.Layers-1)
+	s.e.Hidden += 3 * sliceList(spec.Layers-1)
 	s.e.Optimizer += 2 * grownSlices(s.nParams)
 	calls := s.fwd
 	for l := last; l >= 0; l-- {

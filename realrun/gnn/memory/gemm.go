@@ -12,9 +12,9 @@ import (
 // products, which read it by columns; only a ragged last panel for NN and
 // TN), a ragged last row panel of the left-hand one, an edge tile, the
 // panel list and a column index. Each buffer grows to the largest product
-// it served; one step on an empty pool allocates, per buffer, every size
-// on the way. This file follows that: gemmCall records a product,
-// packBytes replays the products through the buffers.
+// it served and stays in the pool from step to step, one per processor
+// that runs products at once. This file follows that: gemmCall records a
+// product, poolBytes sizes the buffers that serve a step's products.
 
 // The kernels' blocking (realrun/model/simd.go).
 const kcDepth = 256

@@ -115,3 +115,52 @@ func report(t *testing.T, graph, model, batch string, spec nn.Spec, g *data.Grap
 		float64(tb.Microseconds())/1e3, tm.Seconds(), est.Pool)
 	fmt.Printf("    %s\n", est)
 }
+
+// TestSweep compares Batch with Measure over every model, 1–5 layers,
+// hidden 16–512 and K = 1, 2, 4, 8 (REG micro-batches) on small
+// generated graphs (MEMORY_SWEEP=1), and prints the largest error.
+func TestSweep(t *testing.T) {
+	if os.Getenv("MEMORY_SWEEP") == "" {
+		t.Skip("MEMORY_SWEEP=1 runs the sweep")
+	}
+	type gr struct {
+		name  string
+		scale float64
+	}
+	worst, at, n := 0.0, "", 0
+	bd := split.NewBuilder()
+	for _, gg := range []gr{{"ogbn-arxiv", 0.01}, {"pubmed", 0.1}, {"ogbn-products", 0.002}} {
+		g, err := data.Generate(gg.name, gg.scale, 1)
+		require.NoError(t, err)
+		for _, model := range nn.Models {
+			for layers := 1; layers <= 5; layers++ {
+				for _, hidden := range []int{16, 128, 512} {
+					spec := nn.Spec{Model: model, In: g.F, Hidden: hidden, Classes: len(g.Classes), Layers: layers, Heads: 4, Dropout: 0.5}
+					fans := make([]int, layers)
+					for i := range fans {
+						fans[i] = 4
+					}
+					b := block.NewSampler(g, spec.Fanouts(fans)).Sample(g.Train[:min(96, len(g.Train))], rand.New(rand.NewPCG(uint64(layers), 3)))
+					for _, k := range []int{1, 2, 4, 8} {
+						parts, err := split.Split(b, k, split.REG, 1)
+						require.NoError(t, err)
+						mb := bd.Micro(b, parts[0], nil)
+						est := Batch(spec, mb)
+						meas, err := Measure(spec, g, mb, 1)
+						require.NoError(t, err)
+						e := relErr(est.Total(), meas)
+						n++
+						name := fmt.Sprintf("%s %s L%d H%d K%d: est %d meas %d", gg.name, model, layers, hidden, k, est.Total(), meas)
+						if e > worst {
+							worst, at = e, name
+						}
+						if e > 0.02 {
+							t.Errorf("%s: %.2f%%", name, 100*e)
+						}
+					}
+				}
+			}
+		}
+	}
+	fmt.Printf("sweep: %d cases, largest error %.3f%% (%s)\n", n, 100*worst, at)
+}
