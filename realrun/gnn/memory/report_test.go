@@ -71,6 +71,34 @@ func TestReport(t *testing.T) {
 				b := block.NewSampler(g, spec.Fanouts([]int{10, 25})).Sample(seeds[:min(batch, len(seeds))], rand.New(rand.NewPCG(1, 1)))
 				report(t, name, model, strconv.Itoa(batch), spec, g, b, limit)
 			}
+		case "fit":
+			for _, model := range models {
+				spec := nn.Spec{Model: model, In: g.F, Hidden: 256, Classes: len(g.Classes), Layers: 2, Heads: 4, Dropout: 0.5}
+				b := block.NewSampler(g, spec.Fanouts([]int{10, 25})).Sample(g.Train[:min(batch, len(g.Train))], rand.New(rand.NewPCG(1, 1)))
+				whole := Batch(spec, b)
+				for _, frac := range []float64{0.5, 0.25} {
+					budget := int64(frac * float64(whole.Need()))
+					start := time.Now()
+					p, err := Fit(spec, b, budget, split.REG, 1)
+					took := time.Since(start)
+					if err != nil {
+						fmt.Printf("| %s | %s | %d | %v |\n", name, model, budget, err)
+						continue
+					}
+					var peak *block.Batch
+					bd := split.NewBuilder()
+					for _, part := range p.Parts {
+						mb := bd.Micro(b, part, nil)
+						if peak == nil || Batch(spec, mb).Need() > Batch(spec, peak).Need() {
+							peak = mb
+						}
+					}
+					meas, err := Measure(spec, g, peak, 1)
+					require.NoError(t, err)
+					fmt.Printf("| %s | %s | whole %d | budget %d | K %d | peak est %d (+pool %d) | peak measured %d | fit %.3g s |\n",
+						name, model, whole.Need(), budget, p.K, p.Peak.Total(), p.Peak.Pool, meas, took.Seconds())
+				}
+			}
 		case "table7":
 			spec := nn.Spec{Model: "sage-lstm", In: g.F, Hidden: 256, Classes: len(g.Classes), Layers: 1, Dropout: 0.5}
 			b := block.NewSampler(g, []int{10}).Sample(g.Train, rand.New(rand.NewPCG(1, 1)))
