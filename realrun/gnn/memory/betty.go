@@ -25,7 +25,7 @@ func BettyPublished(spec nn.Spec, b *block.Batch) int64 {
 	last := len(b.Blocks) - 1
 	for l := range b.Blocks {
 		blk := &b.Blocks[l]
-		in, out := dims(spec, l)
+		in, out := spec.Dims(l)
 		np += int64(paramValues(spec, l, in, out))
 		blocks += 3 * int64(len(blk.Nbr))
 		if l < last {

@@ -17,12 +17,6 @@ func Batch(spec nn.Spec, b *block.Batch) Estimate {
 	return estimate(spec, b, nn.Workers)
 }
 
-// minRows is nn's fewest rows worth a goroutine (nn/par.go).
-const minRows = 64
-
-// rowParts is nn's rowParts: how many ranges the layers split m rows
-// into on w workers.
-func rowParts(w, m int) int { return max(1, min(w, m/minRows)) }
 
 // f32 and i32 are the bytes of a new []float32 or []int32 of n values.
 func f32(n int) int64 { return roundup(4*int64(n), false) }
@@ -48,7 +42,7 @@ type estimator struct {
 // split returns the rows of the largest range a pass splits rows into
 // (parallelRows).
 func (s *estimator) split(rows int) int {
-	parts := rowParts(s.workers, rows)
+	parts := nn.RowParts(s.workers, rows)
 	return (rows + parts - 1) / parts
 }
 
@@ -85,7 +79,7 @@ func estimate(spec nn.Spec, b *block.Batch, workers int) Estimate {
 	bwd := make([][]gemmCall, len(b.Blocks))
 	for l := range b.Blocks {
 		blk := &b.Blocks[l]
-		in, out := dims(spec, l)
+		in, out := spec.Dims(l)
 		s.e.Blocks += i32(len(blk.Src)) + i32(len(blk.Ptr)) + i32(len(blk.Nbr))
 		switch spec.Model {
 		case "mlp":
@@ -118,18 +112,6 @@ func estimate(spec nn.Spec, b *block.Batch, workers int) Estimate {
 	s.e.Pool = poolBytes(calls, gemmBuffers(s.workers))
 	s.e.Scratch += fixed(spec)
 	return s.e
-}
-
-// dims returns layer l's input and output width (nn.Spec's dims).
-func dims(spec nn.Spec, l int) (in, out int) {
-	in, out = spec.Hidden, spec.Hidden
-	if l == 0 {
-		in = spec.In
-	}
-	if l == spec.Layers-1 {
-		out = spec.Classes
-	}
-	return in, out
 }
 
 // The model's small objects — the layer structs, the parameters' names
@@ -192,7 +174,7 @@ func (s *estimator) linearBackward(m, in, out int, dx bool) {
 		s.bw(gemmNN, m, in, out)
 	}
 	s.bwTN(out, in, m)
-	parts := rowParts(s.workers, m)
+	parts := nn.RowParts(s.workers, m)
 	s.e.Gradients += grownSlices(parts)
 	if parts > 1 {
 		s.e.Gradients += int64(parts) * f32(out*in)
@@ -253,9 +235,9 @@ func (s *estimator) sage(blk *block.Block, in, out int, first bool) {
 		if n2 := in*in + in; n2 > n1 {
 			bwd += int64(s.workers-1) * f32(n2)
 		}
-		s.bwTN(in, in, min(ns, poolSlice*rowParts(s.workers, ns)))
+		s.bwTN(in, in, min(ns, nn.PoolSlice*nn.RowParts(s.workers, ns)))
 		if needDx {
-			s.bw(gemmNN, min(ns, poolSlice*rowParts(s.workers, ns)), in, in)
+			s.bw(gemmNN, min(ns, nn.PoolSlice*nn.RowParts(s.workers, ns)), in, in)
 		}
 	default:
 		bwd += f32(nd * in) // dh
@@ -274,9 +256,6 @@ func (s *estimator) sage(blk *block.Block, in, out int, first bool) {
 	s.e.Gradients += bwd
 }
 
-// poolSlice is how many source rows nn.SAGE's pool backward takes at a
-// time.
-const poolSlice = 256
 
 // lstm is nn.SAGELSTM: per destination, an LSTM over its neighbours in
 // order. Betty's Eq. 5 counts Σ_L L·B_L·H·c values for the B_L
@@ -348,13 +327,13 @@ func (s *estimator) lstm(blk *block.Block, in, out int, first bool) {
 	// per-worker partial sums where they split.
 	bwd += grownSlices(s.workers)
 	parts := 0
-	if min(s.workers, nU/minRows) > 1 {
-		parts = rowParts(s.workers, nU)
+	if nn.RowParts(s.workers, nU) > 1 {
+		parts = nn.RowParts(s.workers, nU)
 	}
 	s.bwTN(G4, H, nU)
 	if dPlus < E {
-		if min(s.workers, (E-dPlus)/minRows) > 1 {
-			parts = max(parts, rowParts(s.workers, E-dPlus))
+		if nn.RowParts(s.workers, E-dPlus) > 1 {
+			parts = max(parts, nn.RowParts(s.workers, E-dPlus))
 		}
 		s.bwTN(G4, H, E-dPlus)
 	}
@@ -412,10 +391,10 @@ func (s *estimator) gat(blk *block.Block, in, out int, first, last bool) {
 		bwd += f32(ns * in)
 		s.bw(gemmNN, ns, in, hf)
 	}
-	parts := rowParts(s.workers, ns)
+	parts := nn.RowParts(s.workers, ns)
 	bwd += grownSlices(s.workers) + int64(parts)*f32(2*hf) // dattn
 	bwd += grownSlices(s.workers)
-	if min(s.workers, ns/minRows) > 1 {
+	if nn.RowParts(s.workers, ns) > 1 {
 		bwd += int64(parts) * f32(hf*in)
 	}
 	s.bwTN(hf, in, ns)

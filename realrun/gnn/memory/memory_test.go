@@ -170,7 +170,7 @@ func TestParamValues(t *testing.T) {
 			require.NoError(t, err)
 			n := 0
 			for l := 0; l < layers; l++ {
-				in, out := dims(spec, l)
+				in, out := spec.Dims(l)
 				n += paramValues(spec, l, in, out)
 			}
 			assert.Equal(t, m.NumParams(), n, "%s L%d", model, layers)

@@ -418,13 +418,14 @@ func (l *SAGE) scatterCols(_, lo, hi int) {
 // poolBwdRows: for source rows [lo, hi), dp through the ReLU, fc_pool's
 // gradients and dx = dp·fc_pool, in slices of rows that stay in cache.
 func (l *SAGE) poolBwdRows(w, lo, hi int) {
-	for ; lo < hi; lo += poolSlice {
-		l.poolBwdSlice(w, lo, min(hi, lo+poolSlice))
+	for ; lo < hi; lo += PoolSlice {
+		l.poolBwdSlice(w, lo, min(hi, lo+PoolSlice))
 	}
 }
 
-// poolSlice is how many rows poolBwdRows handles at a time.
-const poolSlice = 256
+// PoolSlice is how many rows poolBwdRows handles at a time (the memory
+// estimator sizes the pool backward's buffers by it).
+const PoolSlice = 256
 
 func (l *SAGE) poolBwdSlice(w, lo, hi int) {
 	k := l.in
