@@ -142,12 +142,11 @@ reproduce-quality-orderings: $(BIN)/reproduce
 # (realrun/gnn/split), the memory estimator (realrun/gnn/memory) and the CPU
 # engine's micro-batched training (realrun gnn --micro-batches), on graphs
 # generated with the shapes of Betty's Table 4 datasets at their default
-# scales; results/betty-*/. Needs gpmetis (Debian's metis, installed if
-# missing). About 25 minutes on 2 cores.
+# scales; results/betty-*/ (each experiment's .md says how, where and when
+# it was made). Needs gpmetis (metis-deps). About 15 minutes on 2 cores.
 BETTY_EXPERIMENTS := betty-fig10,betty-fig11,betty-fig12,betty-fig13,betty-fig16,betty-table5,betty-table7
 .PHONY: reproduce-betty
-reproduce-betty: $(BIN)/reproduce
-	@command -v gpmetis >/dev/null || ./scripts/apt-install.sh metis metis
+reproduce-betty: $(BIN)/reproduce metis-deps
 	./$(BIN)/reproduce --out results --experiments $(BETTY_EXPERIMENTS)
 
 # reproduce-edge-micro runs Betty's micro-batching on knowledge-graph
