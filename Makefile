@@ -151,7 +151,7 @@ reproduce-betty: $(BIN)/reproduce metis-deps
 
 # reproduce-edge-micro runs Betty's micro-batching on knowledge-graph
 # embedding batches (realrun/micro): the edge-batch analogues of Betty's
-# Figures 11/16, 12 and Table 7; results/edge-micro-*/. About 3 minutes.
+# Figures 11/16, 12 and Table 7; results/edge-micro-*/. About a minute.
 .PHONY: reproduce-edge-micro
 reproduce-edge-micro: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments edge-micro-fig16,edge-micro-fig12,edge-micro-table7

@@ -73,6 +73,7 @@ func BettyFig12() (Result, error) {
 		Header: []string{"dataset", "K", "epoch s (median)", "trainer peak est MB", "largest micro measured MB", "input rows (sum)", "redundant rows", "memory ÷ K=1", "time ÷ K=1", "Betty s", "Betty GB", "Betty input rows"}}
 	memC := Chart{File: "betty-fig12-memory", Title: "Largest micro-batch (measured) relative to the full batch", XLabel: "micro-batches", YLabel: "÷ K = 1", LogY: true}
 	timeC := Chart{File: "betty-fig12-time", Title: "Epoch time relative to the full batch", XLabel: "micro-batches", YLabel: "÷ K = 1"}
+	var ends []string
 	for _, ds := range gr.Datasets {
 		g, err := bettyGraph(ds)
 		if err != nil {
@@ -128,6 +129,9 @@ func BettyFig12() (Result, error) {
 			r.Rows = append(r.Rows, row)
 		}
 		memC.Series, timeC.Series = append(memC.Series, ms), append(timeC.Series, ts)
+		if n := len(ms.X); n > 1 {
+			ends = append(ends, fmt.Sprintf("%s %.2f× the memory in %.1f× the time at K = %d", ds, ms.Y[n-1], ts.Y[n-1], int(ms.X[n-1])))
+		}
 	}
 	r.Charts = []Chart{memC, timeC}
 	gl, err := bettyGraphLine(gr.Datasets)
@@ -138,6 +142,7 @@ func BettyFig12() (Result, error) {
 		bettyRunInfo(start),
 		gl,
 		fmt.Sprintf("Each epoch is one full batch (every training node), split into K micro-batches by REG whose gradients accumulate before one Adam step (realrun gnn --micro-batches K, gnn.Options.MicroBatches); %d epochs at each K, the median epoch time reported (sampling, splitting, gathering and compute; no evaluation). Trainer peak est: the largest micro-batch's estimate the trainer records (gnn.Epoch.PeakBytes); measured: memory.Measure of the largest micro-batch of one full batch sampled and split the same way; input rows and redundant rows: per epoch, from the trainer (gnn.Epoch.MicroInputNodes, RedundantInputNodes).", gr.Fig12Epochs),
+		"Ours, against the full batch: " + strings.Join(ends, "; ") + ". Where a full batch's two hops already cover the graph (the Reddit shape: 7k nodes of mean degree 490), every micro-batch still reads nearly every feature row and its memory falls little, while the epoch repeats that gathering and the first layer's aggregation K times.",
 		"Betty (Figure 12, Table 6 for ogbn-products, the same model): memory falls 6.38 → 0.29 GB (22×) from 1 to 64 micro-batches while the epoch grows 0.49 → 2.55 s (5.2×); the balance is often at 4–8 micro-batches. Its configurations differ by dataset (chosen to fit at K = 1); ours is the same model on all five.",
 		"What differs: the CPU engine has no GPU under-utilisation at small micro-batches (its time grows with the redundant rows and the per-micro-batch split and overheads only), and its memory is the Go heap's allocation, not CUDA's; the graphs are generated and scaled.",
 	}
