@@ -194,6 +194,9 @@ type microSet struct {
 	parts   [][]int32
 	batches []*block.Batch
 	est     []int64
+	// pool is each micro-batch's GEMM packing buffers (Estimate.Pool:
+	// not in Total, held by the process from step to step).
+	pool []int64
 	// largest is the micro-batch with the largest estimate.
 	largest int
 }
@@ -205,7 +208,8 @@ func bettyMicros(spec nn.Spec, b *block.Batch, parts [][]int32) microSet {
 	for i, p := range parts {
 		mb := bd.Micro(b, p, nil)
 		s.batches = append(s.batches, mb)
-		s.est = append(s.est, memory.Batch(spec, mb).Total())
+		e := memory.Batch(spec, mb)
+		s.est, s.pool = append(s.est, e.Total()), append(s.pool, e.Pool)
 		if s.est[i] > s.est[s.largest] {
 			s.largest = i
 		}
@@ -348,7 +352,7 @@ func BettyFig10() (Result, error) {
 			return r, fmt.Errorf("%s: measuring the largest micro-batch: %w", c.label, err)
 		}
 		fits := "yes"
-		if got > budget {
+		if got+ms.pool[ms.largest] > budget {
 			fits = "no (measured over)"
 		}
 		row = append(row, strconv.Itoa(plan.K), orDash(c.betty), mb(ms.est[ms.largest]), mb(got), fmt.Sprintf("%+.2f", errPct(ms.est[ms.largest], got)), fits)
@@ -368,7 +372,7 @@ func BettyFig10() (Result, error) {
 		bettyRunInfo(start),
 		gl,
 		fmt.Sprintf("Budget: Betty's GPU has 24 GB and its full batch of the reference configuration (2-layer GraphSAGE-mean, hidden 256, fanouts 10,25 on ogbn-products) took 6.38 GB (Table 6, one batch); our estimate of the same configuration's full batch on the generated graph is %s MB, so the budget is %s MB × 24 / 6.38 = %s MB: the same headroom over the reference as Betty's GPU had. A graph-scale budget (24 GB × 0.02 = 480 MB) would ignore that our graph's 2-hop neighbourhoods cover a different share of it.", mb(ref), mb(ref), mb(budget)),
-		"K (ours) is memory.Fit's pick (REG, the fewest micro-batches whose largest micro-batch's estimate fits the budget, Betty §4.4.3); the largest micro-batch is then built and measured (memory.Measure: the bytes the CPU engine allocates for one fresh training step of it, Go heap with the collector off). Only the largest micro-batch is measured.",
+		"K (ours) is memory.Fit's pick (REG, the fewest micro-batches whose largest micro-batch's estimate fits the budget, Betty §4.4.3); the largest micro-batch is then built and measured (memory.Measure: the bytes the CPU engine allocates for one fresh training step of it, Go heap with the collector off). Only the largest micro-batch is measured. Fits: its measured bytes plus the GEMM kernels' packing buffers (memory.Estimate.Pool, which the process keeps between steps and Fit counts) are within the budget.",
 		"Betty's K (§6.1): LSTM aggregator 9 micro-batches; 4 and 5 layers 3 and 60; hidden 256 and 512 (panel c, Figure 2's 4-layer configuration) 3 and 32; a 1-layer LSTM with fanout 20 and 800, 2 and 13. 1 marks the configurations Figure 2 trains without running out of memory; – where the text gives no count.",
 		"Panel (c) is read as Figure 2(b)'s 4-layer configuration (fanouts 10,25,30,40) with the hidden size varied, which makes Betty's hidden-256 count (3) the same as its 4-layer count (3). Panel (d)'s fanouts 10…800: on the generated graph (mean degree 25) a fanout above a node's degree takes every neighbour, so large fanouts saturate sooner than on the real ogbn-products (mean degree 50).",
 		fmt.Sprintf("Betty's formula (memory.BettyPublished: Table 3 and Eq. 5, which models PyTorch's tensors, 18 intermediates a value and step for the LSTM) on the same full batches, against its own budget (its estimate of the reference × 24 / 6.38 = %s MB): a ratio above 1 means Betty's estimator, on our graph, would split the batch; where ours picks 1 and the ratio is above 1, the difference is the engines' (this engine keeps far less per LSTM step than PyTorch's 18 values), not the graph's.", mb(pubBudget)),
