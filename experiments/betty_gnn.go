@@ -362,7 +362,7 @@ func BettyFig10() (Result, error) {
 		peak.Y = append(peak.Y, float64(got)/1e6)
 		budgetS.Y = append(budgetS.Y, float64(budget)/1e6)
 	}
-	r.Charts = []Chart{{File: "betty-fig10", Title: "Full batch against the largest micro-batch memory.Fit picks (ogbn-products shape)", YLabel: "MB", LogY: true, Bars: true,
+	r.Charts = []Chart{{File: "betty-fig10", Title: "Full batch, largest micro-batch, budget (MB)", YLabel: "MB", LogY: true, Bars: true,
 		Categories: cats, Series: []Series{full, peak, budgetS}}}
 	gl, err := bettyGraphLine([]string{"ogbn-products"})
 	if err != nil {
