@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
-	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
@@ -97,7 +97,7 @@ func Train(o Options) (*Result, error) {
 		}
 		return nil, inputerr.Errorf("%s: %d label class: node classification needs at least 2", where, len(g.Classes))
 	}
-	spec := nn.Spec{Model: o.Model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads, Dropout: o.Dropout}
+	spec := specOf(o, g)
 	if err := spec.Check(); err != nil {
 		return nil, inputerr.Errorf("model: %w", err)
 	}
@@ -164,6 +164,11 @@ func Train(o Options) (*Result, error) {
 	}
 	res.summarise()
 	return res, nil
+}
+
+// specOf is the model o trains on g.
+func specOf(o Options, g *data.Graph) nn.Spec {
+	return nn.Spec{Model: o.Model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads, Dropout: o.Dropout}
 }
 
 // trainer holds a run's model, optimiser and the buffers its batches
@@ -314,9 +319,9 @@ func (t *trainer) split(b *block.Batch, e, i int) ([][]int32, int64, error) {
 		plan, err := memory.Fit(t.spec, b, o.MicroBatchMemory, o.splitMethod(), seed)
 		var be *memory.BudgetError
 		if errors.As(err, &be) {
-			return nil, 0, &FieldError{Field: "micro-batch-memory", Value: devices.Bytes(o.MicroBatchMemory).String(), Err: be,
-				Msg: fmt.Sprintf("no split of batch %d of epoch %d fits: its largest micro-batch needs at least %s (%d bytes) however the batch is split (one output node each)",
-					i+1, e, devices.Bytes(be.Need), be.Need)}
+			return nil, 0, &FieldError{Field: "micro-batch-memory", Value: strconv.FormatInt(o.MicroBatchMemory, 10), Err: be,
+				Msg: fmt.Sprintf("too small: batch %d of epoch %d needs at least %s (%d bytes) in its largest micro-batch, however it is split (down to one output node each)",
+					i+1, e, sizeWords(be.Need), be.Need)}
 		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("epoch %d, batch %d: micro-batches within %d bytes: %w", e, i+1, o.MicroBatchMemory, err)
@@ -542,6 +547,19 @@ func labelsOf(buf []int32, g *data.Graph, nodes []int32) []int32 {
 		buf[i] = g.Y[v]
 	}
 	return buf
+}
+
+// sizeWords is n bytes in decimal units: "2.3 MB".
+func sizeWords(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // growFloats returns buf resized to n (not zeroed), reusing its array
