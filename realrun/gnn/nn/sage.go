@@ -459,6 +459,12 @@ func sageGrowI32(buf []int32, n int) []int32 {
 	return buf[:n]
 }
 
+// ProjectFirst reports whether a sage-mean layer of in → out features
+// over a block of nd destinations, ns sources and e edges applies
+// fc_neigh to every source row before the mean: the rule the layer
+// follows (projectFirst), for those who size its buffers.
+func ProjectFirst(in, out, nd, ns, e int) bool { return projectFirst(in, out, nd, ns, e) }
+
 // projectFirst reports whether a Mean layer of in → out features over a
 // block of nd destinations, ns sources and e edges applies fc_neigh to
 // the source rows before the mean (as DGL's SAGEConv does whenever
