@@ -114,8 +114,9 @@ type Epoch struct {
 	MicroInputNodes     int64 `json:"micro_input_nodes"`
 	RedundantInputNodes int64 `json:"redundant_input_nodes"`
 	// PeakBytes is the largest estimated training-step memory of a batch
-	// or, where batches are split, of a micro-batch (memory.Batch, from
-	// the shape alone).
+	// or, where batches are split, of a micro-batch: memory.Batch's
+	// estimate from the shape alone, with the GEMM kernels' packing
+	// buffers (Estimate.Need, what a budget is held to).
 	PeakBytes int64 `json:"peak_bytes"`
 	// SplitSeconds is the time spent splitting batches and building
 	// their micro-batches (and estimating their memory), overlapped with

@@ -282,7 +282,7 @@ func (t *trainer) prepare(e, i, p int) prepared {
 	}
 	if o.MicroBatches > 1 { // a budget's plan carries its peak
 		for j := range pb.micro {
-			pb.peak = max(pb.peak, memory.Batch(t.spec, pb.micro[j].b).Total())
+			pb.peak = max(pb.peak, memory.Batch(t.spec, pb.micro[j].b).Need())
 		}
 	}
 	pb.splitSeconds = time.Since(s0).Seconds()
@@ -308,7 +308,7 @@ func (t *trainer) split(b *block.Batch, e, i int) ([][]int32, int64, error) {
 	case o.MicroBatches > 1:
 		k := min(o.MicroBatches, outs)
 		if k <= 1 {
-			return nil, memory.Batch(t.spec, b).Total(), nil
+			return nil, memory.Batch(t.spec, b).Need(), nil
 		}
 		parts, err := split.Split(b, k, o.splitMethod(), seed)
 		if err != nil {
@@ -327,11 +327,11 @@ func (t *trainer) split(b *block.Batch, e, i int) ([][]int32, int64, error) {
 			return nil, 0, fmt.Errorf("epoch %d, batch %d: micro-batches within %d bytes: %w", e, i+1, o.MicroBatchMemory, err)
 		}
 		if plan.K <= 1 {
-			return nil, plan.Whole.Total(), nil
+			return nil, plan.Whole.Need(), nil
 		}
-		return plan.Parts, plan.Peak.Total(), nil
+		return plan.Parts, plan.Peak.Need(), nil
 	}
-	return nil, memory.Batch(t.spec, b).Total(), nil
+	return nil, memory.Batch(t.spec, b).Need(), nil
 }
 
 // fits checks, before the work directory records the run, that a budget
