@@ -352,7 +352,7 @@ func BettyFig10() (Result, error) {
 			return r, fmt.Errorf("%s: measuring the largest micro-batch: %w", c.label, err)
 		}
 		fits := "yes"
-		if got+ms.pool[ms.largest] > budget {
+		if got+ms.pool[ms.largest] > budget { // Fit holds Estimate.Need to the budget
 			fits = "no (measured over)"
 		}
 		row = append(row, strconv.Itoa(plan.K), orDash(c.betty), mb(ms.est[ms.largest]), mb(got), fmt.Sprintf("%+.2f", errPct(ms.est[ms.largest], got)), fits)

@@ -1,5 +1,3 @@
-//go:build bettytrain
-
 package experiments
 
 import (
@@ -141,7 +139,7 @@ func BettyFig12() (Result, error) {
 	r.Notes = []string{
 		bettyRunInfo(start),
 		gl,
-		fmt.Sprintf("Each epoch is one full batch (every training node), split into K micro-batches by REG whose gradients accumulate before one Adam step (realrun gnn --micro-batches K, gnn.Options.MicroBatches); %d epochs at each K, the median epoch time reported (sampling, splitting, gathering and compute; no evaluation). Trainer peak est: the largest micro-batch's estimate the trainer records (gnn.Epoch.PeakBytes); measured: memory.Measure of the largest micro-batch of one full batch sampled and split the same way; input rows and redundant rows: per epoch, from the trainer (gnn.Epoch.MicroInputNodes, RedundantInputNodes).", gr.Fig12Epochs),
+		fmt.Sprintf("Each epoch is one full batch (every training node), split into K micro-batches by REG whose gradients accumulate before one Adam step (realrun gnn --micro-batches K, gnn.Options.MicroBatches); %d epochs at each K, the median epoch time reported (sampling, splitting, gathering and compute; no evaluation). Trainer peak est: the largest micro-batch's estimate the trainer records (gnn.Epoch.PeakBytes: memory.Batch's estimate with the GEMM kernels' packing buffers, Estimate.Need, which the process keeps between steps); measured: memory.Measure of the largest micro-batch of one full batch sampled and split the same way (without those buffers, which Measure warms before it counts); input rows and redundant rows: per epoch, from the trainer (gnn.Epoch.MicroInputNodes, RedundantInputNodes).", gr.Fig12Epochs),
 		"Ours, against the full batch: " + strings.Join(ends, "; ") + ". Where a full batch's two hops already cover the graph (the Reddit shape: 7k nodes of mean degree 490), every micro-batch still reads nearly every feature row and its memory falls little, while the epoch repeats that gathering and the first layer's aggregation K times.",
 		"Betty (Figure 12, Table 6 for ogbn-products, the same model): memory falls 6.38 → 0.29 GB (22×) from 1 to 64 micro-batches while the epoch grows 0.49 → 2.55 s (5.2×); the balance is often at 4–8 micro-batches. Its configurations differ by dataset (chosen to fit at K = 1); ours is the same model on all five.",
 		"What differs: the CPU engine has no GPU under-utilisation at small micro-batches (its time grows with the redundant rows and the per-micro-batch split and overheads only), and its memory is the Go heap's allocation, not CUDA's; the graphs are generated and scaled.",

@@ -1,5 +1,3 @@
-//go:build bettytrain
-
 package experiments
 
 import (
