@@ -1,0 +1,41 @@
+package gnnsim
+
+import (
+	"github.com/tierflow/tierflow/realrun/gnn/block"
+	"github.com/tierflow/tierflow/realrun/gnn/nn"
+)
+
+// AggregationBytes is the aggregation work of one training step of m on
+// b, forward and backward, as bytes of the rows the edges carry: for
+// each layer, edges × width × 4 × 2, where the width is the layer's
+// input for sage-mean (its output where narrower: the engine then
+// projects before the mean) and sage-pool (the pooled rows), four times
+// the input for sage-lstm (the gates of every step) and the attention's
+// output over the heads for gat; 0 for mlp.
+func AggregationBytes(m *nn.Model, b *block.Batch) float64 {
+	layers := m.Layers()
+	total := 0.0
+	for l := range b.Blocks {
+		if l >= len(layers) {
+			break
+		}
+		e := float64(len(b.Blocks[l].Nbr))
+		in, out := layers[l].InDim(), layers[l].OutDim()
+		var width int
+		switch m.Spec.Model {
+		case "sage-mean":
+			width = min(in, out)
+		case "sage-pool":
+			width = in
+		case "sage-lstm":
+			width = 4 * in
+		case "gat":
+			width = out
+			if l == len(layers)-1 {
+				width = out * m.Spec.Heads // the last layer's heads are averaged
+			}
+		}
+		total += e * float64(width) * 4 * 2
+	}
+	return total
+}
