@@ -330,7 +330,7 @@ func (a *accum) add(m *nn.Model, spec nn.Spec, mb *block.Batch) {
 	if agg > 0 && a.agg > 0 {
 		aggregate = agg / a.agg
 	}
-	step := float64(a.cost.Step)/1e9
+	step := float64(a.cost.Step) / 1e9
 	transfer := float64(bytes) / float64(a.cost.Gather)
 	a.row.DenseSeconds += dense
 	a.row.AggregateSeconds += aggregate

@@ -136,4 +136,3 @@ func check(g *data.Graph, o gnn.Options, k int) (Row, error) {
 	row.Error = row.Predicted/row.Measured - 1
 	return row, nil
 }
-
