@@ -180,7 +180,7 @@ func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
 	}
 	for _, k := range ks {
 		if k < 0 {
-			return Prediction{}, inputerr.Errorf("micro-batches %d: want 1 or more (0: the fewest that fit the memory)", k)
+			return Prediction{}, &inputerr.Error{Err: &gnn.FieldError{Field: "micro-batches", Value: fmt.Sprint(k), Msg: "want 1 or more (0: the fewest that fit the memory)"}}
 		}
 	}
 	method := s.Method
@@ -195,7 +195,7 @@ func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
 		}
 	}
 	if budget <= 0 {
-		return Prediction{}, inputerr.Errorf("memory %d: a micro-batch's budget must be positive", budget)
+		return Prediction{}, &inputerr.Error{Err: &gnn.FieldError{Field: "memory", Value: fmt.Sprint(budget), Msg: "a micro-batch's budget must be positive"}}
 	}
 	epoch := max(w.Epoch, 1)
 	out := Prediction{Device: p.Name, Engine: cost.Engine, Cost: cost, Budget: budget, Method: string(method),
@@ -234,13 +234,18 @@ func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
 	if err != nil {
 		var be *memory.BudgetError
 		if errors.As(err, &be) {
-			return out, inputerr.Errorf("memory: no split fits a micro-batch in %s (%d bytes): %w", devices.Bytes(budget), budget, err)
+			msg := "no split fits: " + err.Error()
+			if s.Memory == 0 {
+				return out, inputerr.Errorf("device %s: its memory: %s", p.Name, msg)
+			}
+			return out, &inputerr.Error{Err: &gnn.FieldError{Field: "memory", Value: devices.Bytes(budget).String(), Msg: msg}}
 		}
 		return out, err
 	}
 	for r, k := range ks {
 		row := acc[r].row
 		row.K = k
+		row.RedundantRows = row.MicroInputRows - row.InputRows
 		row.EpochSeconds = acc[r].epoch()
 		row.StallSeconds = max(row.EpochSeconds-sum(acc[r].comp), 0)
 		out.Rows = append(out.Rows, row)
