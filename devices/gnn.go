@@ -77,7 +77,7 @@ func (p Profile) GNNCost() (GNN, error) {
 	g := p.GNN
 	if g.IsZero() {
 		if p.GPU.Count == 0 {
-			return GNN{}, fmt.Errorf("profile %q: no gnn section and no GPU: nothing to train a GNN on (calibrate the CPU engine: realrun calibrate --gnn)", p.Name)
+			return GNN{}, fmt.Errorf("profile %q: no gnn section and no GPU: nothing to train a GNN on (a CPU engine's gnn section comes from calibrating it)", p.Name)
 		}
 		g.Engine = GNNEngineGPU
 	}

@@ -9,7 +9,9 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
+	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/split"
@@ -38,6 +40,7 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 	var scale float64
 	var graphSeed, seed int64
 	var fullBatch bool
+	var calPath string
 	fs := newFlagSet(prog + " gnn")
 	fs.StringVar(&dataset, "dataset", "ogbn-products", "generated graph: "+strings.Join(gnnPresetNames(), ", ")+" (Betty's Table 4 shapes; realrun/gnn/data.Generate)")
 	fs.Float64Var(&scale, "scale", 0, "the generated graph's share of the real one's nodes and edges, in (0, 1] (default: the preset's own: 1, 1, 0.03, 0.1, 0.02)")
@@ -53,6 +56,7 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&seed, "seed", int64(gnn.Defaults.Seed), "the run's seed: the shuffle, the neighbour samples and the splits are the run's own")
 	fs.IntVar(&w.Epoch, "epoch", 1, "the epoch whose batches are predicted")
 	cli.PresetOrFileVar(fs, &dev, "device", "betty-rtx6000", "device profile: a preset ("+strings.Join(devices.PresetNames(), ", ")+") or a YAML `FILE` (its gnn section: the CPU engine's from calibrate's GNN mode)", devices.PresetNames())
+	fs.StringVar(&calPath, "calibrate", "", "first calibrate tierflow's CPU GNN engine on this machine at the workload's shape and model (batches of an epoch the run never trains), write the profile to `FILE`.yaml and predict on it (instead of --device)")
 	fs.StringVar(&ks, "micro-batches", "", "micro-batches per batch, a `LIST` such as 1,2,4,8,16 (one row each; default: the fewest whose largest fits --memory)")
 	fs.StringVar(&mem, "memory", "", "a micro-batch's memory budget, e.g. 24GB (default: the device's GPU memory, or CPU memory for the cpu engine)")
 	cli.EnumVar(fs, &method, "split", string(split.REG), "how a batch's output nodes are split: reg, range, random or metis")
@@ -62,7 +66,7 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 		Groups: []cli.FlagGroup{
 			{Title: "The graph", Flags: []string{"dataset", "scale", "graph-seed", "graph"}},
 			{Title: "The model and its batches", Flags: []string{"model", "layers", "hidden", "heads", "fanouts", "batch", "full-batch", "seed", "epoch"}},
-			{Title: "Device and micro-batches", Flags: []string{"device", "micro-batches", "memory", "split"}},
+			{Title: "Device and micro-batches", Flags: []string{"device", "calibrate", "micro-batches", "memory", "split"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
@@ -101,8 +105,15 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 	if s.Method, err = split.ParseMethod(method); err != nil {
 		return cli.Usagef("--split: %s", strings.TrimPrefix(err.Error(), "split: "))
 	}
-	prof, err := devices.Resolve(dev)
-	if err != nil {
+	var prof devices.Profile
+	if calPath != "" {
+		if set["device"] {
+			return cli.Usagef("--calibrate and --device: the calibration is the device; give one or the other")
+		}
+		if err := atomicfile.CheckWritable(calPath); err != nil {
+			return cli.Usagef("--calibrate: %w", err)
+		}
+	} else if prof, err = devices.Resolve(dev); err != nil {
 		return cli.Usagef("--device: %w", err)
 	}
 	if set["graph"] {
@@ -149,6 +160,11 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 			return cli.Usagef("--full-batch and --batch: give one or the other")
 		}
 		w.Batch = len(w.Graph.Train)
+	}
+	if calPath != "" {
+		if prof, err = calibrateGNN(w, calPath, stderr); err != nil {
+			return usage(gnnFlagNames(err))
+		}
 	}
 	out, err := gnnsim.Predict(w, prof, s)
 	if err != nil {
@@ -227,4 +243,38 @@ var gnnColumns = plots.Columns{
 	{Field: "SampleSeconds", CSVPrec: 4},
 	{Field: "StallSeconds", CSVPrec: 4},
 	{Field: "EpochSeconds", Head: "epoch", Seconds: true, CSVPrec: 4},
+}
+
+// calibrateGNN calibrates the CPU GNN engine at w's shape, writes the
+// profile to path with a header saying what was measured, and returns it.
+func calibrateGNN(w gnnsim.Workload, path string, stderr io.Writer) (devices.Profile, error) {
+	o := w.Options()
+	cal, err := calibrate.GNN(w.Graph, o, calibrate.GNNOptions{})
+	if err != nil {
+		return devices.Profile{}, err
+	}
+	data, err := cal.Profile.YAML()
+	if err != nil {
+		return devices.Profile{}, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Measured by `simulate gnn --calibrate` in %.1f s: tierflow's CPU GNN engine,\n", cal.Seconds)
+	fmt.Fprintf(&b, "# %d workers, on %d batches of %d output nodes (fanouts %s) of an epoch the\n# run never trains (each after one untimed):\n", cal.Workers, cal.Batches, cal.Batch, cal.Fanouts)
+	fmt.Fprintf(&b, "# gnn.sample: %.0f sampled edges in %.4f s; gnn.gather: %.0f bytes of features\n# and labels copied in %.4f s;\n", cal.Sample.Work, cal.Sample.Seconds, cal.Gather.Work, cal.Gather.Seconds)
+	fmt.Fprintf(&b, "# gnn.flops: an mlp of the same widths over the first layer's rows, %.4g FLOPs\n# in %.4f s;\n", cal.Dense.Work, cal.Dense.Seconds)
+	for _, m := range cal.Models {
+		fmt.Fprintf(&b, "# gnn.aggregation (%s): TrainStep %.4f s, of which the dense rate accounts for\n# %.4f s (%.4g FLOPs); the rest over %.4g aggregation bytes;\n", m.Model, m.Seconds, m.DenseSeconds, m.FLOPs, m.AggregationBytes)
+	}
+	fmt.Fprintf(&b, "# gnn.optimizer: Adam and zeroing over %.0f parameter bytes in %.4f s.\n# cpu.memory is this machine's; the disk is not measured.\n", cal.Optimizer.Work, cal.Optimizer.Seconds)
+	if err := atomicfile.Write(path, func(wr io.Writer) error {
+		if _, err := io.WriteString(wr, b.String()); err != nil {
+			return err
+		}
+		_, err := wr.Write(data)
+		return err
+	}); err != nil {
+		return devices.Profile{}, cli.Usagef("--calibrate: %w", err)
+	}
+	atomicfile.Announce(stderr, path)
+	return cal.Profile, nil
 }

@@ -35,8 +35,11 @@ type GNNOptions struct {
 // engine cpu) and every timing it was derived from.
 type GNNCalibration struct {
 	Profile devices.Profile `json:"profile"`
-	// Workers are the goroutines the engine computed with.
-	Workers int `json:"workers"`
+	// Workers are the goroutines the engine computed with; Fanouts and
+	// Batch the run's sampling.
+	Workers int    `json:"workers"`
+	Fanouts string `json:"fanouts"`
+	Batch   int    `json:"batch"`
 	// Batches are the batches of the run's shape each model trained on.
 	Batches int `json:"batches"`
 	// Sample, Gather and Dense are the measurements behind gnn.sample,
@@ -77,7 +80,7 @@ type GNNStep struct {
 // options o would sample from g in an epoch it never trains (epoch 0),
 // it times neighbour sampling (gnn.sample), the feature gather
 // (gnn.gather), the dense products of an mlp of the run's widths over
-// the batches' output nodes (gnn.flops), Adam's step over the run's
+// the rows the model's first layer computes (gnn.flops), Adam's step over the run's
 // model (gnn.optimizer), and each of opt.Models' TrainStep; what the
 // dense rate does not account for of a model's time is its aggregation
 // (gnn.aggregation.<aggregator>, over gnnsim.AggregationBytes). The
@@ -99,7 +102,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 	if o.Fanouts == nil || o.Model == "mlp" {
 		o.Fanouts = gnn.DefaultFanouts(o.Model, o.Layers)
 	}
-	cal := GNNCalibration{Workers: workers}
+	cal := GNNCalibration{Workers: workers, Fanouts: gnn.FormatFanouts(o.Fanouts), Batch: o.Batch}
 	// The batches: epoch 0's first opt.Batches+1 (the first warms up).
 	var batches []*block.Batch
 	var sampleEdges float64
@@ -145,20 +148,19 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		}
 		adam := nn.NewAdam(m.Params(), o.LR)
 		bs := batches
-		if model == "mlp" { // an mlp reads the output nodes' own rows alone
+		if model == "mlp" {
+			// The dense products at the shapes the model's widest layer
+			// runs them: an mlp over that layer's destination rows.
 			bs = nil
 			for _, b := range batches {
-				bs = append(bs, block.NewSampler(g, fanouts).Sample(b.Output(), rng))
+				bs = append(bs, block.NewSampler(g, fanouts).Sample(b.Blocks[0].Src[:b.Blocks[0].NumDst], rng))
 			}
 		}
 		dpcg := rand.NewPCG(1, 2)
 		drng := rand.New(dpcg)
 		for i, b := range bs {
 			x := gatherRows(nil, g, b.Input(), workers)
-			y := make([]int32, len(b.Output()))
-			for j, v := range b.Output() {
-				y[j] = g.Y[v]
-			}
+			y := make([]int32, len(b.Output())) // class 0 for all: the labels do not change the time
 			dpcg.Seed(1, uint64(i))
 			st := time.Now()
 			m.TrainStep(b, x, y, 1, drng)

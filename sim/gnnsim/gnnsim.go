@@ -34,8 +34,8 @@ func FromOptions(g *data.Graph, o gnn.Options) Workload {
 	return Workload{Graph: g, Model: o.Model, Layers: o.Layers, Hidden: o.Hidden, Heads: o.Heads, Fanouts: o.Fanouts, Batch: o.Batch, Seed: o.Seed}
 }
 
-// options are w as the trainer's options.
-func (w Workload) options() gnn.Options {
+// Options are w as the trainer's options (the rest gnn.Defaults').
+func (w Workload) Options() gnn.Options {
 	o := gnn.Defaults
 	o.Graph, o.Model, o.Layers, o.Hidden, o.Heads, o.Fanouts, o.Batch, o.Seed = w.Graph, w.Model, w.Layers, w.Hidden, w.Heads, w.Fanouts, w.Batch, w.Seed
 	return o
@@ -158,7 +158,7 @@ func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
 	if len(g.Train) == 0 {
 		return Prediction{}, inputerr.Errorf("no training nodes: the graph has none labelled in its training split")
 	}
-	o := w.options()
+	o := w.Options()
 	o.Epochs = 1
 	if w.Fanouts == nil || w.Model == "mlp" {
 		o.Fanouts = gnn.DefaultFanouts(w.Model, w.Layers)
