@@ -105,8 +105,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 	cal := GNNCalibration{Workers: workers, Fanouts: gnn.FormatFanouts(o.Fanouts), Batch: o.Batch}
 	// The batches: epoch 0's first opt.Batches+1 (the first warms up).
 	var batches []*block.Batch
-	var sampleEdges float64
-	var sampleSecs float64
+	var edges, secs []float64
 	want := opt.Batches + 1
 	s := block.NewSampler(g, o.Fanouts)
 	order := gnn.EpochOrder(g.Train, o.Seed, 0)
@@ -117,20 +116,21 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		seeds := order[i*o.Batch : min((i+1)*o.Batch, len(order))]
 		st := time.Now()
 		b := s.Sample(seeds, rng)
-		if i > 0 {
-			sampleSecs += time.Since(st).Seconds()
-			for l := range b.Blocks {
-				sampleEdges += float64(len(b.Blocks[l].Nbr))
-			}
+		secs = append(secs, time.Since(st).Seconds())
+		e := 0.0
+		for l := range b.Blocks {
+			e += float64(len(b.Blocks[l].Nbr))
 		}
+		edges = append(edges, e)
 		batches = append(batches, b)
 	}
 	if len(batches) == 0 {
 		return cal, fmt.Errorf("calibrate gnn: no training nodes to sample")
 	}
-	timed := batches[min(1, len(batches)-1):]
+	first := min(1, len(batches)-1) // the first warms up, when there are more
+	timed := batches[first:]
 	cal.Batches = len(timed)
-	cal.Sample = rate(sampleEdges, sampleSecs)
+	cal.Sample = rate(sum(edges[first:]), sum(secs[first:]))
 	// The gather: each timed batch's input rows, as the trainer copies them.
 	var buf []float32
 	var gatherBytes, gatherSecs float64
@@ -297,4 +297,12 @@ func gatherRows(buf []float32, g *data.Graph, ids []int32, workers int) []float3
 	}
 	wg.Wait()
 	return buf
+}
+
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
 }
