@@ -27,12 +27,20 @@ run: $(BIN)/simulate
 # server: versitygw, installed once into bin/tools/ by s3-server
 # (scripts/install-versitygw.sh, pinned; about 3 minutes the first time).
 # TIERFLOW_S3_REQUIRED makes a missing server a failure, not a skip.
-test: fmt-check vet tidy-check s3-server
-	TIERFLOW_S3_REQUIRED=1 $(GO) test -count=1 ./...
+#
+# realrun/gnn/split partitions GNN batches with METIS's gpmetis program
+# (Debian's metis package, installed by metis-deps as hdf5-deps installs
+# its packages); TIERFLOW_METIS_REQUIRED makes its absence a failure too.
+test: fmt-check vet tidy-check s3-server metis-deps
+	TIERFLOW_S3_REQUIRED=1 TIERFLOW_METIS_REQUIRED=1 $(GO) test -count=1 ./...
 
 .PHONY: s3-server
 s3-server:
 	@./scripts/install-versitygw.sh
+
+.PHONY: metis-deps
+metis-deps:
+	@command -v gpmetis >/dev/null || ./scripts/apt-install.sh metis-deps metis
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
