@@ -3,7 +3,8 @@
 // model it first calibrates the CPU GNN engine at the run's shape
 // (calibrate.GNN, on batches of an epoch the run never trains), then
 // predicts the epochs (gnnsim.Predict on the calibrated profile) and
-// trains them (gnn.Train, the engine realrun gnn runs), and prints
+// trains them (gnn.Train, the engine realrun gnn runs) at each number of
+// micro-batches asked for (split by REG), and prints
 // predicted against measured epoch time, with the run's own split of
 // its time (compute, sampling, stall). The first epoch warms the
 // engine up and is left out of the comparison.
@@ -21,6 +22,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
+	"github.com/tierflow/tierflow/realrun/gnn/split"
 	"github.com/tierflow/tierflow/sim/gnnsim"
 )
 
@@ -56,11 +58,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	hidden := fs.Int("hidden", gnn.Defaults.Hidden, "hidden width")
 	batch := fs.Int("batch", gnn.Defaults.Batch, "output nodes per batch")
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
+	kList := fs.String("micro-batches", "1", "micro-batches per batch, a LIST such as 1,2,4,8 (one run each)")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usagef("%w", err)
 	}
 	if *epochs < 2 {
 		return cli.Usagef("--epochs %d: want at least 2 (the first is left out)", *epochs)
+	}
+	ks, err := cli.IntList(*kList)
+	if err != nil {
+		return cli.Usagef("--micro-batches: %w", err)
 	}
 	var rows []Row
 	for _, gname := range cli.SplitList(*graphs) {
@@ -78,13 +85,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 		for _, model := range cli.SplitList(*models) {
 			o := gnn.Defaults
 			o.Graph, o.Model, o.Hidden, o.Batch, o.Epochs, o.EvalEvery = g, model, *hidden, *batch, *epochs, *epochs+1
-			r, err := check(g, o, 1)
+			cal, err := calibrate.GNN(g, o, calibrate.GNNOptions{})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", name, model, err)
 			}
-			r.Graph = gname
-			fmt.Fprintf(stderr, "%s %s K=%d: predicted %.3f s, measured %.3f s (%+.1f%%)\n", gname, model, r.K, r.Predicted, r.Measured, 100*r.Error)
-			rows = append(rows, r)
+			for _, k := range ks {
+				if err := micro(&o, k); err != nil {
+					return cli.Usagef("--micro-batches: %w", err)
+				}
+				r, err := check(g, o, cal, k)
+				if err != nil {
+					return fmt.Errorf("%s %s K=%d: %w", name, model, k, err)
+				}
+				r.Graph = gname
+				fmt.Fprintf(stderr, "%s %s K=%d: predicted %.3f s, measured %.3f s (%+.1f%%)\n", gname, model, r.K, r.Predicted, r.Measured, 100*r.Error)
+				rows = append(rows, r)
+			}
 		}
 	}
 	if *asJSON {
@@ -100,14 +116,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// check calibrates, predicts and trains one run at k micro-batches.
-func check(g *data.Graph, o gnn.Options, k int) (Row, error) {
-	row := Row{Model: o.Model, K: k}
-	cal, err := calibrate.GNN(g, o, calibrate.GNNOptions{})
-	if err != nil {
-		return row, err
-	}
-	row.Calibration = cal.Seconds
+// check predicts and trains one run at k micro-batches on the profile
+// calibrated before it.
+func check(g *data.Graph, o gnn.Options, cal calibrate.GNNCalibration, k int) (Row, error) {
+	row := Row{Model: o.Model, K: k, Calibration: cal.Seconds}
 	res, err := gnn.Train(o)
 	if err != nil {
 		return row, err
@@ -116,7 +128,7 @@ func check(g *data.Graph, o gnn.Options, k int) (Row, error) {
 	for _, ep := range res.Epochs[1:] {
 		w := gnnsim.FromOptions(g, o)
 		w.Epoch = ep.Epoch
-		pred, err := gnnsim.Predict(w, cal.Profile, gnnsim.Settings{K: []int{k}})
+		pred, err := gnnsim.Predict(w, cal.Profile, gnnsim.Settings{K: []int{k}, Method: split.REG})
 		if err != nil {
 			return row, err
 		}
