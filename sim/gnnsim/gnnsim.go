@@ -18,8 +18,8 @@ import (
 // trains on it with (gnn.Options' fields of the same names).
 type Workload struct {
 	Graph *data.Graph
-	// Model, Layers, Hidden, Heads and Fanouts (nil: gnn.DefaultFanouts)
-	// shape the model; Batch is the output nodes per batch; Seed the
+	// Model, Layers, Hidden, Heads (gat's; 0: gnn.Defaults') and Fanouts
+	// (nil: gnn.DefaultFanouts) shape the model; Batch is the output nodes per batch; Seed the
 	// run's seed; Epoch the epoch whose batches are sampled (0: 1).
 	Model                 string
 	Layers, Hidden, Heads int
@@ -37,7 +37,10 @@ func FromOptions(g *data.Graph, o gnn.Options) Workload {
 // Options are w as the trainer's options (the rest gnn.Defaults').
 func (w Workload) Options() gnn.Options {
 	o := gnn.Defaults
-	o.Graph, o.Model, o.Layers, o.Hidden, o.Heads, o.Fanouts, o.Batch, o.Seed = w.Graph, w.Model, w.Layers, w.Hidden, w.Heads, w.Fanouts, w.Batch, w.Seed
+	o.Graph, o.Model, o.Layers, o.Hidden, o.Fanouts, o.Batch, o.Seed = w.Graph, w.Model, w.Layers, w.Hidden, w.Fanouts, w.Batch, w.Seed
+	if w.Heads != 0 {
+		o.Heads = w.Heads
+	}
 	return o
 }
 
@@ -166,7 +169,7 @@ func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
 	if err := o.Check(); err != nil {
 		return Prediction{}, &inputerr.Error{Err: err}
 	}
-	spec := nn.Spec{Model: w.Model, In: g.F, Hidden: w.Hidden, Classes: len(g.Classes), Layers: w.Layers, Heads: w.Heads}
+	spec := nn.Spec{Model: o.Model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads}
 	if err := spec.Check(); err != nil {
 		return Prediction{}, inputerr.Errorf("model: %w", err)
 	}
