@@ -265,6 +265,7 @@ func calibrateGNN(w gnnsim.Workload, path string, stderr io.Writer) (devices.Pro
 	for _, m := range cal.Models {
 		fmt.Fprintf(&b, "# gnn.aggregation (%s): TrainStep %.4f s, of which the dense rate accounts for\n# %.4f s (%.4g FLOPs); the rest over %.4g aggregation bytes;\n", m.Model, m.Seconds, m.DenseSeconds, m.FLOPs, m.AggregationBytes)
 	}
+	fmt.Fprintf(&b, "# gnn.step: the same batches in %d micro-batches (by range), %.4f s, of which the\n# rates above account for %.4f s; the rest over %d micro-batches;\n", calibrate.StepMicroBatches, cal.Step.Seconds, cal.Step.WorkSeconds, cal.Step.MicroBatches)
 	fmt.Fprintf(&b, "# gnn.optimizer: Adam and zeroing over %.0f parameter bytes in %.4f s.\n# cpu.memory is this machine's; the disk is not measured.\n", cal.Optimizer.Work, cal.Optimizer.Seconds)
 	if err := atomicfile.Write(path, func(wr io.Writer) error {
 		if _, err := io.WriteString(wr, b.String()); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/nn"
+	"github.com/tierflow/tierflow/realrun/gnn/split"
 	"github.com/tierflow/tierflow/sim/gnnsim"
 )
 
@@ -48,6 +49,9 @@ type GNNCalibration struct {
 	Gather GNNRate   `json:"gather"`
 	Dense  GNNRate   `json:"dense"`
 	Models []GNNStep `json:"models"`
+	// Step is the run's model on the same batches split into
+	// StepMicroBatches micro-batches each (gnn.step).
+	Step GNNStepCost `json:"step"`
 	// Optimizer is Adam's step and the gradients' zeroing over the run's
 	// model (gnn.optimizer).
 	Optimizer GNNRate `json:"optimizer"`
@@ -59,6 +63,37 @@ type GNNRate struct {
 	Work    float64 `json:"work"`
 	Seconds float64 `json:"seconds"`
 	Rate    float64 `json:"rate"`
+}
+
+// StepMicroBatches is how many micro-batches GNN splits each batch into
+// to time the fixed cost of a step.
+const StepMicroBatches = 8
+
+// GNNStepCost is the fixed cost of a step: micro-batches' time, the part
+// of it the dense and aggregation rates account for, and the rest a
+// micro-batch (the first micro-batch, a warm-up, is not counted).
+type GNNStepCost struct {
+	MicroBatches int     `json:"micro_batches"`
+	Seconds      float64 `json:"seconds"`
+	WorkSeconds  float64 `json:"work_seconds"`
+	Step         float64 `json:"step_seconds"`
+}
+
+// microBatches splits each batch into k micro-batches by range (at most
+// one an output node).
+func microBatches(bs []*block.Batch, k int) ([]*block.Batch, error) {
+	var out []*block.Batch
+	bd := split.NewBuilder()
+	for _, b := range bs {
+		parts, err := split.Split(b, min(k, len(b.Output())), split.Range, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range parts {
+			out = append(out, bd.Micro(b, p, nil))
+		}
+	}
+	return out, nil
 }
 
 // GNNStep is one model's training steps: their time, dense FLOPs and
@@ -141,13 +176,12 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		gatherBytes += float64(len(b.Input())*g.F*4 + len(b.Output())*4)
 	}
 	cal.Gather = rate(gatherBytes, gatherSecs)
-	steps := func(model string, fanouts []int) (secs, flops, agg float64, m *nn.Model, err error) {
+	steps := func(model string, fanouts []int, bs []*block.Batch) (secs, flops, agg float64, m *nn.Model, err error) {
 		spec := nn.Spec{Model: model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads, Dropout: o.Dropout}
 		if m, err = nn.New(spec, 1); err != nil {
 			return 0, 0, 0, nil, err
 		}
 		adam := nn.NewAdam(m.Params(), o.LR)
-		bs := batches
 		if model == "mlp" {
 			// The dense products at the shapes the model's widest layer
 			// runs them: an mlp over that layer's destination rows.
@@ -176,7 +210,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		}
 		return secs, flops, agg, m, nil
 	}
-	dsecs, dflops, _, _, err := steps("mlp", make([]int, o.Layers))
+	dsecs, dflops, _, _, err := steps("mlp", make([]int, o.Layers), batches)
 	if err != nil {
 		return cal, fmt.Errorf("calibrate gnn: %w", err)
 	}
@@ -188,7 +222,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		if model == "mlp" {
 			continue
 		}
-		secs, flops, agg, m, err := steps(model, o.Fanouts)
+		secs, flops, agg, m, err := steps(model, o.Fanouts, batches)
 		if err != nil {
 			return cal, fmt.Errorf("calibrate gnn: %s: %w", model, err)
 		}
@@ -201,6 +235,26 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		if model == o.Model {
 			params = float64(m.NumParams())
 			cal.Optimizer = timeAdam(m, o.LR, opt.Batches)
+			// The fixed cost of a step: the same batches in StepMicroBatches
+			// micro-batches each, less what the rates above account for.
+			micro, err := microBatches(batches, StepMicroBatches)
+			if err != nil {
+				return cal, fmt.Errorf("calibrate gnn: %w", err)
+			}
+			msecs, mflops, magg, _, err := steps(model, o.Fanouts, micro)
+			if err != nil {
+				return cal, fmt.Errorf("calibrate gnn: %s: %w", model, err)
+			}
+			work := mflops / cal.Dense.Rate
+			if st.Aggregation > 0 {
+				work += magg / st.Aggregation
+			}
+			n := float64(len(micro) - 1) // the first is the warm-up
+			cal.Step = GNNStepCost{MicroBatches: int(n), Seconds: msecs, WorkSeconds: work}
+			if n > 0 && msecs > work {
+				cal.Step.Step = (msecs - work) / n
+			}
+			gc.Step = devices.Duration(cal.Step.Step * 1e9)
 		}
 	}
 	if params == 0 && o.Model != "mlp" && !slices.Contains(models, o.Model) {
