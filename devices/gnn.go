@@ -27,6 +27,11 @@ type GNN struct {
 	// (0: sampling is not part of the epoch's time, as in Betty's Table 6,
 	// whose times leave data preparation out).
 	Sample EdgeRate `yaml:"sample,omitempty" json:"sample_edges_per_s"`
+	// Split is the rate of splitting a batch by METIS (the reg and metis
+	// methods: the graph among its output nodes and gpmetis), in the
+	// last block's edges per second, once a split tried (0: free; range
+	// and random splits cost nothing).
+	Split EdgeRate `yaml:"split,omitempty" json:"split_edges_per_s"`
 	// Step is the fixed cost of one micro-batch's forward and backward
 	// pass (launches, the framework's own work).
 	Step Duration `yaml:"step,omitempty" json:"step_s"`
@@ -127,6 +132,7 @@ func checkGNN(p Profile) error {
 		checkFloat("gnn.aggregation.gat", g.Aggregation.GAT, "bandwidth", ""),
 		checkFloat("gnn.gather", g.Gather, "bandwidth", when(cpu, "needed for the cpu engine")),
 		checkFloat("gnn.sample", g.Sample, "edge rate", ""),
+		checkFloat("gnn.split", g.Split, "edge rate", ""),
 		checkDuration("gnn.step", g.Step),
 		checkFloat("gnn.optimizer", g.Optimizer, "bandwidth", ""),
 	} {

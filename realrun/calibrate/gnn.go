@@ -43,9 +43,11 @@ type GNNCalibration struct {
 	Batch   int    `json:"batch"`
 	// Batches are the batches of the run's shape each model trained on.
 	Batches int `json:"batches"`
-	// Sample, Gather and Dense are the measurements behind gnn.sample,
-	// gnn.gather and gnn.flops; Models each aggregator's.
+	// Sample, Gather, Split and Dense are the measurements behind
+	// gnn.sample, gnn.gather, gnn.split (REG into StepMicroBatches) and
+	// gnn.flops; Models each aggregator's.
 	Sample GNNRate   `json:"sample"`
+	Split  GNNRate   `json:"split"`
 	Gather GNNRate   `json:"gather"`
 	Dense  GNNRate   `json:"dense"`
 	Models []GNNStep `json:"models"`
@@ -114,7 +116,7 @@ type GNNStep struct {
 // shape, without looking at any training run: on batches the run's
 // options o would sample from g in an epoch it never trains (epoch 0),
 // it times neighbour sampling (gnn.sample), the feature gather
-// (gnn.gather), the dense products of an mlp of the run's widths over
+// (gnn.gather), a REG split (gnn.split), the dense products of an mlp of the run's widths over
 // the rows the model's first layer computes (gnn.flops), Adam's step over the run's
 // model (gnn.optimizer), and each of opt.Models' TrainStep; what the
 // dense rate does not account for of a model's time is its aggregation
@@ -176,6 +178,20 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		gatherBytes += float64(len(b.Input())*g.F*4 + len(b.Output())*4)
 	}
 	cal.Gather = rate(gatherBytes, gatherSecs)
+	// The REG split of each timed batch into StepMicroBatches.
+	var splitEdges, splitSecs float64
+	for i, b := range timed {
+		if len(b.Output()) < 2 {
+			continue
+		}
+		st := time.Now()
+		if _, err := split.Split(b, min(StepMicroBatches, len(b.Output())), split.REG, uint64(i)); err != nil {
+			return cal, fmt.Errorf("calibrate gnn: split: %w", err)
+		}
+		splitSecs += time.Since(st).Seconds()
+		splitEdges += float64(len(b.Blocks[len(b.Blocks)-1].Nbr))
+	}
+	cal.Split = rate(splitEdges, splitSecs)
 	steps := func(model string, fanouts []int, bs []*block.Batch) (secs, flops, agg float64, m *nn.Model, err error) {
 		spec := nn.Spec{Model: model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads, Dropout: o.Dropout}
 		if m, err = nn.New(spec, 1); err != nil {
@@ -216,7 +232,8 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 	}
 	cal.Dense = rate(dflops, dsecs)
 	prof := devices.Profile{Name: cmpOrString(opt.Name, "gnn-cpu"), Description: "tierflow's CPU GNN engine on this machine, calibrated at one run's shape (disk not measured)"}
-	gc := devices.GNN{Engine: devices.GNNEngineCPU, FLOPS: devices.FLOPRate(cal.Dense.Rate), Gather: devices.Bandwidth(cal.Gather.Rate), Sample: devices.EdgeRate(cal.Sample.Rate)}
+	gc := devices.GNN{Engine: devices.GNNEngineCPU, FLOPS: devices.FLOPRate(cal.Dense.Rate), Gather: devices.Bandwidth(cal.Gather.Rate),
+		Sample: devices.EdgeRate(cal.Sample.Rate), Split: devices.EdgeRate(cal.Split.Rate)}
 	var params float64
 	for _, model := range models {
 		if model == "mlp" {

@@ -118,7 +118,7 @@ type Row struct {
 	// The epoch's time: Compute is the micro-batches' dense products,
 	// aggregation and fixed step cost plus the optimiser's step per
 	// batch; Transfer the features' and labels' move; Sample the
-	// neighbour sampling; Stall the time the compute waits for the next
+	// neighbour sampling; Split the METIS splits (reg, metis); Stall the time the compute waits for the next
 	// batch; Epoch the whole.
 	ComputeSeconds   float64 `json:"compute_s"`
 	DenseSeconds     float64 `json:"dense_s"`
@@ -127,6 +127,7 @@ type Row struct {
 	OptimizerSeconds float64 `json:"optimizer_s"`
 	TransferSeconds  float64 `json:"transfer_s"`
 	SampleSeconds    float64 `json:"sample_s"`
+	SplitSeconds     float64 `json:"split_s"`
 	StallSeconds     float64 `json:"stall_s"`
 	EpochSeconds     float64 `json:"epoch_s"`
 }
@@ -140,13 +141,14 @@ type Row struct {
 //	compute  = FLOPs ÷ flops + AggregationBytes ÷ aggregation + step
 //	transfer = (input rows × F × 4 + outputs × 4) ÷ gather
 //	optimiser = parameters × 4 ÷ optimizer, once a batch
+//	split    = the last block's edges ÷ split, each METIS split tried
 //
 // The micro-batches of a batch run one after another. On the gpu engine
 // a micro-batch's transfer precedes its compute (no overlap, as Betty
 // runs them); on the cpu engine the trainer's pipeline samples, splits
 // and gathers the next batch while this one computes. With sampling
-// costed (gnn.sample > 0) a batch is sampled one ahead of the compute on
-// either engine: the epoch is the first batch's preparation plus, for
+// costed (gnn.sample > 0) a batch is sampled (and split) one ahead of the
+// compute on either engine: the epoch is the first batch's preparation plus, for
 // every batch, the longer of its compute and the next one's preparation.
 // Bad workload fields and budgets no split meets are inputerr.Errors.
 func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
@@ -217,12 +219,15 @@ func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
 			edges += int64(len(b.Blocks[l].Nbr))
 		}
 		for r, k := range ks {
-			parts, err := splitBatch(spec, b, k, budget, method, gnn.SplitSeed(w.Seed, epoch, i))
+			parts, tries, err := splitBatch(spec, b, k, budget, method, gnn.SplitSeed(w.Seed, epoch, i))
 			if err != nil {
 				return fmt.Errorf("epoch %d, batch %d: %w", epoch, i+1, err)
 			}
 			a := &acc[r]
 			a.startBatch(len(b.Input()), edges, whole)
+			if method.UsesMETIS() {
+				a.split(tries, len(b.Blocks[len(b.Blocks)-1].Nbr))
+			}
 			if parts == nil {
 				a.add(m, spec, b)
 			}
@@ -265,23 +270,25 @@ func sum(xs []float64) float64 {
 }
 
 // splitBatch returns the output positions of b's micro-batches at k (0:
-// the fewest within budget); nil when b trains whole.
-func splitBatch(spec nn.Spec, b *block.Batch, k int, budget int64, m split.Method, seed uint64) ([][]int32, error) {
+// the fewest within budget), nil when b trains whole, and the splits it
+// tried (memory.Fit tries 2, 3, … up to the count that fits).
+func splitBatch(spec nn.Spec, b *block.Batch, k int, budget int64, m split.Method, seed uint64) ([][]int32, int, error) {
 	if k == 0 {
 		plan, err := memory.Fit(spec, b, budget, m, seed)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if plan.K <= 1 {
-			return nil, nil
+			return nil, 0, nil
 		}
-		return plan.Parts, nil
+		return plan.Parts, plan.K - 1, nil
 	}
 	k = min(k, len(b.Output()))
 	if k <= 1 {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return split.Split(b, k, m, seed)
+	parts, err := split.Split(b, k, m, seed)
+	return parts, 1, err
 }
 
 // accum adds up one row over the epoch's batches: the totals, and each
@@ -317,6 +324,17 @@ func (a *accum) startBatch(inputs int, edges, whole int64) {
 		a.row.SampleSeconds += t
 		a.curPrep += t
 	}
+}
+
+// split costs tries METIS splits of a batch whose last block has edges
+// edges, in the batch's preparation.
+func (a *accum) split(tries, edges int) {
+	if tries == 0 || a.cost.Split == 0 {
+		return
+	}
+	t := float64(tries) * float64(edges) / float64(a.cost.Split)
+	a.row.SplitSeconds += t
+	a.curPrep += t
 }
 
 // add costs one micro-batch (or a batch trained whole) mb.

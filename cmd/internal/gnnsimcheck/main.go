@@ -57,6 +57,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	epochs := fs.Int("epochs", 3, "epochs to train; the first is left out")
 	hidden := fs.Int("hidden", gnn.Defaults.Hidden, "hidden width")
 	batch := fs.Int("batch", gnn.Defaults.Batch, "output nodes per batch")
+	workers := fs.Int("workers", 0, "goroutines the engine computes with, in the calibration and the runs alike (0: every CPU)")
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
 	kList := fs.String("micro-batches", "1", "micro-batches per batch, a LIST such as 1,2,4,8 (one run each)")
 	if err := fs.Parse(args); err != nil {
@@ -84,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, model := range cli.SplitList(*models) {
 			o := gnn.Defaults
-			o.Graph, o.Model, o.Hidden, o.Batch, o.Epochs, o.EvalEvery = g, model, *hidden, *batch, *epochs, *epochs+1
+			o.Graph, o.Model, o.Hidden, o.Batch, o.Epochs, o.EvalEvery, o.Workers = g, model, *hidden, *batch, *epochs, *epochs+1, *workers
 			cal, err := calibrate.GNN(g, o, calibrate.GNNOptions{})
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", name, model, err)
