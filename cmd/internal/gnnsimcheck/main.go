@@ -2,7 +2,8 @@
 // gnn's measured epochs on this machine: for each generated graph and
 // model it first calibrates the CPU GNN engine at the run's shape
 // (calibrate.GNN, on batches of an epoch the run never trains), then
-// predicts the epochs (gnnsim.Predict on the calibrated profile) and
+// predicts the epochs (gnnsim.Predict on the profile calibrated just
+// before each run) and
 // trains them (gnn.Train, the engine realrun gnn runs) at each number of
 // micro-batches asked for (split by REG), and prints
 // predicted against measured epoch time, with the run's own split of
@@ -86,13 +87,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 		for _, model := range cli.SplitList(*models) {
 			o := gnn.Defaults
 			o.Graph, o.Model, o.Hidden, o.Batch, o.Epochs, o.EvalEvery, o.Workers = g, model, *hidden, *batch, *epochs, *epochs+1, *workers
-			cal, err := calibrate.GNN(g, o, calibrate.GNNOptions{})
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", name, model, err)
-			}
 			for _, k := range ks {
 				if err := micro(&o, k); err != nil {
 					return cli.Usagef("--micro-batches: %w", err)
+				}
+				// Calibrated right before the run: on a shared machine the
+				// load of the moment moves both.
+				cal, err := calibrate.GNN(g, o, calibrate.GNNOptions{})
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", name, model, err)
 				}
 				r, err := check(g, o, cal, k)
 				if err != nil {
