@@ -1,14 +1,12 @@
 // Command gnnsimcheck checks simulate gnn's predictions against realrun
-// gnn's measured epochs on this machine: for each generated graph and
-// model it first calibrates the CPU GNN engine at the run's shape
-// (calibrate.GNN, on batches of an epoch the run never trains), then
-// predicts the epochs (gnnsim.Predict on the profile calibrated just
-// before each run) and
-// trains them (gnn.Train, the engine realrun gnn runs) at each number of
-// micro-batches asked for (split by REG), and prints
-// predicted against measured epoch time, with the run's own split of
-// its time (compute, sampling, stall). The first epoch warms the
-// engine up and is left out of the comparison.
+// gnn's measured epochs on this machine: for each generated graph, model
+// and number of micro-batches (split by REG) it calibrates the CPU GNN
+// engine at the run's shape (calibrate.GNN, on batches of an epoch the
+// run never trains), then predicts the epochs on that profile
+// (gnnsim.Predict) and trains them (gnn.Train, the engine realrun gnn
+// runs), and prints predicted against measured epoch time, with the
+// run's own split of its time (compute, sampling, stall). The first
+// epoch warms the engine up and is left out of the comparison.
 package main
 
 import (
