@@ -263,7 +263,7 @@ func calibrateGNN(w gnnsim.Workload, path string, stderr io.Writer) (devices.Pro
 	fmt.Fprintf(&b, "# %d workers, on %d batches of %d output nodes (fanouts %s) of an epoch the\n# run never trains (each after one untimed):\n", cal.Workers, cal.Batches, cal.Batch, cal.Fanouts)
 	fmt.Fprintf(&b, "# gnn.sample: %.0f sampled edges in %.4f s; gnn.gather: %.0f bytes of features\n# and labels copied in %.4f s;\n", cal.Sample.Work, cal.Sample.Seconds, cal.Gather.Work, cal.Gather.Seconds)
 	fmt.Fprintf(&b, "# gnn.split: REG splits into %d of batches whose last blocks hold %.0f edges in\n# %.4f s;\n", calibrate.StepMicroBatches, cal.Split.Work, cal.Split.Seconds)
-	fmt.Fprintf(&b, "# gnn.flops: an mlp of the same widths over the first layer's rows, %.4g FLOPs\n# in %.4f s;\n", cal.Dense.Work, cal.Dense.Seconds)
+	fmt.Fprintf(&b, "# dense products: an mlp of the same widths over the first layer's rows, %.4g FLOPs\n# in %.4f s; gnn.flops is %s's;\n", cal.Dense.Work, cal.Dense.Seconds, cal.FLOPSFrom)
 	for _, m := range cal.Models {
 		fmt.Fprintf(&b, "# gnn.aggregation (%s): TrainStep %.4f s, of which the dense rate accounts for\n# %.4f s (%.4g FLOPs); the rest over %.4g aggregation bytes;\n", m.Model, m.Seconds, m.DenseSeconds, m.FLOPs, m.AggregationBytes)
 	}

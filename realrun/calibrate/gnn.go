@@ -46,11 +46,14 @@ type GNNCalibration struct {
 	// Sample, Gather, Split and Dense are the measurements behind
 	// gnn.sample, gnn.gather, gnn.split (REG into StepMicroBatches) and
 	// gnn.flops; Models each aggregator's.
-	Sample GNNRate   `json:"sample"`
-	Split  GNNRate   `json:"split"`
-	Gather GNNRate   `json:"gather"`
-	Dense  GNNRate   `json:"dense"`
-	Models []GNNStep `json:"models"`
+	Sample GNNRate `json:"sample"`
+	Split  GNNRate `json:"split"`
+	Gather GNNRate `json:"gather"`
+	Dense  GNNRate `json:"dense"`
+	// FLOPSFrom is what gnn.flops was taken from: "mlp" (Dense), or the
+	// run's model where its products run faster than the mlp's.
+	FLOPSFrom string    `json:"flops_from"`
+	Models    []GNNStep `json:"models"`
 	// Step is the run's model on the same batches split into
 	// StepMicroBatches micro-batches each (gnn.step).
 	Step GNNStepCost `json:"step"`
@@ -108,7 +111,8 @@ type GNNStep struct {
 	AggregationBytes float64 `json:"aggregation_bytes"`
 	DenseSeconds     float64 `json:"dense_seconds"`
 	// Aggregation is the rate in bytes/s (0: the dense products take
-	// the whole time, and aggregation is costed as free).
+	// the whole time, and aggregation is costed as free; for the run's
+	// model gnn.flops is then its own FLOPs over its time).
 	Aggregation float64 `json:"aggregation_bytes_per_s"`
 }
 
@@ -230,7 +234,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 	if err != nil {
 		return cal, fmt.Errorf("calibrate gnn: %w", err)
 	}
-	cal.Dense = rate(dflops, dsecs)
+	cal.Dense, cal.FLOPSFrom = rate(dflops, dsecs), "mlp"
 	prof := devices.Profile{Name: cmpOrString(opt.Name, "gnn-cpu"), Description: "tierflow's CPU GNN engine on this machine, calibrated at one run's shape (disk not measured)"}
 	gc := devices.GNN{Engine: devices.GNNEngineCPU, FLOPS: devices.FLOPRate(cal.Dense.Rate), Gather: devices.Bandwidth(cal.Gather.Rate),
 		Sample: devices.EdgeRate(cal.Sample.Rate), Split: devices.EdgeRate(cal.Split.Rate)}
@@ -246,6 +250,13 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		st := GNNStep{Model: model, Seconds: secs, FLOPs: flops, AggregationBytes: agg, DenseSeconds: flops / cal.Dense.Rate}
 		if rest := secs - st.DenseSeconds; rest > 0 && agg > 0 {
 			st.Aggregation = agg / rest
+		} else if model == o.Model && secs > 0 {
+			// The model's products run faster than the mlp's (sage-lstm's
+			// gate products are wider): its own steps give the dense rate,
+			// and its aggregation is costed as free.
+			gc.FLOPS = devices.FLOPRate(flops / secs)
+			st.DenseSeconds = secs
+			cal.FLOPSFrom = model
 		}
 		cal.Models = append(cal.Models, st)
 		setAggregation(&gc.Aggregation, model, devices.Bandwidth(st.Aggregation))
@@ -262,7 +273,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 			if err != nil {
 				return cal, fmt.Errorf("calibrate gnn: %s: %w", model, err)
 			}
-			work := mflops / cal.Dense.Rate
+			work := mflops / float64(gc.FLOPS)
 			if st.Aggregation > 0 {
 				work += magg / st.Aggregation
 			}
