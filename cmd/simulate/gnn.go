@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
@@ -45,7 +46,7 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&dataset, "dataset", "ogbn-products", "generated graph: "+strings.Join(gnnPresetNames(), ", ")+" (Betty's Table 4 shapes; realrun/gnn/data.Generate)")
 	fs.Float64Var(&scale, "scale", 0, "the generated graph's share of the real one's nodes and edges, in (0, 1] (default: the preset's own: 1, 1, 0.03, 0.1, 0.02)")
 	fs.Int64Var(&graphSeed, "graph-seed", 1, "seed of the generated graph")
-	fs.StringVar(&graphDir, "graph", "", "predict a realrun gnn run instead: its work `DIR` (gnn.json names the input files and the settings; flags given override the settings)")
+	fs.StringVar(&graphDir, "graph", "", "predict a realrun gnn run instead: its work `DIR` (gnn.json names the input files and the settings, its micro-batching included; flags given override the settings)")
 	cli.EnumVar(fs, &w.Model, "model", gnn.Defaults.Model, "model: "+strings.Join(gnn.Models, ", "))
 	fs.IntVar(&w.Layers, "layers", gnn.Defaults.Layers, "layers")
 	fs.IntVar(&w.Hidden, "hidden", gnn.Defaults.Hidden, "hidden width (gat: all heads together)")
@@ -122,9 +123,12 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 				return cli.Usagef("--graph and --%s: the work directory names its graph; give one or the other", f)
 			}
 		}
-		o, err := gnn.ReadWorkdir(graphDir)
+		o, settings, err := gnn.ReadWorkdir(graphDir)
 		if err != nil {
 			return cli.Usagef("--graph: %w", err)
+		}
+		if err := runMicro(settings, set, &s); err != nil {
+			return cli.Usagef("--graph %s: %w", graphDir, err)
 		}
 		g, _, err := data.Load(o.Files)
 		if err != nil {
@@ -280,4 +284,32 @@ func calibrateGNN(w gnnsim.Workload, path string, stderr io.Writer) (devices.Pro
 	}
 	atomicfile.Announce(stderr, path)
 	return cal.Profile, nil
+}
+
+// runMicro sets, from a work directory's settings, the micro-batching
+// its run trained with (micro-batches, micro-batch-memory, micro-split)
+// where the flags do not say otherwise.
+func runMicro(settings map[string]string, set map[string]bool, s *gnnsim.Settings) error {
+	if v, ok := settings["micro-batches"]; ok && !set["micro-batches"] && !set["memory"] {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 {
+			return fmt.Errorf("setting micro-batches %q is not a count", v)
+		}
+		s.K = []int{k}
+	}
+	if v, ok := settings["micro-batch-memory"]; ok && !set["micro-batches"] && !set["memory"] {
+		b, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || b < 1 {
+			return fmt.Errorf("setting micro-batch-memory %q is not a size in bytes", v)
+		}
+		s.K, s.Memory = nil, b
+	}
+	if v, ok := settings["micro-split"]; ok && !set["split"] {
+		m, err := split.ParseMethod(v)
+		if err != nil {
+			return fmt.Errorf("setting micro-split: %w", err)
+		}
+		s.Method = m
+	}
+	return nil
 }

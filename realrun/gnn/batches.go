@@ -7,6 +7,7 @@ import (
 
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
+	"github.com/tierflow/tierflow/realrun/workdir"
 )
 
 // EpochOrder returns the training nodes in the order epoch e of a run
@@ -52,15 +53,15 @@ func EpochBatches(g *data.Graph, o Options, e int, fn func(i int, b *block.Batch
 
 // ReadWorkdir returns the options a GNN work directory was trained with:
 // its input files and the settings its StateFile records (model, layers,
-// hidden, heads, fanouts, batch, dropout, learning rate, seed); the
-// other fields are Defaults'.
-func ReadWorkdir(dir string) (Options, error) {
+// hidden, heads, fanouts, batch, dropout, learning rate, seed; the other
+// fields are Defaults'), and every setting it records, by option name.
+func ReadWorkdir(dir string) (Options, workdir.Settings, error) {
 	st, err := readState(dir)
 	if err != nil {
-		return Options{}, &WorkdirError{Kind: Unreadable, Dir: dir, Err: err}
+		return Options{}, nil, &WorkdirError{Kind: Unreadable, Dir: dir, Err: err}
 	}
 	if st == nil {
-		return Options{}, &WorkdirError{Kind: NotWorkdir, Dir: dir}
+		return Options{}, nil, &WorkdirError{Kind: NotWorkdir, Dir: dir}
 	}
 	o := Defaults
 	o.Files = st.Files.files()
@@ -77,25 +78,25 @@ func ReadWorkdir(dir string) (Options, error) {
 		return nil
 	}
 	if err := num("batch", &o.Batch); err != nil {
-		return Options{}, err
+		return Options{}, nil, err
 	}
 	if v, ok := set["seed"]; ok {
 		if o.Seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			return Options{}, &WorkdirError{Kind: Unreadable, Dir: dir, Err: fmt.Errorf("%s: setting seed %q is not a number", StateFile, v)}
+			return Options{}, nil, &WorkdirError{Kind: Unreadable, Dir: dir, Err: fmt.Errorf("%s: setting seed %q is not a number", StateFile, v)}
 		}
 	}
 	if v, ok := set["lr"]; ok {
 		if o.LR, err = strconv.ParseFloat(v, 64); err != nil {
-			return Options{}, &WorkdirError{Kind: Unreadable, Dir: dir, Err: fmt.Errorf("%s: setting lr %q is not a number", StateFile, v)}
+			return Options{}, nil, &WorkdirError{Kind: Unreadable, Dir: dir, Err: fmt.Errorf("%s: setting lr %q is not a number", StateFile, v)}
 		}
 	}
 	o.Fanouts = nil
 	if v, ok := set["fanouts"]; ok {
 		if o.Fanouts, err = ParseFanouts(v); err != nil {
-			return Options{}, &WorkdirError{Kind: Unreadable, Dir: dir, Err: fmt.Errorf("%s: setting fanouts: %w", StateFile, err)}
+			return Options{}, nil, &WorkdirError{Kind: Unreadable, Dir: dir, Err: fmt.Errorf("%s: setting fanouts: %w", StateFile, err)}
 		}
 	}
-	return o.withDefaults(), nil
+	return o.withDefaults(), set, nil
 }
 
 // SplitSeed is the seed from which a run seeded with seed splits batch i

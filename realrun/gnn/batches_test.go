@@ -22,7 +22,9 @@ func TestEpochBatchesAreTrainsBatches(t *testing.T) {
 	require.NoError(t, err)
 	g, _, err := data.Load(files)
 	require.NoError(t, err)
-	back, err := ReadWorkdir(o.Workdir)
+	back, set, err := ReadWorkdir(o.Workdir)
+	require.NoError(t, err)
+	assert.Equal(t, "7", set["seed"])
 	require.NoError(t, err)
 	assert.Equal(t, []any{o.Model, o.Layers, o.Hidden, o.Batch, o.Seed, o.Fanouts, o.LR, o.Dropout, o.Files.Edges},
 		[]any{back.Model, back.Layers, back.Hidden, back.Batch, back.Seed, back.Fanouts, back.LR, back.Dropout, back.Files.Edges})
@@ -38,7 +40,7 @@ func TestEpochBatchesAreTrainsBatches(t *testing.T) {
 		}))
 		assert.Equal(t, len(saved), n)
 	}
-	_, err = ReadWorkdir(t.TempDir())
+	_, _, err = ReadWorkdir(t.TempDir())
 	var we *WorkdirError
 	require.ErrorAs(t, err, &we)
 	assert.Equal(t, NotWorkdir, we.Kind)
