@@ -78,8 +78,8 @@ func (s Spec) Fanouts(requested []int) []int {
 	return out
 }
 
-// dims returns the input and output width of layer l.
-func (s Spec) dims(l int) (in, out int) {
+// Dims returns the input and output width of layer l.
+func (s Spec) Dims(l int) (in, out int) {
 	in, out = s.Hidden, s.Hidden
 	if l == 0 {
 		in = s.In
@@ -126,7 +126,7 @@ func New(s Spec, seed uint64) (*Model, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x6e6e2e4e6577)) // "nn.New"
 	m := &Model{Spec: s}
 	for l := 0; l < s.Layers; l++ {
-		in, out := s.dims(l)
+		in, out := s.Dims(l)
 		name := fmt.Sprintf("layers.%d", l)
 		var layer Layer
 		switch s.Model {
@@ -185,7 +185,7 @@ func (m *Model) ZeroGrad() {
 // ReprDim is the width of the representation Infer returns: the last
 // layer's input width (Hidden, or In for one layer).
 func (m *Model) ReprDim() int {
-	in, _ := m.Spec.dims(m.Spec.Layers - 1)
+	in, _ := m.Spec.Dims(m.Spec.Layers - 1)
 	return in
 }
 
@@ -413,7 +413,7 @@ func (m *Model) FLOPs(b *block.Batch) float64 {
 	for l, layer := range m.layers {
 		blk := &b.Blocks[l]
 		d, s, e := float64(blk.NumDst), float64(blk.NumSrc()), float64(len(blk.Nbr))
-		in, out := m.Spec.dims(l)
+		in, out := m.Spec.Dims(l)
 		fi, fo := float64(in), float64(out)
 		var fwd, dxOnly float64 // the forward products; the input-gradient ones only dx needs
 		switch m.Spec.Model {

@@ -35,8 +35,14 @@ func parallelRows(m int, fn func(w, lo, hi int)) int {
 }
 
 // rowParts returns how many ranges parallelRows splits m rows into.
-func rowParts(m int) int {
-	return max(1, min(Workers, m/minRows))
+func rowParts(m int) int { return RowParts(Workers, m) }
+
+// RowParts returns how many ranges the layers split m rows into with
+// workers goroutines (each range of at least minRows rows): the count of
+// per-range partial buffers a pass allocates, which the memory estimator
+// needs.
+func RowParts(workers, m int) int {
+	return max(1, min(workers, m/minRows))
 }
 
 // grow returns buf resized to n, zeroed, reusing its array when it can.

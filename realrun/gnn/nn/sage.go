@@ -418,13 +418,14 @@ func (l *SAGE) scatterCols(_, lo, hi int) {
 // poolBwdRows: for source rows [lo, hi), dp through the ReLU, fc_pool's
 // gradients and dx = dp·fc_pool, in slices of rows that stay in cache.
 func (l *SAGE) poolBwdRows(w, lo, hi int) {
-	for ; lo < hi; lo += poolSlice {
-		l.poolBwdSlice(w, lo, min(hi, lo+poolSlice))
+	for ; lo < hi; lo += PoolSlice {
+		l.poolBwdSlice(w, lo, min(hi, lo+PoolSlice))
 	}
 }
 
-// poolSlice is how many rows poolBwdRows handles at a time.
-const poolSlice = 256
+// PoolSlice is how many rows poolBwdRows handles at a time (the memory
+// estimator sizes the pool backward's buffers by it).
+const PoolSlice = 256
 
 func (l *SAGE) poolBwdSlice(w, lo, hi int) {
 	k := l.in
@@ -458,6 +459,12 @@ func sageGrowI32(buf []int32, n int) []int32 {
 	}
 	return buf[:n]
 }
+
+// ProjectFirst reports whether a sage-mean layer of in → out features
+// over a block of nd destinations, ns sources and e edges applies
+// fc_neigh to every source row before the mean: the rule the layer
+// follows (projectFirst), for those who size its buffers.
+func ProjectFirst(in, out, nd, ns, e int) bool { return projectFirst(in, out, nd, ns, e) }
 
 // projectFirst reports whether a Mean layer of in → out features over a
 // block of nd destinations, ns sources and e edges applies fc_neigh to
