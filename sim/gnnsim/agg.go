@@ -8,8 +8,8 @@ import (
 // AggregationBytes is the aggregation work of one training step of m on
 // b, forward and backward, as bytes of the rows the edges carry: for
 // each layer, edges × width × 4 × 2, where the width is the layer's
-// input for sage-mean (its output where narrower: the engine then
-// projects before the mean) and sage-pool (the pooled rows), four times
+// input for sage-mean (its output where the engine projects before the
+// mean, nn.ProjectFirst) and sage-pool (the pooled rows), four times
 // the input for sage-lstm (the gates of every step) and the attention's
 // output over the heads for gat; 0 for mlp.
 func AggregationBytes(m *nn.Model, b *block.Batch) float64 {
@@ -19,12 +19,16 @@ func AggregationBytes(m *nn.Model, b *block.Batch) float64 {
 		if l >= len(layers) {
 			break
 		}
-		e := float64(len(b.Blocks[l].Nbr))
+		blk := &b.Blocks[l]
+		e := float64(len(blk.Nbr))
 		in, out := layers[l].InDim(), layers[l].OutDim()
 		var width int
 		switch m.Spec.Model {
 		case "sage-mean":
-			width = min(in, out)
+			width = in
+			if nn.ProjectFirst(in, out, blk.NumDst, blk.NumSrc(), len(blk.Nbr)) {
+				width = out
+			}
 		case "sage-pool":
 			width = in
 		case "sage-lstm":

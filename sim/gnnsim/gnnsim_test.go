@@ -11,6 +11,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
+	"github.com/tierflow/tierflow/realrun/gnn/nn"
 	"github.com/tierflow/tierflow/realrun/gnn/split"
 )
 
@@ -183,7 +184,7 @@ func TestAggregationBytes(t *testing.T) {
 	classes := len(g.Classes)
 	for model, want := range map[string]float64{
 		"mlp":       0,
-		"sage-mean": (e0*float64(min(g.F, 32)) + e1*float64(min(32, classes))) * 8,
+		"sage-mean": (e0*float64(width(g.F, 32, &b.Blocks[0])) + e1*float64(width(32, classes, &b.Blocks[1]))) * 8,
 		"sage-pool": (e0*float64(g.F) + e1*32) * 8,
 		"sage-lstm": (e0*4*float64(g.F) + e1*4*32) * 8,
 		"gat":       (e0*32 + e1*float64(classes*4)) * 8,
@@ -192,4 +193,12 @@ func TestAggregationBytes(t *testing.T) {
 		m := mustModel(t, ww, g)
 		assert.InDelta(t, want, AggregationBytes(m, b), 1e-6, model)
 	}
+}
+
+// width is sage-mean's aggregation width over blk.
+func width(in, out int, blk *block.Block) int {
+	if nn.ProjectFirst(in, out, blk.NumDst, blk.NumSrc(), len(blk.Nbr)) {
+		return out
+	}
+	return in
 }
