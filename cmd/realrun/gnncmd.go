@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/gnn"
+	"github.com/tierflow/tierflow/realrun/gnn/split"
 	"github.com/tierflow/tierflow/realrun/job"
 )
 
@@ -37,6 +39,9 @@ type gnnFlags struct {
 	fanouts, progress string
 	seed              int64
 	cpuprofile        string
+	// microMemory is --micro-batch-memory as given (devices.ParseBytes),
+	// microSplit --micro-split.
+	microMemory, microSplit string
 }
 
 // gnnColumns are realrun gnn's table and CSV columns.
@@ -58,6 +63,12 @@ var gnnColumns = plots.Columns{
 	{Field: "EdgesPerSecond", CSVPrec: 0},
 	{Field: "FLOPs", CSVPrec: 0},
 	{Field: "FLOPsPerSecond", Head: "GFLOP/s", Scale: 1e-9, Prec: 1, CSVPrec: 0},
+	{Field: "MicroBatches", Head: "micro-\nbatches"},
+	{Field: "MaxMicroBatches"},
+	{Field: "MicroInputNodes"},
+	{Field: "RedundantInputNodes"},
+	{Field: "PeakBytes", Head: "peak\nMB", Scale: 1e-6, Prec: 1},
+	{Field: "SplitSeconds", CSVPrec: 3},
 }
 
 func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
@@ -87,6 +98,9 @@ func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Int64Var(&f.seed, "seed", int64(gnn.Defaults.Seed), "seed of every random choice: initial parameters, shuffle, neighbour samples, dropout (one stream each)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "goroutines the compute splits rows over")
 	fs.IntVar(&o.EvalEvery, "eval-every", gnn.Defaults.EvalEvery, "evaluate the validation and test accuracy after every N-th epoch (and the last)")
+	fs.IntVar(&o.MicroBatches, "micro-batches", 0, "split every batch into `N` micro-batches by its output nodes (a batch with fewer outputs: one each), trained one after another with one Adam step per batch — the same parameters up to float rounding (0 or 1: no split, unless --micro-batch-memory); wins over --micro-batch-memory")
+	fs.StringVar(&f.microMemory, "micro-batch-memory", "", "split a batch whose estimated training step needs more than `SIZE` (e.g. 512MB, 2GiB) into the fewest micro-batches that fit, batch by batch (default: no budget)")
+	cli.EnumVar(fs, &f.microSplit, "micro-split", string(gnn.Defaults.MicroSplit), "how a batch's output nodes are split into micro-batches: reg (METIS on the graph of the input rows they share, Betty's), range, random or metis (METIS on the batch's edges among them)")
 	fs.StringVar(&o.Workdir, "workdir", "", "work `DIR` for the run's settings and a checkpoint after every epoch (default: one per input under the system temp dir)")
 	fs.BoolVar(&o.Resume, "resume", false, "continue from the work directory's last checkpoint; refused if it was trained on other inputs or with other settings")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "start over on a work directory that holds a checkpoint (the checkpoint is lost)")
@@ -100,6 +114,7 @@ func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
 			{Title: "The graph", Flags: []string{"edges", "delimiter", "header", "columns", "directed", "features", "feature-names", "labels", "train-nodes", "valid-nodes", "test-nodes", "skip-bad"}},
 			{Title: "The model", Flags: []string{"model", "layers", "hidden", "heads", "fanouts", "dropout"}},
 			{Title: "Training", Flags: []string{"epochs", "batch", "lr", "seed", "workers", "eval-every"}},
+			{Title: "Micro-batches", Flags: []string{"micro-batches", "micro-batch-memory", "micro-split"}},
 			{Title: "Run control", Flags: []string{"workdir", "resume", "overwrite", "progress", "cpuprofile"}},
 			{Title: "Output", Flags: []string{"json", "csv", "save-blocks"}},
 		},
@@ -108,6 +123,7 @@ func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
 			"    --train-nodes g/train.txt --valid-nodes g/valid.txt --test-nodes g/test.txt   # GraphSAGE-mean, 2 layers, fanouts 10,25",
 			"realrun gnn … --model gat --heads 4 --hidden 256 --epochs 20 --json",
 			"realrun gnn … --model mlp                       # the baseline: features alone",
+			"realrun gnn … --micro-batch-memory 512MB         # split the batches that need more",
 			"realrun gnn … --workdir /tmp/g-sage --resume    # continue a stopped run",
 			"realrun export /tmp/g-sage --out repr.npy       # the final node representations (and repr.names.txt)",
 		},
@@ -138,6 +154,9 @@ func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
 	o.Stop = stop
 	res, err := gnn.Train(o)
 	endProgress()
+	if fe := (*gnn.FieldError)(nil); errors.As(err, &fe) && fe.Field == "micro-batch-memory" {
+		fe.Value = f.microMemory // as given
+	}
 	if se := (*gnn.StopError)(nil); errors.As(err, &se) {
 		if res != nil && len(res.Epochs) > 0 {
 			if perr := printGNN(stdout, format, res); perr != nil {
@@ -170,6 +189,14 @@ func checkGNNFlags(fs *flag.FlagSet, o *gnn.Options, f *gnnFlags) error {
 		return cli.Usagef("--overwrite and --resume contradict each other: resume the checkpoint, or start over")
 	}
 	o.Seed = uint64(f.seed)
+	o.MicroSplit = split.Method(f.microSplit)
+	if f.microMemory != "" {
+		b, err := devices.ParseBytes(f.microMemory)
+		if err != nil {
+			return cli.Usagef("--micro-batch-memory: %w", err)
+		}
+		o.MicroBatchMemory = int64(b)
+	}
 	if f.fanouts != "" {
 		fan, err := gnn.ParseFanouts(f.fanouts)
 		if err != nil {
@@ -242,9 +269,21 @@ func gnnHeader(r *gnn.Result) string {
 	if n := sumValues(g.Skipped); n > 0 {
 		skipped = fmt.Sprintf(" (%s bad records skipped: %s)", digits(n), skippedWords(g.Skipped))
 	}
-	return fmt.Sprintf("gnn: %s nodes, %s edges, %s features, %d classes; train %s, valid %s, test %s%s; %s, %s parameters; batch %d, lr %g, dropout %g, seed %d, %d workers; work directory %s",
+	return fmt.Sprintf("gnn: %s nodes, %s edges, %s features, %d classes; train %s, valid %s, test %s%s; %s, %s parameters; batch %d%s, lr %g, dropout %g, seed %d, %d workers; work directory %s",
 		digits(int64(g.Nodes)), digits(g.Edges), digits(int64(g.Features)), g.Classes, digits(int64(g.Train)), digits(int64(g.Valid)), digits(int64(g.Test)), skipped,
-		model, digits(int64(r.Params)), s.Batch, s.LR, s.Dropout, s.Seed, s.Workers, r.Workdir)
+		model, digits(int64(r.Params)), s.Batch, microWords(s), s.LR, s.Dropout, s.Seed, s.Workers, r.Workdir)
+}
+
+// microWords says how batches are split: " in 4 micro-batches (reg)",
+// " in micro-batches of at most 512MB (reg)"; "" when they are not.
+func microWords(s gnn.Settings) string {
+	switch {
+	case s.MicroBatches > 1:
+		return fmt.Sprintf(" in %d micro-batches (%s)", s.MicroBatches, s.MicroSplit)
+	case s.MicroBatchMemory > 0:
+		return fmt.Sprintf(" in micro-batches of at most %s (%s)", devices.Bytes(s.MicroBatchMemory), s.MicroSplit)
+	}
+	return ""
 }
 
 // modelWords names the model and its shape: "gat, 2 layers, hidden
@@ -287,7 +326,11 @@ func printGNN(w io.Writer, format cli.Format, r *gnn.Result) error {
 	case cli.CSV:
 		return gnnColumns.CSV(r.Epochs).CSV(w)
 	}
-	if err := gnnColumns.Human(r.Epochs).Render(w); err != nil {
+	cols := gnnColumns
+	if !slices.ContainsFunc(r.Epochs, func(e gnn.Epoch) bool { return e.MaxMicroBatches > 1 }) {
+		cols = cols.DropHuman("MicroBatches") // no batch split: a column of batch counts
+	}
+	if err := cols.Human(r.Epochs).Render(w); err != nil {
 		return err
 	}
 	s, g, sum := r.Settings, r.Graph, r.Summary
@@ -314,6 +357,9 @@ func printGNN(w io.Writer, format cli.Format, r *gnn.Result) error {
 	}
 	fmt.Fprintf(w, "training %s: %s nodes/s%s, %.1f GFLOP/s in the dense products over compute time; work directory %s (realrun export %s --out FILE writes the node representations)\n",
 		plots.Duration(sum.TrainSeconds), digits(int64(sum.NodesPerSecond)), edges, sum.FLOPsPerSecond/1e9, r.Workdir, r.Workdir)
+	if line := microSummary(r); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	for _, e := range r.Epochs {
 		if e.ValidAcc == nil && e.TestAcc == nil && g.Valid+g.Test > 0 {
 			fmt.Fprintf(w, "%s marks an epoch not evaluated (--eval-every %d)\n", plots.Missing, s.EvalEvery)
@@ -321,6 +367,31 @@ func printGNN(w io.Writer, format cli.Format, r *gnn.Result) error {
 		}
 	}
 	return nil
+}
+
+// microSummary is the micro-batches of the run's epochs in a line; ""
+// when no batch was split.
+func microSummary(r *gnn.Result) string {
+	var micro, batches, most int
+	var redundant, inputs, peak int64
+	for _, e := range r.Epochs {
+		micro, batches, most = micro+e.MicroBatches, batches+e.Batches, max(most, e.MaxMicroBatches)
+		redundant, inputs, peak = redundant+e.RedundantInputNodes, inputs+e.InputNodes, max(peak, e.PeakBytes)
+	}
+	if most <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("micro-batches (%s): %s for %s batches, up to %d a batch; %s input rows gathered again (%.1f%% more than the batches' %s); largest estimated step %s",
+		r.Settings.MicroSplit, digits(int64(micro)), digits(int64(batches)), most, digits(redundant), 100*float64(redundant)/float64(max(inputs, 1)), digits(inputs), approxBytes(peak))
+}
+
+// approxBytes is n bytes to three significant digits: "123 MB", "1.23 GB".
+func approxBytes(n int64) string {
+	d := int64(1)
+	for n/d >= 1000 {
+		d *= 10
+	}
+	return devices.Bytes((n + d/2) / d * d).String()
 }
 
 // pickGNNProgress follows training in the --progress mode: a bar redrawn

@@ -103,6 +103,11 @@ func TestGNNFlagErrors(t *testing.T) {
 		{append(graph, "--unseen", "skip"), "unknown flag --unseen"},
 		{append(graph[:len(graph):len(graph)], "--labels", "missing.tsv"), "missing.tsv"},
 		{append(graph, "--workdir", notDir), "exists and is not a GNN work directory"},
+		{append(graph, "--micro-batches", "-1"), "--micro-batches -1: must not be negative"},
+		{append(graph, "--micro-batch-memory", "0"), "--micro-batch-memory 0: must be positive"},
+		{append(graph, "--micro-batch-memory", "lots"), `--micro-batch-memory: "lots" does not start with a number`},
+		{append(graph, "--micro-split", "bogus"), "--micro-split bogus: want reg, range, random, metis"},
+		{append(graph, "--micro-batch-memory", "10kB"), "--micro-batch-memory 10kB: too small: batch 1 of epoch 1 needs at least"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg, func(t *testing.T) {
@@ -145,14 +150,18 @@ func TestGNNRun(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	require.Len(t, got.Epochs, 3)
-	for _, k := range []string{"epoch", "loss", "train_acc", "valid_acc", "test_acc", "epoch_s", "sample_s", "stall_s", "compute_s", "eval_s", "batches", "sampled_edges", "input_nodes", "nodes_per_s", "edges_per_s", "flops", "flops_per_s"} {
+	for _, k := range []string{"epoch", "loss", "train_acc", "valid_acc", "test_acc", "epoch_s", "sample_s", "stall_s", "compute_s", "eval_s", "batches", "sampled_edges", "input_nodes", "nodes_per_s", "edges_per_s", "flops", "flops_per_s",
+		"micro_batches", "max_micro_batches", "micro_input_nodes", "redundant_input_nodes", "peak_bytes", "split_s"} {
 		assert.Contains(t, got.Epochs[0], k)
 	}
+	assert.Equal(t, got.Epochs[0]["batches"], got.Epochs[0]["micro_batches"], "no batch split")
+	assert.Positive(t, got.Epochs[0]["peak_bytes"])
 	for _, k := range []string{"best_valid_epoch", "best_valid_acc", "test_acc_at_best_valid", "final_test_acc", "train_s", "nodes_per_s", "edges_per_s", "flops_per_s"} {
 		assert.Contains(t, got.Summary, k)
 	}
 	assert.Equal(t, map[string]any{"model": "sage-mean", "layers": 2.0, "hidden": 16.0, "heads": 4.0, "fanouts": "4,4", "batch": 32.0, "dropout": 0.5,
-		"lr": 0.01, "epochs": 3.0, "seed": 1.0, "workers": 2.0, "eval_every": 1.0, "directed": false}, got.Settings)
+		"lr": 0.01, "epochs": 3.0, "seed": 1.0, "workers": 2.0, "eval_every": 1.0, "directed": false,
+		"micro_batches": 0.0, "micro_batch_memory": 0.0, "micro_split": "reg"}, got.Settings)
 	assert.Equal(t, 240.0, got.Graph["nodes"])
 	assert.Equal(t, 6.0, got.Graph["features"])
 	assert.Positive(t, got.Params)
@@ -220,6 +229,68 @@ func TestGNNRun(t *testing.T) {
 		assert.Empty(t, out)
 		assert.Contains(t, errOut, tt.msg)
 	}
+}
+
+// TestGNNMicroBatches: --micro-batches and --micro-batch-memory split
+// the batches (the table's micro-batches column, the summary line, the
+// JSON's records), train as the unsplit run does, and are settings of
+// the work directory: resuming with others is refused, naming them.
+func TestGNNMicroBatches(t *testing.T) {
+	graph := gnnGraphArgs(t)
+	common := append(graph, "--hidden", "16", "--batch", "48", "--fanouts", "4,4", "--lr", "0.01", "--workers", "2", "--progress", "none", "--epochs", "1")
+	type epoch struct {
+		Loss                float64 `json:"loss"`
+		Batches             int     `json:"batches"`
+		MicroBatches        int     `json:"micro_batches"`
+		MaxMicroBatches     int     `json:"max_micro_batches"`
+		InputNodes          int64   `json:"input_nodes"`
+		MicroInputNodes     int64   `json:"micro_input_nodes"`
+		RedundantInputNodes int64   `json:"redundant_input_nodes"`
+		PeakBytes           int64   `json:"peak_bytes"`
+	}
+	var whole, split, fit struct {
+		Settings map[string]any `json:"settings"`
+		Epochs   []epoch        `json:"epochs"`
+	}
+	run := func(into any, args ...string) {
+		t.Helper()
+		out, errOut, code := runCmd(append(append([]string{"gnn", "--json", "--workdir", filepath.Join(t.TempDir(), "w")}, args...), common...)...)
+		require.Equal(t, 0, code, errOut)
+		require.NoError(t, json.Unmarshal([]byte(out), into))
+	}
+	run(&whole)
+	run(&split, "--micro-batches", "3", "--micro-split", "RANGE")
+	assert.Equal(t, 3.0, split.Settings["micro_batches"])
+	assert.Equal(t, "range", split.Settings["micro_split"])
+	w, s := whole.Epochs[0], split.Epochs[0]
+	assert.Equal(t, 3, s.Batches, "144 training nodes in batches of 48")
+	assert.Equal(t, 9, s.MicroBatches)
+	assert.Equal(t, 3, s.MaxMicroBatches)
+	assert.Equal(t, w.InputNodes, s.InputNodes)
+	assert.Equal(t, s.MicroInputNodes-s.InputNodes, s.RedundantInputNodes)
+	assert.Positive(t, s.RedundantInputNodes)
+	assert.Less(t, s.PeakBytes, w.PeakBytes)
+	assert.InDelta(t, w.Loss, s.Loss, 1e-5*w.Loss, "the same training")
+
+	budget := w.PeakBytes * 3 / 4
+	run(&fit, "--micro-batch-memory", strconv.FormatInt(budget, 10)+"B")
+	f := fit.Epochs[0]
+	assert.Greater(t, f.MaxMicroBatches, 1)
+	assert.LessOrEqual(t, f.PeakBytes, budget)
+	assert.InDelta(t, w.Loss, f.Loss, 1e-5*w.Loss)
+
+	work := filepath.Join(t.TempDir(), "w")
+	out, errOut, code := runCmd(append([]string{"gnn", "--workdir", work, "--micro-batches", "3"}, common...)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "batch 48 in 3 micro-batches (reg)")
+	assert.Regexp(t, `│ micro- +│`, out, "the table's micro-batches column")
+	assert.Contains(t, out, "micro-batches (reg): 9 for 3 batches, up to 3 a batch;")
+	_, errOut, code = runCmd(append([]string{"gnn", "--workdir", work, "--resume", "--epochs", "2", "--micro-batches", "2"}, common[:len(common)-2]...)...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "trained with other settings: --micro-batches 3 (now 2)")
+	_, errOut, code = runCmd(append([]string{"gnn", "--workdir", work, "--resume", "--epochs", "2"}, common[:len(common)-2]...)...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--micro-batches 3 (now (none)), --micro-split reg (now (none))")
 }
 
 // TestGNNModels: every model trains through the command (one epoch) and

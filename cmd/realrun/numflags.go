@@ -31,8 +31,8 @@ var numberRules = map[string]cli.Rule{
 	"k": cli.Positive, "ef": cli.Positive, "memory": cli.Positive,
 	// realrun trainer (lease above)
 	"id": cli.NonNegative,
-	// realrun gnn (epochs, batch, workers, eval-every and seed above; its
-	// lr is Positive: gnnRules)
+	// realrun gnn (epochs, batch, workers, eval-every, seed, micro-batches
+	// and micro-batch-memory above; its lr is Positive: gnnRules)
 	"layers": cli.Positive, "hidden": cli.Positive, "heads": cli.Positive,
 	"dropout": cli.NonNegative, // 0: no dropout
 	"fanouts": cli.NonNegative, // 0: no neighbours in that layer

@@ -3,12 +3,14 @@ package gnn
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/nn"
+	"github.com/tierflow/tierflow/realrun/gnn/split"
 )
 
 // Models are the model names Options.Model takes (nn.Models).
@@ -21,7 +23,7 @@ const MaxLayers = nn.MaxLayers
 // filled from them: a caller starts from Defaults).
 var Defaults = Options{
 	Model: "sage-mean", Layers: 2, Hidden: 256, Heads: 4, Batch: 1024,
-	Dropout: 0.5, LR: 0.003, Epochs: 10, Seed: 1, EvalEvery: 1,
+	Dropout: 0.5, LR: 0.003, Epochs: 10, Seed: 1, EvalEvery: 1, MicroSplit: split.REG,
 }
 
 // Options are one training run's inputs. The name of each field that a
@@ -58,6 +60,24 @@ type Options struct {
 	// EvalEvery evaluates the validation and test accuracy after every
 	// EvalEvery-th epoch and the last.
 	EvalEvery int
+
+	// MicroBatches, when 2 or more, splits every batch into that many
+	// micro-batches by its output nodes (a batch with fewer output nodes
+	// into one per output node); 0 or 1: no split. MicroBatchMemory, when
+	// positive, is a budget in bytes: each batch is split into the fewest
+	// micro-batches whose largest fits it by the shape-based estimate
+	// (memory.Fit, Betty §4.4.3), a batch that fits whole not at all. A
+	// fixed MicroBatches of 2 or more wins over the budget, as the edge
+	// engine's --micro-batches does over its --micro-batch-memory: the
+	// budget is then not consulted. The micro-batches of a batch train
+	// one after another with the batch's dropout, each weighted by its
+	// share of the batch's output nodes, and one optimiser step follows
+	// the last: the parameters are the unsplit batch's up to float
+	// rounding. MicroSplit is how the output nodes are split
+	// (split.Split; "": split.REG).
+	MicroBatches     int
+	MicroBatchMemory int64
+	MicroSplit       split.Method
 
 	// Workdir keeps the run's identity, settings and a checkpoint after
 	// every epoch ("": none). Resume continues its last checkpoint;
@@ -101,9 +121,14 @@ type Progress struct {
 
 // FieldError is an option with a value the trainer cannot take: Field
 // is the option's name in lower case (as the command's flag is named).
+// Err, when set, is the error behind it (a *memory.BudgetError for a
+// micro-batch-memory that no split of a batch meets).
 type FieldError struct {
 	Field, Value, Msg string
+	Err               error
 }
+
+func (e *FieldError) Unwrap() error { return e.Err }
 
 func (e *FieldError) Error() string {
 	if e.Value == "" {
@@ -114,6 +139,26 @@ func (e *FieldError) Error() string {
 
 func fieldErr(field string, v any, format string, args ...any) error {
 	return &FieldError{Field: field, Value: fmt.Sprint(v), Msg: fmt.Sprintf(format, args...)}
+}
+
+// micro reports whether o splits batches into micro-batches.
+func (o Options) micro() bool { return o.MicroBatches > 1 || o.MicroBatchMemory > 0 }
+
+// splitMethod is o.MicroSplit, split.REG when unset.
+func (o Options) splitMethod() split.Method {
+	if o.MicroSplit == "" {
+		return split.REG
+	}
+	return o.MicroSplit
+}
+
+// methodNames lists split.Methods: "reg, range, random, metis".
+func methodNames() string {
+	names := make([]string, len(split.Methods))
+	for i, m := range split.Methods {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
 }
 
 // DefaultFanouts are the fanouts used when none are given: 10,25 at two
@@ -203,8 +248,15 @@ func (o Options) Check() error {
 		return fieldErr("workers", o.Workers, "must not be negative")
 	case o.EvalEvery < 1:
 		return fieldErr("eval-every", o.EvalEvery, "must be at least 1")
+	case o.MicroBatches < 0:
+		return fieldErr("micro-batches", o.MicroBatches, "must not be negative (0 or 1: no split)")
+	case o.MicroBatchMemory < 0:
+		return fieldErr("micro-batch-memory", o.MicroBatchMemory, "must not be negative (0: no budget)")
 	case o.Graph != nil && o.Workdir != "":
 		return &FieldError{Field: "workdir", Value: o.Workdir, Msg: "a work directory records its input files: train from files, not a graph in memory"}
+	}
+	if o.MicroSplit != "" && !slices.Contains(split.Methods, o.MicroSplit) {
+		return fieldErr("micro-split", o.MicroSplit, "want %s", methodNames())
 	}
 	if o.Model != "mlp" && o.Fanouts != nil {
 		if len(o.Fanouts) != o.Layers {

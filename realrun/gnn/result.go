@@ -39,6 +39,12 @@ type Settings struct {
 	Workers   int     `json:"workers"`
 	EvalEvery int     `json:"eval_every"`
 	Directed  bool    `json:"directed"`
+	// MicroBatches, MicroBatchMemory (bytes) and MicroSplit are the
+	// micro-batching options (Options): 0, 0 and the split method when
+	// batches are not split.
+	MicroBatches     int    `json:"micro_batches"`
+	MicroBatchMemory int64  `json:"micro_batch_memory"`
+	MicroSplit       string `json:"micro_split"`
 }
 
 // GraphSummary counts what training read.
@@ -95,6 +101,27 @@ type Epoch struct {
 	// over ComputeSeconds.
 	FLOPs          float64 `json:"flops"`
 	FLOPsPerSecond float64 `json:"flops_per_s"`
+	// MicroBatches are the forward and backward passes the epoch ran:
+	// its micro-batches, a batch not split counting one (without
+	// micro-batching, Batches); MaxMicroBatches the most a batch was
+	// split into (1: none was).
+	MicroBatches    int `json:"micro_batches"`
+	MaxMicroBatches int `json:"max_micro_batches"`
+	// MicroInputNodes are the input nodes of every micro-batch, summed
+	// (InputNodes are the batches'); RedundantInputNodes the difference,
+	// the feature rows gathered more than once because micro-batches of
+	// a batch share them (Betty's Figure 16).
+	MicroInputNodes     int64 `json:"micro_input_nodes"`
+	RedundantInputNodes int64 `json:"redundant_input_nodes"`
+	// PeakBytes is the largest estimated training-step memory of a batch
+	// or, where batches are split, of a micro-batch: memory.Batch's
+	// estimate from the shape alone, with the GEMM kernels' packing
+	// buffers (Estimate.Need, what a budget is held to).
+	PeakBytes int64 `json:"peak_bytes"`
+	// SplitSeconds is the time spent splitting batches and building
+	// their micro-batches (and estimating their memory), overlapped with
+	// compute like the sampling.
+	SplitSeconds float64 `json:"split_s"`
 }
 
 // Summary is the run at a glance.

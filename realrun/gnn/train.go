@@ -2,19 +2,23 @@ package gnn
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
+	"github.com/tierflow/tierflow/realrun/gnn/memory"
 	"github.com/tierflow/tierflow/realrun/gnn/nn"
+	"github.com/tierflow/tierflow/realrun/gnn/split"
 )
 
 // The purposes of the random streams, each seeded from Options.Seed.
@@ -23,6 +27,7 @@ const (
 	purposeShuffle
 	purposeSample
 	purposeDropout
+	purposeSplit
 )
 
 // derive is the seed of one purpose's stream: SplitMix64 of the seed
@@ -64,7 +69,8 @@ func Train(o Options) (*Result, error) {
 	}
 	res := &Result{Workdir: o.Workdir, Settings: Settings{Model: o.Model, Layers: o.Layers, Hidden: o.Hidden, Heads: o.Heads,
 		Fanouts: FormatFanouts(o.Fanouts), Batch: o.Batch, Dropout: o.Dropout, LR: o.LR, Epochs: o.Epochs, Seed: o.Seed,
-		Workers: workers, EvalEvery: o.EvalEvery, Directed: o.Files.Directed}, Epochs: []Epoch{}}
+		Workers: workers, EvalEvery: o.EvalEvery, Directed: o.Files.Directed,
+		MicroBatches: o.MicroBatches, MicroBatchMemory: o.MicroBatchMemory, MicroSplit: string(o.splitMethod())}, Epochs: []Epoch{}}
 	var wd *openedDir
 	if o.Workdir != "" {
 		var err error
@@ -91,7 +97,7 @@ func Train(o Options) (*Result, error) {
 		}
 		return nil, inputerr.Errorf("%s: %d label class: node classification needs at least 2", where, len(g.Classes))
 	}
-	spec := nn.Spec{Model: o.Model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads, Dropout: o.Dropout}
+	spec := specOf(o, g)
 	if err := spec.Check(); err != nil {
 		return nil, inputerr.Errorf("model: %w", err)
 	}
@@ -104,7 +110,14 @@ func Train(o Options) (*Result, error) {
 	for _, p := range m.Params() {
 		res.Params += len(p.W)
 	}
+	t := newTrainer(o, g, spec, m, adam, workers)
 	first := 1
+	if wd != nil && wd.ckpt != nil {
+		first = wd.ckpt.Epoch + 1
+	}
+	if err := t.fits(first); err != nil {
+		return nil, err
+	}
 	if wd != nil {
 		if wd.ckpt != nil {
 			if err := m.Load(bytes.NewReader(wd.ckpt.params)); err != nil {
@@ -132,7 +145,6 @@ func Train(o Options) (*Result, error) {
 	if o.Loaded != nil {
 		o.Loaded(res)
 	}
-	t := newTrainer(o, g, m, adam, workers)
 	for e := first; e <= o.Epochs; e++ {
 		ep, err := t.epoch(e)
 		if err != nil {
@@ -154,12 +166,19 @@ func Train(o Options) (*Result, error) {
 	return res, nil
 }
 
+// specOf is the model o trains on g.
+func specOf(o Options, g *data.Graph) nn.Spec {
+	return nn.Spec{Model: o.Model, In: g.F, Hidden: o.Hidden, Classes: len(g.Classes), Layers: o.Layers, Heads: o.Heads, Dropout: o.Dropout}
+}
+
 // trainer holds a run's model, optimiser and the buffers its batches
-// reuse. Two samplers, feature and label buffers alternate between
-// batches, so that the next batch is sampled while this one computes.
+// reuse. Two samplers, feature and label buffers (and micro-batch
+// builders and micro-batches) alternate between batches, so that the
+// next batch is sampled, split and gathered while this one computes.
 type trainer struct {
 	o        Options
 	g        *data.Graph
+	spec     nn.Spec
 	m        *nn.Model
 	adam     *nn.Adam
 	workers  int
@@ -169,18 +188,31 @@ type trainer struct {
 	rng      [2]*rand.Rand
 	x        [2][]float32
 	y        [2][]int32
+	builders [2]*split.Builder
+	micro    [2][]microBatch
 	dropPCG  *rand.PCG
 	dropRng  *rand.Rand
 	order    []int32
 	classes  int
 }
 
-func newTrainer(o Options, g *data.Graph, m *nn.Model, adam *nn.Adam, workers int) *trainer {
-	t := &trainer{o: o, g: g, m: m, adam: adam, workers: workers, classes: len(g.Classes), order: make([]int32, len(g.Train))}
+// microBatch is a micro-batch with its input features and output labels
+// gathered.
+type microBatch struct {
+	b *block.Batch
+	x []float32
+	y []int32
+}
+
+func newTrainer(o Options, g *data.Graph, spec nn.Spec, m *nn.Model, adam *nn.Adam, workers int) *trainer {
+	t := &trainer{o: o, g: g, spec: spec, m: m, adam: adam, workers: workers, classes: len(g.Classes), order: make([]int32, len(g.Train))}
 	for p := range t.samplers {
 		t.samplers[p] = block.NewSampler(g, o.Fanouts)
 		t.pcg[p] = rand.NewPCG(0, 0)
 		t.rng[p] = rand.New(t.pcg[p])
+		if o.micro() {
+			t.builders[p] = split.NewBuilder()
+		}
 	}
 	t.dropPCG = rand.NewPCG(0, 0)
 	t.dropRng = rand.New(t.dropPCG)
@@ -188,21 +220,136 @@ func newTrainer(o Options, g *data.Graph, m *nn.Model, adam *nn.Adam, workers in
 }
 
 // prepared is a batch sampled, with its input features and labels
-// gathered.
+// gathered — or, split, its micro-batches with theirs.
 type prepared struct {
-	b       *block.Batch
-	x       []float32
-	y       []int32
-	seconds float64
+	b *block.Batch
+	x []float32
+	y []int32
+	// micro are the batch's micro-batches (nil: the batch trains whole).
+	micro []microBatch
+	// microInputs are the micro-batches' input nodes, summed (the
+	// batch's own when it trains whole); peak the largest estimated
+	// step of the batch or its micro-batches.
+	microInputs int64
+	peak        int64
+	// seconds sampling and gathering, splitSeconds splitting.
+	seconds, splitSeconds float64
+	err                   error
+}
+
+// shuffle orders the training nodes for epoch e.
+func (t *trainer) shuffle(e int) {
+	copy(t.order, t.g.Train)
+	rand.New(rand.NewPCG(derive(t.o.Seed, purposeShuffle), uint64(e))).Shuffle(len(t.order), func(i, j int) {
+		t.order[i], t.order[j] = t.order[j], t.order[i]
+	})
+}
+
+// prepare samples batch i of epoch e into the buffers of slot p, splits
+// it when the options say so, and gathers the features and labels.
+func (t *trainer) prepare(e, i, p int) prepared {
+	o, g := t.o, t.g
+	start := time.Now()
+	n := len(t.order)
+	seeds := t.order[i*o.Batch : min((i+1)*o.Batch, n)]
+	t.pcg[p].Seed(derive(o.Seed, purposeSample), stream(e, i))
+	b := t.samplers[p].SampleInto(t.batches[p], seeds, t.rng[p])
+	t.batches[p] = b
+	s0 := time.Now()
+	parts, peak, err := t.split(b, e, i)
+	if err != nil {
+		return prepared{err: err}
+	}
+	pb := prepared{b: b, peak: peak}
+	if len(parts) <= 1 {
+		if o.micro() {
+			pb.splitSeconds = time.Since(s0).Seconds()
+		}
+		t.x[p] = gather(t.x[p], g, b.Input(), t.workers)
+		t.y[p] = labelsOf(t.y[p], g, b.Output())
+		pb.x, pb.y, pb.microInputs = t.x[p], t.y[p], int64(len(b.Input()))
+		pb.seconds = time.Since(start).Seconds() - pb.splitSeconds
+		return pb
+	}
+	for len(t.micro[p]) < len(parts) {
+		t.micro[p] = append(t.micro[p], microBatch{})
+	}
+	pb.micro = t.micro[p][:len(parts)]
+	for j, outs := range parts {
+		mb := &pb.micro[j]
+		mb.b = t.builders[p].Micro(b, outs, mb.b)
+		pb.microInputs += int64(len(mb.b.Input()))
+	}
+	if o.MicroBatches > 1 { // a budget's plan carries its peak
+		for j := range pb.micro {
+			pb.peak = max(pb.peak, memory.Batch(t.spec, pb.micro[j].b).Need())
+		}
+	}
+	pb.splitSeconds = time.Since(s0).Seconds()
+	for j := range pb.micro {
+		mb := &pb.micro[j]
+		mb.x = gather(mb.x, g, mb.b.Input(), t.workers)
+		mb.y = labelsOf(mb.y, g, mb.b.Output())
+	}
+	pb.seconds = time.Since(start).Seconds() - pb.splitSeconds
+	return pb
+}
+
+// split returns the output positions of b's micro-batches (nil: b
+// trains whole) and, when it knows it, the largest estimated step: with
+// a fixed count, split.Split into that many (at most one per output
+// node); with a budget, memory.Fit's fewest that fit; without either,
+// none (the peak is then b's estimate).
+func (t *trainer) split(b *block.Batch, e, i int) ([][]int32, int64, error) {
+	o := t.o
+	seed := derive(derive(o.Seed, purposeSplit), stream(e, i))
+	outs := len(b.Output())
+	switch {
+	case o.MicroBatches > 1:
+		k := min(o.MicroBatches, outs)
+		if k <= 1 {
+			return nil, memory.Batch(t.spec, b).Need(), nil
+		}
+		parts, err := split.Split(b, k, o.splitMethod(), seed)
+		if err != nil {
+			return nil, 0, fmt.Errorf("epoch %d, batch %d: split into %d micro-batches: %w", e, i+1, k, err)
+		}
+		return parts, 0, nil
+	case o.MicroBatchMemory > 0:
+		plan, err := memory.Fit(t.spec, b, o.MicroBatchMemory, o.splitMethod(), seed)
+		var be *memory.BudgetError
+		if errors.As(err, &be) {
+			return nil, 0, &FieldError{Field: "micro-batch-memory", Value: strconv.FormatInt(o.MicroBatchMemory, 10), Err: be,
+				Msg: fmt.Sprintf("too small: batch %d of epoch %d needs at least %s (%d bytes) in its largest micro-batch, however it is split (down to one output node each)",
+					i+1, e, sizeWords(be.Need), be.Need)}
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("epoch %d, batch %d: micro-batches within %d bytes: %w", e, i+1, o.MicroBatchMemory, err)
+		}
+		if plan.K <= 1 {
+			return nil, plan.Whole.Need(), nil
+		}
+		return plan.Parts, plan.Peak.Need(), nil
+	}
+	return nil, memory.Batch(t.spec, b).Need(), nil
+}
+
+// fits checks, before the work directory records the run, that a budget
+// (Options.MicroBatchMemory) fits the first batch the run trains, so that
+// a budget too small for any split is refused before any work; a later
+// batch that needs more stops the run when it comes.
+func (t *trainer) fits(first int) error {
+	if t.o.MicroBatches > 1 || t.o.MicroBatchMemory <= 0 || first > t.o.Epochs {
+		return nil
+	}
+	t.shuffle(first)
+	return t.prepare(first, 0, 0).err
 }
 
 // epoch trains epoch e over every training node once.
 func (t *trainer) epoch(e int) (Epoch, error) {
-	o, g := t.o, t.g
-	copy(t.order, g.Train)
-	rand.New(rand.NewPCG(derive(o.Seed, purposeShuffle), uint64(e))).Shuffle(len(t.order), func(i, j int) {
-		t.order[i], t.order[j] = t.order[j], t.order[i]
-	})
+	o := t.o
+	t.shuffle(e)
 	n := len(t.order)
 	nb := (n + o.Batch - 1) / o.Batch
 	ready, quit := make(chan prepared), make(chan struct{})
@@ -212,17 +359,13 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 		defer wg.Done()
 		defer close(ready)
 		for i := 0; i < nb; i++ {
-			start := time.Now()
-			p := i & 1
-			seeds := t.order[i*o.Batch : min((i+1)*o.Batch, n)]
-			t.pcg[p].Seed(derive(o.Seed, purposeSample), stream(e, i))
-			b := t.samplers[p].SampleInto(t.batches[p], seeds, t.rng[p])
-			t.batches[p] = b
-			t.x[p] = gather(t.x[p], g, b.Input(), t.workers)
-			t.y[p] = labelsOf(t.y[p], g, b.Output())
+			pb := t.prepare(e, i, i&1)
 			select {
-			case ready <- prepared{b: b, x: t.x[p], y: t.y[p], seconds: time.Since(start).Seconds()}:
+			case ready <- pb:
 			case <-quit:
+				return
+			}
+			if pb.err != nil {
 				return
 			}
 		}
@@ -251,26 +394,51 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 		w0 := time.Now()
 		pb := <-ready
 		ep.StallSeconds += time.Since(w0).Seconds()
+		if pb.err != nil {
+			return ep, pb.err
+		}
 		ep.SampleSeconds += pb.seconds
+		ep.SplitSeconds += pb.splitSeconds
 		for l := range pb.b.Blocks {
 			ep.SampledEdges += int64(len(pb.b.Blocks[l].Nbr))
 		}
 		ep.InputNodes += int64(len(pb.b.Input()))
+		ep.MicroInputNodes += pb.microInputs
+		ep.MicroBatches += max(len(pb.micro), 1)
+		ep.MaxMicroBatches = max(ep.MaxMicroBatches, len(pb.micro), 1)
+		ep.PeakBytes = max(ep.PeakBytes, pb.peak)
 		if saved != nil {
 			if err := saved.w.Write(pb.b); err != nil {
 				return ep, fmt.Errorf("%s: %w", saved.path, err)
 			}
 		}
-		ep.FLOPs += t.m.FLOPs(pb.b)
+		if pb.micro == nil {
+			ep.FLOPs += t.m.FLOPs(pb.b)
+		}
+		for j := range pb.micro {
+			ep.FLOPs += t.m.FLOPs(pb.micro[j].b)
+		}
 		c0 := time.Now()
-		t.dropPCG.Seed(derive(o.Seed, purposeDropout), stream(e, i))
-		rows := len(pb.y)
-		loss, right := t.m.TrainStep(pb.b, pb.x, pb.y, 1, t.dropRng)
+		rows := len(pb.b.Output())
+		if pb.micro == nil {
+			t.dropPCG.Seed(derive(o.Seed, purposeDropout), stream(e, i))
+			loss, right := t.m.TrainStep(pb.b, pb.x, pb.y, 1, t.dropRng)
+			lossSum += loss * float64(rows)
+			correct += int64(right)
+		} else {
+			// Every micro-batch draws the batch's dropout (the masks are
+			// per node), weighted by its share of the batch's outputs.
+			for j := range pb.micro {
+				mb := &pb.micro[j]
+				t.dropPCG.Seed(derive(o.Seed, purposeDropout), stream(e, i))
+				loss, right := t.m.TrainStep(mb.b, mb.x, mb.y, float64(len(mb.y))/float64(rows), t.dropRng)
+				lossSum += loss * float64(len(mb.y))
+				correct += int64(right)
+			}
+		}
 		t.adam.Step(t.m.Params())
 		t.m.ZeroGrad()
 		ep.ComputeSeconds += time.Since(c0).Seconds()
-		lossSum += loss * float64(rows)
-		correct += int64(right)
 		done += int64(rows)
 		if o.Progress != nil {
 			secs := time.Since(start).Seconds()
@@ -278,6 +446,7 @@ func (t *trainer) epoch(e int) (Epoch, error) {
 				Loss: lossSum / float64(done), NodesPerSecond: float64(done) / max(secs, 1e-9), Final: i+1 == nb})
 		}
 	}
+	ep.RedundantInputNodes = ep.MicroInputNodes - ep.InputNodes
 	ep.EpochSeconds = time.Since(start).Seconds()
 	ep.Loss = lossSum / float64(max(done, 1))
 	ep.TrainAcc = float64(correct) / float64(max(done, 1))
@@ -378,6 +547,19 @@ func labelsOf(buf []int32, g *data.Graph, nodes []int32) []int32 {
 		buf[i] = g.Y[v]
 	}
 	return buf
+}
+
+// sizeWords is n bytes in decimal units: "2.3 MB".
+func sizeWords(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // growFloats returns buf resized to n (not zeroed), reusing its array

@@ -172,7 +172,7 @@ func checkpointParams(t *testing.T, dir string) ([]byte, []Epoch) {
 func untimed(es []Epoch) []Epoch {
 	out := append([]Epoch(nil), es...)
 	for i := range out {
-		out[i].EpochSeconds, out[i].SampleSeconds, out[i].ComputeSeconds, out[i].EvalSeconds, out[i].StallSeconds = 0, 0, 0, 0, 0
+		out[i].EpochSeconds, out[i].SampleSeconds, out[i].ComputeSeconds, out[i].EvalSeconds, out[i].StallSeconds, out[i].SplitSeconds = 0, 0, 0, 0, 0, 0
 		out[i].NodesPerSecond, out[i].EdgesPerSecond, out[i].FLOPsPerSecond = 0, 0, 0
 	}
 	return out

@@ -112,8 +112,10 @@ func inputs(f data.Files) [][2]string {
 // settingsOf are what a run's checkpoints depend on, by option name: the
 // identity of every input file (workdir.FileIdentity: its absolute path,
 // size and CRC-32C) and how it is read, and the model, its shape, the
-// sampling, batch, dropout, learning rate and seed. The number of
-// epochs, the workers and evaluation may change between runs.
+// sampling, batch, dropout, learning rate and seed, and how batches are
+// split into micro-batches (recorded only when they are: a run without
+// micro-batching has no such settings). The number of epochs, the
+// workers and evaluation may change between runs.
 func settingsOf(o Options) (workdir.Settings, error) {
 	s := workdir.Settings{
 		"model": o.Model, "layers": strconv.Itoa(o.Layers), "hidden": strconv.Itoa(o.Hidden),
@@ -124,6 +126,12 @@ func settingsOf(o Options) (workdir.Settings, error) {
 	}
 	if o.Model != "mlp" {
 		s["fanouts"] = FormatFanouts(o.Fanouts)
+	}
+	switch {
+	case o.MicroBatches > 1:
+		s["micro-batches"], s["micro-split"] = strconv.Itoa(o.MicroBatches), string(o.splitMethod())
+	case o.MicroBatchMemory > 0:
+		s["micro-batch-memory"], s["micro-split"] = strconv.FormatInt(o.MicroBatchMemory, 10), string(o.splitMethod())
 	}
 	for _, in := range inputs(o.Files) {
 		if in[1] == "" {

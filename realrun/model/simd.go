@@ -3,6 +3,7 @@ package model
 import (
 	"os"
 	"sync"
+	"unsafe"
 )
 
 // Level names an instruction set the kernels can run on.
@@ -263,6 +264,54 @@ func panelWidth(rem, nr int) int {
 		w /= 2
 	}
 	return w
+}
+
+// PackNeed is what one pooled packing buffer (packBuf) grows to over the
+// products it serves, in elements of its arrays: the memory estimator of
+// realrun/gnn/memory sizes the process's GEMM buffers with it, so the rule
+// sits beside gemm, which it follows.
+type PackNeed struct {
+	B, A, Panels, Idx int
+	// Tile is the edge tile's elements (mr×nr once any product ran).
+	Tile int
+}
+
+// PanelBytes is the size of one entry of packBuf's panel list, and
+// PackBufBytes of packBuf itself.
+const (
+	PanelBytes   = int(unsafe.Sizeof(panel{}))
+	PackBufBytes = int(unsafe.Sizeof(packBuf{}))
+)
+
+// Add grows p to cover one product C (m×n) += A·B of depth k, with B
+// read by columns (the NT products, which gemm gathers into panels) when
+// bColumns; nothing at the Generic level, which packs nothing.
+func (p *PackNeed) Add(m, n, k int, bColumns bool) {
+	if level == Generic || m <= 0 || n <= 0 || k <= 0 {
+		return
+	}
+	mr, nr := tileShape()
+	p.Tile = mr * nr
+	kb := min(kc, k)
+	np, need, idx := 0, 0, 0
+	for j := 0; j < n; j += nr {
+		w := panelWidth(n-j, nr)
+		np++
+		packed := n-j < w // a ragged last panel, in every layout
+		if bColumns && k != 1 {
+			packed = true // B read by columns: gathered into panels
+			idx = max(idx, w)
+		}
+		if packed {
+			need += w * kb
+		}
+	}
+	p.B, p.Panels, p.Idx = max(p.B, need), max(p.Panels, np), max(p.Idx, idx)
+	// A's last row panel is packed when the tiles (heights mr, mr/2, …, 3)
+	// leave 1 or 2 rows.
+	if m%3 != 0 {
+		p.A = max(p.A, 3*kb)
+	}
 }
 
 // tileRows returns the rows of the next tile for rem remaining rows: the

@@ -17,7 +17,6 @@ func Batch(spec nn.Spec, b *block.Batch) Estimate {
 	return estimate(spec, b, nn.Workers)
 }
 
-
 // f32 and i32 are the bytes of a new []float32 or []int32 of n values.
 func f32(n int) int64 { return roundup(4*int64(n), false) }
 func i32(n int) int64 { return roundup(4*int64(n), false) }
@@ -255,7 +254,6 @@ func (s *estimator) sage(blk *block.Block, in, out int, first bool) {
 	}
 	s.e.Gradients += bwd
 }
-
 
 // lstm is nn.SAGELSTM: per destination, an LSTM over its neighbours in
 // order. Betty's Eq. 5 counts Σ_L L·B_L·H·c values for the B_L

@@ -13,11 +13,9 @@ import (
 // TN), a ragged last row panel of the left-hand one, an edge tile, the
 // panel list and a column index. Each buffer grows to the largest product
 // it served and stays in the pool from step to step, one per processor
-// that runs products at once. This file follows that: gemmCall records a
-// product, poolBytes sizes the buffers that serve a step's products.
-
-// The kernels' blocking (realrun/model/simd.go).
-const kcDepth = 256
+// that runs products at once. gemmCall records a product; poolBytes sizes
+// the buffers that serve a step's products by realrun/model's own rule
+// (model.PackNeed, beside the kernels it follows).
 
 // gemmKind is which operand layout a product has.
 type gemmKind uint8
@@ -35,88 +33,23 @@ type gemmCall struct {
 	m, n, k int
 }
 
-// tileShape is realrun/model's micro-tile at the active level: mr rows,
-// nr columns; ok false at the portable level, which packs nothing.
-func tileShape() (mr, nr int, ok bool) {
-	switch model.ActiveLevel() {
-	case model.AVX512:
-		return 12, 32, true
-	case model.AVX2:
-		return 6, 16, true
-	}
-	return 0, 0, false
-}
-
-// panelWidth is realrun/model's: the width of the column panel that
-// starts rem columns before the right edge.
-func panelWidth(rem, nr int) int {
-	w := nr
-	for w/2 >= 8 && rem <= w/2 {
-		w /= 2
-	}
-	return w
-}
-
-// packNeed is what one pooled buffer grows to over a step's products:
-// its capacities in elements.
-type packNeed struct {
-	b, a, panels, idx int
-	tile              bool
-}
-
-// add grows the need to cover one product.
-func (p *packNeed) add(c gemmCall, mr, nr int) {
-	if c.m <= 0 || c.n <= 0 || c.k <= 0 {
-		return
-	}
-	p.tile = true
-	kb := min(kcDepth, c.k)
-	np, need, idx := 0, 0, 0
-	for j := 0; j < c.n; j += nr {
-		w := panelWidth(c.n-j, nr)
-		np++
-		packed := c.n-j < w // a ragged last panel, in every layout
-		if c.kind == gemmNT && c.k != 1 {
-			packed = true // B read by columns: gathered into panels
-			idx = max(idx, w)
-		}
-		if packed {
-			need += w * kb
-		}
-	}
-	p.b, p.panels, p.idx = max(p.b, need), max(p.panels, np), max(p.idx, idx)
-	// A's last row panel is packed when the greedy tiles (heights mr,
-	// mr/2, …, 3) leave 1 or 2 rows.
-	if c.m%3 != 0 {
-		p.a = max(p.a, 3*kb)
-	}
-}
-
-// panelBytes is the size of realrun/model's panel struct (three ints, a
-// pointer and an int).
-const panelBytes = 40
-
 // poolBytes returns the bytes of buffers pooled packing buffers grown to
 // serve calls: each its struct, its arrays, and the panel list and
 // column index append grew to.
 func poolBytes(calls []gemmCall, buffers int) int64 {
-	mr, nr, ok := tileShape()
-	if !ok || len(calls) == 0 {
+	var p model.PackNeed
+	for _, c := range calls {
+		p.Add(c.m, c.n, c.k, c.kind == gemmNT)
+	}
+	if p.Tile == 0 {
 		return 0
 	}
-	var p packNeed
-	for _, c := range calls {
-		p.add(c, mr, nr)
-	}
-	one := roundup(120, true) + f32(p.b) + f32(p.a) // new(packBuf)
-	if p.tile {
-		one += f32(mr * nr)
-	}
+	one := roundup(int64(model.PackBufBytes), true) + f32(p.B) + f32(p.A) + f32(p.Tile)
 	var c int64
-	growAppend(&c, int64(p.panels), panelBytes, true)
-	one += roundup(c*panelBytes, true)
+	growAppend(&c, int64(p.Panels), int64(model.PanelBytes), true)
+	one += roundup(c*int64(model.PanelBytes), true)
 	c = 0
-	growAppend(&c, int64(p.idx), 4, false)
+	growAppend(&c, int64(p.Idx), 4, false)
 	one += roundup(4*c, false)
 	return int64(buffers) * one
 }
