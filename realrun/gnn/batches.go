@@ -102,5 +102,5 @@ func ReadWorkdir(dir string) (Options, workdir.Settings, error) {
 // SplitSeed is the seed from which a run seeded with seed splits batch i
 // (from 0) of epoch e into micro-batches (split.Split, memory.Fit).
 func SplitSeed(seed uint64, e, i int) uint64 {
-	return derive(derive(seed, purposeDropout+1), stream(e, i)) // the purpose after dropout: the split's
+	return derive(derive(seed, purposeSplit), stream(e, i))
 }

@@ -202,3 +202,30 @@ func width(in, out int, blk *block.Block) int {
 	}
 	return in
 }
+
+// TestSameAsTheRun: the prediction's batches and micro-batches are the
+// run's: the trainer's records of a run split by REG into 3 count the
+// same input rows, redundant rows, micro-batches, edges and peak.
+func TestSameAsTheRun(t *testing.T) {
+	g := arxiv(t)
+	w := workload(g, "sage-mean")
+	for _, k := range []int{1, 3} {
+		o := w.Options()
+		o.Epochs, o.EvalEvery, o.MicroBatches, o.Workers = 2, 3, k, 2
+		res, err := gnn.Train(o)
+		require.NoError(t, err)
+		for _, ep := range res.Epochs {
+			w.Epoch = ep.Epoch
+			pred, err := Predict(w, cpuProfile(), Settings{K: []int{k}})
+			require.NoError(t, err)
+			r := pred.Rows[0]
+			assert.Equal(t, ep.Batches, r.Batches)
+			assert.Equal(t, ep.InputNodes, r.InputRows, "k %d epoch %d", k, ep.Epoch)
+			assert.Equal(t, ep.MicroInputNodes, r.MicroInputRows, "k %d epoch %d", k, ep.Epoch)
+			assert.Equal(t, ep.RedundantInputNodes, r.RedundantRows)
+			assert.Equal(t, ep.MicroBatches, r.MicroBatches)
+			assert.Equal(t, ep.SampledEdges, r.SampledEdges)
+			assert.InDelta(t, ep.FLOPs, r.FLOPs, 1e-6*ep.FLOPs)
+		}
+	}
+}

@@ -21,7 +21,6 @@ import (
 	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
-	"github.com/tierflow/tierflow/realrun/gnn/split"
 	"github.com/tierflow/tierflow/sim/gnnsim"
 )
 
@@ -35,11 +34,12 @@ type Row struct {
 	Predicted float64 `json:"predicted_epoch_s"`
 	Measured  float64 `json:"measured_epoch_s"`
 	Error     float64 `json:"error"`
-	// The run's compute, sampling and stall seconds per epoch, and the
+	// The run's compute, sampling, split and stall seconds per epoch, and the
 	// prediction's compute and transfer.
 	Compute     float64 `json:"measured_compute_s"`
 	Sample      float64 `json:"measured_sample_s"`
 	Stall       float64 `json:"measured_stall_s"`
+	Split       float64 `json:"measured_split_s"`
 	PredCompute float64 `json:"predicted_compute_s"`
 	PredGather  float64 `json:"predicted_gather_s"`
 	Calibration float64 `json:"calibration_s"`
@@ -58,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch", gnn.Defaults.Batch, "output nodes per batch")
 	workers := fs.Int("workers", 0, "goroutines the engine computes with, in the calibration and the runs alike (0: every CPU)")
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
-	kList := fs.String("micro-batches", "1", "micro-batches per batch, a LIST such as 1,2,4,8 (one run each)")
+	kList := fs.String("micro-batches", "1,2,4,8", "micro-batches per batch, a LIST (one run each, split by REG)")
 	if err := fs.Parse(args); err != nil {
 		return cli.Usagef("%w", err)
 	}
@@ -108,10 +108,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return cli.PrintJSON(stdout, rows)
 	}
-	fmt.Fprintf(stdout, "%-22s %-10s %3s %10s %10s %7s %10s %10s %8s %10s %10s\n", "graph", "model", "K", "predicted", "measured", "error", "compute", "sample", "stall", "pred comp", "pred gath")
+	fmt.Fprintf(stdout, "%-16s %-10s %3s %10s %10s %7s %10s %9s %9s %8s %10s %10s\n", "graph", "model", "K", "predicted", "measured", "error", "compute", "sample", "split", "stall", "pred comp", "pred gath")
 	worst := 0.0
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-22s %-10s %3d %9.3fs %9.3fs %+6.1f%% %9.3fs %9.3fs %7.3fs %9.3fs %9.3fs\n", r.Graph, r.Model, r.K, r.Predicted, r.Measured, 100*r.Error, r.Compute, r.Sample, r.Stall, r.PredCompute, r.PredGather)
+		fmt.Fprintf(stdout, "%-16s %-10s %3d %9.3fs %9.3fs %+6.1f%% %9.3fs %8.3fs %8.3fs %7.3fs %9.3fs %9.3fs\n", r.Graph, r.Model, r.K, r.Predicted, r.Measured, 100*r.Error, r.Compute, r.Sample, r.Split, r.Stall, r.PredCompute, r.PredGather)
 		worst = max(worst, math.Abs(r.Error))
 	}
 	fmt.Fprintf(stdout, "worst |error| %.1f%% (epochs 2..%d of each run; the calibration ran before the run, on batches of an epoch it never trains)\n", 100*worst, *epochs)
@@ -130,7 +130,7 @@ func check(g *data.Graph, o gnn.Options, cal calibrate.GNNCalibration, k int) (R
 	for _, ep := range res.Epochs[1:] {
 		w := gnnsim.FromOptions(g, o)
 		w.Epoch = ep.Epoch
-		pred, err := gnnsim.Predict(w, cal.Profile, gnnsim.Settings{K: []int{k}, Method: split.REG})
+		pred, err := gnnsim.Predict(w, cal.Profile, gnnsim.Settings{K: []int{k}, Method: o.MicroSplit})
 		if err != nil {
 			return row, err
 		}
@@ -142,9 +142,10 @@ func check(g *data.Graph, o gnn.Options, cal calibrate.GNNCalibration, k int) (R
 		row.Compute += ep.ComputeSeconds
 		row.Sample += ep.SampleSeconds
 		row.Stall += ep.StallSeconds
+		row.Split += ep.SplitSeconds
 		n++
 	}
-	for _, p := range []*float64{&row.Predicted, &row.PredCompute, &row.PredGather, &row.Measured, &row.Compute, &row.Sample, &row.Stall} {
+	for _, p := range []*float64{&row.Predicted, &row.PredCompute, &row.PredGather, &row.Measured, &row.Compute, &row.Sample, &row.Stall, &row.Split} {
 		*p /= n
 	}
 	row.Error = row.Predicted/row.Measured - 1
