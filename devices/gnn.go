@@ -3,7 +3,7 @@ package devices
 import "fmt"
 
 // GNN is what one GNN training step (node classification: sampled
-// blocks, sim/gnnsim) costs on this machine's trainer. The zero GNN is
+// blocks, validate/gnnsim) costs on this machine's trainer. The zero GNN is
 // none: a profile with a GPU then trains on it at the GPU's own rates
 // (gpu.flops, gpu.memory_bandwidth, pcie.h2d), with no fixed cost per
 // step.
@@ -17,7 +17,7 @@ type GNN struct {
 	FLOPS FLOPRate `yaml:"flops,omitempty" json:"flops"`
 	// Aggregation is the rate at which each aggregator reads and writes
 	// the rows its edges carry: bytes = edges × width × 4, forward and
-	// backward (sim/gnnsim.AggregationBytes).
+	// backward (nn.Model.AggregationBytes).
 	Aggregation GNNAggregation `yaml:"aggregation,omitempty" json:"aggregation"`
 	// Gather is the rate at which a step's input feature rows and output
 	// labels reach the compute: over PCIe for a GPU, a gathering copy in

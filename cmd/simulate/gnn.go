@@ -16,7 +16,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/split"
-	"github.com/tierflow/tierflow/sim/gnnsim"
+	"github.com/tierflow/tierflow/validate/gnnsim"
 )
 
 // GNNOutput is what simulate gnn prints with --json.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/realrun/gnn/split"
-	"github.com/tierflow/tierflow/sim/gnnsim"
+	"github.com/tierflow/tierflow/validate/gnnsim"
 )
 
 // TestGNNGolden pins simulate gnn's CSV on a small generated graph:

@@ -14,7 +14,6 @@ import (
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/nn"
 	"github.com/tierflow/tierflow/realrun/gnn/split"
-	"github.com/tierflow/tierflow/sim/gnnsim"
 )
 
 // GNNBatches are the batches GNN times each model on by default.
@@ -102,7 +101,7 @@ func microBatches(bs []*block.Batch, k int) ([]*block.Batch, error) {
 }
 
 // GNNStep is one model's training steps: their time, dense FLOPs and
-// aggregation bytes (gnnsim.AggregationBytes), the time the dense rate
+// aggregation bytes (nn.Model.AggregationBytes), the time the dense rate
 // accounts for and the aggregation rate the rest gives.
 type GNNStep struct {
 	Model            string  `json:"model"`
@@ -124,7 +123,7 @@ type GNNStep struct {
 // the rows the model's first layer computes (gnn.flops), Adam's step over the run's
 // model (gnn.optimizer), and each of opt.Models' TrainStep; what the
 // dense rate does not account for of a model's time is its aggregation
-// (gnn.aggregation.<aggregator>, over gnnsim.AggregationBytes). The
+// (gnn.aggregation.<aggregator>, over nn.Model.AggregationBytes). The
 // profile's cpu section is this machine's (workers, memory).
 func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 	t0 := time.Now()
@@ -226,7 +225,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 			}
 			secs += el
 			flops += m.FLOPs(b)
-			agg += gnnsim.AggregationBytes(m, b)
+			agg += m.AggregationBytes(b)
 		}
 		return secs, flops, agg, m, nil
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
-	"github.com/tierflow/tierflow/sim/gnnsim"
+	"github.com/tierflow/tierflow/validate/gnnsim"
 )
 
 // Row is one graph × model × K: predicted and measured seconds per

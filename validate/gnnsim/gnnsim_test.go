@@ -191,7 +191,7 @@ func TestAggregationBytes(t *testing.T) {
 	} {
 		ww := workload(g, model)
 		m := mustModel(t, ww, g)
-		assert.InDelta(t, want, AggregationBytes(m, b), 1e-6, model)
+		assert.InDelta(t, want, m.AggregationBytes(b), 1e-6, model)
 	}
 }
 

@@ -346,7 +346,7 @@ func (a *accum) add(m *nn.Model, spec nn.Spec, mb *block.Batch) {
 		a.row.Edges += int64(len(mb.Blocks[l].Nbr))
 	}
 	a.batchPeak = max(a.batchPeak, memory.Batch(spec, mb).Total())
-	flops, agg := m.FLOPs(mb), AggregationBytes(m, mb)
+	flops, agg := m.FLOPs(mb), m.AggregationBytes(mb)
 	bytes := int64(in)*int64(a.f)*4 + int64(outs)*4
 	a.row.FLOPs += flops
 	a.row.AggregationBytes += agg

@@ -6,7 +6,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/split"
-	"github.com/tierflow/tierflow/sim/gnnsim"
+	"github.com/tierflow/tierflow/validate/gnnsim"
 )
 
 // Cora's 140 training nodes in one batch on Betty's machine, whole and
