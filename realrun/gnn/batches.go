@@ -15,10 +15,16 @@ import (
 // stream (a new slice; train is not changed).
 func EpochOrder(train []int32, seed uint64, e int) []int32 {
 	order := append([]int32(nil), train...)
+	shuffleInto(order, seed, e)
+	return order
+}
+
+// shuffleInto shuffles order (the training nodes) by the shuffle stream
+// of epoch e.
+func shuffleInto(order []int32, seed uint64, e int) {
 	rand.New(rand.NewPCG(derive(seed, purposeShuffle), uint64(e))).Shuffle(len(order), func(i, j int) {
 		order[i], order[j] = order[j], order[i]
 	})
-	return order
 }
 
 // SampleState is the PCG state (seed, stream) from which a run seeded
