@@ -58,21 +58,21 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&w.Epoch, "epoch", 1, "the epoch whose batches are predicted")
 	cli.PresetOrFileVar(fs, &dev, "device", "betty-rtx6000", "device profile: a preset ("+strings.Join(devices.PresetNames(), ", ")+") or a YAML `FILE` (its gnn section: the CPU engine's from calibrate's GNN mode)", devices.PresetNames())
 	fs.StringVar(&calPath, "calibrate", "", "first calibrate tierflow's CPU GNN engine on this machine at the workload's shape and model (batches of an epoch the run never trains), write the profile to `FILE`.yaml and predict on it (instead of --device)")
-	fs.StringVar(&ks, "micro-batches", "", "micro-batches per batch, a `LIST` such as 1,2,4,8,16 (one row each; default: the fewest whose largest fits --memory)")
-	fs.StringVar(&mem, "memory", "", "a micro-batch's memory budget, e.g. 24GB (default: the device's GPU memory, or CPU memory for the cpu engine)")
-	cli.EnumVar(fs, &method, "split", string(split.REG), "how a batch's output nodes are split: reg, range, random or metis")
+	fs.StringVar(&ks, "micro-batches", "", "micro-batches per batch, a `LIST` such as 1,2,4,8,16 (one row each; default: the fewest whose largest fits --micro-batch-memory)")
+	fs.StringVar(&mem, "micro-batch-memory", "", "a micro-batch's memory budget, e.g. 24GB (default: the device's GPU memory, or CPU memory for the cpu engine)")
+	cli.EnumVar(fs, &method, "micro-split", string(split.REG), "how a batch's output nodes are split: reg, range, random or metis")
 	cli.SetHelp(fs, cli.Help{
 		Usage:   "simulate gnn [flags]",
 		Summary: "Predicts one epoch of GNN training on a device: the micro-batches its memory forces per batch, the input rows they gather twice, the bytes moved to the compute and the epoch time.",
 		Groups: []cli.FlagGroup{
 			{Title: "The graph", Flags: []string{"dataset", "scale", "graph-seed", "graph"}},
 			{Title: "The model and its batches", Flags: []string{"model", "layers", "hidden", "heads", "fanouts", "batch", "full-batch", "seed", "epoch"}},
-			{Title: "Device and micro-batches", Flags: []string{"device", "calibrate", "micro-batches", "memory", "split"}},
+			{Title: "Device and micro-batches", Flags: []string{"device", "calibrate", "micro-batches", "micro-batch-memory", "micro-split"}},
 			{Title: "Output", Flags: []string{"json", "csv"}},
 		},
 		Examples: []string{
 			"simulate gnn --full-batch --scale 1 --micro-batches 1,2,4,8,16,32,64   # Betty Table 6 / Fig. 12: ogbn-products on the RTX 6000",
-			"simulate gnn --dataset ogbn-arxiv --model sage-lstm --memory 2GB        # the micro-batches 2 GB forces",
+			"simulate gnn --dataset ogbn-arxiv --model sage-lstm --micro-batch-memory 2GB # the micro-batches 2 GB forces",
 			"simulate gnn --graph DIR --device gnn-cpu.yaml                          # a realrun gnn run on its calibrated CPU engine",
 		},
 	})
@@ -96,15 +96,15 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 	if mem != "" {
 		b, err := devices.ParseBytes(mem)
 		if err != nil {
-			return cli.Usagef("--memory: %w", err)
+			return cli.Usagef("--micro-batch-memory: %w", err)
 		}
 		if b <= 0 {
-			return cli.Usagef("--memory %s: must be positive", mem)
+			return cli.Usagef("--micro-batch-memory %s: must be positive", mem)
 		}
 		s.Memory = int64(b)
 	}
 	if s.Method, err = split.ParseMethod(method); err != nil {
-		return cli.Usagef("--split: %s", strings.TrimPrefix(err.Error(), "split: "))
+		return cli.Usagef("--micro-split: %s", strings.TrimPrefix(err.Error(), "split: "))
 	}
 	var prof devices.Profile
 	if calPath != "" {
@@ -290,21 +290,21 @@ func calibrateGNN(w gnnsim.Workload, path string, stderr io.Writer) (devices.Pro
 // its run trained with (micro-batches, micro-batch-memory, micro-split)
 // where the flags do not say otherwise.
 func runMicro(settings map[string]string, set map[string]bool, s *gnnsim.Settings) error {
-	if v, ok := settings["micro-batches"]; ok && !set["micro-batches"] && !set["memory"] {
+	if v, ok := settings["micro-batches"]; ok && !set["micro-batches"] && !set["micro-batch-memory"] {
 		k, err := strconv.Atoi(v)
 		if err != nil || k < 1 {
 			return fmt.Errorf("setting micro-batches %q is not a count", v)
 		}
 		s.K = []int{k}
 	}
-	if v, ok := settings["micro-batch-memory"]; ok && !set["micro-batches"] && !set["memory"] {
+	if v, ok := settings["micro-batch-memory"]; ok && !set["micro-batches"] && !set["micro-batch-memory"] {
 		b, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || b < 1 {
 			return fmt.Errorf("setting micro-batch-memory %q is not a size in bytes", v)
 		}
 		s.K, s.Memory = nil, b
 	}
-	if v, ok := settings["micro-split"]; ok && !set["split"] {
+	if v, ok := settings["micro-split"]; ok && !set["micro-split"] {
 		m, err := split.ParseMethod(v)
 		if err != nil {
 			return fmt.Errorf("setting micro-split: %w", err)

@@ -18,18 +18,18 @@ import (
 // Betty's machine, a fixed split at 1, 2 and 4 micro-batches and the
 // count a budget forces.
 func TestGNNGolden(t *testing.T) {
-	out, errOut, code := runCmd("gnn", "--dataset", "cora", "--model", "sage-pool", "--hidden", "64", "--batch", "64", "--split", "range", "--micro-batches", "1,2,4", "--csv")
+	out, errOut, code := runCmd("gnn", "--dataset", "cora", "--model", "sage-pool", "--hidden", "64", "--batch", "64", "--micro-split", "range", "--micro-batches", "1,2,4", "--csv")
 	require.Equal(t, 0, code, errOut)
 	assertGolden(t, filepath.Join("testdata", "gnn_cora.csv"), out)
 }
 
 func TestGNNTableAndJSON(t *testing.T) {
-	out, errOut, code := runCmd("gnn", "--dataset", "cora", "--split", "range", "--micro-batches", "1,3")
+	out, errOut, code := runCmd("gnn", "--dataset", "cora", "--micro-split", "range", "--micro-batches", "1,3")
 	require.Equal(t, 0, code, errOut)
 	for _, s := range []string{"redundant rows", "peak GB", "epoch", "on betty-rtx6000 (gpu engine)", "no overlap"} {
 		assert.Contains(t, out, s)
 	}
-	out, errOut, code = runCmd("gnn", "--dataset", "cora", "--split", "range", "--memory", "20MB", "--json")
+	out, errOut, code = runCmd("gnn", "--dataset", "cora", "--micro-split", "range", "--micro-batch-memory", "20MB", "--json")
 	require.Equal(t, 0, code, errOut)
 	var got GNNOutput
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
@@ -74,7 +74,7 @@ func TestRunMicro(t *testing.T) {
 	}{
 		{map[string]string{"micro-batches": "4", "micro-split": "range"}, nil, gnnsim.Settings{K: []int{4}, Method: split.Range}, ""},
 		{map[string]string{"micro-batch-memory": "2000000000"}, nil, gnnsim.Settings{Memory: 2e9}, ""},
-		{map[string]string{"micro-batches": "4", "micro-split": "range"}, map[string]bool{"micro-batches": true, "split": true}, gnnsim.Settings{K: []int{2}, Method: split.REG}, ""},
+		{map[string]string{"micro-batches": "4", "micro-split": "range"}, map[string]bool{"micro-batches": true, "micro-split": true}, gnnsim.Settings{K: []int{2}, Method: split.REG}, ""},
 		{map[string]string{"micro-batches": "four"}, nil, gnnsim.Settings{}, `micro-batches "four"`},
 		{map[string]string{"micro-split": "best"}, nil, gnnsim.Settings{}, "micro-split"},
 	} {

@@ -200,7 +200,7 @@ func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
 		}
 	}
 	if budget <= 0 {
-		return Prediction{}, &inputerr.Error{Err: &gnn.FieldError{Field: "memory", Value: fmt.Sprint(budget), Msg: "a micro-batch's budget must be positive"}}
+		return Prediction{}, &inputerr.Error{Err: &gnn.FieldError{Field: "micro-batch-memory", Value: fmt.Sprint(budget), Msg: "a micro-batch's budget must be positive"}}
 	}
 	epoch := max(w.Epoch, 1)
 	out := Prediction{Device: p.Name, Engine: cost.Engine, Cost: cost, Budget: budget, Method: string(method),
@@ -246,7 +246,7 @@ func Predict(w Workload, p devices.Profile, s Settings) (Prediction, error) {
 			if s.Memory == 0 {
 				return out, inputerr.Errorf("device %s: its memory: %s", p.Name, msg)
 			}
-			return out, &inputerr.Error{Err: &gnn.FieldError{Field: "memory", Value: devices.Bytes(budget).String(), Msg: msg}}
+			return out, &inputerr.Error{Err: &gnn.FieldError{Field: "micro-batch-memory", Value: devices.Bytes(budget).String(), Msg: msg}}
 		}
 		return out, err
 	}

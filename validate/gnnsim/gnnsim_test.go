@@ -117,7 +117,7 @@ func TestFitsTheBudget(t *testing.T) {
 	require.ErrorAs(t, err, &ie)
 	var fe *gnn.FieldError
 	require.ErrorAs(t, err, &fe)
-	assert.Equal(t, "memory", fe.Field)
+	assert.Equal(t, "micro-batch-memory", fe.Field)
 }
 
 // TestBadWorkload: bad fields are input errors naming them.
@@ -132,7 +132,7 @@ func TestBadWorkload(t *testing.T) {
 		{func(w *Workload, _ *Settings) { w.Fanouts = []int{1} }, "fanouts"},
 		{func(w *Workload, _ *Settings) { w.Batch = 0 }, "batch"},
 		{func(_ *Workload, s *Settings) { s.K = []int{-1} }, "micro-batches"},
-		{func(_ *Workload, s *Settings) { s.Memory = -5 }, "memory"},
+		{func(_ *Workload, s *Settings) { s.Memory = -5 }, "micro-batch-memory"},
 	} {
 		w, s := workload(g, "sage-mean"), Settings{}
 		tc.edit(&w, &s)
