@@ -18,7 +18,7 @@ var numberRules = map[string]cli.Rule{
 	"top": cli.Positive, "memory-share": cli.Positive, "gpu-memory": cli.Positive, "bandwidth": cli.Positive,
 	"checkpoint-every": cli.Positive,
 	"scale":            cli.Positive, "layers": cli.Positive, "hidden": cli.Positive, "heads": cli.Positive, "epoch": cli.Positive,
-	"micro-batches": cli.Positive, "memory": cli.Positive,
+	"micro-batches": cli.Positive, "micro-batch-memory": cli.Positive,
 	"graph-seed":      cli.Any,
 	"chunk":           cli.NonNegative, // 0: as many as --negatives
 	"skew":            cli.NonNegative, // 0: every partition alike
