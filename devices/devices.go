@@ -31,6 +31,8 @@ type Profile struct {
 	// Network joins several such machines (PyTorch-BigGraph's distributed
 	// mode); zero: a machine on its own.
 	Network Network `yaml:"network,omitempty" json:"network,omitzero"`
+	// GNN is the cost of a GNN training step (zero: the GPU's rates).
+	GNN GNN `yaml:"gnn,omitempty" json:"gnn,omitzero"`
 	// Spread is the measured range of some of these rates over repeated
 	// measurements (zero: none; a prediction is then one number).
 	Spread Spread `yaml:"spread,omitempty" json:"spread,omitzero"`
@@ -495,6 +497,7 @@ func (p Profile) Validate() error {
 		checkDuration("network.latency", p.Network.Latency),
 		checkFloat("network.shared_fs", p.Network.SharedFS, "bandwidth", when(p.Network.Bandwidth > 0, "needed when network.bandwidth > 0")),
 		checkDuration("network.sync_interval", p.Network.SyncInterval),
+		checkGNN(p),
 		checkSpread(p),
 	}
 	for _, err := range checks {

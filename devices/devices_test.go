@@ -17,7 +17,7 @@ import (
 
 func TestPresets(t *testing.T) {
 	names := PresetNames()
-	require.Equal(t, []string{"ge2-paper", "h100-nvme", "h200-nvme", "legend-a100", "p3.2xlarge", "pbg-paper"}, names)
+	require.Equal(t, []string{"betty-rtx6000", "ge2-paper", "h100-nvme", "h200-nvme", "legend-a100", "p3.2xlarge", "pbg-paper"}, names)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			p, err := Preset(name)
@@ -436,7 +436,7 @@ func TestParseBad(t *testing.T) {
 		{"null document", "~\n", "empty profile"},
 		{"not YAML", "name: [unclosed\n", "not valid YAML"},
 		{"tab indentation", "name: x\ndisk:\n\tread: 1\n", "not valid YAML"},
-		{"list instead of map", "- name: tiny\n- disk: {}\n", "want a mapping of profile fields (name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network, spread), got a list"},
+		{"list instead of map", "- name: tiny\n- disk: {}\n", "want a mapping of profile fields (name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network, gnn, spread), got a list"},
 		{"two documents", minimal + "---\n" + minimal, "more than one YAML document"},
 		{"multi-line value", strings.Replace(minimal, "read: 400 MB/s", "read: \"400 MB/s\\nmore\"", 1), `disk.read: unknown unit "MB/s\nmore" in "400 MB/s\nmore"`},
 	}
@@ -503,7 +503,7 @@ func TestLoadAndResolve(t *testing.T) {
 
 	_, err = Resolve("p9.huge")
 	require.Error(t, err)
-	assert.Equal(t, `unknown device "p9.huge" (want a preset: ge2-paper, h100-nvme, h200-nvme, legend-a100, p3.2xlarge, pbg-paper, or a YAML file)`, err.Error())
+	assert.Equal(t, `unknown device "p9.huge" (want a preset: betty-rtx6000, ge2-paper, h100-nvme, h200-nvme, legend-a100, p3.2xlarge, pbg-paper, or a YAML file)`, err.Error())
 
 	missing := filepath.Join(dir, "missing.yaml")
 	_, err = Load(missing)
@@ -515,7 +515,7 @@ func TestLoadAndResolve(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(minimal+"colour: red\n"), 0o644))
 	_, err = Resolve(bad)
 	require.Error(t, err)
-	assert.Equal(t, bad+": colour: unknown field (a profile has name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network, spread)", err.Error())
+	assert.Equal(t, bad+": colour: unknown field (a profile has name, description, disk, pcie, ssd_to_gpu, gpu, cpu, network, gnn, spread)", err.Error())
 
 	_, err = Load(dir)
 	assert.Error(t, err)

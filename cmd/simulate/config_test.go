@@ -19,7 +19,7 @@ func TestHelpIsGrouped(t *testing.T) {
 		out, _, code := runCmd(args...)
 		return out, code
 	})
-	assert.Equal(t, [][]string{nil, {"sweep"}}, walked)
+	assert.Equal(t, [][]string{nil, {"sweep"}, {"gnn"}}, walked)
 }
 
 // TestExampleConfigs runs simulate and simulate sweep on their example

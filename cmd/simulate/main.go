@@ -54,6 +54,9 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "sweep" {
 		return sweepMain(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "gnn" {
+		return gnnMain(args[1:], stdout, stderr)
+	}
 	var q sim.Request
 	var planPath, plotPath, tracePath string
 	var traceSpans int
@@ -73,9 +76,9 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&pq.Epochs, "epochs", 0, "with --machines: report the time of `N` epochs (default 10, as PBG's tables)")
 	of := registerOut(fs)
 	cli.SetHelp(fs, cli.Help{
-		Usage:       "simulate [flags] | simulate sweep [flags]",
+		Usage:       "simulate [flags] | simulate sweep [flags] | simulate gnn [flags]",
 		Summary:     "Predicts one epoch for every edge-bucket ordering at (p, c): swaps, bytes, epoch time, stall and GPU utilisation.",
-		Subcommands: [][2]string{{"sweep", "rank every ordering, p, c and device whose buffer fits (simulate sweep --help)"}},
+		Subcommands: [][2]string{{"sweep", "rank every ordering, p, c and device whose buffer fits (simulate sweep --help)"}, {"gnn", "one epoch of GNN training on a device: micro-batches, redundant input rows, bytes, epoch time (simulate gnn --help)"}},
 		Groups:      append(slices.Clone(scenarioGroups), cli.FlagGroup{Title: "Several machines (PyTorch-BigGraph's distributed mode)", Flags: []string{"machines", "bandwidth", "epochs"}}),
 		Examples: []string{
 			"simulate --p 32 --c 8                                   # Marius on p3.2xlarge, Freebase86m d=100",

@@ -17,11 +17,14 @@ var numberRules = map[string]cli.Rule{
 	"staleness": cli.Positive, "write-buffers": cli.Positive, "machines": cli.Positive, "epochs": cli.Positive,
 	"top": cli.Positive, "memory-share": cli.Positive, "gpu-memory": cli.Positive, "bandwidth": cli.Positive,
 	"checkpoint-every": cli.Positive,
-	"chunk":            cli.NonNegative, // 0: as many as --negatives
-	"skew":             cli.NonNegative, // 0: every partition alike
-	"trace-max-spans":  cli.NonNegative, // 0: no cap
-	"seed":             cli.Any,
-	"ordering-seed":    cli.Any,
+	"scale":            cli.Positive, "layers": cli.Positive, "hidden": cli.Positive, "heads": cli.Positive, "epoch": cli.Positive,
+	"micro-batches": cli.Positive, "micro-batch-memory": cli.Positive,
+	"graph-seed":      cli.Any,
+	"chunk":           cli.NonNegative, // 0: as many as --negatives
+	"skew":            cli.NonNegative, // 0: every partition alike
+	"trace-max-spans": cli.NonNegative, // 0: no cap
+	"seed":            cli.Any,
+	"ordering-seed":   cli.Any,
 }
 
 // newFlagSet is the flag set of simulate or simulate sweep, with the

@@ -240,9 +240,7 @@ type prepared struct {
 // shuffle orders the training nodes for epoch e.
 func (t *trainer) shuffle(e int) {
 	copy(t.order, t.g.Train)
-	rand.New(rand.NewPCG(derive(t.o.Seed, purposeShuffle), uint64(e))).Shuffle(len(t.order), func(i, j int) {
-		t.order[i], t.order[j] = t.order[j], t.order[i]
-	})
+	shuffleInto(t.order, t.o.Seed, e)
 }
 
 // prepare samples batch i of epoch e into the buffers of slot p, splits
@@ -252,7 +250,7 @@ func (t *trainer) prepare(e, i, p int) prepared {
 	start := time.Now()
 	n := len(t.order)
 	seeds := t.order[i*o.Batch : min((i+1)*o.Batch, n)]
-	t.pcg[p].Seed(derive(o.Seed, purposeSample), stream(e, i))
+	t.pcg[p].Seed(SampleState(o.Seed, e, i))
 	b := t.samplers[p].SampleInto(t.batches[p], seeds, t.rng[p])
 	t.batches[p] = b
 	s0 := time.Now()
@@ -302,7 +300,7 @@ func (t *trainer) prepare(e, i, p int) prepared {
 // none (the peak is then b's estimate).
 func (t *trainer) split(b *block.Batch, e, i int) ([][]int32, int64, error) {
 	o := t.o
-	seed := derive(derive(o.Seed, purposeSplit), stream(e, i))
+	seed := SplitSeed(o.Seed, e, i)
 	outs := len(b.Output())
 	switch {
 	case o.MicroBatches > 1:

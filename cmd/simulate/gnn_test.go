@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/realrun/gnn/split"
+	"github.com/tierflow/tierflow/validate/gnnsim"
+)
+
+// TestGNNGolden pins simulate gnn's CSV on a small generated graph:
+// Betty's machine, a fixed split at 1, 2 and 4 micro-batches and the
+// count a budget forces.
+func TestGNNGolden(t *testing.T) {
+	out, errOut, code := runCmd("gnn", "--dataset", "cora", "--model", "sage-pool", "--hidden", "64", "--batch", "64", "--micro-split", "range", "--micro-batches", "1,2,4", "--csv")
+	require.Equal(t, 0, code, errOut)
+	assertGolden(t, filepath.Join("testdata", "gnn_cora.csv"), out)
+}
+
+func TestGNNTableAndJSON(t *testing.T) {
+	out, errOut, code := runCmd("gnn", "--dataset", "cora", "--micro-split", "range", "--micro-batches", "1,3")
+	require.Equal(t, 0, code, errOut)
+	for _, s := range []string{"redundant rows", "peak GB", "epoch", "on betty-rtx6000 (gpu engine)", "no overlap"} {
+		assert.Contains(t, out, s)
+	}
+	out, errOut, code = runCmd("gnn", "--dataset", "cora", "--micro-split", "range", "--micro-batch-memory", "20MB", "--json")
+	require.Equal(t, 0, code, errOut)
+	var got GNNOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got.Rows, 1)
+	r := got.Rows[0]
+	assert.Zero(t, r.K)
+	assert.Greater(t, r.MaxMicroBatches, 1, "20 MB forces a split")
+	assert.LessOrEqual(t, r.PeakBytes, int64(20e6))
+	assert.Equal(t, int64(20e6), got.Budget)
+	assert.Equal(t, 140, got.TrainNodes)
+}
+
+// TestGNNCalibrate: --calibrate writes a profile that says what it
+// measured and that simulate gnn --device reads back.
+func TestGNNCalibrate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.yaml")
+	_, errOut, code := runCmd("gnn", "--dataset", "cora", "--hidden", "16", "--calibrate", path, "--micro-batches", "1")
+	require.Equal(t, 0, code, errOut)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "# Measured by `simulate gnn --calibrate`")
+	p, err := devices.Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, devices.GNNEngineCPU, p.GNN.Engine)
+	assert.Positive(t, float64(p.GNN.FLOPS))
+	assert.Positive(t, float64(p.GNN.Gather))
+	_, errOut, code = runCmd("gnn", "--dataset", "cora", "--hidden", "16", "--device", path, "--micro-batches", "1")
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = runCmd("gnn", "--calibrate", path, "--device", "p3.2xlarge")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--calibrate and --device")
+}
+
+// TestRunMicro: a work directory's micro-batching becomes the
+// prediction's unless a flag says otherwise.
+func TestRunMicro(t *testing.T) {
+	for _, tc := range []struct {
+		settings map[string]string
+		set      map[string]bool
+		want     gnnsim.Settings
+		err      string
+	}{
+		{map[string]string{"micro-batches": "4", "micro-split": "range"}, nil, gnnsim.Settings{K: []int{4}, Method: split.Range}, ""},
+		{map[string]string{"micro-batch-memory": "2000000000"}, nil, gnnsim.Settings{Memory: 2e9}, ""},
+		{map[string]string{"micro-batches": "4", "micro-split": "range"}, map[string]bool{"micro-batches": true, "micro-split": true}, gnnsim.Settings{K: []int{2}, Method: split.REG}, ""},
+		{map[string]string{"micro-batches": "four"}, nil, gnnsim.Settings{}, `micro-batches "four"`},
+		{map[string]string{"micro-split": "best"}, nil, gnnsim.Settings{}, "micro-split"},
+	} {
+		s := gnnsim.Settings{}
+		if tc.set["micro-batches"] {
+			s = gnnsim.Settings{K: []int{2}, Method: split.REG}
+		}
+		err := runMicro(tc.settings, tc.set, &s)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, s, "%v", tc.settings)
+	}
+}
