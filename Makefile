@@ -137,10 +137,24 @@ reproduce-quality-orderings: $(BIN)/reproduce
 	TIERFLOW_QO_RUNS=$(QO_RUNS) ./$(BIN)/reproduce --out results --experiments quality-orderings --json >results/quality-orderings/quality-orderings.json
 	@cat results/quality-orderings/quality-orderings.md
 
-# reproduce-betty runs the three Betty experiments (micro-batching; about 3 minutes).
+# reproduce-betty reproduces Betty's evaluation (§6) on GNNs: micro-batches
+# of GraphSAGE and GAT batches split by REG, range, random and METIS
+# (realrun/gnn/split), the memory estimator (realrun/gnn/memory) and the CPU
+# engine's micro-batched training (realrun gnn --micro-batches), on graphs
+# generated with the shapes of Betty's Table 4 datasets at their default
+# scales; results/betty-*/ (each experiment's .md says how, where and when
+# it was made). Needs gpmetis (metis-deps). About 15 minutes on 2 cores.
+BETTY_EXPERIMENTS := betty-fig10,betty-fig11,betty-fig12,betty-fig13,betty-fig16,betty-table5,betty-table7
 .PHONY: reproduce-betty
-reproduce-betty: $(BIN)/reproduce
-	./$(BIN)/reproduce --out results --experiments betty-fig16,betty-fig12,betty-table7
+reproduce-betty: $(BIN)/reproduce metis-deps
+	./$(BIN)/reproduce --out results --experiments $(BETTY_EXPERIMENTS)
+
+# reproduce-edge-micro runs Betty's micro-batching on knowledge-graph
+# embedding batches (realrun/micro): the edge-batch analogues of Betty's
+# Figures 11/16, 12 and Table 7; results/edge-micro-*/. About a minute.
+.PHONY: reproduce-edge-micro
+reproduce-edge-micro: $(BIN)/reproduce
+	./$(BIN)/reproduce --out results --experiments edge-micro-fig16,edge-micro-fig12,edge-micro-table7
 
 # reproduce-gnn: node classification with realrun gnn's five models (mlp,
 # sage-mean, sage-pool, sage-lstm, gat) on every graph of gnn-graphs —

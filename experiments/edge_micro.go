@@ -15,22 +15,24 @@ import (
 )
 
 func init() {
-	register(Experiment{Name: "betty-fig16", Description: "Betty Figures 11 and 16: duplicated rows, bytes to the GPU and peak memory against the number of micro-batches for REG, range and random splits of a Freebase86m-shaped batch (d = 100…800)", Run: BettyFig16})
-	register(Experiment{Name: "betty-fig12", Description: "Betty Figure 12 / Table 6: peak memory and epoch time as micro-batches grow — Marius and DGL-KE on p3.2xlarge, Freebase86m, d = 100…800 (simulated)", Run: BettyFig12})
-	register(Experiment{Name: "betty-table7", Description: "Betty Table 7: the batch-memory estimator against the bytes the CPU engine allocates per micro-batch, and the engine's time per batch as micro-batches grow (measured, about a minute)", Run: BettyTable7, Slow: true})
+	register(Experiment{Name: "edge-micro-fig16", Description: "Edge-batch micro-batching (knowledge-graph embeddings) after Betty Figures 11 and 16: duplicated rows, bytes to the GPU and peak memory against the number of micro-batches for REG, range and random splits of a Freebase86m-shaped batch (d = 100…800)", Run: EdgeMicroFig16})
+	register(Experiment{Name: "edge-micro-fig12", Description: "Edge-batch micro-batching after Betty Figure 12 / Table 6: peak memory and epoch time as micro-batches grow — Marius and DGL-KE on p3.2xlarge, Freebase86m, d = 100…800 (simulated)", Run: EdgeMicroFig12})
+	register(Experiment{Name: "edge-micro-table7", Description: "Edge-batch micro-batching after Betty Table 7: the edge-batch memory estimator against the bytes the CPU engine allocates per micro-batch, and the engine's time per batch as micro-batches grow (measured, about a minute)", Run: EdgeMicroTable7, Slow: true})
 }
 
-// BettyDims are the embedding dimensions of the Betty experiments.
-var BettyDims = []int{100, 400, 800}
+// EdgeMicroDims are the embedding dimensions of the edge-batch
+// micro-batching experiments (Betty's method applied to knowledge-graph
+// embedding batches; the GNN reproduction is betty_gnn.go).
+var EdgeMicroDims = []int{100, 400, 800}
 
-// BettyKs are the micro-batch counts of Figures 11 and 16.
-var BettyKs = []int{1, 2, 4, 8, 16}
+// EdgeMicroKs are the micro-batch counts of Figures 11 and 16.
+var EdgeMicroKs = []int{1, 2, 4, 8, 16}
 
-// BettyBatch is the Freebase86m-shaped batch: Marius's 50,000 edges in
+// EdgeMicroBatch is the Freebase86m-shaped batch: Marius's 50,000 edges in
 // chunks of 1,000 sharing 1,000 negatives (half drawn by degree), from a
 // generated graph with the nodes of two partitions of Freebase86m at
 // p = 32 (1/16 of its 86.1M nodes) and its power-law degrees.
-func BettyBatch(edges, chunk, negatives int) (micro.Batch, graph.Preset, error) {
+func EdgeMicroBatch(edges, chunk, negatives int) (micro.Batch, graph.Preset, error) {
 	p, err := graph.LookupPreset("freebase86m")
 	if err != nil {
 		return micro.Batch{}, p, err
@@ -42,27 +44,27 @@ func BettyBatch(edges, chunk, negatives int) (micro.Batch, graph.Preset, error) 
 	return b, p, err
 }
 
-// bettyTable6 is Betty Table 6 (micro-batch columns): 2-layer GraphSAGE
+// edgeMicroTable6 is Betty Table 6 (micro-batch columns): 2-layer GraphSAGE
 // with the mean aggregator on ogbn-products — first-layer input nodes,
 // training time per epoch (s) and CUDA memory (GB) by number of batches.
-var bettyTable6 = map[int]struct{ inputs, seconds, gb float64 }{
+var edgeMicroTable6 = map[int]struct{ inputs, seconds, gb float64 }{
 	1: {1_829_066, 0.49, 6.38}, 2: {2_277_172, 0.5841, 3.56}, 4: {2_964_874, 0.7551, 2.12},
 	8: {4_061_037, 0.8535, 1.27}, 16: {4_980_601, 1.2219, 0.71}, 32: {6_335_635, 1.6699, 0.46}, 64: {7_820_693, 2.5511, 0.29},
 }
 
 func gb(b int64) string { return fmt.Sprintf("%.3f", float64(b)/1e9) }
 
-// BettyFig16 splits one Freebase86m-shaped batch into 1…16 micro-batches
+// EdgeMicroFig16 splits one Freebase86m-shaped batch into 1…16 micro-batches
 // three ways and reports, per split, the rows gathered, the duplicated
 // rows, the bytes sent to the GPU and the peak and mean micro-batch
 // memory (estimator, every chunk of a micro-batch on the GPU at once).
-func BettyFig16() (Result, error) {
-	b, _, err := BettyBatch(50_000, 1_000, 1_000)
+func EdgeMicroFig16() (Result, error) {
+	b, _, err := EdgeMicroBatch(50_000, 1_000, 1_000)
 	if err != nil {
 		return Result{}, err
 	}
 	ix := micro.NewIndex(b, true)
-	r := Result{Name: "betty-fig16", Title: "Betty Fig. 11/16 on a Freebase86m-shaped batch (ComplEx, 50,000 edges, chunks of 1,000 sharing 1,000 negatives)",
+	r := Result{Name: "edge-micro-fig16", Title: "Edge-batch micro-batching after Betty Fig. 11/16: a Freebase86m-shaped batch (ComplEx, 50,000 edges, chunks of 1,000 sharing 1,000 negatives)",
 		Header: []string{"micro-batches", "split", "gathered rows", "duplicated rows", "gathered ÷ rows", "H2D GB d=400", "peak GB d=100", "peak GB d=400", "peak GB d=800", "peak ÷ mean d=400"}}
 	dup := map[micro.Method]*Series{}
 	peak := map[micro.Method]*Series{}
@@ -70,7 +72,7 @@ func BettyFig16() (Result, error) {
 		dup[m] = &Series{Name: string(m)}
 		peak[m] = &Series{Name: string(m)}
 	}
-	for _, k := range BettyKs {
+	for _, k := range EdgeMicroKs {
 		for _, m := range micro.Methods {
 			parts, err := micro.Split(b, ix, k, m, 1)
 			if err != nil {
@@ -78,8 +80,8 @@ func BettyFig16() (Result, error) {
 			}
 			row := []string{strconv.Itoa(k), string(m)}
 			var st400 micro.Stats
-			peaks := make([]string, len(BettyDims))
-			for i, d := range BettyDims {
+			peaks := make([]string, len(EdgeMicroDims))
+			for i, d := range EdgeMicroDims {
 				st := ix.Measure(b, parts, workload.ComplEx, d, 0)
 				peaks[i] = gb(st.PeakBytes)
 				if d == 400 {
@@ -97,8 +99,8 @@ func BettyFig16() (Result, error) {
 			peak[m].X, peak[m].Y = append(peak[m].X, float64(k)), append(peak[m].Y, float64(st400.PeakBytes)/1e9)
 		}
 	}
-	c16 := Chart{File: "betty-fig16", Title: "Duplicated rows against micro-batches (Freebase86m-shaped batch)", XLabel: "micro-batches", YLabel: "duplicated rows", LogY: true}
-	c11 := Chart{File: "betty-fig11", Title: "Peak micro-batch memory, d = 400", XLabel: "micro-batches", YLabel: "peak GB"}
+	c16 := Chart{File: "edge-micro-fig16", Title: "Duplicated rows against micro-batches (Freebase86m-shaped batch)", XLabel: "micro-batches", YLabel: "duplicated rows", LogY: true}
+	c11 := Chart{File: "edge-micro-fig11", Title: "Peak micro-batch memory, d = 400", XLabel: "micro-batches", YLabel: "peak GB"}
 	for _, m := range micro.Methods {
 		c16.Series = append(c16.Series, *dup[m])
 		c11.Series = append(c11.Series, *peak[m])
@@ -108,14 +110,14 @@ func BettyFig16() (Result, error) {
 		"The paper (GraphSAGE on ogbn-products, Fig. 16): at 64 batches REG cuts redundant input nodes to 5.8M against 118M for range, random and Metis; up to 49.2% and on average 28.4% less redundancy. Fig. 11: up to 48.3% (37.7% on average) less peak memory than the other partitions.",
 		"What transfers: a row needed by several micro-batches is gathered and moved once per micro-batch, and a split that keeps what shares rows together moves less and peaks lower; random splitting is the worst by far here (every chunk's 1,000 shared negatives land in every micro-batch).",
 		"What does not: in a GNN the shared rows are multi-hop neighbourhoods a partition can keep together; in a shuffled batch of a knowledge graph most shared rows are each chunk's negatives, which range splitting already keeps whole, and few node rows repeat (power-law hubs). So REG duplicates 3–22% fewer rows than range here (2 to 16 micro-batches), short of the paper's 49% at 64, and 84–96% fewer than random; its peak equals range's (peak ÷ mean is higher only because its mean is lower).",
-		"Peak is the estimator (workload.EstimateBatch) on each micro-batch's exact shape with every chunk computed at once, as a GPU engine would; the CPU engine computes one chunk at a time (see betty-table7).",
+		"Peak is the estimator (workload.EstimateBatch) on each micro-batch's exact shape with every chunk computed at once, as a GPU engine would; the CPU engine computes one chunk at a time (see edge-micro-table7).",
 	}
 	return r, nil
 }
 
-// BettyFig12 simulates one epoch with every batch split into 1…64
+// EdgeMicroFig12 simulates one epoch with every batch split into 1…64
 // micro-batches: the peak GPU memory of a (micro-)batch and the epoch.
-func BettyFig12() (Result, error) {
+func EdgeMicroFig12() (Result, error) {
 	prof, err := devices.Preset("p3.2xlarge")
 	if err != nil {
 		return Result{}, err
@@ -124,7 +126,7 @@ func BettyFig12() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Name: "betty-fig12", Title: "Betty Fig. 12 / Table 6: peak memory and epoch time against micro-batches (Freebase86m, p3.2xlarge, simulated)",
+	r := Result{Name: "edge-micro-fig12", Title: "Edge-batch micro-batching after Betty Fig. 12 / Table 6: peak memory and epoch time against micro-batches (Freebase86m, p3.2xlarge, simulated)",
 		Header: []string{"system", "d", "micro-batches", "peak GB", "epoch min", "extra transfer GB", "duplicated rows", "paper GB", "paper s"}}
 	ks := []int{1, 2, 4, 8, 16, 32, 64}
 	var charts []Chart
@@ -133,9 +135,9 @@ func BettyFig12() (Result, error) {
 		if err != nil {
 			return r, err
 		}
-		mem := Chart{File: "betty-fig12-" + name + "-memory", Title: name + ": peak batch memory", XLabel: "micro-batches", YLabel: "GB"}
-		ep := Chart{File: "betty-fig12-" + name + "-epoch", Title: name + ": epoch", XLabel: "micro-batches", YLabel: "minutes"}
-		for _, d := range BettyDims {
+		mem := Chart{File: "edge-micro-fig12-" + name + "-memory", Title: name + ": peak batch memory", XLabel: "micro-batches", YLabel: "GB"}
+		ep := Chart{File: "edge-micro-fig12-" + name + "-epoch", Title: name + ": epoch", XLabel: "micro-batches", YLabel: "minutes"}
+		for _, d := range EdgeMicroDims {
 			ms := Series{Name: "d=" + strconv.Itoa(d)}
 			es := Series{Name: ms.Name}
 			for _, k := range ks {
@@ -153,7 +155,7 @@ func BettyFig12() (Result, error) {
 				if err != nil {
 					return r, err
 				}
-				p := bettyTable6[k]
+				p := edgeMicroTable6[k]
 				r.Rows = append(r.Rows, []string{name, strconv.Itoa(d), strconv.Itoa(k), gb(mp.Peak), fmt.Sprintf("%.1f", rep.EpochSeconds/60),
 					gb(rep.ExtraTransferBytes), strconv.FormatInt(rep.DuplicatedRows, 10), fmt.Sprintf("%.2f", p.gb), fmt.Sprintf("%.2f", p.seconds)})
 				ms.X, ms.Y = append(ms.X, float64(k)), append(ms.Y, float64(mp.Peak)/1e9)
@@ -172,21 +174,21 @@ func BettyFig12() (Result, error) {
 	return r, nil
 }
 
-// BettyTable7 measures the CPU engine: a Freebase86m-shaped batch of 4,000
+// EdgeMicroTable7 measures the CPU engine: a Freebase86m-shaped batch of 4,000
 // edges (chunks of 500 sharing 500 negatives) split into 1…8 micro-batches
 // by REG at d = 100, 400, 800 with Dot and ComplEx. Per row: the largest
 // micro-batch's estimated and allocated bytes, the largest error of any
 // micro-batch, and the batch's wall time.
-func BettyTable7() (Result, error) {
-	b, p, err := BettyBatch(4_000, 500, 500)
+func EdgeMicroTable7() (Result, error) {
+	b, p, err := EdgeMicroBatch(4_000, 500, 500)
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Name: "betty-table7", Title: "Betty Table 7: estimated against allocated bytes per micro-batch (CPU engine, 4,000-edge batch, chunks of 500, 500 negatives)",
+	r := Result{Name: "edge-micro-table7", Title: "Edge-batch micro-batching after Betty Table 7: estimated against allocated bytes per micro-batch (CPU engine, 4,000-edge batch, chunks of 500, 500 negatives)",
 		Header: []string{"model", "d", "micro-batches", "estimated MB", "allocated MB", "worst error %", "batch s"}}
-	tc := Chart{File: "betty-table7-time", Title: "CPU engine: one batch's time against micro-batches (ComplEx)", XLabel: "micro-batches", YLabel: "seconds"}
+	tc := Chart{File: "edge-micro-table7-time", Title: "CPU engine: one batch's time against micro-batches (ComplEx)", XLabel: "micro-batches", YLabel: "seconds"}
 	for _, kind := range []workload.Model{workload.Dot, workload.ComplEx} {
-		for _, d := range BettyDims {
+		for _, d := range EdgeMicroDims {
 			s := Series{Name: fmt.Sprintf("d=%d", d)}
 			for _, k := range []int{1, 2, 4, 8} {
 				h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: d, Batch: b.Edges(), Negatives: 500, ChunkSize: 500}, LR: 0.1, Workers: 1,
