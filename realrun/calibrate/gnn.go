@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
@@ -176,7 +175,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 	var gatherBytes, gatherSecs float64
 	for _, b := range timed {
 		st := time.Now()
-		buf = gatherRows(buf, g, b.Input(), workers)
+		buf = g.Gather(buf, b.Input(), workers)
 		gatherSecs += time.Since(st).Seconds()
 		gatherBytes += float64(len(b.Input())*g.F*4 + len(b.Output())*4)
 	}
@@ -212,7 +211,7 @@ func GNN(g *data.Graph, o gnn.Options, opt GNNOptions) (GNNCalibration, error) {
 		dpcg := rand.NewPCG(1, 2)
 		drng := rand.New(dpcg)
 		for i, b := range bs {
-			x := gatherRows(nil, g, b.Input(), workers)
+			x := g.Gather(nil, b.Input(), workers)
 			y := make([]int32, len(b.Output())) // class 0 for all: the labels do not change the time
 			dpcg.Seed(1, uint64(i))
 			st := time.Now()
@@ -346,38 +345,6 @@ func cmpOrString(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// gatherRows copies the feature rows of ids into buf as the trainer
-// gathers a batch's input (split over workers when there are many).
-func gatherRows(buf []float32, g *data.Graph, ids []int32, workers int) []float32 {
-	f := g.F
-	if cap(buf) < len(ids)*f {
-		buf = make([]float32, len(ids)*f)
-	}
-	buf = buf[:len(ids)*f]
-	copyRows := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := int(ids[i])
-			copy(buf[i*f:(i+1)*f], g.X[v*f:(v+1)*f])
-		}
-	}
-	parts := min(workers, len(ids)*f/(1<<15))
-	if parts <= 1 {
-		copyRows(0, len(ids))
-		return buf
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < parts; w++ {
-		lo, hi := len(ids)*w/parts, len(ids)*(w+1)/parts
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copyRows(lo, hi)
-		}()
-	}
-	wg.Wait()
-	return buf
 }
 
 func sum(xs []float64) float64 {

@@ -263,7 +263,7 @@ func (t *trainer) prepare(e, i, p int) prepared {
 		if o.micro() {
 			pb.splitSeconds = time.Since(s0).Seconds()
 		}
-		t.x[p] = gather(t.x[p], g, b.Input(), t.workers)
+		t.x[p] = g.Gather(t.x[p], b.Input(), t.workers)
 		t.y[p] = labelsOf(t.y[p], g, b.Output())
 		pb.x, pb.y, pb.microInputs = t.x[p], t.y[p], int64(len(b.Input()))
 		pb.seconds = time.Since(start).Seconds() - pb.splitSeconds
@@ -286,7 +286,7 @@ func (t *trainer) prepare(e, i, p int) prepared {
 	pb.splitSeconds = time.Since(s0).Seconds()
 	for j := range pb.micro {
 		mb := &pb.micro[j]
-		mb.x = gather(mb.x, g, mb.b.Input(), t.workers)
+		mb.x = g.Gather(mb.x, mb.b.Input(), t.workers)
 		mb.y = labelsOf(mb.y, g, mb.b.Output())
 	}
 	pb.seconds = time.Since(start).Seconds() - pb.splitSeconds
@@ -504,35 +504,6 @@ func stopped(stop <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// gather copies the feature rows of ids into buf (grown to fit), split
-// over workers goroutines when there are many.
-func gather(buf []float32, g *data.Graph, ids []int32, workers int) []float32 {
-	f := g.F
-	buf = growFloats(buf, len(ids)*f)
-	copyRows := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := int(ids[i])
-			copy(buf[i*f:(i+1)*f], g.X[v*f:(v+1)*f])
-		}
-	}
-	parts := min(workers, len(ids)*f/(1<<15))
-	if parts <= 1 {
-		copyRows(0, len(ids))
-		return buf
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < parts; w++ {
-		lo, hi := len(ids)*w/parts, len(ids)*(w+1)/parts
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copyRows(lo, hi)
-		}()
-	}
-	wg.Wait()
-	return buf
 }
 
 // labelsOf writes the labels of nodes into buf (grown to fit).

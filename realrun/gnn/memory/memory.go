@@ -144,23 +144,11 @@ func step(spec nn.Spec, g *data.Graph, b *block.Batch, seed uint64, rng *rand.Ra
 		return fmt.Errorf("memory.Measure: %w", err)
 	}
 	adam := nn.NewAdam(m.Params(), 0.01)
-	x := gatherRows(g, b.Input())
+	x := g.Gather(nil, b.Input(), 1) // one goroutine: the same one allocation
 	y := labelsOf(g, b.Output())
 	m.TrainStep(b, x, y, 1, rng)
 	adam.Step(m.Params())
 	return nil
-}
-
-// gatherRows returns the feature rows of ids, in order: the trainer's
-// gather (package gnn, which imports this one) in one goroutine, the same
-// one allocation.
-func gatherRows(g *data.Graph, ids []int32) []float32 {
-	f := g.F
-	x := make([]float32, len(ids)*f)
-	for i, v := range ids {
-		copy(x[i*f:(i+1)*f], g.X[int(v)*f:(int(v)+1)*f])
-	}
-	return x
 }
 
 // labelsOf returns the labels of nodes: the trainer's labelsOf.
