@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tierflow/tierflow/internal/runinfo"
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/memory"
@@ -230,32 +230,7 @@ func bettyRunInfo(start time.Time) string {
 		took = fmt.Sprintf("%.1f minutes", d.Minutes())
 	}
 	return fmt.Sprintf("Written by `%s` (`make reproduce-betty` runs all seven betty-* experiments) on %s, %d cores, %s, %s; commit %s; this experiment took %s.",
-		cmd, cpuModel(), runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), gitCommit(), took)
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	for _, ln := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(ln, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
-}
-
-func gitCommit() string {
-	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	s := strings.TrimSpace(string(out))
-	if exec.Command("git", "diff", "--quiet", "HEAD").Run() != nil {
-		s += " (with uncommitted changes)"
-	}
-	return s
+		cmd, runinfo.CPU(), runtime.NumCPU(), runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), runinfo.Commit(), took)
 }
 
 func mb(b int64) string { return fmt.Sprintf("%.1f", float64(b)/1e6) }

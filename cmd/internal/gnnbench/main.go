@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierflow/tierflow/internal/runinfo"
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/realrun/gnn"
@@ -540,7 +541,7 @@ func reproduce(c Config, stdout io.Writer) error {
 		fmt.Fprintln(c.Log, line)
 		runs = append(runs, r)
 	}
-	rep := Report{Command: c.Command, Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Commit: commit(), Runs: runs,
+	rep := Report{Command: c.Command, Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Commit: runinfo.Commit(), Runs: runs,
 		Machine: machine(), Seconds: time.Since(begin).Seconds()}
 	for _, r := range runs {
 		if r.Torch != nil {
@@ -568,28 +569,8 @@ func reproduce(c Config, stdout io.Writer) error {
 	return err
 }
 
-func commit() string {
-	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	s := strings.TrimSpace(string(out))
-	if exec.Command("git", "diff", "--quiet", "HEAD").Run() != nil {
-		s += " (with uncommitted changes)"
-	}
-	return s
-}
-
 func machine() Machine {
-	m := Machine{CPU: "unknown", Cores: runtime.NumCPU(), Go: runtime.Version()}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, ln := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(ln, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
+	m := Machine{CPU: runinfo.CPU(), Cores: runtime.NumCPU(), Go: runtime.Version()}
 	m.FMAPeak = fmaPeak()
 	return m
 }
