@@ -29,9 +29,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierflow/tierflow/internal/runinfo"
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/runinfo"
 	"github.com/tierflow/tierflow/realrun/gnn"
 	"github.com/tierflow/tierflow/realrun/model"
 )
