@@ -189,6 +189,9 @@ func checkGNNFlags(fs *flag.FlagSet, o *gnn.Options, f *gnnFlags) error {
 		return cli.Usagef("--overwrite and --resume contradict each other: resume the checkpoint, or start over")
 	}
 	o.Seed = uint64(f.seed)
+	if _, bad := split.ParseMethod(f.microSplit); bad == nil && flagSet(fs, "micro-split") && f.microMemory == "" && o.MicroBatches < 2 {
+		return cli.Usagef("--micro-split %s splits nothing without --micro-batches N (2 or more) or --micro-batch-memory SIZE", f.microSplit)
+	}
 	o.MicroSplit = split.Method(f.microSplit)
 	if f.microMemory != "" {
 		b, err := devices.ParseBytes(f.microMemory)
