@@ -143,7 +143,7 @@ reproduce-quality-orderings: $(BIN)/reproduce
 # engine's micro-batched training (realrun gnn --micro-batches), on graphs
 # generated with the shapes of Betty's Table 4 datasets at their default
 # scales; results/betty-*/ (each experiment's .md says how, where and when
-# it was made). Needs gpmetis (metis-deps). About 15 minutes on 2 cores.
+# it was made). Needs gpmetis (metis-deps). About 8 minutes on 2 cores.
 BETTY_EXPERIMENTS := betty-fig10,betty-fig11,betty-fig12,betty-fig13,betty-fig16,betty-table5,betty-table7
 .PHONY: reproduce-betty
 reproduce-betty: $(BIN)/reproduce metis-deps
