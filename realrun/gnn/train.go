@@ -264,7 +264,7 @@ func (t *trainer) prepare(e, i, p int) prepared {
 			pb.splitSeconds = time.Since(s0).Seconds()
 		}
 		t.x[p] = g.Gather(t.x[p], b.Input(), t.workers)
-		t.y[p] = labelsOf(t.y[p], g, b.Output())
+		t.y[p] = g.Labels(t.y[p], b.Output())
 		pb.x, pb.y, pb.microInputs = t.x[p], t.y[p], int64(len(b.Input()))
 		pb.seconds = time.Since(start).Seconds() - pb.splitSeconds
 		return pb
@@ -287,7 +287,7 @@ func (t *trainer) prepare(e, i, p int) prepared {
 	for j := range pb.micro {
 		mb := &pb.micro[j]
 		mb.x = g.Gather(mb.x, mb.b.Input(), t.workers)
-		mb.y = labelsOf(mb.y, g, mb.b.Output())
+		mb.y = g.Labels(mb.y, mb.b.Output())
 	}
 	pb.seconds = time.Since(start).Seconds() - pb.splitSeconds
 	return pb
@@ -504,18 +504,6 @@ func stopped(stop <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// labelsOf writes the labels of nodes into buf (grown to fit).
-func labelsOf(buf []int32, g *data.Graph, nodes []int32) []int32 {
-	if cap(buf) < len(nodes) {
-		buf = make([]int32, len(nodes))
-	}
-	buf = buf[:len(nodes)]
-	for i, v := range nodes {
-		buf[i] = g.Y[v]
-	}
-	return buf
 }
 
 // sizeWords is n bytes in decimal units: "2.3 MB".

@@ -36,3 +36,17 @@ func (g *Graph) Gather(buf []float32, ids []int32, workers int) []float32 {
 	wg.Wait()
 	return buf
 }
+
+// Labels writes the labels of nodes, in order, into buf (its array reused
+// when large enough, a new one otherwise): the output nodes' labels of a
+// training step.
+func (g *Graph) Labels(buf []int32, nodes []int32) []int32 {
+	if cap(buf) < len(nodes) {
+		buf = make([]int32, len(nodes))
+	}
+	buf = buf[:len(nodes)]
+	for i, v := range nodes {
+		buf[i] = g.Y[v]
+	}
+	return buf
+}

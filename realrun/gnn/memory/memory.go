@@ -145,19 +145,10 @@ func step(spec nn.Spec, g *data.Graph, b *block.Batch, seed uint64, rng *rand.Ra
 	}
 	adam := nn.NewAdam(m.Params(), 0.01)
 	x := g.Gather(nil, b.Input(), 1) // one goroutine: the same one allocation
-	y := labelsOf(g, b.Output())
+	y := g.Labels(nil, b.Output())
 	m.TrainStep(b, x, y, 1, rng)
 	adam.Step(m.Params())
 	return nil
-}
-
-// labelsOf returns the labels of nodes: the trainer's labelsOf.
-func labelsOf(g *data.Graph, nodes []int32) []int32 {
-	y := make([]int32, len(nodes))
-	for i, v := range nodes {
-		y[i] = g.Y[v]
-	}
-	return y
 }
 
 // checkBatch reports a batch whose shape does not fit the model.

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/realrun/gnn/block"
-	"github.com/tierflow/tierflow/realrun/gnn/data"
 	"github.com/tierflow/tierflow/realrun/gnn/nn"
 )
 
@@ -142,24 +141,6 @@ func TestMicroReuse(t *testing.T) {
 	assert.Equal(t, b, bd.Micro(b, rangeParts(200, 1)[0], b), "into == b is not overwritten")
 }
 
-// gather returns the feature rows ids of g.
-func gather(g *data.Graph, ids []int32) []float32 {
-	x := make([]float32, 0, len(ids)*g.F)
-	for _, v := range ids {
-		x = append(x, g.Row(v)...)
-	}
-	return x
-}
-
-// labels returns the labels of ids.
-func labels(g *data.Graph, ids []int32) []int32 {
-	y := make([]int32, len(ids))
-	for i, v := range ids {
-		y[i] = g.Y[v]
-	}
-	return y
-}
-
 // dropRng returns the dropout generator in the state every micro-batch
 // starts from.
 func dropRng() *rand.Rand { return rand.New(rand.NewPCG(77, 78)) }
@@ -204,13 +185,13 @@ func TestMicroEquivalence(t *testing.T) {
 					m, err := nn.New(spec, 5)
 					require.NoError(t, err)
 					c := spec.Classes
-					x := gather(g, b.Input())
+					x := g.Gather(nil, b.Input(), 1)
 					whole := slices.Clone(m.Forward(b, x, true, dropRng()))
 					if dropout > 0 && layers > 1 {
 						assert.NotEqual(t, whole, m.Forward(b, x, false, nil), "dropout drops something")
 					}
 					m.ZeroGrad()
-					m.TrainStep(b, x, labels(g, out), 1, dropRng())
+					m.TrainStep(b, x, g.Labels(nil, out), 1, dropRng())
 					var grads [][]float32
 					for _, p := range m.Params() {
 						grads = append(grads, slices.Clone(p.G))
@@ -224,14 +205,14 @@ func TestMicroEquivalence(t *testing.T) {
 					var mb *block.Batch
 					for i, p := range parts {
 						mb = bd.Micro(b, p, mb)
-						xi := gather(g, mb.Input())
+						xi := g.Gather(nil, mb.Input(), 1)
 						logits := m.Forward(mb, xi, true, dropRng())
 						var want []float32
 						for _, pos := range p {
 							want = append(want, whole[int(pos)*c:int(pos+1)*c]...)
 						}
 						worstLogit = max(worstLogit, closeRel(t, want, logits, 1e-5, fmt.Sprintf("micro-batch %d logits", i)))
-						m.TrainStep(mb, xi, labels(g, mb.Output()), float64(len(p))/float64(n), dropRng())
+						m.TrainStep(mb, xi, g.Labels(nil, mb.Output()), float64(len(p))/float64(n), dropRng())
 					}
 					for j, p := range m.Params() {
 						worstGrad = max(worstGrad, closeRel(t, grads[j], p.G, 1e-4, p.Name+" gradient"))
@@ -259,7 +240,7 @@ func TestMicroTraining(t *testing.T) {
 			for step := range 3 {
 				b := sample(g, 120, spec.Fanouts([]int{5, 8}), uint64(10+step))
 				rng := func() *rand.Rand { return rand.New(rand.NewPCG(uint64(step), 9)) }
-				lossW, _ := whole.TrainStep(b, gather(g, b.Input()), labels(g, b.Output()), 1, rng())
+				lossW, _ := whole.TrainStep(b, g.Gather(nil, b.Input(), 1), g.Labels(nil, b.Output()), 1, rng())
 				optW.Step(whole.Params())
 				whole.ZeroGrad()
 				parts, err := Split(b, 4, Random, uint64(step))
@@ -268,7 +249,7 @@ func TestMicroTraining(t *testing.T) {
 				for _, p := range parts {
 					mb := bd.Micro(b, p, nil)
 					w := float64(len(p)) / float64(len(b.Output()))
-					l, _ := micro.TrainStep(mb, gather(g, mb.Input()), labels(g, mb.Output()), w, rng())
+					l, _ := micro.TrainStep(mb, g.Gather(nil, mb.Input(), 1), g.Labels(nil, mb.Output()), w, rng())
 					lossM += w * l
 				}
 				optM.Step(micro.Params())
