@@ -17,6 +17,9 @@ type Training struct {
 	Batch     int `json:"batch"`
 	Negatives int `json:"negatives"`
 	ChunkSize int `json:"chunk_size"`
+	// Objective is the loss and regularisation (the zero value: the
+	// softmax loss, no penalty).
+	Objective Objective `json:"objective,omitzero"`
 }
 
 // Validate checks the training shape.
@@ -31,8 +34,10 @@ func (t Training) Validate() error {
 	case t.ChunkSize < 0:
 		return fmt.Errorf("chunk size must not be negative, got %d", t.ChunkSize)
 	}
-	_, err := ParseModel(string(t.Model))
-	return err
+	if _, err := ParseModel(string(t.Model)); err != nil {
+		return err
+	}
+	return t.Objective.Validate(t.Model)
 }
 
 // Chunk is the number of edges per chunk: ChunkSize, or as many as there

@@ -208,7 +208,7 @@ func (c *Engine) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *sto
 		R, gR = ws.R[:n*d], ws.gR[:n*d]
 		clear(gR)
 	}
-	loss := model.ChunkGrad(c.h.Model, d, ws.S[:n*d], R, ws.D[:n*d], ws.N[:m*d], n, m, ws.gS[:n*d], gR, ws.gD[:n*d], ws.gN[:m*d], ws.sc)
+	loss := model.ChunkGrad(c.h.Model, c.h.Objective, d, ws.S[:n*d], R, ws.D[:n*d], ws.N[:m*d], n, m, ws.gS[:n*d], gR, ws.gD[:n*d], ws.gN[:m*d], ws.sc)
 	if c.h.Rule() == realrun.DuplicatesSum {
 		c.stepSum(ws, n, m, sf, df, gR)
 	} else {

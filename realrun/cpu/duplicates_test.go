@@ -164,7 +164,7 @@ func reference(t *testing.T, c dupChunk, rule realrun.Duplicates, start dupState
 			occ = append(occ, occurrence{-1, int(e.Rel), gR[i*d : (i+1)*d]})
 		}
 	}
-	model.ChunkGrad(c.model, d, S, R, D, N, n, m, gS, gR, gD, gN, model.NewScratch())
+	model.ChunkGrad(c.model, workload.Objective{}, d, S, R, D, N, n, m, gS, gR, gD, gN, model.NewScratch())
 	steps := occ
 	if rule == realrun.DuplicatesSum {
 		steps = nil

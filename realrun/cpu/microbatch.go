@@ -382,7 +382,7 @@ func (v *deviceBuffers) run(h realrun.Hyper, b micro.Batch, ix micro.Index, tb r
 		clear(gS)
 		clear(gD)
 		clear(v.gN)
-		loss += float64(model.ChunkGrad(h.Model, d, S, R, D, v.N, n, m, gS, gR, gD, v.gN, v.sc))
+		loss += float64(model.ChunkGrad(h.Model, h.Objective, d, S, R, D, v.N, n, m, gS, gR, gD, v.gN, v.sc))
 		for q := 0; q < n; q++ {
 			s, t := int(v.srcL[p[0]+q]), int(v.dstL[p[0]+q])
 			axpyOne(gS[q*d:(q+1)*d], v.G[s*d:(s+1)*d])

@@ -272,7 +272,7 @@ func (k *kernelRun) chunkGrads(ch int) (gS, gD, gN, gR []float32, nc int, loss f
 		copy(N[j*d:], row(k.emb[k.table(k.sel[k0+j])], k.neg[k0+j]))
 	}
 	gS, gD, gN = make([]float32, nc*d), make([]float32, nc*d), make([]float32, c.m*d)
-	loss = float64(model.ChunkGrad(c.kind, d, S, R, D, N, nc, c.m, gS, gR, gD, gN, nil))
+	loss = float64(model.ChunkGrad(c.kind, workload.Objective{}, d, S, R, D, N, nc, c.m, gS, gR, gD, gN, nil))
 	return gS, gD, gN, gR, nc, loss
 }
 

@@ -12,15 +12,16 @@ import (
 // allocate. A Scratch must not be used by two goroutines at once; give each
 // worker its own. The zero value is ready to use.
 type Scratch struct {
-	q   []float32 // n×d: the query rows Q (or Q′) of the current side
-	gq  []float32 // n×d: dL/dQ
-	t   []float32 // n×m: scores, then softmax weights G
-	gt  []float32 // m×n: Gᵀ
-	qt  []float32 // d×n: Qᵀ
-	nt  []float32 // d×m: Nᵀ (shared by both sides)
-	gp  []float32 // n: dL/d(positive score)
-	pos []float32 // n: positive scores
-	pk  packBuf   // packed GEMM panels (SIMD levels)
+	q   []float32          // n×d: the query rows Q (or Q′) of the current side
+	gq  []float32          // n×d: dL/dQ
+	t   []float32          // n×m: scores, then softmax weights G
+	gt  []float32          // m×n: Gᵀ
+	qt  []float32          // d×n: Qᵀ
+	nt  []float32          // d×m: Nᵀ (shared by both sides)
+	gp  []float32          // n: dL/d(positive score)
+	pos []float32          // n: positive scores
+	pk  packBuf            // packed GEMM panels (SIMD levels)
+	obj workload.Objective // the chunk's loss (set by ChunkGrad)
 }
 
 // NewScratch returns an empty Scratch.
@@ -35,8 +36,8 @@ func grow(b []float32, n int) []float32 {
 
 // CheckChunk validates the arguments of ChunkGrad: k and d (see CheckDim),
 // n, m ≥ 0, len(S) = len(D) = len(gS) = len(gD) = n·d, len(N) = len(gN) = m·d,
-// and, when k.UsesRelations(), len(R) = len(gR) = n·d (R and gR are ignored
-// for Dot).
+// and, when k has relation parameters, len(R) = len(gR) = n·k.RelWidth(d):
+// each edge's relation row (R and gR are ignored for Dot).
 func CheckChunk(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32) error {
 	if err := k.CheckDim(d); err != nil {
 		return err
@@ -53,8 +54,8 @@ func CheckChunk(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR,
 		{"S", len(S), n * d}, {"D", len(D), n * d}, {"N", len(N), m * d},
 		{"gS", len(gS), n * d}, {"gD", len(gD), n * d}, {"gN", len(gN), m * d},
 	}
-	if k.UsesRelations() {
-		args = append(args, arg{"R", len(R), n * d}, arg{"gR", len(gR), n * d})
+	if w := k.RelWidth(d); w > 0 {
+		args = append(args, arg{"R", len(R), n * w}, arg{"gR", len(gR), n * w})
 	}
 	for _, a := range args {
 		if a.got != a.want {
@@ -64,9 +65,9 @@ func CheckChunk(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR,
 	return nil
 }
 
-// ChunkGrad computes the softmax contrastive loss of one chunk of n positive
-// edges sharing m negative nodes (PBG §4.3, Marius eq. 1), corrupting both
-// sides:
+// ChunkGrad computes the loss of one chunk of n positive edges sharing m
+// negative nodes (PBG §4.3, Marius eq. 1), corrupting both sides, with the
+// objective o (rowLoss; the softmax loss when o is the zero value):
 //
 //	L = Σ_i [ logsumexp({f(s_i,r_i,d_i)} ∪ {f(s_i,r_i,n_k)}_k) − f(s_i,r_i,d_i) ]
 //	  + Σ_i [ logsumexp({f(s_i,r_i,d_i)} ∪ {f(n_k,r_i,d_i)}_k) − f(s_i,r_i,d_i) ]
@@ -85,9 +86,12 @@ func CheckChunk(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR,
 // two real layouts). For the source side f(x,r_i,d_i) = <Q′_i, x> with
 // Q′_i = d_i, r_i∘d_i, or (Re, −Im) of r_i·conj(d_i). The negative scores of
 // each side are the n×m product Q·Nᵀ; the backward is G·N (n×d) and Gᵀ·Q (m×d).
-func ChunkGrad(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float32 {
+func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float32 {
 	if !k.Valid() {
 		return nan32()
+	}
+	if k != workload.Dot && k != workload.DistMult && k != workload.ComplEx {
+		return nan32() // TODO(i44-kernels): the other operators and comparators
 	}
 	if n <= 0 || d <= 0 {
 		return 0
@@ -95,6 +99,7 @@ func ChunkGrad(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR, 
 	if sc == nil {
 		sc = NewScratch()
 	}
+	sc.obj = o
 	sc.t = grow(sc.t, n*m)
 	sc.gp = grow(sc.gp, n)
 	sc.pos = grow(sc.pos, n)
@@ -165,14 +170,9 @@ func sideSIMD(d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
 	gemm(n, m, d, mat{Q, d, 1}, mat{N, 1, d}, t, m, &sc.pk)
 	var loss float64
 	for i, p := range pos {
-		row := t[i*m : i*m+m]
-		mx := vecMax(p, row)
-		ep := expNeg(p - mx)
-		z := ep + vecExpSum(row, mx)
-		inv := 1 / z
-		vecScal(inv, row)
-		gp[i] = ep*inv - 1
-		loss += float64(mx) + math.Log(float64(z)) - float64(p)
+		l, g := rowLoss(&sc.obj, p, t[i*m:i*m+m])
+		gp[i] = g
+		loss += l
 	}
 	for i, g := range gp {
 		vecAxpy(g, X[i*d:i*d+d], gQ[i*d:i*d+d])
@@ -198,29 +198,12 @@ func sideGo(d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
 	clear(t)
 	sgemmNTGo(n, m, d, Q, N, t)
 
-	// Row-wise stable softmax over {positive} ∪ negatives; t becomes G.
+	// Each row's loss; t becomes G = dL/dT.
 	var loss float64
 	for i, p := range pos {
-		row := t[i*m : i*m+m]
-		mx := p
-		for _, v := range row {
-			if v > mx {
-				mx = v
-			}
-		}
-		ep := expNeg(p - mx)
-		z := ep
-		for j, v := range row {
-			e := expNeg(v - mx)
-			row[j] = e
-			z += e
-		}
-		inv := 1 / z
-		for j := range row {
-			row[j] *= inv
-		}
-		gp[i] = ep*inv - 1
-		loss += float64(mx) + math.Log(float64(z)) - float64(p)
+		l, g := rowLoss(&sc.obj, p, t[i*m:i*m+m])
+		gp[i] = g
+		loss += l
 	}
 
 	// Positive term: p_i = <Q_i, X_i>.

@@ -187,7 +187,7 @@ func TestChunkGradFiniteDifferences(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(len(k))))
 			c := newChunk(rng, k, d, n, m, 1)
 			require.NoError(t, CheckChunk(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN))
-			L := ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, NewScratch())
+			L := ChunkGrad(k, workload.Objective{}, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, NewScratch())
 
 			S, D, N := f64(c.S), f64(c.D), f64(c.N)
 			var R []float64
@@ -227,12 +227,12 @@ func TestChunkGradAccumulates(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		sc := NewScratch()
 		big := newChunk(rng, k, 8, 9, 11, 1)
-		ChunkGrad(k, 8, big.S, big.R, big.D, big.N, 9, 11, big.gS, big.gR, big.gD, big.gN, sc)
+		ChunkGrad(k, workload.Objective{}, 8, big.S, big.R, big.D, big.N, 9, 11, big.gS, big.gR, big.gD, big.gN, sc)
 
 		c := newChunk(rng, k, 6, 3, 5, 1)
-		L1 := ChunkGrad(k, 6, c.S, c.R, c.D, c.N, 3, 5, c.gS, c.gR, c.gD, c.gN, sc)
+		L1 := ChunkGrad(k, workload.Objective{}, 6, c.S, c.R, c.D, c.N, 3, 5, c.gS, c.gR, c.gD, c.gN, sc)
 		g1 := append([]float32(nil), c.gN...)
-		L2 := ChunkGrad(k, 6, c.S, c.R, c.D, c.N, 3, 5, c.gS, c.gR, c.gD, c.gN, NewScratch())
+		L2 := ChunkGrad(k, workload.Objective{}, 6, c.S, c.R, c.D, c.N, 3, 5, c.gS, c.gR, c.gD, c.gN, NewScratch())
 		assert.Equal(t, L1, L2, k)
 		for i := range g1 {
 			assert.InDelta(t, 2*g1[i], c.gN[i], 1e-6, "%s gN[%d]", k, i)
@@ -245,19 +245,19 @@ func TestChunkGradEdgeCases(t *testing.T) {
 	for _, k := range workload.Models {
 		// No negatives: each logsumexp is over the positive alone, so L = 0.
 		c := newChunk(rng, k, 4, 2, 0, 1)
-		L := ChunkGrad(k, 4, c.S, c.R, c.D, c.N, 2, 0, c.gS, c.gR, c.gD, c.gN, nil)
+		L := ChunkGrad(k, workload.Objective{}, 4, c.S, c.R, c.D, c.N, 2, 0, c.gS, c.gR, c.gD, c.gN, nil)
 		assert.InDelta(t, 0, L, 1e-6, k)
 		for _, g := range c.gS {
 			assert.InDelta(t, 0, g, 1e-6)
 		}
 		// No edges.
-		assert.Zero(t, ChunkGrad(k, 4, nil, nil, nil, c.N, 0, 0, nil, nil, nil, nil, nil))
+		assert.Zero(t, ChunkGrad(k, workload.Objective{}, 4, nil, nil, nil, c.N, 0, 0, nil, nil, nil, nil, nil))
 		// Large scores stay finite thanks to the max subtraction.
 		c = newChunk(rng, k, 4, 2, 3, 30)
-		L = ChunkGrad(k, 4, c.S, c.R, c.D, c.N, 2, 3, c.gS, c.gR, c.gD, c.gN, nil)
+		L = ChunkGrad(k, workload.Objective{}, 4, c.S, c.R, c.D, c.N, 2, 3, c.gS, c.gR, c.gD, c.gN, nil)
 		assert.False(t, math.IsNaN(float64(L)) || math.IsInf(float64(L), 0), k)
 	}
-	assert.True(t, math.IsNaN(float64(ChunkGrad(workload.Model("x"), 4, nil, nil, nil, nil, 1, 1, nil, nil, nil, nil, nil))))
+	assert.True(t, math.IsNaN(float64(ChunkGrad(workload.Model("x"), workload.Objective{}, 4, nil, nil, nil, nil, 1, 1, nil, nil, nil, nil, nil))))
 }
 
 func TestCheckChunk(t *testing.T) {
@@ -292,7 +292,7 @@ func TestLossDecreases(t *testing.T) {
 				var first, last float32
 				for step := 0; step < 20; step++ {
 					c.zeroGrad()
-					L := ChunkGrad(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
+					L := ChunkGrad(k, workload.Objective{}, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
 					if step == 0 {
 						first = L
 					} else {
@@ -319,7 +319,7 @@ func TestChunkGradNoAllocs(t *testing.T) {
 		c := newChunk(rng, k, 16, 10, 20, 1)
 		sc := NewScratch()
 		allocs := testing.AllocsPerRun(10, func() {
-			ChunkGrad(k, 16, c.S, c.R, c.D, c.N, 10, 20, c.gS, c.gR, c.gD, c.gN, sc)
+			ChunkGrad(k, workload.Objective{}, 16, c.S, c.R, c.D, c.N, 10, 20, c.gS, c.gR, c.gD, c.gN, sc)
 		})
 		assert.Zero(t, allocs, k)
 	}

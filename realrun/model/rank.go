@@ -43,6 +43,9 @@ func RankCounts(k workload.Model, d int, s, r, dst []float32, side Side, C []flo
 	if !k.Valid() || d <= 0 || m <= 0 || (side != DstSide && side != SrcSide) {
 		return 0, 0
 	}
+	if k != workload.Dot && k != workload.DistMult && k != workload.ComplEx {
+		return 0, 0 // TODO(i44-kernels): the other operators and comparators
+	}
 	var buf [rankStack]float32
 	var q, truth []float32
 	if k != workload.Dot {

@@ -183,10 +183,10 @@ func TestChunkGradLevelsAgree(t *testing.T) {
 			for _, l := range SupportedLevels() {
 				prev := SetLevel(l)
 				c.zeroGrad()
-				loss := ChunkGrad(k, d, c.S, c.R, c.D, c.N, s.n, s.m, c.gS, c.gR, c.gD, c.gN, NewScratch())
+				loss := ChunkGrad(k, workload.Objective{}, d, c.S, c.R, c.D, c.N, s.n, s.m, c.gS, c.gR, c.gD, c.gN, NewScratch())
 				// Deterministic: the same inputs give bit-identical results.
 				again := &chunk{gS: make([]float32, len(c.gS)), gR: make([]float32, len(c.gR)), gD: make([]float32, len(c.gD)), gN: make([]float32, len(c.gN))}
-				loss2 := ChunkGrad(k, d, c.S, c.R, c.D, c.N, s.n, s.m, again.gS, again.gR, again.gD, again.gN, NewScratch())
+				loss2 := ChunkGrad(k, workload.Objective{}, d, c.S, c.R, c.D, c.N, s.n, s.m, again.gS, again.gR, again.gD, again.gN, NewScratch())
 				SetLevel(prev)
 				require.Equal(t, loss, loss2, "%s %v %s deterministic loss", k, s, l)
 				require.Equal(t, c.gN, again.gN, "%s %v %s deterministic gN", k, s, l)
