@@ -150,6 +150,7 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 		loss += side(d, n, m, sc.q, S, N, sc.gq, gS, gN, sc)
 		complexQSrcBack(d, n, R, D, sc.gq, gR, gD)
 	}
+	loss += regularize(k, &sc.obj, d, S, R, D, n, gS, gR, gD)
 	return float32(loss)
 }
 

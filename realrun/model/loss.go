@@ -50,3 +50,15 @@ func softmaxRow(p float32, row []float32) (float64, float32) {
 	vecScal(inv, row)
 	return float64(mx) + math.Log(float64(z)) - float64(p), ep*inv - 1
 }
+
+// regularize adds the objective's penalty on the chunk's positive edges
+// (their source and destination rows and relation rows; R and gR are n
+// rows of k.RelWidth(d), nil without relation parameters) to gS, gR and gD
+// and returns it. It is the one place the penalty is written.
+func regularize(k workload.Model, o *workload.Objective, d int, S, R, D []float32, n int, gS, gR, gD []float32) float64 {
+	if o.Reg() == workload.RegNone {
+		return 0
+	}
+	// TODO(i44-losses): l2 and n3.
+	return math.NaN()
+}
