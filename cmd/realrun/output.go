@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // The human and machine outputs of realrun: column lists, the timeline
@@ -38,6 +39,33 @@ var epochColumns = plots.Columns{
 	{Field: "Test.HitsAt3", CSVPrec: 4},
 	{Field: "Test.HitsAt10", Head: "test\nHits@10", Prec: 3, CSVPrec: 4},
 	{Field: "EvalSeconds", Head: "eval", Seconds: true, CSVPrec: 3, Wide: true},
+}
+
+// runColumns are the CSV's columns after epochColumns: the model and the
+// objective the run trained with, the same on every row (runRows).
+var runColumns = plots.Columns{
+	{Field: "Model"},
+	{Field: "Objective.Loss", Key: "objective_loss"},
+	{Field: "Objective.Margin", Key: "objective_margin"},
+	{Field: "Objective.Adversarial", Key: "objective_adversarial"},
+	{Field: "Objective.Regularizer", Key: "objective_regularizer"},
+	{Field: "Objective.RegCoef", Key: "objective_reg_coef"},
+}
+
+// runRow is one epoch's CSV row with the run's model and objective.
+type runRow struct {
+	realrun.Epoch
+	Model     string             `json:"model"`
+	Objective workload.Objective `json:"objective"`
+}
+
+// runRows are out's epochs as CSV rows (runColumns).
+func runRows(out Output) []runRow {
+	rows := make([]runRow, len(out.Epochs))
+	for i, e := range out.Epochs {
+		rows[i] = runRow{Epoch: e, Model: out.Model, Objective: out.Objective}
+	}
+	return rows
 }
 
 // evalSummary is one line per split on the run's last evaluation of it
