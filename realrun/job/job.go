@@ -234,6 +234,11 @@ func Configure(o Options) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	if cfg.ExportFormat == "pbg" {
+		if err := checkPBGForm(kind); err != nil {
+			return cfg, err
+		}
+	}
 	if cfg.Plans, cfg.Skipped, err = buildPlans(&o, policy); err != nil {
 		return cfg, err
 	}
