@@ -512,7 +512,7 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
-		return append(slices.Clone(epochColumns), runColumns...).CSV(runRows(out)).CSV(w)
+		return runCSV(out).CSV(w)
 	}
 	if len(out.Epochs) > 0 || out.StoppedEarly == 0 { // a run resumed after an early stop trains none
 		if err := epochColumns.Select(wide).Human(out.Epochs).Render(w); err != nil {

@@ -34,10 +34,10 @@ func (x *modelFlags) register(fs *flag.FlagSet, o *job.Options) {
 	cli.EnumVar(fs, &x.operator, "operator", "", "with --comparator, instead of --model: PyTorch-BigGraph's relation operator, one of "+names(workload.Operators))
 	cli.EnumVar(fs, &x.comparator, "comparator", "", "with --operator: PyTorch-BigGraph's comparator, one of "+names(workload.Comparators)+" (l1: tierflow's, for TransE-L1)")
 	cli.EnumVar(fs, &o.Loss, "loss", "", "loss: "+names(workload.Losses)+" (default: the model's, printed with the run)")
-	fs.Float64Var(&x.margin, "margin", 0, "the ranking loss's margin, or the logistic loss's γ (the shift of a distance model's scores) (default: the model's)")
+	fs.Float64Var(&x.margin, "margin", 0, "the ranking loss's margin, or the logistic loss's γ (the shift of a distance model's scores; 0: none) (default: the model's)")
 	fs.Float64Var(&x.adversarial, "adversarial", 0, "with --loss ranking or logistic: self-adversarial negative weighting at this temperature α (RotatE, DGL-KE; 0: off) (default: the model's)")
 	cli.EnumVar(fs, &o.Regularizer, "regularizer", "", "penalty on the parameters each positive edge reads: "+names(workload.Regularizers)+" (default: the model's)")
-	fs.Float64Var(&x.regCoef, "reg-coef", 0, "the --regularizer's coefficient λ (default: the model's)")
+	fs.Float64Var(&x.regCoef, "reg-coef", 0, "the --regularizer's coefficient λ (0 with --regularizer none) (default: the model's)")
 }
 
 func names[T ~string](xs []T) string {

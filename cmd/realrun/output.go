@@ -42,30 +42,32 @@ var epochColumns = plots.Columns{
 }
 
 // runColumns are the CSV's columns after epochColumns: the model and the
-// objective the run trained with, the same on every row (runRows).
+// objective the run trained with, the same on every row (runCSV).
 var runColumns = plots.Columns{
 	{Field: "Model"},
-	{Field: "Objective.Loss", Key: "objective_loss"},
-	{Field: "Objective.Margin", Key: "objective_margin"},
-	{Field: "Objective.Adversarial", Key: "objective_adversarial"},
-	{Field: "Objective.Regularizer", Key: "objective_regularizer"},
-	{Field: "Objective.RegCoef", Key: "objective_reg_coef"},
+	{Field: "Objective.Loss"},
+	{Field: "Objective.Margin"},
+	{Field: "Objective.Adversarial"},
+	{Field: "Objective.Regularizer"},
+	{Field: "Objective.RegCoef"},
 }
 
-// runRow is one epoch's CSV row with the run's model and objective.
+// runRow is the run's part of every CSV row.
 type runRow struct {
-	realrun.Epoch
 	Model     string             `json:"model"`
 	Objective workload.Objective `json:"objective"`
 }
 
-// runRows are out's epochs as CSV rows (runColumns).
-func runRows(out Output) []runRow {
-	rows := make([]runRow, len(out.Epochs))
-	for i, e := range out.Epochs {
-		rows[i] = runRow{Epoch: e, Model: out.Model, Objective: out.Objective}
+// runCSV is out's epochs as a CSV table, each row with the run's model and
+// objective.
+func runCSV(out Output) plots.Table {
+	t := epochColumns.CSV(out.Epochs)
+	run := runColumns.CSV([]runRow{{Model: out.Model, Objective: out.Objective}})
+	t.Header = append(t.Header, run.Header...)
+	for i := range t.Rows {
+		t.Rows[i] = append(t.Rows[i], run.Rows[0]...)
 	}
-	return rows
+	return t
 }
 
 // evalSummary is one line per split on the run's last evaluation of it

@@ -28,6 +28,7 @@ type microFixture struct {
 	emb, st  []float32
 	rel      *relations
 	nodes, d int
+	rels     int
 }
 
 func newMicroFixture(t testing.TB, kind workload.Model, d, edges, chunk, negs int) *microFixture {
@@ -46,7 +47,8 @@ func newMicroFixture(t testing.TB, kind workload.Model, d, edges, chunk, negs in
 		f.emb[i] = 0.1 * (2*rng.Float32() - 1)
 		f.st[i] = 0.05 + 0.1*rng.Float32()
 	}
-	f.rel.emb, f.rel.state = make([]float32, p.Relations*d), make([]float32, p.Relations*d)
+	f.rels = int(p.Relations)
+	f.rel.emb, f.rel.state = make([]float32, f.rels*kind.RelWidth(d)), make([]float32, f.rels*kind.RelWidth(d))
 	for i := range f.rel.emb {
 		f.rel.emb[i] = 1 + 0.1*(2*rng.Float32()-1)
 		f.rel.state[i] = 0.05 + 0.1*rng.Float32()
@@ -133,7 +135,7 @@ func TestBatchMemoryEstimate(t *testing.T) {
 		for _, k := range []int{1, 2, 4} {
 			h := f.h
 			h.Micro = realrun.MicroBatching{Count: k, Split: micro.REG}
-			m, err := MeasureMicroBatches(h, f.b, len(f.rel.emb)/f.d, 1)
+			m, err := MeasureMicroBatches(h, f.b, f.rels, 1)
 			require.NoError(t, err)
 			require.Equal(t, k, m.K)
 			require.Len(t, m.Allocated, k)

@@ -434,6 +434,13 @@ func checkExport(o Options) (string, error) {
 		return "", err
 	}
 	if format == "pbg" {
+		// A model PBG cannot express is refused first (a bad name is
+		// --model's to report); the datasets' defaults all have a form.
+		if m, err := workload.ParseModel(o.Model); err == nil && o.Model != "" {
+			if err := checkPBGForm(m); err != nil {
+				return "", err
+			}
+		}
 		return format, checkExportPBG(o.Export)
 	}
 	if err := atomicfile.CheckWritable(o.Export); err != nil {
