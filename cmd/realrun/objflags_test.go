@@ -134,3 +134,19 @@ func TestRunPrintsObjective(t *testing.T) {
 	assert.Equal(t, 2, code, errOut)
 	assert.Contains(t, errOut, "--model distmult (now complex)")
 }
+
+// realrun export --format pbg refuses, in one line saying why, a work
+// directory whose model PBG cannot express.
+func TestExportPBGRefusesModelWithoutPBGForm(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	_, errOut, code := runCmd("--dataset", "fb15k", "--scale", "0.02", "--p", "2", "--c", "2", "--dim", "8", "--epochs", "1", "--workers", "1",
+		"--progress", "none", "--eval", "none", "--model", "transe-l1", "--batch", "200", "--negatives", "20", "--workdir", work)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code := runCmd("export", work, "--format", "pbg", "--out", filepath.Join(dir, "pbg"))
+	assert.Equal(t, 2, code, "stdout %q stderr %q", out, errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	assert.Contains(t, errOut, "the model transe-l1 has no PyTorch-BigGraph form: transe-l1 scores with the l1 comparator")
+	_, err := os.Stat(filepath.Join(dir, "pbg"))
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
