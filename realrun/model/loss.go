@@ -10,13 +10,28 @@ import (
 // positive score and row its m negative scores. It returns the row's loss
 // and dL/dp, and overwrites row with dL/dn_k. It is the one place every
 // comparator's scores become a loss (the regularisation is added apart).
+//
+// With m = len(row):
+//
+//	softmax:  logsumexp({p} ∪ {n_k}) − p
+//	ranking:  Σ_k w_k·m·max(0, margin − p + n_k)
+//	logistic: softplus(−(p + γ)) + Σ_k w_k·softplus(n_k + γ)     (γ = o.Margin)
+//
+// where w_k = 1/m, or with o.Adversarial = α > 0 the self-adversarial
+// weights w_k = softmax_k(α·n_k) over the row, held constant in the
+// gradient (so ranking with equal weights is PBG's Σ_k max(0, …)). The
+// ranking loss's gradient is 0 at its kink. A NaN score gives a NaN loss.
+// rowLoss does not allocate.
 func rowLoss(o *workload.Objective, p float32, row []float32) (loss float64, gp float32) {
 	switch o.LossKind() {
 	case workload.Softmax:
 		return softmaxRow(p, row)
+	case workload.Ranking:
+		return rankingRow(float32(o.Margin), float32(o.Adversarial), p, row)
+	case workload.Logistic:
+		return logisticRow(float32(o.Margin), float32(o.Adversarial), p, row)
 	}
-	// TODO(i44-losses): ranking and logistic, self-adversarial weights.
-	return math.NaN(), 0
+	return math.NaN(), nan32()
 }
 
 // softmaxRow is the softmax loss −log(e^p / (e^p + Σ e^{n_k})), stable
@@ -51,14 +66,148 @@ func softmaxRow(p float32, row []float32) (float64, float32) {
 	return float64(mx) + math.Log(float64(z)) - float64(p), ep*inv - 1
 }
 
-// regularize adds the objective's penalty on the chunk's positive edges
-// (their source and destination rows and relation rows; R and gR are n
-// rows of k.RelWidth(d), nil without relation parameters) to gS, gR and gD
-// and returns it. It is the one place the penalty is written.
-func regularize(k workload.Model, o *workload.Objective, d int, S, R, D []float32, n int, gS, gR, gD []float32) float64 {
-	if o.Reg() == workload.RegNone {
-		return 0
+// advNorm returns the row's maximum and the normaliser z of the
+// self-adversarial weights w_k = e^{α(n_k − max)} / z (α > 0, len(row) > 0).
+// A NaN score makes z NaN.
+func advNorm(alpha float32, row []float32) (mx, z float32) {
+	mx = row[0]
+	for _, v := range row[1:] {
+		if v > mx {
+			mx = v
+		}
 	}
-	// TODO(i44-losses): l2 and n3.
-	return math.NaN()
+	for _, v := range row {
+		z += expNeg(alpha * (v - mx))
+	}
+	return mx, z
+}
+
+// rankingRow is the margin ranking loss Σ_k w_k·m·max(0, margin − p + n_k)
+// (w_k·m = 1 without self-adversarial weights, alpha = 0). dL/dn_k is
+// w_k·m where the hinge is active (margin − p + n_k > 0), else 0, and dL/dp
+// minus their sum.
+func rankingRow(margin, alpha, p float32, row []float32) (float64, float32) {
+	if len(row) == 0 {
+		return 0, 0
+	}
+	var loss float64
+	var gp float32
+	if alpha > 0 {
+		mx, z := advNorm(alpha, row)
+		scale := float32(len(row)) / z // w_k·m = e_k·m/z
+		for k, v := range row {
+			h := margin - p + v
+			switch {
+			case h > 0:
+				c := expNeg(alpha*(v-mx)) * scale
+				loss += float64(c) * float64(h)
+				row[k] = c
+				gp -= c
+			case h == h:
+				row[k] = 0
+			default: // NaN
+				loss += float64(h)
+				row[k] = h
+				gp += h
+			}
+		}
+		if z != z {
+			return float64(z), z
+		}
+		return loss, gp
+	}
+	for k, v := range row {
+		h := margin - p + v
+		switch {
+		case h > 0:
+			loss += float64(h)
+			row[k] = 1
+			gp--
+		case h == h:
+			row[k] = 0
+		default: // NaN
+			loss += float64(h)
+			row[k] = h
+			gp += h
+		}
+	}
+	return loss, gp
+}
+
+// logisticRow is the logistic loss softplus(−(p + γ)) + Σ_k w_k·softplus(n_k + γ)
+// (w_k = 1/m without self-adversarial weights, alpha = 0): dL/dp is
+// −σ(−(p + γ)) and dL/dn_k = w_k·σ(n_k + γ).
+func logisticRow(gamma, alpha, p float32, row []float32) (float64, float32) {
+	x := -(p + gamma)
+	loss := softplus(x)
+	gp := -sigmoid(x)
+	if len(row) == 0 {
+		return loss, gp
+	}
+	if alpha > 0 {
+		mx, z := advNorm(alpha, row)
+		inv := 1 / z
+		var ln float64
+		for k, v := range row {
+			w := expNeg(alpha*(v-mx)) * inv
+			y := v + gamma
+			ln += float64(w) * softplus(y)
+			row[k] = w * sigmoid(y)
+		}
+		return loss + ln, gp
+	}
+	w := 1 / float32(len(row))
+	var ln float64
+	for k, v := range row {
+		y := v + gamma
+		ln += softplus(y)
+		row[k] = w * sigmoid(y)
+	}
+	return loss + ln/float64(len(row)), gp
+}
+
+// softplus is log(1 + e^x) = max(x, 0) + log1p(e^{−|x|}), stable for any x
+// (NaN for NaN).
+func softplus(x float32) float64 {
+	a := x
+	if a < 0 {
+		a = -a
+	}
+	l := log1pUnit(expNeg(-a))
+	if x > 0 {
+		return float64(x) + l
+	}
+	return l
+}
+
+// sigmoid is 1/(1 + e^{−x}), computed from e^{−|x|} so that it neither
+// overflows nor loses the small tail (NaN for NaN).
+func sigmoid(x float32) float32 {
+	a := x
+	if a < 0 {
+		a = -a
+	}
+	e := expNeg(-a)
+	if x >= 0 {
+		return 1 / (1 + e)
+	}
+	return e / (1 + e)
+}
+
+// log1pUnit is log(1 + y) for y in [0, 1] (e^{−|x|} in softplus), to
+// about 1 ulp of float32: log(1 + y) = 2·atanh(u) with u = y/(2 + y) ≤ 1/3,
+// the odd series to u¹⁵ (the next term is below 2e−9 relative). It returns
+// a float64 for the loss's sum.
+func log1pUnit(y float32) float64 {
+	u := float64(y) / (2 + float64(y))
+	u2 := u * u
+	s := 1.0 / 15
+	s = s*u2 + 1.0/13
+	s = s*u2 + 1.0/11
+	s = s*u2 + 1.0/9
+	s = s*u2 + 1.0/7
+	s = s*u2 + 1.0/5
+	s = s*u2 + 1.0/3
+	s = s*u2 + 1
+	return 2 * u * s
 }
