@@ -175,7 +175,7 @@ func TestRowLossEdgeCases(t *testing.T) {
 			l, gp := rowLoss(&o, 0.25, nil)
 			switch o.LossKind() {
 			case workload.Logistic:
-				assert.InDelta(t, refSoftplus(-(0.25+o.Margin)), l, 1e-7)
+				assert.InDelta(t, refSoftplus(-(0.25 + o.Margin)), l, 1e-7)
 				assert.InDelta(t, -1/(1+math.Exp(0.25+o.Margin)), gp, 1e-7)
 			default:
 				assert.Zero(t, l)
