@@ -66,20 +66,39 @@ func softmaxRow(p float32, row []float32) (float64, float32) {
 	return float64(mx) + math.Log(float64(z)) - float64(p), ep*inv - 1
 }
 
-// advNorm returns the row's maximum and the normaliser z of the
-// self-adversarial weights w_k = e^{α(n_k − max)} / z (α > 0, len(row) > 0).
-// A NaN score makes z NaN.
+// lossBlock is how many negatives the ranking and logistic losses
+// exponentiate at a time, in a buffer on the stack, with the SIMD exp
+// kernel (vecExpSum).
+const lossBlock = 64
+
+// advNorm returns the row's maximum (NaNs ignored) and the normaliser z of
+// the self-adversarial weights w_k = e^{α(n_k − max)} / z (α > 0,
+// len(row) > 0); z is NaN when a score is.
 func advNorm(alpha float32, row []float32) (mx, z float32) {
-	mx = row[0]
-	for _, v := range row[1:] {
-		if v > mx {
-			mx = v
+	mx = vecMax(float32(math.Inf(-1)), row)
+	var buf [lossBlock]float32
+	for b0 := 0; b0 < len(row); b0 += lossBlock {
+		blk := row[b0:min(b0+lossBlock, len(row))]
+		w := buf[:len(blk)]
+		for j, v := range blk {
+			if v != v {
+				return mx, v
+			}
+			w[j] = alpha * (v - mx)
 		}
-	}
-	for _, v := range row {
-		z += expNeg(alpha * (v - mx))
+		z += vecExpSum(w, 0)
 	}
 	return mx, z
+}
+
+// advWeights sets w_j = e^{α(n_j − mx)} for the block blk (the unnormalised
+// self-adversarial weights).
+func advWeights(alpha, mx float32, blk, w []float32) {
+	w = w[:len(blk)]
+	for j, v := range blk {
+		w[j] = alpha * (v - mx)
+	}
+	vecExpSum(w, 0)
 }
 
 // rankingRow is the margin ranking loss Σ_k w_k·m·max(0, margin − p + n_k)
@@ -94,25 +113,25 @@ func rankingRow(margin, alpha, p float32, row []float32) (float64, float32) {
 	var gp float32
 	if alpha > 0 {
 		mx, z := advNorm(alpha, row)
-		scale := float32(len(row)) / z // w_k·m = e_k·m/z
-		for k, v := range row {
-			h := margin - p + v
-			switch {
-			case h > 0:
-				c := expNeg(alpha*(v-mx)) * scale
-				loss += float64(c) * float64(h)
-				row[k] = c
-				gp -= c
-			case h == h:
-				row[k] = 0
-			default: // NaN
-				loss += float64(h)
-				row[k] = h
-				gp += h
-			}
+		if z != z || p != p {
+			return nanRow(row)
 		}
-		if z != z {
-			return float64(z), z
+		scale := float32(len(row)) / z // w_k·m = e_k·m/z
+		var buf [lossBlock]float32
+		for b0 := 0; b0 < len(row); b0 += lossBlock {
+			blk := row[b0:min(b0+lossBlock, len(row))]
+			w := buf[:len(blk)]
+			advWeights(alpha, mx, blk, w)
+			for j, v := range blk {
+				if h := margin - p + v; h > 0 {
+					c := w[j] * scale
+					loss += float64(c) * float64(h)
+					blk[j] = c
+					gp -= c
+				} else {
+					blk[j] = 0
+				}
+			}
 		}
 		return loss, gp
 	}
@@ -136,7 +155,11 @@ func rankingRow(margin, alpha, p float32, row []float32) (float64, float32) {
 
 // logisticRow is the logistic loss softplus(−(p + γ)) + Σ_k w_k·softplus(n_k + γ)
 // (w_k = 1/m without self-adversarial weights, alpha = 0): dL/dp is
-// −σ(−(p + γ)) and dL/dn_k = w_k·σ(n_k + γ).
+// −σ(−(p + γ)) and dL/dn_k = w_k·σ(n_k + γ). Each negative's y = n_k + γ
+// takes one exponential, e^{−|y|} (the SIMD kernel, a block at a time),
+// shared by softplus(y) = max(y, 0) + log1p(e^{−|y|}) and σ(y); with equal
+// weights the log1p terms are summed as the log of their product, one
+// logarithm a block.
 func logisticRow(gamma, alpha, p float32, row []float32) (float64, float32) {
 	x := -(p + gamma)
 	loss := softplus(x)
@@ -144,26 +167,74 @@ func logisticRow(gamma, alpha, p float32, row []float32) (float64, float32) {
 	if len(row) == 0 {
 		return loss, gp
 	}
+	var mx, zinv float32
 	if alpha > 0 {
-		mx, z := advNorm(alpha, row)
-		inv := 1 / z
-		var ln float64
-		for k, v := range row {
-			w := expNeg(alpha*(v-mx)) * inv
-			y := v + gamma
-			ln += float64(w) * softplus(y)
-			row[k] = w * sigmoid(y)
+		var z float32
+		mx, z = advNorm(alpha, row)
+		if z != z {
+			return nanRow(row)
 		}
-		return loss + ln, gp
+		zinv = 1 / z
 	}
 	w := 1 / float32(len(row))
-	var ln float64
-	for k, v := range row {
-		y := v + gamma
-		ln += softplus(y)
-		row[k] = w * sigmoid(y)
+	var pos, lsum float64 // Σ w_k·max(y_k, 0) (or Σ max(y_k, 0)), Σ w_k·log1p(e_k) (or the logs of the products)
+	var ebuf, wbuf [lossBlock]float32
+	for b0 := 0; b0 < len(row); b0 += lossBlock {
+		blk := row[b0:min(b0+lossBlock, len(row))]
+		e := ebuf[:len(blk)]
+		for j, v := range blk {
+			y := v + gamma
+			if y > 0 {
+				y = -y
+			}
+			e[j] = y
+		}
+		vecExpSum(e, 0)
+		if alpha > 0 {
+			ws := wbuf[:len(blk)]
+			advWeights(alpha, mx, blk, ws)
+			for j, v := range blk {
+				y, ej, wj := v+gamma, e[j], ws[j]*zinv
+				relu, sig := reluSigmoid(y, ej)
+				pos += float64(wj) * (float64(relu) + log1pUnit(ej))
+				blk[j] = wj * sig
+			}
+			continue
+		}
+		prod := 1.0 // ≤ 2^64
+		for j, v := range blk {
+			y, ej := v+gamma, e[j]
+			relu, sig := reluSigmoid(y, ej)
+			prod *= 1 + float64(ej)
+			pos += float64(relu)
+			blk[j] = w * sig
+		}
+		lsum += math.Log(prod)
 	}
-	return loss + ln/float64(len(row)), gp
+	if alpha > 0 {
+		return loss + pos, gp
+	}
+	return loss + (pos+lsum)/float64(len(row)), gp
+}
+
+// reluSigmoid returns max(y, 0) and σ(y) given e = e^{−|y|}, without a
+// branch on y's sign (random scores would mispredict half the time):
+// σ(y) = 1/(1 + e) for y ≥ 0 and e/(1 + e) for y < 0. A NaN or infinite y
+// gives NaN.
+func reluSigmoid(y, e float32) (relu, sig float32) {
+	b := math.Float32bits(y)
+	neg := float32(b >> 31)                           // 1 for y < 0
+	relu = (y + math.Float32frombits(b&^(1<<31))) / 2 // (y + |y|)/2
+	sig = (1+(e-1)*neg)/(1+e) + (y - y)
+	return relu, sig
+}
+
+// nanRow is a row's result when a score is NaN: every gradient NaN.
+func nanRow(row []float32) (float64, float32) {
+	for k := range row {
+		row[k] = nan32()
+	}
+	return math.NaN(), nan32()
 }
 
 // softplus is log(1 + e^x) = max(x, 0) + log1p(e^{−|x|}), stable for any x

@@ -166,7 +166,9 @@ func TestRowLossSoftmaxUnchanged(t *testing.T) {
 	})
 }
 
-func TestRowLossEdgeCases(t *testing.T) {
+func TestRowLossEdgeCases(t *testing.T) { eachLevel(t, testRowLossEdgeCases) }
+
+func testRowLossEdgeCases(t *testing.T) {
 	nan := float32(math.NaN())
 	for _, o := range testObjectives {
 		t.Run(objName(o), func(t *testing.T) {
@@ -208,8 +210,11 @@ func TestRowLossEdgeCases(t *testing.T) {
 			for k := 0; k < 3; k++ {
 				row := []float32{0.1, -0.2, 0.3}
 				row[k] = nan
-				l, _ = rowLoss(&o, 0.5, row)
+				l, gp := rowLoss(&o, 0.5, row)
 				assert.True(t, math.IsNaN(l), "NaN negative %d: loss %v", k, l)
+				if o.LossKind() != workload.Softmax || k == 0 {
+					assert.True(t, math.IsNaN(float64(gp)) || math.IsNaN(float64(row[k])), "NaN negative %d: gradient %v, %v", k, gp, row)
+				}
 			}
 		})
 	}
@@ -252,5 +257,28 @@ func TestRowLossNoAllocs(t *testing.T) {
 	for _, o := range testObjectives {
 		allocs := testing.AllocsPerRun(20, func() { rowLoss(&o, 0.1, row) })
 		assert.Zero(t, allocs, objName(o))
+	}
+}
+
+// BenchmarkRowLoss is one row of 1,000 negatives under each loss (softmax
+// at the active SIMD level).
+func BenchmarkRowLoss(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	src := randVec(rng, 1000, 2)
+	row := make([]float32, len(src))
+	for _, o := range []workload.Objective{
+		{Loss: workload.Softmax},
+		{Loss: workload.Ranking, Margin: 0.1},
+		{Loss: workload.Ranking, Margin: 0.1, Adversarial: 1},
+		{Loss: workload.Logistic},
+		{Loss: workload.Logistic, Adversarial: 1},
+	} {
+		b.Run(objName(o), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(row)))
+			for i := 0; i < b.N; i++ {
+				copy(row, src)
+				rowLoss(&o, 0.3, row)
+			}
+		})
 	}
 }
