@@ -251,6 +251,14 @@ func TestLog1pUnit(t *testing.T) {
 	assert.True(t, math.IsNaN(log1pUnit(float32(math.NaN()))))
 }
 
+func TestLog1pPoly(t *testing.T) {
+	for y := float32(0); y <= 1; y += 1.0 / 4096 {
+		assert.InDelta(t, math.Log1p(float64(y)), float64(log1pPoly(y)), 2e-7, "y=%g", y)
+	}
+	assert.Zero(t, log1pPoly(0))
+	assert.True(t, math.IsNaN(float64(log1pPoly(float32(math.NaN())))))
+}
+
 func TestRowLossNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 3))
 	row := randVec(rng, 100, 1)
