@@ -152,3 +152,29 @@ func TestChunkGradObjectiveNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChunkGradObjectives is one DistMult chunk (d = 100, 100 edges,
+// 100 negatives: realrun's defaults) at the active level under each loss;
+// cpu-edges/s counts by the thread's CPU time, which a shared machine
+// disturbs less than the wall clock.
+func BenchmarkChunkGradObjectives(b *testing.B) {
+	const n, m, d = 100, 100, 100
+	k := workload.DistMult
+	for _, o := range []workload.Objective{
+		{Loss: workload.Softmax},
+		{Loss: workload.Ranking, Margin: 0.1},
+		{Loss: workload.Logistic},
+		{Loss: workload.Logistic, Adversarial: 1},
+		{Loss: workload.Logistic, Adversarial: 1, Regularizer: workload.RegN3, RegCoef: 1e-3},
+	} {
+		b.Run(fmt.Sprintf("%s/reg=%s", objName(o), o.Reg()), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			c := newChunk(rng, k, d, n, m, 0.1)
+			sc := NewScratch()
+			ChunkGrad(k, o, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc)
+			b.ResetTimer()
+			cpu := cpuLoop(b, func() { ChunkGrad(k, o, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, sc) })
+			b.ReportMetric(float64(n)*float64(b.N)/cpu, "cpu-edges/s")
+		})
+	}
+}
