@@ -71,15 +71,24 @@ func softmaxRow(p float32, row []float32) (float64, float32) {
 // kernel (vecExpSum).
 const lossBlock = 64
 
+// advKeep is the longest row whose self-adversarial weights are kept (in a
+// stack buffer) between their normaliser and their use, so that they are
+// exponentiated once; a longer row computes them again a block at a time.
+const advKeep = 512
+
 // advNorm returns the row's maximum (NaNs ignored) and the normaliser z of
 // the self-adversarial weights w_k = e^{α(n_k − max)} / z (α > 0,
-// len(row) > 0); z is NaN when a score is.
-func advNorm(alpha float32, row []float32) (mx, z float32) {
+// len(row) > 0); z is NaN when a score is. With keep (len(row) long) it
+// leaves the unnormalised weights there.
+func advNorm(alpha float32, row, keep []float32) (mx, z float32) {
 	mx = vecMax(float32(math.Inf(-1)), row)
 	var buf [lossBlock]float32
 	for b0 := 0; b0 < len(row); b0 += lossBlock {
 		blk := row[b0:min(b0+lossBlock, len(row))]
 		w := buf[:len(blk)]
+		if keep != nil {
+			w = keep[b0 : b0+len(blk)]
+		}
 		for j, v := range blk {
 			if v != v {
 				return mx, v
@@ -89,6 +98,16 @@ func advNorm(alpha float32, row []float32) (mx, z float32) {
 		z += vecExpSum(w, 0)
 	}
 	return mx, z
+}
+
+// advBlock returns the unnormalised self-adversarial weights of the block
+// blk starting at b0: from keep, or computed into buf.
+func advBlock(alpha, mx float32, b0 int, blk, keep, buf []float32) []float32 {
+	if keep != nil {
+		return keep[b0 : b0+len(blk)]
+	}
+	advWeights(alpha, mx, blk, buf)
+	return buf[:len(blk)]
 }
 
 // advWeights sets w_j = e^{α(n_j − mx)} for the block blk (the unnormalised
@@ -112,7 +131,12 @@ func rankingRow(margin, alpha, p float32, row []float32) (float64, float32) {
 	var loss float64
 	var gp float32
 	if alpha > 0 {
-		mx, z := advNorm(alpha, row)
+		var kept [advKeep]float32
+		var keep []float32
+		if len(row) <= advKeep {
+			keep = kept[:len(row)]
+		}
+		mx, z := advNorm(alpha, row, keep)
 		if z != z || p != p {
 			return nanRow(row)
 		}
@@ -120,8 +144,7 @@ func rankingRow(margin, alpha, p float32, row []float32) (float64, float32) {
 		var buf [lossBlock]float32
 		for b0 := 0; b0 < len(row); b0 += lossBlock {
 			blk := row[b0:min(b0+lossBlock, len(row))]
-			w := buf[:len(blk)]
-			advWeights(alpha, mx, blk, w)
+			w := advBlock(alpha, mx, b0, blk, keep, buf[:])
 			for j, v := range blk {
 				if h := margin - p + v; h > 0 {
 					c := w[j] * scale
@@ -168,9 +191,14 @@ func logisticRow(gamma, alpha, p float32, row []float32) (float64, float32) {
 		return loss, gp
 	}
 	var mx, zinv float32
+	var keep []float32
 	if alpha > 0 {
+		var kept [advKeep]float32
+		if len(row) <= advKeep {
+			keep = kept[:len(row)]
+		}
 		var z float32
-		mx, z = advNorm(alpha, row)
+		mx, z = advNorm(alpha, row, keep)
 		if z != z {
 			return nanRow(row)
 		}
@@ -191,8 +219,7 @@ func logisticRow(gamma, alpha, p float32, row []float32) (float64, float32) {
 		}
 		vecExpSum(e, 0)
 		if alpha > 0 {
-			ws := wbuf[:len(blk)]
-			advWeights(alpha, mx, blk, ws)
+			ws := advBlock(alpha, mx, b0, blk, keep, wbuf[:])
 			for j, v := range blk {
 				y, ej, wj := v+gamma, e[j], ws[j]*zinv
 				relu, sig := reluSigmoid(y, ej)

@@ -105,7 +105,7 @@ func TestRowLoss(t *testing.T) { eachLevel(t, testRowLoss) }
 // row's (the self-adversarial weights are constants of the gradient).
 func testRowLoss(t *testing.T) {
 	for _, o := range testObjectives {
-		for _, m := range []int{1, 2, 7, 33} {
+		for _, m := range []int{1, 2, 7, 33, advKeep + 77} { // the last: weights exponentiated twice
 			for _, scale := range []float32{0.3, 3} {
 				t.Run(fmt.Sprintf("%s/m=%d/scale=%g", objName(o), m, scale), func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(uint64(m), uint64(scale*10)))
