@@ -46,45 +46,67 @@ func regularize(k workload.Model, o *workload.Objective, d int, S, R, D []float3
 
 // regRows adds the gradient of λ·P over x (rows of width d) into g and
 // returns Σ P (without λ). With cplx each row is d/2 complex numbers
-// [re | im] and n3 takes their moduli.
+// [re | im] and n3 takes their moduli. Each row's sum is taken in float32
+// (two partial sums) and the rows' in float64.
 func regRows(reg workload.Regularizer, cplx bool, lam float32, d int, x, g []float32) float64 {
 	g = g[:len(x)]
 	var pen float64
-	switch {
-	case reg == workload.RegL2:
-		c := 2 * lam
-		for j, v := range x {
-			pen += float64(v) * float64(v)
-			g[j] += c * v
-		}
-	case reg == workload.RegN3 && !cplx:
-		c := 3 * lam
-		for j, v := range x {
-			a := v
-			if a < 0 {
-				a = -a
+	for o := 0; o+d <= len(x); o += d {
+		r, gr := x[o:o+d], g[o:o+d]
+		var s0, s1 float32
+		switch {
+		case reg == workload.RegL2:
+			c := 2 * lam
+			gr = gr[:len(r)]
+			j := 0
+			for ; j+1 < len(r); j += 2 {
+				a, b := r[j], r[j+1]
+				s0 += a * a
+				s1 += b * b
+				gr[j] += c * a
+				gr[j+1] += c * b
 			}
-			pen += float64(a) * float64(a) * float64(a)
-			g[j] += c * a * v
-		}
-	case reg == workload.RegN3:
-		// P = Σ_k |z_k|³, dP/dre_k = 3|z_k|·re_k, dP/dim_k = 3|z_k|·im_k.
-		c := 3 * lam
-		h := d / 2
-		for o := 0; o+d <= len(x); o += d {
-			re, im := x[o:o+h], x[o+h:o+d]
-			gre, gim := g[o:o+h], g[o+h:o+d]
+			if j < len(r) {
+				s0 += r[j] * r[j]
+				gr[j] += c * r[j]
+			}
+		case reg == workload.RegN3 && !cplx:
+			c := 3 * lam
+			gr = gr[:len(r)]
+			j := 0
+			for ; j+1 < len(r); j += 2 {
+				a, b := r[j], r[j+1]
+				aa := math.Float32frombits(math.Float32bits(a) &^ (1 << 31))
+				ab := math.Float32frombits(math.Float32bits(b) &^ (1 << 31))
+				s0 += aa * aa * aa
+				s1 += ab * ab * ab
+				gr[j] += c * aa * a
+				gr[j+1] += c * ab * b
+			}
+			if j < len(r) {
+				a := r[j]
+				aa := math.Float32frombits(math.Float32bits(a) &^ (1 << 31))
+				s0 += aa * aa * aa
+				gr[j] += c * aa * a
+			}
+		case reg == workload.RegN3:
+			// P = Σ_k |z_k|³, dP/dre_k = 3|z_k|·re_k, dP/dim_k = 3|z_k|·im_k.
+			c := 3 * lam
+			h := d / 2
+			re, im := r[:h], r[h:d]
+			gre, gim := gr[:h], gr[h:d]
 			im, gre, gim = im[:len(re)], gre[:len(re)], gim[:len(re)]
 			for j, a := range re {
 				b := im[j]
-				r2 := float64(a)*float64(a) + float64(b)*float64(b)
-				r := math.Sqrt(r2)
-				pen += r2 * r
-				cr := c * float32(r)
-				gre[j] += cr * a
-				gim[j] += cr * b
+				r2 := a*a + b*b
+				m := float32(math.Sqrt(float64(r2)))
+				s0 += r2 * m
+				cm := c * m
+				gre[j] += cm * a
+				gim[j] += cm * b
 			}
 		}
+		pen += float64(s0) + float64(s1)
 	}
 	return pen
 }
