@@ -211,11 +211,7 @@ func logisticRow(gamma, alpha, p float32, row []float32) (float64, float32) {
 		blk := row[b0:min(b0+lossBlock, len(row))]
 		e := ebuf[:len(blk)]
 		for j, v := range blk {
-			y := v + gamma
-			if y > 0 {
-				y = -y
-			}
-			e[j] = y
+			e[j] = math.Float32frombits(math.Float32bits(v+gamma) | 1<<31) // −|y|, no branch
 		}
 		vecExpSum(e, 0)
 		if alpha > 0 {
