@@ -22,6 +22,17 @@ type Scratch struct {
 	pos []float32          // n: positive scores
 	pk  packBuf            // packed GEMM panels (SIMD levels)
 	obj workload.Objective // the chunk's loss (set by ChunkGrad)
+
+	// The general path (operators and comparators other than the three
+	// original models).
+	qn   []float32 // n: ‖Q_i‖²
+	rc   []float32 // n: each query row's multiple in the backward (sideGEMM)
+	nn   []float32 // m: ‖N_k‖²
+	ninv []float32 // m: 1/max(‖N_k‖, 1e-30)
+	ncl  []float32 // m: ninv² where the norm is above the clamp, else 0
+	cc   []float32 // m: each negative's multiple in the backward
+	f    []float32 // m: one row's per-entry factor
+	rot  []float32 // n×d: cos θ | sin θ of each edge's phases (rotate)
 }
 
 // NewScratch returns an empty Scratch.
@@ -90,9 +101,6 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 	if !k.Valid() {
 		return nan32()
 	}
-	if k != workload.Dot && k != workload.DistMult && k != workload.ComplEx {
-		return nan32() // TODO(i44-kernels): the other operators and comparators
-	}
 	if n <= 0 || d <= 0 {
 		return 0
 	}
@@ -100,6 +108,11 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 		sc = NewScratch()
 	}
 	sc.obj = o
+	if k != workload.Dot && k != workload.DistMult && k != workload.ComplEx {
+		loss := chunkGeneral(k, d, S, R, D, N, n, m, gS, gR, gD, gN, sc)
+		loss += regularize(k, &sc.obj, d, S, R, D, n, gS, gR, gD)
+		return float32(loss)
+	}
 	sc.t = grow(sc.t, n*m)
 	sc.gp = grow(sc.gp, n)
 	sc.pos = grow(sc.pos, n)
@@ -152,6 +165,69 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 	}
 	loss += regularize(k, &sc.obj, d, S, R, D, n, gS, gR, gD)
 	return float32(loss)
+}
+
+// chunkGeneral is ChunkGrad's two sides for every model but Dot, DistMult
+// and ComplEx (which keep their own path above): per side the query rows
+// by the operator (opForward), the side by the comparator (sideSIMD or
+// sideGo for dot, sideGEMM for cos, l2 and squared_l2, sidePair for l1
+// and modulus_l1), then dL/dQ back through the operator (opBackward).
+func chunkGeneral(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float64 {
+	op, cmp := k.Operator(), k.Comparator()
+	w, rw := workload.OperatorWidth(op, d), k.RelWidth(d)
+	sc.t = grow(sc.t, n*m)
+	sc.gp = grow(sc.gp, n)
+	sc.pos = grow(sc.pos, n)
+	sc.chunkPrep(cmp, d, m, N)
+	if level == Generic && cmp == workload.CmpDot {
+		sc.gt = grow(sc.gt, m*n)
+		sc.qt = grow(sc.qt, d*n)
+	}
+	if op != workload.OpNone {
+		sc.q = grow(sc.q, n*d)
+		sc.gq = grow(sc.gq, n*d)
+	}
+	if op == workload.OpRotate {
+		sc.rot = grow(sc.rot, n*d)
+		rotSetup(d, n, R, rw, sc.rot)
+	}
+	var loss float64
+	for side := DstSide; side <= SrcSide; side++ {
+		// Destination side: queries from (s, r), positives D; source side:
+		// queries from (r, d), positives S.
+		X, Y, gX, gY := S, D, gS, gD
+		off, adj := 0, false
+		if side == SrcSide {
+			X, Y, gX, gY = D, S, gD, gS
+			if k.Named() {
+				adj = true
+			} else {
+				off = w
+			}
+		}
+		Q, gQ := X[:n*d], gX[:n*d]
+		if op != workload.OpNone {
+			Q, gQ = sc.q[:n*d], sc.gq[:n*d]
+			opForward(op, adj, d, n, X, R, rw, off, sc.rot, Q)
+			clear(gQ)
+		}
+		switch cmp {
+		case workload.CmpDot:
+			if level == Generic {
+				loss += sideGo(d, n, m, Q, Y, N, gQ, gY, gN, sc)
+			} else {
+				loss += sideSIMD(d, n, m, Q, Y, N, gQ, gY, gN, sc)
+			}
+		case workload.CmpCos, workload.CmpL2, workload.CmpSquaredL2:
+			loss += sideGEMM(cmp, d, n, m, Q, Y, N, gQ, gY, gN, sc)
+		default:
+			loss += sidePair(cmp, d, n, m, Q, Y, N, gQ, gY, gN, sc)
+		}
+		if op != workload.OpNone {
+			opBackward(op, adj, d, n, X, R, rw, off, sc.rot, Q, gQ, gX, gR)
+		}
+	}
+	return loss
 }
 
 // sideSIMD computes one corrupted side of the loss for queries Q (n×d)

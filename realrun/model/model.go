@@ -22,16 +22,21 @@ import (
 	"github.com/tierflow/tierflow/workload"
 )
 
-// Score returns the score of one edge with source, relation and destination
-// vectors s, r, d of equal length:
+// Score returns the score f(s, r, d) of one edge with source and
+// destination vectors s, d of equal length and relation row r (of
+// k.RelWidth(len(s)) floats; ignored, and may be nil, without relation
+// parameters):
 //
-//	Dot:      Σ s_k d_k                       (r is ignored and may be nil)
+//	Dot:      Σ s_k d_k
 //	DistMult: Σ s_k r_k d_k
 //	ComplEx:  Re(Σ s_k r_k conj(d_k))         (Trouillon et al.; PBG/Marius)
 //
-// Lengths are assumed validated (len(r), len(d) ≥ len(s); len(s) even for
-// ComplEx). An unknown kind scores NaN.
-func Score(k workload.Model, s, r, d []float32) float32 {
+// and for every other model C(G(s; r), d), its comparator applied to the
+// destination side's query (see workload.Model), with the pairwise
+// arithmetic of RankCounts. Lengths are assumed validated (len(d) ≥
+// len(s); len(s) even for the complex models). An unknown kind scores NaN.
+func Score(k workload.Model, s, r, d2 []float32) float32 {
+	d := d2
 	switch k {
 	case workload.Dot:
 		return dot(s, d)
@@ -61,7 +66,17 @@ func Score(k workload.Model, s, r, d []float32) float32 {
 		}
 		return acc
 	}
-	return nan32()
+	if !k.Valid() || len(s) == 0 {
+		return nan32()
+	}
+	dim := len(s)
+	var buf [rankStack]float32
+	q := buf[:]
+	if dim > rankStack {
+		q = make([]float32, dim)
+	}
+	q = queryRow(k, dim, s, r, d2, DstSide, q[:dim])
+	return pairCmp(k.Comparator(), dim, q, d2, normSq(q))
 }
 
 // dot returns Σ a_k b_k (len(b) ≥ len(a)) with two independent accumulators.

@@ -1,0 +1,303 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/workload"
+)
+
+// allModels is every score function: the named models and every PBG pair.
+func allModels() []workload.Model {
+	ms := append([]workload.Model(nil), workload.Models...)
+	for _, op := range workload.Operators {
+		for _, c := range workload.Comparators {
+			m, err := workload.ParseTriple(string(op), string(c))
+			if err != nil {
+				panic(err)
+			}
+			if !m.Named() {
+				ms = append(ms, m)
+			}
+		}
+	}
+	return ms
+}
+
+// newChunkK is newChunk with relation rows of k's width.
+func newChunkK(rng *rand.Rand, k workload.Model, d, n, m int, scale float32) *chunk {
+	c := &chunk{
+		S: randVec(rng, n*d, scale), D: randVec(rng, n*d, scale), N: randVec(rng, m*d, scale),
+		gS: make([]float32, n*d), gD: make([]float32, n*d), gN: make([]float32, m*d),
+	}
+	if w := k.RelWidth(d); w > 0 {
+		c.R = randVec(rng, n*w, scale)
+		c.gR = make([]float32, n*w)
+	}
+	return c
+}
+
+// refOp is the float64 reference of an operator: op(x; p), adj the named
+// model's source-side form.
+func refOp(op workload.Operator, adj bool, x, p []float64) []float64 {
+	d := len(x)
+	q := make([]float64, d)
+	h := d / 2
+	switch op {
+	case workload.OpNone:
+		copy(q, x)
+	case workload.OpDiagonal:
+		for j := range x {
+			q[j] = x[j] * p[j]
+		}
+	case workload.OpTranslation:
+		for j := range x {
+			if adj {
+				q[j] = x[j] - p[j]
+			} else {
+				q[j] = x[j] + p[j]
+			}
+		}
+	case workload.OpLinear, workload.OpAffine:
+		for j := 0; j < d; j++ {
+			for l := 0; l < d; l++ {
+				q[j] += p[j*d+l] * x[l]
+			}
+			if op == workload.OpAffine {
+				q[j] += p[d*d+j]
+			}
+		}
+	case workload.OpComplexDiagonal:
+		for j := 0; j < h; j++ {
+			z := complex(x[j], x[h+j]) * complex(p[j], p[h+j])
+			if adj { // ComplEx's source side: (Re, −Im) of r·conj(x)
+				z = cmplx.Conj(complex(p[j], p[h+j]) * cmplx.Conj(complex(x[j], x[h+j])))
+			}
+			q[j], q[h+j] = real(z), imag(z)
+		}
+	case workload.OpRotate:
+		for j := 0; j < h; j++ {
+			th := p[j]
+			if adj {
+				th = -th
+			}
+			z := complex(x[j], x[h+j]) * complex(math.Cos(th), math.Sin(th))
+			q[j], q[h+j] = real(z), imag(z)
+		}
+	}
+	return q
+}
+
+// refCmp is the float64 reference of a comparator.
+func refCmp(c workload.Comparator, q, x []float64) float64 {
+	var dot, qn, xn, d2, l1 float64
+	for j := range q {
+		dot += q[j] * x[j]
+		qn += q[j] * q[j]
+		xn += x[j] * x[j]
+		d2 += (q[j] - x[j]) * (q[j] - x[j])
+		l1 += math.Abs(q[j] - x[j])
+	}
+	switch c {
+	case workload.CmpDot:
+		return dot
+	case workload.CmpCos:
+		return dot / (math.Max(math.Sqrt(qn), 1e-30) * math.Max(math.Sqrt(xn), 1e-30))
+	case workload.CmpL2:
+		return -math.Sqrt(math.Max(d2, 1e-30))
+	case workload.CmpSquaredL2:
+		return -d2
+	case workload.CmpL1:
+		return -l1
+	case workload.CmpModulusL1:
+		h := len(q) / 2
+		var s float64
+		for j := 0; j < h; j++ {
+			a, b := q[j]-x[j], q[h+j]-x[h+j]
+			s += math.Sqrt(math.Max(a*a+b*b, 1e-30))
+		}
+		return -s
+	}
+	return math.NaN()
+}
+
+// refQuery is the reference query of one edge on a side.
+func refQuery(k workload.Model, d int, s, r, dst []float64, side Side) []float64 {
+	op := k.Operator()
+	w := workload.OperatorWidth(op, d)
+	if side == DstSide {
+		var p []float64
+		if w > 0 {
+			p = r[:w]
+		}
+		return refOp(op, false, s, p)
+	}
+	if k.Named() {
+		var p []float64
+		if w > 0 {
+			p = r[:w]
+		}
+		return refOp(op, true, dst, p)
+	}
+	var p []float64
+	if w > 0 {
+		p = r[w : 2*w]
+	}
+	return refOp(op, false, dst, p)
+}
+
+// refScore is the reference f(s, r, d) as the given side computes it.
+func refScore(k workload.Model, d int, s, r, dst []float64, side Side) float64 {
+	q := refQuery(k, d, s, r, dst, side)
+	if side == DstSide {
+		return refCmp(k.Comparator(), q, dst)
+	}
+	return refCmp(k.Comparator(), q, s)
+}
+
+// refSoftmax is the softmax row loss.
+func refSoftmax(p float64, negs []float64) float64 {
+	mx := p
+	for _, v := range negs {
+		mx = math.Max(mx, v)
+	}
+	z := math.Exp(p - mx)
+	for _, v := range negs {
+		z += math.Exp(v - mx)
+	}
+	return mx + math.Log(z) - p
+}
+
+// refChunkLoss is the float64 reference of ChunkGrad's loss with the row
+// loss rl (both sides, no regularisation).
+func refChunkLoss(k workload.Model, d int, S, R, D, N []float64, n, m int, rl func(p float64, negs []float64) float64) float64 {
+	w := k.RelWidth(d)
+	row := func(a []float64, i, w int) []float64 { return a[i*w : i*w+w] }
+	var L float64
+	for i := 0; i < n; i++ {
+		s, dst := row(S, i, d), row(D, i, d)
+		var r []float64
+		if w > 0 {
+			r = row(R, i, w)
+		}
+		for _, side := range []Side{DstSide, SrcSide} {
+			q := refQuery(k, d, s, r, dst, side)
+			truth := dst
+			if side == SrcSide {
+				truth = s
+			}
+			negs := make([]float64, m)
+			for j := range negs {
+				negs[j] = refCmp(k.Comparator(), q, row(N, j, d))
+			}
+			L += rl(refCmp(k.Comparator(), q, truth), negs)
+		}
+	}
+	return L
+}
+
+// gradCheck compares ChunkGrad's loss and gradients with the float64
+// reference and its central differences.
+func gradCheck(t *testing.T, k workload.Model, o workload.Objective, rl func(p float64, negs []float64) float64, seed uint64) {
+	const n, m, d = 3, 4, 6
+	rng := rand.New(rand.NewPCG(seed, uint64(len(k))))
+	c := newChunkK(rng, k, d, n, m, 1)
+	require.NoError(t, CheckChunk(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN))
+	L := ChunkGrad(k, o, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, NewScratch())
+	S, R, D, N := f64(c.S), f64(c.R), f64(c.D), f64(c.N)
+	want := refChunkLoss(k, d, S, R, D, N, n, m, rl)
+	require.InDelta(t, want, float64(L), 1e-4*math.Max(1, math.Abs(want)), "loss")
+	const h = 1e-5
+	check := func(name string, x []float64, g []float32) {
+		for i := range x {
+			orig := x[i]
+			x[i] = orig + h
+			lp := refChunkLoss(k, d, S, R, D, N, n, m, rl)
+			x[i] = orig - h
+			lm := refChunkLoss(k, d, S, R, D, N, n, m, rl)
+			x[i] = orig
+			fd := (lp - lm) / (2 * h)
+			assert.InDelta(t, fd, float64(g[i]), 2e-4+2e-4*math.Abs(fd), "%s[%d]", name, i)
+		}
+	}
+	check("S", S, c.gS)
+	check("D", D, c.gD)
+	check("N", N, c.gN)
+	check("R", R, c.gR)
+}
+
+// TestChunkGradAllModels: every model's loss and gradients against the
+// float64 reference and its central differences, softmax loss, at every
+// level.
+func TestChunkGradAllModels(t *testing.T) {
+	eachLevel(t, func(t *testing.T) {
+		for _, k := range allModels() {
+			t.Run(string(k), func(t *testing.T) { gradCheck(t, k, workload.Objective{}, refSoftmax, 7) })
+		}
+	})
+}
+
+// TestChunkGradAllModelsLevelsAgree: every level computes the same up to
+// float rounding, deterministically, at chunk shapes around the SIMD
+// widths.
+func TestChunkGradAllModelsLevelsAgree(t *testing.T) {
+	type shape struct{ d, n, m int }
+	shapes := []shape{{34, 20, 40}, {18, 7, 33}, {2, 1, 1}, {16, 5, 0}}
+	for _, k := range allModels() {
+		for _, s := range shapes {
+			t.Run(fmt.Sprintf("%s/%v", k, s), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(15, 16))
+				c := newChunkK(rng, k, s.d, s.n, s.m, 0.5)
+				var ref *chunk
+				var refLoss float32
+				for _, l := range SupportedLevels() {
+					prev := SetLevel(l)
+					c.zeroGrad()
+					loss := ChunkGrad(k, workload.Objective{}, s.d, c.S, c.R, c.D, c.N, s.n, s.m, c.gS, c.gR, c.gD, c.gN, NewScratch())
+					again := newChunkK(rng, k, s.d, s.n, s.m, 0.5)
+					again.zeroGrad()
+					loss2 := ChunkGrad(k, workload.Objective{}, s.d, c.S, c.R, c.D, c.N, s.n, s.m, again.gS, again.gR, again.gD, again.gN, NewScratch())
+					SetLevel(prev)
+					require.Equal(t, loss, loss2, "%s deterministic loss", l)
+					require.Equal(t, c.gN, again.gN, "%s deterministic gN", l)
+					require.Equal(t, c.gR, again.gR, "%s deterministic gR", l)
+					require.False(t, math.IsNaN(float64(loss)), "%s loss NaN", l)
+					if ref == nil {
+						ref = &chunk{gS: append([]float32(nil), c.gS...), gR: append([]float32(nil), c.gR...),
+							gD: append([]float32(nil), c.gD...), gN: append([]float32(nil), c.gN...)}
+						refLoss = loss
+						continue
+					}
+					tol := 2e-4
+					assert.InDelta(t, float64(refLoss), float64(loss), 1e-4*(1+math.Abs(float64(refLoss))), "%s loss", l)
+					assert.InDeltaSlice(t, f64(ref.gS), f64(c.gS), tol, "%s gS", l)
+					assert.InDeltaSlice(t, f64(ref.gD), f64(c.gD), tol, "%s gD", l)
+					assert.InDeltaSlice(t, f64(ref.gN), f64(c.gN), tol, "%s gN", l)
+					assert.InDeltaSlice(t, f64(ref.gR), f64(c.gR), tol, "%s gR", l)
+				}
+			})
+		}
+	}
+}
+
+// TestChunkGradAllModelsNoAllocs: no allocation per chunk once the
+// Scratch has grown.
+func TestChunkGradAllModelsNoAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	eachLevel(t, func(t *testing.T) {
+		for _, k := range allModels() {
+			c := newChunkK(rng, k, 16, 10, 20, 1)
+			sc := NewScratch()
+			allocs := testing.AllocsPerRun(5, func() {
+				ChunkGrad(k, workload.Objective{}, 16, c.S, c.R, c.D, c.N, 10, 20, c.gS, c.gR, c.gD, c.gN, sc)
+			})
+			assert.Zero(t, allocs, k)
+		}
+	})
+}

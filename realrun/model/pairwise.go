@@ -1,0 +1,177 @@
+package model
+
+import (
+	"math"
+
+	"github.com/tierflow/tierflow/workload"
+)
+
+// The pairwise comparators, l1 and modulus_l1, which no product of Q and
+// Nᵀ gives: portable Go, four candidates at a time, each candidate summed
+// with the same two accumulators (even and odd coordinates, or complex
+// coordinates) as a lone pair, so every score is the same arithmetic
+// wherever it is computed (ties are exact). The conversions float32(…)
+// around products keep the compiler from fusing them into FMAs in one
+// place and not another.
+
+// l1Dist is Σ_j |q_j − c_j| (len(c) ≥ len(q)).
+func l1Dist(q, c []float32) float32 {
+	c = c[:len(q)]
+	var a0, a1 float32
+	j := 0
+	for ; j+2 <= len(q); j += 2 {
+		a0 += abs32(q[j] - c[j])
+		a1 += abs32(q[j+1] - c[j+1])
+	}
+	if j < len(q) {
+		a0 += abs32(q[j] - c[j])
+	}
+	return a0 + a1
+}
+
+// l1Dist4 is l1Dist of q against four candidates.
+func l1Dist4(q, c0, c1, c2, c3 []float32) (float32, float32, float32, float32) {
+	c0, c1, c2, c3 = c0[:len(q)], c1[:len(q)], c2[:len(q)], c3[:len(q)]
+	var a0, a1, b0, b1, e0, e1, f0, f1 float32
+	j := 0
+	for ; j+2 <= len(q); j += 2 {
+		x, y := q[j], q[j+1]
+		a0 += abs32(x - c0[j])
+		a1 += abs32(y - c0[j+1])
+		b0 += abs32(x - c1[j])
+		b1 += abs32(y - c1[j+1])
+		e0 += abs32(x - c2[j])
+		e1 += abs32(y - c2[j+1])
+		f0 += abs32(x - c3[j])
+		f1 += abs32(y - c3[j+1])
+	}
+	if j < len(q) {
+		x := q[j]
+		a0 += abs32(x - c0[j])
+		b0 += abs32(x - c1[j])
+		e0 += abs32(x - c2[j])
+		f0 += abs32(x - c3[j])
+	}
+	return a0 + a1, b0 + b1, e0 + e1, f0 + f1
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// modDist is Σ_k sqrt(max((q_re,k − c_re,k)² + (q_im,k − c_im,k)², 1e-30))
+// over the d/2 complex coordinates of [re | im] rows of length d.
+func modDist(d int, q, c []float32) float32 {
+	h := d / 2
+	qre, qim, cre, cim := q[:h], q[h:2*h], c[:h], c[h:2*h]
+	var a0, a1 float32
+	j := 0
+	for ; j+2 <= h; j += 2 {
+		a0 += modTerm(qre[j]-cre[j], qim[j]-cim[j])
+		a1 += modTerm(qre[j+1]-cre[j+1], qim[j+1]-cim[j+1])
+	}
+	if j < h {
+		a0 += modTerm(qre[j]-cre[j], qim[j]-cim[j])
+	}
+	return a0 + a1
+}
+
+func modTerm(x, y float32) float32 {
+	return sqrt32(max(float32(x*x)+float32(y*y), distClamp))
+}
+
+// pairScore is the score C(q, c) = −distance of one pair.
+func pairScore(cmp workload.Comparator, d int, q, c []float32) float32 {
+	if cmp == workload.CmpModulusL1 {
+		return -modDist(d, q, c)
+	}
+	return -l1Dist(q[:d], c)
+}
+
+// pairScores sets out[j] = C(q, C_j) for the m rows of C (m×d).
+func pairScores(cmp workload.Comparator, d, m int, q, C, out []float32) {
+	out = out[:m]
+	q = q[:d]
+	if cmp == workload.CmpModulusL1 {
+		for j := range out {
+			out[j] = -modDist(d, q, C[j*d:j*d+d])
+		}
+		return
+	}
+	j := 0
+	for ; j+4 <= m; j += 4 {
+		o := j * d
+		v0, v1, v2, v3 := l1Dist4(q, C[o:o+d], C[o+d:o+2*d], C[o+2*d:o+3*d], C[o+3*d:o+4*d])
+		r := out[j : j+4 : j+4]
+		r[0], r[1], r[2], r[3] = -v0, -v1, -v2, -v3
+	}
+	for ; j < m; j++ {
+		out[j] = -l1Dist(q, C[j*d:j*d+d])
+	}
+}
+
+// pairGrad adds g·∂C/∂q into gq and g·∂C/∂c into gc for C = −l1 (the
+// subgradient sign(q − c), sign(0) = 0) or −modulus_l1 (0 where a
+// coordinate's squared modulus is under the clamp).
+func pairGrad(cmp workload.Comparator, d int, g float32, q, c, gq, gc []float32) {
+	if cmp == workload.CmpModulusL1 {
+		h := d / 2
+		qre, qim, cre, cim := q[:h], q[h:2*h], c[:h], c[h:2*h]
+		gqre, gqim, gcre, gcim := gq[:h], gq[h:2*h], gc[:h], gc[h:2*h]
+		for j, a := range qre {
+			x, y := a-cre[j], qim[j]-cim[j]
+			sq := float32(x*x) + float32(y*y)
+			if sq <= distClamp {
+				continue
+			}
+			w := g / sqrt32(sq)
+			u, v := w*x, w*y
+			gqre[j] -= u
+			gqim[j] -= v
+			gcre[j] += u
+			gcim[j] += v
+		}
+		return
+	}
+	q = q[:d]
+	c, gq, gc = c[:d], gq[:d], gc[:d]
+	gb := math.Float32bits(g)
+	for j, a := range q {
+		x := a - c[j]
+		v := math.Float32frombits(gb ^ (math.Float32bits(x) & (1 << 31)))
+		if x == 0 {
+			v = 0
+		}
+		gq[j] -= v
+		gc[j] += v
+	}
+}
+
+// sidePair is one corrupted side under l1 or modulus_l1 (see sideSIMD for
+// the arguments): the scores pairwise, each row's loss, and the
+// subgradients back pairwise (skipping pairs whose dL/dscore is 0).
+func sidePair(cmp workload.Comparator, d, n, m int, Q, X, N, gQ, gX, gN []float32, sc *Scratch) float64 {
+	pos, gp := sc.pos[:n], sc.gp[:n]
+	t := sc.t[:n*m]
+	for i := range pos {
+		q := Q[i*d : i*d+d]
+		pos[i] = pairScore(cmp, d, q, X[i*d:i*d+d])
+		pairScores(cmp, d, m, q, N, t[i*m:i*m+m])
+	}
+	var loss float64
+	for i, p := range pos {
+		l, g := rowLoss(&sc.obj, p, t[i*m:i*m+m])
+		gp[i] = g
+		loss += l
+	}
+	for i, g := range gp {
+		q, gq := Q[i*d:i*d+d], gQ[i*d:i*d+d]
+		if g != 0 {
+			pairGrad(cmp, d, g, q, X[i*d:i*d+d], gq, gX[i*d:i*d+d])
+		}
+		for k, G := range t[i*m : i*m+m] {
+			if G != 0 {
+				pairGrad(cmp, d, G, q, N[k*d:k*d+d], gq, gN[k*d:k*d+d])
+			}
+		}
+	}
+	return loss
+}
