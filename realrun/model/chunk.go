@@ -78,25 +78,36 @@ func CheckChunk(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR,
 
 // ChunkGrad computes the loss of one chunk of n positive edges sharing m
 // negative nodes (PBG §4.3, Marius eq. 1), corrupting both sides, with the
-// objective o (rowLoss; the softmax loss when o is the zero value):
+// objective o (rowLoss per query row; the softmax loss when o is the zero
+// value):
 //
-//	L = Σ_i [ logsumexp({f(s_i,r_i,d_i)} ∪ {f(s_i,r_i,n_k)}_k) − f(s_i,r_i,d_i) ]
-//	  + Σ_i [ logsumexp({f(s_i,r_i,d_i)} ∪ {f(n_k,r_i,d_i)}_k) − f(s_i,r_i,d_i) ]
+//	L = Σ_i ℓ(C(q_i, d_i); {C(q_i, n_k)}_k) + Σ_i ℓ(C(q′_i, s_i); {C(q′_i, n_k)}_k)
+//	  + the regularisation (regularize)
 //
-// and adds dL/dS, dL/dR, dL/dD, dL/dN into gS, gR, gD, gN. It returns L.
+// with q_i = G(s_i; r_i) the destination side's query and q′_i = H(d_i; r_i)
+// the source side's (the operator table of workload.Model: for a named
+// model H is G's adjoint, so both sides score f(s, r, d); for a PBG pair G
+// and H are the relation's two operators), C the model's comparator. For
+// the softmax loss ℓ(p; n) = logsumexp({p} ∪ n) − p. It adds dL/dS, dL/dR,
+// dL/dD, dL/dN into gS, gR, gD, gN and returns L.
 //
-// S, D, gS, gD are n×d, N and gN are m×d, R and gR are n×d (the relation
-// vector of each edge; ignored, and may be nil, for Dot); all row-major.
-// Lengths and d are assumed validated (CheckChunk); ChunkGrad does not re-check
-// them. The gradient slices must not alias the inputs. For an unknown kind it
-// returns NaN and leaves the gradients untouched.
+// S, D, gS, gD are n×d, N and gN are m×d, R and gR are n×k.RelWidth(d)
+// (each edge's relation row; ignored, and may be nil, without relation
+// parameters); all row-major. Lengths and d are assumed validated
+// (CheckChunk); ChunkGrad does not re-check them. The gradient slices must
+// not alias the inputs. For an unknown kind it returns NaN and leaves the
+// gradients untouched.
 //
-// For the destination side f(s_i,r_i,x) = <Q_i, x> with Q_i = s_i (Dot),
-// s_i∘r_i (DistMult) or the complex product s_i·r_i (ComplEx, stored as
-// [re | im], so the real part of Q_i·conj(x) is the plain dot product of the
-// two real layouts). For the source side f(x,r_i,d_i) = <Q′_i, x> with
-// Q′_i = d_i, r_i∘d_i, or (Re, −Im) of r_i·conj(d_i). The negative scores of
-// each side are the n×m product Q·Nᵀ; the backward is G·N (n×d) and Gᵀ·Q (m×d).
+// Dot, DistMult and ComplEx keep their own path: f(s_i,r_i,x) = <Q_i, x>
+// with Q_i = s_i, s_i∘r_i or the complex product s_i·r_i ([re | im], so the
+// real part of Q_i·conj(x) is the plain dot product of the two real
+// layouts); the source side's Q′_i = d_i, r_i∘d_i, or (Re, −Im) of
+// r_i·conj(d_i). The negative scores of each side are the n×m product
+// Q·Nᵀ; the backward is G·N (n×d) and Gᵀ·Q (m×d). Every other model takes
+// chunkGeneral: the dot, cos, l2 and squared_l2 comparators through the
+// same products plus the rows' norms (sideGEMM), l1 and modulus_l1
+// through the pairwise kernel (sidePair), and the operators' d×d matvecs
+// (linear, affine) per edge on the active level's vector kernels.
 func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float32 {
 	if !k.Valid() {
 		return nan32()

@@ -301,3 +301,93 @@ func TestChunkGradAllModelsNoAllocs(t *testing.T) {
 		}
 	})
 }
+
+// TestRankCountsAllModels: RankCounts counts the candidates that score
+// above and equal to the true edge as a direct float64 scoring of
+// f(s, r, d) on that side orders them, with exact ties for copies of the
+// true node, for every model at every level.
+func TestRankCountsAllModels(t *testing.T) {
+	const d, m = 20, 41
+	eachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(4, 4))
+		for _, k := range allModels() {
+			for _, side := range []Side{DstSide, SrcSide} {
+				s, dst := randVec(rng, d, 1), randVec(rng, d, 1)
+				r := randVec(rng, max(k.RelWidth(d), 1), 0.5)
+				C := randVec(rng, m*d, 1)
+				truth := dst
+				if side == SrcSide {
+					truth = s
+				}
+				copy(C[5*d:6*d], truth)
+				copy(C[17*d:18*d], truth)
+				copy(C[9*d:10*d], C[2*d:3*d])
+				S64, R64, D64 := f64(s), f64(r), f64(dst)
+				ts := refScore(k, d, S64, R64, D64, side)
+				var wantH, wantE int
+				for j := 0; j < m; j++ {
+					if j == 5 || j == 17 {
+						wantE++
+						continue
+					}
+					c := f64(C[j*d : j*d+d])
+					var v float64
+					if side == DstSide {
+						v = refScore(k, d, S64, R64, c, side)
+					} else {
+						v = refScore(k, d, c, R64, D64, side)
+					}
+					require.Greater(t, math.Abs(v-ts), 1e-4, "%s %s candidate %d too close to call", k, side, j)
+					if v > ts {
+						wantH++
+					}
+				}
+				h, e := RankCounts(k, d, s, r, dst, side, C, m, nil)
+				assert.Equal(t, wantH, h, "%s %s higher", k, side)
+				assert.Equal(t, wantE, e, "%s %s equal", k, side)
+				h, e = RankCounts(k, d, s, r, dst, side, C, m, func(j int) bool { return j == 5 })
+				assert.Equal(t, wantH, h, "%s %s higher, skip", k, side)
+				assert.Equal(t, wantE-1, e, "%s %s equal, skip", k, side)
+			}
+		}
+	})
+}
+
+// TestScoresAllComparators: Scores against a float64 reference, and the
+// same bits for a score whether it is computed in one block, in a block of
+// part of the candidates (with or without Norms) or alone (1×1): the
+// invariance filtered ranking's ties rest on.
+func TestScoresAllComparators(t *testing.T) {
+	cmps := append(append([]workload.Comparator(nil), workload.Comparators...), workload.CmpModulusL1)
+	eachLevel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(8, 8))
+		for _, cmp := range cmps {
+			for _, sh := range [][3]int{{1, 1, 2}, {7, 37, 18}, {33, 70, 100}} {
+				b, m, d := sh[0], sh[1], sh[2]
+				Q, C := randVec(rng, b*d, 1), randVec(rng, m*d, 1)
+				copy(C[:d], Q[:d]) // a candidate equal to the first query
+				whole := make([]float32, b*m)
+				Scores(cmp, d, b, m, Q, C, nil, whole)
+				for i := 0; i < b; i++ {
+					for j := 0; j < m; j++ {
+						want := refCmp(cmp, f64(Q[i*d:i*d+d]), f64(C[j*d:j*d+d]))
+						require.InDelta(t, want, float64(whole[i*m+j]), 2e-3*(1+math.Abs(want)), "%s %v (%d,%d)", cmp, sh, i, j)
+					}
+				}
+				lo := m / 3
+				part := make([]float32, b*(m-lo))
+				Scores(cmp, d, b, m-lo, Q, C[lo*d:], Norms(cmp, d, m-lo, C[lo*d:], make([]float32, m-lo)), part)
+				var one [1]float32
+				for i := 0; i < b; i++ {
+					for j := lo; j < m; j++ {
+						require.Equal(t, whole[i*m+j], part[i*(m-lo)+j-lo], "%s %v part (%d,%d)", cmp, sh, i, j)
+					}
+					for j := 0; j < m; j += 5 {
+						Scores(cmp, d, 1, 1, Q[i*d:i*d+d], C[j*d:j*d+d], nil, one[:])
+						require.Equal(t, whole[i*m+j], one[0], "%s %v alone (%d,%d)", cmp, sh, i, j)
+					}
+				}
+			}
+		}
+	})
+}
