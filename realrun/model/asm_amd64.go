@@ -82,6 +82,26 @@ func expSumY(x *float32, n int, mx float32) float32
 //go:noescape
 func adagradY(emb *float32, state *float32, grad *float32, n int, lr float32, eps float32)
 
+// l1DistY returns Σ |q_i − c_i| (n a positive multiple of the lanes).
+//
+//go:noescape
+func l1DistY(q *float32, c *float32, n int) float32
+
+// l1GradY adds −g·sign(q_i − c_i) into gq_i and g·sign(q_i − c_i) into gc_i, sign(0) = 0 (n a multiple of the lanes).
+//
+//go:noescape
+func l1GradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
+
+// modDistY returns Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) over n complex coordinates, the imaginary parts h floats on (n a positive multiple of the lanes).
+//
+//go:noescape
+func modDistY(q *float32, c *float32, h int, n int) float32
+
+// modGradY adds the gradient of −modulus_l1 scaled by g into gq and gc over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
+//
+//go:noescape
+func modGradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+
 // fmaPeakZ runs n iterations of 28 independent 16-lane FMAs.
 func fmaPeakZ(n int)
 
@@ -209,6 +229,26 @@ func expSumZ(x *float32, n int, mx float32) float32
 //
 //go:noescape
 func adagradZ(emb *float32, state *float32, grad *float32, n int, lr float32, eps float32)
+
+// l1DistZ returns Σ |q_i − c_i| (n a positive multiple of the lanes).
+//
+//go:noescape
+func l1DistZ(q *float32, c *float32, n int) float32
+
+// l1GradZ adds −g·sign(q_i − c_i) into gq_i and g·sign(q_i − c_i) into gc_i, sign(0) = 0 (n a multiple of the lanes).
+//
+//go:noescape
+func l1GradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
+
+// modDistZ returns Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) over n complex coordinates, the imaginary parts h floats on (n a positive multiple of the lanes).
+//
+//go:noescape
+func modDistZ(q *float32, c *float32, h int, n int) float32
+
+// modGradZ adds the gradient of −modulus_l1 scaled by g into gq and gc over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
+//
+//go:noescape
+func modGradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
 
 // prefetch loads the cache lines of n bytes at p into all cache levels.
 //

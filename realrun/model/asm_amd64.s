@@ -1529,6 +1529,214 @@ adagradY_done:
 	VZEROUPPER
 	RET
 
+// func l1DistY(q *float32, c *float32, n int) float32
+// Requires: AVX, AVX2, SSE
+TEXT ·l1DistY(SB), NOSPLIT, $0-28
+	MOVQ         q+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         n+16(FP), DX
+	MOVL         $0x7fffffff, BX
+	VMOVD        BX, X0
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	CMPQ         DX, $0x00000010
+	JL           l1DistY_one
+
+l1DistY_two:
+	VMOVUPS (AX), Y3
+	VSUBPS  (CX), Y3, Y3
+	VANDPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS 32(AX), Y3
+	VSUBPS  32(CX), Y3, Y3
+	VANDPS  Y0, Y3, Y3
+	VADDPS  Y3, Y2, Y2
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	CMPQ    DX, $0x00000010
+	JGE     l1DistY_two
+
+l1DistY_one:
+	TESTQ   DX, DX
+	JZ      l1DistY_sum
+	VMOVUPS (AX), Y3
+	VSUBPS  (CX), Y3, Y3
+	VANDPS  Y0, Y3, Y3
+	VADDPS  Y3, Y1, Y1
+
+l1DistY_sum:
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
+// func l1GradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·l1GradY(SB), NOSPLIT, $0-48
+	MOVSS        alpha+0(FP), X0
+	MOVQ         q+8(FP), AX
+	MOVQ         c+16(FP), CX
+	MOVQ         gq+24(FP), DX
+	MOVQ         gc+32(FP), BX
+	MOVQ         n+40(FP), SI
+	VBROADCASTSS X0, Y0
+	MOVL         $0x7f000000, DI
+	VMOVD        DI, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X2
+	VBROADCASTSS X2, Y2
+	MOVL         $0xbf800000, DI
+	VMOVD        DI, X3
+	VBROADCASTSS X3, Y3
+	XORQ         DI, DI
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           l1GradY_done
+
+l1GradY_loop:
+	VMOVUPS (AX)(DI*1), Y4
+	VSUBPS  (CX)(DI*1), Y4, Y4
+	VMULPS  Y1, Y4, Y4
+	VMULPS  Y1, Y4, Y4
+	VMAXPS  Y3, Y4, Y4
+	VMINPS  Y2, Y4, Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS (DX)(DI*1), Y5
+	VSUBPS  Y4, Y5, Y5
+	VMOVUPS Y5, (DX)(DI*1)
+	VMOVUPS (BX)(DI*1), Y5
+	VADDPS  Y4, Y5, Y5
+	VMOVUPS Y5, (BX)(DI*1)
+	ADDQ    $0x00000020, DI
+	CMPQ    DI, SI
+	JL      l1GradY_loop
+
+l1GradY_done:
+	VZEROUPPER
+	RET
+
+// func modDistY(q *float32, c *float32, h int, n int) float32
+// Requires: AVX, AVX2, SSE
+TEXT ·modDistY(SB), NOSPLIT, $0-36
+	MOVQ         q+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         h+16(FP), DX
+	MOVQ         n+24(FP), BX
+	SHLQ         $0x02, DX
+	MOVL         $0x0da24260, SI
+	VMOVD        SI, X0
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           modDistY_done
+
+modDistY_loop:
+	MOVQ    SI, DI
+	ADDQ    DX, DI
+	VMOVUPS (AX)(SI*1), Y2
+	VSUBPS  (CX)(SI*1), Y2, Y2
+	VMOVUPS (AX)(DI*1), Y3
+	VSUBPS  (CX)(DI*1), Y3, Y3
+	VMULPS  Y2, Y2, Y2
+	VMULPS  Y3, Y3, Y3
+	VADDPS  Y3, Y2, Y2
+	VMAXPS  Y0, Y2, Y2
+	VSQRTPS Y2, Y2
+	VADDPS  Y2, Y1, Y1
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, BX
+	JL      modDistY_loop
+
+modDistY_done:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+32(FP)
+	RET
+
+// func modGradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·modGradY(SB), NOSPLIT, $0-56
+	MOVSS        alpha+0(FP), X0
+	MOVQ         q+8(FP), AX
+	MOVQ         c+16(FP), CX
+	MOVQ         gq+24(FP), DX
+	MOVQ         gc+32(FP), BX
+	MOVQ         h+40(FP), SI
+	MOVQ         n+48(FP), DI
+	SHLQ         $0x02, SI
+	VBROADCASTSS X0, Y0
+	MOVL         $0x7f000000, R8
+	VMOVD        R8, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X2
+	VBROADCASTSS X2, Y2
+	MOVL         $0x0da24260, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	XORQ         R8, R8
+	SHLQ         $0x02, DI
+	TESTQ        DI, DI
+	JZ           modGradY_done
+
+modGradY_loop:
+	MOVQ    R8, R9
+	ADDQ    SI, R9
+	VMOVUPS (AX)(R8*1), Y4
+	VSUBPS  (CX)(R8*1), Y4, Y4
+	VMOVUPS (AX)(R9*1), Y5
+	VSUBPS  (CX)(R9*1), Y5, Y5
+	VMULPS  Y4, Y4, Y6
+	VMULPS  Y5, Y5, Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y3, Y6, Y8
+	VMULPS  Y1, Y8, Y8
+	VMULPS  Y1, Y8, Y8
+	VXORPS  Y7, Y7, Y7
+	VMAXPS  Y7, Y8, Y8
+	VMINPS  Y2, Y8, Y8
+	VMAXPS  Y3, Y6, Y6
+	VSQRTPS Y6, Y6
+	VDIVPS  Y6, Y0, Y7
+	VMULPS  Y8, Y7, Y7
+	VMULPS  Y7, Y4, Y4
+	VMULPS  Y7, Y5, Y5
+	VMOVUPS (DX)(R8*1), Y6
+	VSUBPS  Y4, Y6, Y6
+	VMOVUPS Y6, (DX)(R8*1)
+	VMOVUPS (DX)(R9*1), Y6
+	VSUBPS  Y5, Y6, Y6
+	VMOVUPS Y6, (DX)(R9*1)
+	VMOVUPS (BX)(R8*1), Y6
+	VADDPS  Y4, Y6, Y6
+	VMOVUPS Y6, (BX)(R8*1)
+	VMOVUPS (BX)(R9*1), Y4
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, (BX)(R9*1)
+	ADDQ    $0x00000020, R8
+	CMPQ    R8, DI
+	JL      modGradY_loop
+
+modGradY_done:
+	VZEROUPPER
+	RET
+
 // func fmaPeakZ(n int)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·fmaPeakZ(SB), NOSPLIT, $0-8
@@ -4788,6 +4996,218 @@ adagradZ_loop:
 	JL      adagradZ_loop
 
 adagradZ_done:
+	VZEROUPPER
+	RET
+
+// func l1DistZ(q *float32, c *float32, n int) float32
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·l1DistZ(SB), NOSPLIT, $0-28
+	MOVQ         q+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         n+16(FP), DX
+	MOVL         $0x7fffffff, BX
+	VMOVD        BX, X0
+	VBROADCASTSS X0, Z0
+	VXORPS       Z1, Z1, Z1
+	VXORPS       Z2, Z2, Z2
+	CMPQ         DX, $0x00000020
+	JL           l1DistZ_one
+
+l1DistZ_two:
+	VMOVUPS (AX), Z3
+	VSUBPS  (CX), Z3, Z3
+	VANDPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS 64(AX), Z3
+	VSUBPS  64(CX), Z3, Z3
+	VANDPS  Z0, Z3, Z3
+	VADDPS  Z3, Z2, Z2
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	CMPQ    DX, $0x00000020
+	JGE     l1DistZ_two
+
+l1DistZ_one:
+	TESTQ   DX, DX
+	JZ      l1DistZ_sum
+	VMOVUPS (AX), Z3
+	VSUBPS  (CX), Z3, Z3
+	VANDPS  Z0, Z3, Z3
+	VADDPS  Z3, Z1, Z1
+
+l1DistZ_sum:
+	VADDPS        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VZEROUPPER
+	MOVSS         X1, ret+24(FP)
+	RET
+
+// func l1GradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
+// Requires: AVX, AVX512F, SSE
+TEXT ·l1GradZ(SB), NOSPLIT, $0-48
+	MOVSS        alpha+0(FP), X0
+	MOVQ         q+8(FP), AX
+	MOVQ         c+16(FP), CX
+	MOVQ         gq+24(FP), DX
+	MOVQ         gc+32(FP), BX
+	MOVQ         n+40(FP), SI
+	VBROADCASTSS X0, Z0
+	MOVL         $0x7f000000, DI
+	VMOVD        DI, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X2
+	VBROADCASTSS X2, Z2
+	MOVL         $0xbf800000, DI
+	VMOVD        DI, X3
+	VBROADCASTSS X3, Z3
+	XORQ         DI, DI
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           l1GradZ_done
+
+l1GradZ_loop:
+	VMOVUPS (AX)(DI*1), Z4
+	VSUBPS  (CX)(DI*1), Z4, Z4
+	VMULPS  Z1, Z4, Z4
+	VMULPS  Z1, Z4, Z4
+	VMAXPS  Z3, Z4, Z4
+	VMINPS  Z2, Z4, Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS (DX)(DI*1), Z5
+	VSUBPS  Z4, Z5, Z5
+	VMOVUPS Z5, (DX)(DI*1)
+	VMOVUPS (BX)(DI*1), Z5
+	VADDPS  Z4, Z5, Z5
+	VMOVUPS Z5, (BX)(DI*1)
+	ADDQ    $0x00000040, DI
+	CMPQ    DI, SI
+	JL      l1GradZ_loop
+
+l1GradZ_done:
+	VZEROUPPER
+	RET
+
+// func modDistZ(q *float32, c *float32, h int, n int) float32
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·modDistZ(SB), NOSPLIT, $0-36
+	MOVQ         q+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         h+16(FP), DX
+	MOVQ         n+24(FP), BX
+	SHLQ         $0x02, DX
+	MOVL         $0x0da24260, SI
+	VMOVD        SI, X0
+	VBROADCASTSS X0, Z0
+	VXORPS       Z1, Z1, Z1
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           modDistZ_done
+
+modDistZ_loop:
+	MOVQ    SI, DI
+	ADDQ    DX, DI
+	VMOVUPS (AX)(SI*1), Z2
+	VSUBPS  (CX)(SI*1), Z2, Z2
+	VMOVUPS (AX)(DI*1), Z3
+	VSUBPS  (CX)(DI*1), Z3, Z3
+	VMULPS  Z2, Z2, Z2
+	VMULPS  Z3, Z3, Z3
+	VADDPS  Z3, Z2, Z2
+	VMAXPS  Z0, Z2, Z2
+	VSQRTPS Z2, Z2
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $0x00000040, SI
+	CMPQ    SI, BX
+	JL      modDistZ_loop
+
+modDistZ_done:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VZEROUPPER
+	MOVSS         X1, ret+32(FP)
+	RET
+
+// func modGradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·modGradZ(SB), NOSPLIT, $0-56
+	MOVSS        alpha+0(FP), X0
+	MOVQ         q+8(FP), AX
+	MOVQ         c+16(FP), CX
+	MOVQ         gq+24(FP), DX
+	MOVQ         gc+32(FP), BX
+	MOVQ         h+40(FP), SI
+	MOVQ         n+48(FP), DI
+	SHLQ         $0x02, SI
+	VBROADCASTSS X0, Z0
+	MOVL         $0x7f000000, R8
+	VMOVD        R8, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X2
+	VBROADCASTSS X2, Z2
+	MOVL         $0x0da24260, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	XORQ         R8, R8
+	SHLQ         $0x02, DI
+	TESTQ        DI, DI
+	JZ           modGradZ_done
+
+modGradZ_loop:
+	MOVQ    R8, R9
+	ADDQ    SI, R9
+	VMOVUPS (AX)(R8*1), Z4
+	VSUBPS  (CX)(R8*1), Z4, Z4
+	VMOVUPS (AX)(R9*1), Z5
+	VSUBPS  (CX)(R9*1), Z5, Z5
+	VMULPS  Z4, Z4, Z6
+	VMULPS  Z5, Z5, Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z3, Z6, Z8
+	VMULPS  Z1, Z8, Z8
+	VMULPS  Z1, Z8, Z8
+	VXORPS  Z7, Z7, Z7
+	VMAXPS  Z7, Z8, Z8
+	VMINPS  Z2, Z8, Z8
+	VMAXPS  Z3, Z6, Z6
+	VSQRTPS Z6, Z6
+	VDIVPS  Z6, Z0, Z7
+	VMULPS  Z8, Z7, Z7
+	VMULPS  Z7, Z4, Z4
+	VMULPS  Z7, Z5, Z5
+	VMOVUPS (DX)(R8*1), Z6
+	VSUBPS  Z4, Z6, Z6
+	VMOVUPS Z6, (DX)(R8*1)
+	VMOVUPS (DX)(R9*1), Z6
+	VSUBPS  Z5, Z6, Z6
+	VMOVUPS Z6, (DX)(R9*1)
+	VMOVUPS (BX)(R8*1), Z6
+	VADDPS  Z4, Z6, Z6
+	VMOVUPS Z6, (BX)(R8*1)
+	VMOVUPS (BX)(R9*1), Z4
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, (BX)(R9*1)
+	ADDQ    $0x00000040, R8
+	CMPQ    R8, DI
+	JL      modGradZ_loop
+
+modGradZ_done:
 	VZEROUPPER
 	RET
 

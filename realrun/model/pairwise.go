@@ -7,12 +7,14 @@ import (
 )
 
 // The pairwise comparators, l1 and modulus_l1, which no product of Q and
-// Nᵀ gives: portable Go, four candidates at a time, each candidate summed
-// with the same two accumulators (even and odd coordinates, or complex
-// coordinates) as a lone pair, so every score is the same arithmetic
-// wherever it is computed (ties are exact). The conversions float32(…)
-// around products keep the compiler from fusing them into FMAs in one
-// place and not another.
+// Nᵀ gives. At a SIMD level one pair at a time on the assembly kernels
+// (l1Dist, l1Grad, modDist, modGrad; the ragged tail in Go); at Generic
+// portable Go, four candidates at a time, each candidate summed with the
+// same two accumulators (even and odd coordinates) as a lone pair. Either
+// way every score is the same arithmetic wherever it is computed at a
+// given level (ties are exact), and the gradients' lanes compute exactly
+// what the Go loop does. The conversions float32(…) around products keep
+// the compiler from fusing them into FMAs.
 
 // l1Dist is Σ_j |q_j − c_j| (len(c) ≥ len(q)).
 func l1Dist(q, c []float32) float32 {
@@ -78,21 +80,78 @@ func modTerm(x, y float32) float32 {
 	return sqrt32(max(float32(x*x)+float32(y*y), distClamp))
 }
 
+// modGradTerm adds one complex coordinate's gradient of −modulus scaled
+// by g (x, y: q − c there) into the four outputs.
+func modGradTerm(g, x, y float32, gqre, gqim, gcre, gcim *float32) {
+	sq := float32(x*x) + float32(y*y)
+	if sq <= distClamp {
+		return
+	}
+	w := g / sqrt32(sq)
+	u, v := w*x, w*y
+	*gqre -= u
+	*gqim -= v
+	*gcre += u
+	*gcim += v
+}
+
+// vecL1Dist is l1Dist on the active level's vector kernels (the same sum
+// for every pair of a given length at a given level).
+func vecL1Dist(q, c []float32) float32 {
+	if level == Generic {
+		return l1Dist(q, c)
+	}
+	c = c[:len(q)]
+	z, y := split(len(q))
+	var s float32
+	if z > 0 {
+		s = l1DistZ(&q[0], &c[0], z)
+	}
+	if y > 0 {
+		s += l1DistY(&q[z], &c[z], y)
+	}
+	for j := z + y; j < len(q); j++ {
+		s += abs32(q[j] - c[j])
+	}
+	return s
+}
+
+// vecModDist is modDist on the active level's vector kernels.
+func vecModDist(d int, q, c []float32) float32 {
+	if level == Generic {
+		return modDist(d, q, c)
+	}
+	h := d / 2
+	q, c = q[:2*h], c[:2*h]
+	z, y := split(h)
+	var s float32
+	if z > 0 {
+		s = modDistZ(&q[0], &c[0], h, z)
+	}
+	if y > 0 {
+		s += modDistY(&q[z], &c[z], h, y)
+	}
+	for j := z + y; j < h; j++ {
+		s += modTerm(q[j]-c[j], q[h+j]-c[h+j])
+	}
+	return s
+}
+
 // pairScore is the score C(q, c) = −distance of one pair.
 func pairScore(cmp workload.Comparator, d int, q, c []float32) float32 {
 	if cmp == workload.CmpModulusL1 {
-		return -modDist(d, q, c)
+		return -vecModDist(d, q, c)
 	}
-	return -l1Dist(q[:d], c)
+	return -vecL1Dist(q[:d], c)
 }
 
 // pairScores sets out[j] = C(q, C_j) for the m rows of C (m×d).
 func pairScores(cmp workload.Comparator, d, m int, q, C, out []float32) {
 	out = out[:m]
 	q = q[:d]
-	if cmp == workload.CmpModulusL1 {
+	if cmp == workload.CmpModulusL1 || level != Generic {
 		for j := range out {
-			out[j] = -modDist(d, q, C[j*d:j*d+d])
+			out[j] = pairScore(cmp, d, q, C[j*d:j*d+d])
 		}
 		return
 	}
@@ -110,24 +169,50 @@ func pairScores(cmp workload.Comparator, d, m int, q, C, out []float32) {
 
 // pairGrad adds g·∂C/∂q into gq and g·∂C/∂c into gc for C = −l1 (the
 // subgradient sign(q − c), sign(0) = 0) or −modulus_l1 (0 where a
-// coordinate's squared modulus is under the clamp).
+// coordinate's squared modulus is at or under the clamp), on the active
+// level's vector kernels (which compute every lane as the Go loop does).
 func pairGrad(cmp workload.Comparator, d int, g float32, q, c, gq, gc []float32) {
+	if level == Generic {
+		pairGradGo(cmp, d, g, q, c, gq, gc)
+		return
+	}
+	n := d
+	if cmp == workload.CmpModulusL1 {
+		n = d / 2
+	}
+	z, y := split(n)
+	if cmp == workload.CmpModulusL1 {
+		h := n
+		q, c, gq, gc = q[:2*h], c[:2*h], gq[:2*h], gc[:2*h]
+		if z > 0 {
+			modGradZ(g, &q[0], &c[0], &gq[0], &gc[0], h, z)
+		}
+		if y > 0 {
+			modGradY(g, &q[z], &c[z], &gq[z], &gc[z], h, y)
+		}
+		for j := z + y; j < h; j++ {
+			modGradTerm(g, q[j]-c[j], q[h+j]-c[h+j], &gq[j], &gq[h+j], &gc[j], &gc[h+j])
+		}
+		return
+	}
+	q, c, gq, gc = q[:d], c[:d], gq[:d], gc[:d]
+	if z > 0 {
+		l1GradZ(g, &q[0], &c[0], &gq[0], &gc[0], z)
+	}
+	if y > 0 {
+		l1GradY(g, &q[z], &c[z], &gq[z], &gc[z], y)
+	}
+	pairGradGo(cmp, d-z-y, g, q[z+y:], c[z+y:], gq[z+y:], gc[z+y:])
+}
+
+// pairGradGo is the portable pairGrad.
+func pairGradGo(cmp workload.Comparator, d int, g float32, q, c, gq, gc []float32) {
 	if cmp == workload.CmpModulusL1 {
 		h := d / 2
 		qre, qim, cre, cim := q[:h], q[h:2*h], c[:h], c[h:2*h]
 		gqre, gqim, gcre, gcim := gq[:h], gq[h:2*h], gc[:h], gc[h:2*h]
 		for j, a := range qre {
-			x, y := a-cre[j], qim[j]-cim[j]
-			sq := float32(x*x) + float32(y*y)
-			if sq <= distClamp {
-				continue
-			}
-			w := g / sqrt32(sq)
-			u, v := w*x, w*y
-			gqre[j] -= u
-			gqim[j] -= v
-			gcre[j] += u
-			gcim[j] += v
+			modGradTerm(g, a-cre[j], qim[j]-cim[j], &gqre[j], &gqim[j], &gcre[j], &gcim[j])
 		}
 		return
 	}

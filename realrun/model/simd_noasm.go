@@ -5,6 +5,8 @@ package model
 import (
 	"math"
 	"unsafe"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Without the assembly (another architecture, or the purego build tag) only
@@ -72,3 +74,29 @@ func kernGo(mr, nr, k int, a *float32, rsa, csa int, b *float32, ldb int, c *flo
 		}
 	}
 }
+
+func l1DistY(q, c *float32, n int) float32 { return l1Dist(unsafe.Slice(q, n), unsafe.Slice(c, n)) }
+func l1DistZ(q, c *float32, n int) float32 { return l1DistY(q, c, n) }
+
+func l1GradY(alpha float32, q, c, gq, gc *float32, n int) {
+	pairGradGo(workload.CmpL1, n, alpha, unsafe.Slice(q, n), unsafe.Slice(c, n), unsafe.Slice(gq, n), unsafe.Slice(gc, n))
+}
+func l1GradZ(alpha float32, q, c, gq, gc *float32, n int) { l1GradY(alpha, q, c, gq, gc, n) }
+
+func modDistY(q, c *float32, h, n int) float32 {
+	Q, C := unsafe.Slice(q, h+n), unsafe.Slice(c, h+n)
+	var s float32
+	for j := 0; j < n; j++ {
+		s += modTerm(Q[j]-C[j], Q[h+j]-C[h+j])
+	}
+	return s
+}
+func modDistZ(q, c *float32, h, n int) float32 { return modDistY(q, c, h, n) }
+
+func modGradY(alpha float32, q, c, gq, gc *float32, h, n int) {
+	Q, C, GQ, GC := unsafe.Slice(q, h+n), unsafe.Slice(c, h+n), unsafe.Slice(gq, h+n), unsafe.Slice(gc, h+n)
+	for j := 0; j < n; j++ {
+		modGradTerm(alpha, Q[j]-C[j], Q[h+j]-C[h+j], &GQ[j], &GQ[h+j], &GC[j], &GC[h+j])
+	}
+}
+func modGradZ(alpha float32, q, c, gq, gc *float32, h, n int) { modGradY(alpha, q, c, gq, gc, h, n) }

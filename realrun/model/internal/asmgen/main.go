@@ -55,6 +55,10 @@ func main() {
 		vmax(w)
 		expSum(w)
 		adagrad(w)
+		l1Dist(w)
+		l1Grad(w)
+		modDist(w)
+		modGrad(w)
 	}
 	prefetch()
 	Generate()
