@@ -391,3 +391,55 @@ func TestScoresAllComparators(t *testing.T) {
 		}
 	})
 }
+
+// refRanking is PBG's ranking loss Σ_k max(0, margin − p + n_k).
+func refRanking(margin float64) func(p float64, negs []float64) float64 {
+	return func(p float64, negs []float64) float64 {
+		var l float64
+		for _, v := range negs {
+			l += math.Max(0, margin-p+v)
+		}
+		return l
+	}
+}
+
+// refLogistic is softplus(−(p + γ)) + (1/m)·Σ_k softplus(n_k + γ).
+func refLogistic(gamma float64) func(p float64, negs []float64) float64 {
+	sp := func(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+	return func(p float64, negs []float64) float64 {
+		l := sp(-(p + gamma))
+		for _, v := range negs {
+			l += sp(v+gamma) / float64(len(negs))
+		}
+		return l
+	}
+}
+
+// TestChunkGradOtherLosses: the gradient check of a few models under the
+// ranking and logistic losses (rowLoss; skipped while it does not compute
+// them).
+func TestChunkGradOtherLosses(t *testing.T) {
+	models := []workload.Model{workload.DistMult, workload.TransEL1, workload.TransEL2, workload.RotatE, "linear+cos", "affine+l2", "translation+squared_l2", "complex_diagonal+l1"}
+	losses := []struct {
+		name string
+		o    workload.Objective
+		rl   func(p float64, negs []float64) float64
+	}{
+		{"ranking", workload.Objective{Loss: workload.Ranking, Margin: 1}, refRanking(1)},
+		{"logistic", workload.Objective{Loss: workload.Logistic}, refLogistic(0)},
+		{"logistic-gamma", workload.Objective{Loss: workload.Logistic, Margin: 2}, refLogistic(2)},
+	}
+	for _, l := range losses {
+		var sc Scratch
+		sc.obj = l.o
+		if ls, _ := rowLoss(&sc.obj, 0.5, []float32{0.25, 1}); math.IsNaN(ls) {
+			t.Logf("rowLoss does not compute the %s loss yet; skipped", l.name)
+			continue
+		}
+		eachLevel(t, func(t *testing.T) {
+			for _, k := range models {
+				t.Run(l.name+"/"+string(k), func(t *testing.T) { gradCheck(t, k, l.o, l.rl, 21) })
+			}
+		})
+	}
+}
