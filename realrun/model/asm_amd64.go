@@ -82,20 +82,20 @@ func expSumY(x *float32, n int, mx float32) float32
 //go:noescape
 func adagradY(emb *float32, state *float32, grad *float32, n int, lr float32, eps float32)
 
-// l1DistY returns Σ |q_i − c_i| (n a positive multiple of the lanes).
+// l1Dist4Y writes Σ |q_i − c_j,i| for the candidates c_j = c + j·ldc, j < 4, into out[j] (n a positive multiple of the lanes).
 //
 //go:noescape
-func l1DistY(q *float32, c *float32, n int) float32
+func l1Dist4Y(q *float32, c *float32, ldc int, n int, out *float32)
 
 // l1GradY adds −g·sign(q_i − c_i) into gq_i and g·sign(q_i − c_i) into gc_i, sign(0) = 0 (n a multiple of the lanes).
 //
 //go:noescape
 func l1GradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
 
-// modDistY returns Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) over n complex coordinates, the imaginary parts h floats on (n a positive multiple of the lanes).
+// modDist4Y writes Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) for the candidates c_j = c + j·ldc, j < 4, into out[j], the imaginary parts h floats on (n a positive multiple of the lanes).
 //
 //go:noescape
-func modDistY(q *float32, c *float32, h int, n int) float32
+func modDist4Y(q *float32, c *float32, ldc int, h int, n int, out *float32)
 
 // modGradY adds the gradient of −modulus_l1 scaled by g into gq and gc over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
 //
@@ -230,20 +230,20 @@ func expSumZ(x *float32, n int, mx float32) float32
 //go:noescape
 func adagradZ(emb *float32, state *float32, grad *float32, n int, lr float32, eps float32)
 
-// l1DistZ returns Σ |q_i − c_i| (n a positive multiple of the lanes).
+// l1Dist4Z writes Σ |q_i − c_j,i| for the candidates c_j = c + j·ldc, j < 4, into out[j] (n a positive multiple of the lanes).
 //
 //go:noescape
-func l1DistZ(q *float32, c *float32, n int) float32
+func l1Dist4Z(q *float32, c *float32, ldc int, n int, out *float32)
 
 // l1GradZ adds −g·sign(q_i − c_i) into gq_i and g·sign(q_i − c_i) into gc_i, sign(0) = 0 (n a multiple of the lanes).
 //
 //go:noescape
 func l1GradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
 
-// modDistZ returns Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) over n complex coordinates, the imaginary parts h floats on (n a positive multiple of the lanes).
+// modDist4Z writes Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) for the candidates c_j = c + j·ldc, j < 4, into out[j], the imaginary parts h floats on (n a positive multiple of the lanes).
 //
 //go:noescape
-func modDistZ(q *float32, c *float32, h int, n int) float32
+func modDist4Z(q *float32, c *float32, ldc int, h int, n int, out *float32)
 
 // modGradZ adds the gradient of −modulus_l1 scaled by g into gq and gc over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
 //

@@ -1529,53 +1529,78 @@ adagradY_done:
 	VZEROUPPER
 	RET
 
-// func l1DistY(q *float32, c *float32, n int) float32
+// func l1Dist4Y(q *float32, c *float32, ldc int, n int, out *float32)
 // Requires: AVX, AVX2, SSE
-TEXT ·l1DistY(SB), NOSPLIT, $0-28
+TEXT ·l1Dist4Y(SB), NOSPLIT, $0-40
 	MOVQ         q+0(FP), AX
 	MOVQ         c+8(FP), CX
-	MOVQ         n+16(FP), DX
-	MOVL         $0x7fffffff, BX
-	VMOVD        BX, X0
+	MOVQ         ldc+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         out+32(FP), SI
+	SHLQ         $0x02, DX
+	LEAQ         (DX)(DX*2), DI
+	MOVL         $0x7fffffff, R8
+	VMOVD        R8, X0
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
-	CMPQ         DX, $0x00000010
-	JL           l1DistY_one
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	XORQ         R8, R8
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           l1Dist4Y_done
 
-l1DistY_two:
-	VMOVUPS (AX), Y3
-	VSUBPS  (CX), Y3, Y3
-	VANDPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
-	VMOVUPS 32(AX), Y3
-	VSUBPS  32(CX), Y3, Y3
-	VANDPS  Y0, Y3, Y3
-	VADDPS  Y3, Y2, Y2
-	ADDQ    $0x00000040, AX
-	ADDQ    $0x00000040, CX
-	SUBQ    $0x00000010, DX
-	CMPQ    DX, $0x00000010
-	JGE     l1DistY_two
+l1Dist4Y_loop:
+	VMOVUPS (AX)(R8*1), Y5
+	MOVQ    CX, R9
+	ADDQ    R8, R9
+	VSUBPS  (R9), Y5, Y6
+	VANDPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VSUBPS  (R9)(DX*1), Y5, Y6
+	VANDPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VSUBPS  (R9)(DX*2), Y5, Y6
+	VANDPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VSUBPS  (R9)(DI*1), Y5, Y5
+	VANDPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
+	ADDQ    $0x00000020, R8
+	CMPQ    R8, BX
+	JL      l1Dist4Y_loop
 
-l1DistY_one:
-	TESTQ   DX, DX
-	JZ      l1DistY_sum
-	VMOVUPS (AX), Y3
-	VSUBPS  (CX), Y3, Y3
-	VANDPS  Y0, Y3, Y3
-	VADDPS  Y3, Y1, Y1
-
-l1DistY_sum:
-	VADDPS       Y2, Y1, Y1
+l1Dist4Y_done:
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
 	VMOVHLPS     X0, X0, X1
 	VADDPS       X1, X0, X0
 	VMOVSHDUP    X0, X1
 	VADDPS       X1, X0, X0
+	MOVSS        X0, (SI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 4(SI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 8(SI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 12(SI)
 	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
 	RET
 
 // func l1GradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
@@ -1624,49 +1649,105 @@ l1GradY_done:
 	VZEROUPPER
 	RET
 
-// func modDistY(q *float32, c *float32, h int, n int) float32
+// func modDist4Y(q *float32, c *float32, ldc int, h int, n int, out *float32)
 // Requires: AVX, AVX2, SSE
-TEXT ·modDistY(SB), NOSPLIT, $0-36
+TEXT ·modDist4Y(SB), NOSPLIT, $0-48
 	MOVQ         q+0(FP), AX
 	MOVQ         c+8(FP), CX
-	MOVQ         h+16(FP), DX
-	MOVQ         n+24(FP), BX
+	MOVQ         ldc+16(FP), DX
+	MOVQ         h+24(FP), BX
+	MOVQ         n+32(FP), SI
+	MOVQ         out+40(FP), DI
 	SHLQ         $0x02, DX
-	MOVL         $0x0da24260, SI
-	VMOVD        SI, X0
+	SHLQ         $0x02, BX
+	MOVL         $0x0da24260, R8
+	VMOVD        R8, X0
 	VBROADCASTSS X0, Y0
 	VXORPS       Y1, Y1, Y1
-	XORQ         SI, SI
-	SHLQ         $0x02, BX
-	TESTQ        BX, BX
-	JZ           modDistY_done
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	XORQ         R8, R8
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           modDist4Y_done
 
-modDistY_loop:
-	MOVQ    SI, DI
-	ADDQ    DX, DI
-	VMOVUPS (AX)(SI*1), Y2
-	VSUBPS  (CX)(SI*1), Y2, Y2
-	VMOVUPS (AX)(DI*1), Y3
-	VSUBPS  (CX)(DI*1), Y3, Y3
-	VMULPS  Y2, Y2, Y2
-	VMULPS  Y3, Y3, Y3
-	VADDPS  Y3, Y2, Y2
-	VMAXPS  Y0, Y2, Y2
-	VSQRTPS Y2, Y2
-	VADDPS  Y2, Y1, Y1
-	ADDQ    $0x00000020, SI
-	CMPQ    SI, BX
-	JL      modDistY_loop
+modDist4Y_loop:
+	VMOVUPS (AX)(R8*1), Y5
+	MOVQ    AX, R9
+	ADDQ    BX, R9
+	VMOVUPS (R9)(R8*1), Y6
+	MOVQ    CX, R9
+	ADDQ    R8, R9
+	VSUBPS  (R9), Y5, Y7
+	VSUBPS  (R9)(BX*1), Y6, Y8
+	VMULPS  Y7, Y7, Y7
+	VMULPS  Y8, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	VMAXPS  Y0, Y7, Y7
+	VSQRTPS Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    DX, R9
+	VSUBPS  (R9), Y5, Y7
+	VSUBPS  (R9)(BX*1), Y6, Y8
+	VMULPS  Y7, Y7, Y7
+	VMULPS  Y8, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	VMAXPS  Y0, Y7, Y7
+	VSQRTPS Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    DX, R9
+	VSUBPS  (R9), Y5, Y7
+	VSUBPS  (R9)(BX*1), Y6, Y8
+	VMULPS  Y7, Y7, Y7
+	VMULPS  Y8, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	VMAXPS  Y0, Y7, Y7
+	VSQRTPS Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    DX, R9
+	VSUBPS  (R9), Y5, Y5
+	VSUBPS  (R9)(BX*1), Y6, Y6
+	VMULPS  Y5, Y5, Y5
+	VMULPS  Y6, Y6, Y6
+	VADDPS  Y6, Y5, Y5
+	VMAXPS  Y0, Y5, Y5
+	VSQRTPS Y5, Y5
+	VADDPS  Y5, Y4, Y4
+	ADDQ    $0x00000020, R8
+	CMPQ    R8, SI
+	JL      modDist4Y_loop
 
-modDistY_done:
+modDist4Y_done:
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X0
 	VMOVHLPS     X0, X0, X1
 	VADDPS       X1, X0, X0
 	VMOVSHDUP    X0, X1
 	VADDPS       X1, X0, X0
+	MOVSS        X0, (DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 4(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 8(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 12(DI)
 	VZEROUPPER
-	MOVSS        X0, ret+32(FP)
 	RET
 
 // func modGradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
@@ -4999,45 +5080,49 @@ adagradZ_done:
 	VZEROUPPER
 	RET
 
-// func l1DistZ(q *float32, c *float32, n int) float32
+// func l1Dist4Z(q *float32, c *float32, ldc int, n int, out *float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·l1DistZ(SB), NOSPLIT, $0-28
+TEXT ·l1Dist4Z(SB), NOSPLIT, $0-40
 	MOVQ         q+0(FP), AX
 	MOVQ         c+8(FP), CX
-	MOVQ         n+16(FP), DX
-	MOVL         $0x7fffffff, BX
-	VMOVD        BX, X0
+	MOVQ         ldc+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         out+32(FP), SI
+	SHLQ         $0x02, DX
+	LEAQ         (DX)(DX*2), DI
+	MOVL         $0x7fffffff, R8
+	VMOVD        R8, X0
 	VBROADCASTSS X0, Z0
 	VXORPS       Z1, Z1, Z1
 	VXORPS       Z2, Z2, Z2
-	CMPQ         DX, $0x00000020
-	JL           l1DistZ_one
+	VXORPS       Z3, Z3, Z3
+	VXORPS       Z4, Z4, Z4
+	XORQ         R8, R8
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           l1Dist4Z_done
 
-l1DistZ_two:
-	VMOVUPS (AX), Z3
-	VSUBPS  (CX), Z3, Z3
-	VANDPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS 64(AX), Z3
-	VSUBPS  64(CX), Z3, Z3
-	VANDPS  Z0, Z3, Z3
-	VADDPS  Z3, Z2, Z2
-	ADDQ    $0x00000080, AX
-	ADDQ    $0x00000080, CX
-	SUBQ    $0x00000020, DX
-	CMPQ    DX, $0x00000020
-	JGE     l1DistZ_two
+l1Dist4Z_loop:
+	VMOVUPS (AX)(R8*1), Z5
+	MOVQ    CX, R9
+	ADDQ    R8, R9
+	VSUBPS  (R9), Z5, Z6
+	VANDPS  Z0, Z6, Z6
+	VADDPS  Z6, Z1, Z1
+	VSUBPS  (R9)(DX*1), Z5, Z6
+	VANDPS  Z0, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VSUBPS  (R9)(DX*2), Z5, Z6
+	VANDPS  Z0, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VSUBPS  (R9)(DI*1), Z5, Z5
+	VANDPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $0x00000040, R8
+	CMPQ    R8, BX
+	JL      l1Dist4Z_loop
 
-l1DistZ_one:
-	TESTQ   DX, DX
-	JZ      l1DistZ_sum
-	VMOVUPS (AX), Z3
-	VSUBPS  (CX), Z3, Z3
-	VANDPS  Z0, Z3, Z3
-	VADDPS  Z3, Z1, Z1
-
-l1DistZ_sum:
-	VADDPS        Z2, Z1, Z1
+l1Dist4Z_done:
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y0, Y1, Y0
 	VEXTRACTF128  $0x01, Y0, X1
@@ -5046,8 +5131,35 @@ l1DistZ_sum:
 	VADDPS        X0, X1, X1
 	VMOVSHDUP     X1, X0
 	VADDPS        X0, X1, X1
+	MOVSS         X1, (SI)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 4(SI)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 8(SI)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 12(SI)
 	VZEROUPPER
-	MOVSS         X1, ret+24(FP)
 	RET
 
 // func l1GradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
@@ -5096,41 +5208,76 @@ l1GradZ_done:
 	VZEROUPPER
 	RET
 
-// func modDistZ(q *float32, c *float32, h int, n int) float32
+// func modDist4Z(q *float32, c *float32, ldc int, h int, n int, out *float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·modDistZ(SB), NOSPLIT, $0-36
+TEXT ·modDist4Z(SB), NOSPLIT, $0-48
 	MOVQ         q+0(FP), AX
 	MOVQ         c+8(FP), CX
-	MOVQ         h+16(FP), DX
-	MOVQ         n+24(FP), BX
+	MOVQ         ldc+16(FP), DX
+	MOVQ         h+24(FP), BX
+	MOVQ         n+32(FP), SI
+	MOVQ         out+40(FP), DI
 	SHLQ         $0x02, DX
-	MOVL         $0x0da24260, SI
-	VMOVD        SI, X0
+	SHLQ         $0x02, BX
+	MOVL         $0x0da24260, R8
+	VMOVD        R8, X0
 	VBROADCASTSS X0, Z0
 	VXORPS       Z1, Z1, Z1
-	XORQ         SI, SI
-	SHLQ         $0x02, BX
-	TESTQ        BX, BX
-	JZ           modDistZ_done
+	VXORPS       Z2, Z2, Z2
+	VXORPS       Z3, Z3, Z3
+	VXORPS       Z4, Z4, Z4
+	XORQ         R8, R8
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           modDist4Z_done
 
-modDistZ_loop:
-	MOVQ    SI, DI
-	ADDQ    DX, DI
-	VMOVUPS (AX)(SI*1), Z2
-	VSUBPS  (CX)(SI*1), Z2, Z2
-	VMOVUPS (AX)(DI*1), Z3
-	VSUBPS  (CX)(DI*1), Z3, Z3
-	VMULPS  Z2, Z2, Z2
-	VMULPS  Z3, Z3, Z3
-	VADDPS  Z3, Z2, Z2
-	VMAXPS  Z0, Z2, Z2
-	VSQRTPS Z2, Z2
-	VADDPS  Z2, Z1, Z1
-	ADDQ    $0x00000040, SI
-	CMPQ    SI, BX
-	JL      modDistZ_loop
+modDist4Z_loop:
+	VMOVUPS (AX)(R8*1), Z5
+	MOVQ    AX, R9
+	ADDQ    BX, R9
+	VMOVUPS (R9)(R8*1), Z6
+	MOVQ    CX, R9
+	ADDQ    R8, R9
+	VSUBPS  (R9), Z5, Z7
+	VSUBPS  (R9)(BX*1), Z6, Z8
+	VMULPS  Z7, Z7, Z7
+	VMULPS  Z8, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	VMAXPS  Z0, Z7, Z7
+	VSQRTPS Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    DX, R9
+	VSUBPS  (R9), Z5, Z7
+	VSUBPS  (R9)(BX*1), Z6, Z8
+	VMULPS  Z7, Z7, Z7
+	VMULPS  Z8, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	VMAXPS  Z0, Z7, Z7
+	VSQRTPS Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    DX, R9
+	VSUBPS  (R9), Z5, Z7
+	VSUBPS  (R9)(BX*1), Z6, Z8
+	VMULPS  Z7, Z7, Z7
+	VMULPS  Z8, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	VMAXPS  Z0, Z7, Z7
+	VSQRTPS Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    DX, R9
+	VSUBPS  (R9), Z5, Z5
+	VSUBPS  (R9)(BX*1), Z6, Z6
+	VMULPS  Z5, Z5, Z5
+	VMULPS  Z6, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	VMAXPS  Z0, Z5, Z5
+	VSQRTPS Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $0x00000040, R8
+	CMPQ    R8, SI
+	JL      modDist4Z_loop
 
-modDistZ_done:
+modDist4Z_done:
 	VEXTRACTF64X4 $0x01, Z1, Y0
 	VADDPS        Y0, Y1, Y0
 	VEXTRACTF128  $0x01, Y0, X1
@@ -5139,8 +5286,35 @@ modDistZ_done:
 	VADDPS        X0, X1, X1
 	VMOVSHDUP     X1, X0
 	VADDPS        X0, X1, X1
+	MOVSS         X1, (DI)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 4(DI)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 8(DI)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 12(DI)
 	VZEROUPPER
-	MOVSS         X1, ret+32(FP)
 	RET
 
 // func modGradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)

@@ -7,8 +7,9 @@ import (
 )
 
 // The pairwise comparators, l1 and modulus_l1, which no product of Q and
-// Nᵀ gives. At a SIMD level one pair at a time on the assembly kernels
-// (l1Dist, l1Grad, modDist, modGrad; the ragged tail in Go); at Generic
+// Nᵀ gives. At a SIMD level on the assembly kernels (l1Dist4 and modDist4
+// score four candidates at once, a lone pair as four copies of itself;
+// l1Grad and modGrad one pair; the ragged tails in Go); at Generic
 // portable Go, four candidates at a time, each candidate summed with the
 // same two accumulators (even and odd coordinates) as a lone pair. Either
 // way every score is the same arithmetic wherever it is computed at a
@@ -95,75 +96,99 @@ func modGradTerm(g, x, y float32, gqre, gqim, gcre, gcim *float32) {
 	*gcim += v
 }
 
-// vecL1Dist is l1Dist on the active level's vector kernels (the same sum
-// for every pair of a given length at a given level).
-func vecL1Dist(q, c []float32) float32 {
-	if level == Generic {
-		return l1Dist(q, c)
-	}
-	c = c[:len(q)]
-	z, y := split(len(q))
-	var s float32
+// vecL1Dist4 sets out[j] to the l1 distance of q (length d) to the
+// candidate C[j·ldc : j·ldc+d], j < 4, on the active SIMD level's kernel
+// (l1Dist4Z/Y, then the ragged tail in Go): one accumulator chain per
+// candidate whatever ldc is, so a lone pair (ldc = 0) gets the same bits
+// as in a block of four. Not for Generic.
+func vecL1Dist4(q, C []float32, ldc int, out *[4]float32) {
+	d := len(q)
+	C = C[:3*ldc+d]
+	z, y := split(d)
+	var tz, ty [4]float32
 	if z > 0 {
-		s = l1DistZ(&q[0], &c[0], z)
+		l1Dist4Z(&q[0], &C[0], ldc, z, &tz[0])
 	}
 	if y > 0 {
-		s += l1DistY(&q[z], &c[z], y)
+		l1Dist4Y(&q[z], &C[z], ldc, y, &ty[0])
 	}
-	for j := z + y; j < len(q); j++ {
-		s += abs32(q[j] - c[j])
+	for j := range out {
+		s := tz[j] + ty[j]
+		c := C[j*ldc : j*ldc+d]
+		for i := z + y; i < d; i++ {
+			s += abs32(q[i] - c[i])
+		}
+		out[j] = s
 	}
-	return s
 }
 
-// vecModDist is modDist on the active level's vector kernels.
-func vecModDist(d int, q, c []float32) float32 {
-	if level == Generic {
-		return modDist(d, q, c)
-	}
+// vecModDist4 is vecL1Dist4 for the modulus_l1 distance of [re | im] rows.
+func vecModDist4(d int, q, C []float32, ldc int, out *[4]float32) {
 	h := d / 2
-	q, c = q[:2*h], c[:2*h]
+	q, C = q[:2*h], C[:3*ldc+2*h]
 	z, y := split(h)
-	var s float32
+	var tz, ty [4]float32
 	if z > 0 {
-		s = modDistZ(&q[0], &c[0], h, z)
+		modDist4Z(&q[0], &C[0], ldc, h, z, &tz[0])
 	}
 	if y > 0 {
-		s += modDistY(&q[z], &c[z], h, y)
+		modDist4Y(&q[z], &C[z], ldc, h, y, &ty[0])
 	}
-	for j := z + y; j < h; j++ {
-		s += modTerm(q[j]-c[j], q[h+j]-c[h+j])
+	for j := range out {
+		s := tz[j] + ty[j]
+		c := C[j*ldc : j*ldc+2*h]
+		for i := z + y; i < h; i++ {
+			s += modTerm(q[i]-c[i], q[h+i]-c[h+i])
+		}
+		out[j] = s
 	}
-	return s
+}
+
+// dist4 is the active level's distance of q to four candidates (ldc
+// apart) under cmp.
+func dist4(cmp workload.Comparator, d int, q, C []float32, ldc int, out *[4]float32) {
+	if cmp == workload.CmpModulusL1 {
+		vecModDist4(d, q, C, ldc, out)
+		return
+	}
+	vecL1Dist4(q[:d], C, ldc, out)
 }
 
 // pairScore is the score C(q, c) = −distance of one pair.
 func pairScore(cmp workload.Comparator, d int, q, c []float32) float32 {
-	if cmp == workload.CmpModulusL1 {
-		return -vecModDist(d, q, c)
+	if level == Generic {
+		if cmp == workload.CmpModulusL1 {
+			return -modDist(d, q, c)
+		}
+		return -l1Dist(q[:d], c)
 	}
-	return -vecL1Dist(q[:d], c)
+	var o [4]float32
+	dist4(cmp, d, q, c, 0, &o)
+	return -o[0]
 }
 
 // pairScores sets out[j] = C(q, C_j) for the m rows of C (m×d).
 func pairScores(cmp workload.Comparator, d, m int, q, C, out []float32) {
 	out = out[:m]
 	q = q[:d]
-	if cmp == workload.CmpModulusL1 || level != Generic {
-		for j := range out {
-			out[j] = pairScore(cmp, d, q, C[j*d:j*d+d])
-		}
-		return
-	}
 	j := 0
-	for ; j+4 <= m; j += 4 {
-		o := j * d
-		v0, v1, v2, v3 := l1Dist4(q, C[o:o+d], C[o+d:o+2*d], C[o+2*d:o+3*d], C[o+3*d:o+4*d])
-		r := out[j : j+4 : j+4]
-		r[0], r[1], r[2], r[3] = -v0, -v1, -v2, -v3
+	if level != Generic {
+		var o [4]float32
+		for ; j+4 <= m; j += 4 {
+			dist4(cmp, d, q, C[j*d:(j+4)*d], d, &o)
+			r := out[j : j+4 : j+4]
+			r[0], r[1], r[2], r[3] = -o[0], -o[1], -o[2], -o[3]
+		}
+	} else if cmp == workload.CmpL1 {
+		for ; j+4 <= m; j += 4 {
+			o := j * d
+			v0, v1, v2, v3 := l1Dist4(q, C[o:o+d], C[o+d:o+2*d], C[o+2*d:o+3*d], C[o+3*d:o+4*d])
+			r := out[j : j+4 : j+4]
+			r[0], r[1], r[2], r[3] = -v0, -v1, -v2, -v3
+		}
 	}
 	for ; j < m; j++ {
-		out[j] = -l1Dist(q, C[j*d:j*d+d])
+		out[j] = pairScore(cmp, d, q, C[j*d:j*d+d])
 	}
 }
 

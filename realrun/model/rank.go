@@ -152,16 +152,32 @@ func rankGeneral(k workload.Model, d int, s, r, dst []float32, side Side, C []fl
 	cmp := k.Comparator()
 	qn := normSq(q)
 	ts := pairCmp(cmp, d, q, truth, qn)
-	for j := 0; j < m; j++ {
+	count := func(j int, v float32) {
 		if skip != nil && skip(j) {
-			continue
+			return
 		}
-		v := pairCmp(cmp, d, q, C[j*d:j*d+d], qn)
 		if v > ts {
 			higher++
 		} else if v == ts {
 			equal++
 		}
+	}
+	if cmp == workload.CmpL1 || cmp == workload.CmpModulusL1 {
+		// The pairwise kernel scores four candidates at once, each as it
+		// scores the true node alone.
+		const blk = 64
+		var sc [blk]float32
+		for j0 := 0; j0 < m; j0 += blk {
+			nb := min(blk, m-j0)
+			pairScores(cmp, d, nb, q, C[j0*d:(j0+nb)*d], sc[:nb])
+			for jj, v := range sc[:nb] {
+				count(j0+jj, v)
+			}
+		}
+		return higher, equal
+	}
+	for j := 0; j < m; j++ {
+		count(j, pairCmp(cmp, d, q, C[j*d:j*d+d], qn))
 	}
 	return higher, equal
 }

@@ -75,23 +75,32 @@ func kernGo(mr, nr, k int, a *float32, rsa, csa int, b *float32, ldb int, c *flo
 	}
 }
 
-func l1DistY(q, c *float32, n int) float32 { return l1Dist(unsafe.Slice(q, n), unsafe.Slice(c, n)) }
-func l1DistZ(q, c *float32, n int) float32 { return l1DistY(q, c, n) }
+func l1Dist4Y(q, c *float32, ldc, n int, out *float32) {
+	o := unsafe.Slice(out, 4)
+	for j := range o {
+		o[j] = l1Dist(unsafe.Slice(q, n), unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(c), 4*j*ldc)), n))
+	}
+}
+func l1Dist4Z(q, c *float32, ldc, n int, out *float32) { l1Dist4Y(q, c, ldc, n, out) }
 
 func l1GradY(alpha float32, q, c, gq, gc *float32, n int) {
 	pairGradGo(workload.CmpL1, n, alpha, unsafe.Slice(q, n), unsafe.Slice(c, n), unsafe.Slice(gq, n), unsafe.Slice(gc, n))
 }
 func l1GradZ(alpha float32, q, c, gq, gc *float32, n int) { l1GradY(alpha, q, c, gq, gc, n) }
 
-func modDistY(q, c *float32, h, n int) float32 {
-	Q, C := unsafe.Slice(q, h+n), unsafe.Slice(c, h+n)
-	var s float32
-	for j := 0; j < n; j++ {
-		s += modTerm(Q[j]-C[j], Q[h+j]-C[h+j])
+func modDist4Y(q, c *float32, ldc, h, n int, out *float32) {
+	o := unsafe.Slice(out, 4)
+	Q := unsafe.Slice(q, h+n)
+	for j := range o {
+		C := unsafe.Slice((*float32)(unsafe.Add(unsafe.Pointer(c), 4*j*ldc)), h+n)
+		var s float32
+		for i := 0; i < n; i++ {
+			s += modTerm(Q[i]-C[i], Q[h+i]-C[h+i])
+		}
+		o[j] = s
 	}
-	return s
 }
-func modDistZ(q, c *float32, h, n int) float32 { return modDistY(q, c, h, n) }
+func modDist4Z(q, c *float32, ldc, h, n int, out *float32) { modDist4Y(q, c, ldc, h, n, out) }
 
 func modGradY(alpha float32, q, c, gq, gc *float32, h, n int) {
 	Q, C, GQ, GC := unsafe.Slice(q, h+n), unsafe.Slice(c, h+n), unsafe.Slice(gq, h+n), unsafe.Slice(gc, h+n)

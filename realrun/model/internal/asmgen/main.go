@@ -55,9 +55,9 @@ func main() {
 		vmax(w)
 		expSum(w)
 		adagrad(w)
-		l1Dist(w)
+		l1Dist4(w)
 		l1Grad(w)
-		modDist(w)
+		modDist4(w)
 		modGrad(w)
 	}
 	prefetch()

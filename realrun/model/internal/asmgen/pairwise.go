@@ -25,54 +25,6 @@ func bcastBits(bits uint32, v reg.VecVirtual) {
 
 const two127 = 0x7f000000 // 2¹²⁷
 
-// l1Dist returns Σ |q_i − c_i| over n floats (n a positive multiple of the
-// lanes), with two vector accumulators.
-func l1Dist(w width) {
-	fn := name("l1Dist", w)
-	TEXT(fn, NOSPLIT, "func(q, c *float32, n int) float32")
-	Pragma("noescape")
-	Doc(fn + " returns Σ |q_i − c_i| (n a positive multiple of the lanes).")
-	q := Load(Param("q"), GP64())
-	c := Load(Param("c"), GP64())
-	n := Load(Param("n"), GP64())
-	abs := w.new()
-	bcastBits(0x7fffffff, abs)
-	acc := []reg.VecVirtual{w.new(), w.new()}
-	for _, v := range acc {
-		VXORPS(v, v, v)
-	}
-	L := w.lanes()
-	CMPQ(n, U32(2*L))
-	JL(LabelRef(fn + "_one"))
-	Label(fn + "_two")
-	for u := 0; u < 2; u++ {
-		t := w.new()
-		VMOVUPS(Mem{Base: q, Disp: u * w.bytes}, t)
-		VSUBPS(Mem{Base: c, Disp: u * w.bytes}, t, t)
-		VANDPS(abs, t, t)
-		VADDPS(t, acc[u], acc[u])
-	}
-	ADDQ(U32(2*w.bytes), q)
-	ADDQ(U32(2*w.bytes), c)
-	SUBQ(U32(2*L), n)
-	CMPQ(n, U32(2*L))
-	JGE(LabelRef(fn + "_two"))
-	Label(fn + "_one")
-	TESTQ(n, n)
-	JZ(LabelRef(fn + "_sum"))
-	t := w.new()
-	VMOVUPS(Mem{Base: q}, t)
-	VSUBPS(Mem{Base: c}, t, t)
-	VANDPS(abs, t, t)
-	VADDPS(t, acc[0], acc[0])
-	Label(fn + "_sum")
-	VADDPS(acc[1], acc[0], acc[0])
-	x := hreduce(w, acc[0], VADDPS)
-	VZEROUPPER()
-	Store(x, ReturnIndex(0))
-	RET()
-}
-
 // l1Grad adds −v into gq and v into gc with v = g·sign(q − c), sign(0) = 0.
 func l1Grad(w width) {
 	fn := name("l1Grad", w)
@@ -108,46 +60,6 @@ func l1Grad(w width) {
 		VMOVUPS(b, Mem{Base: gc, Index: off, Scale: 1})
 	})
 	VZEROUPPER()
-	RET()
-}
-
-// modDist returns Σ_k sqrt(max(dr_k² + di_k², 1e−30)) over n complex
-// coordinates (n a positive multiple of the lanes), dr = q_re − c_re and
-// di = q_im − c_im, the imaginary parts h floats after the real ones;
-// products and sum rounded apart (no FMA), as the scalar modTerm.
-func modDist(w width) {
-	fn := name("modDist", w)
-	TEXT(fn, NOSPLIT, "func(q, c *float32, h, n int) float32")
-	Pragma("noescape")
-	Doc(fn + " returns Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) over n complex coordinates, the imaginary parts h floats on (n a positive multiple of the lanes).")
-	q := Load(Param("q"), GP64())
-	c := Load(Param("c"), GP64())
-	h := Load(Param("h"), GP64())
-	n := Load(Param("n"), GP64())
-	SHLQ(U8(2), h)
-	clampv := w.new()
-	bcastBits(math.Float32bits(1e-30), clampv)
-	acc := w.new()
-	VXORPS(acc, acc, acc)
-	elementwise(fn, w, n, func(off reg.GPVirtual) {
-		im := GP64()
-		MOVQ(off, im)
-		ADDQ(h, im)
-		dr, di := w.new(), w.new()
-		VMOVUPS(Mem{Base: q, Index: off, Scale: 1}, dr)
-		VSUBPS(Mem{Base: c, Index: off, Scale: 1}, dr, dr)
-		VMOVUPS(Mem{Base: q, Index: im, Scale: 1}, di)
-		VSUBPS(Mem{Base: c, Index: im, Scale: 1}, di, di)
-		VMULPS(dr, dr, dr)
-		VMULPS(di, di, di)
-		VADDPS(di, dr, dr)
-		VMAXPS(clampv, dr, dr)
-		VSQRTPS(dr, dr)
-		VADDPS(dr, acc, acc)
-	})
-	x := hreduce(w, acc, VADDPS)
-	VZEROUPPER()
-	Store(x, ReturnIndex(0))
 	RET()
 }
 
@@ -213,6 +125,115 @@ func modGrad(w width) {
 			VMOVUPS(a, Mem{Base: p.base, Index: p.idx, Scale: 1})
 		}
 	})
+	VZEROUPPER()
+	RET()
+}
+
+// l1Dist4 writes Σ_i |q_i − c_j,i| for the four candidates c_j = c + j·ldc
+// floats into out[0..3], one accumulator per candidate: the one l1
+// distance of the SIMD levels (a lone pair is four copies of itself, ldc
+// = 0), so a score does not depend on where it is computed.
+func l1Dist4(w width) {
+	fn := name("l1Dist4", w)
+	TEXT(fn, NOSPLIT, "func(q, c *float32, ldc, n int, out *float32)")
+	Pragma("noescape")
+	Doc(fn + " writes Σ |q_i − c_j,i| for the candidates c_j = c + j·ldc, j < 4, into out[j] (n a positive multiple of the lanes).")
+	q := Load(Param("q"), GP64())
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	n := Load(Param("n"), GP64())
+	out := Load(Param("out"), GP64())
+	SHLQ(U8(2), ldc)
+	c3 := GP64()
+	LEAQ(Mem{Base: ldc, Index: ldc, Scale: 2}, c3) // 3·ldc
+	abs := w.new()
+	bcastBits(0x7fffffff, abs)
+	acc := []reg.VecVirtual{w.new(), w.new(), w.new(), w.new()}
+	for _, v := range acc {
+		VXORPS(v, v, v)
+	}
+	elementwise(fn, w, n, func(off reg.GPVirtual) {
+		qv := w.new()
+		VMOVUPS(Mem{Base: q, Index: off, Scale: 1}, qv)
+		cj := GP64()
+		MOVQ(c, cj)
+		ADDQ(off, cj)
+		for j := 0; j < 4; j++ {
+			t := w.new()
+			var m Mem
+			switch j {
+			case 0:
+				m = Mem{Base: cj}
+			case 1:
+				m = Mem{Base: cj, Index: ldc, Scale: 1}
+			case 2:
+				m = Mem{Base: cj, Index: ldc, Scale: 2}
+			case 3:
+				m = Mem{Base: cj, Index: c3, Scale: 1}
+			}
+			VSUBPS(m, qv, t)
+			VANDPS(abs, t, t)
+			VADDPS(t, acc[j], acc[j])
+		}
+	})
+	for j := 0; j < 4; j++ {
+		x := hreduce(w, acc[j], VADDPS)
+		MOVSS(x, Mem{Base: out, Disp: 4 * j})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// modDist4 is l1Dist4 for modulus_l1 (the imaginary parts h floats after
+// the real ones), as modDist computes each term.
+func modDist4(w width) {
+	fn := name("modDist4", w)
+	TEXT(fn, NOSPLIT, "func(q, c *float32, ldc, h, n int, out *float32)")
+	Pragma("noescape")
+	Doc(fn + " writes Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) for the candidates c_j = c + j·ldc, j < 4, into out[j], the imaginary parts h floats on (n a positive multiple of the lanes).")
+	q := Load(Param("q"), GP64())
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	h := Load(Param("h"), GP64())
+	n := Load(Param("n"), GP64())
+	out := Load(Param("out"), GP64())
+	SHLQ(U8(2), ldc)
+	SHLQ(U8(2), h)
+	clampv := w.new()
+	bcastBits(math.Float32bits(1e-30), clampv)
+	acc := []reg.VecVirtual{w.new(), w.new(), w.new(), w.new()}
+	for _, v := range acc {
+		VXORPS(v, v, v)
+	}
+	elementwise(fn, w, n, func(off reg.GPVirtual) {
+		qr, qi := w.new(), w.new()
+		VMOVUPS(Mem{Base: q, Index: off, Scale: 1}, qr)
+		im := GP64()
+		MOVQ(q, im)
+		ADDQ(h, im)
+		VMOVUPS(Mem{Base: im, Index: off, Scale: 1}, qi)
+		cj := GP64()
+		MOVQ(c, cj)
+		ADDQ(off, cj)
+		for j := 0; j < 4; j++ {
+			dr, di := w.new(), w.new()
+			VSUBPS(Mem{Base: cj}, qr, dr)
+			VSUBPS(Mem{Base: cj, Index: h, Scale: 1}, qi, di)
+			VMULPS(dr, dr, dr)
+			VMULPS(di, di, di)
+			VADDPS(di, dr, dr)
+			VMAXPS(clampv, dr, dr)
+			VSQRTPS(dr, dr)
+			VADDPS(dr, acc[j], acc[j])
+			if j < 3 {
+				ADDQ(ldc, cj)
+			}
+		}
+	})
+	for j := 0; j < 4; j++ {
+		x := hreduce(w, acc[j], VADDPS)
+		MOVSS(x, Mem{Base: out, Disp: 4 * j})
+	}
 	VZEROUPPER()
 	RET()
 }
