@@ -92,6 +92,11 @@ func l1Dist4Y(q *float32, c *float32, ldc int, n int, out *float32)
 //go:noescape
 func l1GradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
 
+// l1Grad4Y adds −g_j·sign(q_i − c_j,i) into gq_i and g_j·sign(q_i − c_j,i) into gc_j,i for the candidates c_j = c + j·ldc, gc_j = gc + j·ldc, j < 4, in order (n a multiple of the lanes).
+//
+//go:noescape
+func l1Grad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, n int)
+
 // modDist4Y writes Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) for the candidates c_j = c + j·ldc, j < 4, into out[j], the imaginary parts h floats on (n a positive multiple of the lanes).
 //
 //go:noescape
@@ -101,6 +106,11 @@ func modDist4Y(q *float32, c *float32, ldc int, h int, n int, out *float32)
 //
 //go:noescape
 func modGradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+
+// modGrad4Y adds the gradients of −modulus_l1 scaled by g_j into gq and gc_j for the candidates c_j = c + j·ldc, gc_j = gc + j·ldc, j < 4, in order, over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
+//
+//go:noescape
+func modGrad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
 
 // fmaPeakZ runs n iterations of 28 independent 16-lane FMAs.
 func fmaPeakZ(n int)
@@ -240,6 +250,11 @@ func l1Dist4Z(q *float32, c *float32, ldc int, n int, out *float32)
 //go:noescape
 func l1GradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
 
+// l1Grad4Z adds −g_j·sign(q_i − c_j,i) into gq_i and g_j·sign(q_i − c_j,i) into gc_j,i for the candidates c_j = c + j·ldc, gc_j = gc + j·ldc, j < 4, in order (n a multiple of the lanes).
+//
+//go:noescape
+func l1Grad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, n int)
+
 // modDist4Z writes Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) for the candidates c_j = c + j·ldc, j < 4, into out[j], the imaginary parts h floats on (n a positive multiple of the lanes).
 //
 //go:noescape
@@ -249,6 +264,11 @@ func modDist4Z(q *float32, c *float32, ldc int, h int, n int, out *float32)
 //
 //go:noescape
 func modGradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+
+// modGrad4Z adds the gradients of −modulus_l1 scaled by g_j into gq and gc_j for the candidates c_j = c + j·ldc, gc_j = gc + j·ldc, j < 4, in order, over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
+//
+//go:noescape
+func modGrad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
 
 // prefetch loads the cache lines of n bytes at p into all cache levels.
 //

@@ -1649,6 +1649,97 @@ l1GradY_done:
 	VZEROUPPER
 	RET
 
+// func l1Grad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, n int)
+// Requires: AVX, AVX2
+TEXT ·l1Grad4Y(SB), NOSPLIT, $0-56
+	MOVQ         coef+0(FP), AX
+	MOVQ         q+8(FP), CX
+	MOVQ         c+16(FP), DX
+	MOVQ         ldc+24(FP), BX
+	MOVQ         gq+32(FP), SI
+	MOVQ         gc+40(FP), DI
+	MOVQ         n+48(FP), R8
+	SHLQ         $0x02, BX
+	MOVL         $0x7f000000, R9
+	VMOVD        R9, X0
+	VBROADCASTSS X0, Y0
+	MOVL         $0x3f800000, R9
+	VMOVD        R9, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0xbf800000, R9
+	VMOVD        R9, X2
+	VBROADCASTSS X2, Y2
+	XORQ         R9, R9
+	SHLQ         $0x02, R8
+	TESTQ        R8, R8
+	JZ           l1Grad4Y_done
+
+l1Grad4Y_loop:
+	VMOVUPS      (CX)(R9*1), Y3
+	VMOVUPS      (SI)(R9*1), Y4
+	MOVQ         DX, R10
+	ADDQ         R9, R10
+	MOVQ         DI, R11
+	ADDQ         R9, R11
+	VSUBPS       (R10), Y3, Y5
+	VMULPS       Y0, Y5, Y5
+	VMULPS       Y0, Y5, Y5
+	VMAXPS       Y2, Y5, Y5
+	VMINPS       Y1, Y5, Y5
+	VBROADCASTSS (AX), Y6
+	VMULPS       Y6, Y5, Y5
+	VSUBPS       Y5, Y4, Y4
+	VMOVUPS      (R11), Y6
+	VADDPS       Y5, Y6, Y6
+	VMOVUPS      Y6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Y3, Y5
+	VMULPS       Y0, Y5, Y5
+	VMULPS       Y0, Y5, Y5
+	VMAXPS       Y2, Y5, Y5
+	VMINPS       Y1, Y5, Y5
+	VBROADCASTSS 4(AX), Y6
+	VMULPS       Y6, Y5, Y5
+	VSUBPS       Y5, Y4, Y4
+	VMOVUPS      (R11), Y6
+	VADDPS       Y5, Y6, Y6
+	VMOVUPS      Y6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Y3, Y5
+	VMULPS       Y0, Y5, Y5
+	VMULPS       Y0, Y5, Y5
+	VMAXPS       Y2, Y5, Y5
+	VMINPS       Y1, Y5, Y5
+	VBROADCASTSS 8(AX), Y6
+	VMULPS       Y6, Y5, Y5
+	VSUBPS       Y5, Y4, Y4
+	VMOVUPS      (R11), Y6
+	VADDPS       Y5, Y6, Y6
+	VMOVUPS      Y6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Y3, Y3
+	VMULPS       Y0, Y3, Y3
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y2, Y3, Y3
+	VMINPS       Y1, Y3, Y3
+	VBROADCASTSS 12(AX), Y5
+	VMULPS       Y5, Y3, Y3
+	VSUBPS       Y3, Y4, Y4
+	VMOVUPS      (R11), Y5
+	VADDPS       Y3, Y5, Y5
+	VMOVUPS      Y5, (R11)
+	VMOVUPS      Y4, (SI)(R9*1)
+	ADDQ         $0x00000020, R9
+	CMPQ         R9, R8
+	JL           l1Grad4Y_loop
+
+l1Grad4Y_done:
+	VZEROUPPER
+	RET
+
 // func modDist4Y(q *float32, c *float32, ldc int, h int, n int, out *float32)
 // Requires: AVX, AVX2, SSE
 TEXT ·modDist4Y(SB), NOSPLIT, $0-48
@@ -1815,6 +1906,166 @@ modGradY_loop:
 	JL      modGradY_loop
 
 modGradY_done:
+	VZEROUPPER
+	RET
+
+// func modGrad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
+// Requires: AVX, AVX2
+TEXT ·modGrad4Y(SB), NOSPLIT, $0-64
+	MOVQ         coef+0(FP), AX
+	MOVQ         q+8(FP), CX
+	MOVQ         c+16(FP), DX
+	MOVQ         ldc+24(FP), BX
+	MOVQ         gq+32(FP), SI
+	MOVQ         gc+40(FP), DI
+	MOVQ         h+48(FP), R8
+	MOVQ         n+56(FP), R9
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, R8
+	MOVL         $0x7f000000, R10
+	VMOVD        R10, X0
+	VBROADCASTSS X0, Y0
+	MOVL         $0x3f800000, R10
+	VMOVD        R10, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x0da24260, R10
+	VMOVD        R10, X2
+	VBROADCASTSS X2, Y2
+	XORQ         R10, R10
+	SHLQ         $0x02, R9
+	TESTQ        R9, R9
+	JZ           modGrad4Y_done
+
+modGrad4Y_loop:
+	MOVQ         CX, R11
+	ADDQ         R10, R11
+	MOVQ         SI, R12
+	ADDQ         R10, R12
+	VMOVUPS      (R11), Y3
+	VMOVUPS      (R11)(R8*1), Y4
+	VMOVUPS      (R12), Y5
+	VMOVUPS      (R12)(R8*1), Y6
+	MOVQ         DX, R11
+	ADDQ         R10, R11
+	MOVQ         DI, R13
+	ADDQ         R10, R13
+	VSUBPS       (R11), Y3, Y7
+	VSUBPS       (R11)(R8*1), Y4, Y8
+	VMULPS       Y7, Y7, Y9
+	VMULPS       Y8, Y8, Y11
+	VADDPS       Y11, Y9, Y9
+	VSUBPS       Y2, Y9, Y10
+	VMULPS       Y0, Y10, Y10
+	VMULPS       Y0, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VMAXPS       Y11, Y10, Y10
+	VMINPS       Y1, Y10, Y10
+	VMAXPS       Y2, Y9, Y9
+	VSQRTPS      Y9, Y9
+	VBROADCASTSS (AX), Y11
+	VDIVPS       Y9, Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VMULPS       Y11, Y7, Y7
+	VMULPS       Y11, Y8, Y8
+	VSUBPS       Y7, Y5, Y5
+	VSUBPS       Y8, Y6, Y6
+	VMOVUPS      (R13), Y9
+	VADDPS       Y7, Y9, Y9
+	VMOVUPS      Y9, (R13)
+	VMOVUPS      (R13)(R8*1), Y9
+	VADDPS       Y8, Y9, Y9
+	VMOVUPS      Y9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Y3, Y7
+	VSUBPS       (R11)(R8*1), Y4, Y8
+	VMULPS       Y7, Y7, Y9
+	VMULPS       Y8, Y8, Y11
+	VADDPS       Y11, Y9, Y9
+	VSUBPS       Y2, Y9, Y10
+	VMULPS       Y0, Y10, Y10
+	VMULPS       Y0, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VMAXPS       Y11, Y10, Y10
+	VMINPS       Y1, Y10, Y10
+	VMAXPS       Y2, Y9, Y9
+	VSQRTPS      Y9, Y9
+	VBROADCASTSS 4(AX), Y11
+	VDIVPS       Y9, Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VMULPS       Y11, Y7, Y7
+	VMULPS       Y11, Y8, Y8
+	VSUBPS       Y7, Y5, Y5
+	VSUBPS       Y8, Y6, Y6
+	VMOVUPS      (R13), Y9
+	VADDPS       Y7, Y9, Y9
+	VMOVUPS      Y9, (R13)
+	VMOVUPS      (R13)(R8*1), Y9
+	VADDPS       Y8, Y9, Y9
+	VMOVUPS      Y9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Y3, Y7
+	VSUBPS       (R11)(R8*1), Y4, Y8
+	VMULPS       Y7, Y7, Y9
+	VMULPS       Y8, Y8, Y11
+	VADDPS       Y11, Y9, Y9
+	VSUBPS       Y2, Y9, Y10
+	VMULPS       Y0, Y10, Y10
+	VMULPS       Y0, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VMAXPS       Y11, Y10, Y10
+	VMINPS       Y1, Y10, Y10
+	VMAXPS       Y2, Y9, Y9
+	VSQRTPS      Y9, Y9
+	VBROADCASTSS 8(AX), Y11
+	VDIVPS       Y9, Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VMULPS       Y11, Y7, Y7
+	VMULPS       Y11, Y8, Y8
+	VSUBPS       Y7, Y5, Y5
+	VSUBPS       Y8, Y6, Y6
+	VMOVUPS      (R13), Y9
+	VADDPS       Y7, Y9, Y9
+	VMOVUPS      Y9, (R13)
+	VMOVUPS      (R13)(R8*1), Y9
+	VADDPS       Y8, Y9, Y9
+	VMOVUPS      Y9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Y3, Y3
+	VSUBPS       (R11)(R8*1), Y4, Y4
+	VMULPS       Y3, Y3, Y7
+	VMULPS       Y4, Y4, Y9
+	VADDPS       Y9, Y7, Y7
+	VSUBPS       Y2, Y7, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VMAXPS       Y9, Y8, Y8
+	VMINPS       Y1, Y8, Y8
+	VMAXPS       Y2, Y7, Y7
+	VSQRTPS      Y7, Y7
+	VBROADCASTSS 12(AX), Y9
+	VDIVPS       Y7, Y9, Y9
+	VMULPS       Y8, Y9, Y9
+	VMULPS       Y9, Y3, Y3
+	VMULPS       Y9, Y4, Y4
+	VSUBPS       Y3, Y5, Y5
+	VSUBPS       Y4, Y6, Y6
+	VMOVUPS      (R13), Y7
+	VADDPS       Y3, Y7, Y7
+	VMOVUPS      Y7, (R13)
+	VMOVUPS      (R13)(R8*1), Y7
+	VADDPS       Y4, Y7, Y7
+	VMOVUPS      Y7, (R13)(R8*1)
+	VMOVUPS      Y5, (R12)
+	VMOVUPS      Y6, (R12)(R8*1)
+	ADDQ         $0x00000020, R10
+	CMPQ         R10, R9
+	JL           modGrad4Y_loop
+
+modGrad4Y_done:
 	VZEROUPPER
 	RET
 
@@ -5208,6 +5459,97 @@ l1GradZ_done:
 	VZEROUPPER
 	RET
 
+// func l1Grad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·l1Grad4Z(SB), NOSPLIT, $0-56
+	MOVQ         coef+0(FP), AX
+	MOVQ         q+8(FP), CX
+	MOVQ         c+16(FP), DX
+	MOVQ         ldc+24(FP), BX
+	MOVQ         gq+32(FP), SI
+	MOVQ         gc+40(FP), DI
+	MOVQ         n+48(FP), R8
+	SHLQ         $0x02, BX
+	MOVL         $0x7f000000, R9
+	VMOVD        R9, X0
+	VBROADCASTSS X0, Z0
+	MOVL         $0x3f800000, R9
+	VMOVD        R9, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0xbf800000, R9
+	VMOVD        R9, X2
+	VBROADCASTSS X2, Z2
+	XORQ         R9, R9
+	SHLQ         $0x02, R8
+	TESTQ        R8, R8
+	JZ           l1Grad4Z_done
+
+l1Grad4Z_loop:
+	VMOVUPS      (CX)(R9*1), Z3
+	VMOVUPS      (SI)(R9*1), Z4
+	MOVQ         DX, R10
+	ADDQ         R9, R10
+	MOVQ         DI, R11
+	ADDQ         R9, R11
+	VSUBPS       (R10), Z3, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMAXPS       Z2, Z5, Z5
+	VMINPS       Z1, Z5, Z5
+	VBROADCASTSS (AX), Z6
+	VMULPS       Z6, Z5, Z5
+	VSUBPS       Z5, Z4, Z4
+	VMOVUPS      (R11), Z6
+	VADDPS       Z5, Z6, Z6
+	VMOVUPS      Z6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Z3, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMAXPS       Z2, Z5, Z5
+	VMINPS       Z1, Z5, Z5
+	VBROADCASTSS 4(AX), Z6
+	VMULPS       Z6, Z5, Z5
+	VSUBPS       Z5, Z4, Z4
+	VMOVUPS      (R11), Z6
+	VADDPS       Z5, Z6, Z6
+	VMOVUPS      Z6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Z3, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMAXPS       Z2, Z5, Z5
+	VMINPS       Z1, Z5, Z5
+	VBROADCASTSS 8(AX), Z6
+	VMULPS       Z6, Z5, Z5
+	VSUBPS       Z5, Z4, Z4
+	VMOVUPS      (R11), Z6
+	VADDPS       Z5, Z6, Z6
+	VMOVUPS      Z6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMAXPS       Z2, Z3, Z3
+	VMINPS       Z1, Z3, Z3
+	VBROADCASTSS 12(AX), Z5
+	VMULPS       Z5, Z3, Z3
+	VSUBPS       Z3, Z4, Z4
+	VMOVUPS      (R11), Z5
+	VADDPS       Z3, Z5, Z5
+	VMOVUPS      Z5, (R11)
+	VMOVUPS      Z4, (SI)(R9*1)
+	ADDQ         $0x00000040, R9
+	CMPQ         R9, R8
+	JL           l1Grad4Z_loop
+
+l1Grad4Z_done:
+	VZEROUPPER
+	RET
+
 // func modDist4Z(q *float32, c *float32, ldc int, h int, n int, out *float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·modDist4Z(SB), NOSPLIT, $0-48
@@ -5382,6 +5724,166 @@ modGradZ_loop:
 	JL      modGradZ_loop
 
 modGradZ_done:
+	VZEROUPPER
+	RET
+
+// func modGrad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·modGrad4Z(SB), NOSPLIT, $0-64
+	MOVQ         coef+0(FP), AX
+	MOVQ         q+8(FP), CX
+	MOVQ         c+16(FP), DX
+	MOVQ         ldc+24(FP), BX
+	MOVQ         gq+32(FP), SI
+	MOVQ         gc+40(FP), DI
+	MOVQ         h+48(FP), R8
+	MOVQ         n+56(FP), R9
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, R8
+	MOVL         $0x7f000000, R10
+	VMOVD        R10, X0
+	VBROADCASTSS X0, Z0
+	MOVL         $0x3f800000, R10
+	VMOVD        R10, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0x0da24260, R10
+	VMOVD        R10, X2
+	VBROADCASTSS X2, Z2
+	XORQ         R10, R10
+	SHLQ         $0x02, R9
+	TESTQ        R9, R9
+	JZ           modGrad4Z_done
+
+modGrad4Z_loop:
+	MOVQ         CX, R11
+	ADDQ         R10, R11
+	MOVQ         SI, R12
+	ADDQ         R10, R12
+	VMOVUPS      (R11), Z3
+	VMOVUPS      (R11)(R8*1), Z4
+	VMOVUPS      (R12), Z5
+	VMOVUPS      (R12)(R8*1), Z6
+	MOVQ         DX, R11
+	ADDQ         R10, R11
+	MOVQ         DI, R13
+	ADDQ         R10, R13
+	VSUBPS       (R11), Z3, Z7
+	VSUBPS       (R11)(R8*1), Z4, Z8
+	VMULPS       Z7, Z7, Z9
+	VMULPS       Z8, Z8, Z11
+	VADDPS       Z11, Z9, Z9
+	VSUBPS       Z2, Z9, Z10
+	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z11, Z10, Z10
+	VMINPS       Z1, Z10, Z10
+	VMAXPS       Z2, Z9, Z9
+	VSQRTPS      Z9, Z9
+	VBROADCASTSS (AX), Z11
+	VDIVPS       Z9, Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VMULPS       Z11, Z7, Z7
+	VMULPS       Z11, Z8, Z8
+	VSUBPS       Z7, Z5, Z5
+	VSUBPS       Z8, Z6, Z6
+	VMOVUPS      (R13), Z9
+	VADDPS       Z7, Z9, Z9
+	VMOVUPS      Z9, (R13)
+	VMOVUPS      (R13)(R8*1), Z9
+	VADDPS       Z8, Z9, Z9
+	VMOVUPS      Z9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Z3, Z7
+	VSUBPS       (R11)(R8*1), Z4, Z8
+	VMULPS       Z7, Z7, Z9
+	VMULPS       Z8, Z8, Z11
+	VADDPS       Z11, Z9, Z9
+	VSUBPS       Z2, Z9, Z10
+	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z11, Z10, Z10
+	VMINPS       Z1, Z10, Z10
+	VMAXPS       Z2, Z9, Z9
+	VSQRTPS      Z9, Z9
+	VBROADCASTSS 4(AX), Z11
+	VDIVPS       Z9, Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VMULPS       Z11, Z7, Z7
+	VMULPS       Z11, Z8, Z8
+	VSUBPS       Z7, Z5, Z5
+	VSUBPS       Z8, Z6, Z6
+	VMOVUPS      (R13), Z9
+	VADDPS       Z7, Z9, Z9
+	VMOVUPS      Z9, (R13)
+	VMOVUPS      (R13)(R8*1), Z9
+	VADDPS       Z8, Z9, Z9
+	VMOVUPS      Z9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Z3, Z7
+	VSUBPS       (R11)(R8*1), Z4, Z8
+	VMULPS       Z7, Z7, Z9
+	VMULPS       Z8, Z8, Z11
+	VADDPS       Z11, Z9, Z9
+	VSUBPS       Z2, Z9, Z10
+	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z11, Z10, Z10
+	VMINPS       Z1, Z10, Z10
+	VMAXPS       Z2, Z9, Z9
+	VSQRTPS      Z9, Z9
+	VBROADCASTSS 8(AX), Z11
+	VDIVPS       Z9, Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VMULPS       Z11, Z7, Z7
+	VMULPS       Z11, Z8, Z8
+	VSUBPS       Z7, Z5, Z5
+	VSUBPS       Z8, Z6, Z6
+	VMOVUPS      (R13), Z9
+	VADDPS       Z7, Z9, Z9
+	VMOVUPS      Z9, (R13)
+	VMOVUPS      (R13)(R8*1), Z9
+	VADDPS       Z8, Z9, Z9
+	VMOVUPS      Z9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Z3, Z3
+	VSUBPS       (R11)(R8*1), Z4, Z4
+	VMULPS       Z3, Z3, Z7
+	VMULPS       Z4, Z4, Z9
+	VADDPS       Z9, Z7, Z7
+	VSUBPS       Z2, Z7, Z8
+	VMULPS       Z0, Z8, Z8
+	VMULPS       Z0, Z8, Z8
+	VXORPS       Z9, Z9, Z9
+	VMAXPS       Z9, Z8, Z8
+	VMINPS       Z1, Z8, Z8
+	VMAXPS       Z2, Z7, Z7
+	VSQRTPS      Z7, Z7
+	VBROADCASTSS 12(AX), Z9
+	VDIVPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VMULPS       Z9, Z3, Z3
+	VMULPS       Z9, Z4, Z4
+	VSUBPS       Z3, Z5, Z5
+	VSUBPS       Z4, Z6, Z6
+	VMOVUPS      (R13), Z7
+	VADDPS       Z3, Z7, Z7
+	VMOVUPS      Z7, (R13)
+	VMOVUPS      (R13)(R8*1), Z7
+	VADDPS       Z4, Z7, Z7
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z5, (R12)
+	VMOVUPS      Z6, (R12)(R8*1)
+	ADDQ         $0x00000040, R10
+	CMPQ         R10, R9
+	JL           modGrad4Z_loop
+
+modGrad4Z_done:
 	VZEROUPPER
 	RET
 

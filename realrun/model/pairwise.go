@@ -230,6 +230,50 @@ func pairGrad(cmp workload.Comparator, d int, g float32, q, c, gq, gc []float32)
 	pairGradGo(cmp, d-z-y, g, q[z+y:], c[z+y:], gq[z+y:], gc[z+y:])
 }
 
+// pairGrad4 is pairGrad for four candidates C[j·d:(j+1)·d] with
+// gradients gC[j·d:(j+1)·d] and factors g[j], in order j = 0..3 (the same
+// sums as four pairGrad calls). Not for Generic.
+func pairGrad4(cmp workload.Comparator, d int, g *[4]float32, q, C, gq, gC []float32) {
+	n := d
+	if cmp == workload.CmpModulusL1 {
+		n = d / 2
+	}
+	z, y := split(n)
+	C, gC = C[:4*d], gC[:4*d]
+	if cmp == workload.CmpModulusL1 {
+		h := n
+		q, gq = q[:2*h], gq[:2*h]
+		if z > 0 {
+			modGrad4Z(&g[0], &q[0], &C[0], d, &gq[0], &gC[0], h, z)
+		}
+		if y > 0 {
+			modGrad4Y(&g[0], &q[z], &C[z], d, &gq[z], &gC[z], h, y)
+		}
+		if z+y < h {
+			for j, gj := range g {
+				c, gc := C[j*d:j*d+d], gC[j*d:j*d+d]
+				for i := z + y; i < h; i++ {
+					modGradTerm(gj, q[i]-c[i], q[h+i]-c[h+i], &gq[i], &gq[h+i], &gc[i], &gc[h+i])
+				}
+			}
+		}
+		return
+	}
+	q, gq = q[:d], gq[:d]
+	if z > 0 {
+		l1Grad4Z(&g[0], &q[0], &C[0], d, &gq[0], &gC[0], z)
+	}
+	if y > 0 {
+		l1Grad4Y(&g[0], &q[z], &C[z], d, &gq[z], &gC[z], y)
+	}
+	if z+y < d {
+		for j, gj := range g {
+			o := j*d + z + y
+			pairGradGo(cmp, d-z-y, gj, q[z+y:], C[o:], gq[z+y:], gC[o:])
+		}
+	}
+}
+
 // pairGradGo is the portable pairGrad.
 func pairGradGo(cmp workload.Comparator, d int, g float32, q, c, gq, gc []float32) {
 	if cmp == workload.CmpModulusL1 {
@@ -277,8 +321,18 @@ func sidePair(cmp workload.Comparator, d, n, m int, Q, X, N, gQ, gX, gN []float3
 		if g != 0 {
 			pairGrad(cmp, d, g, q, X[i*d:i*d+d], gq, gX[i*d:i*d+d])
 		}
-		for k, G := range t[i*m : i*m+m] {
-			if G != 0 {
+		row := t[i*m : i*m+m]
+		k := 0
+		if level != Generic {
+			for ; k+4 <= m; k += 4 {
+				g4 := (*[4]float32)(row[k : k+4])
+				if g4[0] != 0 || g4[1] != 0 || g4[2] != 0 || g4[3] != 0 {
+					pairGrad4(cmp, d, g4, q, N[k*d:(k+4)*d], gq, gN[k*d:(k+4)*d])
+				}
+			}
+		}
+		for ; k < m; k++ {
+			if G := row[k]; G != 0 {
 				pairGrad(cmp, d, G, q, N[k*d:k*d+d], gq, gN[k*d:k*d+d])
 			}
 		}

@@ -109,3 +109,25 @@ func modGradY(alpha float32, q, c, gq, gc *float32, h, n int) {
 	}
 }
 func modGradZ(alpha float32, q, c, gq, gc *float32, h, n int) { modGradY(alpha, q, c, gq, gc, h, n) }
+
+func l1Grad4Y(coef, q, c *float32, ldc int, gq, gc *float32, n int) {
+	g := unsafe.Slice(coef, 4)
+	for j := range g {
+		o := uintptr(4 * j * ldc)
+		l1GradY(g[j], q, (*float32)(unsafe.Add(unsafe.Pointer(c), o)), gq, (*float32)(unsafe.Add(unsafe.Pointer(gc), o)), n)
+	}
+}
+func l1Grad4Z(coef, q, c *float32, ldc int, gq, gc *float32, n int) {
+	l1Grad4Y(coef, q, c, ldc, gq, gc, n)
+}
+
+func modGrad4Y(coef, q, c *float32, ldc int, gq, gc *float32, h, n int) {
+	g := unsafe.Slice(coef, 4)
+	for j := range g {
+		o := uintptr(4 * j * ldc)
+		modGradY(g[j], q, (*float32)(unsafe.Add(unsafe.Pointer(c), o)), gq, (*float32)(unsafe.Add(unsafe.Pointer(gc), o)), h, n)
+	}
+}
+func modGrad4Z(coef, q, c *float32, ldc int, gq, gc *float32, h, n int) {
+	modGrad4Y(coef, q, c, ldc, gq, gc, h, n)
+}

@@ -57,8 +57,10 @@ func main() {
 		adagrad(w)
 		l1Dist4(w)
 		l1Grad(w)
+		l1Grad4(w)
 		modDist4(w)
 		modGrad(w)
+		modGrad4(w)
 	}
 	prefetch()
 	Generate()
