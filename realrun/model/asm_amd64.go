@@ -112,6 +112,31 @@ func modGradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h
 //go:noescape
 func modGrad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
 
+// l2FwdY turns products into −l2 scores and their inverse distances (n a multiple of the lanes).
+//
+//go:noescape
+func l2FwdY(row *float32, nn *float32, f *float32, q2 float32, n int)
+
+// sqFwdY turns products into −squared_l2 scores (n a multiple of the lanes).
+//
+//go:noescape
+func sqFwdY(row *float32, nn *float32, q2 float32, n int)
+
+// cosFwdY turns products into cos scores, kept in f too (n a multiple of the lanes).
+//
+//go:noescape
+func cosFwdY(row *float32, ninv *float32, f *float32, ia float32, n int)
+
+// mulBackY sets row_k = row_k·f_k, adds it into cc_k and returns its sum (n a multiple of the lanes).
+//
+//go:noescape
+func mulBackY(row *float32, f *float32, cc *float32, n int) float32
+
+// cosBackY adds G_k·f_k into cc_k, sets row_k = G_k·ia·ninv_k and returns Σ G_k·f_k (n a multiple of the lanes).
+//
+//go:noescape
+func cosBackY(row *float32, f *float32, ninv *float32, cc *float32, ia float32, n int) float32
+
 // fmaPeakZ runs n iterations of 28 independent 16-lane FMAs.
 func fmaPeakZ(n int)
 
@@ -269,6 +294,31 @@ func modGradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h
 //
 //go:noescape
 func modGrad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
+
+// l2FwdZ turns products into −l2 scores and their inverse distances (n a multiple of the lanes).
+//
+//go:noescape
+func l2FwdZ(row *float32, nn *float32, f *float32, q2 float32, n int)
+
+// sqFwdZ turns products into −squared_l2 scores (n a multiple of the lanes).
+//
+//go:noescape
+func sqFwdZ(row *float32, nn *float32, q2 float32, n int)
+
+// cosFwdZ turns products into cos scores, kept in f too (n a multiple of the lanes).
+//
+//go:noescape
+func cosFwdZ(row *float32, ninv *float32, f *float32, ia float32, n int)
+
+// mulBackZ sets row_k = row_k·f_k, adds it into cc_k and returns its sum (n a multiple of the lanes).
+//
+//go:noescape
+func mulBackZ(row *float32, f *float32, cc *float32, n int) float32
+
+// cosBackZ adds G_k·f_k into cc_k, sets row_k = G_k·ia·ninv_k and returns Σ G_k·f_k (n a multiple of the lanes).
+//
+//go:noescape
+func cosBackZ(row *float32, f *float32, ninv *float32, cc *float32, ia float32, n int) float32
 
 // prefetch loads the cache lines of n bytes at p into all cache levels.
 //

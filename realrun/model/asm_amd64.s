@@ -2069,6 +2069,187 @@ modGrad4Y_done:
 	VZEROUPPER
 	RET
 
+// func l2FwdY(row *float32, nn *float32, f *float32, q2 float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·l2FwdY(SB), NOSPLIT, $0-40
+	MOVQ         row+0(FP), AX
+	MOVQ         nn+8(FP), CX
+	MOVQ         f+16(FP), DX
+	MOVSS        q2+24(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVL         $0x0da24260, BX
+	VMOVD        BX, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x7f000000, BX
+	VMOVD        BX, X2
+	VBROADCASTSS X2, Y2
+	MOVL         $0x3f800000, BX
+	VMOVD        BX, X3
+	VBROADCASTSS X3, Y3
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           l2FwdY_done
+
+l2FwdY_loop:
+	VMOVUPS (AX)(SI*1), Y4
+	VADDPS  Y4, Y4, Y4
+	VSUBPS  Y4, Y0, Y5
+	VADDPS  (CX)(SI*1), Y5, Y5
+	VSUBPS  Y1, Y5, Y6
+	VMULPS  Y2, Y6, Y6
+	VMULPS  Y2, Y6, Y6
+	VXORPS  Y4, Y4, Y4
+	VMAXPS  Y4, Y6, Y6
+	VMINPS  Y3, Y6, Y6
+	VMAXPS  Y1, Y5, Y5
+	VSQRTPS Y5, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMOVUPS Y4, (AX)(SI*1)
+	VDIVPS  Y5, Y3, Y4
+	VMULPS  Y6, Y4, Y4
+	VMOVUPS Y4, (DX)(SI*1)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, BX
+	JL      l2FwdY_loop
+
+l2FwdY_done:
+	VZEROUPPER
+	RET
+
+// func sqFwdY(row *float32, nn *float32, q2 float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·sqFwdY(SB), NOSPLIT, $0-32
+	MOVQ         row+0(FP), AX
+	MOVQ         nn+8(FP), CX
+	MOVSS        q2+16(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+24(FP), DX
+	XORQ         BX, BX
+	SHLQ         $0x02, DX
+	TESTQ        DX, DX
+	JZ           sqFwdY_done
+
+sqFwdY_loop:
+	VMOVUPS (AX)(BX*1), Y1
+	VADDPS  Y1, Y1, Y1
+	VSUBPS  Y0, Y1, Y1
+	VSUBPS  (CX)(BX*1), Y1, Y1
+	VMOVUPS Y1, (AX)(BX*1)
+	ADDQ    $0x00000020, BX
+	CMPQ    BX, DX
+	JL      sqFwdY_loop
+
+sqFwdY_done:
+	VZEROUPPER
+	RET
+
+// func cosFwdY(row *float32, ninv *float32, f *float32, ia float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·cosFwdY(SB), NOSPLIT, $0-40
+	MOVQ         row+0(FP), AX
+	MOVQ         ninv+8(FP), CX
+	MOVQ         f+16(FP), DX
+	MOVSS        ia+24(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           cosFwdY_done
+
+cosFwdY_loop:
+	VMOVUPS (AX)(SI*1), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  (CX)(SI*1), Y1, Y1
+	VMOVUPS Y1, (AX)(SI*1)
+	VMOVUPS Y1, (DX)(SI*1)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, BX
+	JL      cosFwdY_loop
+
+cosFwdY_done:
+	VZEROUPPER
+	RET
+
+// func mulBackY(row *float32, f *float32, cc *float32, n int) float32
+// Requires: AVX, SSE
+TEXT ·mulBackY(SB), NOSPLIT, $0-36
+	MOVQ   row+0(FP), AX
+	MOVQ   f+8(FP), CX
+	MOVQ   cc+16(FP), DX
+	MOVQ   n+24(FP), BX
+	VXORPS Y0, Y0, Y0
+	XORQ   SI, SI
+	SHLQ   $0x02, BX
+	TESTQ  BX, BX
+	JZ     mulBackY_done
+
+mulBackY_loop:
+	VMOVUPS (AX)(SI*1), Y1
+	VMULPS  (CX)(SI*1), Y1, Y1
+	VMOVUPS Y1, (AX)(SI*1)
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS (DX)(SI*1), Y2
+	VADDPS  Y1, Y2, Y2
+	VMOVUPS Y2, (DX)(SI*1)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, BX
+	JL      mulBackY_loop
+
+mulBackY_done:
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VZEROUPPER
+	MOVSS        X1, ret+32(FP)
+	RET
+
+// func cosBackY(row *float32, f *float32, ninv *float32, cc *float32, ia float32, n int) float32
+// Requires: AVX, AVX2, SSE
+TEXT ·cosBackY(SB), NOSPLIT, $0-52
+	MOVQ         row+0(FP), AX
+	MOVQ         f+8(FP), CX
+	MOVQ         ninv+16(FP), DX
+	MOVQ         cc+24(FP), BX
+	MOVSS        ia+32(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+40(FP), SI
+	VXORPS       Y1, Y1, Y1
+	XORQ         DI, DI
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           cosBackY_done
+
+cosBackY_loop:
+	VMOVUPS (AX)(DI*1), Y2
+	VMULPS  (CX)(DI*1), Y2, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS (BX)(DI*1), Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, (BX)(DI*1)
+	VMULPS  Y0, Y2, Y2
+	VMULPS  (DX)(DI*1), Y2, Y2
+	VMOVUPS Y2, (AX)(DI*1)
+	ADDQ    $0x00000020, DI
+	CMPQ    DI, SI
+	JL      cosBackY_loop
+
+cosBackY_done:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+48(FP)
+	RET
+
 // func fmaPeakZ(n int)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·fmaPeakZ(SB), NOSPLIT, $0-8
@@ -5885,6 +6066,191 @@ modGrad4Z_loop:
 
 modGrad4Z_done:
 	VZEROUPPER
+	RET
+
+// func l2FwdZ(row *float32, nn *float32, f *float32, q2 float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·l2FwdZ(SB), NOSPLIT, $0-40
+	MOVQ         row+0(FP), AX
+	MOVQ         nn+8(FP), CX
+	MOVQ         f+16(FP), DX
+	MOVSS        q2+24(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVL         $0x0da24260, BX
+	VMOVD        BX, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0x7f000000, BX
+	VMOVD        BX, X2
+	VBROADCASTSS X2, Z2
+	MOVL         $0x3f800000, BX
+	VMOVD        BX, X3
+	VBROADCASTSS X3, Z3
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           l2FwdZ_done
+
+l2FwdZ_loop:
+	VMOVUPS (AX)(SI*1), Z4
+	VADDPS  Z4, Z4, Z4
+	VSUBPS  Z4, Z0, Z5
+	VADDPS  (CX)(SI*1), Z5, Z5
+	VSUBPS  Z1, Z5, Z6
+	VMULPS  Z2, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VXORPS  Z4, Z4, Z4
+	VMAXPS  Z4, Z6, Z6
+	VMINPS  Z3, Z6, Z6
+	VMAXPS  Z1, Z5, Z5
+	VSQRTPS Z5, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMOVUPS Z4, (AX)(SI*1)
+	VDIVPS  Z5, Z3, Z4
+	VMULPS  Z6, Z4, Z4
+	VMOVUPS Z4, (DX)(SI*1)
+	ADDQ    $0x00000040, SI
+	CMPQ    SI, BX
+	JL      l2FwdZ_loop
+
+l2FwdZ_done:
+	VZEROUPPER
+	RET
+
+// func sqFwdZ(row *float32, nn *float32, q2 float32, n int)
+// Requires: AVX, AVX512F, SSE
+TEXT ·sqFwdZ(SB), NOSPLIT, $0-32
+	MOVQ         row+0(FP), AX
+	MOVQ         nn+8(FP), CX
+	MOVSS        q2+16(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVQ         n+24(FP), DX
+	XORQ         BX, BX
+	SHLQ         $0x02, DX
+	TESTQ        DX, DX
+	JZ           sqFwdZ_done
+
+sqFwdZ_loop:
+	VMOVUPS (AX)(BX*1), Z1
+	VADDPS  Z1, Z1, Z1
+	VSUBPS  Z0, Z1, Z1
+	VSUBPS  (CX)(BX*1), Z1, Z1
+	VMOVUPS Z1, (AX)(BX*1)
+	ADDQ    $0x00000040, BX
+	CMPQ    BX, DX
+	JL      sqFwdZ_loop
+
+sqFwdZ_done:
+	VZEROUPPER
+	RET
+
+// func cosFwdZ(row *float32, ninv *float32, f *float32, ia float32, n int)
+// Requires: AVX, AVX512F, SSE
+TEXT ·cosFwdZ(SB), NOSPLIT, $0-40
+	MOVQ         row+0(FP), AX
+	MOVQ         ninv+8(FP), CX
+	MOVQ         f+16(FP), DX
+	MOVSS        ia+24(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           cosFwdZ_done
+
+cosFwdZ_loop:
+	VMOVUPS (AX)(SI*1), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  (CX)(SI*1), Z1, Z1
+	VMOVUPS Z1, (AX)(SI*1)
+	VMOVUPS Z1, (DX)(SI*1)
+	ADDQ    $0x00000040, SI
+	CMPQ    SI, BX
+	JL      cosFwdZ_loop
+
+cosFwdZ_done:
+	VZEROUPPER
+	RET
+
+// func mulBackZ(row *float32, f *float32, cc *float32, n int) float32
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·mulBackZ(SB), NOSPLIT, $0-36
+	MOVQ   row+0(FP), AX
+	MOVQ   f+8(FP), CX
+	MOVQ   cc+16(FP), DX
+	MOVQ   n+24(FP), BX
+	VXORPS Z0, Z0, Z0
+	XORQ   SI, SI
+	SHLQ   $0x02, BX
+	TESTQ  BX, BX
+	JZ     mulBackZ_done
+
+mulBackZ_loop:
+	VMOVUPS (AX)(SI*1), Z1
+	VMULPS  (CX)(SI*1), Z1, Z1
+	VMOVUPS Z1, (AX)(SI*1)
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS (DX)(SI*1), Z2
+	VADDPS  Z1, Z2, Z2
+	VMOVUPS Z2, (DX)(SI*1)
+	ADDQ    $0x00000040, SI
+	CMPQ    SI, BX
+	JL      mulBackZ_loop
+
+mulBackZ_done:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+32(FP)
+	RET
+
+// func cosBackZ(row *float32, f *float32, ninv *float32, cc *float32, ia float32, n int) float32
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·cosBackZ(SB), NOSPLIT, $0-52
+	MOVQ         row+0(FP), AX
+	MOVQ         f+8(FP), CX
+	MOVQ         ninv+16(FP), DX
+	MOVQ         cc+24(FP), BX
+	MOVSS        ia+32(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVQ         n+40(FP), SI
+	VXORPS       Z1, Z1, Z1
+	XORQ         DI, DI
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           cosBackZ_done
+
+cosBackZ_loop:
+	VMOVUPS (AX)(DI*1), Z2
+	VMULPS  (CX)(DI*1), Z2, Z3
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS (BX)(DI*1), Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, (BX)(DI*1)
+	VMULPS  Z0, Z2, Z2
+	VMULPS  (DX)(DI*1), Z2, Z2
+	VMOVUPS Z2, (AX)(DI*1)
+	ADDQ    $0x00000040, DI
+	CMPQ    DI, SI
+	JL      cosBackZ_loop
+
+cosBackZ_done:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VZEROUPPER
+	MOVSS         X1, ret+48(FP)
 	RET
 
 // func prefetch(p *float32, n int)

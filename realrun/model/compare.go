@@ -131,64 +131,49 @@ func sideGEMM(cmp workload.Comparator, d, n, m int, Q, X, N, gQ, gX, gN []float3
 	sc.productNT(d, n, m, Q, N, t)
 	clear(cc)
 	var loss float64
+	if cmp == workload.CmpSquaredL2 {
+		for k := range f {
+			f[k] = 2 // dL/dscore → the factor of the products: 2G
+		}
+	}
 	for i, p := range pos {
 		row := t[i*m : i*m+m]
 		q2 := qn[i]
 		ia, aok := invNorm(q2)
-		switch cmp {
-		case workload.CmpCos:
-			for k, u := range row {
-				s := u * ia * ninv[k]
-				row[k] = s
-				f[k] = s
-			}
-		case workload.CmpSquaredL2:
-			for k, u := range row {
-				row[k] = 2*u - q2 - nn[k]
-			}
-		case workload.CmpL2:
-			for k, u := range row {
-				D2 := q2 - 2*u + nn[k]
-				if D2 > distClamp {
-					dist := sqrt32(D2)
-					row[k] = -dist
-					f[k] = 1 / dist
-				} else {
-					row[k] = -sqrt32(distClamp)
-					f[k] = 0
-				}
-			}
+		generic := level == Generic
+		switch {
+		case cmp == workload.CmpCos && generic:
+			cosFwdGo(row, ninv, f, ia)
+		case cmp == workload.CmpCos:
+			cosFwdRow(row, ninv, f, ia)
+		case cmp == workload.CmpSquaredL2 && generic:
+			sqFwdGo(row, nn, q2)
+		case cmp == workload.CmpSquaredL2:
+			sqFwdRow(row, nn, q2)
+		case generic:
+			l2FwdGo(row, nn, f, q2)
+		default:
+			l2FwdRow(row, nn, f, q2)
 		}
 		l, g := rowLoss(&sc.obj, p, row)
 		gp[i] = g
 		loss += l
 		var rs float32
-		switch cmp {
-		case workload.CmpCos:
-			for k, G := range row {
-				gs := G * f[k]
-				rs += gs
-				cc[k] += gs
-				row[k] = G * ia * ninv[k]
-			}
+		switch {
+		case cmp == workload.CmpCos && generic:
+			rs = cosBackGo(row, f, ninv, cc, ia)
+		case cmp == workload.CmpCos:
+			rs = cosBackRow(row, f, ninv, cc, ia)
+		case generic:
+			rs = mulBackGo(row, f, cc)
+		default:
+			rs = mulBackRow(row, f, cc)
+		}
+		if cmp == workload.CmpCos {
 			if aok {
 				rs *= ia * ia
 			} else {
 				rs = 0
-			}
-		case workload.CmpSquaredL2:
-			for k, G := range row {
-				c := 2 * G
-				row[k] = c
-				rs += c
-				cc[k] += c
-			}
-		case workload.CmpL2:
-			for k, G := range row {
-				c := G * f[k]
-				row[k] = c
-				rs += c
-				cc[k] += c
 			}
 		}
 		rc[i] = rs

@@ -131,3 +131,26 @@ func modGrad4Y(coef, q, c *float32, ldc int, gq, gc *float32, h, n int) {
 func modGrad4Z(coef, q, c *float32, ldc int, gq, gc *float32, h, n int) {
 	modGrad4Y(coef, q, c, ldc, gq, gc, h, n)
 }
+
+func l2FwdY(row, nn, f *float32, q2 float32, n int) {
+	l2FwdGo(unsafe.Slice(row, n), unsafe.Slice(nn, n), unsafe.Slice(f, n), q2)
+}
+func l2FwdZ(row, nn, f *float32, q2 float32, n int) { l2FwdY(row, nn, f, q2, n) }
+func sqFwdY(row, nn *float32, q2 float32, n int) {
+	sqFwdGo(unsafe.Slice(row, n), unsafe.Slice(nn, n), q2)
+}
+func sqFwdZ(row, nn *float32, q2 float32, n int) { sqFwdY(row, nn, q2, n) }
+func cosFwdY(row, ninv, f *float32, ia float32, n int) {
+	cosFwdGo(unsafe.Slice(row, n), unsafe.Slice(ninv, n), unsafe.Slice(f, n), ia)
+}
+func cosFwdZ(row, ninv, f *float32, ia float32, n int) { cosFwdY(row, ninv, f, ia, n) }
+func mulBackY(row, f, cc *float32, n int) float32 {
+	return mulBackGo(unsafe.Slice(row, n), unsafe.Slice(f, n), unsafe.Slice(cc, n))
+}
+func mulBackZ(row, f, cc *float32, n int) float32 { return mulBackY(row, f, cc, n) }
+func cosBackY(row, f, ninv, cc *float32, ia float32, n int) float32 {
+	return cosBackGo(unsafe.Slice(row, n), unsafe.Slice(f, n), unsafe.Slice(ninv, n), unsafe.Slice(cc, n), ia)
+}
+func cosBackZ(row, f, ninv, cc *float32, ia float32, n int) float32 {
+	return cosBackY(row, f, ninv, cc, ia, n)
+}

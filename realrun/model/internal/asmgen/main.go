@@ -61,6 +61,7 @@ func main() {
 		modDist4(w)
 		modGrad(w)
 		modGrad4(w)
+		rowKernels(w)
 	}
 	prefetch()
 	Generate()
