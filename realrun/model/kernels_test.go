@@ -248,7 +248,7 @@ func TestChunkGradAllModels(t *testing.T) {
 // widths.
 func TestChunkGradAllModelsLevelsAgree(t *testing.T) {
 	type shape struct{ d, n, m int }
-	shapes := []shape{{34, 20, 40}, {18, 7, 33}, {2, 1, 1}, {16, 5, 0}}
+	shapes := []shape{{34, 20, 40}, {18, 7, 33}, {2, 1, 1}, {16, 5, 0}, {100, 10, 30}}
 	for _, k := range allModels() {
 		for _, s := range shapes {
 			t.Run(fmt.Sprintf("%s/%v", k, s), func(t *testing.T) {
@@ -442,4 +442,80 @@ func TestChunkGradOtherLosses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestVectorRowAndPairKernels: the vector kernels of the comparators
+// compute every lane as the Go loops do (bit for bit), the row sums to
+// rounding, at ragged lengths around the vector widths.
+func TestVectorRowAndPairKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	eachLevel(t, func(t *testing.T) {
+		if ActiveLevel() == Generic {
+			return
+		}
+		for _, n := range raggedSizes() {
+			row, nn, ninv := randVec(rng, n, 1), randVec(rng, n, 1), randVec(rng, n, 1)
+			for i := range nn {
+				nn[i] = nn[i]*nn[i] + 0.5
+			}
+			if n > 3 {
+				row[1] = 0.5 * (0.25 + nn[1]) // D2 = 0: the clamp
+			}
+			type rowCase struct {
+				name string
+				vec  func(r, f, cc []float32) float32
+				gof  func(r, f, cc []float32) float32
+			}
+			for _, c := range []rowCase{
+				{"l2Fwd", func(r, f, _ []float32) float32 { l2FwdRow(r, nn, f, 0.25); return 0 }, func(r, f, _ []float32) float32 { l2FwdGo(r, nn, f, 0.25); return 0 }},
+				{"sqFwd", func(r, _, _ []float32) float32 { sqFwdRow(r, nn, 0.25); return 0 }, func(r, _, _ []float32) float32 { sqFwdGo(r, nn, 0.25); return 0 }},
+				{"cosFwd", func(r, f, _ []float32) float32 { cosFwdRow(r, ninv, f, 0.7); return 0 }, func(r, f, _ []float32) float32 { cosFwdGo(r, ninv, f, 0.7); return 0 }},
+				{"mulBack", func(r, f, cc []float32) float32 { return mulBackRow(r, f, cc) }, func(r, f, cc []float32) float32 { return mulBackGo(r, f, cc) }},
+				{"cosBack", func(r, f, cc []float32) float32 { return cosBackRow(r, f, ninv, cc, 0.7) }, func(r, f, cc []float32) float32 { return cosBackGo(r, f, ninv, cc, 0.7) }},
+			} {
+				f0, cc0 := randVec(rng, n, 1), randVec(rng, n, 1)
+				r1, f1, c1 := append([]float32(nil), row...), append([]float32(nil), f0...), append([]float32(nil), cc0...)
+				r2, f2, c2 := append([]float32(nil), row...), append([]float32(nil), f0...), append([]float32(nil), cc0...)
+				s1, s2 := c.vec(r1, f1, c1), c.gof(r2, f2, c2)
+				require.Equal(t, r2, r1, "%s n=%d row", c.name, n)
+				require.Equal(t, f2, f1, "%s n=%d f", c.name, n)
+				require.Equal(t, c2, c1, "%s n=%d cc", c.name, n)
+				require.InDelta(t, float64(s2), float64(s1), 1e-5*float64(n), "%s n=%d sum", c.name, n)
+			}
+			for _, cmp := range []workload.Comparator{workload.CmpL1, workload.CmpModulusL1} {
+				d := n
+				if cmp == workload.CmpModulusL1 {
+					d = 2 * n
+				}
+				q, C := randVec(rng, d, 1), randVec(rng, 4*d, 1)
+				copy(C[2*d:3*d], q) // zero differences: sign(0) = 0, the clamp
+				gq0, gC0 := randVec(rng, d, 1), randVec(rng, 4*d, 1)
+				g := [4]float32{0.5, -1.25, 2, 0}
+				gq1, gC1 := append([]float32(nil), gq0...), append([]float32(nil), gC0...)
+				pairGrad4(cmp, d, &g, q, C, gq1, gC1)
+				gq2, gC2 := append([]float32(nil), gq0...), append([]float32(nil), gC0...)
+				for j := range g {
+					pairGradGo(cmp, d, g[j], q, C[j*d:j*d+d], gq2, gC2[j*d:j*d+d])
+				}
+				require.Equal(t, gq2, gq1, "%s pairGrad4 n=%d gq", cmp, n)
+				require.Equal(t, gC2, gC1, "%s pairGrad4 n=%d gC", cmp, n)
+				gq1, gC1 = append([]float32(nil), gq0...), append([]float32(nil), gC0...)
+				pairGrad(cmp, d, g[1], q, C[d:2*d], gq1, gC1[d:2*d])
+				gq2, gC2 = append([]float32(nil), gq0...), append([]float32(nil), gC0...)
+				pairGradGo(cmp, d, g[1], q, C[d:2*d], gq2, gC2[d:2*d])
+				require.Equal(t, gq2, gq1, "%s pairGrad n=%d gq", cmp, n)
+				require.Equal(t, gC2, gC1, "%s pairGrad n=%d gC", cmp, n)
+				var o [4]float32
+				dist4(cmp, d, q, C, d, &o)
+				for j := range o {
+					want := l1Dist(q, C[j*d:j*d+d])
+					if cmp == workload.CmpModulusL1 {
+						want = modDist(d, q, C[j*d:j*d+d])
+					}
+					require.InDelta(t, float64(want), float64(o[j]), 1e-5*float64(d), "%s dist4 n=%d j=%d", cmp, n, j)
+					require.Equal(t, -o[j], pairScore(cmp, d, q, C[j*d:j*d+d]), "%s dist4 vs alone n=%d j=%d", cmp, n, j)
+				}
+			}
+		}
+	})
 }
