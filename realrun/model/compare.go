@@ -257,9 +257,7 @@ func gemmPairGrad(cmp workload.Comparator, g float32, q, x []float32, qn float32
 // for the others. Give Scores the result to score many blocks of queries
 // against the same candidates.
 func Norms(cmp workload.Comparator, d, m int, C, out []float32) []float32 {
-	switch cmp {
-	case workload.CmpCos, workload.CmpL2, workload.CmpSquaredL2:
-	default:
+	if !NeedsNorms(cmp) {
 		return nil
 	}
 	out = out[:m]
@@ -267,6 +265,17 @@ func Norms(cmp workload.Comparator, d, m int, C, out []float32) []float32 {
 		out[j] = normSq(C[j*d : j*d+d])
 	}
 	return out
+}
+
+// NeedsNorms reports whether comparator cmp scores from products and the
+// rows' squared norms (cos, l2, squared_l2), so that Norms gives Scores
+// something to reuse.
+func NeedsNorms(cmp workload.Comparator) bool {
+	switch cmp {
+	case workload.CmpCos, workload.CmpL2, workload.CmpSquaredL2:
+		return true
+	}
+	return false
 }
 
 // Scores sets out[i·m + j] (out b×m, overwritten) to the score C(q_i, c_j)

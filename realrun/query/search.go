@@ -134,8 +134,8 @@ func (s *searcher) scan(nbuf int) error {
 func (s *searcher) norms(emb []float32, m int, buf []float32) []float32 {
 	d := s.st.M.Dim
 	if s.metric == Score {
-		if model.Norms(s.kind.Comparator(), 0, 0, nil, nil) == nil {
-			return buf // the comparator needs no norms
+		if !model.NeedsNorms(s.kind.Comparator()) {
+			return buf // the comparator needs none
 		}
 		return model.Norms(s.kind.Comparator(), d, m, emb, slices.Grow(buf[:0], m)[:m])
 	}
