@@ -124,3 +124,23 @@ func BenchmarkRankCounts(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScores scores a block of 32 queries against 10000 candidates
+// under each comparator (filtered evaluation's and query's inner loop),
+// with the candidates' norms given (Norms, once a partition).
+func BenchmarkScores(b *testing.B) {
+	const bq, m, d = 32, 10000, 100
+	cmps := append(append([]workload.Comparator(nil), workload.Comparators...), workload.CmpModulusL1)
+	for _, cmp := range cmps {
+		b.Run(fmt.Sprintf("%s/b=%d,m=%d,d=%d", cmp, bq, m, d), func(b *testing.B) {
+			atLevels(b, func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(5, 6))
+				Q, C, out := randVec(rng, bq*d, 1), randVec(rng, m*d, 1), make([]float32, bq*m)
+				cn := Norms(cmp, d, m, C, make([]float32, m))
+				b.ReportAllocs()
+				cpu := cpuLoop(b, func() { Scores(cmp, d, bq, m, Q, C, cn, out) })
+				b.ReportMetric(float64(bq*m)*float64(b.N)/cpu, "scores/cpu-s")
+			})
+		})
+	}
+}

@@ -253,18 +253,29 @@ func gemmPairGrad(cmp workload.Comparator, g float32, q, x []float32, qn float32
 
 // Norms writes into out (length m, returned) what comparator cmp needs of
 // each of the m candidate rows C (m×d) besides their products with a
-// query: their squared norms for cos, l2 and squared_l2; it returns nil
-// for the others. Give Scores the result to score many blocks of queries
-// against the same candidates.
+// query: the squared norm for l2 and squared_l2, the inverse norm
+// 1/max(‖c‖, 1e−30) for cos; it returns nil for the others. Give Scores
+// the result to score many blocks of queries against the same
+// candidates.
 func Norms(cmp workload.Comparator, d, m int, C, out []float32) []float32 {
 	if !NeedsNorms(cmp) {
 		return nil
 	}
 	out = out[:m]
 	for j := range out {
-		out[j] = normSq(C[j*d : j*d+d])
+		out[j] = candNorm(cmp, C[j*d:j*d+d])
 	}
 	return out
+}
+
+// candNorm is Norms of one candidate row.
+func candNorm(cmp workload.Comparator, c []float32) float32 {
+	n2 := normSq(c)
+	if cmp == workload.CmpCos {
+		ib, _ := invNorm(n2)
+		return ib
+	}
+	return n2
 }
 
 // NeedsNorms reports whether comparator cmp scores from products and the
@@ -281,8 +292,8 @@ func NeedsNorms(cmp workload.Comparator) bool {
 // Scores sets out[i·m + j] (out b×m, overwritten) to the score C(q_i, c_j)
 // of each of the b query rows Q (b×d, from Query) against each of the m
 // candidate rows C (m×d) under comparator cmp: dot by the product Q·Cᵀ
-// (SgemmNT), cos, l2 and squared_l2 by that product and the rows' squared
-// norms (cn: Norms of C, or nil to compute them here), l1 and modulus_l1
+// (SgemmNT), cos, l2 and squared_l2 by that product and the rows' norms
+// (cn: Norms of C, or nil to compute them here), l1 and modulus_l1
 // by the pairwise kernel. Every score is the same arithmetic wherever it
 // lies in the block, so a true edge scored alone (b = m = 1) and a
 // candidate identical to its true node tie exactly. An unknown comparator
@@ -316,17 +327,17 @@ func Scores(cmp workload.Comparator, d, b, m int, Q, C, cn, out []float32) {
 		ia, _ := invNorm(qn)
 		row := out[i*m : i*m+m]
 		for j, u := range row {
-			var xn float32
+			var v float32
 			if cn != nil {
-				xn = cn[j]
+				v = cn[j]
 			} else {
-				xn = normSq(C[j*d : j*d+d])
+				v = candNorm(cmp, C[j*d:j*d+d])
 			}
-			ib := float32(0)
 			if cmp == workload.CmpCos {
-				ib, _ = invNorm(xn)
+				row[j] = gemmScore(cmp, u, qn, 0, ia, v)
+			} else {
+				row[j] = gemmScore(cmp, u, qn, v, ia, 0)
 			}
-			row[j] = gemmScore(cmp, u, qn, xn, ia, ib)
 		}
 	}
 }
