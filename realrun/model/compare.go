@@ -8,7 +8,7 @@ import (
 
 // The comparators. dot, cos, l2 and squared_l2 are computed from the
 // product Q·Nᵀ plus the rows' squared norms (the GEMM path); l1 and
-// modulus_l1 by a pairwise kernel (l1.go).
+// modulus_l1 by a pairwise kernel (pairwise.go).
 
 const (
 	// distClamp is the least squared distance l2 and modulus_l1 take the
