@@ -87,10 +87,10 @@ func TestRunPrintsObjective(t *testing.T) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	base := []string{"--dataset", "fb15k", "--scale", "0.02", "--p", "2", "--c", "2", "--dim", "8", "--epochs", "1", "--workers", "1",
-		"--progress", "none", "--eval", "none", "--model", "distmult", "--batch", "200", "--negatives", "20"}
+		"--progress", "none", "--eval", "none", "--model", "distmult", "--batch", "200", "--negatives", "20", "--loss", "ranking", "--margin", "0.5"}
 	out, errOut, code := runCmd(append(base, "--workdir", work)...)
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "distmult d=8, softmax loss, lr ")
+	assert.Contains(t, out, "distmult d=8, ranking loss (margin 0.5), lr ")
 
 	out, errOut, code = runCmd(append(base, "--workdir", filepath.Join(dir, "j"), "--json")...)
 	require.Equal(t, 0, code, errOut)
@@ -100,7 +100,8 @@ func TestRunPrintsObjective(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	assert.Equal(t, "distmult", got.Model)
-	assert.Equal(t, "softmax", got.Objective["loss"])
+	assert.Equal(t, "ranking", got.Objective["loss"])
+	assert.Equal(t, 0.5, got.Objective["margin"])
 
 	out, errOut, code = runCmd(append(base, "--workdir", filepath.Join(dir, "c"), "--csv")...)
 	require.Equal(t, 0, code, errOut)
@@ -112,16 +113,24 @@ func TestRunPrintsObjective(t *testing.T) {
 		col[k] = rows[1][i]
 	}
 	assert.Equal(t, "distmult", col["model"])
-	assert.Equal(t, "softmax", col["objective_loss"])
+	assert.Equal(t, "ranking", col["objective_loss"])
+	assert.Equal(t, "0.5", col["objective_margin"])
 	assert.Equal(t, "none", col["objective_regularizer"])
 
-	for _, extra := range [][]string{{"--loss", "ranking"}, {"--regularizer", "l2", "--reg-coef", "0.01"}} {
-		t.Run(strings.Join(extra, " "), func(t *testing.T) {
-			args := append(append(base, "--workdir", work, "--epochs", "2", "--resume"), extra...)
+	for _, tc := range []struct {
+		extra []string
+		diff  string
+	}{
+		{[]string{"--loss", "logistic", "--adversarial", "0"}, "--loss ranking (now logistic)"},
+		{[]string{"--margin", "1"}, "--margin 0.5 (now 1)"},
+		{[]string{"--regularizer", "l2", "--reg-coef", "0.01"}, "--reg-coef (none) (now 0.01), --regularizer (none) (now l2)"},
+	} {
+		t.Run(strings.Join(tc.extra, " "), func(t *testing.T) {
+			args := append(append(base, "--workdir", work, "--epochs", "2", "--resume"), tc.extra...)
 			_, errOut, code := runCmd(args...)
 			assert.Equal(t, 2, code, errOut)
 			assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
-			assert.Contains(t, errOut, extra[0]+" (none) (now "+extra[1]+")")
+			assert.Contains(t, errOut, "trained with other settings: "+tc.diff+";")
 		})
 	}
 	args := append(base, "--workdir", work, "--epochs", "2", "--resume")

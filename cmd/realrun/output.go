@@ -46,10 +46,10 @@ var epochColumns = plots.Columns{
 var runColumns = plots.Columns{
 	{Field: "Model"},
 	{Field: "Objective.Loss"},
-	{Field: "Objective.Margin"},
-	{Field: "Objective.Adversarial"},
+	{Field: "Objective.Margin", CSVPrec: -1}, // -1: the shortest exact decimal
+	{Field: "Objective.Adversarial", CSVPrec: -1},
 	{Field: "Objective.Regularizer"},
-	{Field: "Objective.RegCoef"},
+	{Field: "Objective.RegCoef", CSVPrec: -1},
 }
 
 // runRow is the run's part of every CSV row.

@@ -34,7 +34,7 @@ const (
 
 // dupModels are the score functions the chunk-step tests train: relation
 // rows of every width (RelWidth: d, d/2, 2d, 2d², 2(d²+d)).
-var dupModels = []workload.Model{workload.Dot, workload.DistMult, workload.ComplEx}
+var dupModels = []workload.Model{workload.Dot, workload.DistMult, workload.ComplEx, workload.TransEL1, workload.TransEL2, workload.RotatE, "linear+cos", "affine+l2", "complex_diagonal+squared_l2", "translation+dot"}
 
 // dupChunks: within one partition, row 0 is the source of two edges and
 // the destination of two others, row 3 an edge from itself to itself, and
@@ -74,6 +74,12 @@ func newDupState(kind workload.Model) dupState {
 		s.relEmb, s.relSt = make([]float32, dupRels*w), make([]float32, dupRels*w)
 		for i := range s.relEmb {
 			s.relEmb[i] = 1 + 0.3*(2*rng.Float32()-1)
+			if kind.Distance() {
+				// Near zero as a translation starts: a translation
+				// beyond the rows' range gives every distance the same
+				// signs, and the l1 gradient of every row is zero.
+				s.relEmb[i] -= 1
+			}
 			s.relSt[i] = 0.05 + 0.1*rng.Float32()
 		}
 	}
