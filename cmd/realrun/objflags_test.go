@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/realrun/workdir"
 )
 
 // The model and objective flags refuse bad input in one line naming the
@@ -158,4 +160,29 @@ func TestExportPBGRefusesModelWithoutPBGForm(t *testing.T) {
 	assert.Contains(t, errOut, "the model transe-l1 has no PyTorch-BigGraph form: transe-l1 scores with the l1 comparator")
 	_, err := os.Stat(filepath.Join(dir, "pbg"))
 	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+// A work directory trained before the objective was recorded (its
+// training.json has no --loss) was trained with the softmax loss: it
+// resumes with it, and another loss is refused naming softmax.
+func TestResumeOlderDirectoryObjective(t *testing.T) {
+	work := filepath.Join(t.TempDir(), "work")
+	base := []string{"--dataset", "fb15k", "--scale", "0.02", "--p", "2", "--c", "2", "--dim", "8", "--workers", "1",
+		"--progress", "none", "--eval", "none", "--model", "distmult", "--batch", "200", "--negatives", "20", "--workdir", work}
+	_, errOut, code := runCmd(append(base, "--epochs", "1", "--loss", "softmax")...)
+	require.Equal(t, 0, code, errOut)
+	path := filepath.Join(work, workdir.SettingsFile)
+	was, err := workdir.Recorded(work)
+	require.NoError(t, err)
+	require.Equal(t, "softmax", was["--loss"])
+	delete(was, "--loss")
+	require.NoError(t, workdir.Record(work, was))
+	_, err = os.Stat(path)
+	require.NoError(t, err)
+
+	_, errOut, code = runCmd(append(base, "--epochs", "2", "--resume", "--loss", "logistic")...)
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "--loss softmax (now logistic)")
+	_, errOut, code = runCmd(append(base, "--epochs", "2", "--resume", "--loss", "softmax")...)
+	assert.Equal(t, 0, code, errOut)
 }

@@ -304,15 +304,12 @@ func settings(cfg Config, o Options) workdir.Settings {
 	return s
 }
 
-// objectiveSettings are the settings of objective ob: the parts that
-// differ from the softmax loss without regularisation, which every
-// directory trained before the objective was recorded was trained with
-// (so that those resume, and a run with another objective does not).
+// objectiveSettings are the settings of objective ob: the loss, and the
+// numbers and regularisation where they are not zero (a directory trained
+// before the objective was recorded was trained with the softmax loss
+// and no regularisation, and resumes with them: Settings.WithObjective).
 func objectiveSettings(ob workload.Objective) workdir.Settings {
-	s := workdir.Settings{}
-	if ob.LossKind() != workload.Softmax {
-		s["--loss"] = string(ob.LossKind())
-	}
+	s := workdir.Settings{workdir.LossSetting: string(ob.LossKind())}
 	if ob.Margin != 0 {
 		s["--margin"] = fmt.Sprint(ob.Margin)
 	}

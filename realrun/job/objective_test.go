@@ -68,10 +68,10 @@ func TestResolveObjective(t *testing.T) {
 	}
 }
 
-// Configure puts the objective in the Hyper and, where it is not the
-// softmax loss without regularisation (what every directory trained
-// before it was recorded trained with), among the settings a checkpoint
-// resumes with; a bad one is bad input wrapping the ObjectiveError.
+// Configure puts the objective in the Hyper and among the settings a
+// checkpoint resumes with (the loss always, the numbers and the
+// regularisation where not zero); a bad one is bad input wrapping the
+// ObjectiveError.
 func TestConfigureObjective(t *testing.T) {
 	o := Defaults
 	o.Model, o.Dim = "transe-l2", 16
@@ -92,8 +92,9 @@ func TestConfigureObjective(t *testing.T) {
 	o.Loss = "softmax"
 	cfg, err = Configure(o)
 	require.NoError(t, err)
-	for _, k := range []string{"--loss", "--margin", "--adversarial", "--regularizer", "--reg-coef"} {
-		assert.NotContains(t, cfg.Settings, k, "the softmax loss without regularisation is not recorded: older directories resume")
+	assert.Equal(t, "softmax", cfg.Settings["--loss"], "the loss is always recorded")
+	for _, k := range []string{"--margin", "--adversarial", "--regularizer", "--reg-coef"} {
+		assert.NotContains(t, cfg.Settings, k, "zero numbers and no regularisation are not recorded")
 	}
 
 	o.Loss, o.Margin = "softmax", f64(1)
