@@ -11,7 +11,8 @@ comparison of `make reproduce-models-pbg` (experiments/models_pbg.go).
 
 PBG's source is not fetched: PBG_SRC (or --pbg-src) names a checkout of
 github.com/facebookresearch/PyTorch-BigGraph (pure Python; PBG_INSTALL_CPP
-is not needed); it needs torch, h5py, attrs and numpy (Debian:
+is not needed; PBG_COMMIT names its commit when DIR is not a git
+checkout, e.g. a `git archive` export); it needs torch, h5py, attrs and numpy (Debian:
 python3-torch python3-h5py python3-attr python3-numpy).
 
 Models (tierflow's --model; PBG's operator and comparator):
@@ -39,7 +40,11 @@ code: make_model, its operators and comparator): every test edge is ranked
 on both sides against every entity, the candidates that form a known edge
 (train, valid or test) with the query removed, the true entity's score
 taken from the same score row; rank = 1 + higher + equal/2 (realrun's
-mid-rank for ties); MRR and Hits@k over the 2 x test edges. Valid and test
+mid-rank for ties); MRR and Hits@k over the 2 x test edges. self_above
+is the share of queries whose own entity (the source when the
+destination is replaced, and the other way round) outscores the truth:
+realrun does not filter it either, and a model with identity-like
+relations ranks it first. Valid and test
 edges with an entity or relation not in the training file are left out
 (realrun's --unseen skip). PBG's own torchbiggraph.eval ranks against
 sampled negatives only, so it is not used.
@@ -150,7 +155,8 @@ def pbg_version(src):
         v["commit"] = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True,
                                      text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        pass
+        if os.environ.get("PBG_COMMIT"):
+            v["commit"] = os.environ["PBG_COMMIT"]  # an exported tree (git archive)
     try:
         with open(os.path.join(src, "torchbiggraph", "VERSION.txt")) as f:
             v["version"] = f.read().strip()
@@ -348,6 +354,7 @@ def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, 
         return sc[0]
 
     ranks = []
+    self_above = 0
     order = np.lexsort((te[:, 1],)) if mode == "types" else np.arange(len(te))
     tes = te[order]
     with torch.no_grad():
@@ -362,9 +369,15 @@ def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, 
                 truth = blk[:, 2] if side == 0 else blk[:, 0]
                 sc = score(side, x, blk[:, 1])
                 ts = sc[torch.arange(len(blk)), torch.from_numpy(truth)].clone()
+                # The query's own entity, unless it is a known partner
+                # (filtered), is a candidate as in realrun: count how often
+                # it outranks the truth (a reflexive bias of the model).
+                own = sc[torch.arange(len(blk)), torch.from_numpy(x)]
                 for k, (s, r, d) in enumerate(blk):
                     key = (0, int(s), int(r)) if side == 0 else (1, int(d), int(r))
                     sc[k, known[key]] = float("-inf")
+                    if int(x[k]) not in known[key] and own[k] > ts[k]:
+                        self_above += 1
                 tcol = ts.unsqueeze(1)
                 higher = (sc > tcol).sum(1).double()
                 equal = (sc == tcol).sum(1).double()
@@ -377,6 +390,7 @@ def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, 
         "hits1": float(np.mean(rk <= 1)) if len(rk) else None,
         "hits3": float(np.mean(rk <= 3)) if len(rk) else None,
         "hits10": float(np.mean(rk <= 10)) if len(rk) else None,
+        "self_above": self_above / len(rk) if len(rk) else None,
         "entities": n_ent,
     }
 
