@@ -38,17 +38,18 @@ func (m MPModel) String() string {
 }
 
 // MPConfig is what models-pbg runs: the same hyper-parameters for both
-// engines except PBGBatch (PBG's optimizer step is per batch, tierflow's
-// per chunk of Negatives edges; see the notes).
+// engines; PBG runs once per PBGBatches entry (PBG's optimizer step is per
+// batch, tierflow's per chunk of Negatives edges: a batch of Negatives
+// edges steps as often as tierflow, PBG's default 1000 ten times less).
 type MPConfig struct {
-	Models    []MPModel
-	Seeds     []int64
-	Epochs    int
-	Dim       int
-	Negatives int
-	LR        float64
-	Workers   int
-	PBGBatch  int
+	Models     []MPModel
+	Seeds      []int64
+	Epochs     int
+	Dim        int
+	Negatives  int
+	LR         float64
+	Workers    int
+	PBGBatches []int
 	// PBGSrc is PyTorch-BigGraph's checkout ("": the PBG runs are left
 	// out, and the notes say so); Python the interpreter with torch, h5py,
 	// attrs and numpy; Script scripts/pbg_side.py.
@@ -57,16 +58,16 @@ type MPConfig struct {
 
 // DefaultMPConfig is models-pbg's grid.
 var DefaultMPConfig = MPConfig{
-	Models:    []MPModel{{Model: "complex", Loss: "softmax"}, {Model: "transe-l2", Loss: "softmax"}},
-	Seeds:     []int64{1, 2, 3},
-	Epochs:    10,
-	Dim:       100,
-	Negatives: 100,
-	LR:        0.3,
-	Workers:   2,
-	PBGBatch:  1000,
-	Python:    "/usr/bin/python3",
-	Script:    "scripts/pbg_side.py",
+	Models:     []MPModel{{Model: "complex", Loss: "softmax"}, {Model: "transe-l2", Loss: "softmax"}},
+	Seeds:      []int64{1, 2, 3},
+	Epochs:     10,
+	Dim:        100,
+	Negatives:  100,
+	LR:         0.3,
+	Workers:    2,
+	PBGBatches: []int{1000, 100},
+	Python:     "/usr/bin/python3",
+	Script:     "scripts/pbg_side.py",
 }
 
 // MPConfigFromEnv is DefaultMPConfig with the environment's overrides:
@@ -96,13 +97,23 @@ func MPConfigFromEnv(getenv func(string) string) (MPConfig, error) {
 	for _, iv := range []struct {
 		name string
 		to   *int
-	}{{"TIERFLOW_MP_EPOCHS", &c.Epochs}, {"TIERFLOW_MP_PBG_BATCH", &c.PBGBatch}} {
+	}{{"TIERFLOW_MP_EPOCHS", &c.Epochs}} {
 		if v := getenv(iv.name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
 				return c, fmt.Errorf("%s: want a positive integer, got %q", iv.name, v)
 			}
 			*iv.to = n
+		}
+	}
+	if v := getenv("TIERFLOW_MP_PBG_BATCH"); v != "" {
+		c.PBGBatches = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return c, fmt.Errorf("TIERFLOW_MP_PBG_BATCH: want positive integers, got %q", v)
+			}
+			c.PBGBatches = append(c.PBGBatches, n)
 		}
 	}
 	if v := getenv("TIERFLOW_PYTHON"); v != "" {
@@ -188,12 +199,12 @@ type PBGResult struct {
 }
 
 // PBGArgs are the arguments of scripts/pbg_side.py for one run.
-func (c MPConfig) PBGArgs(dir string, m MPModel, seed int64, work string) []string {
+func (c MPConfig) PBGArgs(dir string, m MPModel, batch int, seed int64, work string) []string {
 	return []string{c.Script,
 		"--train", filepath.Join(dir, "train.tsv"), "--valid", filepath.Join(dir, "valid.tsv"), "--test", filepath.Join(dir, "test.tsv"),
 		"--model", m.Model, "--loss", cmp.Or(m.Loss, "softmax"), "--margin", strconv.FormatFloat(m.Margin, 'g', -1, 64),
 		"--dim", strconv.Itoa(c.Dim), "--epochs", strconv.Itoa(c.Epochs), "--negatives", strconv.Itoa(c.Negatives),
-		"--batch", strconv.Itoa(c.PBGBatch), "--lr", strconv.FormatFloat(c.LR, 'g', -1, 64),
+		"--batch", strconv.Itoa(batch), "--lr", strconv.FormatFloat(c.LR, 'g', -1, 64),
 		"--workers", strconv.Itoa(c.Workers), "--threads", strconv.Itoa(c.Workers),
 		"--seed", strconv.FormatInt(seed, 10), "--workdir", work}
 }
@@ -293,18 +304,20 @@ func RunModelsPBG(c MPConfig) (Result, error) {
 			if c.PBGSrc == "" {
 				continue
 			}
-			args := c.PBGArgs(base, m, seed, filepath.Join(base, "work-pbg"))
-			if seed == c.Seeds[0] {
-				pbgCmds = append(pbgCmds, "PBG_SRC="+c.PBGSrc+" "+c.Python+" "+strings.Join(args, " "))
+			for _, batch := range c.PBGBatches {
+				args := c.PBGArgs(base, m, batch, seed, filepath.Join(base, "work-pbg"))
+				if seed == c.Seeds[0] {
+					pbgCmds = append(pbgCmds, "PBG_SRC="+c.PBGSrc+" "+c.Python+" "+strings.Join(args, " "))
+				}
+				pr, err := c.RunPBG(args)
+				if err != nil {
+					return r, fmt.Errorf("pbg %s batch %d seed %d: %w", m, batch, seed, err)
+				}
+				os.RemoveAll(filepath.Join(base, "work-pbg"))
+				pbgInfo = &pr
+				runs = append(runs, MPRun{Engine: "pbg b=" + strconv.Itoa(batch), Model: m, Seed: seed, TrainSeconds: pr.TrainSeconds, WallSeconds: pr.WallSeconds,
+					EdgesPerSecond: pr.EdgesPerSecond, MRR: pr.Test.MRR, Hits1: pr.Test.Hits1, Hits10: pr.Test.Hits10, SelfAbove: pr.Test.SelfAbove})
 			}
-			pr, err := c.RunPBG(args)
-			if err != nil {
-				return r, fmt.Errorf("pbg %s seed %d: %w", m, seed, err)
-			}
-			os.RemoveAll(filepath.Join(base, "work-pbg"))
-			pbgInfo = &pr
-			runs = append(runs, MPRun{Engine: "pbg", Model: m, Seed: seed, TrainSeconds: pr.TrainSeconds, WallSeconds: pr.WallSeconds,
-				EdgesPerSecond: pr.EdgesPerSecond, MRR: pr.Test.MRR, Hits1: pr.Test.Hits1, Hits10: pr.Test.Hits10, SelfAbove: pr.Test.SelfAbove})
 		}
 	}
 	took := time.Since(start)
@@ -367,8 +380,8 @@ func MPRows(runs []MPRun) [][]string {
 func mpSelfAbove(runs []MPRun) string {
 	var parts []string
 	for _, u := range runs {
-		if u.Engine == "pbg" {
-			parts = append(parts, fmt.Sprintf("%s seed %d %.0f%%", u.Model.Model, u.Seed, 100*u.SelfAbove))
+		if strings.HasPrefix(u.Engine, "pbg") {
+			parts = append(parts, fmt.Sprintf("%s %s seed %d %.0f%%", u.Model.Model, u.Engine, u.Seed, 100*u.SelfAbove))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -396,8 +409,8 @@ func mpNotes(c MPConfig, entities, train, valid, test int, pbg *PBGResult, pbgCm
 			notes = append(notes, fmt.Sprintf("PBG: %s (%s, version %s), torch %s, Python %s; train s = the sum of PBG's per-bucket \"Trained N edges in T s\" (its Hogwild workers' batches), wall s = the whole train() call (spawning its worker pool, initialisation, checkpoints) plus the evaluation.",
 				pbg.PBG.Source, v, pbg.PBG.Version, pbg.Torch, pbg.Python))
 		}
-		notes = append(notes, fmt.Sprintf("What differs, by design of the two engines: the optimizer step — tierflow takes an elementwise Adagrad step after every chunk of %d edges, PBG one row-wise Adagrad step (RowAdagrad: one accumulator per row, relations elementwise) after every batch of %d edges; the initial embeddings — PBG draws N(0, 0.001²) per coordinate, relation operators start at the identity (complex_diagonal 1+0i, translation 0); the negatives — tierflow shares one draw of %d between both sides, PBG draws each side's own; PBG's workers seed their generators from their pids, so only its initial embeddings follow the seed. The models are the same family: a named model is trained in PBG with one relation type per relation and dynamic_relations off, so that PBG scores C(s, op_r(d)) with one operator per relation shared by both sides (ComplEx: Re<s, conj(r∘d)>, tierflow's with r → conj r; TransE-L2: −‖s − (d + r)‖, tierflow's −‖s + r − d‖ with r → −r).",
-			c.Negatives, c.PBGBatch, c.Negatives))
+		notes = append(notes, fmt.Sprintf("What differs, by design of the two engines: the optimizer step — tierflow takes an elementwise Adagrad step after every chunk of %d edges, PBG one row-wise Adagrad step (RowAdagrad: one accumulator per row, relations elementwise) after every batch (engine \"pbg b=B\": batches of B edges; b=%d steps as often as tierflow); the initial embeddings — tierflow draws entities uniformly in ±0.1 and ComplEx relations 1 ± 0.1 (real) and ±0.1 (imaginary), PBG entities from N(0, 0.001²) (its default init_scale) and relation operators at the identity (complex_diagonal 1+0i, translation 0); the negatives — tierflow shares one draw of %d between both sides, PBG draws each side's own; PBG's workers seed their generators from their pids, so only its initial embeddings follow the seed. The models are the same family: a named model is trained in PBG with one relation type per relation and dynamic_relations off, so that PBG scores C(s, op_r(d)) with one operator per relation shared by both sides (ComplEx: Re<s, conj(r∘d)>, tierflow's with r → conj r; TransE-L2: −‖s − (d + r)‖, tierflow's −‖s + r − d‖ with r → −r).",
+			c.Negatives, c.Negatives, c.Negatives))
 	}
 	cpu := cpuModel()
 	notes = append(notes, fmt.Sprintf("Machine: %s, %d logical CPUs, %s; Go %s. Load average (1, 5, 15 min) at the start %s, at the end %s; the whole grid took %.0f s.",

@@ -47,17 +47,18 @@ func TestMPConfigFromEnv(t *testing.T) {
 		{name: "defaults", env: nil, check: func(t *testing.T, c MPConfig) {
 			assert.Equal(t, DefaultMPConfig, c)
 		}},
-		{name: "overrides", env: map[string]string{"PBG_SRC": "/pbg", "TIERFLOW_MP_MODELS": "complex", "TIERFLOW_MP_SEEDS": "4, 5", "TIERFLOW_MP_EPOCHS": "2", "TIERFLOW_MP_PBG_BATCH": "100", "TIERFLOW_PYTHON": "py", "TIERFLOW_PBG_SCRIPT": "s.py"},
+		{name: "overrides", env: map[string]string{"PBG_SRC": "/pbg", "TIERFLOW_MP_MODELS": "complex", "TIERFLOW_MP_SEEDS": "4, 5", "TIERFLOW_MP_EPOCHS": "2", "TIERFLOW_MP_PBG_BATCH": "100, 1000", "TIERFLOW_PYTHON": "py", "TIERFLOW_PBG_SCRIPT": "s.py"},
 			check: func(t *testing.T, c MPConfig) {
 				assert.Equal(t, "/pbg", c.PBGSrc)
 				assert.Equal(t, []MPModel{{Model: "complex", Loss: "softmax"}}, c.Models)
 				assert.Equal(t, []int64{4, 5}, c.Seeds)
 				assert.Equal(t, 2, c.Epochs)
-				assert.Equal(t, 100, c.PBGBatch)
+				assert.Equal(t, []int{100, 1000}, c.PBGBatches)
 				assert.Equal(t, "py", c.Python)
 				assert.Equal(t, "s.py", c.Script)
 			}},
 		{name: "bad seeds", env: map[string]string{"TIERFLOW_MP_SEEDS": "1,x"}, err: "TIERFLOW_MP_SEEDS"},
+		{name: "bad batch", env: map[string]string{"TIERFLOW_MP_PBG_BATCH": "100,0"}, err: "TIERFLOW_MP_PBG_BATCH"},
 		{name: "bad epochs", env: map[string]string{"TIERFLOW_MP_EPOCHS": "0"}, err: "TIERFLOW_MP_EPOCHS"},
 		{name: "bad models", env: map[string]string{"TIERFLOW_MP_MODELS": "complex:x"}, err: "TIERFLOW_MP_MODELS"},
 	}
@@ -101,7 +102,7 @@ echo '{"pbg": {"source": "/pbg", "commit": "6fccd3f"}, "torch": "1.13", "train_s
 `), 0o755))
 	c := DefaultMPConfig
 	c.Python, c.Script, c.PBGSrc = fake, "script.py", "/pbg"
-	args := c.PBGArgs("/data", MPModel{Model: "transe-l2", Loss: "ranking", Margin: 0.1}, 2, "/work")
+	args := c.PBGArgs("/data", MPModel{Model: "transe-l2", Loss: "ranking", Margin: 0.1}, 1000, 2, "/work")
 	assert.Equal(t, []string{"script.py", "--train", "/data/train.tsv", "--valid", "/data/valid.tsv", "--test", "/data/test.tsv",
 		"--model", "transe-l2", "--loss", "ranking", "--margin", "0.1", "--dim", "100", "--epochs", "10", "--negatives", "100",
 		"--batch", "1000", "--lr", "0.3", "--workers", "2", "--threads", "2", "--seed", "2", "--workdir", "/work"}, args)
