@@ -133,14 +133,22 @@ gnn-graphs:
 # picks the grid: TIERFLOW_MP_MODELS (MODEL[:LOSS[:MARGIN]],...),
 # TIERFLOW_MP_SEEDS, TIERFLOW_MP_EPOCHS, TIERFLOW_MP_PBG_BATCH. About 15
 # minutes on 2 cores.
-.PHONY: reproduce-models-pbg pbg-deps
+# check-pbg-side checks scripts/pbg_side.py's ranking against a brute-force
+# one from tierflow's formulas (ComplEx, TransE-L2, linear+cos) on a small
+# random graph (scripts/pbg_side_selftest.py; about a minute).
+.PHONY: reproduce-models-pbg pbg-deps pbg-src check-pbg-side
 pbg-deps:
 	@./scripts/apt-install.sh pbg-deps python3-torch python3-h5py python3-attr python3-numpy libopenblas0-openmp
 
-reproduce-models-pbg: $(BIN)/reproduce pbg-deps
-	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
+pbg-src:
 	@if [ -z "$(PBG_SRC)" ] || [ ! -f "$(PBG_SRC)/torchbiggraph/train.py" ]; then \
-		echo "reproduce-models-pbg: PBG_SRC=DIR must name a PyTorch-BigGraph checkout (github.com/facebookresearch/PyTorch-BigGraph; not fetched by this project), got '$(PBG_SRC)'" >&2; exit 2; fi
+		echo "PBG_SRC=DIR must name a PyTorch-BigGraph checkout (github.com/facebookresearch/PyTorch-BigGraph; not fetched by this project), got '$(PBG_SRC)'" >&2; exit 2; fi
+
+check-pbg-side: pbg-deps pbg-src
+	PBG_SRC=$(abspath $(PBG_SRC)) /usr/bin/python3 scripts/pbg_side_selftest.py
+
+reproduce-models-pbg: $(BIN)/reproduce pbg-deps pbg-src
+	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
 	@mkdir -p results/models-pbg
 	PBG_SRC=$(abspath $(PBG_SRC)) ./$(BIN)/reproduce --out results --experiments models-pbg --json >results/models-pbg/models-pbg.json
 	@cat results/models-pbg/models-pbg.md

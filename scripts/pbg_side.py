@@ -182,7 +182,15 @@ class TrainTimes(logging.Handler):
 
 
 def main(argv):
-    a = parse_args(argv)
+    out = run(parse_args(argv))
+    json.dump(out, sys.stdout, indent=1)
+    print()
+
+
+def run(a, keep_ranks=False):
+    """Trains and evaluates as a (parse_args' namespace) says and returns
+    the JSON object; keep_ranks adds the per-query ranks and the test edges
+    (as entity and relation ids) under "ranks" and "test_ids"."""
     if a.model in NOT_IN_PBG:
         fail(f"--model {a.model}: {NOT_IN_PBG[a.model]}")
     if a.model in NAMED:
@@ -284,7 +292,12 @@ def main(argv):
     sub = SubprocessInitializer()
     sub.register(setup_logging, config.verbose)
     t0 = time.perf_counter()
-    train(config, subprocess_init=sub)
+    try:
+        train(config, subprocess_init=sub)
+    finally:
+        log.removeHandler(fh)
+        log.removeHandler(times)
+        fh.close()
     wall = time.perf_counter() - t0
 
     torch.set_num_threads(a.threads)
@@ -310,8 +323,12 @@ def main(argv):
         "edges_per_second": times.edges / times.seconds if times.seconds > 0 else None,
         "test": res,
     }
-    json.dump(out, sys.stdout, indent=1)
-    print()
+    if keep_ranks:
+        out["ranks"], out["test_ids"] = res.pop("_ranks"), te
+        out["entity_ids"], out["relation_ids"] = ent, rel
+    else:
+        res.pop("_ranks")
+    return out
 
 
 def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, n_ent, tr, va, te, block):
@@ -353,7 +370,7 @@ def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, 
         _, _, sc = model.comparator(q3, q3, c3[:, :1], c3)
         return sc[0]
 
-    ranks = []
+    rk2 = np.zeros((2, len(te)))  # [side, test edge]
     self_above = 0
     order = np.lexsort((te[:, 1],)) if mode == "types" else np.arange(len(te))
     tes = te[order]
@@ -381,9 +398,9 @@ def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, 
                 tcol = ts.unsqueeze(1)
                 higher = (sc > tcol).sum(1).double()
                 equal = (sc == tcol).sum(1).double()
-                ranks.append((1 + higher + equal / 2).numpy())
+                rk2[side, order[i:j]] = (1 + higher + equal / 2).numpy()
                 i = j
-    rk = np.concatenate(ranks) if ranks else np.zeros(0)
+    rk = rk2.reshape(-1)
     return {
         "edges": int(len(te)), "queries": int(len(rk)),
         "mrr": float(np.mean(1 / rk)) if len(rk) else None,
@@ -392,6 +409,7 @@ def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, 
         "hits10": float(np.mean(rk <= 10)) if len(rk) else None,
         "self_above": self_above / len(rk) if len(rk) else None,
         "entities": n_ent,
+        "_ranks": rk,
     }
 
 
