@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/realrun/job"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -289,11 +290,12 @@ func RunModelsPBG(c MPConfig) (Result, error) {
 	for _, m := range c.Models {
 		for _, seed := range c.Seeds {
 			o := c.tierflowOptions(base, m, seed)
-			if err := setObjective(&o, m); err != nil {
+			ob, err := m.Objective()
+			if err != nil {
 				return r, err
 			}
 			t0 := time.Now()
-			qs, train, err := trainPlanTimed(o, onePartitionPlan(), false)
+			qs, train, err := trainPlanTimed(o, onePartitionPlan(), false, &ob)
 			if err != nil {
 				return r, fmt.Errorf("tierflow %s seed %d: %w", m, seed, err)
 			}
@@ -453,10 +455,24 @@ func cpuModel() string {
 	return "unknown CPU"
 }
 
-// setObjective sets o's loss to m's.
-func setObjective(o *job.Options, m MPModel) error {
-	if m.Loss != "" && m.Loss != "softmax" {
-		return fmt.Errorf("%s: realrun's job options take no loss yet", m)
+// Objective is m's training objective for tierflow: its loss (always
+// given, so that the model's default objective, workload.DefaultObjective,
+// never chooses it) with its margin, no regularisation.
+func (m MPModel) Objective() (workload.Objective, error) {
+	model, err := workload.ParseModel(m.Model)
+	if err != nil {
+		return workload.Objective{}, err
 	}
-	return nil
+	l, err := workload.ParseLoss(cmp.Or(m.Loss, "softmax"))
+	if err != nil {
+		return workload.Objective{}, err
+	}
+	ob := workload.Objective{Loss: l, Regularizer: workload.RegNone}
+	if l != workload.Softmax {
+		ob.Margin = m.Margin
+	}
+	if err := ob.Validate(model); err != nil {
+		return ob, fmt.Errorf("%s: %w", m, err)
+	}
+	return ob, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 func TestParseMPModels(t *testing.T) {
@@ -123,4 +125,28 @@ func TestTierflowCommandNamesTheLoss(t *testing.T) {
 	assert.Equal(t, "realrun --edges train.tsv --valid valid.tsv --test test.tsv --model complex --dim 100 --epochs 10 --negatives 100 --lr 0.3 --workers 2 --seed 1 --eval end --eval-protocol filtered (at p = 1)",
 		c.TierflowCommand(MPModel{Model: "complex", Loss: "softmax"}, 1))
 	assert.Contains(t, c.TierflowCommand(MPModel{Model: "transe-l2", Loss: "ranking", Margin: 0.1}, 1), "--loss ranking --margin 0.1 (at p = 1)")
+}
+
+func TestMPModelObjective(t *testing.T) {
+	tests := []struct {
+		m    MPModel
+		want workload.Objective
+		err  string
+	}{
+		{m: MPModel{Model: "complex", Loss: "softmax"}, want: workload.Objective{Loss: workload.Softmax, Regularizer: workload.RegNone}},
+		{m: MPModel{Model: "complex"}, want: workload.Objective{Loss: workload.Softmax, Regularizer: workload.RegNone}},
+		{m: MPModel{Model: "transe-l2", Loss: "ranking", Margin: 0.1}, want: workload.Objective{Loss: workload.Ranking, Margin: 0.1, Regularizer: workload.RegNone}},
+		{m: MPModel{Model: "nope"}, err: "nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.m.String(), func(t *testing.T) {
+			got, err := tt.m.Objective()
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/workdir"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -547,20 +548,23 @@ func trainUnpartitioned(o job.Options, curve bool) ([]realrun.Quality, error) {
 // Configure's for the same options at p = c = 2, with the layout's p set
 // to the plan's.
 func trainPlan(o job.Options, plan *orderings.Plan, curve bool) ([]realrun.Quality, error) {
-	qs, _, err := trainPlanTimed(o, plan, curve)
+	qs, _, err := trainPlanTimed(o, plan, curve, nil)
 	return qs, err
 }
 
 // trainPlanTimed is trainPlan that also returns the epochs' training
 // time (the sum of their EpochSeconds: evaluation and checkpoints left
-// out).
-func trainPlanTimed(o job.Options, plan *orderings.Plan, curve bool) ([]realrun.Quality, float64, error) {
+// out); a non-nil ob replaces the objective the options give.
+func trainPlanTimed(o job.Options, plan *orderings.Plan, curve bool, ob *workload.Objective) ([]realrun.Quality, float64, error) {
 	o.P, o.C, o.Ordering = max(plan.P, 2), max(plan.C, 2), "beta"
 	cfg, err := job.Configure(o)
 	if err != nil {
 		return nil, 0, err
 	}
 	cfg.Spec.P = plan.P
+	if ob != nil {
+		cfg.Hyper.Objective = *ob
+	}
 	cfg.Settings["--p"], cfg.Settings["--c"], cfg.Settings["--ordering"] = strconv.Itoa(plan.P), strconv.Itoa(plan.C), plan.Ordering
 	unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
 	if err != nil {
