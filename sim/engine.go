@@ -64,8 +64,8 @@ func Run(cfg Config) (report.Report, error) {
 		return report.Report{}, fmt.Errorf("%w: system %s reads partitions SSD-to-GPU and device %s has no such path", ErrConfig, sys.Name, cfg.Profile.Name)
 	}
 	if sys.Batches == OnCPU {
-		if _, ok := cfg.Profile.CPU.Train.For(string(cfg.Training.Model)); !ok {
-			return report.Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost; measure it with realrun calibrate --model %s and the run's other training flags", ErrConfig, sys.Name, cfg.Training.Model, cfg.Training.Model)
+		if _, _, err := CPUTrainCost(cfg.Profile, cfg.Training.Model); err != nil {
+			return report.Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost: %w", ErrConfig, sys.Name, cfg.Training.Model, err)
 		}
 		if !sys.Partitioned {
 			return report.Report{}, fmt.Errorf("%w: system %s must be partitioned", ErrConfig, sys.Name)
