@@ -98,12 +98,13 @@ func PartitionBytes(nodes int64, p, d int, rowwise bool) int64 {
 	return rows * int64(d) * BytesPerFloat * 2
 }
 
-// ModelNames lists the score functions for help texts ("dot, distmult or
-// complex").
+// ModelNames lists the score functions for help texts ("dot, distmult,
+// complex, transe-l1, transe-l2, rotate or a PBG operator+comparator such
+// as linear+dot").
 func ModelNames() string {
 	names := make([]string, len(Models))
 	for i, m := range Models {
 		names[i] = string(m)
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(names, ", ") + " or a PBG operator+comparator such as linear+dot (operators " + joinNames(Operators) + "; comparators " + joinNames(Comparators) + ")"
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/realrun/job"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // shapeFlags registers the realrun flags that set the training shape
@@ -17,7 +18,7 @@ func shapeFlags(fs *flag.FlagSet, o *job.Options) {
 	fs.Float64Var(&o.Scale, "scale", 0, "the run's --scale (default: "+presetScales()+")")
 	fs.StringVar(&o.Edges, "edges", "", "the run's edge `FILE` instead of --dataset (its work directory must hold it already: a run on it has read it)")
 	fs.StringVar(&o.Workdir, "workdir", "", "the run's work `DIR`, if not the default: the engine is measured on the graph's own buckets there (built now for a --dataset when it does not exist yet; the run reuses it)")
-	cli.EnumVar(fs, &o.Model, "model", "", "the run's score function: dot, distmult or complex (default: the dataset's)")
+	cli.EnumVar(fs, &o.Model, "model", "", "the run's score function, measured on its own kernels: "+workload.ModelNames()+" (default: the dataset's); the profile records it in cpu.train.<model> (a PBG pair in cpu.train.pair) and cpu.train_shape.model, and a simulation of another model asks for its own calibration")
 	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "the run's embedding dimension d")
 	fs.IntVar(&o.P, "p", job.Defaults.P, "the run's node partitions")
 	fs.IntVar(&o.Batch, "batch", job.Defaults.Batch, "the run's edges per batch")
