@@ -259,6 +259,12 @@ func (t *CPUTrain) Set(model string, c TrainCost) {
 	t.PairModel, t.Pair = model, c
 }
 
+// Costs are pointers to every cost t holds (each named model's and the
+// pair's), for a caller that changes them all alike.
+func (t *CPUTrain) Costs() []*TrainCost {
+	return []*TrainCost{&t.Dot, &t.DistMult, &t.ComplEx, &t.TransEL1, &t.TransEL2, &t.RotatE, &t.Pair}
+}
+
 // Measured lists the models t gives a cost for, in TrainModels' order
 // and the pair last.
 func (t CPUTrain) Measured() []string {
