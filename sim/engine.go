@@ -655,6 +655,9 @@ func (e *engine) runPartitioned(r *report.Report) {
 	if buf := cfg.System.Buffer(cfg.Profile, pl.C, r.PartitionBytes); !buf.Fits() {
 		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers (%.1f GB) exceeds the %s memory it lives in (%.1f GB)",
 			buf.Slots, buf.Staging, GB(buf.Bytes), buf.Where, GB(buf.Limit)))
+	} else if rel := RelationMemory(cfg); rel > 0 && buf.Bytes+rel > buf.Limit {
+		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers (%.1f GB) and the relations' resident parameters with their Adagrad state (%.1f GB: %d relations of %d floats) exceed the %s memory (%.1f GB)",
+			buf.Slots, buf.Staging, GB(buf.Bytes), GB(rel), cfg.Dataset.Relations, cfg.Training.Model.RelWidth(cfg.Training.Dim), buf.Where, GB(buf.Limit)))
 	}
 
 	edges := cfg.BucketEdges
