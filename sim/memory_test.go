@@ -108,9 +108,9 @@ func TestResidentMemory(t *testing.T) {
 }
 
 // TestRelationMemoryWarning: the realrun system keeps the relations'
-// parameters resident with their Adagrad state: linear's d² floats a
-// relation (a PBG pair: two operators of d² floats; fb15k's 1,345 at d = 400: 3.4 GB) exceed a 1 GB machine that
-// holds the buffer.
+// parameters resident with their Adagrad state: a PBG linear pair's two
+// operators of d² floats a relation (fb15k's 1,345 at d = 400: 3.4 GB)
+// exceed a 1 GB machine that holds the buffer.
 func TestRelationMemoryWarning(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "cal.yaml")
 	require.NoError(t, os.WriteFile(prof, []byte(`name: small
