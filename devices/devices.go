@@ -197,12 +197,31 @@ type CPUTrain struct {
 // FLOPs). A rate measured at one training shape (CPU.TrainShape) sets
 // Edges alone: rows and FLOPs are folded into it, and RowBW, FLOPS and
 // Pairwise are 0 (no separate term). Pairwise is optional beside the
-// three others: 0 prices a pairwise operation as one FLOP at FLOPS.
+// three others: 0 prices pairwise operations at PairwiseShare of FLOPS
+// (PairwiseRate).
 type TrainCost struct {
 	Edges    EdgeRate  `yaml:"edges,omitempty" json:"edges_per_s"`
 	RowBW    Bandwidth `yaml:"row_bandwidth,omitempty" json:"row_bandwidth_bytes_per_s"`
 	FLOPS    FLOPRate  `yaml:"flops,omitempty" json:"flops"`
 	Pairwise FLOPRate  `yaml:"pairwise,omitempty" json:"pairwise_ops_per_s,omitempty"`
+}
+
+// PairwiseShare is the pairwise comparators' element operations per
+// second as a share of the GEMM's FLOP rate, for a TrainCost that gives no
+// pairwise rate of its own: the CPU engine's AVX-512 kernels (one core,
+// CPU time, n = 100, m = 200, d = 100; BenchmarkChunkGrad) ran dot's
+// 12·m·d FLOPs an edge at 80 GFLOP/s and TransE-L1's and RotatE's
+// pairwise operations (workload.ModelCost.PairOps) at 26 and 35 G/s:
+// about a third.
+const PairwiseShare = 1.0 / 3
+
+// PairwiseRate is t's rate of pairwise operations: Pairwise, or
+// PairwiseShare of FLOPS when t gives none.
+func (t TrainCost) PairwiseRate() float64 {
+	if t.Pairwise > 0 {
+		return float64(t.Pairwise)
+	}
+	return PairwiseShare * float64(t.FLOPS)
 }
 
 // Folded reports whether t is an edge rate alone (measured at one shape:

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,7 +99,8 @@ func splitBatches(n int64, batch int) (full int64, rest int) {
 // costing, at the whole machine's calibrated rates (devices.TrainCost,
 // CPUTrainCost), edges ÷ edges/s + bytes ÷ row_bandwidth + FLOPs ÷ flops
 // + pairwise ÷ pairwise (workload.ChunkCost; a rate of 0 drops its term,
-// and pairwise operations without their own rate are FLOPs); one worker
+// and pairwise operations without their own rate run at a third of the
+// FLOP rate, devices.TrainCost.PairwiseRate); one worker
 // alone takes workers times as long. The bucket ends when its last batch
 // does. 0 when the profile has no cost for the model (CPUTrainCost).
 func CPUBucketTime(prof devices.Profile, t workload.Training, edges int64) float64 {
@@ -117,7 +117,7 @@ func CPUBucketTime(prof devices.Profile, t workload.Training, edges int64) float
 		}
 		return x / rate
 	}
-	pairRate := cmp.Or(float64(tc.Pairwise), float64(tc.FLOPS))
+	pairRate := tc.PairwiseRate()
 	chunkTime := func(n int) float64 {
 		c := t.ChunkCost(n)
 		return over(c.Edges, float64(tc.Edges)) + over(c.Bytes, float64(tc.RowBW)) + over(c.FLOPs, float64(tc.FLOPS)) + over(c.Pairwise, pairRate)

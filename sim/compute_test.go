@@ -103,8 +103,8 @@ func TestCPUTrainCost(t *testing.T) {
 }
 
 // TestCPUBucketTimeTerms: with full-term rates a chunk costs its cost
-// rule's terms at them; pairwise operations at their own rate, or at the
-// FLOP rate without one.
+// rule's terms at them; pairwise operations at their own rate, or at a
+// third of the FLOP rate without one.
 func TestCPUBucketTimeTerms(t *testing.T) {
 	tc := devices.TrainCost{Edges: 1e6, RowBW: 1e9, FLOPS: 1e10}
 	tr := workload.Training{Model: workload.TransEL1, Dim: 10, Batch: 4, Negatives: 5, ChunkSize: 4}
@@ -114,7 +114,7 @@ func TestCPUBucketTimeTerms(t *testing.T) {
 		prof := devices.Profile{CPU: devices.CPU{Workers: 1, Train: devices.CPUTrain{TransEL1: tc}}}
 		return CPUBucketTime(prof, tr, 4)
 	}
-	assert.InDelta(t, 4/1e6+680/1e9+(240+3600)/1e10, at(tc), 1e-15)
+	assert.InDelta(t, 4/1e6+680/1e9+240/1e10+3600/(1e10/3), at(tc), 1e-15)
 	tc.Pairwise = 1e9
 	assert.InDelta(t, 4/1e6+680/1e9+240/1e10+3600/1e9, at(tc), 1e-15)
 }
