@@ -13,11 +13,6 @@ func TestDefaultObjective(t *testing.T) {
 		o := DefaultObjective(m)
 		require.NoError(t, o.Validate(m), m)
 		assert.Equal(t, RegNone, o.Reg(), m)
-		switch m {
-		case DistMult, ComplEx:
-			assert.Equal(t, Objective{Loss: Logistic, Adversarial: 1, Regularizer: RegNone}, o, m)
-		default:
-			assert.Equal(t, Softmax, o.LossKind(), m)
-		}
+		assert.Equal(t, Objective{Loss: Softmax, Regularizer: RegNone}, o, m)
 	}
 }

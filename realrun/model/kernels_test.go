@@ -205,22 +205,35 @@ func refChunkLoss(k workload.Model, d int, S, R, D, N []float64, n, m int, rl fu
 // gradCheck compares ChunkGrad's loss and gradients with the float64
 // reference and its central differences.
 func gradCheck(t *testing.T, k workload.Model, o workload.Objective, rl func(p float64, negs []float64) float64, seed uint64) {
+	gradCheckReg(t, k, o, rl, nil, seed)
+}
+
+// gradCheckReg is gradCheck with a reference penalty reg(S, R, D) added to
+// the loss (nil: none).
+func gradCheckReg(t *testing.T, k workload.Model, o workload.Objective, rl func(p float64, negs []float64) float64, reg func(S, R, D []float64) float64, seed uint64) {
 	const n, m, d = 3, 4, 6
 	rng := rand.New(rand.NewPCG(seed, uint64(len(k))))
 	c := newChunkK(rng, k, d, n, m, 1)
 	require.NoError(t, CheckChunk(k, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN))
 	L := ChunkGrad(k, o, d, c.S, c.R, c.D, c.N, n, m, c.gS, c.gR, c.gD, c.gN, NewScratch())
 	S, R, D, N := f64(c.S), f64(c.R), f64(c.D), f64(c.N)
-	want := refChunkLoss(k, d, S, R, D, N, n, m, rl)
+	total := func() float64 {
+		L := refChunkLoss(k, d, S, R, D, N, n, m, rl)
+		if reg != nil {
+			L += reg(S, R, D)
+		}
+		return L
+	}
+	want := total()
 	require.InDelta(t, want, float64(L), 1e-4*math.Max(1, math.Abs(want)), "loss")
 	const h = 1e-5
 	check := func(name string, x []float64, g []float32) {
 		for i := range x {
 			orig := x[i]
 			x[i] = orig + h
-			lp := refChunkLoss(k, d, S, R, D, N, n, m, rl)
+			lp := total()
 			x[i] = orig - h
-			lm := refChunkLoss(k, d, S, R, D, N, n, m, rl)
+			lm := total()
 			x[i] = orig
 			fd := (lp - lm) / (2 * h)
 			assert.InDelta(t, fd, float64(g[i]), 2e-4+2e-4*math.Abs(fd), "%s[%d]", name, i)
@@ -518,4 +531,54 @@ func TestVectorRowAndPairKernels(t *testing.T) {
 			}
 		}
 	})
+}
+
+// refChunkPenalty is the spec's regularisation of the chunk's positive edges:
+// λ·(P(s_i) + P(d_i) + P(r_i)); n3 takes the modulus of each (re, im)
+// pair of the entity rows of a complex model and of complex_diagonal's
+// parameters, RotatE's phases are not penalised.
+func refChunkPenalty(k workload.Model, reg workload.Regularizer, lam float64, d int) func(S, R, D []float64) float64 {
+	p := func(v []float64, cplx bool) float64 {
+		var s float64
+		if reg == workload.RegL2 {
+			for _, x := range v {
+				s += x * x
+			}
+			return s
+		}
+		if cplx {
+			for o := 0; o < len(v); o += d {
+				h := d / 2
+				for j := 0; j < h; j++ {
+					s += math.Pow(math.Hypot(v[o+j], v[o+h+j]), 3)
+				}
+			}
+			return s
+		}
+		for _, x := range v {
+			s += math.Pow(math.Abs(x), 3)
+		}
+		return s
+	}
+	return func(S, R, D []float64) float64 {
+		L := p(S, k.Complex()) + p(D, k.Complex())
+		if k.Operator() != workload.OpRotate && R != nil {
+			L += p(R, k.Operator() == workload.OpComplexDiagonal)
+		}
+		return lam * L
+	}
+}
+
+// TestChunkGradRegularized: the gradient check with l2 and n3
+// regularisation (regularize) for models of every operator.
+func TestChunkGradRegularized(t *testing.T) {
+	models := []workload.Model{workload.ComplEx, workload.TransEL2, workload.RotatE, "complex_diagonal+cos", "linear+l1", "affine+squared_l2", "diagonal+l2", "none+cos"}
+	for _, reg := range []workload.Regularizer{workload.RegL2, workload.RegN3} {
+		o := workload.Objective{Regularizer: reg, RegCoef: 0.05}
+		for _, k := range models {
+			t.Run(string(reg)+"/"+string(k), func(t *testing.T) {
+				gradCheckReg(t, k, o, refSoftmax, refChunkPenalty(k, reg, 0.05, 6), 31)
+			})
+		}
+	}
 }

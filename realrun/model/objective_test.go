@@ -13,35 +13,39 @@ import (
 )
 
 // naiveObjectiveLoss is the float64 reference of ChunkGrad's loss under the
-// objective o: every destination-side and source-side row through
-// refRowLoss, plus refPenalty. W, when not nil, holds each row's negative
-// weights (rows 2i and 2i+1: edge i's destination and source side), held
-// constant as the gradient holds the self-adversarial weights; it returns
-// the weights it used.
+// objective o: every destination-side and source-side row (refQuery and
+// refCmp, so a PBG pair's source side takes its right-hand operator)
+// through refRowLoss, plus refPenalty. W, when not nil, holds each row's
+// negative weights (rows 2i and 2i+1: edge i's destination and source
+// side), held constant as the gradient holds the self-adversarial weights;
+// it returns the weights it used.
 func naiveObjectiveLoss(k workload.Model, o workload.Objective, d int, S, R, D, N []float64, n, m int, W [][]float64) (float64, [][]float64) {
-	row := func(a []float64, i int) []float64 { return a[i*d : i*d+d] }
-	rel := func(i int) []float64 {
-		if R == nil {
-			return nil
-		}
-		return row(R, i)
-	}
+	w := k.RelWidth(d)
+	row := func(a []float64, i, w int) []float64 { return a[i*w : i*w+w] }
 	if W == nil {
 		W = make([][]float64, 2*n)
 	}
 	var L float64
 	for i := 0; i < n; i++ {
-		p := naiveScore(k, row(S, i), rel(i), row(D, i))
-		dst, src := make([]float64, m), make([]float64, m)
-		for j := 0; j < m; j++ {
-			dst[j] = naiveScore(k, row(S, i), rel(i), row(N, j))
-			src[j] = naiveScore(k, row(N, j), rel(i), row(D, i))
+		s, dst := row(S, i, d), row(D, i, d)
+		var r []float64
+		if w > 0 {
+			r = row(R, i, w)
 		}
-		for s, neg := range [][]float64{dst, src} {
-			if W[2*i+s] == nil && o.LossKind() != workload.Softmax {
-				W[2*i+s] = refWeights(o, neg)
+		for si, side := range []Side{DstSide, SrcSide} {
+			q := refQuery(k, d, s, r, dst, side)
+			truth := dst
+			if side == SrcSide {
+				truth = s
 			}
-			L += refRowLoss(o, p, neg, W[2*i+s])
+			neg := make([]float64, m)
+			for j := range neg {
+				neg[j] = refCmp(k.Comparator(), q, row(N, j, d))
+			}
+			if W[2*i+si] == nil && o.LossKind() != workload.Softmax {
+				W[2*i+si] = refWeights(o, neg)
+			}
+			L += refRowLoss(o, refCmp(k.Comparator(), q, truth), neg, W[2*i+si])
 		}
 	}
 	return L + refPenalty(k, o, d, S, R, D, n), W
@@ -50,7 +54,9 @@ func naiveObjectiveLoss(k workload.Model, o workload.Objective, d int, S, R, D, 
 // TestChunkGradObjectives checks ChunkGrad's loss and gradients under the
 // ranking and logistic losses and both regularizers against central
 // differences of naiveObjectiveLoss, at every SIMD level: the losses flow
-// through the whole chunk.
+// through the whole chunk, for DistMult and ComplEx (GEMM comparator dot),
+// TransE-L2 (l2), RotatE (modulus_l1, unpenalised phases) and two PBG pairs
+// (linear+cos; complex_diagonal+l1, whose two operators n3 takes as moduli).
 func TestChunkGradObjectives(t *testing.T) { eachLevel(t, testChunkGradObjectives) }
 
 func testChunkGradObjectives(t *testing.T) {
@@ -65,7 +71,7 @@ func testChunkGradObjectives(t *testing.T) {
 		{Loss: workload.Softmax, Regularizer: workload.RegL2, RegCoef: 0.01},
 		{Loss: workload.Ranking, Margin: 0.1, Regularizer: workload.RegL2, RegCoef: 0.2},
 	}
-	for _, k := range []workload.Model{workload.DistMult, workload.ComplEx} {
+	for _, k := range []workload.Model{workload.DistMult, workload.ComplEx, workload.TransEL2, workload.RotatE, "linear+cos", "complex_diagonal+l1"} {
 		for oi, o := range objectives {
 			require.NoError(t, o.Validate(k))
 			t.Run(fmt.Sprintf("%s/%s/reg=%s", k, objName(o), o.Reg()), func(t *testing.T) {
@@ -138,7 +144,7 @@ func TestObjectivesDecrease(t *testing.T) {
 
 func TestChunkGradObjectiveNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, k := range []workload.Model{workload.DistMult, workload.ComplEx} {
+	for _, k := range []workload.Model{workload.DistMult, workload.ComplEx, workload.TransEL2, workload.RotatE, "linear+cos"} {
 		c := newChunk(rng, k, 16, 10, 20, 1)
 		sc := NewScratch()
 		for _, o := range []workload.Objective{
