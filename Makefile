@@ -133,8 +133,8 @@ gnn-graphs:
 # picks the grid: TIERFLOW_MP_MODELS (MODEL[:LOSS[:MARGIN]],...),
 # TIERFLOW_MP_SEEDS, TIERFLOW_MP_EPOCHS, TIERFLOW_MP_PBG_BATCH (PBG's
 # batch sizes, default 1000,100: PBG's default, and the one that steps as
-# often as tierflow). About 20 minutes on 2 cores (21 measured under a
-# load average of 7 to 10).
+# often as tierflow). About 20 minutes on 2 cores (16 and 21 measured
+# under load averages of 6 to 10).
 # check-pbg-side checks scripts/pbg_side.py's ranking against a brute-force
 # one from tierflow's formulas (ComplEx, TransE-L2, linear+cos) on a small
 # random graph (scripts/pbg_side_selftest.py; about a minute).
