@@ -211,7 +211,7 @@ func TestBadInput(t *testing.T) {
 		{"c fixed by design", []string{"--system", "legend", "--device", "legend-a100", "--c", "8"}, "buffer of 3 partitions by design"},
 		{"no ssd path", []string{"--system", "legend", "--p", "16"}, "no such path"},
 		{"negative batch", []string{"--batch", "-5"}, "--batch -5"},
-		{"unknown model", []string{"--model", "transe"}, `unknown model "transe"`},
+		{"unknown model", []string{"--model", "transd"}, `unknown model "transd"`},
 		{"missing histogram", []string{"--edges", filepath.Join(dir, "none.json")}, "--edges"},
 		{"negative skew", []string{"--edges", "skewed", "--skew", "-1"}, "--skew"},
 		{"plan for resident system", []string{"--system", "dglke", "--plan", filepath.Join(dir, "p.json")}, "has no Plan"},
