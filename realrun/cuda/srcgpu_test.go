@@ -57,8 +57,10 @@ func findCXX() ([]string, error) {
 var globalRe = regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(`)
 
 // kernelList is the runner's kernels.inc for src: K(name, barriers) for
-// every __global__ function, barriers 1 when its body uses __syncthreads
-// or a warp shuffle (the threads of its blocks then run as fibers).
+// every __global__ function, barriers 1 when its body uses __syncthreads,
+// __syncwarp or a warp shuffle, or calls a helper that does (warp_sum,
+// warp_max, edgeBack, rowLoss) (the threads of its blocks then run as
+// fibers).
 func kernelList(src string) (string, error) {
 	var b strings.Builder
 	found := map[string]bool{}
@@ -83,7 +85,8 @@ func kernelList(src string) (string, error) {
 			return "", fmt.Errorf("kernel %s: unbalanced braces", name)
 		}
 		barriers := 0
-		if strings.Contains(body, "__syncthreads") || strings.Contains(body, "__shfl") {
+		if strings.Contains(body, "__syncthreads") || strings.Contains(body, "__shfl") || strings.Contains(body, "__syncwarp") ||
+			strings.Contains(body, "warp_") || strings.Contains(body, "Back(") || strings.Contains(body, "rowLoss(") {
 			barriers = 1
 		}
 		found[name] = true
