@@ -292,6 +292,10 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 		}
 		// Relations start as every engine starts them (same seed, same rule).
 		emb, state := sample.InitRelations(e.h.Model, st.M.Relations, e.h.Dim, o.Seed)
+		if int64(len(emb)) != e.nrel*e.relW {
+			return fmt.Errorf("relation rows: initialised %d floats, want %d relations of %d (%s, d=%d)",
+				len(emb), e.nrel, e.relW, e.h.Model, e.d)
+		}
 		if err := e.restore(append(emb, state...)); err != nil {
 			return err
 		}

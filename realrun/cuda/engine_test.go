@@ -94,6 +94,18 @@ func TestChunkMatchesModel(t *testing.T) {
 	}
 }
 
+// TestEveryModelMatchesModel is TestChunkMatchesModel for modelCases: the
+// other named models, PBG pairs (each operator and comparator at least
+// once), the ranking and logistic losses with and without
+// self-adversarial weights, and the L2 and N3 regularisers.
+func TestEveryModelMatchesModel(t *testing.T) {
+	for _, c := range modelCases {
+		t.Run(c.String(), func(t *testing.T) {
+			require.NoError(t, checkKernels(func() gpu { return kernelGPU(t) }, c))
+		})
+	}
+}
+
 func prepare(t *testing.T) (*store.Store, []int32) {
 	t.Helper()
 	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "fb15k", Scale: 0.05, Seed: 3, P: 4, Dim: 16, Model: "distmult", Workdir: filepath.Join(t.TempDir(), "work")})
