@@ -19,7 +19,15 @@
 // tables and every count come from the piece, a chunk's launches take the
 // same parameters whatever bucket and batch it belongs to: the engine
 // captures them once per (piece slot, chunk) as a CUDA graph and replays
-// it. Score functions (model): 0 Dot, 1 DistMult, 2 ComplEx.
+// it. Score functions (model): an operator, a comparator and whether it is
+// a PBG pair, packed (MODEL_OP, MODEL_CMP, MODEL_PAIR): 0 Dot, 1
+// DistMult, 2 ComplEx keep their fused paths; every other model (TransE,
+// RotatE, PBG's operator+comparator pairs) and every model with a
+// regulariser goes through the general ones (opForward, cmpReduce,
+// rowLoss, edgeBack). Relation rows are relWidth(model, d) floats. The
+// negatives are scored by the product Q·Nᵀ (dot; cos, l2 and squared_l2
+// from it and the rows' norms) or pairwise (l1, modulus_l1: pair_scores,
+// pair_grads); the losses are softmax, ranking and logistic (rowLoss).
 //
 // Compiled to PTX with NVRTC at build time (make ptx); the Go engine loads
 // the PTX with the driver API. Every parameter is 4 or 8 bytes wide. The
@@ -250,7 +258,12 @@ __device__ float normSq(int d, int lane, const float *v) {
 // edge i = w%nc), the next g·m negatives. Q is g×2nc×d: row i the
 // destination-side query q1 of edge i (s, s∘r or s·r), row nc+i its
 // source-side query q2 (d, d∘r, or (Re, −Im) of r·conj(d)); pos holds the
-// matching positive scores <q1, d_i> and <q2, s_i>. Padding edges (i past
+// matching positive scores <q1, d_i> and <q2, s_i>. Every other model:
+// q1 = G(s; r), q2 = H(d; r) (opForward: a named model's row and its
+// adjoint, or a pair's g and h halves) and pos its comparator's C(q1, d_i),
+// C(q2, s_i); for the normed comparators qn holds ‖q‖² of each row, nn
+// ‖n‖² of each negative, and bn (the negatives' coefficients, which
+// chunk_softmax sums) is cleared. Padding edges (i past
 // the chunk's count) get zero rows and scores, which the products and the
 // softmax then ignore. N is g×m×d. With reset, thread 0 first clears the
 // three touched-row counts (a new step begins).
@@ -567,7 +580,8 @@ __global__ void pair_grads(int cmp, int g, int rows, int m, int d, const float *
 // into softmax weights over {pos} ∪ row, sets gp = w(pos) − 1 and adds the
 // row's loss logsumexp − pos into loss[row % 32] (32 partial sums: fewer
 // atomics on one address). Padding rows become zeros (gp 0, no loss). One
-// warp per row.
+// warp per row. With another loss (lossCode) or a normed comparator (T
+// then holds the product's dots) the row goes through rowLoss.
 __global__ void chunk_softmax(int g, int nc, int m, int L, const int *piece, int c0, const float *pos, float *T, float *gp,
                               double *loss, int lossCode, int cmp, float margin, float adv, const float *qn,
                               const float *nn, float *aq, float *bn) {
@@ -803,7 +817,10 @@ __device__ void edgeBack(int model, int rule, int nc, int d, int lane, const flo
 // chunk_back finishes a group's gradients and hands them to the tables,
 // one warp per item (as chunk_prep). For edge i: each side's positive term
 // (gq += gp·x, gx += gp·q), then each query's gradient back to s, r and d
-// (model.ChunkGrad's order of terms aside). For a negative: its row of gN.
+// (model.ChunkGrad's order of terms aside); for every model but the fused
+// three, or with a regulariser (reg 1 l2, 2 n3, coefficient lam; its
+// penalty added into loss), edgeBack. For a negative: its row of gN (plus
+// bn·n for the normed comparators).
 //
 // Rule 0 (sum): every gradient row is added into its table's accumulator
 // and each row touched for the first time is listed (touch). Rule 1 (each;
