@@ -145,6 +145,14 @@ func emuCmpSums(cmp, d int, q, x []float32) emuSums {
 
 func invNorm(sq float32) float32 { return 1 / max(sqrtf(sq), tiny) }
 
+// invDist is 1/√D2, or 0 where D2 is clamped (no gradient).
+func invDist(D2 float32) float32 {
+	if D2 > tiny {
+		return 1 / sqrtf(D2)
+	}
+	return 0
+}
+
 func emuCmpScore(cmp int, s emuSums) float32 {
 	switch cmp {
 	case cmpCos:
@@ -163,9 +171,19 @@ func emuCmpGrad(cmp int, s emuSums, q, x float32) (float32, float32) {
 	case cmpCos:
 		iq, ix := invNorm(s.qq), invNorm(s.xx)
 		c := s.dot * iq * ix
-		return x*iq*ix - c*q*iq*iq, q*iq*ix - c*x*ix*ix
+		gq, gx := x*iq*ix, q*iq*ix
+		if sqrtf(s.qq) > tiny { // a clamped norm passes no gradient
+			gq -= c * q * iq * iq
+		}
+		if sqrtf(s.xx) > tiny {
+			gx -= c * x * ix * ix
+		}
+		return gq, gx
 	case cmpL2:
-		inv := 1 / sqrtf(max(s.dist, tiny))
+		var inv float32
+		if s.dist > tiny {
+			inv = 1 / sqrtf(s.dist)
+		}
 		return -(q - x) * inv, (q - x) * inv
 	case cmpSqL2:
 		return -2 * (q - x), 2 * (q - x)
@@ -184,7 +202,11 @@ func sigmoidf(x float32) float32 { return 1 / (1 + expf(-x)) }
 // emuRowLoss is rowLoss: one query row's scores, loss, dL/dp and the
 // products' G' with the normed comparators' coefficients.
 func emuRowLoss(lossCode, cmp int, margin, adv, p float32, row []float32, qq float32, nn, bn, gp, aq []float32, loss []float64) {
-	iq := invNorm(qq)
+	iq, iq2 := invNorm(qq), float32(0)
+	if sqrtf(qq) > tiny {
+		iq2 = iq * iq
+	}
+	clamped := sqrtf(tiny)
 	m := len(row)
 	if emuNormed(cmp) {
 		for x, t := range row {
@@ -249,10 +271,15 @@ func emuRowLoss(lossCode, cmp int, margin, adv, p float32, row []float32, qq flo
 		case cmpCos:
 			in := invNorm(nn[x])
 			Gp = G * iq * in
-			ap -= G * n * iq * iq
-			bn[x] += -G * n * in * in
+			ap -= G * n * iq2
+			if sqrtf(nn[x]) > tiny {
+				bn[x] += -G * n * in * in
+			}
 		case cmpL2:
-			Gp = G / -n
+			Gp = 0
+			if -n > clamped {
+				Gp = G / -n
+			}
 			ap -= Gp
 			bn[x] += -Gp
 		case cmpSqL2:
@@ -401,7 +428,7 @@ func emuEdgeBack(model, rule, nc, d int, s, t, rel []float32, rr int32, q int64,
 		h := d / 2
 		for c := range h {
 			ar, ai, br, bi := q1[c]-t[c], q1[c+h]-t[c+h], q2[c]-s[c], q2[c+h]-s[c+h]
-			ia, ib := 1/sqrtf(max(ar*ar+ai*ai, tiny)), 1/sqrtf(max(br*br+bi*bi, tiny))
+			ia, ib := invDist(ar*ar+ai*ai), invDist(br*br+bi*bi)
 			q1r, q1i := g1[c]-gp1*ar*ia, g1[c+h]-gp1*ai*ia
 			q2r, q2i := g2[c]-gp2*br*ib, g2[c+h]-gp2*bi*ib
 			g1[c], g1[c+h] = gp2*br*ib, gp2*bi*ib
@@ -429,7 +456,13 @@ func emuEdgeBack(model, rule, nc, d int, s, t, rel []float32, rr int32, q int64,
 	if reg != 0 {
 		cx := op == opComplex || op == opRotate
 		P := emuRegRow(reg, cx, lam, s, g1) + emuRegRow(reg, cx, lam, t, g2)
-		if hasRel && op != opRotate {
+		switch {
+		case hasRel && reg == 2 && op == opComplex: // n3 on each complex_diagonal operator's moduli
+			P += emuRegRow(reg, true, lam, rg[:d], dR[:d])
+			if pair {
+				P += emuRegRow(reg, true, lam, rg[d:2*d], dR[d:2*d])
+			}
+		case hasRel && op != opRotate:
 			P += emuRegRow(reg, false, lam, rg[:rw], dR)
 		}
 		loss[q%lossParts] += float64(lam) * float64(P)
@@ -501,7 +534,7 @@ func emuPairGrads(a *args, threads int64) {
 			x := q[c] - n[c]
 			if mod {
 				y := q[c+h] - n[c+h]
-				inv := 1 / sqrtf(max(x*x+y*y, tiny))
+				inv := invDist(x*x + y*y)
 				sr += Gik * x * inv
 				si += Gik * y * inv
 			} else {

@@ -365,7 +365,8 @@ func TestStepMatchesCPU(t *testing.T) {
 // TestModelsStepMatchCPU is TestStepMatchesCPU for the other score
 // functions and objectives (rule each, both buffer modes): a named
 // distance model, RotatE with its self-adversarial logistic loss, and a
-// PBG pair with a d×d operator, the ranking loss and a regulariser. The
+// PBG pair with a d×d operator, the ranking loss and a regulariser, and
+// TransE-L1 with the logistic loss and N3. The
 // embeddings and the relation rows agree with the CPU engine's to float
 // rounding. Skipped for a model the CPU reference (model.ChunkGrad) does
 // not train yet.
@@ -377,7 +378,7 @@ func TestModelsStepMatchCPU(t *testing.T) {
 		{workload.TransEL2, workload.Objective{}},
 		{workload.RotatE, workload.Objective{Loss: workload.Logistic, Margin: 2, Adversarial: 1}},
 		{"linear+cos", workload.Objective{Loss: workload.Ranking, Margin: 0.2, Regularizer: workload.RegL2, RegCoef: 0.01}},
-		{"translation+l1", workload.Objective{Loss: workload.Logistic, Regularizer: workload.RegN3, RegCoef: 0.01}},
+		{workload.TransEL1, workload.Objective{Loss: workload.Logistic, Regularizer: workload.RegN3, RegCoef: 0.01}},
 	}
 	for _, c := range cases {
 		t.Run(string(c.m)+"/"+string(c.obj.LossKind()), func(t *testing.T) {

@@ -102,6 +102,7 @@ var modelCases = []kernelCase{
 	{kind: "affine+l1", d: 12, n: 7, g: 2, m: 5},
 	{kind: "affine+squared_l2", d: 34, n: 5, g: 2, tail: 2, m: 7, same: true, obj: rankingAdv},
 	{kind: "complex_diagonal+l2", d: 34, n: 7, g: 2, m: 31},
+	{kind: "complex_diagonal+squared_l2", d: 12, n: 7, g: 2, tail: 3, m: 5, obj: n3Reg}, // n3 on each operator's moduli
 	{kind: "complex_diagonal+cos", d: 12, n: 7, g: 2, m: 5, distinct: 3, obj: logisticM},
 	{kind: "none+l1", d: 12, n: 7, g: 2, m: 5, distinct: 2, same: true}, // q − x = 0: l1's subgradient 0
 	{kind: "diagonal+l1", d: 1, n: 7, g: 3, m: 5},

@@ -80,7 +80,13 @@ func refChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []fl
 			cx := k.Complex()
 			loss += lam * refReg(o.Reg(), cx, s, gs, lam)
 			loss += lam * refReg(o.Reg(), cx, t, gt, lam)
-			if w > 0 && op != workload.OpRotate {
+			switch {
+			case w > 0 && o.Reg() == workload.RegN3 && op == workload.OpComplexDiagonal:
+				// each complex_diagonal operator's (re, im) moduli
+				for b := 0; b < w; b += d {
+					loss += lam * refReg(o.Reg(), true, r[b:b+d], gr[b:b+d], lam)
+				}
+			case w > 0 && op != workload.OpRotate:
 				loss += lam * refReg(o.Reg(), false, r, gr, lam)
 			}
 		}

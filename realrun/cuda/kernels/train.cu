@@ -98,6 +98,9 @@ __device__ void link(const Acc *a, int r, int s) { a->next[s] = atomicExch(a->he
 #define NORMED(c) ((c) == CMP_COS || (c) == CMP_L2 || (c) == CMP_SQL2)
 // Comparators scored pairwise (pair_scores, pair_grads).
 #define PAIRWISE(c) ((c) == CMP_L1 || (c) == CMP_MOD)
+// TINY is PBG's clamp: the least squared distance l2 and modulus_l1 take
+// the root of, and the least norm cos divides by. Below it the gradient
+// through the clamped quantity is 0 (as PBG's clamp_min's).
 #define TINY 1e-30f
 
 // opWidth is the floats of one operator at dimension d.
@@ -223,12 +226,12 @@ __device__ void cmpGrad(int cmp, cmpSums s, float q, float x, float *gq, float *
 	switch (cmp) {
 	case CMP_COS: {
 		float iq = invNorm(s.qq), ix = invNorm(s.xx), c = s.dot * iq * ix;
-		*gq = x * iq * ix - c * q * iq * iq;
-		*gx = q * iq * ix - c * x * ix * ix;
+		*gq = x * iq * ix - (sqrtf(s.qq) > TINY ? c * q * iq * iq : 0.0f); // a clamped norm passes no gradient
+		*gx = q * iq * ix - (sqrtf(s.xx) > TINY ? c * x * ix * ix : 0.0f);
 		return;
 	}
 	case CMP_L2: {
-		float inv = 1.0f / sqrtf(fmaxf(s.dist, TINY));
+		float inv = s.dist > TINY ? 1.0f / sqrtf(s.dist) : 0.0f;
 		*gq = -(q - x) * inv;
 		*gx = (q - x) * inv;
 		return;
@@ -416,7 +419,8 @@ __device__ float warp_max(float v) {
 // coefficient of n added into bn (gQ = G'·N + aq·Q, gN = G'ᵀ·Q + bn·N).
 __device__ void rowLoss(int lossCode, int cmp, float margin, float adv, int m, int lane, float p, float *row, float qq,
                         const float *nn, float *bn, float *gp, float *aq, double *loss) {
-	float iq = invNorm(qq);
+	float iq = invNorm(qq), iq2 = sqrtf(qq) > TINY ? iq * iq : 0.0f; // a clamped norm passes no gradient
+	float clamped = sqrtf(TINY);                                     // the l2 distance of a clamped pair
 	if (NORMED(cmp)) {
 		for (int x = lane; x < m; x += 32) {
 			float t = row[x];
@@ -464,10 +468,10 @@ __device__ void rowLoss(int lossCode, int cmp, float margin, float adv, int m, i
 		if (cmp == CMP_COS) {
 			float in = invNorm(nn[x]);
 			Gp = G * iq * in;
-			ap -= G * n * iq * iq;
-			atomicAdd(bn + x, -G * n * in * in);
+			ap -= G * n * iq2;
+			if (sqrtf(nn[x]) > TINY) atomicAdd(bn + x, -G * n * in * in);
 		} else if (cmp == CMP_L2) {
-			Gp = G / -n;
+			Gp = -n > clamped ? G / -n : 0.0f;
 			ap -= Gp;
 			atomicAdd(bn + x, -Gp);
 		} else if (cmp == CMP_SQL2) {
@@ -563,7 +567,7 @@ __global__ void pair_grads(int cmp, int g, int rows, int m, int d, const float *
 		const float *q = Qz + (long long)i * d, *n = Nz + (long long)k * d;
 		float a = q[c] - n[c];
 		if (mod) {
-			float b = q[c + h] - n[c + h], inv = 1.0f / sqrtf(fmaxf(a * a + b * b, TINY));
+			float b = q[c + h] - n[c + h], D = a * a + b * b, inv = D > TINY ? 1.0f / sqrtf(D) : 0.0f;
 			sr += Gik * a * inv;
 			si += Gik * b * inv;
 		} else {
@@ -621,10 +625,6 @@ __global__ void chunk_softmax(int g, int nc, int m, int L, const int *piece, int
 		atomicAdd(loss + w % 32, (double)mx + log((double)z) - (double)p);
 	}
 }
-
-// REG_REL_PAIRS: whether n3 takes a relation row's (re, im) moduli (0: its
-// parameters elementwise, as a PBG pair's).
-#define REG_REL_PAIRS(op) 0
 
 // sink adds v to a gradient: atomically into an accumulator (rule sum), or
 // into the occurrence's own row (rule each; one lane per element).
@@ -771,7 +771,8 @@ __device__ void edgeBack(int model, int rule, int nc, int d, int lane, const flo
 		int h = d / 2;
 		for (int c = lane; c < h; c += 32) {
 			float ar = q1[c] - t[c], ai = q1[c + h] - t[c + h], br = q2[c] - s[c], bi = q2[c + h] - s[c + h];
-			float ia = 1.0f / sqrtf(fmaxf(ar * ar + ai * ai, TINY)), ib = 1.0f / sqrtf(fmaxf(br * br + bi * bi, TINY));
+			float da = ar * ar + ai * ai, db = br * br + bi * bi;
+			float ia = da > TINY ? 1.0f / sqrtf(da) : 0.0f, ib = db > TINY ? 1.0f / sqrtf(db) : 0.0f;
 			float q1r = g1[c] - gp1 * ar * ia, q1i = g1[c + h] - gp1 * ai * ia;
 			float q2r = g2[c] - gp2 * br * ib, q2i = g2[c + h] - gp2 * bi * ib;
 			g1[c] = gp2 * br * ib;
@@ -802,7 +803,12 @@ __device__ void edgeBack(int model, int rule, int nc, int d, int lane, const flo
 	if (reg != 0) {
 		int cx = complexOp(op);
 		float P = regRow(reg, cx, rule, true, d, lane, lam, s, g1) + regRow(reg, cx, rule, true, d, lane, lam, t, g2);
-		if (hasRel && op != OP_ROTATE) P += regRow(reg, REG_REL_PAIRS(op), rule, false, rw, lane, lam, rg, dR);
+		if (hasRel && reg == 2 && op == OP_COMPLEX) { // n3 on each complex_diagonal operator's (re, im) moduli
+			P += regRow(reg, 1, rule, false, d, lane, lam, rg, dR);
+			if (pair) P += regRow(reg, 1, rule, false, d, lane, lam, rg + d, dR + d);
+		} else if (hasRel && op != OP_ROTATE) {
+			P += regRow(reg, 0, rule, false, rw, lane, lam, rg, dR);
+		}
 		P = warp_sum(P);
 		if (lane == 0) atomicAdd(loss + q % 32, (double)lam * P);
 		__syncwarp();
