@@ -284,7 +284,7 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 		{"a pair's destination operator is its source's", "const float *rh = MODEL_PAIR(model) ? rg + opWidth(op, d) : rg;", "const float *rh = rg;"},
 		{"cos without the query's norm", "case CMP_COS: return s.dot * invNorm(s.qq) * invNorm(s.xx);", "case CMP_COS: return s.dot * invNorm(s.xx);"},
 		{"normed scores without the negatives' norms", "float D = qq + nn[x] - 2 * t;", "float D = qq - 2 * t;"},
-		{"l2 gradient coefficient of the query dropped", "\t\t\tGp = G / -n;\n\t\t\tap -= Gp;", "\t\t\tGp = G / -n;"},
+		{"l2 gradient coefficient of the query dropped", "\t\t\tGp = -n > clamped ? G / -n : 0.0f;\n\t\t\tap -= Gp;", "\t\t\tGp = -n > clamped ? G / -n : 0.0f;"},
 		{"the negatives' coefficient dropped", "for (int x = lane; x < d; x += 32) gn[x] += b * nv[x];", "for (int x = lane; x < d; x += 32) gn[x] += 0 * nv[x];"},
 		{"ranking gradient at the kink", "G = v > 0 ? f : 0.0f;", "G = v >= -0.5f ? f : 0.0f;"},
 		{"adversarial weights not normalised", "float f = adversarial ? expf(adv * n - mx) / z : 1.0f / m;", "float f = adversarial ? expf(adv * n - mx) : 1.0f / m;"},
@@ -296,7 +296,8 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 		{"opBack complex relation gradient without the adjoint's sign", "sink(rule, gr + c + h, adj ? -gci : gci);", "sink(rule, gr + c + h, gci);"},
 		{"rule each's relation row not cleared", "for (long long x = lane; x < rw; x += 32) grr[x] = 0;", "for (long long x = lane; x < rw; x += 32) grr[x] += 0;"},
 		{"n3 on entity rows elementwise for complex models", "int cx = complexOp(op);", "int cx = 0;"},
-		{"rotate phases regularised", "if (hasRel && op != OP_ROTATE) P +=", "if (hasRel) P +="},
+		{"rotate phases regularised", "} else if (hasRel && op != OP_ROTATE) {", "} else if (hasRel) {"},
+		{"n3 on a pair's second complex_diagonal operator elementwise", "if (pair) P += regRow(reg, 1,", "if (pair) P += regRow(reg, 0,"},
 		{"regularisation loss not counted", "if (lane == 0) atomicAdd(loss + q % 32, (double)lam * P);", "if (lane == 0) atomicAdd(loss + q % 32, 0.0);"},
 		{"adagrad_sum relation rows at the entity width", "if (tb == 2) d = dR; // relation rows are relWidth wide\n\tif (t", "if (t"},
 	}
