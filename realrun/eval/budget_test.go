@@ -75,8 +75,7 @@ func referenceFiltered(kind workload.Model, d int, emb, rel []float32, test []st
 			copy(row, model.Query(kind, d, emb[int(e.Src)*d:int(e.Src+1)*d], relVec(kind, rel, d, e.Rel), emb[int(e.Dst)*d:int(e.Dst+1)*d], model.Side(qi%2), row))
 		}
 		n := hi - lo
-		clear(S[:n*m])
-		model.SgemmNT(n, m, d, Q[:n*d], emb, S[:n*m])
+		model.Scores(kind.Comparator(), d, n, m, Q[:n*d], emb, nil, S[:n*m])
 		for qi := lo; qi < hi; qi++ {
 			e := test[qi/2]
 			partners, self := truth[queryKey(e, qi%2)], e.Dst

@@ -401,11 +401,13 @@ type query struct {
 
 // filtered ranks every edge on both sides against every node, skipping
 // the other known partners (filtered ranking), one partition at a time.
-// Queries are scored in blocks by one matrix product per partition. A
-// query's true score is computed by the same product kernel, whose every
-// element is the same sum in the same order wherever it lies in the
-// product, so the true node and a candidate with equal embeddings tie
-// exactly as in one product against every node.
+// Queries are scored in blocks against each partition by model.Scores
+// (one matrix product for dot, cos, l2 and squared_l2, plus the rows'
+// norms; the pairwise kernel for l1 and modulus_l1). A query's true score
+// is computed by the same function on a 1×1 block, whose every element is
+// the same arithmetic wherever it lies in the block, so the true node and
+// a candidate with equal embeddings tie exactly as in one product against
+// every node.
 func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 	st, d := r.st, r.d
 	nq := 2 * len(edges)
@@ -418,6 +420,7 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	cmp := r.kind.Comparator()
 	Q := make([]float32, nq*d)
 	qs := make([]query, nq)
 	keys := make(map[[2]int64][]int32, nq)
@@ -430,7 +433,7 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 			qs[qi].self = e.Src
 		}
 		var ts [1]float32
-		model.SgemmNT(1, 1, d, row, g.row(qs[qi].self), ts[:])
+		model.Scores(cmp, d, 1, 1, row, g.row(qs[qi].self), nil, ts[:])
 		qs[qi].ts = ts[0]
 		keys[queryKey(e, qi%2)] = nil
 	}
@@ -460,11 +463,14 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 	}
 	blocks := (nq + rankBlock - 1) / rankBlock
 	S := make([][]float32, r.workers)
+	var normBuf []float32
 	err = r.stream(all, nbuf, "ranking", func(p int, emb []float32) error {
 		m := len(emb) / d
 		if m == 0 {
 			return nil
 		}
+		normBuf = slices.Grow(normBuf[:0], m)[:m]
+		norms := model.Norms(cmp, d, m, emb, normBuf)
 		lo := int32(int64(p) * st.M.Rows)
 		var next sync.Mutex
 		b := 0
@@ -492,8 +498,7 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 					qlo, qhi := blk*rankBlock, min((blk+1)*rankBlock, nq)
 					n := qhi - qlo
 					sc := S[w][:n*m]
-					clear(sc)
-					model.SgemmNT(n, m, d, Q[qlo*d:qhi*d], emb, sc)
+					model.Scores(cmp, d, n, m, Q[qlo*d:qhi*d], emb, norms, sc)
 					for qi := qlo; qi < qhi; qi++ {
 						q := &qs[qi]
 						scores := sc[(qi-qlo)*m : (qi-qlo+1)*m]
@@ -544,10 +549,11 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 // filteredWorking is the memory filtered ranking of nq queries (two per
 // edge) with the given workers plans for beside its partition buffers
 // and the known partners: the query vectors, gathered rows and per-query
-// counts, the workers' score blocks, and one bucket being filtered.
+// counts, the workers' score blocks, a partition's candidate norms, and
+// one bucket being filtered.
 func filteredWorking(st *store.Store, nq int64, workers int) int64 {
 	return nq*int64(st.M.Dim)*4*2 + nq*(24+8) +
-		int64(workers)*rankBlock*st.M.Rows*4 +
+		int64(workers)*rankBlock*st.M.Rows*4 + st.M.Rows*4 +
 		maxBucket(st)*12*2
 }
 

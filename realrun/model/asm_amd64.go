@@ -82,6 +82,61 @@ func expSumY(x *float32, n int, mx float32) float32
 //go:noescape
 func adagradY(emb *float32, state *float32, grad *float32, n int, lr float32, eps float32)
 
+// l1Dist4Y writes Σ |q_i − c_j,i| for the candidates c_j = c + j·ldc, j < 4, into out[j] (n a positive multiple of the lanes).
+//
+//go:noescape
+func l1Dist4Y(q *float32, c *float32, ldc int, n int, out *float32)
+
+// l1GradY adds −g·sign(q_i − c_i) into gq_i and g·sign(q_i − c_i) into gc_i, sign(0) = 0 (n a multiple of the lanes).
+//
+//go:noescape
+func l1GradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
+
+// l1Grad4Y adds −g_j·sign(q_i − c_j,i) into gq_i and g_j·sign(q_i − c_j,i) into gc_j,i for the candidates c_j = c + j·ldc, gc_j = gc + j·ldc, j < 4, in order (n a multiple of the lanes).
+//
+//go:noescape
+func l1Grad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, n int)
+
+// modDist4Y writes Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) for the candidates c_j = c + j·ldc, j < 4, into out[j], the imaginary parts h floats on (n a positive multiple of the lanes).
+//
+//go:noescape
+func modDist4Y(q *float32, c *float32, ldc int, h int, n int, out *float32)
+
+// modGradY adds the gradient of −modulus_l1 scaled by g into gq and gc over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
+//
+//go:noescape
+func modGradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+
+// modGrad4Y adds the gradients of −modulus_l1 scaled by g_j into gq and gc_j for the candidates c_j = c + j·ldc, gc_j = gc + j·ldc, j < 4, in order, over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
+//
+//go:noescape
+func modGrad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
+
+// l2FwdY turns products into −l2 scores and their inverse distances (n a multiple of the lanes).
+//
+//go:noescape
+func l2FwdY(row *float32, nn *float32, f *float32, q2 float32, n int)
+
+// sqFwdY turns products into −squared_l2 scores (n a multiple of the lanes).
+//
+//go:noescape
+func sqFwdY(row *float32, nn *float32, q2 float32, n int)
+
+// cosFwdY turns products into cos scores, kept in f too (n a multiple of the lanes).
+//
+//go:noescape
+func cosFwdY(row *float32, ninv *float32, f *float32, ia float32, n int)
+
+// mulBackY sets row_k = row_k·f_k, adds it into cc_k and returns its sum (n a multiple of the lanes).
+//
+//go:noescape
+func mulBackY(row *float32, f *float32, cc *float32, n int) float32
+
+// cosBackY adds G_k·f_k into cc_k, sets row_k = G_k·ia·ninv_k and returns Σ G_k·f_k (n a multiple of the lanes).
+//
+//go:noescape
+func cosBackY(row *float32, f *float32, ninv *float32, cc *float32, ia float32, n int) float32
+
 // fmaPeakZ runs n iterations of 28 independent 16-lane FMAs.
 func fmaPeakZ(n int)
 
@@ -209,6 +264,61 @@ func expSumZ(x *float32, n int, mx float32) float32
 //
 //go:noescape
 func adagradZ(emb *float32, state *float32, grad *float32, n int, lr float32, eps float32)
+
+// l1Dist4Z writes Σ |q_i − c_j,i| for the candidates c_j = c + j·ldc, j < 4, into out[j] (n a positive multiple of the lanes).
+//
+//go:noescape
+func l1Dist4Z(q *float32, c *float32, ldc int, n int, out *float32)
+
+// l1GradZ adds −g·sign(q_i − c_i) into gq_i and g·sign(q_i − c_i) into gc_i, sign(0) = 0 (n a multiple of the lanes).
+//
+//go:noescape
+func l1GradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
+
+// l1Grad4Z adds −g_j·sign(q_i − c_j,i) into gq_i and g_j·sign(q_i − c_j,i) into gc_j,i for the candidates c_j = c + j·ldc, gc_j = gc + j·ldc, j < 4, in order (n a multiple of the lanes).
+//
+//go:noescape
+func l1Grad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, n int)
+
+// modDist4Z writes Σ sqrt(max((q_re−c_re)² + (q_im−c_im)², 1e−30)) for the candidates c_j = c + j·ldc, j < 4, into out[j], the imaginary parts h floats on (n a positive multiple of the lanes).
+//
+//go:noescape
+func modDist4Z(q *float32, c *float32, ldc int, h int, n int, out *float32)
+
+// modGradZ adds the gradient of −modulus_l1 scaled by g into gq and gc over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
+//
+//go:noescape
+func modGradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+
+// modGrad4Z adds the gradients of −modulus_l1 scaled by g_j into gq and gc_j for the candidates c_j = c + j·ldc, gc_j = gc + j·ldc, j < 4, in order, over n complex coordinates, the imaginary parts h floats on (n a multiple of the lanes).
+//
+//go:noescape
+func modGrad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
+
+// l2FwdZ turns products into −l2 scores and their inverse distances (n a multiple of the lanes).
+//
+//go:noescape
+func l2FwdZ(row *float32, nn *float32, f *float32, q2 float32, n int)
+
+// sqFwdZ turns products into −squared_l2 scores (n a multiple of the lanes).
+//
+//go:noescape
+func sqFwdZ(row *float32, nn *float32, q2 float32, n int)
+
+// cosFwdZ turns products into cos scores, kept in f too (n a multiple of the lanes).
+//
+//go:noescape
+func cosFwdZ(row *float32, ninv *float32, f *float32, ia float32, n int)
+
+// mulBackZ sets row_k = row_k·f_k, adds it into cc_k and returns its sum (n a multiple of the lanes).
+//
+//go:noescape
+func mulBackZ(row *float32, f *float32, cc *float32, n int) float32
+
+// cosBackZ adds G_k·f_k into cc_k, sets row_k = G_k·ia·ninv_k and returns Σ G_k·f_k (n a multiple of the lanes).
+//
+//go:noescape
+func cosBackZ(row *float32, f *float32, ninv *float32, cc *float32, ia float32, n int) float32
 
 // prefetch loads the cache lines of n bytes at p into all cache levels.
 //

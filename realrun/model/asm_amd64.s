@@ -1529,6 +1529,727 @@ adagradY_done:
 	VZEROUPPER
 	RET
 
+// func l1Dist4Y(q *float32, c *float32, ldc int, n int, out *float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·l1Dist4Y(SB), NOSPLIT, $0-40
+	MOVQ         q+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         ldc+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         out+32(FP), SI
+	SHLQ         $0x02, DX
+	LEAQ         (DX)(DX*2), DI
+	MOVL         $0x7fffffff, R8
+	VMOVD        R8, X0
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	XORQ         R8, R8
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           l1Dist4Y_done
+
+l1Dist4Y_loop:
+	VMOVUPS (AX)(R8*1), Y5
+	MOVQ    CX, R9
+	ADDQ    R8, R9
+	VSUBPS  (R9), Y5, Y6
+	VANDPS  Y0, Y6, Y6
+	VADDPS  Y6, Y1, Y1
+	VSUBPS  (R9)(DX*1), Y5, Y6
+	VANDPS  Y0, Y6, Y6
+	VADDPS  Y6, Y2, Y2
+	VSUBPS  (R9)(DX*2), Y5, Y6
+	VANDPS  Y0, Y6, Y6
+	VADDPS  Y6, Y3, Y3
+	VSUBPS  (R9)(DI*1), Y5, Y5
+	VANDPS  Y0, Y5, Y5
+	VADDPS  Y5, Y4, Y4
+	ADDQ    $0x00000020, R8
+	CMPQ    R8, BX
+	JL      l1Dist4Y_loop
+
+l1Dist4Y_done:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, (SI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 4(SI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 8(SI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 12(SI)
+	VZEROUPPER
+	RET
+
+// func l1GradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·l1GradY(SB), NOSPLIT, $0-48
+	MOVSS        alpha+0(FP), X0
+	MOVQ         q+8(FP), AX
+	MOVQ         c+16(FP), CX
+	MOVQ         gq+24(FP), DX
+	MOVQ         gc+32(FP), BX
+	MOVQ         n+40(FP), SI
+	VBROADCASTSS X0, Y0
+	MOVL         $0x7f000000, DI
+	VMOVD        DI, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X2
+	VBROADCASTSS X2, Y2
+	MOVL         $0xbf800000, DI
+	VMOVD        DI, X3
+	VBROADCASTSS X3, Y3
+	XORQ         DI, DI
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           l1GradY_done
+
+l1GradY_loop:
+	VMOVUPS (AX)(DI*1), Y4
+	VSUBPS  (CX)(DI*1), Y4, Y4
+	VMULPS  Y1, Y4, Y4
+	VMULPS  Y1, Y4, Y4
+	VMAXPS  Y3, Y4, Y4
+	VMINPS  Y2, Y4, Y4
+	VMULPS  Y0, Y4, Y4
+	VMOVUPS (DX)(DI*1), Y5
+	VSUBPS  Y4, Y5, Y5
+	VMOVUPS Y5, (DX)(DI*1)
+	VMOVUPS (BX)(DI*1), Y5
+	VADDPS  Y4, Y5, Y5
+	VMOVUPS Y5, (BX)(DI*1)
+	ADDQ    $0x00000020, DI
+	CMPQ    DI, SI
+	JL      l1GradY_loop
+
+l1GradY_done:
+	VZEROUPPER
+	RET
+
+// func l1Grad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, n int)
+// Requires: AVX, AVX2
+TEXT ·l1Grad4Y(SB), NOSPLIT, $0-56
+	MOVQ         coef+0(FP), AX
+	MOVQ         q+8(FP), CX
+	MOVQ         c+16(FP), DX
+	MOVQ         ldc+24(FP), BX
+	MOVQ         gq+32(FP), SI
+	MOVQ         gc+40(FP), DI
+	MOVQ         n+48(FP), R8
+	SHLQ         $0x02, BX
+	MOVL         $0x7f000000, R9
+	VMOVD        R9, X0
+	VBROADCASTSS X0, Y0
+	MOVL         $0x3f800000, R9
+	VMOVD        R9, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0xbf800000, R9
+	VMOVD        R9, X2
+	VBROADCASTSS X2, Y2
+	XORQ         R9, R9
+	SHLQ         $0x02, R8
+	TESTQ        R8, R8
+	JZ           l1Grad4Y_done
+
+l1Grad4Y_loop:
+	VMOVUPS      (CX)(R9*1), Y3
+	VMOVUPS      (SI)(R9*1), Y4
+	MOVQ         DX, R10
+	ADDQ         R9, R10
+	MOVQ         DI, R11
+	ADDQ         R9, R11
+	VSUBPS       (R10), Y3, Y5
+	VMULPS       Y0, Y5, Y5
+	VMULPS       Y0, Y5, Y5
+	VMAXPS       Y2, Y5, Y5
+	VMINPS       Y1, Y5, Y5
+	VBROADCASTSS (AX), Y6
+	VMULPS       Y6, Y5, Y5
+	VSUBPS       Y5, Y4, Y4
+	VMOVUPS      (R11), Y6
+	VADDPS       Y5, Y6, Y6
+	VMOVUPS      Y6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Y3, Y5
+	VMULPS       Y0, Y5, Y5
+	VMULPS       Y0, Y5, Y5
+	VMAXPS       Y2, Y5, Y5
+	VMINPS       Y1, Y5, Y5
+	VBROADCASTSS 4(AX), Y6
+	VMULPS       Y6, Y5, Y5
+	VSUBPS       Y5, Y4, Y4
+	VMOVUPS      (R11), Y6
+	VADDPS       Y5, Y6, Y6
+	VMOVUPS      Y6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Y3, Y5
+	VMULPS       Y0, Y5, Y5
+	VMULPS       Y0, Y5, Y5
+	VMAXPS       Y2, Y5, Y5
+	VMINPS       Y1, Y5, Y5
+	VBROADCASTSS 8(AX), Y6
+	VMULPS       Y6, Y5, Y5
+	VSUBPS       Y5, Y4, Y4
+	VMOVUPS      (R11), Y6
+	VADDPS       Y5, Y6, Y6
+	VMOVUPS      Y6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Y3, Y3
+	VMULPS       Y0, Y3, Y3
+	VMULPS       Y0, Y3, Y3
+	VMAXPS       Y2, Y3, Y3
+	VMINPS       Y1, Y3, Y3
+	VBROADCASTSS 12(AX), Y5
+	VMULPS       Y5, Y3, Y3
+	VSUBPS       Y3, Y4, Y4
+	VMOVUPS      (R11), Y5
+	VADDPS       Y3, Y5, Y5
+	VMOVUPS      Y5, (R11)
+	VMOVUPS      Y4, (SI)(R9*1)
+	ADDQ         $0x00000020, R9
+	CMPQ         R9, R8
+	JL           l1Grad4Y_loop
+
+l1Grad4Y_done:
+	VZEROUPPER
+	RET
+
+// func modDist4Y(q *float32, c *float32, ldc int, h int, n int, out *float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·modDist4Y(SB), NOSPLIT, $0-48
+	MOVQ         q+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         ldc+16(FP), DX
+	MOVQ         h+24(FP), BX
+	MOVQ         n+32(FP), SI
+	MOVQ         out+40(FP), DI
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	MOVL         $0x0da24260, R8
+	VMOVD        R8, X0
+	VBROADCASTSS X0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	XORQ         R8, R8
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           modDist4Y_done
+
+modDist4Y_loop:
+	VMOVUPS (AX)(R8*1), Y5
+	MOVQ    AX, R9
+	ADDQ    BX, R9
+	VMOVUPS (R9)(R8*1), Y6
+	MOVQ    CX, R9
+	ADDQ    R8, R9
+	VSUBPS  (R9), Y5, Y7
+	VSUBPS  (R9)(BX*1), Y6, Y8
+	VMULPS  Y7, Y7, Y7
+	VMULPS  Y8, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	VMAXPS  Y0, Y7, Y7
+	VSQRTPS Y7, Y7
+	VADDPS  Y7, Y1, Y1
+	ADDQ    DX, R9
+	VSUBPS  (R9), Y5, Y7
+	VSUBPS  (R9)(BX*1), Y6, Y8
+	VMULPS  Y7, Y7, Y7
+	VMULPS  Y8, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	VMAXPS  Y0, Y7, Y7
+	VSQRTPS Y7, Y7
+	VADDPS  Y7, Y2, Y2
+	ADDQ    DX, R9
+	VSUBPS  (R9), Y5, Y7
+	VSUBPS  (R9)(BX*1), Y6, Y8
+	VMULPS  Y7, Y7, Y7
+	VMULPS  Y8, Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	VMAXPS  Y0, Y7, Y7
+	VSQRTPS Y7, Y7
+	VADDPS  Y7, Y3, Y3
+	ADDQ    DX, R9
+	VSUBPS  (R9), Y5, Y5
+	VSUBPS  (R9)(BX*1), Y6, Y6
+	VMULPS  Y5, Y5, Y5
+	VMULPS  Y6, Y6, Y6
+	VADDPS  Y6, Y5, Y5
+	VMAXPS  Y0, Y5, Y5
+	VSQRTPS Y5, Y5
+	VADDPS  Y5, Y4, Y4
+	ADDQ    $0x00000020, R8
+	CMPQ    R8, SI
+	JL      modDist4Y_loop
+
+modDist4Y_done:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, (DI)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 4(DI)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 8(DI)
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, 12(DI)
+	VZEROUPPER
+	RET
+
+// func modGradY(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·modGradY(SB), NOSPLIT, $0-56
+	MOVSS        alpha+0(FP), X0
+	MOVQ         q+8(FP), AX
+	MOVQ         c+16(FP), CX
+	MOVQ         gq+24(FP), DX
+	MOVQ         gc+32(FP), BX
+	MOVQ         h+40(FP), SI
+	MOVQ         n+48(FP), DI
+	SHLQ         $0x02, SI
+	VBROADCASTSS X0, Y0
+	MOVL         $0x7f000000, R8
+	VMOVD        R8, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X2
+	VBROADCASTSS X2, Y2
+	MOVL         $0x0da24260, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Y3
+	XORQ         R8, R8
+	SHLQ         $0x02, DI
+	TESTQ        DI, DI
+	JZ           modGradY_done
+
+modGradY_loop:
+	MOVQ    R8, R9
+	ADDQ    SI, R9
+	VMOVUPS (AX)(R8*1), Y4
+	VSUBPS  (CX)(R8*1), Y4, Y4
+	VMOVUPS (AX)(R9*1), Y5
+	VSUBPS  (CX)(R9*1), Y5, Y5
+	VMULPS  Y4, Y4, Y6
+	VMULPS  Y5, Y5, Y7
+	VADDPS  Y7, Y6, Y6
+	VSUBPS  Y3, Y6, Y8
+	VMULPS  Y1, Y8, Y8
+	VMULPS  Y1, Y8, Y8
+	VXORPS  Y7, Y7, Y7
+	VMAXPS  Y7, Y8, Y8
+	VMINPS  Y2, Y8, Y8
+	VMAXPS  Y3, Y6, Y6
+	VSQRTPS Y6, Y6
+	VDIVPS  Y6, Y0, Y7
+	VMULPS  Y8, Y7, Y7
+	VMULPS  Y7, Y4, Y4
+	VMULPS  Y7, Y5, Y5
+	VMOVUPS (DX)(R8*1), Y6
+	VSUBPS  Y4, Y6, Y6
+	VMOVUPS Y6, (DX)(R8*1)
+	VMOVUPS (DX)(R9*1), Y6
+	VSUBPS  Y5, Y6, Y6
+	VMOVUPS Y6, (DX)(R9*1)
+	VMOVUPS (BX)(R8*1), Y6
+	VADDPS  Y4, Y6, Y6
+	VMOVUPS Y6, (BX)(R8*1)
+	VMOVUPS (BX)(R9*1), Y4
+	VADDPS  Y5, Y4, Y4
+	VMOVUPS Y4, (BX)(R9*1)
+	ADDQ    $0x00000020, R8
+	CMPQ    R8, DI
+	JL      modGradY_loop
+
+modGradY_done:
+	VZEROUPPER
+	RET
+
+// func modGrad4Y(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
+// Requires: AVX, AVX2
+TEXT ·modGrad4Y(SB), NOSPLIT, $0-64
+	MOVQ         coef+0(FP), AX
+	MOVQ         q+8(FP), CX
+	MOVQ         c+16(FP), DX
+	MOVQ         ldc+24(FP), BX
+	MOVQ         gq+32(FP), SI
+	MOVQ         gc+40(FP), DI
+	MOVQ         h+48(FP), R8
+	MOVQ         n+56(FP), R9
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, R8
+	MOVL         $0x7f000000, R10
+	VMOVD        R10, X0
+	VBROADCASTSS X0, Y0
+	MOVL         $0x3f800000, R10
+	VMOVD        R10, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x0da24260, R10
+	VMOVD        R10, X2
+	VBROADCASTSS X2, Y2
+	XORQ         R10, R10
+	SHLQ         $0x02, R9
+	TESTQ        R9, R9
+	JZ           modGrad4Y_done
+
+modGrad4Y_loop:
+	MOVQ         CX, R11
+	ADDQ         R10, R11
+	MOVQ         SI, R12
+	ADDQ         R10, R12
+	VMOVUPS      (R11), Y3
+	VMOVUPS      (R11)(R8*1), Y4
+	VMOVUPS      (R12), Y5
+	VMOVUPS      (R12)(R8*1), Y6
+	MOVQ         DX, R11
+	ADDQ         R10, R11
+	MOVQ         DI, R13
+	ADDQ         R10, R13
+	VSUBPS       (R11), Y3, Y7
+	VSUBPS       (R11)(R8*1), Y4, Y8
+	VMULPS       Y7, Y7, Y9
+	VMULPS       Y8, Y8, Y11
+	VADDPS       Y11, Y9, Y9
+	VSUBPS       Y2, Y9, Y10
+	VMULPS       Y0, Y10, Y10
+	VMULPS       Y0, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VMAXPS       Y11, Y10, Y10
+	VMINPS       Y1, Y10, Y10
+	VMAXPS       Y2, Y9, Y9
+	VSQRTPS      Y9, Y9
+	VBROADCASTSS (AX), Y11
+	VDIVPS       Y9, Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VMULPS       Y11, Y7, Y7
+	VMULPS       Y11, Y8, Y8
+	VSUBPS       Y7, Y5, Y5
+	VSUBPS       Y8, Y6, Y6
+	VMOVUPS      (R13), Y9
+	VADDPS       Y7, Y9, Y9
+	VMOVUPS      Y9, (R13)
+	VMOVUPS      (R13)(R8*1), Y9
+	VADDPS       Y8, Y9, Y9
+	VMOVUPS      Y9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Y3, Y7
+	VSUBPS       (R11)(R8*1), Y4, Y8
+	VMULPS       Y7, Y7, Y9
+	VMULPS       Y8, Y8, Y11
+	VADDPS       Y11, Y9, Y9
+	VSUBPS       Y2, Y9, Y10
+	VMULPS       Y0, Y10, Y10
+	VMULPS       Y0, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VMAXPS       Y11, Y10, Y10
+	VMINPS       Y1, Y10, Y10
+	VMAXPS       Y2, Y9, Y9
+	VSQRTPS      Y9, Y9
+	VBROADCASTSS 4(AX), Y11
+	VDIVPS       Y9, Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VMULPS       Y11, Y7, Y7
+	VMULPS       Y11, Y8, Y8
+	VSUBPS       Y7, Y5, Y5
+	VSUBPS       Y8, Y6, Y6
+	VMOVUPS      (R13), Y9
+	VADDPS       Y7, Y9, Y9
+	VMOVUPS      Y9, (R13)
+	VMOVUPS      (R13)(R8*1), Y9
+	VADDPS       Y8, Y9, Y9
+	VMOVUPS      Y9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Y3, Y7
+	VSUBPS       (R11)(R8*1), Y4, Y8
+	VMULPS       Y7, Y7, Y9
+	VMULPS       Y8, Y8, Y11
+	VADDPS       Y11, Y9, Y9
+	VSUBPS       Y2, Y9, Y10
+	VMULPS       Y0, Y10, Y10
+	VMULPS       Y0, Y10, Y10
+	VXORPS       Y11, Y11, Y11
+	VMAXPS       Y11, Y10, Y10
+	VMINPS       Y1, Y10, Y10
+	VMAXPS       Y2, Y9, Y9
+	VSQRTPS      Y9, Y9
+	VBROADCASTSS 8(AX), Y11
+	VDIVPS       Y9, Y11, Y11
+	VMULPS       Y10, Y11, Y11
+	VMULPS       Y11, Y7, Y7
+	VMULPS       Y11, Y8, Y8
+	VSUBPS       Y7, Y5, Y5
+	VSUBPS       Y8, Y6, Y6
+	VMOVUPS      (R13), Y9
+	VADDPS       Y7, Y9, Y9
+	VMOVUPS      Y9, (R13)
+	VMOVUPS      (R13)(R8*1), Y9
+	VADDPS       Y8, Y9, Y9
+	VMOVUPS      Y9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Y3, Y3
+	VSUBPS       (R11)(R8*1), Y4, Y4
+	VMULPS       Y3, Y3, Y7
+	VMULPS       Y4, Y4, Y9
+	VADDPS       Y9, Y7, Y7
+	VSUBPS       Y2, Y7, Y8
+	VMULPS       Y0, Y8, Y8
+	VMULPS       Y0, Y8, Y8
+	VXORPS       Y9, Y9, Y9
+	VMAXPS       Y9, Y8, Y8
+	VMINPS       Y1, Y8, Y8
+	VMAXPS       Y2, Y7, Y7
+	VSQRTPS      Y7, Y7
+	VBROADCASTSS 12(AX), Y9
+	VDIVPS       Y7, Y9, Y9
+	VMULPS       Y8, Y9, Y9
+	VMULPS       Y9, Y3, Y3
+	VMULPS       Y9, Y4, Y4
+	VSUBPS       Y3, Y5, Y5
+	VSUBPS       Y4, Y6, Y6
+	VMOVUPS      (R13), Y7
+	VADDPS       Y3, Y7, Y7
+	VMOVUPS      Y7, (R13)
+	VMOVUPS      (R13)(R8*1), Y7
+	VADDPS       Y4, Y7, Y7
+	VMOVUPS      Y7, (R13)(R8*1)
+	VMOVUPS      Y5, (R12)
+	VMOVUPS      Y6, (R12)(R8*1)
+	ADDQ         $0x00000020, R10
+	CMPQ         R10, R9
+	JL           modGrad4Y_loop
+
+modGrad4Y_done:
+	VZEROUPPER
+	RET
+
+// func l2FwdY(row *float32, nn *float32, f *float32, q2 float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·l2FwdY(SB), NOSPLIT, $0-40
+	MOVQ         row+0(FP), AX
+	MOVQ         nn+8(FP), CX
+	MOVQ         f+16(FP), DX
+	MOVSS        q2+24(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVL         $0x0da24260, BX
+	VMOVD        BX, X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x7f000000, BX
+	VMOVD        BX, X2
+	VBROADCASTSS X2, Y2
+	MOVL         $0x3f800000, BX
+	VMOVD        BX, X3
+	VBROADCASTSS X3, Y3
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           l2FwdY_done
+
+l2FwdY_loop:
+	VMOVUPS (AX)(SI*1), Y4
+	VADDPS  Y4, Y4, Y4
+	VSUBPS  Y4, Y0, Y5
+	VADDPS  (CX)(SI*1), Y5, Y5
+	VSUBPS  Y1, Y5, Y6
+	VMULPS  Y2, Y6, Y6
+	VMULPS  Y2, Y6, Y6
+	VXORPS  Y4, Y4, Y4
+	VMAXPS  Y4, Y6, Y6
+	VMINPS  Y3, Y6, Y6
+	VMAXPS  Y1, Y5, Y5
+	VSQRTPS Y5, Y5
+	VSUBPS  Y5, Y4, Y4
+	VMOVUPS Y4, (AX)(SI*1)
+	VDIVPS  Y5, Y3, Y4
+	VMULPS  Y6, Y4, Y4
+	VMOVUPS Y4, (DX)(SI*1)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, BX
+	JL      l2FwdY_loop
+
+l2FwdY_done:
+	VZEROUPPER
+	RET
+
+// func sqFwdY(row *float32, nn *float32, q2 float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·sqFwdY(SB), NOSPLIT, $0-32
+	MOVQ         row+0(FP), AX
+	MOVQ         nn+8(FP), CX
+	MOVSS        q2+16(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+24(FP), DX
+	XORQ         BX, BX
+	SHLQ         $0x02, DX
+	TESTQ        DX, DX
+	JZ           sqFwdY_done
+
+sqFwdY_loop:
+	VMOVUPS (AX)(BX*1), Y1
+	VADDPS  Y1, Y1, Y1
+	VSUBPS  Y0, Y1, Y1
+	VSUBPS  (CX)(BX*1), Y1, Y1
+	VMOVUPS Y1, (AX)(BX*1)
+	ADDQ    $0x00000020, BX
+	CMPQ    BX, DX
+	JL      sqFwdY_loop
+
+sqFwdY_done:
+	VZEROUPPER
+	RET
+
+// func cosFwdY(row *float32, ninv *float32, f *float32, ia float32, n int)
+// Requires: AVX, AVX2, SSE
+TEXT ·cosFwdY(SB), NOSPLIT, $0-40
+	MOVQ         row+0(FP), AX
+	MOVQ         ninv+8(FP), CX
+	MOVQ         f+16(FP), DX
+	MOVSS        ia+24(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           cosFwdY_done
+
+cosFwdY_loop:
+	VMOVUPS (AX)(SI*1), Y1
+	VMULPS  Y0, Y1, Y1
+	VMULPS  (CX)(SI*1), Y1, Y1
+	VMOVUPS Y1, (AX)(SI*1)
+	VMOVUPS Y1, (DX)(SI*1)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, BX
+	JL      cosFwdY_loop
+
+cosFwdY_done:
+	VZEROUPPER
+	RET
+
+// func mulBackY(row *float32, f *float32, cc *float32, n int) float32
+// Requires: AVX, SSE
+TEXT ·mulBackY(SB), NOSPLIT, $0-36
+	MOVQ   row+0(FP), AX
+	MOVQ   f+8(FP), CX
+	MOVQ   cc+16(FP), DX
+	MOVQ   n+24(FP), BX
+	VXORPS Y0, Y0, Y0
+	XORQ   SI, SI
+	SHLQ   $0x02, BX
+	TESTQ  BX, BX
+	JZ     mulBackY_done
+
+mulBackY_loop:
+	VMOVUPS (AX)(SI*1), Y1
+	VMULPS  (CX)(SI*1), Y1, Y1
+	VMOVUPS Y1, (AX)(SI*1)
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS (DX)(SI*1), Y2
+	VADDPS  Y1, Y2, Y2
+	VMOVUPS Y2, (DX)(SI*1)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, BX
+	JL      mulBackY_loop
+
+mulBackY_done:
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X1
+	VMOVHLPS     X1, X1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VZEROUPPER
+	MOVSS        X1, ret+32(FP)
+	RET
+
+// func cosBackY(row *float32, f *float32, ninv *float32, cc *float32, ia float32, n int) float32
+// Requires: AVX, AVX2, SSE
+TEXT ·cosBackY(SB), NOSPLIT, $0-52
+	MOVQ         row+0(FP), AX
+	MOVQ         f+8(FP), CX
+	MOVQ         ninv+16(FP), DX
+	MOVQ         cc+24(FP), BX
+	MOVSS        ia+32(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVQ         n+40(FP), SI
+	VXORPS       Y1, Y1, Y1
+	XORQ         DI, DI
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           cosBackY_done
+
+cosBackY_loop:
+	VMOVUPS (AX)(DI*1), Y2
+	VMULPS  (CX)(DI*1), Y2, Y3
+	VADDPS  Y3, Y1, Y1
+	VMOVUPS (BX)(DI*1), Y4
+	VADDPS  Y3, Y4, Y4
+	VMOVUPS Y4, (BX)(DI*1)
+	VMULPS  Y0, Y2, Y2
+	VMULPS  (DX)(DI*1), Y2, Y2
+	VMOVUPS Y2, (AX)(DI*1)
+	ADDQ    $0x00000020, DI
+	CMPQ    DI, SI
+	JL      cosBackY_loop
+
+cosBackY_done:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+48(FP)
+	RET
+
 // func fmaPeakZ(n int)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·fmaPeakZ(SB), NOSPLIT, $0-8
@@ -4789,6 +5510,747 @@ adagradZ_loop:
 
 adagradZ_done:
 	VZEROUPPER
+	RET
+
+// func l1Dist4Z(q *float32, c *float32, ldc int, n int, out *float32)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·l1Dist4Z(SB), NOSPLIT, $0-40
+	MOVQ         q+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         ldc+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVQ         out+32(FP), SI
+	SHLQ         $0x02, DX
+	LEAQ         (DX)(DX*2), DI
+	MOVL         $0x7fffffff, R8
+	VMOVD        R8, X0
+	VBROADCASTSS X0, Z0
+	VXORPS       Z1, Z1, Z1
+	VXORPS       Z2, Z2, Z2
+	VXORPS       Z3, Z3, Z3
+	VXORPS       Z4, Z4, Z4
+	XORQ         R8, R8
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           l1Dist4Z_done
+
+l1Dist4Z_loop:
+	VMOVUPS (AX)(R8*1), Z5
+	MOVQ    CX, R9
+	ADDQ    R8, R9
+	VSUBPS  (R9), Z5, Z6
+	VANDPS  Z0, Z6, Z6
+	VADDPS  Z6, Z1, Z1
+	VSUBPS  (R9)(DX*1), Z5, Z6
+	VANDPS  Z0, Z6, Z6
+	VADDPS  Z6, Z2, Z2
+	VSUBPS  (R9)(DX*2), Z5, Z6
+	VANDPS  Z0, Z6, Z6
+	VADDPS  Z6, Z3, Z3
+	VSUBPS  (R9)(DI*1), Z5, Z5
+	VANDPS  Z0, Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $0x00000040, R8
+	CMPQ    R8, BX
+	JL      l1Dist4Z_loop
+
+l1Dist4Z_done:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, (SI)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 4(SI)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 8(SI)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 12(SI)
+	VZEROUPPER
+	RET
+
+// func l1GradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, n int)
+// Requires: AVX, AVX512F, SSE
+TEXT ·l1GradZ(SB), NOSPLIT, $0-48
+	MOVSS        alpha+0(FP), X0
+	MOVQ         q+8(FP), AX
+	MOVQ         c+16(FP), CX
+	MOVQ         gq+24(FP), DX
+	MOVQ         gc+32(FP), BX
+	MOVQ         n+40(FP), SI
+	VBROADCASTSS X0, Z0
+	MOVL         $0x7f000000, DI
+	VMOVD        DI, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0x3f800000, DI
+	VMOVD        DI, X2
+	VBROADCASTSS X2, Z2
+	MOVL         $0xbf800000, DI
+	VMOVD        DI, X3
+	VBROADCASTSS X3, Z3
+	XORQ         DI, DI
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           l1GradZ_done
+
+l1GradZ_loop:
+	VMOVUPS (AX)(DI*1), Z4
+	VSUBPS  (CX)(DI*1), Z4, Z4
+	VMULPS  Z1, Z4, Z4
+	VMULPS  Z1, Z4, Z4
+	VMAXPS  Z3, Z4, Z4
+	VMINPS  Z2, Z4, Z4
+	VMULPS  Z0, Z4, Z4
+	VMOVUPS (DX)(DI*1), Z5
+	VSUBPS  Z4, Z5, Z5
+	VMOVUPS Z5, (DX)(DI*1)
+	VMOVUPS (BX)(DI*1), Z5
+	VADDPS  Z4, Z5, Z5
+	VMOVUPS Z5, (BX)(DI*1)
+	ADDQ    $0x00000040, DI
+	CMPQ    DI, SI
+	JL      l1GradZ_loop
+
+l1GradZ_done:
+	VZEROUPPER
+	RET
+
+// func l1Grad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·l1Grad4Z(SB), NOSPLIT, $0-56
+	MOVQ         coef+0(FP), AX
+	MOVQ         q+8(FP), CX
+	MOVQ         c+16(FP), DX
+	MOVQ         ldc+24(FP), BX
+	MOVQ         gq+32(FP), SI
+	MOVQ         gc+40(FP), DI
+	MOVQ         n+48(FP), R8
+	SHLQ         $0x02, BX
+	MOVL         $0x7f000000, R9
+	VMOVD        R9, X0
+	VBROADCASTSS X0, Z0
+	MOVL         $0x3f800000, R9
+	VMOVD        R9, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0xbf800000, R9
+	VMOVD        R9, X2
+	VBROADCASTSS X2, Z2
+	XORQ         R9, R9
+	SHLQ         $0x02, R8
+	TESTQ        R8, R8
+	JZ           l1Grad4Z_done
+
+l1Grad4Z_loop:
+	VMOVUPS      (CX)(R9*1), Z3
+	VMOVUPS      (SI)(R9*1), Z4
+	MOVQ         DX, R10
+	ADDQ         R9, R10
+	MOVQ         DI, R11
+	ADDQ         R9, R11
+	VSUBPS       (R10), Z3, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMAXPS       Z2, Z5, Z5
+	VMINPS       Z1, Z5, Z5
+	VBROADCASTSS (AX), Z6
+	VMULPS       Z6, Z5, Z5
+	VSUBPS       Z5, Z4, Z4
+	VMOVUPS      (R11), Z6
+	VADDPS       Z5, Z6, Z6
+	VMOVUPS      Z6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Z3, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMAXPS       Z2, Z5, Z5
+	VMINPS       Z1, Z5, Z5
+	VBROADCASTSS 4(AX), Z6
+	VMULPS       Z6, Z5, Z5
+	VSUBPS       Z5, Z4, Z4
+	VMOVUPS      (R11), Z6
+	VADDPS       Z5, Z6, Z6
+	VMOVUPS      Z6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Z3, Z5
+	VMULPS       Z0, Z5, Z5
+	VMULPS       Z0, Z5, Z5
+	VMAXPS       Z2, Z5, Z5
+	VMINPS       Z1, Z5, Z5
+	VBROADCASTSS 8(AX), Z6
+	VMULPS       Z6, Z5, Z5
+	VSUBPS       Z5, Z4, Z4
+	VMOVUPS      (R11), Z6
+	VADDPS       Z5, Z6, Z6
+	VMOVUPS      Z6, (R11)
+	ADDQ         BX, R10
+	ADDQ         BX, R11
+	VSUBPS       (R10), Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMULPS       Z0, Z3, Z3
+	VMAXPS       Z2, Z3, Z3
+	VMINPS       Z1, Z3, Z3
+	VBROADCASTSS 12(AX), Z5
+	VMULPS       Z5, Z3, Z3
+	VSUBPS       Z3, Z4, Z4
+	VMOVUPS      (R11), Z5
+	VADDPS       Z3, Z5, Z5
+	VMOVUPS      Z5, (R11)
+	VMOVUPS      Z4, (SI)(R9*1)
+	ADDQ         $0x00000040, R9
+	CMPQ         R9, R8
+	JL           l1Grad4Z_loop
+
+l1Grad4Z_done:
+	VZEROUPPER
+	RET
+
+// func modDist4Z(q *float32, c *float32, ldc int, h int, n int, out *float32)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·modDist4Z(SB), NOSPLIT, $0-48
+	MOVQ         q+0(FP), AX
+	MOVQ         c+8(FP), CX
+	MOVQ         ldc+16(FP), DX
+	MOVQ         h+24(FP), BX
+	MOVQ         n+32(FP), SI
+	MOVQ         out+40(FP), DI
+	SHLQ         $0x02, DX
+	SHLQ         $0x02, BX
+	MOVL         $0x0da24260, R8
+	VMOVD        R8, X0
+	VBROADCASTSS X0, Z0
+	VXORPS       Z1, Z1, Z1
+	VXORPS       Z2, Z2, Z2
+	VXORPS       Z3, Z3, Z3
+	VXORPS       Z4, Z4, Z4
+	XORQ         R8, R8
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           modDist4Z_done
+
+modDist4Z_loop:
+	VMOVUPS (AX)(R8*1), Z5
+	MOVQ    AX, R9
+	ADDQ    BX, R9
+	VMOVUPS (R9)(R8*1), Z6
+	MOVQ    CX, R9
+	ADDQ    R8, R9
+	VSUBPS  (R9), Z5, Z7
+	VSUBPS  (R9)(BX*1), Z6, Z8
+	VMULPS  Z7, Z7, Z7
+	VMULPS  Z8, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	VMAXPS  Z0, Z7, Z7
+	VSQRTPS Z7, Z7
+	VADDPS  Z7, Z1, Z1
+	ADDQ    DX, R9
+	VSUBPS  (R9), Z5, Z7
+	VSUBPS  (R9)(BX*1), Z6, Z8
+	VMULPS  Z7, Z7, Z7
+	VMULPS  Z8, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	VMAXPS  Z0, Z7, Z7
+	VSQRTPS Z7, Z7
+	VADDPS  Z7, Z2, Z2
+	ADDQ    DX, R9
+	VSUBPS  (R9), Z5, Z7
+	VSUBPS  (R9)(BX*1), Z6, Z8
+	VMULPS  Z7, Z7, Z7
+	VMULPS  Z8, Z8, Z8
+	VADDPS  Z8, Z7, Z7
+	VMAXPS  Z0, Z7, Z7
+	VSQRTPS Z7, Z7
+	VADDPS  Z7, Z3, Z3
+	ADDQ    DX, R9
+	VSUBPS  (R9), Z5, Z5
+	VSUBPS  (R9)(BX*1), Z6, Z6
+	VMULPS  Z5, Z5, Z5
+	VMULPS  Z6, Z6, Z6
+	VADDPS  Z6, Z5, Z5
+	VMAXPS  Z0, Z5, Z5
+	VSQRTPS Z5, Z5
+	VADDPS  Z5, Z4, Z4
+	ADDQ    $0x00000040, R8
+	CMPQ    R8, SI
+	JL      modDist4Z_loop
+
+modDist4Z_done:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, (DI)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 4(DI)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 8(DI)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, 12(DI)
+	VZEROUPPER
+	RET
+
+// func modGradZ(alpha float32, q *float32, c *float32, gq *float32, gc *float32, h int, n int)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·modGradZ(SB), NOSPLIT, $0-56
+	MOVSS        alpha+0(FP), X0
+	MOVQ         q+8(FP), AX
+	MOVQ         c+16(FP), CX
+	MOVQ         gq+24(FP), DX
+	MOVQ         gc+32(FP), BX
+	MOVQ         h+40(FP), SI
+	MOVQ         n+48(FP), DI
+	SHLQ         $0x02, SI
+	VBROADCASTSS X0, Z0
+	MOVL         $0x7f000000, R8
+	VMOVD        R8, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0x3f800000, R8
+	VMOVD        R8, X2
+	VBROADCASTSS X2, Z2
+	MOVL         $0x0da24260, R8
+	VMOVD        R8, X3
+	VBROADCASTSS X3, Z3
+	XORQ         R8, R8
+	SHLQ         $0x02, DI
+	TESTQ        DI, DI
+	JZ           modGradZ_done
+
+modGradZ_loop:
+	MOVQ    R8, R9
+	ADDQ    SI, R9
+	VMOVUPS (AX)(R8*1), Z4
+	VSUBPS  (CX)(R8*1), Z4, Z4
+	VMOVUPS (AX)(R9*1), Z5
+	VSUBPS  (CX)(R9*1), Z5, Z5
+	VMULPS  Z4, Z4, Z6
+	VMULPS  Z5, Z5, Z7
+	VADDPS  Z7, Z6, Z6
+	VSUBPS  Z3, Z6, Z8
+	VMULPS  Z1, Z8, Z8
+	VMULPS  Z1, Z8, Z8
+	VXORPS  Z7, Z7, Z7
+	VMAXPS  Z7, Z8, Z8
+	VMINPS  Z2, Z8, Z8
+	VMAXPS  Z3, Z6, Z6
+	VSQRTPS Z6, Z6
+	VDIVPS  Z6, Z0, Z7
+	VMULPS  Z8, Z7, Z7
+	VMULPS  Z7, Z4, Z4
+	VMULPS  Z7, Z5, Z5
+	VMOVUPS (DX)(R8*1), Z6
+	VSUBPS  Z4, Z6, Z6
+	VMOVUPS Z6, (DX)(R8*1)
+	VMOVUPS (DX)(R9*1), Z6
+	VSUBPS  Z5, Z6, Z6
+	VMOVUPS Z6, (DX)(R9*1)
+	VMOVUPS (BX)(R8*1), Z6
+	VADDPS  Z4, Z6, Z6
+	VMOVUPS Z6, (BX)(R8*1)
+	VMOVUPS (BX)(R9*1), Z4
+	VADDPS  Z5, Z4, Z4
+	VMOVUPS Z4, (BX)(R9*1)
+	ADDQ    $0x00000040, R8
+	CMPQ    R8, DI
+	JL      modGradZ_loop
+
+modGradZ_done:
+	VZEROUPPER
+	RET
+
+// func modGrad4Z(coef *float32, q *float32, c *float32, ldc int, gq *float32, gc *float32, h int, n int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·modGrad4Z(SB), NOSPLIT, $0-64
+	MOVQ         coef+0(FP), AX
+	MOVQ         q+8(FP), CX
+	MOVQ         c+16(FP), DX
+	MOVQ         ldc+24(FP), BX
+	MOVQ         gq+32(FP), SI
+	MOVQ         gc+40(FP), DI
+	MOVQ         h+48(FP), R8
+	MOVQ         n+56(FP), R9
+	SHLQ         $0x02, BX
+	SHLQ         $0x02, R8
+	MOVL         $0x7f000000, R10
+	VMOVD        R10, X0
+	VBROADCASTSS X0, Z0
+	MOVL         $0x3f800000, R10
+	VMOVD        R10, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0x0da24260, R10
+	VMOVD        R10, X2
+	VBROADCASTSS X2, Z2
+	XORQ         R10, R10
+	SHLQ         $0x02, R9
+	TESTQ        R9, R9
+	JZ           modGrad4Z_done
+
+modGrad4Z_loop:
+	MOVQ         CX, R11
+	ADDQ         R10, R11
+	MOVQ         SI, R12
+	ADDQ         R10, R12
+	VMOVUPS      (R11), Z3
+	VMOVUPS      (R11)(R8*1), Z4
+	VMOVUPS      (R12), Z5
+	VMOVUPS      (R12)(R8*1), Z6
+	MOVQ         DX, R11
+	ADDQ         R10, R11
+	MOVQ         DI, R13
+	ADDQ         R10, R13
+	VSUBPS       (R11), Z3, Z7
+	VSUBPS       (R11)(R8*1), Z4, Z8
+	VMULPS       Z7, Z7, Z9
+	VMULPS       Z8, Z8, Z11
+	VADDPS       Z11, Z9, Z9
+	VSUBPS       Z2, Z9, Z10
+	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z11, Z10, Z10
+	VMINPS       Z1, Z10, Z10
+	VMAXPS       Z2, Z9, Z9
+	VSQRTPS      Z9, Z9
+	VBROADCASTSS (AX), Z11
+	VDIVPS       Z9, Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VMULPS       Z11, Z7, Z7
+	VMULPS       Z11, Z8, Z8
+	VSUBPS       Z7, Z5, Z5
+	VSUBPS       Z8, Z6, Z6
+	VMOVUPS      (R13), Z9
+	VADDPS       Z7, Z9, Z9
+	VMOVUPS      Z9, (R13)
+	VMOVUPS      (R13)(R8*1), Z9
+	VADDPS       Z8, Z9, Z9
+	VMOVUPS      Z9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Z3, Z7
+	VSUBPS       (R11)(R8*1), Z4, Z8
+	VMULPS       Z7, Z7, Z9
+	VMULPS       Z8, Z8, Z11
+	VADDPS       Z11, Z9, Z9
+	VSUBPS       Z2, Z9, Z10
+	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z11, Z10, Z10
+	VMINPS       Z1, Z10, Z10
+	VMAXPS       Z2, Z9, Z9
+	VSQRTPS      Z9, Z9
+	VBROADCASTSS 4(AX), Z11
+	VDIVPS       Z9, Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VMULPS       Z11, Z7, Z7
+	VMULPS       Z11, Z8, Z8
+	VSUBPS       Z7, Z5, Z5
+	VSUBPS       Z8, Z6, Z6
+	VMOVUPS      (R13), Z9
+	VADDPS       Z7, Z9, Z9
+	VMOVUPS      Z9, (R13)
+	VMOVUPS      (R13)(R8*1), Z9
+	VADDPS       Z8, Z9, Z9
+	VMOVUPS      Z9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Z3, Z7
+	VSUBPS       (R11)(R8*1), Z4, Z8
+	VMULPS       Z7, Z7, Z9
+	VMULPS       Z8, Z8, Z11
+	VADDPS       Z11, Z9, Z9
+	VSUBPS       Z2, Z9, Z10
+	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VMAXPS       Z11, Z10, Z10
+	VMINPS       Z1, Z10, Z10
+	VMAXPS       Z2, Z9, Z9
+	VSQRTPS      Z9, Z9
+	VBROADCASTSS 8(AX), Z11
+	VDIVPS       Z9, Z11, Z11
+	VMULPS       Z10, Z11, Z11
+	VMULPS       Z11, Z7, Z7
+	VMULPS       Z11, Z8, Z8
+	VSUBPS       Z7, Z5, Z5
+	VSUBPS       Z8, Z6, Z6
+	VMOVUPS      (R13), Z9
+	VADDPS       Z7, Z9, Z9
+	VMOVUPS      Z9, (R13)
+	VMOVUPS      (R13)(R8*1), Z9
+	VADDPS       Z8, Z9, Z9
+	VMOVUPS      Z9, (R13)(R8*1)
+	ADDQ         BX, R11
+	ADDQ         BX, R13
+	VSUBPS       (R11), Z3, Z3
+	VSUBPS       (R11)(R8*1), Z4, Z4
+	VMULPS       Z3, Z3, Z7
+	VMULPS       Z4, Z4, Z9
+	VADDPS       Z9, Z7, Z7
+	VSUBPS       Z2, Z7, Z8
+	VMULPS       Z0, Z8, Z8
+	VMULPS       Z0, Z8, Z8
+	VXORPS       Z9, Z9, Z9
+	VMAXPS       Z9, Z8, Z8
+	VMINPS       Z1, Z8, Z8
+	VMAXPS       Z2, Z7, Z7
+	VSQRTPS      Z7, Z7
+	VBROADCASTSS 12(AX), Z9
+	VDIVPS       Z7, Z9, Z9
+	VMULPS       Z8, Z9, Z9
+	VMULPS       Z9, Z3, Z3
+	VMULPS       Z9, Z4, Z4
+	VSUBPS       Z3, Z5, Z5
+	VSUBPS       Z4, Z6, Z6
+	VMOVUPS      (R13), Z7
+	VADDPS       Z3, Z7, Z7
+	VMOVUPS      Z7, (R13)
+	VMOVUPS      (R13)(R8*1), Z7
+	VADDPS       Z4, Z7, Z7
+	VMOVUPS      Z7, (R13)(R8*1)
+	VMOVUPS      Z5, (R12)
+	VMOVUPS      Z6, (R12)(R8*1)
+	ADDQ         $0x00000040, R10
+	CMPQ         R10, R9
+	JL           modGrad4Z_loop
+
+modGrad4Z_done:
+	VZEROUPPER
+	RET
+
+// func l2FwdZ(row *float32, nn *float32, f *float32, q2 float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·l2FwdZ(SB), NOSPLIT, $0-40
+	MOVQ         row+0(FP), AX
+	MOVQ         nn+8(FP), CX
+	MOVQ         f+16(FP), DX
+	MOVSS        q2+24(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVL         $0x0da24260, BX
+	VMOVD        BX, X1
+	VBROADCASTSS X1, Z1
+	MOVL         $0x7f000000, BX
+	VMOVD        BX, X2
+	VBROADCASTSS X2, Z2
+	MOVL         $0x3f800000, BX
+	VMOVD        BX, X3
+	VBROADCASTSS X3, Z3
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           l2FwdZ_done
+
+l2FwdZ_loop:
+	VMOVUPS (AX)(SI*1), Z4
+	VADDPS  Z4, Z4, Z4
+	VSUBPS  Z4, Z0, Z5
+	VADDPS  (CX)(SI*1), Z5, Z5
+	VSUBPS  Z1, Z5, Z6
+	VMULPS  Z2, Z6, Z6
+	VMULPS  Z2, Z6, Z6
+	VXORPS  Z4, Z4, Z4
+	VMAXPS  Z4, Z6, Z6
+	VMINPS  Z3, Z6, Z6
+	VMAXPS  Z1, Z5, Z5
+	VSQRTPS Z5, Z5
+	VSUBPS  Z5, Z4, Z4
+	VMOVUPS Z4, (AX)(SI*1)
+	VDIVPS  Z5, Z3, Z4
+	VMULPS  Z6, Z4, Z4
+	VMOVUPS Z4, (DX)(SI*1)
+	ADDQ    $0x00000040, SI
+	CMPQ    SI, BX
+	JL      l2FwdZ_loop
+
+l2FwdZ_done:
+	VZEROUPPER
+	RET
+
+// func sqFwdZ(row *float32, nn *float32, q2 float32, n int)
+// Requires: AVX, AVX512F, SSE
+TEXT ·sqFwdZ(SB), NOSPLIT, $0-32
+	MOVQ         row+0(FP), AX
+	MOVQ         nn+8(FP), CX
+	MOVSS        q2+16(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVQ         n+24(FP), DX
+	XORQ         BX, BX
+	SHLQ         $0x02, DX
+	TESTQ        DX, DX
+	JZ           sqFwdZ_done
+
+sqFwdZ_loop:
+	VMOVUPS (AX)(BX*1), Z1
+	VADDPS  Z1, Z1, Z1
+	VSUBPS  Z0, Z1, Z1
+	VSUBPS  (CX)(BX*1), Z1, Z1
+	VMOVUPS Z1, (AX)(BX*1)
+	ADDQ    $0x00000040, BX
+	CMPQ    BX, DX
+	JL      sqFwdZ_loop
+
+sqFwdZ_done:
+	VZEROUPPER
+	RET
+
+// func cosFwdZ(row *float32, ninv *float32, f *float32, ia float32, n int)
+// Requires: AVX, AVX512F, SSE
+TEXT ·cosFwdZ(SB), NOSPLIT, $0-40
+	MOVQ         row+0(FP), AX
+	MOVQ         ninv+8(FP), CX
+	MOVQ         f+16(FP), DX
+	MOVSS        ia+24(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVQ         n+32(FP), BX
+	XORQ         SI, SI
+	SHLQ         $0x02, BX
+	TESTQ        BX, BX
+	JZ           cosFwdZ_done
+
+cosFwdZ_loop:
+	VMOVUPS (AX)(SI*1), Z1
+	VMULPS  Z0, Z1, Z1
+	VMULPS  (CX)(SI*1), Z1, Z1
+	VMOVUPS Z1, (AX)(SI*1)
+	VMOVUPS Z1, (DX)(SI*1)
+	ADDQ    $0x00000040, SI
+	CMPQ    SI, BX
+	JL      cosFwdZ_loop
+
+cosFwdZ_done:
+	VZEROUPPER
+	RET
+
+// func mulBackZ(row *float32, f *float32, cc *float32, n int) float32
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·mulBackZ(SB), NOSPLIT, $0-36
+	MOVQ   row+0(FP), AX
+	MOVQ   f+8(FP), CX
+	MOVQ   cc+16(FP), DX
+	MOVQ   n+24(FP), BX
+	VXORPS Z0, Z0, Z0
+	XORQ   SI, SI
+	SHLQ   $0x02, BX
+	TESTQ  BX, BX
+	JZ     mulBackZ_done
+
+mulBackZ_loop:
+	VMOVUPS (AX)(SI*1), Z1
+	VMULPS  (CX)(SI*1), Z1, Z1
+	VMOVUPS Z1, (AX)(SI*1)
+	VADDPS  Z1, Z0, Z0
+	VMOVUPS (DX)(SI*1), Z2
+	VADDPS  Z1, Z2, Z2
+	VMOVUPS Z2, (DX)(SI*1)
+	ADDQ    $0x00000040, SI
+	CMPQ    SI, BX
+	JL      mulBackZ_loop
+
+mulBackZ_done:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+32(FP)
+	RET
+
+// func cosBackZ(row *float32, f *float32, ninv *float32, cc *float32, ia float32, n int) float32
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·cosBackZ(SB), NOSPLIT, $0-52
+	MOVQ         row+0(FP), AX
+	MOVQ         f+8(FP), CX
+	MOVQ         ninv+16(FP), DX
+	MOVQ         cc+24(FP), BX
+	MOVSS        ia+32(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVQ         n+40(FP), SI
+	VXORPS       Z1, Z1, Z1
+	XORQ         DI, DI
+	SHLQ         $0x02, SI
+	TESTQ        SI, SI
+	JZ           cosBackZ_done
+
+cosBackZ_loop:
+	VMOVUPS (AX)(DI*1), Z2
+	VMULPS  (CX)(DI*1), Z2, Z3
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS (BX)(DI*1), Z4
+	VADDPS  Z3, Z4, Z4
+	VMOVUPS Z4, (BX)(DI*1)
+	VMULPS  Z0, Z2, Z2
+	VMULPS  (DX)(DI*1), Z2, Z2
+	VMOVUPS Z2, (AX)(DI*1)
+	ADDQ    $0x00000040, DI
+	CMPQ    DI, SI
+	JL      cosBackZ_loop
+
+cosBackZ_done:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VZEROUPPER
+	MOVSS         X1, ret+48(FP)
 	RET
 
 // func prefetch(p *float32, n int)

@@ -22,6 +22,17 @@ type Scratch struct {
 	pos []float32          // n: positive scores
 	pk  packBuf            // packed GEMM panels (SIMD levels)
 	obj workload.Objective // the chunk's loss (set by ChunkGrad)
+
+	// The general path (operators and comparators other than the three
+	// original models).
+	qn   []float32 // n: ‖Q_i‖²
+	rc   []float32 // n: each query row's multiple in the backward (sideGEMM)
+	nn   []float32 // m: ‖N_k‖²
+	ninv []float32 // m: 1/max(‖N_k‖, 1e-30)
+	ncl  []float32 // m: ninv² where the norm is above the clamp, else 0
+	cc   []float32 // m: each negative's multiple in the backward
+	f    []float32 // m: one row's per-entry factor
+	rot  []float32 // n×d: cos θ | sin θ of each edge's phases (rotate)
 }
 
 // NewScratch returns an empty Scratch.
@@ -67,31 +78,39 @@ func CheckChunk(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR,
 
 // ChunkGrad computes the loss of one chunk of n positive edges sharing m
 // negative nodes (PBG §4.3, Marius eq. 1), corrupting both sides, with the
-// objective o (rowLoss; the softmax loss when o is the zero value):
+// objective o (rowLoss per query row; the softmax loss when o is the zero
+// value):
 //
-//	L = Σ_i [ logsumexp({f(s_i,r_i,d_i)} ∪ {f(s_i,r_i,n_k)}_k) − f(s_i,r_i,d_i) ]
-//	  + Σ_i [ logsumexp({f(s_i,r_i,d_i)} ∪ {f(n_k,r_i,d_i)}_k) − f(s_i,r_i,d_i) ]
+//	L = Σ_i ℓ(C(q_i, d_i); {C(q_i, n_k)}_k) + Σ_i ℓ(C(q′_i, s_i); {C(q′_i, n_k)}_k)
+//	  + the regularisation (regularize)
 //
-// and adds dL/dS, dL/dR, dL/dD, dL/dN into gS, gR, gD, gN. It returns L.
+// with q_i = G(s_i; r_i) the destination side's query and q′_i = H(d_i; r_i)
+// the source side's (the operator table of workload.Model: for a named
+// model H is G's adjoint, so both sides score f(s, r, d); for a PBG pair G
+// and H are the relation's two operators), C the model's comparator. For
+// the softmax loss ℓ(p; n) = logsumexp({p} ∪ n) − p. It adds dL/dS, dL/dR,
+// dL/dD, dL/dN into gS, gR, gD, gN and returns L.
 //
-// S, D, gS, gD are n×d, N and gN are m×d, R and gR are n×d (the relation
-// vector of each edge; ignored, and may be nil, for Dot); all row-major.
-// Lengths and d are assumed validated (CheckChunk); ChunkGrad does not re-check
-// them. The gradient slices must not alias the inputs. For an unknown kind it
-// returns NaN and leaves the gradients untouched.
+// S, D, gS, gD are n×d, N and gN are m×d, R and gR are n×k.RelWidth(d)
+// (each edge's relation row; ignored, and may be nil, without relation
+// parameters); all row-major. Lengths and d are assumed validated
+// (CheckChunk); ChunkGrad does not re-check them. The gradient slices must
+// not alias the inputs. For an unknown kind it returns NaN and leaves the
+// gradients untouched.
 //
-// For the destination side f(s_i,r_i,x) = <Q_i, x> with Q_i = s_i (Dot),
-// s_i∘r_i (DistMult) or the complex product s_i·r_i (ComplEx, stored as
-// [re | im], so the real part of Q_i·conj(x) is the plain dot product of the
-// two real layouts). For the source side f(x,r_i,d_i) = <Q′_i, x> with
-// Q′_i = d_i, r_i∘d_i, or (Re, −Im) of r_i·conj(d_i). The negative scores of
-// each side are the n×m product Q·Nᵀ; the backward is G·N (n×d) and Gᵀ·Q (m×d).
+// Dot, DistMult and ComplEx keep their own path: f(s_i,r_i,x) = <Q_i, x>
+// with Q_i = s_i, s_i∘r_i or the complex product s_i·r_i ([re | im], so the
+// real part of Q_i·conj(x) is the plain dot product of the two real
+// layouts); the source side's Q′_i = d_i, r_i∘d_i, or (Re, −Im) of
+// r_i·conj(d_i). The negative scores of each side are the n×m product
+// Q·Nᵀ; the backward is G·N (n×d) and Gᵀ·Q (m×d). Every other model takes
+// chunkGeneral: the dot, cos, l2 and squared_l2 comparators through the
+// same products plus the rows' norms (sideGEMM), l1 and modulus_l1
+// through the pairwise kernel (sidePair), and the operators' d×d matvecs
+// (linear, affine) per edge on the active level's vector kernels.
 func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float32 {
 	if !k.Valid() {
 		return nan32()
-	}
-	if k != workload.Dot && k != workload.DistMult && k != workload.ComplEx {
-		return nan32() // TODO(i44-kernels): the other operators and comparators
 	}
 	if n <= 0 || d <= 0 {
 		return 0
@@ -100,6 +119,11 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 		sc = NewScratch()
 	}
 	sc.obj = o
+	if k != workload.Dot && k != workload.DistMult && k != workload.ComplEx {
+		loss := chunkGeneral(k, d, S, R, D, N, n, m, gS, gR, gD, gN, sc)
+		loss += regularize(k, &sc.obj, d, S, R, D, n, gS, gR, gD)
+		return float32(loss)
+	}
 	sc.t = grow(sc.t, n*m)
 	sc.gp = grow(sc.gp, n)
 	sc.pos = grow(sc.pos, n)
@@ -152,6 +176,69 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 	}
 	loss += regularize(k, &sc.obj, d, S, R, D, n, gS, gR, gD)
 	return float32(loss)
+}
+
+// chunkGeneral is ChunkGrad's two sides for every model but Dot, DistMult
+// and ComplEx (which keep their own path above): per side the query rows
+// by the operator (opForward), the side by the comparator (sideSIMD or
+// sideGo for dot, sideGEMM for cos, l2 and squared_l2, sidePair for l1
+// and modulus_l1), then dL/dQ back through the operator (opBackward).
+func chunkGeneral(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float64 {
+	op, cmp := k.Operator(), k.Comparator()
+	w, rw := workload.OperatorWidth(op, d), k.RelWidth(d)
+	sc.t = grow(sc.t, n*m)
+	sc.gp = grow(sc.gp, n)
+	sc.pos = grow(sc.pos, n)
+	sc.chunkPrep(cmp, d, m, N)
+	if level == Generic && cmp == workload.CmpDot {
+		sc.gt = grow(sc.gt, m*n)
+		sc.qt = grow(sc.qt, d*n)
+	}
+	if op != workload.OpNone {
+		sc.q = grow(sc.q, n*d)
+		sc.gq = grow(sc.gq, n*d)
+	}
+	if op == workload.OpRotate {
+		sc.rot = grow(sc.rot, n*d)
+		rotSetup(d, n, R, rw, sc.rot)
+	}
+	var loss float64
+	for side := DstSide; side <= SrcSide; side++ {
+		// Destination side: queries from (s, r), positives D; source side:
+		// queries from (r, d), positives S.
+		X, Y, gX, gY := S, D, gS, gD
+		off, adj := 0, false
+		if side == SrcSide {
+			X, Y, gX, gY = D, S, gD, gS
+			if k.Named() {
+				adj = true
+			} else {
+				off = w
+			}
+		}
+		Q, gQ := X[:n*d], gX[:n*d]
+		if op != workload.OpNone {
+			Q, gQ = sc.q[:n*d], sc.gq[:n*d]
+			opForward(op, adj, d, n, X, R, rw, off, sc.rot, Q)
+			clear(gQ)
+		}
+		switch cmp {
+		case workload.CmpDot:
+			if level == Generic {
+				loss += sideGo(d, n, m, Q, Y, N, gQ, gY, gN, sc)
+			} else {
+				loss += sideSIMD(d, n, m, Q, Y, N, gQ, gY, gN, sc)
+			}
+		case workload.CmpCos, workload.CmpL2, workload.CmpSquaredL2:
+			loss += sideGEMM(cmp, d, n, m, Q, Y, N, gQ, gY, gN, sc)
+		default:
+			loss += sidePair(cmp, d, n, m, Q, Y, N, gQ, gY, gN, sc)
+		}
+		if op != workload.OpNone {
+			opBackward(op, adj, d, n, X, R, rw, off, sc.rot, Q, gQ, gX, gR)
+		}
+	}
+	return loss
 }
 
 // sideSIMD computes one corrupted side of the loss for queries Q (n×d)

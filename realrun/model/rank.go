@@ -28,23 +28,26 @@ func (s Side) String() string {
 // stack; larger d allocate one d-vector per call.
 const rankStack = 1024
 
-// RankCounts scores one query edge (s, r, dst; vectors of length d, r ignored
-// for Dot) against the m candidates in C (m×d, row-major) on the given side
+// RankCounts scores one query edge (s, r, dst; s and dst of length d, r the
+// relation row of k.RelWidth(d) floats, ignored without relation
+// parameters) against the m candidates in C (m×d, row-major) on the given side
 // and returns how many candidates score strictly higher than the true edge
 // and how many score exactly equal. skip (may be nil) excludes candidate j,
 // for filtered ranking. The rank of the true edge is then higher+1
 // (optimistic) to higher+equal+1 (pessimistic).
 //
 // The true score and the candidate scores go through the same arithmetic (the
-// SIMD dot product at a SIMD level, a sequential one at Generic), so a
-// candidate identical to the true node counts as equal. Lengths are assumed
+// query by the model's operator once, then per candidate the comparator on
+// the SIMD dot product and norms at a SIMD level, a sequential dot product
+// at Generic, or the pairwise l1 / modulus_l1 kernel), so a candidate
+// identical to the true node counts as equal. Lengths are assumed
 // validated; an unknown kind or side returns (0, 0).
 func RankCounts(k workload.Model, d int, s, r, dst []float32, side Side, C []float32, m int, skip func(j int) bool) (higher, equal int) {
 	if !k.Valid() || d <= 0 || m <= 0 || (side != DstSide && side != SrcSide) {
 		return 0, 0
 	}
 	if k != workload.Dot && k != workload.DistMult && k != workload.ComplEx {
-		return 0, 0 // TODO(i44-kernels): the other operators and comparators
+		return rankGeneral(k, d, s, r, dst, side, C, m, skip)
 	}
 	var buf [rankStack]float32
 	var q, truth []float32
@@ -132,4 +135,49 @@ func seqDot4(q, c0, c1, c2, c3 []float32) (s0, s1, s2, s3 float32) {
 		s3 += x * c3[i]
 	}
 	return
+}
+
+// rankGeneral is RankCounts for every model but the original three.
+func rankGeneral(k workload.Model, d int, s, r, dst []float32, side Side, C []float32, m int, skip func(j int) bool) (higher, equal int) {
+	var buf [rankStack]float32
+	q := buf[:]
+	if d > rankStack {
+		q = make([]float32, d)
+	}
+	q = queryRow(k, d, s, r, dst, side, q[:d])
+	truth := dst[:d]
+	if side == SrcSide {
+		truth = s[:d]
+	}
+	cmp := k.Comparator()
+	qn := normSq(q)
+	ts := pairCmp(cmp, d, q, truth, qn)
+	count := func(j int, v float32) {
+		if skip != nil && skip(j) {
+			return
+		}
+		if v > ts {
+			higher++
+		} else if v == ts {
+			equal++
+		}
+	}
+	if cmp == workload.CmpL1 || cmp == workload.CmpModulusL1 {
+		// The pairwise kernel scores four candidates at once, each as it
+		// scores the true node alone.
+		const blk = 64
+		var sc [blk]float32
+		for j0 := 0; j0 < m; j0 += blk {
+			nb := min(blk, m-j0)
+			pairScores(cmp, d, nb, q, C[j0*d:(j0+nb)*d], sc[:nb])
+			for jj, v := range sc[:nb] {
+				count(j0+jj, v)
+			}
+		}
+		return higher, equal
+	}
+	for j := 0; j < m; j++ {
+		count(j, pairCmp(cmp, d, q, C[j*d:j*d+d], qn))
+	}
+	return higher, equal
 }

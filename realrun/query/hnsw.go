@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/eval"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // The approximate search is a hierarchical navigable small world graph
@@ -285,8 +286,12 @@ func (s *searcher) searchIndex() error {
 	s.res.MemoryBytes = max(s.res.MemoryBytes, used)
 	start := time.Now()
 	dist := negDot
-	if s.metric == L2 {
+	switch {
+	case s.metric == L2:
 		dist = l2sq
+	case s.metric == Score && s.kind.Comparator() != workload.CmpDot:
+		// The model's comparator, negated: a larger score is closer.
+		dist = func(a, b []float32) float32 { return -s.one(a, b) }
 	}
 	h := newHNSW(st.M.Nodes, d, dist, s.o.Seed)
 	all := make([]int, st.M.P)
@@ -349,11 +354,11 @@ func normalise(v []float32) {
 	}
 }
 
-// product is q·c by the matrix kernel the exact scan uses (a 1×1
-// product), so that a hit's score is the exact search's.
+// product is the exact scan's value of q against c (one, a 1×1 block):
+// q·c, or the model's score under Score, so that a hit's score is the
+// exact search's.
 func (s *searcher) product(q, c, v []float32) []float32 {
-	v[0] = 0
-	modelSgemm(q, c, v, s.st.M.Dim)
+	v[0] = s.one(q, c)
 	return v
 }
 

@@ -441,9 +441,7 @@ func (s *searcher) vectors(nbuf int) error {
 		}
 		s.qn2[i] = float32(n2)
 		if t := s.target[i]; t >= 0 {
-			var ts [1]float32
-			model.SgemmNT(1, 1, d, row, g.Row(t), ts[:])
-			s.ts[i] = ts[0]
+			s.ts[i] = s.one(row, g.Row(t))
 		}
 	}
 	return nil

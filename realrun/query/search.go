@@ -116,8 +116,7 @@ func (s *searcher) scan(nbuf int) error {
 					}
 					qlo, qhi := blk*blockQueries, min((blk+1)*blockQueries, n)
 					sc := S[w][:(qhi-qlo)*m]
-					clear(sc)
-					model.SgemmNT(qhi-qlo, m, d, s.q[qlo*d:qhi*d], emb, sc)
+					s.block(qhi-qlo, m, s.q[qlo*d:qhi*d], emb, norm, sc)
 					for i := qlo; i < qhi; i++ {
 						s.take(i, lo, sc[(i-qlo)*m:(i-qlo+1)*m], norm)
 					}
@@ -130,12 +129,19 @@ func (s *searcher) scan(nbuf int) error {
 }
 
 // norms are what the metric needs of each candidate row besides its
-// product with a query: 1/|c| for cos (0 for a zero row), |c|² for l2.
+// product with a query: 1/|c| for cos (0 for a zero row), |c|² for l2,
+// and for Score what the model's comparator needs (model.Norms).
 func (s *searcher) norms(emb []float32, m int, buf []float32) []float32 {
+	d := s.st.M.Dim
+	if s.metric == Score {
+		if !model.NeedsNorms(s.kind.Comparator()) {
+			return buf // the comparator needs none
+		}
+		return model.Norms(s.kind.Comparator(), d, m, emb, slices.Grow(buf[:0], m)[:m])
+	}
 	if s.metric != Cos && s.metric != L2 {
 		return nil
 	}
-	d := s.st.M.Dim
 	buf = slices.Grow(buf[:0], m)[:m]
 	for j := range buf {
 		var n2 float64
@@ -196,5 +202,25 @@ func (s *searcher) take(i int, lo int32, scores, norm []float32) {
 	}
 }
 
-// modelSgemm is v = q·c by the scan's kernel (a 1×1 product).
-func modelSgemm(q, c, v []float32, d int) { model.SgemmNT(1, 1, d, q, c, v) }
+// block sets out (b×m) to the scan's values of b query rows Q against m
+// candidate rows C (norm: norms of C): for Score the model's comparator of
+// each pair (model.Scores), else the products q·c that key turns into the
+// metric.
+func (s *searcher) block(b, m int, Q, C, norm, out []float32) {
+	d := s.st.M.Dim
+	if s.metric == Score {
+		model.Scores(s.kind.Comparator(), d, b, m, Q, C, norm, out)
+		return
+	}
+	clear(out[:b*m])
+	model.SgemmNT(b, m, d, Q, C, out)
+}
+
+// one is the scan's value of one query row q against one candidate row c
+// (block of 1×1), so that a triple's true score and a hit's score are the
+// exact scan's.
+func (s *searcher) one(q, c []float32) float32 {
+	var v [1]float32
+	s.block(1, 1, q, c, nil, v[:])
+	return v[0]
+}

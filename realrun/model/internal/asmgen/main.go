@@ -55,6 +55,13 @@ func main() {
 		vmax(w)
 		expSum(w)
 		adagrad(w)
+		l1Dist4(w)
+		l1Grad(w)
+		l1Grad4(w)
+		modDist4(w)
+		modGrad(w)
+		modGrad4(w)
+		rowKernels(w)
 	}
 	prefetch()
 	Generate()
