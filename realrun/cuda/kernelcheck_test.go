@@ -352,13 +352,7 @@ func (k *kernelRun) chunkGrads(ch int) (gS, gD, gN, gR []float32, nc int, loss f
 	gS, gD, gN = make([]float32, nc*d), make([]float32, nc*d), make([]float32, c.m*d)
 	loss = float64(model.ChunkGrad(c.kind, c.obj, d, S, R, D, N, nc, c.m, gS, gR, gD, gN, nil))
 	if math.IsNaN(loss) {
-		// model.ChunkGrad does not train this model or objective yet:
-		// the float64 reference of the spec's math stands in.
-		clear(gS)
-		clear(gD)
-		clear(gN)
-		clear(gR)
-		loss = refChunkGrad(c.kind, c.obj, d, S, R, D, N, nc, c.m, gS, gR, gD, gN)
+		must(fmt.Errorf("model.ChunkGrad gives no loss for %s with %+v", c.kind, c.obj))
 	}
 	return gS, gD, gN, gR, nc, loss
 }

@@ -2,16 +2,53 @@ package cuda
 
 import (
 	"math"
+	"math/rand/v2"
+	"testing"
 
+	"github.com/stretchr/testify/assert"
+
+	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/workload"
 )
 
+// TestReferenceMatchesChunkGrad: for every model and objective of the
+// kernel checks, model.ChunkGrad (float32, products and norms) and
+// refChunkGrad (float64, pair by pair) agree on the loss and every
+// gradient to float32 rounding, so the kernels and the CPU engine follow
+// the same conventions (clamps, N3's moduli, adjoints, weights).
+func TestReferenceMatchesChunkGrad(t *testing.T) {
+	for _, c := range append(append([]kernelCase(nil), kernelCases...), modelCases...) {
+		t.Run(c.String(), func(t *testing.T) {
+			d, n, m := c.d, c.n, c.m
+			w := c.kind.RelWidth(d)
+			rng := rand.New(rand.NewPCG(uint64(d), uint64(n*100+m)))
+			S, D, N, R := randFloats(rng, n*d), randFloats(rng, n*d), randFloats(rng, m*d), randFloats(rng, n*w)
+			grads := func() [4][]float32 {
+				return [4][]float32{make([]float32, n*d), make([]float32, n*w), make([]float32, n*d), make([]float32, m*d)}
+			}
+			a, b := grads(), grads()
+			la := model.ChunkGrad(c.kind, c.obj, d, S, R, D, N, n, m, a[0], a[1], a[2], a[3], nil)
+			lb := refChunkGrad(c.kind, c.obj, d, S, R, D, N, n, m, b[0], b[1], b[2], b[3])
+			assert.InDelta(t, lb, float64(la), 1e-5*(1+math.Abs(lb)), "loss")
+			for j, name := range []string{"gS", "gR", "gD", "gN"} {
+				var num, den float64
+				for i := range a[j] {
+					num += math.Pow(float64(a[j][i]-b[j][i]), 2)
+					den += math.Pow(float64(b[j][i]), 2)
+				}
+				assert.LessOrEqual(t, math.Sqrt(num), 1e-5*(1+math.Sqrt(den)), "%s", name)
+			}
+		})
+	}
+}
+
 // refChunkGrad is the spec's chunk math in float64, written straight from
-// its definitions (no products, no norms trick): the kernel checks'
-// stand-in for model.ChunkGrad where that does not yet train the model
-// or objective (it returns NaN there), and a second opinion where it
-// does. Arguments as model.ChunkGrad's (R and gR n rows of RelWidth);
-// the gradients are added into gS, gR, gD, gN.
+// its definitions (no products, no norms trick): the kernels were written
+// against it before model.ChunkGrad trained every model, and it stays as
+// a second opinion on the conventions the kernel checks take from
+// model.ChunkGrad (TestReferenceMatchesChunkGrad). Arguments as
+// model.ChunkGrad's (R and gR n rows of RelWidth); the gradients are
+// added into gS, gR, gD, gN.
 func refChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32) float64 {
 	op, cmp, pair := k.Operator(), k.Comparator(), !k.Named()
 	w := k.RelWidth(d)
