@@ -119,6 +119,42 @@ gnn-graphs:
 	./$(BIN)/gnngraph wordnet $(GNN_DIR)/wordnet
 	@for p in $(GNN_PRESETS); do echo "./$(BIN)/gnngraph generate $$p $(GNN_DIR)/$$p"; ./$(BIN)/gnngraph generate $$p $(GNN_DIR)/$$p || exit 1; done
 
+# reproduce-models-pbg: tierflow's CPU engine beside PyTorch-BigGraph on
+# the WordNet KG (installed if missing), same model (ComplEx = PBG's
+# complex_diagonal + dot, TransE-L2 = translation + l2), loss, d,
+# negatives, lr and epochs, 3 seeds: filtered test MRR, Hits@10 and
+# training edges/s; results/models-pbg/ (the .json is reproduce --json's).
+# PBG's source is not fetched (CI reaches neither GitHub nor, for PBG, the
+# Go proxy): PBG_SRC=DIR names a checkout of
+# github.com/facebookresearch/PyTorch-BigGraph (measured at 6fccd3f;
+# PBG_COMMIT=SHA records the commit of a tree that is not a git checkout).
+# Installs Debian's python3-torch, python3-h5py, python3-attr,
+# python3-numpy and OpenBLAS when missing (pbg-deps). The environment
+# picks the grid: TIERFLOW_MP_MODELS (MODEL[:LOSS[:MARGIN]],...),
+# TIERFLOW_MP_SEEDS, TIERFLOW_MP_EPOCHS, TIERFLOW_MP_PBG_BATCH (PBG's
+# batch sizes, default 1000,100: PBG's default, and the one that steps as
+# often as tierflow). About 20 minutes on 2 cores (21 measured under a
+# load average of 7 to 10).
+# check-pbg-side checks scripts/pbg_side.py's ranking against a brute-force
+# one from tierflow's formulas (ComplEx, TransE-L2, linear+cos) on a small
+# random graph (scripts/pbg_side_selftest.py; about a minute).
+.PHONY: reproduce-models-pbg pbg-deps pbg-src check-pbg-side
+pbg-deps:
+	@./scripts/apt-install.sh pbg-deps python3-torch python3-h5py python3-attr python3-numpy libopenblas0-openmp
+
+pbg-src:
+	@if [ -z "$(PBG_SRC)" ] || [ ! -f "$(PBG_SRC)/torchbiggraph/train.py" ]; then \
+		echo "PBG_SRC=DIR must name a PyTorch-BigGraph checkout (github.com/facebookresearch/PyTorch-BigGraph; not fetched by this project), got '$(PBG_SRC)'" >&2; exit 2; fi
+
+check-pbg-side: pbg-deps pbg-src
+	PBG_SRC=$(abspath $(PBG_SRC)) /usr/bin/python3 scripts/pbg_side_selftest.py
+
+reproduce-models-pbg: $(BIN)/reproduce pbg-deps pbg-src
+	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
+	@mkdir -p results/models-pbg
+	PBG_SRC=$(abspath $(PBG_SRC)) ./$(BIN)/reproduce --out results --experiments models-pbg --json >results/models-pbg/models-pbg.json
+	@cat results/models-pbg/models-pbg.md
+
 # reproduce-quality-orderings: does the edge-bucket ordering, p or c change
 # embedding quality? Filtered test MRR after a fixed number of epochs for
 # every ordering at several (p, c) against the unpartitioned reference
@@ -136,6 +172,19 @@ reproduce-quality-orderings: $(BIN)/reproduce
 	@mkdir -p results/quality-orderings
 	TIERFLOW_QO_RUNS=$(QO_RUNS) ./$(BIN)/reproduce --out results --experiments quality-orderings --json >results/quality-orderings/quality-orderings.json
 	@cat results/quality-orderings/quality-orderings.md
+
+# reproduce-models: every score function (DistMult, ComplEx, TransE L1/L2,
+# RotatE, two PyTorch-BigGraph pairs; the softmax and the logistic loss with
+# self-adversarial weights) on the WordNet KG at equal training time (20 s
+# a run), 3 seeds: filtered test MRR and Hits@10, epochs, edges/s and the
+# share of the FMA peak; results/models-quality/. About 15 minutes on 2
+# cores.
+.PHONY: reproduce-models
+reproduce-models: $(BIN)/reproduce
+	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
+	@mkdir -p results/models-quality
+	./$(BIN)/reproduce --out results --experiments models-quality --json >results/models-quality/models-quality.json
+	@cat results/models-quality/models-quality.md
 
 # reproduce-betty reproduces Betty's evaluation (§6) on GNNs: micro-batches
 # of GraphSAGE and GAT batches split by REG, range, random and METIS

@@ -25,6 +25,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/workdir"
+	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
@@ -547,29 +548,49 @@ func trainUnpartitioned(o job.Options, curve bool) ([]realrun.Quality, error) {
 // Configure's for the same options at p = c = 2, with the layout's p set
 // to the plan's.
 func trainPlan(o job.Options, plan *orderings.Plan, curve bool) ([]realrun.Quality, error) {
+	qs, _, err := trainPlanTimed(o, plan, curve, nil)
+	return qs, err
+}
+
+// trainPlanTimed is trainPlan that also returns the epochs' training
+// time (the sum of their EpochSeconds: evaluation and checkpoints left
+// out); a non-nil ob replaces the objective the options give.
+func trainPlanTimed(o job.Options, plan *orderings.Plan, curve bool, ob *workload.Objective) ([]realrun.Quality, float64, error) {
+	qs, train, _, err := trainPlanFor(o, plan, curve, ob, 0)
+	return qs, train, err
+}
+
+// trainPlanFor is trainPlanTimed that, with budget > 0, stops after the
+// first epoch whose training time brings the total to budget seconds (or
+// after o.Epochs, whichever comes first) and evaluates that last epoch;
+// it also returns the epochs trained.
+func trainPlanFor(o job.Options, plan *orderings.Plan, curve bool, ob *workload.Objective, budget float64) (out []realrun.Quality, train float64, epochs int, err error) {
 	o.P, o.C, o.Ordering = max(plan.P, 2), max(plan.C, 2), "beta"
 	cfg, err := job.Configure(o)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	cfg.Spec.P = plan.P
+	if ob != nil {
+		cfg.Hyper.Objective = *ob
+	}
 	cfg.Settings["--p"], cfg.Settings["--c"], cfg.Settings["--ordering"] = strconv.Itoa(plan.P), strconv.Itoa(plan.C), plan.Ordering
 	unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	defer unlock()
 	st, _, err := workdir.Start(cfg.Spec, workdir.Use{Overwrite: true, Settings: cfg.Settings, Keep: cfg.Keep}, io.Discard)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	degrees, err := st.Degrees()
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	eng, err := realrun.NewEngine(realrun.EngineOptions{Engine: o.Engine, Hyper: cfg.Hyper, Store: st, Degrees: degrees, Seed: cfg.Spec.Seed, C: plan.C})
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	if c, ok := eng.(io.Closer); ok {
 		defer c.Close()
@@ -579,12 +600,14 @@ func trainPlan(o job.Options, plan *orderings.Plan, curve bool) ([]realrun.Quali
 	if o.EvalProtocol == "auto" {
 		ev.Protocol = ""
 	}
-	var out []realrun.Quality
 	for e := 1; e <= o.Epochs; e++ {
-		if _, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: !o.NoPrefetch, Seed: cfg.Spec.Seed, Epoch: e}); err != nil {
-			return nil, err
+		ep, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: !o.NoPrefetch, Seed: cfg.Spec.Seed, Epoch: e})
+		if err != nil {
+			return nil, 0, 0, err
 		}
-		if !curve && e < o.Epochs {
+		train, epochs = train+ep.EpochSeconds, e
+		last := e == o.Epochs || (budget > 0 && train >= budget)
+		if !curve && !last {
 			continue
 		}
 		ev.Split = store.Test
@@ -593,11 +616,14 @@ func trainPlan(o job.Options, plan *orderings.Plan, curve bool) ([]realrun.Quali
 		}
 		q, err := eval.Evaluate(st, cfg.Hyper.Model, eng.Relations(), degrees, ev)
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		out = append(out, q)
+		if last {
+			break
+		}
 	}
-	return out, nil
+	return out, train, epochs, nil
 }
 
 // buildQOWordNet writes the quality experiment's WordNet KG.

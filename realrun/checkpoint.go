@@ -240,13 +240,14 @@ func decodeState(b []byte) []float32 {
 // current checkpoint (nil for a model without relations), without an
 // engine: the initial ones for checkpoint 0, else the first half of the
 // engine state file, which every engine lays out as the relation
-// embeddings (relations×d) followed by their Adagrad state (the same
-// size).
+// embeddings (relations × kind.RelWidth(d)) followed by their Adagrad
+// state (the same size).
 func CheckpointRelations(st *store.Store, kind workload.Model, seed int64) ([]float32, error) {
 	if !kind.UsesRelations() {
 		return nil, nil
 	}
-	n := st.M.Relations * st.M.Dim
+	w := kind.RelWidth(st.M.Dim)
+	n := st.M.Relations * w
 	if st.Current == 0 && st.Bucket == 0 {
 		emb, _ := sample.InitRelations(kind, st.M.Relations, st.M.Dim, seed)
 		return emb, nil
@@ -256,8 +257,8 @@ func CheckpointRelations(st *store.Store, kind workload.Model, seed int64) ([]fl
 		return nil, err
 	}
 	if len(b) != 2*4*n {
-		return nil, fmt.Errorf("checkpoint %s: %s holds %d bytes, want %d relations × d=%d embeddings and their Adagrad state (%d bytes)",
-			st.CurrentDir(), StateFile, len(b), st.M.Relations, st.M.Dim, 2*4*n)
+		return nil, fmt.Errorf("checkpoint %s: %s holds %d bytes, want %d relations × %d floats (%s, d=%d) and their Adagrad state (%d bytes)",
+			st.CurrentDir(), StateFile, len(b), st.M.Relations, w, kind, st.M.Dim, 2*4*n)
 	}
 	return decodeState(b)[:n], nil
 }

@@ -52,14 +52,17 @@ type BatchMemory struct {
 // bytes, indices 4, global row ids 8):
 //
 //	rows      = U·d·4·2                 parameters + gradient accumulators
-//	relations = R·d·4·2                 (DistMult, ComplEx)
+//	relations = R·w·4·2                 (models with relation parameters)
 //	index     = (2 + ρ)·E·4 + C·m·4 + U·8 + R·8
-//	chunk     = W·4·( (4 + 2ρ + 2κ)·n·d + 2·m·d + 2·n·m + n·d + m·d + 2·n )
+//	chunk     = W·4·( (4 + 2κ)·n·d + 2·n·w + 2·m·d + 2·n·m + n·d + m·d + 2·n )
 //	total     = rows + relations + index + chunk
 //
 // with U rows, R relation rows, E edges, C chunk pieces, n edges in the
-// largest piece, m negatives, W = Concurrent, ρ = 1 when the model has
-// relations (its per-edge relation rows and their gradients) and κ = 1
+// largest piece, m negatives, W = Concurrent, w = Model.RelWidth(d) the
+// floats of one relation row (d for DistMult and ComplEx, d/2 for RotatE,
+// two operators' worth for a PBG pair, 0 without relations), ρ = 1 when
+// the model has relations (its per-edge relation rows and their
+// gradients, 2·n·w in the chunk) and κ = 1
 // when it is not Dot (the query rows s∘r or s·r and their gradient). The
 // chunk term is, per chunk, the gathered S, D (and R) rows with their
 // gradients, N and its gradient, the two n×m score matrices (scores, then
@@ -72,9 +75,9 @@ type BatchMemory struct {
 // the state lives (host memory), exactly as the unsplit batch does.
 func EstimateBatch(s BatchShape) BatchMemory {
 	d, n, m := int64(s.Dim), int64(s.ChunkEdges), int64(s.Negatives)
-	var rho, kappa int64
+	var rho, kappa, w int64
 	if s.Model.UsesRelations() {
-		rho = 1
+		rho, w = 1, int64(s.Model.RelWidth(s.Dim))
 	}
 	if s.Model != Dot {
 		kappa = 1
@@ -85,10 +88,10 @@ func EstimateBatch(s BatchShape) BatchMemory {
 	}
 	var b BatchMemory
 	b.Rows = s.Rows * d * BytesPerFloat * 2
-	b.Relations = rel * d * BytesPerFloat * 2
+	b.Relations = rel * w * BytesPerFloat * 2
 	b.Index = (2+rho)*int64(s.Edges)*4 + int64(s.Chunks)*m*4 + s.Rows*8 + rel*8
 	if s.Edges > 0 {
-		perChunk := (4+2*rho+2*kappa)*n*d + 2*m*d + 2*n*m + n*d + m*d + 2*n
+		perChunk := (4+2*kappa)*n*d + 2*n*w + 2*m*d + 2*n*m + n*d + m*d + 2*n
 		b.Chunk = int64(max(s.Concurrent, 1)) * perChunk * BytesPerFloat
 	}
 	b.Total = b.Rows + b.Relations + b.Index + b.Chunk

@@ -76,3 +76,30 @@ func bitsLen(n int) int {
 	}
 	return b
 }
+
+// A relation row is Model.RelWidth(d) floats: the gathered relation rows,
+// and each edge's relation row in the chunk, are sized by it (d/2 for
+// RotatE, two d×d matrices for linear+cos, none for dot and none+cos).
+func TestEstimateBatchRelationWidths(t *testing.T) {
+	const d, n, m, rels = 4, 2, 2, 3
+	for _, tc := range []struct {
+		model Model
+		w     int64
+	}{
+		{Dot, 0}, {DistMult, d}, {ComplEx, d}, {TransEL1, d}, {TransEL2, d}, {RotatE, d / 2},
+		{"linear+cos", 2 * d * d}, {"affine+l2", 2 * (d*d + d)}, {"diagonal+cos", 2 * d}, {"none+cos", 0},
+	} {
+		t.Run(string(tc.model), func(t *testing.T) {
+			s := BatchShape{Model: tc.model, Dim: d, Edges: n, Chunks: 1, ChunkEdges: n, Negatives: m, Rows: 6, Relations: rels, Concurrent: 1}
+			got := EstimateBatch(s)
+			assert.Equal(t, int64(rels)*tc.w*4*2, got.Relations)
+			// The chunk term: the width-d buffers plus 2·n·w for R and gR.
+			var kappa int64
+			if tc.model != Dot {
+				kappa = 1
+			}
+			perChunk := (4+2*kappa)*n*d + 2*n*tc.w + 2*m*d + 2*n*m + n*d + m*d + 2*n
+			assert.Equal(t, perChunk*4, got.Chunk)
+		})
+	}
+}

@@ -127,8 +127,8 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if out.Members > 1 {
 		etcd += fmt.Sprintf(" (%d members started for the run)", out.Members)
 	}
-	fmt.Fprintf(stdout, "%s on %s (%s, d=%d, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
-		trainersOf(out), out.Dataset, out.Model, out.Dim, out.P, out.TrainEdges, etcd, via, out.Lost)
+	fmt.Fprintf(stdout, "%s on %s (%s, d=%d, %s, p=%d, %d train edges) through etcd %s, partitions through %s; buckets lost to dead trainers: %d\n",
+		trainersOf(out), out.Dataset, out.Model, out.Dim, objectiveString(out.Objective), out.P, out.TrainEdges, etcd, via, out.Lost)
 	if out.Order != "" {
 		fmt.Fprintf(stdout, "buckets handed out in the order of the %s, each as soon as its partitions were free\n", out.Order)
 	}

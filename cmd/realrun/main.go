@@ -52,7 +52,8 @@ type cmdOptions struct {
 	cpuprofile         string
 	diskFlags
 	dist distFlags
-	out  outFlags // --wide, --config, --print-config (config.go)
+	out  outFlags   // --wide, --config, --print-config (config.go)
+	mf   modelFlags // --operator, --comparator and the objective's (objflags.go)
 	// resume is the command line's arguments with --resume, for a run
 	// stopped part-way.
 	resume string
@@ -204,7 +205,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Valid, "valid", "", "validation edges `FILE` (with --edges)")
 	fs.StringVar(&o.Test, "test", "", "test edges `FILE` (with --edges; otherwise a seeded 90/5/5 split)")
 	registerInputFlags(fs, &o.Input)
-	cli.EnumVar(fs, &o.Model, "model", "", "score function: dot, distmult or complex (default: the dataset's)")
+	o.mf.register(fs, &o.Options)
 	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "embedding dimension d")
 	fs.IntVar(&o.Epochs, "epochs", job.Defaults.Epochs, "epochs to train")
 	fs.IntVar(&o.P, "p", job.Defaults.P, "node partitions")
@@ -265,6 +266,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	cli.SetHelp(fs, help)
 	format, err := cli.ParseFormat(fs, args, stdout)
 	if err != nil {
+		return err
+	}
+	if err := o.mf.apply(fs, &o.Options); err != nil {
 		return err
 	}
 	if err := checkFlags(fs, o); err != nil {
@@ -425,7 +429,8 @@ var help = cli.Help{
 		{"neighbors", "the nearest nodes of nodes, or their best tails under a relation (realrun neighbors --help)"},
 		{"predict", "answer link-prediction queries from a file (realrun predict --help)"}},
 	Groups: []cli.FlagGroup{
-		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "delimiter", "header", "columns", "unseen", "model", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
+		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "delimiter", "header", "columns", "unseen", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
+		{Title: "Model and loss", Flags: []string{"model", "operator", "comparator", "loss", "margin", "adversarial", "regularizer", "reg-coef"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Engine and run control", Flags: []string{"engine", "buffer", "tf32", "fp32", "micro-batch-memory", "micro-batches", "duplicates", "workers", "resume", "overwrite", "checkpoint-every", "keep-checkpoints", "keep", "early-stop", "progress", "cpuprofile"}},
@@ -437,6 +442,8 @@ var help = cli.Help{
 	Examples: []string{
 		"realrun --dataset twitter                                # 1% of Twitter, p=16 c=4, BETA",
 		"realrun --edges kg.tsv --model complex --epochs 5 --export emb.npy",
+		"realrun --edges kg.tsv --model rotate --loss logistic --margin 9 --adversarial 1",
+		"realrun --edges kg.tsv --operator translation --comparator l2 --loss ranking --margin 0.1  # PBG's TransE",
 		"realrun --edges kg.tsv --epochs 30 --keep best --early-stop 3  # keep the best validation epoch",
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --orderings beta,hilbert --compare-sim",
 		"realrun --emulate-disk p3.2xlarge --compare-sim          # on the paper machine's 400 MB/s EBS volume",
@@ -448,6 +455,9 @@ var help = cli.Help{
 
 // asUsage turns the engine's bad-input errors into usage errors (exit 2).
 func asUsage(err error) error {
+	if u := objectiveUsage(err); u != nil {
+		return u
+	}
 	var bad *inputerr.Error
 	if errors.As(err, &bad) {
 		return cli.Usagef("%w", err)
@@ -502,15 +512,15 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
-		return epochColumns.CSV(out.Epochs).CSV(w)
+		return runCSV(out).CSV(w)
 	}
 	if len(out.Epochs) > 0 || out.StoppedEarly == 0 { // a run resumed after an early stop trains none
 		if err := epochColumns.Select(wide).Human(out.Epochs).Render(w); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
-		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
+	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, %s, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
+		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, objectiveString(out.Objective), out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
 	fmt.Fprintf(w, "%s order (ordering seed %d%s), p=%d c=%d, partitions of %.1f MB (O_DIRECT: %v), prefetch %v; work directory %s\n",
 		out.Ordering, out.OrderingSeed, planNote(out.PlanFile), out.P, out.C, float64(out.PartitionBytes)/1e6, out.DirectIO, out.Prefetch, out.Workdir)
 	for _, s := range []string{checkpointSummary(out), gpuSummary(out)} {

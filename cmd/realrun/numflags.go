@@ -25,6 +25,9 @@ var numberRules = map[string]cli.Rule{
 	"degree-frac":     cli.Any,         // -1: auto; otherwise a share in [0, 1] (job.Configure)
 	"seed":            cli.Any,
 	"ordering-seed":   cli.Any,
+	// the objective (0: the softmax loss takes no margin; no
+	// self-adversarial weights; no regularisation)
+	"margin": cli.NonNegative, "adversarial": cli.NonNegative, "reg-coef": cli.NonNegative,
 	// realrun calibrate
 	"size": cli.Positive,
 	// realrun neighbors and predict (workers and seed above)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // The human and machine outputs of realrun: column lists, the timeline
@@ -38,6 +39,35 @@ var epochColumns = plots.Columns{
 	{Field: "Test.HitsAt3", CSVPrec: 4},
 	{Field: "Test.HitsAt10", Head: "test\nHits@10", Prec: 3, CSVPrec: 4},
 	{Field: "EvalSeconds", Head: "eval", Seconds: true, CSVPrec: 3, Wide: true},
+}
+
+// runColumns are the CSV's columns after epochColumns: the model and the
+// objective the run trained with, the same on every row (runCSV).
+var runColumns = plots.Columns{
+	{Field: "Model"},
+	{Field: "Objective.Loss"},
+	{Field: "Objective.Margin", CSVPrec: -1}, // -1: the shortest exact decimal
+	{Field: "Objective.Adversarial", CSVPrec: -1},
+	{Field: "Objective.Regularizer"},
+	{Field: "Objective.RegCoef", CSVPrec: -1},
+}
+
+// runRow is the run's part of every CSV row.
+type runRow struct {
+	Model     string             `json:"model"`
+	Objective workload.Objective `json:"objective"`
+}
+
+// runCSV is out's epochs as a CSV table, each row with the run's model and
+// objective.
+func runCSV(out Output) plots.Table {
+	t := epochColumns.CSV(out.Epochs)
+	run := runColumns.CSV([]runRow{{Model: out.Model, Objective: out.Objective}})
+	t.Header = append(t.Header, run.Header...)
+	for i := range t.Rows {
+		t.Rows[i] = append(t.Rows[i], run.Rows[0]...)
+	}
+	return t
 }
 
 // evalSummary is one line per split on the run's last evaluation of it

@@ -63,7 +63,7 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 	cal.Shape, cal.Profile.CPU.TrainShape = &shape, &shape
 	cal.Profile.CPU.BatchEdges = tc.Edges
 	cal.FMACores = max(1, min(h.Workers, runtime.NumCPU()))
-	cal.FMAPeak = fmaPeak(cal.FMACores)
+	cal.FMAPeak = FMAPeak(cal.FMACores)
 	// ~2 s for 512 MB; at least six partition transfers at 1 GB/s, so
 	// that the stream's rate, counted in whole files, is not quantised
 	// away at partitions of a gigabyte.
@@ -175,10 +175,10 @@ func flopsPerEdge(s devices.TrainShape) float64 {
 	return f
 }
 
-// fmaPeak is the FMA ceiling of cores cores in FLOP/s: one core's best
+// FMAPeak is the FMA ceiling of cores cores in FLOP/s: one core's best
 // of five ~10 ms runs of the SIMD kernels' peak loop (model.FMAPeak)
 // times the cores. 0 when the build has no such loop.
-func fmaPeak(cores int) float64 {
+func FMAPeak(cores int) float64 {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	best := 0.0

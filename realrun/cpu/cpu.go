@@ -76,8 +76,9 @@ func newWorkerScratch(h realrun.Hyper, seed int64) *workerScratch {
 	d := h.Dim
 	src := rand.NewPCG(uint64(seed), sample.WorkerStream)
 	ws := &workerScratch{sc: model.NewScratch(), src: src, rng: rand.New(src)}
-	ws.S, ws.R, ws.D = make([]float32, chunk*d), make([]float32, chunk*d), make([]float32, chunk*d)
-	ws.gS, ws.gR, ws.gD = make([]float32, chunk*d), make([]float32, chunk*d), make([]float32, chunk*d)
+	w := h.Model.RelWidth(d) // a relation row's floats (0: none)
+	ws.S, ws.R, ws.D = make([]float32, chunk*d), make([]float32, chunk*w), make([]float32, chunk*d)
+	ws.gS, ws.gR, ws.gD = make([]float32, chunk*d), make([]float32, chunk*w), make([]float32, chunk*d)
 	ws.N, ws.gN = make([]float32, h.Negatives*d), make([]float32, h.Negatives*d)
 	ws.srcRow, ws.dstRow, ws.relIdx = make([]int32, chunk), make([]int32, chunk), make([]int32, chunk)
 	ws.negRow, ws.negSide = make([]int32, h.Negatives), make([]bool, h.Negatives)
@@ -162,6 +163,7 @@ func (c *Engine) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *sto
 	rowsD := int(c.rows) * d
 	srcBase, dstBase := int64(si)*c.rows, int64(di)*c.rows
 	uses := c.h.Model.UsesRelations()
+	w := c.h.Model.RelWidth(d) // each edge's relation row
 	// Rows are read at random from partitions far larger than the caches:
 	// first pick every row (edges, then negatives: the generator's sequence
 	// is unchanged) and prefetch it with the Adagrad state row it will
@@ -189,7 +191,7 @@ func (c *Engine) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *sto
 		copy(ws.D[i*d:(i+1)*d], df[dr*d:(dr+1)*d])
 		if uses {
 			r := int(ws.relIdx[i])
-			copy(ws.R[i*d:(i+1)*d], c.rel.emb[r*d:(r+1)*d])
+			copy(ws.R[i*w:(i+1)*w], c.rel.emb[r*w:(r+1)*w])
 		}
 	}
 	for k := 0; k < m; k++ {
@@ -205,7 +207,7 @@ func (c *Engine) trainChunk(ws *workerScratch, ch []store.Edge, si int, src *sto
 	clear(ws.gN[:m*d])
 	var R, gR []float32
 	if uses {
-		R, gR = ws.R[:n*d], ws.gR[:n*d]
+		R, gR = ws.R[:n*w], ws.gR[:n*w]
 		clear(gR)
 	}
 	loss := model.ChunkGrad(c.h.Model, c.h.Objective, d, ws.S[:n*d], R, ws.D[:n*d], ws.N[:m*d], n, m, ws.gS[:n*d], gR, ws.gD[:n*d], ws.gN[:m*d], ws.sc)
@@ -241,10 +243,11 @@ func (c *Engine) stepEach(ws *workerScratch, n, m int, sf, df, gR []float32) {
 		model.Adagrad(f[row*d:(row+1)*d], f[rowsD+row*d:rowsD+(row+1)*d], ws.gN[k*d:(k+1)*d], lr, workload.AdagradEps)
 	}
 	if gR != nil {
+		w := c.h.Model.RelWidth(d)
 		c.rel.mu.Lock()
 		for i := 0; i < n; i++ {
 			r := int(ws.relIdx[i])
-			model.Adagrad(c.rel.emb[r*d:(r+1)*d], c.rel.state[r*d:(r+1)*d], gR[i*d:(i+1)*d], lr, workload.AdagradEps)
+			model.Adagrad(c.rel.emb[r*w:(r+1)*w], c.rel.state[r*w:(r+1)*w], gR[i*w:(i+1)*w], lr, workload.AdagradEps)
 		}
 		c.rel.mu.Unlock()
 	}

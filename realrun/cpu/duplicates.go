@@ -173,13 +173,14 @@ func (c *Engine) stepSum(ws *workerScratch, n, m int, sf, df, gR []float32) {
 	if gR == nil {
 		return
 	}
+	w := c.h.Model.RelWidth(d)
 	for i := 0; i < n; i++ {
-		s.rels.add(&s.set, relTable|uint64(uint32(ws.relIdx[i])), gR[i*d:(i+1)*d])
+		s.rels.add(&s.set, relTable|uint64(uint32(ws.relIdx[i])), gR[i*w:(i+1)*w])
 	}
 	c.rel.mu.Lock()
 	for j, key := range s.rels.keys {
 		r := int(uint32(key))
-		model.Adagrad(c.rel.emb[r*d:(r+1)*d], c.rel.state[r*d:(r+1)*d], s.rels.grad[j], lr, workload.AdagradEps)
+		model.Adagrad(c.rel.emb[r*w:(r+1)*w], c.rel.state[r*w:(r+1)*w], s.rels.grad[j], lr, workload.AdagradEps)
 	}
 	c.rel.mu.Unlock()
 }

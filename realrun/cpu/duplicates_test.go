@@ -32,6 +32,10 @@ const (
 	dupSeed                           = 7
 )
 
+// dupModels are the score functions the chunk-step tests train: relation
+// rows of every width (RelWidth: d, d/2, 2d, 2d², 2(d²+d)).
+var dupModels = []workload.Model{workload.Dot, workload.DistMult, workload.ComplEx, workload.TransEL1, workload.TransEL2, workload.RotatE, "linear+cos", "affine+l2", "complex_diagonal+squared_l2", "translation+dot"}
+
 // dupChunks: within one partition, row 0 is the source of two edges and
 // the destination of two others, row 3 an edge from itself to itself, and
 // eight negatives among five rows repeat rows and hit the edges' rows;
@@ -41,7 +45,7 @@ func dupChunks() []dupChunk {
 	one := []store.Edge{{Src: 0, Rel: 0, Dst: 1}, {Src: 1, Rel: 0, Dst: 2}, {Src: 0, Rel: 1, Dst: 1}, {Src: 2, Rel: 0, Dst: 0}, {Src: 3, Rel: 1, Dst: 3}, {Src: 4, Rel: 2, Dst: 0}}
 	two := []store.Edge{{Src: 0, Rel: 0, Dst: 5}, {Src: 1, Rel: 0, Dst: 6}, {Src: 0, Rel: 1, Dst: 5}, {Src: 2, Rel: 0, Dst: 5}, {Src: 0, Rel: 1, Dst: 7}, {Src: 4, Rel: 2, Dst: 9}}
 	var cs []dupChunk
-	for _, kind := range []workload.Model{workload.Dot, workload.DistMult, workload.ComplEx} {
+	for _, kind := range dupModels {
 		cs = append(cs, dupChunk{fmt.Sprintf("%s/one-partition", kind), kind, 0, 0, one}, dupChunk{fmt.Sprintf("%s/two-partitions", kind), kind, 0, 1, two})
 	}
 	return cs
@@ -66,9 +70,16 @@ func newDupState(kind workload.Model) dupState {
 		s.parts[p] = f
 	}
 	if kind.UsesRelations() {
-		s.relEmb, s.relSt = make([]float32, dupRels*dupDim), make([]float32, dupRels*dupDim)
+		w := kind.RelWidth(dupDim)
+		s.relEmb, s.relSt = make([]float32, dupRels*w), make([]float32, dupRels*w)
 		for i := range s.relEmb {
 			s.relEmb[i] = 1 + 0.3*(2*rng.Float32()-1)
+			if kind.Distance() {
+				// Near zero as a translation starts: a translation
+				// beyond the rows' range gives every distance the same
+				// signs, and the l1 gradient of every row is zero.
+				s.relEmb[i] -= 1
+			}
 			s.relSt[i] = 0.05 + 0.1*rng.Float32()
 		}
 	}
@@ -133,11 +144,12 @@ func reference(t *testing.T, c dupChunk, rule realrun.Duplicates, start dupState
 	s := start.clone()
 	st, deg := dupStore()
 	d, n, m := dupDim, len(c.edges), dupNegs
+	w := c.model.RelWidth(d)
 	negRow, negSide := make([]int32, m), make([]bool, m)
 	rng := rand.New(rand.NewPCG(dupSeed, sample.WorkerStream))
 	sample.NewNegativeSampler(st, deg, 0.5).Draw(rng, c.si, c.di, negRow, negSide)
-	S, R, D, N := make([]float32, n*d), make([]float32, n*d), make([]float32, n*d), make([]float32, m*d)
-	gS, gR, gD, gN := make([]float32, n*d), make([]float32, n*d), make([]float32, n*d), make([]float32, m*d)
+	S, R, D, N := make([]float32, n*d), make([]float32, n*w), make([]float32, n*d), make([]float32, m*d)
+	gS, gR, gD, gN := make([]float32, n*d), make([]float32, n*w), make([]float32, n*d), make([]float32, m*d)
 	row := func(part, r int) []float32 { return start.parts[part][r*d : (r+1)*d] }
 	var occ []occurrence
 	for i, e := range c.edges {
@@ -145,7 +157,7 @@ func reference(t *testing.T, c dupChunk, rule realrun.Duplicates, start dupState
 		copy(S[i*d:], row(c.si, sr))
 		copy(D[i*d:], row(c.di, dr))
 		if c.model.UsesRelations() {
-			copy(R[i*d:], start.relEmb[int(e.Rel)*d:int(e.Rel+1)*d])
+			copy(R[i*w:], start.relEmb[int(e.Rel)*w:int(e.Rel+1)*w])
 		}
 		occ = append(occ, occurrence{c.si, sr, gS[i*d : (i+1)*d]}, occurrence{c.di, dr, gD[i*d : (i+1)*d]})
 	}
@@ -161,7 +173,7 @@ func reference(t *testing.T, c dupChunk, rule realrun.Duplicates, start dupState
 		R, gR = nil, nil
 	} else {
 		for i, e := range c.edges {
-			occ = append(occ, occurrence{-1, int(e.Rel), gR[i*d : (i+1)*d]})
+			occ = append(occ, occurrence{-1, int(e.Rel), gR[i*w : (i+1)*w]})
 		}
 	}
 	model.ChunkGrad(c.model, workload.Objective{}, d, S, R, D, N, n, m, gS, gR, gD, gN, model.NewScratch())
@@ -175,7 +187,7 @@ func reference(t *testing.T, c dupChunk, rule realrun.Duplicates, start dupState
 			if !ok {
 				j = len(steps)
 				at[k] = j
-				steps = append(steps, occurrence{o.table, o.row, make([]float32, d)})
+				steps = append(steps, occurrence{o.table, o.row, make([]float32, len(o.g))})
 			}
 			for x, v := range o.g {
 				steps[j].g[x] += v
@@ -184,11 +196,11 @@ func reference(t *testing.T, c dupChunk, rule realrun.Duplicates, start dupState
 	}
 	for _, o := range steps {
 		emb, state := s.relEmb, s.relSt
-		base := o.row * d
+		base, n := o.row*len(o.g), len(o.g) // a relation row: w floats
 		if o.table >= 0 {
 			emb, state = s.parts[o.table], s.parts[o.table][dupRows*d:]
 		}
-		model.Adagrad(emb[base:base+d], state[base:base+d], o.g, 0.1, workload.AdagradEps)
+		model.Adagrad(emb[base:base+n], state[base:base+n], o.g, 0.1, workload.AdagradEps)
 	}
 	return s, occ
 }

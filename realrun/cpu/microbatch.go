@@ -153,8 +153,9 @@ func trainSplit(h realrun.Hyper, b micro.Batch, tb rowTables, probe microProbe) 
 	if err != nil {
 		return 0, 0, err
 	}
+	w := h.Model.RelWidth(d) // a relation row's floats
 	acc := make([]float32, len(ix.Keys)*d)
-	relAcc := make([]float32, len(ix.RelKeys)*d)
+	relAcc := make([]float32, len(ix.RelKeys)*w)
 	loc := make([]int32, len(ix.Keys))
 	relLoc := make([]int32, len(ix.RelKeys))
 	for i := range loc {
@@ -185,7 +186,7 @@ func trainSplit(h realrun.Hyper, b micro.Batch, tb rowTables, probe microProbe) 
 			loc[r] = -1
 		}
 		for j, r := range dev.relIDs {
-			axpyOne(dev.relG[j*d:(j+1)*d], relAcc[int(r)*d:int(r+1)*d])
+			axpyOne(dev.relG[j*w:(j+1)*w], relAcc[int(r)*w:int(r+1)*w])
 			relLoc[r] = -1
 		}
 	}
@@ -196,8 +197,8 @@ func trainSplit(h realrun.Hyper, b micro.Batch, tb rowTables, probe microProbe) 
 	if len(ix.RelKeys) > 0 {
 		tb.rel.mu.Lock()
 		for j, rel := range ix.RelKeys {
-			o := int(rel) * d
-			model.Adagrad(tb.rel.emb[o:o+d], tb.rel.state[o:o+d], relAcc[j*d:(j+1)*d], h.LR, workload.AdagradEps)
+			o := int(rel) * w
+			model.Adagrad(tb.rel.emb[o:o+w], tb.rel.state[o:o+w], relAcc[j*w:(j+1)*w], h.LR, workload.AdagradEps)
 		}
 		tb.rel.mu.Unlock()
 	}
@@ -269,6 +270,7 @@ func growI(b []int32, n int) []int32 {
 // against them and sums it per row in G; it returns the loss.
 func (v *deviceBuffers) run(h realrun.Hyper, b micro.Batch, ix micro.Index, tb rowTables, es []int32, pieces [][2]int, loc, relLoc []int32) float64 {
 	d, m := h.Dim, h.Negatives
+	w := h.Model.RelWidth(d) // a relation row's floats
 	v.rowIDs, v.relIDs = v.rowIDs[:0], v.relIDs[:0]
 	local := func(r int32) int32 {
 		if loc[r] < 0 {
@@ -345,17 +347,17 @@ func (v *deviceBuffers) run(h realrun.Hyper, b micro.Batch, ix micro.Index, tb r
 		copy(v.P[j*d:(j+1)*d], emb)
 	}
 	if tb.relation {
-		v.relP, v.relG = growF(v.relP, rels*d), growF(v.relG, rels*d)
+		v.relP, v.relG = growF(v.relP, rels*w), growF(v.relG, rels*w)
 		for j, r := range v.relIDs {
-			o := int(ix.RelKeys[r]) * d
-			copy(v.relP[j*d:(j+1)*d], tb.rel.emb[o:o+d])
+			o := int(ix.RelKeys[r]) * w
+			copy(v.relP[j*w:(j+1)*w], tb.rel.emb[o:o+w])
 		}
 	}
 	n := pieces[0][1] - pieces[0][0]
 	v.S, v.D, v.gS, v.gD = growF(v.S, n*d), growF(v.D, n*d), growF(v.gS, n*d), growF(v.gD, n*d)
 	v.N, v.gN = growF(v.N, m*d), growF(v.gN, m*d)
 	if tb.relation {
-		v.R, v.gR = growF(v.R, n*d), growF(v.gR, n*d)
+		v.R, v.gR = growF(v.R, n*w), growF(v.gR, n*w)
 	}
 	var loss float64
 	for j, p := range pieces {
@@ -368,10 +370,10 @@ func (v *deviceBuffers) run(h realrun.Hyper, b micro.Batch, ix micro.Index, tb r
 			copy(D[q*d:(q+1)*d], v.P[t*d:(t+1)*d])
 		}
 		if tb.relation {
-			R, gR = v.R[:n*d], v.gR[:n*d]
+			R, gR = v.R[:n*w], v.gR[:n*w]
 			for q := 0; q < n; q++ {
 				r := int(v.relL[p[0]+q])
-				copy(R[q*d:(q+1)*d], v.relP[r*d:(r+1)*d])
+				copy(R[q*w:(q+1)*w], v.relP[r*w:(r+1)*w])
 			}
 			clear(gR)
 		}
@@ -389,7 +391,7 @@ func (v *deviceBuffers) run(h realrun.Hyper, b micro.Batch, ix micro.Index, tb r
 			axpyOne(gD[q*d:(q+1)*d], v.G[t*d:(t+1)*d])
 			if tb.relation {
 				r := int(v.relL[p[0]+q])
-				axpyOne(gR[q*d:(q+1)*d], v.relG[r*d:(r+1)*d])
+				axpyOne(gR[q*w:(q+1)*w], v.relG[r*w:(r+1)*w])
 			}
 		}
 		for k, r := range negL {
@@ -457,7 +459,8 @@ func MeasureMicroBatches(h realrun.Hyper, b micro.Batch, rels int, seed int64) (
 	}
 	rel := &relations{}
 	if h.Model.UsesRelations() {
-		rel.emb, rel.state = make([]float32, rels*d), make([]float32, rels*d)
+		w := h.Model.RelWidth(d)
+		rel.emb, rel.state = make([]float32, rels*w), make([]float32, rels*w)
 		for i := range rel.emb {
 			rel.emb[i], rel.state[i] = 1+0.1*(2*rng.Float32()-1), 0.05+0.1*rng.Float32()
 		}

@@ -28,6 +28,7 @@ type microFixture struct {
 	emb, st  []float32
 	rel      *relations
 	nodes, d int
+	rels     int
 }
 
 func newMicroFixture(t testing.TB, kind workload.Model, d, edges, chunk, negs int) *microFixture {
@@ -46,7 +47,8 @@ func newMicroFixture(t testing.TB, kind workload.Model, d, edges, chunk, negs in
 		f.emb[i] = 0.1 * (2*rng.Float32() - 1)
 		f.st[i] = 0.05 + 0.1*rng.Float32()
 	}
-	f.rel.emb, f.rel.state = make([]float32, p.Relations*d), make([]float32, p.Relations*d)
+	f.rels = int(p.Relations)
+	f.rel.emb, f.rel.state = make([]float32, f.rels*kind.RelWidth(d)), make([]float32, f.rels*kind.RelWidth(d))
 	for i := range f.rel.emb {
 		f.rel.emb[i] = 1 + 0.1*(2*rng.Float32()-1)
 		f.rel.state[i] = 0.05 + 0.1*rng.Float32()
@@ -97,12 +99,19 @@ func maxAbsDiff(a, b []float32) float64 {
 
 // TestMicroBatchingEqualsWholeBatch: with one worker, a batch split into
 // 2, 4, 8 or 16 micro-batches by any method leaves the embeddings, their
-// Adagrad state and the relations equal to the unsplit batch's up to
-// float32 rounding of the reordered gradient sums: |Δ| ≤ 1e-6 (the step
-// is lr = 0.1 times a ratio of order 1, so this is ~1e-5 of a step).
+// Adagrad state and the relations (rows of every width: d, d/2 for
+// RotatE, two d×d matrices for linear+cos) equal to the unsplit batch's
+// up to float32 rounding of the reordered gradient sums: |Δ| ≤ 1e-6 for
+// Dot and ComplEx (the step is lr = 0.1 times a ratio of order 1, so this
+// is ~1e-5 of a step), 1e-5 for the distance and cos models, whose
+// gradients are of order 1 a row (the Adagrad state relative above 1).
 func TestMicroBatchingEqualsWholeBatch(t *testing.T) {
-	for _, kind := range []workload.Model{workload.Dot, workload.ComplEx} {
+	for _, kind := range []workload.Model{workload.Dot, workload.ComplEx, workload.TransEL2, workload.RotatE, "linear+cos"} {
 		base := newMicroFixture(t, kind, 16, 2000, 250, 100)
+		tol := 1e-6
+		if kind != workload.Dot && kind != workload.ComplEx {
+			tol = 1e-5
+		}
 		whole := base.clone()
 		lossWhole, k := whole.train(t, realrun.MicroBatching{Count: 1}, nil)
 		require.Equal(t, 1, k)
@@ -115,9 +124,9 @@ func TestMicroBatchingEqualsWholeBatch(t *testing.T) {
 					loss, got := g.train(t, realrun.MicroBatching{Count: k, Split: m, Seed: 3}, nil)
 					assert.Equal(t, k, got)
 					assert.InEpsilon(t, lossWhole, loss, 1e-5)
-					assert.LessOrEqual(t, maxAbsDiff(whole.emb, g.emb), 1e-6)
-					assert.LessOrEqual(t, maxAbsDiff(whole.st, g.st), 1e-6)
-					assert.LessOrEqual(t, maxAbsDiff(whole.rel.emb, g.rel.emb), 1e-6)
+					assert.LessOrEqual(t, maxAbsDiff(whole.emb, g.emb), tol)
+					assert.LessOrEqual(t, maxRelDiff(whole.st, g.st), tol)
+					assert.LessOrEqual(t, maxAbsDiff(whole.rel.emb, g.rel.emb), tol)
 				})
 			}
 		}
@@ -128,12 +137,15 @@ func TestMicroBatchingEqualsWholeBatch(t *testing.T) {
 // bar) of the bytes the CPU engine allocates for each micro-batch's device
 // buffers, measured with runtime/metrics.
 func TestBatchMemoryEstimate(t *testing.T) {
-	for _, kind := range []workload.Model{workload.Dot, workload.DistMult, workload.ComplEx} {
+	// TransE-L1 and RotatE are left out: their pairwise kernels keep no
+	// transposes, and the estimate is 9–18% above what they allocate (on
+	// the safe side; the chunk term is the simulator's).
+	for _, kind := range []workload.Model{workload.Dot, workload.DistMult, workload.ComplEx, workload.TransEL2, "linear+cos", "diagonal+l2"} {
 		f := newMicroFixture(t, kind, 64, 4000, 500, 200)
 		for _, k := range []int{1, 2, 4} {
 			h := f.h
 			h.Micro = realrun.MicroBatching{Count: k, Split: micro.REG}
-			m, err := MeasureMicroBatches(h, f.b, len(f.rel.emb)/f.d, 1)
+			m, err := MeasureMicroBatches(h, f.b, f.rels, 1)
 			require.NoError(t, err)
 			require.Equal(t, k, m.K)
 			require.Len(t, m.Allocated, k)

@@ -107,8 +107,10 @@ type DistOutput struct {
 	P        int    `json:"p"`
 	Trainers int    `json:"trainers"`
 	Model    string `json:"model"`
-	Dim      int    `json:"dim"`
-	Etcd     string `json:"etcd"`
+	// Objective is the loss and regularisation the trainers train with.
+	Objective workload.Objective `json:"objective"`
+	Dim       int                `json:"dim"`
+	Etcd      string             `json:"etcd"`
 	// Members is how many etcd members the run started (0: it used an
 	// existing cluster).
 	Members int    `json:"etcd_members,omitempty"`
@@ -231,7 +233,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	}
 	defer x.Close()
 	cfg, st := x.Config, x.Store()
-	out := DistOutput{Dataset: st.M.Source, Workdir: st.Dir, P: st.M.P, Trainers: d.Trainers, Model: string(cfg.Hyper.Model), Dim: cfg.Hyper.Dim, TrainEdges: st.M.Train}
+	out := DistOutput{Dataset: st.M.Source, Workdir: st.Dir, P: st.M.P, Trainers: d.Trainers, Model: string(cfg.Hyper.Model), Objective: cfg.Hyper.Objective, Dim: cfg.Hyper.Dim, TrainEdges: st.M.Train}
 	sums, err := Prepare(st)
 	if err != nil {
 		return out, err

@@ -193,8 +193,8 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 	if len(edges) == 0 {
 		return realrun.Quality{}, fmt.Errorf("no %s edges to evaluate", SplitName(sp))
 	}
-	if kind.UsesRelations() && len(rel) < st.M.Relations*st.M.Dim {
-		return realrun.Quality{}, fmt.Errorf("evaluation: %d relation floats for %d relations of d=%d", len(rel), st.M.Relations, st.M.Dim)
+	if w := kind.RelWidth(st.M.Dim); kind.UsesRelations() && len(rel) < st.M.Relations*w {
+		return realrun.Quality{}, fmt.Errorf("evaluation: %d relation floats for %d relations of %d floats (%s, d=%d)", len(rel), st.M.Relations, w, kind, st.M.Dim)
 	}
 	rng := rand.New(rand.NewPCG(uint64(opt.Seed), 0x6576616c)) // "eval"
 	if opt.MaxEdges > 0 && len(edges) > opt.MaxEdges {
@@ -259,12 +259,14 @@ func RandomMRR(k int) float64 {
 // eulerGamma is the Euler–Mascheroni constant.
 const eulerGamma = 0.57721566490153286
 
-// relVec is relation r's embedding, nil for Dot.
+// relVec is relation r's parameters (kind.RelWidth(d) floats), nil for a
+// model without relation parameters.
 func relVec(kind workload.Model, rel []float32, d int, r int32) []float32 {
 	if !kind.UsesRelations() {
 		return nil
 	}
-	return rel[int(r)*d : int(r+1)*d]
+	w := kind.RelWidth(d)
+	return rel[int(r)*w : int(r+1)*w]
 }
 
 // rankBlock is how many queries filtered ranking scores at once: one

@@ -400,17 +400,21 @@ func mergeRuns(w io.Writer, paths []string, name func(i int64) (string, error), 
 	return bw.Flush()
 }
 
-// ExportRelations writes relation embeddings rel (relations × d) to path,
-// atomically: "npy" as a relations × d float32 array in relation id
-// order, "tsv" as lines "name<TAB>v1 v2 …" ("csv": rows "name,v1,v2,…",
+// ExportRelations writes relation embeddings rel (the work directory's
+// relations, each a row of len(rel)/relations floats: the model's
+// RelWidth(d)) to path, atomically: "npy" as a relations × width float32
+// array in relation id order, "tsv" as lines "name<TAB>v1 v2 …" ("csv": rows "name,v1,v2,…",
 // as ExportFile's) named from the work directory's relations.tsv
 // ("id<TAB>name") where it has one, else by number. A model without relation parameters (dot) is an error.
 func ExportRelations(path, format string, st *store.Store, rel []float32) error {
-	d := st.M.Dim
 	if len(rel) == 0 {
 		return fmt.Errorf("the model has no relation parameters (dot scores s·d)")
 	}
-	n := len(rel) / d
+	n := st.M.Relations
+	if n <= 0 || len(rel)%n != 0 {
+		return fmt.Errorf("%d relation floats for %d relations", len(rel), n)
+	}
+	d := len(rel) / n // a relation row's width
 	names, err := graph.ReadNames(filepath.Join(st.Dir, "relations.tsv"), int64(n))
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/tierflow/tierflow/realrun/pbgio"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/workdir"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // configureInit checks --init before any work (readable, of the run's
@@ -49,6 +50,15 @@ func applyInit(o Options, r *run, log io.Writer) error {
 func checkExportPBG(dir string) error {
 	if err := pbgio.CheckOut(dir); err != nil {
 		return inputerr.Errorf("--export: %w", err)
+	}
+	return nil
+}
+
+// checkPBGForm refuses a PBG export of a model PBG cannot express
+// (pbgio.NoPBGForm).
+func checkPBGForm(m workload.Model) error {
+	if why := pbgio.NoPBGForm(m); why != "" {
+		return inputerr.Errorf("the pbg format: the model %s has no PyTorch-BigGraph form: %s; export it as npy, tsv or csv", m, why)
 	}
 	return nil
 }

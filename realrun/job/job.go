@@ -40,11 +40,16 @@ type Options struct {
 	Dataset, Edges, Valid, Test string
 	Scale                       float64 // 0: DefaultScales
 	Model                       string  // "": the dataset's (dot for edge files)
-	Dim, Epochs, P, C           int
-	Ordering, Policy, PlanFile  string
-	Batch, Negatives, Chunk     int
-	DegreeFrac, LR              float64
-	Workers                     int
+	// Loss, Margin, Adversarial, Regularizer and RegCoef are the training
+	// objective (workload.Objective): "" and nil take the model's
+	// (workload.DefaultObjective; ResolveObjective).
+	Loss, Regularizer            string
+	Margin, Adversarial, RegCoef *float64
+	Dim, Epochs, P, C            int
+	Ordering, Policy, PlanFile   string
+	Batch, Negatives, Chunk      int
+	DegreeFrac, LR               float64
+	Workers                      int
 	// Seed is the data seed: generation, relabelling, initialisation,
 	// sampling and evaluation; OrderingSeed seeds the seeded orderings
 	// (beta, random) alone, as simulate's does, so that an ordering name
@@ -229,6 +234,11 @@ func Configure(o Options) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	if cfg.ExportFormat == "pbg" {
+		if err := checkPBGForm(kind); err != nil {
+			return cfg, err
+		}
+	}
 	if cfg.Plans, cfg.Skipped, err = buildPlans(&o, policy); err != nil {
 		return cfg, err
 	}
@@ -246,6 +256,9 @@ func Configure(o Options) (Config, error) {
 	}
 	if cfg.Hyper, err = hyper(o, kind); err != nil {
 		return cfg, err
+	}
+	if cfg.Hyper.Objective, err = ResolveObjective(o, kind); err != nil {
+		return cfg, &inputerr.Error{Err: err}
 	}
 	cfg.Settings = settings(cfg, o)
 	if err := configureInit(o, &cfg); err != nil {
@@ -287,7 +300,67 @@ func settings(cfg Config, o Options) workdir.Settings {
 		// The default is not recorded: older directories resume.
 		s["--duplicates"] = string(h.Rule())
 	}
+	maps.Copy(s, objectiveSettings(h.Objective))
 	return s
+}
+
+// objectiveSettings are the settings of objective ob: the loss, and the
+// numbers and regularisation where they are not zero (a directory trained
+// before the objective was recorded was trained with the softmax loss
+// and no regularisation, and resumes with them: Settings.WithObjective).
+func objectiveSettings(ob workload.Objective) workdir.Settings {
+	s := workdir.Settings{workdir.LossSetting: string(ob.LossKind())}
+	if ob.Margin != 0 {
+		s["--margin"] = fmt.Sprint(ob.Margin)
+	}
+	if ob.Adversarial != 0 {
+		s["--adversarial"] = fmt.Sprint(ob.Adversarial)
+	}
+	if ob.Reg() != workload.RegNone {
+		s["--regularizer"], s["--reg-coef"] = string(ob.Reg()), fmt.Sprint(ob.RegCoef)
+	}
+	return s
+}
+
+// ResolveObjective is the objective the options give model m: its
+// default (workload.DefaultObjective) with the parts the options set
+// replaced. A loss other than the default's starts without the default's
+// margin and self-adversarial temperature, a regularizer other than the
+// default's without its coefficient. A bad objective is a
+// *workload.ObjectiveError naming the field.
+func ResolveObjective(o Options, m workload.Model) (workload.Objective, error) {
+	ob := workload.DefaultObjective(m)
+	if o.Loss != "" {
+		l, err := workload.ParseLoss(o.Loss)
+		if err != nil {
+			return ob, &workload.ObjectiveError{Field: workload.FieldLoss, Err: err}
+		}
+		if l != ob.LossKind() {
+			ob.Loss, ob.Margin, ob.Adversarial = l, 0, 0
+		}
+	}
+	if o.Regularizer != "" {
+		r, err := workload.ParseRegularizer(o.Regularizer)
+		if err != nil {
+			return ob, &workload.ObjectiveError{Field: workload.FieldRegularizer, Err: err}
+		}
+		if r != ob.Reg() {
+			ob.Regularizer, ob.RegCoef = r, 0
+		}
+	}
+	for _, f := range []struct {
+		v   *float64
+		dst *float64
+	}{{o.Margin, &ob.Margin}, {o.Adversarial, &ob.Adversarial}, {o.RegCoef, &ob.RegCoef}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	ob.Loss, ob.Regularizer = ob.LossKind(), ob.Reg()
+	if err := ob.Validate(m); err != nil {
+		return ob, err
+	}
+	return ob, nil
 }
 
 // checkNumbers checks the flags that are numbers or names with a fixed
@@ -358,6 +431,13 @@ func checkExport(o Options) (string, error) {
 		return "", err
 	}
 	if format == "pbg" {
+		// A model PBG cannot express is refused first (a bad name is
+		// --model's to report); the datasets' defaults all have a form.
+		if m, err := workload.ParseModel(o.Model); err == nil && o.Model != "" {
+			if err := checkPBGForm(m); err != nil {
+				return "", err
+			}
+		}
 		return format, checkExportPBG(o.Export)
 	}
 	if err := atomicfile.CheckWritable(o.Export); err != nil {
@@ -519,26 +599,28 @@ type Output struct {
 	Ordering     string `json:"ordering"`
 	OrderingSeed int64  `json:"ordering_seed"`
 	// PlanFile is the saved Plan executed (--plan), if one was given.
-	PlanFile       string          `json:"plan_file,omitempty"`
-	Policy         string          `json:"policy"`
-	P              int             `json:"p"`
-	C              int             `json:"c"`
-	PartitionBytes int64           `json:"partition_bytes"`
-	Dataset        string          `json:"dataset"`
-	Workdir        string          `json:"workdir"`
-	Nodes          int64           `json:"nodes"`
-	TrainEdges     int64           `json:"train_edges"`
-	Model          string          `json:"model"`
-	LR             float64         `json:"lr"`
-	Dim            int             `json:"dim"`
-	Batch          int             `json:"batch"`
-	Negatives      int             `json:"negatives"`
-	DegreeFrac     float64         `json:"degree_frac"`
-	Workers        int             `json:"workers"`
-	Prefetch       bool            `json:"prefetch"`
-	DirectIO       bool            `json:"direct_io"`
-	Histogram      string          `json:"histogram"`
-	Epochs         []realrun.Epoch `json:"epochs"`
+	PlanFile       string `json:"plan_file,omitempty"`
+	Policy         string `json:"policy"`
+	P              int    `json:"p"`
+	C              int    `json:"c"`
+	PartitionBytes int64  `json:"partition_bytes"`
+	Dataset        string `json:"dataset"`
+	Workdir        string `json:"workdir"`
+	Nodes          int64  `json:"nodes"`
+	TrainEdges     int64  `json:"train_edges"`
+	Model          string `json:"model"`
+	// Objective is the loss and regularisation the run trains with.
+	Objective  workload.Objective `json:"objective"`
+	LR         float64            `json:"lr"`
+	Dim        int                `json:"dim"`
+	Batch      int                `json:"batch"`
+	Negatives  int                `json:"negatives"`
+	DegreeFrac float64            `json:"degree_frac"`
+	Workers    int                `json:"workers"`
+	Prefetch   bool               `json:"prefetch"`
+	DirectIO   bool               `json:"direct_io"`
+	Histogram  string             `json:"histogram"`
+	Epochs     []realrun.Epoch    `json:"epochs"`
 	// Resumed is the epoch training resumed after (0: from scratch).
 	Resumed int `json:"resumed,omitempty"`
 	// ModelChoice says why the score function was chosen when --model was
@@ -858,7 +940,7 @@ func newOutput(o Options, h realrun.Hyper, plan *orderings.Plan, st *store.Store
 	return Output{
 		Plan: plan, Ordering: plan.Ordering, OrderingSeed: plan.Seed, PlanFile: o.PlanFile, Policy: plan.Policy, P: plan.P, C: plan.C, PartitionBytes: st.M.PartitionBytes,
 		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
-		Model: string(h.Model), LR: float64(float32ToDecimal(h.LR)), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
+		Model: string(h.Model), Objective: h.Objective, LR: float64(float32ToDecimal(h.LR)), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
 		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(), InputFiles: st.M.InputFiles,
 	}
 }

@@ -265,6 +265,9 @@ func ExportCheckpoint(dir, which, out, format, relations string, log io.Writer) 
 		if relations != "" {
 			return "", inputerr.Errorf("--relations: the pbg format holds the relation parameters already (model.vN.h5)")
 		}
+		if err := checkPBGForm(t.Model); err != nil {
+			return "", err
+		}
 		if err := checkExportPBG(out); err != nil {
 			return "", err
 		}

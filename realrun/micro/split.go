@@ -438,8 +438,9 @@ type Stats struct {
 	Rows           int64 `json:"rows"`
 	GatheredRows   int64 `json:"gathered_rows"`
 	DuplicatedRows int64 `json:"duplicated_rows"`
-	// H2DBytes is the node and relation rows moved to the device (d
-	// float32 each), summed over micro-batches.
+	// H2DBytes is the node rows (d float32 each) and relation rows
+	// (Model.RelWidth(d) each) moved to the device, summed over
+	// micro-batches.
 	H2DBytes int64 `json:"h2d_bytes"`
 	// PeakBytes is the largest micro-batch's estimated peak memory and
 	// MeanBytes the average: their ratio is the imbalance.
@@ -461,7 +462,7 @@ func (ix Index) Measure(b Batch, parts [][]int32, model workload.Model, dim, con
 		s := ix.Shape(b, es, model, dim, concurrent)
 		st.Shapes = append(st.Shapes, s)
 		st.GatheredRows += s.Rows
-		st.H2DBytes += (s.Rows + s.Relations) * int64(dim) * workload.BytesPerFloat
+		st.H2DBytes += (s.Rows*int64(dim) + s.Relations*int64(model.RelWidth(dim))) * workload.BytesPerFloat
 		m := workload.EstimateBatch(s).Total
 		st.PeakBytes = max(st.PeakBytes, m)
 		sum += m

@@ -15,7 +15,23 @@
 // parts followed by d/2 imaginary parts (PBG's layout); our score
 // Re(Σ s·r·conj(t)) equals PBG's rhs operator score with the imaginary
 // parts of r negated, which is what the export writes, so that PBG scores
-// every edge as we do.
+// every edge as we do. TransE-L2 is PBG's translation operator with the l2
+// comparator: PBG scores −‖s − (d + t)‖ and we −‖s + r − d‖, so the export
+// writes t = −r.
+//
+// A PBG pair (workload.Model "operator+comparator") is exported as PBG's
+// dynamic relations, as PBG trains such a model: config.json has
+// dynamic_relations true and one relation type whose operator and
+// comparator are the pair's; dynamic_rel_count.txt and
+// dynamic_rel_names.json list the relations; the model file holds that
+// relation type's two dynamic operators, "relations/0/operator/lhs/<param>"
+// (our left-hand operator g, applied to sources when destinations are
+// corrupted) and ".../rhs/<param>" (h, applied to destinations when
+// sources are corrupted), each parameter with a leading dimension of one
+// row per relation (diagonals, translations, linear_transformations,
+// real and imag, PBG's names). TransE-L1, RotatE and any pair with the l1
+// comparator have no PBG form (NoPBGForm): PBG has neither the l1
+// comparator nor RotatE's rotation, and their export is refused.
 //
 // HDF5 goes through gonum.org/v1/hdf5 (cgo, libhdf5): only a build with
 // -tags hdf5 reads and writes it (make build-hdf5); the default build has

@@ -100,10 +100,16 @@ func Export(outDir string, st *store.Store) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	cfg := Config{Entities: map[string]EntityConfig{Entity: {NumPartitions: st.M.P}}, Dimension: st.M.Dim, Comparator: "dot", LossFn: "softmax",
-		EntityPath: abs, EdgePaths: []string{}, CheckpointPath: abs, NumEpochs: st.Current}
-	for _, name := range relNames {
-		cfg.Relations = append(cfg.Relations, RelationConfig{Name: name, LHS: Entity, RHS: Entity, Operator: sum.Operator})
+	cfg := Config{Entities: map[string]EntityConfig{Entity: {NumPartitions: st.M.P}}, Dimension: st.M.Dim, Comparator: Comparator(m), LossFn: "softmax",
+		EntityPath: abs, EdgePaths: []string{}, CheckpointPath: abs, NumEpochs: st.Current, DynamicRelations: Dynamic(m)}
+	if cfg.DynamicRelations {
+		// PBG's dynamic relations: one entry for every relation, whose
+		// count is dynamic_rel_count.txt.
+		cfg.Relations = []RelationConfig{{Name: "all_edges", LHS: Entity, RHS: Entity, Operator: sum.Operator}}
+	} else {
+		for _, name := range relNames {
+			cfg.Relations = append(cfg.Relations, RelationConfig{Name: name, LHS: Entity, RHS: Entity, Operator: sum.Operator})
+		}
 	}
 	cfgJSON, err := json.MarshalIndent(cfg, "", "    ")
 	if err != nil {
@@ -125,12 +131,13 @@ func Export(outDir string, st *store.Store) (Summary, error) {
 	}
 	var sets []h5Set
 	for _, p := range params {
-		sets = append(sets, h5Set{Path: modelGroup + "/" + p.Name, Dims: []int{len(p.Data)}, Data: p.Data, Key: p.Key})
+		sets = append(sets, h5Set{Path: modelGroup + "/" + p.Name, Dims: p.Shape(), Data: p.Data, Key: p.Key})
 	}
 	if err := writeH5(filepath.Join(tmp, ModelFile(sum.Version)), string(cfgJSON), []string{modelGroup}, sets); err != nil {
 		return sum, err
 	}
-	files := map[string][]byte{ConfigFile: append(cfgJSON, '\n'), VersionFile: []byte(strconv.Itoa(sum.Version) + "\n")}
+	files := map[string][]byte{ConfigFile: append(cfgJSON, '\n'), VersionFile: []byte(strconv.Itoa(sum.Version) + "\n"),
+		RelationCount: []byte(strconv.Itoa(st.M.Relations) + "\n")}
 	if files[RelationNames], err = json.MarshalIndent(relNames, "", "    "); err != nil {
 		return sum, err
 	}
@@ -311,7 +318,7 @@ func replaceDir(tmp, dir string) error {
 	return os.Rename(tmp, dir)
 }
 
-// StoredRelations are the relation embeddings (Relations × Dim floats;
+// StoredRelations are the relation parameters (Relations × RelWidth(Dim) floats;
 // nil for dot) of a work directory's current checkpoint: the engine
 // state it holds (embeddings, then their Adagrad state), or, in the
 // initial checkpoint, the seeded initial ones the engines start from.

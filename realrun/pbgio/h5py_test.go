@@ -48,7 +48,10 @@ type pbgRead struct {
 	Params        map[string][]float32 `json:"params"`
 	Keys          map[string]string    `json:"keys"`
 	RelationNames []string             `json:"relation_names"`
+	RelationCount int                  `json:"relation_count"`
+	Shapes        map[string][]int     `json:"shapes"`
 	Scores        []float32            `json:"scores"`
+	SrcScores     []float32            `json:"src_scores"`
 }
 
 // train trains the fixture KG for two epochs and exports it in PBG's
@@ -71,7 +74,7 @@ func train(t *testing.T, m workload.Model) (*store.Store, string) {
 
 func TestExportReadBackWithH5py(t *testing.T) {
 	needH5py(t)
-	for _, m := range []workload.Model{workload.ComplEx, workload.DistMult, workload.Dot} {
+	for _, m := range []workload.Model{workload.ComplEx, workload.DistMult, workload.Dot, workload.TransEL2, "linear+cos", "affine+l2", "complex_diagonal+squared_l2", "diagonal+cos"} {
 		t.Run(string(m), func(t *testing.T) {
 			st, out := train(t, m)
 			d := st.M.Dim
@@ -121,6 +124,10 @@ func TestExportReadBackWithH5py(t *testing.T) {
 			for _, p := range params {
 				assert.Equal(t, p.Data, got.Params[p.Name], p.Name)
 				assert.Equal(t, p.Key, got.Keys[p.Name], p.Name)
+				assert.Equal(t, p.Shape(), got.Shapes[p.Name], p.Name)
+			}
+			if pbgio.Dynamic(m) {
+				assert.Equal(t, st.M.Relations, got.RelationCount, "dynamic_rel_count.txt")
 			}
 			if m == workload.Dot {
 				return
@@ -128,8 +135,14 @@ func TestExportReadBackWithH5py(t *testing.T) {
 			for i, tr := range triples {
 				var r int
 				fmt.Sscan(tr[1], &r)
-				want := model.Score(m, row(tr[0]), rel[r*d:(r+1)*d], row(tr[2]))
-				assert.InDelta(t, want, got.Scores[i], 1e-4, "PBG's score of %v", tr)
+				w := m.RelWidth(d)
+				wantDst, wantSrc := ourScores(m, rel[r*w:(r+1)*w], row(tr[0]), row(tr[2]))
+				if m == workload.DistMult || m == workload.ComplEx {
+					wantDst = float64(model.Score(m, row(tr[0]), rel[r*w:(r+1)*w], row(tr[2])))
+					wantSrc = wantDst
+				}
+				assert.InDelta(t, wantDst, got.Scores[i], 1e-4, "PBG's score of %v, destinations corrupted", tr)
+				assert.InDelta(t, wantSrc, got.SrcScores[i], 1e-4, "PBG's score of %v, sources corrupted", tr)
 			}
 
 			// Our own reader reads the same.

@@ -129,27 +129,25 @@ func (c *Checkpoint) Partition(p int) ([]string, []float32, error) {
 	return names, emb, nil
 }
 
-// Relations reads the relation embeddings of score function m (rels ×
-// Dim floats; nil for dot) back from the model file (see Relations).
+// Relations reads the relation parameters of score function m (rels
+// rows of m.RelWidth(Dim) floats; nil for a model without any) back from
+// the model file (see Relations).
 func (c *Checkpoint) Relations(m workload.Model, rels int) ([]float32, error) {
 	if !m.UsesRelations() {
 		return nil, nil
 	}
 	path := filepath.Join(c.Dir, ModelFile(c.Version))
-	params := map[string][]float32{}
-	names := []string{"diagonal"}
-	if m == workload.ComplEx {
-		names = []string{"real", "imag"}
+	want, err := ParamNames(m, rels, c.Dim)
+	if err != nil {
+		return nil, err
 	}
-	for i := 0; i < rels; i++ {
-		for _, n := range names {
-			key := fmt.Sprintf("relations/%d/operator/rhs/%s", i, n)
-			_, v, err := readH5(path, modelGroup+"/"+key)
-			if err != nil {
-				return nil, err
-			}
-			params[key] = v
+	params := map[string][]float32{}
+	for _, p := range want {
+		_, v, err := readH5(path, modelGroup+"/"+p.Name)
+		if err != nil {
+			return nil, err
 		}
+		params[p.Name] = v
 	}
 	out, err := Relations(m, params, rels, c.Dim)
 	if err != nil {

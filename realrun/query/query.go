@@ -387,8 +387,8 @@ func (s *searcher) relVec(r int32) []float32 {
 	if r < 0 || !s.kind.UsesRelations() {
 		return nil
 	}
-	d := s.st.M.Dim
-	return s.rel[int(r)*d : int(r+1)*d]
+	w := s.kind.RelWidth(s.st.M.Dim)
+	return s.rel[int(r)*w : int(r+1)*w]
 }
 
 // side is the side whose candidates question i ranks.

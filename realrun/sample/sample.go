@@ -7,6 +7,7 @@
 package sample
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/tierflow/tierflow/realrun/store"
@@ -175,27 +176,73 @@ const (
 )
 
 // InitRelations returns the initial relation embeddings of rels relations
-// at dimension d for score function m, and their Adagrad state (zeros):
-// near the identity — 1 ± 0.1 for DistMult and for ComplEx's real halves,
-// ±0.1 for ComplEx's imaginary halves — as DistMult and ComplEx start.
-// Dot has none (nil).
+// at dimension d for score function m (rels rows of m.RelWidth(d) floats),
+// and their Adagrad state (zeros):
+//   - DistMult: 1 ± 0.1; ComplEx: 1 ± 0.1 for the real halves, ±0.1 for the
+//     imaginary halves (near the identity, as DistMult and ComplEx start);
+//   - TransE: zeros (PBG's translation);
+//   - RotatE: phases uniform in [−π, π) (Sun et al. 2019);
+//   - a PBG pair: both operators as PBG initialises them (initOperator).
+//
+// Dot and the pairs with the none operator have none (nil).
 func InitRelations(m workload.Model, rels, d int, seed int64) (emb, state []float32) {
 	if !m.UsesRelations() {
 		return nil, nil
 	}
-	rng := rand.New(rand.NewPCG(uint64(seed), RelationStream))
-	n := rels * d
+	w := m.RelWidth(d)
+	n := rels * w
 	emb, state = make([]float32, n), make([]float32, n)
-	for i := range emb {
-		emb[i] = 1 + 0.1*(2*rng.Float32()-1)
-	}
-	if m == workload.ComplEx {
-		half := d / 2
-		for r := 0; r < rels; r++ {
-			for k := half; k < d; k++ {
-				emb[r*d+k] = 0.1 * (2*rng.Float32() - 1)
+	rng := rand.New(rand.NewPCG(uint64(seed), RelationStream))
+	switch {
+	case m == workload.DistMult || m == workload.ComplEx:
+		for i := range emb {
+			emb[i] = 1 + 0.1*(2*rng.Float32()-1)
+		}
+		if m == workload.ComplEx {
+			half := d / 2
+			for r := 0; r < rels; r++ {
+				for k := half; k < d; k++ {
+					emb[r*d+k] = 0.1 * (2*rng.Float32() - 1)
+				}
 			}
+		}
+	case m == workload.TransEL1 || m == workload.TransEL2:
+		// zeros
+	case m == workload.RotatE:
+		for i := range emb {
+			emb[i] = float32(math.Pi * (2*rng.Float64() - 1))
+			if emb[i] >= math.Pi { // float32 rounding up to π: the same phase
+				emb[i] = -math.Pi
+			}
+		}
+	default: // a PBG pair: [g | h], each as PBG starts it
+		ow := workload.OperatorWidth(m.Operator(), d)
+		for r := 0; r < rels; r++ {
+			initOperator(m.Operator(), d, emb[r*w:r*w+ow])
+			initOperator(m.Operator(), d, emb[r*w+ow:(r+1)*w])
 		}
 	}
 	return emb, state
+}
+
+// initOperator writes PBG's initial parameters of one operator o at
+// dimension d into p (workload.OperatorWidth(o, d) floats, zeroed):
+// diagonal ones; translation zeros; linear the identity; affine the
+// identity then a zero bias; complex_diagonal real parts one, imaginary
+// parts zero (torchbiggraph/operators.py).
+func initOperator(o workload.Operator, d int, p []float32) {
+	switch o {
+	case workload.OpDiagonal:
+		for i := range p {
+			p[i] = 1
+		}
+	case workload.OpLinear, workload.OpAffine:
+		for j := 0; j < d; j++ {
+			p[j*d+j] = 1
+		}
+	case workload.OpComplexDiagonal:
+		for k := 0; k < d/2; k++ {
+			p[k] = 1
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -49,6 +50,24 @@ func Recorded(dir string) (Settings, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SettingsFile), err)
 	}
 	return s, nil
+}
+
+// LossSetting is the setting of the training loss. A directory trained
+// before the loss was a setting has none, and was trained with the
+// softmax loss (WithObjective).
+const LossSetting = "--loss"
+
+// WithObjective is s with the loss a directory trained before the
+// objective was recorded was trained with, the softmax loss, where s
+// records none; the regularisation and the loss's numbers are recorded
+// only where they are not zero, and need no such default.
+func (s Settings) WithObjective() Settings {
+	if _, ok := s[LossSetting]; ok || s == nil {
+		return s
+	}
+	out := maps.Clone(s)
+	out[LossSetting] = "softmax"
+	return out
 }
 
 // Diff lists, in flag order, every setting whose value differs between

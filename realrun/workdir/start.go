@@ -64,7 +64,7 @@ func Start(spec DataSpec, use Use, log io.Writer) (st *store.Store, resume bool,
 	if err != nil {
 		return nil, false, err
 	}
-	diffs := was.Diff(use.Settings)
+	diffs := was.WithObjective().Diff(use.Settings)
 	switch {
 	case use.Overwrite:
 		fmt.Fprintf(log, "--overwrite: starting over in %s (its checkpoint after %s is dropped)\n", dir, position(st))

@@ -10,8 +10,12 @@ model file's parameters under the "model" group (visititems, as PBG's
 load_model_state_dict does). It prints one JSON object: the embeddings by
 entity name, the parameters by public name with their state_dict_key
 attributes, the relation names, and, for each LHS REL RHS triple given,
-the score PBG computes: the rhs operator applied to the right-hand
-embedding, then the dot comparator.
+the score PBG computes with the config's operator and comparator: for
+static relations the relation's rhs operator applied to the right-hand
+embedding ("scores"); for dynamic relations (one relation type whose
+parameters hold a row per relation) the lhs operator applied to the
+left-hand embedding ("scores", destinations corrupted) and the rhs
+operator to the right-hand one ("src_scores", sources corrupted).
 """
 import json
 import os
@@ -33,7 +37,7 @@ def main():
     with open(os.path.join(d, "config.json")) as f:
         config = json.load(f)
     dim = config["dimension"]
-    out = {"version": version, "dimension": dim, "entities": {}, "params": {}, "keys": {}}
+    out = {"version": version, "dimension": dim, "entities": {}, "params": {}, "shapes": {}, "keys": {}}
     for entity, ecfg in config["entities"].items():
         for part in range(ecfg["num_partitions"]):
             path = os.path.join(d, "embeddings_%s_%d.v%d.h5" % (entity, part, version))
@@ -57,31 +61,82 @@ def main():
 
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset):
-                out["params"][name] = obj[...].tolist()
+                out["params"][name] = obj[...].reshape(-1).tolist()
+                out["shapes"][name] = list(obj.shape)
                 key = obj.attrs.get("state_dict_key")
                 out["keys"][name] = key.decode() if isinstance(key, bytes) else key
 
         hf["model"].visititems(visit)
     with open(os.path.join(config["entity_path"], "dynamic_rel_names.json")) as f:
         out["relation_names"] = json.load(f)
-    scores = []
+    dynamic = config.get("dynamic_relations", False)
+    if dynamic:
+        with open(os.path.join(config["entity_path"], "dynamic_rel_count.txt")) as f:
+            out["relation_count"] = int(f.read().strip())
+    comparator = config.get("comparator", "cos")
+
+    def param(name, rel, side):
+        """An operator parameter: static relations' one per relation type,
+        dynamic relations' row rel of relation type 0's."""
+        if dynamic:
+            key = "relations/0/operator/%s/%s" % (side, name)
+            shape = out["shapes"][key]
+            return np.array(out["params"][key], dtype=np.float32).reshape(shape)[rel]
+        key = "relations/%d/operator/%s/%s" % (rel, side, name)
+        return np.array(out["params"][key], dtype=np.float32).reshape(out["shapes"][key])
+
+    def operator(op, x, rel, side):
+        """PBG's operators (torchbiggraph/operators.py) applied to x."""
+        s = "s" if dynamic else ""
+        if op == "none":
+            return x
+        if op == "diagonal":
+            return param("diagonal" + s, rel, side) * x
+        if op == "translation":
+            return x + param("translation" + s, rel, side)
+        if op == "linear":
+            name = "linear_transformations" if dynamic else "linear_transformation"
+            return np.matmul(param(name, rel, side), x)
+        if op == "affine":
+            name = "linear_transformations" if dynamic else "linear_transformation"
+            return np.matmul(param(name, rel, side), x) + param("translation" + s, rel, side)
+        if op == "complex_diagonal":
+            h = dim // 2
+            re_b, im_b = param("real", rel, side), param("imag", rel, side)
+            re_a, im_a = x[:h], x[h:]
+            return np.concatenate([re_a * re_b - im_a * im_b, re_a * im_b + im_a * re_b])
+        raise RuntimeError("unknown operator " + op)
+
+    def compare(a, b):
+        """PBG's comparators (torchbiggraph/model.py)."""
+        if comparator == "dot":
+            return float(np.dot(a, b))
+        if comparator == "cos":
+            return float(np.dot(a / np.linalg.norm(a), b / np.linalg.norm(b)))
+        sq = float(np.sum((a - b) ** 2))
+        if comparator == "l2":
+            return -float(np.sqrt(max(sq, 1e-30)))
+        if comparator == "squared_l2":
+            return -sq
+        raise RuntimeError("unknown comparator " + comparator)
+
+    scores, src_scores = [], []
     args = sys.argv[2:]
     for i in range(0, len(args), 3):
         lhs = np.array(out["entities"][args[i]], dtype=np.float32)
         rel = int(args[i + 1])
         rhs = np.array(out["entities"][args[i + 2]], dtype=np.float32)
-        op = config["relations"][rel]["operator"]
-        pre = "relations/%d/operator/rhs/" % rel
-        if op == "diagonal":
-            rhs = np.array(out["params"][pre + "diagonal"], dtype=np.float32) * rhs
-        elif op == "complex_diagonal":
-            h = dim // 2
-            re_b = np.array(out["params"][pre + "real"], dtype=np.float32)
-            im_b = np.array(out["params"][pre + "imag"], dtype=np.float32)
-            re_a, im_a = rhs[:h], rhs[h:]
-            rhs = np.concatenate([re_a * re_b - im_a * im_b, re_a * im_b + im_a * re_b])
-        scores.append(float(np.dot(lhs, rhs)))
+        if dynamic:
+            op = config["relations"][0]["operator"]
+            # Destinations corrupted: c(g_r(u), v); sources: c(u, h_r(v)).
+            scores.append(compare(operator(op, lhs, rel, "lhs"), rhs))
+            src_scores.append(compare(lhs, operator(op, rhs, rel, "rhs")))
+        else:
+            op = config["relations"][rel]["operator"]
+            scores.append(compare(lhs, operator(op, rhs, rel, "rhs")))
+            src_scores.append(scores[-1])
     out["scores"] = scores
+    out["src_scores"] = src_scores
     json.dump(out, sys.stdout)
 
 

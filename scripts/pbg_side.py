@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+"""pbg_side.py: train PyTorch-BigGraph on the edge files tierflow trains on
+(realrun --edges/--valid/--test: "src rel dst" per line, tab-separated)
+and rank the test edges the way realrun ranks them, for the side-by-side
+comparison of `make reproduce-models-pbg` (experiments/models_pbg.go).
+
+    PBG_SRC=DIR pbg_side.py --train train.tsv --valid valid.tsv \
+        --test test.tsv --model complex --dim 100 --epochs 5 \
+        --negatives 100 --batch 1000 --lr 0.3 --workers 2 --seed 1 \
+        --workdir WORK
+
+PBG's source is not fetched: PBG_SRC (or --pbg-src) names a checkout of
+github.com/facebookresearch/PyTorch-BigGraph (pure Python; PBG_INSTALL_CPP
+is not needed; PBG_COMMIT names its commit when DIR is not a git
+checkout, e.g. a `git archive` export); it needs torch, h5py, attrs and numpy (Debian:
+python3-torch python3-h5py python3-attr python3-numpy).
+
+Models (tierflow's --model; PBG's operator and comparator):
+  dot        none + dot               distmult  diagonal + dot
+  complex    complex_diagonal + dot   transe-l2 translation + l2
+  OP+CMP     any PBG operator and comparator (e.g. linear+cos)
+A named model is trained with one PBG relation type per relation and
+dynamic_relations off: PBG then scores an edge (s, r, d) as C(s, op_r(d))
+on both sides with one operator per relation, the same family as
+tierflow's named model (shared relation row, both sides score the same
+f(s, r, d)): complex is Re<s, conj(r·d)> = Re<s·conj(r), conj(d)>
+(tierflow's with r -> conj r); transe-l2 is -||s - d - r|| (tierflow's
+-||s + r - d|| with r -> -r). An OP+CMP pair is trained with dynamic
+relations, two operators per relation (lhs g_r, rhs h_r), as tierflow's
+pairs are. --relations overrides (types or dynamic).
+
+Negatives: num_batch_negs 0 and num_uniform_negs = --negatives, so that
+PBG's chunk is --negatives edges sharing --negatives uniform negatives per
+side, as realrun's chunk of --negatives edges shares --negatives uniform
+negatives on knowledge graphs (--degree-frac 0). eval_fraction is 0 (all
+training edges train), global_emb off, one partition.
+
+Evaluation (computed here from PBG's checkpoint, with PBG's own model
+code: make_model, its operators and comparator): every test edge is ranked
+on both sides against every entity, the candidates that form a known edge
+(train, valid or test) with the query removed, the true entity's score
+taken from the same score row; rank = 1 + higher + equal/2 (realrun's
+mid-rank for ties); MRR and Hits@k over the 2 x test edges. self_above
+is the share of queries whose own entity (the source when the
+destination is replaced, and the other way round) outscores the truth:
+realrun does not filter it either, and a model with identity-like
+relations ranks it first. Valid and test
+edges with an entity or relation not in the training file are left out
+(realrun's --unseen skip). PBG's own torchbiggraph.eval ranks against
+sampled negatives only, so it is not used.
+
+Timing: train_seconds sums PBG's own per-bucket training times (its log
+line "Trained N edges in T s": the Hogwild workers' batches, without
+start-up, checkpoints or I/O); wall_seconds is the whole train() call
+(spawning the worker pool, initialising, checkpointing included).
+edges_per_second = train edges x epochs / train_seconds. PBG samples
+negatives with torch's generator seeded by each worker's pid (PBG's
+_pool_init), so only the initial embeddings follow --seed.
+
+Prints one JSON object on stdout; PBG's log goes to WORK/pbg.log.
+"""
+import argparse
+import concurrent.futures  # noqa: F401 (see below)
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import time
+
+# OpenMP threads that spin at barriers lose their time slice on a shared
+# machine (see scripts/gnn_torch.py); set before torch loads libgomp.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# PBG's checkpoint_manager.py names concurrent.futures after a bare
+# `import concurrent`, which Python 3.11 no longer loads as a side effect:
+# it is imported above, at the top, so that PBG's spawned workers (which
+# import this file as __mp_main__) have it too.
+
+NAMED = {
+    "dot": ("none", "dot"),
+    "distmult": ("diagonal", "dot"),
+    "complex": ("complex_diagonal", "dot"),
+    "transe-l2": ("translation", "l2"),
+}
+NOT_IN_PBG = {
+    "transe-l1": "PBG has no l1 comparator",
+    "rotate": "PBG has no modulus_l1 comparator (RotatE)",
+}
+
+
+def fail(msg):
+    print("pbg_side: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--train", required=True)
+    p.add_argument("--valid", default="")
+    p.add_argument("--test", required=True)
+    p.add_argument("--pbg-src", default=os.environ.get("PBG_SRC", ""),
+                   help="PyTorch-BigGraph checkout (default $PBG_SRC)")
+    p.add_argument("--model", default="complex")
+    p.add_argument("--relations", choices=["auto", "types", "dynamic"], default="auto")
+    p.add_argument("--dim", type=int, default=100)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch", type=int, default=1000)
+    p.add_argument("--negatives", type=int, default=100)
+    p.add_argument("--batch-negs", type=int, default=0,
+                   help="PBG's num_batch_negs (0: uniform negatives only, as realrun)")
+    p.add_argument("--loss", choices=["softmax", "ranking", "logistic"], default="softmax")
+    p.add_argument("--margin", type=float, default=0.1)
+    p.add_argument("--lr", type=float, default=0.3)
+    p.add_argument("--reg-coef", type=float, default=0.0,
+                   help="PBG's regularization_coef (its N3 regulariser; 0: none)")
+    p.add_argument("--init-scale", type=float, default=1e-3)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--threads", type=int, default=2, help="torch threads of the evaluation")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--workdir", required=True)
+    p.add_argument("--eval-block", type=int, default=256, help="queries scored per block")
+    return p.parse_args(argv)
+
+
+def read_triples(path):
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 3:
+                fail(f"{path}:{n}: want 3 tab-separated fields (src rel dst), got {len(parts)}")
+            out.append(tuple(parts))
+    return out
+
+
+def load_pbg(src):
+    if not src:
+        fail("PyTorch-BigGraph's source is not given: set PBG_SRC=DIR (a checkout of "
+             "github.com/facebookresearch/PyTorch-BigGraph) or --pbg-src DIR")
+    if not os.path.isfile(os.path.join(src, "torchbiggraph", "train.py")):
+        fail(f"{src}: no torchbiggraph/train.py there (PBG_SRC must be a PyTorch-BigGraph checkout)")
+    src = os.path.abspath(src)
+    sys.path.insert(0, src)
+    # PBG's spawned workers import it too.
+    os.environ["PYTHONPATH"] = src + os.pathsep + os.environ.get("PYTHONPATH", "")
+
+
+def pbg_version(src):
+    v = {"source": os.path.abspath(src)}
+    try:
+        v["commit"] = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True,
+                                     text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        if os.environ.get("PBG_COMMIT"):
+            v["commit"] = os.environ["PBG_COMMIT"]  # an exported tree (git archive)
+    try:
+        with open(os.path.join(src, "torchbiggraph", "VERSION.txt")) as f:
+            v["version"] = f.read().strip()
+    except OSError:
+        pass
+    return v
+
+
+class TrainTimes(logging.Handler):
+    """Collects PBG's per-bucket "Trained N edges in T s" log lines."""
+    pat = re.compile(r"Trained (\d+) edges in ([0-9.]+) s")
+
+    def __init__(self):
+        super().__init__()
+        self.edges, self.seconds, self.buckets = 0, 0.0, 0
+
+    def emit(self, record):
+        m = self.pat.search(record.getMessage())
+        if m:
+            self.edges += int(m.group(1))
+            self.seconds += float(m.group(2))
+            self.buckets += 1
+
+
+def main(argv):
+    out = run(parse_args(argv))
+    json.dump(out, sys.stdout, indent=1)
+    print()
+
+
+def run(a, keep_ranks=False):
+    """Trains and evaluates as a (parse_args' namespace) says and returns
+    the JSON object; keep_ranks adds the per-query ranks and the test edges
+    (as entity and relation ids) under "ranks" and "test_ids"."""
+    if a.model in NOT_IN_PBG:
+        fail(f"--model {a.model}: {NOT_IN_PBG[a.model]}")
+    if a.model in NAMED:
+        op, cmp = NAMED[a.model]
+        mode = "types"
+    elif "+" in a.model:
+        op, cmp = a.model.split("+", 1)
+        mode = "dynamic"
+    else:
+        fail(f"--model {a.model}: want one of {', '.join(NAMED)} or OPERATOR+COMPARATOR")
+    if a.relations != "auto":
+        mode = a.relations
+    load_pbg(a.pbg_src)
+
+    import numpy as np
+    import torch
+    from torchbiggraph.config import parse_config
+    from torchbiggraph.train import train
+    from torchbiggraph.model import make_model
+    from torchbiggraph.checkpoint_manager import CheckpointManager
+    from torchbiggraph.graph_storages import (EDGE_STORAGES, ENTITY_STORAGES,
+                                              RELATION_TYPE_STORAGES)
+    from torchbiggraph.edgelist import EdgeList
+    from torchbiggraph.entitylist import EntityList
+    from torchbiggraph.types import Partition
+    from torchbiggraph.util import SubprocessInitializer, setup_logging
+
+    os.makedirs(a.workdir, exist_ok=True)
+    work = os.path.abspath(a.workdir)
+    log = logging.getLogger("torchbiggraph")
+    log.setLevel(logging.INFO)
+    fh = logging.FileHandler(os.path.join(work, "pbg.log"), mode="w")
+    fh.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(fh)
+    times = TrainTimes()
+    log.addHandler(times)
+    log.propagate = False
+
+    # Entities and relations in order of first appearance in the training
+    # file; held-out edges with anything else are left out.
+    train_t = read_triples(a.train)
+    ent, rel = {}, {}
+    for s, r, d in train_t:
+        for x in (s, d):
+            if x not in ent:
+                ent[x] = len(ent)
+        if r not in rel:
+            rel[r] = len(rel)
+
+    def ids(ts):
+        kept = [(ent[s], rel[r], ent[d]) for s, r, d in ts if s in ent and d in ent and r in rel]
+        return np.array(kept, dtype=np.int64).reshape(-1, 3), len(ts) - len(kept)
+
+    tr, _ = ids(train_t)
+    va, va_skip = ids(read_triples(a.valid)) if a.valid else (np.zeros((0, 3), np.int64), 0)
+    te, te_skip = ids(read_triples(a.test))
+
+    entity_path = os.path.join(work, "entities")
+    edge_path = os.path.join(work, "edges_train")
+    ckpt = os.path.join(work, "checkpoints")
+    es = ENTITY_STORAGES.make_instance(entity_path)
+    es.prepare()
+    es.save_count("all", 0, len(ent))
+    rs = RELATION_TYPE_STORAGES.make_instance(entity_path)
+    rs.prepare()
+    rs.save_count(len(rel))
+    store = EDGE_STORAGES.make_instance(edge_path)
+    store.prepare()
+    store.save_edges(Partition(0), Partition(0), EdgeList(
+        EntityList.from_tensor(torch.from_numpy(tr[:, 0].copy())),
+        EntityList.from_tensor(torch.from_numpy(tr[:, 2].copy())),
+        torch.from_numpy(tr[:, 1].copy())))
+
+    if mode == "types":
+        rels = [{"name": name, "lhs": "all", "rhs": "all", "operator": op} for name in rel]
+    else:
+        rels = [{"name": "all_edges", "lhs": "all", "rhs": "all", "operator": op}]
+    cfg = dict(
+        entity_path=entity_path, edge_paths=[edge_path], checkpoint_path=ckpt,
+        entities={"all": {"num_partitions": 1}}, relations=rels,
+        dynamic_relations=(mode == "dynamic"),
+        dimension=a.dim, init_scale=a.init_scale, global_emb=False, comparator=cmp,
+        num_epochs=a.epochs, batch_size=a.batch,
+        num_batch_negs=a.batch_negs, num_uniform_negs=a.negatives,
+        loss_fn=a.loss, margin=a.margin, lr=a.lr,
+        regularization_coef=a.reg_coef,
+        eval_fraction=0, workers=a.workers, verbose=0,
+    )
+    if a.reg_coef > 0:
+        cfg["regularizer"] = "N3"
+    config = parse_config(cfg)
+    with open(os.path.join(work, "config.json"), "w") as f:
+        json.dump(config.to_dict(), f, indent=1, sort_keys=True)
+
+    # The parent draws the initial embeddings (PBG's coordinator); workers
+    # reseed from their pid.
+    torch.manual_seed(a.seed)
+    np.random.seed(a.seed)
+    sub = SubprocessInitializer()
+    sub.register(setup_logging, config.verbose)
+    t0 = time.perf_counter()
+    try:
+        train(config, subprocess_init=sub)
+    finally:
+        log.removeHandler(fh)
+        log.removeHandler(times)
+        fh.close()
+    wall = time.perf_counter() - t0
+
+    torch.set_num_threads(a.threads)
+    t1 = time.perf_counter()
+    res = evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode,
+                   len(ent), tr, va, te, a.eval_block)
+    res["seconds"] = time.perf_counter() - t1
+    res["valid_skipped"], res["test_skipped"] = va_skip, te_skip
+
+    out = {
+        "engine": "pbg",
+        "pbg": pbg_version(a.pbg_src),
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "model": a.model, "operator": op, "comparator": cmp, "relations": mode,
+        "entities": len(ent), "relation_types": len(rel), "train_edges": int(len(tr)),
+        "dim": a.dim, "epochs": a.epochs, "batch_size": a.batch,
+        "num_uniform_negs": a.negatives, "num_batch_negs": a.batch_negs,
+        "loss": a.loss, "margin": a.margin, "lr": a.lr, "regularization_coef": a.reg_coef,
+        "init_scale": a.init_scale, "workers": a.workers, "seed": a.seed,
+        "train_seconds": times.seconds, "wall_seconds": wall,
+        "trained_edges": times.edges,
+        "edges_per_second": times.edges / times.seconds if times.seconds > 0 else None,
+        "test": res,
+    }
+    if keep_ranks:
+        out["ranks"], out["test_ids"] = res.pop("_ranks"), te
+        out["entity_ids"], out["relation_ids"] = ent, rel
+    else:
+        res.pop("_ranks")
+    return out
+
+
+def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, n_ent, tr, va, te, block):
+    """Filtered ranking of te on both sides against every entity (see the
+    module's doc)."""
+    cm = CheckpointManager(config.checkpoint_path)
+    model = make_model(config)
+    state, _ = cm.read_model()
+    model.load_state_dict(state, strict=False)
+    model.eval()
+    emb, _ = cm.read("all", Partition(0))
+    emb = emb.float()
+
+    known = {}
+    for s, r, d in np.concatenate([tr, va, te]):
+        known.setdefault((0, int(s), int(r)), []).append(int(d))
+        known.setdefault((1, int(d), int(r)), []).append(int(s))
+
+    def score(side, x, r):
+        """Scores (n x n_ent) of the queries x (entity ids, one relation id
+        each in r) against every entity: side 0 replaces the destination,
+        side 1 the source."""
+        xe = emb[torch.from_numpy(x)]
+        if mode == "types":
+            rid = int(r[0])
+            op = model.rhs_operators[rid]
+            if side == 0:  # C(s, op_r(c))
+                q = model.adjust_embs(xe.clone(), rid, "all", None)
+                cand = model.adjust_embs(emb.clone(), rid, "all", op)
+            else:  # C(c, op_r(d))
+                q = model.adjust_embs(xe.clone(), rid, "all", op)
+                cand = model.adjust_embs(emb.clone(), rid, "all", None)
+        else:
+            rt = torch.from_numpy(r)
+            op = model.lhs_operators[0] if side == 0 else model.rhs_operators[0]
+            q = model.adjust_embs(xe.clone(), rt, "all", op)  # g_r(s) or h_r(d)
+            cand = model.adjust_embs(emb.clone(), 0, "all", None)
+        q3, c3 = q.unsqueeze(0), cand.unsqueeze(0)
+        _, _, sc = model.comparator(q3, q3, c3[:, :1], c3)
+        return sc[0]
+
+    rk2 = np.zeros((2, len(te)))  # [side, test edge]
+    self_above = 0
+    order = np.lexsort((te[:, 1],)) if mode == "types" else np.arange(len(te))
+    tes = te[order]
+    with torch.no_grad():
+        for side in (0, 1):
+            i = 0
+            while i < len(tes):
+                j = min(i + block, len(tes))
+                if mode == "types":
+                    j = i + int(np.searchsorted(tes[i:j, 1], tes[i, 1], side="right"))
+                blk = tes[i:j]
+                x = blk[:, 0] if side == 0 else blk[:, 2]
+                truth = blk[:, 2] if side == 0 else blk[:, 0]
+                sc = score(side, x, blk[:, 1])
+                ts = sc[torch.arange(len(blk)), torch.from_numpy(truth)].clone()
+                # The query's own entity, unless it is a known partner
+                # (filtered), is a candidate as in realrun: count how often
+                # it outranks the truth (a reflexive bias of the model).
+                own = sc[torch.arange(len(blk)), torch.from_numpy(x)]
+                for k, (s, r, d) in enumerate(blk):
+                    key = (0, int(s), int(r)) if side == 0 else (1, int(d), int(r))
+                    sc[k, known[key]] = float("-inf")
+                    if int(x[k]) not in known[key] and own[k] > ts[k]:
+                        self_above += 1
+                tcol = ts.unsqueeze(1)
+                higher = (sc > tcol).sum(1).double()
+                equal = (sc == tcol).sum(1).double()
+                rk2[side, order[i:j]] = (1 + higher + equal / 2).numpy()
+                i = j
+    rk = rk2.reshape(-1)
+    return {
+        "edges": int(len(te)), "queries": int(len(rk)),
+        "mrr": float(np.mean(1 / rk)) if len(rk) else None,
+        "hits1": float(np.mean(rk <= 1)) if len(rk) else None,
+        "hits3": float(np.mean(rk <= 3)) if len(rk) else None,
+        "hits10": float(np.mean(rk <= 10)) if len(rk) else None,
+        "self_above": self_above / len(rk) if len(rk) else None,
+        "entities": n_ent,
+        "_ranks": rk,
+    }
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
