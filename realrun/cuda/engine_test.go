@@ -370,7 +370,7 @@ func TestStepMatchesCPU(t *testing.T) {
 // functions and objectives (rule each, both buffer modes): a named
 // distance model, RotatE with its self-adversarial logistic loss, and a
 // PBG pair with a d×d operator, the ranking loss and a regulariser, and
-// TransE-L1 with the logistic loss and N3. The
+// a complex_diagonal pair with the logistic loss and N3. The
 // embeddings and the relation rows agree with the CPU engine's to float
 // rounding. Skipped for a model the CPU reference (model.ChunkGrad) does
 // not train yet, or while relation rows are not RelWidth wide outside
@@ -387,7 +387,11 @@ func TestModelsStepMatchCPU(t *testing.T) {
 		// not the other (margin 0.2 ends an epoch 0.004–0.04 of the
 		// movement apart, margin 10 2e-6).
 		{"linear+cos", workload.Objective{Loss: workload.Ranking, Margin: 10, Regularizer: workload.RegL2, RegCoef: 0.01}},
-		{workload.TransEL1, workload.Objective{Loss: workload.Logistic, Regularizer: workload.RegN3, RegCoef: 0.01}},
+		// Not TransE-L1: its epoch is chaotic (sign gradients and
+		// Adagrad's first step of ±lr whatever the gradient's size): the
+		// CPU engine itself ends 0.73 of the movement away when every
+		// relation float starts one ulp off (TransE-L2: 6.5e-7).
+		{"complex_diagonal+squared_l2", workload.Objective{Loss: workload.Logistic, Regularizer: workload.RegN3, RegCoef: 0.01}},
 	}
 	for _, c := range cases {
 		t.Run(string(c.m)+"/"+string(c.obj.LossKind()), func(t *testing.T) {
@@ -412,10 +416,7 @@ func TestModelsStepMatchCPU(t *testing.T) {
 			h := realrun.Hyper{Training: workload.Training{Model: c.m, Dim: d, Batch: 400, Negatives: 10, Objective: c.obj},
 				DegreeFrac: 0.5, LR: 0.1, Workers: 1, Duplicates: realrun.DuplicatesEach}
 			// Both engines start from the same relation rows, small and
-			// random: TransE-L1 from InitRelations' DistMult-like rows
-			// (all near 1) has gradients that cancel exactly (every
-			// candidate on one side of q in each coordinate), and Adagrad's
-			// first step turns their rounding into ±lr.
+			// random (whatever InitRelations gives the model).
 			rng := rand.New(rand.NewPCG(5, 6))
 			relInit := make([]float32, 2*st.M.Relations*c.m.RelWidth(d))
 			for i := range relInit[:len(relInit)/2] {
