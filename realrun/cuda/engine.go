@@ -341,11 +341,15 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 		return err
 	}
 	G := int64(e.maxGroup)
+	gR := nc * e.relW // rule each's per-occurrence relation gradients (rule sum adds into the accumulator)
+	if e.rule != ruleEach {
+		gR = 0
+	}
 	for _, x := range []struct {
 		p *dev
 		n int64
 	}{{&e.Q, G * 2 * nc * d}, {&e.gQ, G * 2 * nc * d}, {&e.N, G * m * d}, {&e.gN, G * m * d},
-		{&e.T, G * 2 * nc * m}, {&e.pos, G * 2 * nc}, {&e.gp, G * 2 * nc}, {&e.gR, nc * e.relW},
+		{&e.T, G * 2 * nc * m}, {&e.pos, G * 2 * nc}, {&e.gp, G * 2 * nc}, {&e.gR, gR},
 		{&e.qn, G * 2 * nc}, {&e.aq, G * 2 * nc}, {&e.nn, G * m}, {&e.bn, G * m},
 		{&e.loss, 2 * lossParts}, {&e.counts, 4}} {
 		if *x.p, err = e.alloc(4 * x.n); err != nil {
