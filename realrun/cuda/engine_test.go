@@ -25,8 +25,6 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/internal/fixture"
-	"github.com/tierflow/tierflow/realrun/model"
-	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/realrun/workdir"
@@ -103,9 +101,6 @@ func TestChunkMatchesModel(t *testing.T) {
 func TestEveryModelMatchesModel(t *testing.T) {
 	for _, c := range modelCases {
 		t.Run(c.String(), func(t *testing.T) {
-			if !relationsReady(c) {
-				t.Skip("sample.InitRelations does not give RelWidth(d) floats a relation yet")
-			}
 			require.NoError(t, checkKernels(func() gpu { return kernelGPU(t) }, c))
 		})
 	}
@@ -372,9 +367,7 @@ func TestStepMatchesCPU(t *testing.T) {
 // PBG pair with a d×d operator, the ranking loss and a regulariser, and
 // a complex_diagonal pair with the logistic loss and N3. The
 // embeddings and the relation rows agree with the CPU engine's to float
-// rounding. Skipped for a model the CPU reference (model.ChunkGrad) does
-// not train yet, or while relation rows are not RelWidth wide outside
-// the CUDA engine.
+// rounding.
 func TestModelsStepMatchCPU(t *testing.T) {
 	cases := []struct {
 		m   workload.Model
@@ -396,15 +389,6 @@ func TestModelsStepMatchCPU(t *testing.T) {
 	for _, c := range cases {
 		t.Run(string(c.m)+"/"+string(c.obj.LossKind()), func(t *testing.T) {
 			const d = 8
-			probe := make([]float32, d)
-			R := make([]float32, c.m.RelWidth(d))
-			gR := make([]float32, len(R))
-			if l := model.ChunkGrad(c.m, c.obj, d, probe, R, probe, probe, 1, 1, make([]float32, d), gR, make([]float32, d), make([]float32, d), nil); math.IsNaN(float64(l)) {
-				t.Skipf("model.ChunkGrad does not train %s with %+v yet", c.m, c.obj)
-			}
-			if emb, _ := sample.InitRelations(c.m, 1, d, 1); len(emb) != c.m.RelWidth(d) {
-				t.Skipf("the CPU engine's relation rows are not RelWidth(d) = %d wide yet (%d)", c.m.RelWidth(d), len(emb))
-			}
 			st, err := workdir.Prepare(workdir.DataSpec{Dataset: "fb15k", Scale: 0.1, Seed: 3, P: 2, Dim: d, Model: string(c.m), Workdir: filepath.Join(t.TempDir(), "work")})
 			require.NoError(t, err)
 			deg, err := st.Degrees()

@@ -24,9 +24,6 @@ import (
 func TestGEMMCuBLASAndFallbackAgree(t *testing.T) {
 	for _, kind := range workload.Models {
 		t.Run(string(kind), func(t *testing.T) {
-			if !relationsReady(kernelCase{kind: kind, d: 18}) {
-				t.Skip("sample.InitRelations does not give RelWidth(d) floats a relation yet")
-			}
 			st, err := workdir.Prepare(workdir.DataSpec{Dataset: "fb15k", Scale: 0.02, Seed: 3, P: 2, Dim: 18, Model: string(kind), Workdir: filepath.Join(t.TempDir(), "work")})
 			require.NoError(t, err)
 			deg, err := st.Degrees()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
-	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -115,27 +114,6 @@ var modelCases = []kernelCase{
 	{kind: workload.RotatE, d: 12, n: 7, g: 2, m: 5, obj: n3Reg},
 	{kind: "linear+l2", d: 12, n: 7, g: 2, m: 5, distinct: 3, obj: n3Reg},
 	{kind: "translation+dot", d: 12, n: 7, g: 2, m: 5, obj: l2Reg},
-}
-
-// relationsReady reports whether the engine can start case c's relation
-// rows: sample.InitRelations gives RelWidth(d) floats a relation (it did
-// for every model only once relation widths reached the rest of realrun).
-func relationsReady(c kernelCase) bool {
-	emb, _ := sample.InitRelations(c.kind, 1, c.d, 1)
-	return len(emb) == c.kind.RelWidth(c.d)
-}
-
-// readyCases are the cases whose engines start (relationsReady), and the
-// names of those that do not.
-func readyCases(cases []kernelCase) (ready []kernelCase, waiting []string) {
-	for _, c := range cases {
-		if relationsReady(c) {
-			ready = append(ready, c)
-		} else {
-			waiting = append(waiting, c.String())
-		}
-	}
-	return ready, waiting
 }
 
 // kernelFailure carries a failed check out of checkKernels' helpers.
