@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 // Profile is one machine.
@@ -167,36 +169,131 @@ type Interference struct {
 	IO float64 `yaml:"io,omitempty" json:"io"`
 }
 
-// CPUTrain holds the CPU engine's training cost per score function.
+// CPUTrain holds the CPU engine's training cost per score function: one
+// field per named model (cpu.train.dot, ..., cpu.train.rotate) and one
+// PyTorch-BigGraph operator+comparator pair, named by PairModel
+// (cpu.train.pair_model: linear+dot, cpu.train.pair: its cost) — a
+// calibration measures one model, and `realrun calibrate --model M`
+// writes M's field alone.
 type CPUTrain struct {
 	Dot      TrainCost `yaml:"dot,omitempty" json:"dot"`
 	DistMult TrainCost `yaml:"distmult,omitempty" json:"distmult"`
 	ComplEx  TrainCost `yaml:"complex,omitempty" json:"complex"`
+	TransEL1 TrainCost `yaml:"transe-l1,omitempty" json:"transe-l1,omitzero"`
+	TransEL2 TrainCost `yaml:"transe-l2,omitempty" json:"transe-l2,omitzero"`
+	RotatE   TrainCost `yaml:"rotate,omitempty" json:"rotate,omitzero"`
+	// PairModel names the PBG pair Pair is the cost of ("" with Pair
+	// unset).
+	PairModel string    `yaml:"pair_model,omitempty" json:"pair_model,omitempty"`
+	Pair      TrainCost `yaml:"pair,omitempty" json:"pair,omitzero"`
 }
 
 // TrainCost models the whole machine's time for a chunk of n edges that
-// share m negatives at dimension d: n ÷ Edges + (2n + m)·d·4 bytes ÷
-// RowBW + 12·n·m·d FLOPs ÷ FLOPS (gathering and updating rows, and the
-// score products of the forward and backward pass). A rate measured at
-// one training shape (CPU.TrainShape) sets Edges alone: rows and FLOPs
-// are folded into it, and RowBW and FLOPS are 0 (no separate term).
+// share m negatives at dimension d under the cost rule of its model
+// (workload.ChunkCost): n ÷ Edges + bytes ÷ RowBW + FLOPs ÷ FLOPS +
+// pairwise operations ÷ Pairwise (gathering and updating rows, the score
+// products and elementwise work of the forward and backward pass, and
+// the pairwise comparators' element operations, which are not GEMM
+// FLOPs). A rate measured at one training shape (CPU.TrainShape) sets
+// Edges alone: rows and FLOPs are folded into it, and RowBW, FLOPS and
+// Pairwise are 0 (no separate term). Pairwise is optional beside the
+// three others: 0 prices pairwise operations at PairwiseShare of FLOPS
+// (PairwiseRate).
 type TrainCost struct {
-	Edges EdgeRate  `yaml:"edges,omitempty" json:"edges_per_s"`
-	RowBW Bandwidth `yaml:"row_bandwidth,omitempty" json:"row_bandwidth_bytes_per_s"`
-	FLOPS FLOPRate  `yaml:"flops,omitempty" json:"flops"`
+	Edges    EdgeRate  `yaml:"edges,omitempty" json:"edges_per_s"`
+	RowBW    Bandwidth `yaml:"row_bandwidth,omitempty" json:"row_bandwidth_bytes_per_s"`
+	FLOPS    FLOPRate  `yaml:"flops,omitempty" json:"flops"`
+	Pairwise FLOPRate  `yaml:"pairwise,omitempty" json:"pairwise_ops_per_s,omitempty"`
 }
 
-// For returns the cost of the named score function.
-func (t CPUTrain) For(model string) (TrainCost, bool) {
+// PairwiseShare is the pairwise comparators' element operations per
+// second as a share of the GEMM's FLOP rate, for a TrainCost that gives no
+// pairwise rate of its own: the CPU engine's AVX-512 kernels (one core,
+// CPU time, n = 100, m = 200, d = 100; BenchmarkChunkGrad) ran dot's
+// 12·m·d FLOPs an edge at 80 GFLOP/s and TransE-L1's and RotatE's
+// pairwise operations (workload.ModelCost.PairOps) at 26 and 35 G/s:
+// about a third.
+const PairwiseShare = 1.0 / 3
+
+// PairwiseRate is t's rate of pairwise operations: Pairwise, or
+// PairwiseShare of FLOPS when t gives none.
+func (t TrainCost) PairwiseRate() float64 {
+	if t.Pairwise > 0 {
+		return float64(t.Pairwise)
+	}
+	return PairwiseShare * float64(t.FLOPS)
+}
+
+// Folded reports whether t is an edge rate alone (measured at one shape:
+// rows and FLOPs folded into it).
+func (t TrainCost) Folded() bool { return t.Edges > 0 && t.RowBW == 0 && t.FLOPS == 0 }
+
+// TrainModels are the models CPUTrain has a field for, in its order
+// (the PBG pair's is PairModel).
+var TrainModels = []string{"dot", "distmult", "complex", "transe-l1", "transe-l2", "rotate"}
+
+// field is the field of the named model, or the pair's when model is
+// PairModel; nil for none.
+func (t *CPUTrain) field(model string) *TrainCost {
 	switch model {
 	case "dot":
-		return t.Dot, t.Dot.Edges > 0
+		return &t.Dot
 	case "distmult":
-		return t.DistMult, t.DistMult.Edges > 0
+		return &t.DistMult
 	case "complex":
-		return t.ComplEx, t.ComplEx.Edges > 0
+		return &t.ComplEx
+	case "transe-l1":
+		return &t.TransEL1
+	case "transe-l2":
+		return &t.TransEL2
+	case "rotate":
+		return &t.RotatE
+	case "":
+		return nil
 	}
-	return TrainCost{}, false
+	if model == t.PairModel {
+		return &t.Pair
+	}
+	return nil
+}
+
+// For returns the cost of the named score function (a named model, or
+// the PBG pair PairModel), if the profile gives one.
+func (t CPUTrain) For(model string) (TrainCost, bool) {
+	f := t.field(model)
+	if f == nil {
+		return TrainCost{}, false
+	}
+	return *f, f.Edges > 0
+}
+
+// Set sets the cost of model: its field for a named model, else Pair
+// and PairModel (a profile holds one pair's cost; another pair's
+// replaces it).
+func (t *CPUTrain) Set(model string, c TrainCost) {
+	if f := t.field(model); f != nil {
+		*f = c
+		return
+	}
+	t.PairModel, t.Pair = model, c
+}
+
+// Costs are pointers to every cost t holds (each named model's and the
+// pair's), for a caller that changes them all alike.
+func (t *CPUTrain) Costs() []*TrainCost {
+	return []*TrainCost{&t.Dot, &t.DistMult, &t.ComplEx, &t.TransEL1, &t.TransEL2, &t.RotatE, &t.Pair}
+}
+
+// Measured lists the models t gives a cost for, in TrainModels' order
+// and the pair last.
+func (t CPUTrain) Measured() []string {
+	var out []string
+	for _, m := range append(slices.Clone(TrainModels), t.PairModel) {
+		if _, ok := t.For(m); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // DiskReadWriteShared reports whether disk reads and writes share one
@@ -489,6 +586,11 @@ func (p Profile) Validate() error {
 		checkTrain("cpu.train.dot", p.CPU.Train.Dot),
 		checkTrain("cpu.train.distmult", p.CPU.Train.DistMult),
 		checkTrain("cpu.train.complex", p.CPU.Train.ComplEx),
+		checkTrain("cpu.train.transe-l1", p.CPU.Train.TransEL1),
+		checkTrain("cpu.train.transe-l2", p.CPU.Train.TransEL2),
+		checkTrain("cpu.train.rotate", p.CPU.Train.RotatE),
+		checkTrain("cpu.train.pair", p.CPU.Train.Pair),
+		checkPair(p.CPU.Train),
 		checkShape("cpu.train_shape", p.CPU.TrainShape),
 		checkSlowdown("cpu.interference.compute", p.CPU.Interference.Compute),
 		checkSlowdown("cpu.interference.io", p.CPU.Interference.IO),
@@ -517,12 +619,14 @@ func checkSlowdown(path string, x float64) error {
 }
 
 // checkTrain checks that a training cost is absent, complete, or an edge
-// rate alone (rows and FLOPs folded into it).
+// rate alone (rows and FLOPs folded into it); a pairwise rate goes with
+// the three others.
 func checkTrain(path string, t TrainCost) error {
 	for _, err := range []error{
 		checkFloat(path+".edges", t.Edges, "edge rate", ""),
 		checkFloat(path+".row_bandwidth", t.RowBW, "bandwidth", ""),
 		checkFloat(path+".flops", t.FLOPS, "FLOP rate", ""),
+		checkFloat(path+".pairwise", t.Pairwise, "FLOP rate", ""),
 	} {
 		if err != nil {
 			return err
@@ -534,8 +638,30 @@ func checkTrain(path string, t TrainCost) error {
 			set++
 		}
 	}
-	if set != 0 && set != 3 && !(t.Edges > 0 && t.RowBW == 0 && t.FLOPS == 0) {
+	if set != 0 && set != 3 && !t.Folded() {
 		return fmt.Errorf("%s: give edges alone (rows and FLOPs folded into it), or edges, row_bandwidth and flops together", path)
+	}
+	if t.Pairwise > 0 && set != 3 {
+		return fmt.Errorf("%s.pairwise: goes with edges, row_bandwidth and flops (an edge rate alone folds the pairwise work into it)", path)
+	}
+	return nil
+}
+
+// checkPair checks the PBG pair's cost: a pair_model that is a PBG
+// operator+comparator pair (not a named model, which has its own field),
+// with a cost, or neither.
+func checkPair(t CPUTrain) error {
+	switch {
+	case t.PairModel == "" && t.Pair != (TrainCost{}):
+		return errors.New("cpu.train.pair: needs cpu.train.pair_model, the PBG operator+comparator it is the cost of (linear+dot)")
+	case t.PairModel == "":
+		return nil
+	case slices.Contains(TrainModels, t.PairModel):
+		return fmt.Errorf("cpu.train.pair_model: %s has its own field, cpu.train.%s", t.PairModel, t.PairModel)
+	case !workload.Model(t.PairModel).Valid():
+		return fmt.Errorf("cpu.train.pair_model: %q is not a PBG operator+comparator pair (such as linear+dot)", t.PairModel)
+	case t.Pair.Edges <= 0:
+		return fmt.Errorf("cpu.train.pair: the cost of %s needs at least edges", t.PairModel)
 	}
 	return nil
 }

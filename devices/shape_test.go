@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +69,64 @@ func TestTrainShapeProfile(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestCPUTrainModels: every named model has its own cost and one PBG pair
+// the pair's; Set, For and Measured agree, and the YAML round-trips.
+func TestCPUTrainModels(t *testing.T) {
+	var tr CPUTrain
+	for i, m := range TrainModels {
+		tr.Set(m, TrainCost{Edges: EdgeRate(1000 * (i + 1))})
+	}
+	tr.Set("linear+dot", TrainCost{Edges: 7000})
+	for i, m := range TrainModels {
+		tc, ok := tr.For(m)
+		require.True(t, ok, m)
+		assert.Equal(t, EdgeRate(1000*(i+1)), tc.Edges)
+	}
+	tc, ok := tr.For("linear+dot")
+	require.True(t, ok)
+	assert.Equal(t, EdgeRate(7000), tc.Edges)
+	_, ok = tr.For("linear+cos")
+	assert.False(t, ok, "one pair a profile")
+	assert.Equal(t, append(slices.Clone(TrainModels), "linear+dot"), tr.Measured())
+
+	p := pbgPreset(t)
+	p.CPU.Train = tr
+	data, err := p.YAML()
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "transe-l2:")
+	assert.Contains(t, string(data), "pair_model: linear+dot")
+	back, err := Parse(data, "round trip")
+	require.NoError(t, err)
+	assert.Equal(t, tr, back.CPU.Train)
+}
+
+// TestCPUTrainBad: the pair's cost needs its model, a named model is not a
+// pair, and a pairwise rate goes with the full terms.
+func TestCPUTrainBad(t *testing.T) {
+	tests := []struct {
+		name  string
+		train CPUTrain
+		want  string
+	}{
+		{"pair without model", CPUTrain{Pair: TrainCost{Edges: 1}}, "cpu.train.pair: needs cpu.train.pair_model"},
+		{"named as a pair", CPUTrain{PairModel: "rotate", Pair: TrainCost{Edges: 1}}, "cpu.train.pair_model: rotate has its own field"},
+		{"not a pair", CPUTrain{PairModel: "linear+l3", Pair: TrainCost{Edges: 1}}, `"linear+l3" is not a PBG operator+comparator`},
+		{"pair model without cost", CPUTrain{PairModel: "linear+dot"}, "cpu.train.pair: the cost of linear+dot needs at least edges"},
+		{"pairwise with an edge rate", CPUTrain{RotatE: TrainCost{Edges: 1, Pairwise: 1}}, "cpu.train.rotate.pairwise: goes with"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pbgPreset(t)
+			p.CPU.Train = tc.train
+			assert.ErrorContains(t, p.Validate(), tc.want)
+		})
+	}
+}
+
+func pbgPreset(t *testing.T) Profile {
+	p, err := Resolve("pbg-paper")
+	require.NoError(t, err)
+	return p
 }

@@ -64,6 +64,10 @@ var spreadFields = []rateField{
 	{"cpu.train.dot.edges", edgeRate, func(p *Profile) *float64 { return (*float64)(&p.CPU.Train.Dot.Edges) }},
 	{"cpu.train.distmult.edges", edgeRate, func(p *Profile) *float64 { return (*float64)(&p.CPU.Train.DistMult.Edges) }},
 	{"cpu.train.complex.edges", edgeRate, func(p *Profile) *float64 { return (*float64)(&p.CPU.Train.ComplEx.Edges) }},
+	{"cpu.train.transe-l1.edges", edgeRate, func(p *Profile) *float64 { return (*float64)(&p.CPU.Train.TransEL1.Edges) }},
+	{"cpu.train.transe-l2.edges", edgeRate, func(p *Profile) *float64 { return (*float64)(&p.CPU.Train.TransEL2.Edges) }},
+	{"cpu.train.rotate.edges", edgeRate, func(p *Profile) *float64 { return (*float64)(&p.CPU.Train.RotatE.Edges) }},
+	{"cpu.train.pair.edges", edgeRate, func(p *Profile) *float64 { return (*float64)(&p.CPU.Train.Pair.Edges) }},
 	{"cpu.checksum", bandwidth, func(p *Profile) *float64 { return (*float64)(&p.CPU.Checksum) }},
 }
 

@@ -53,8 +53,13 @@
 // A batch of b edges with N negatives shared per chunk of K edges (PBG
 // §4.3) touches rows = 2b + 2·ceil(b/K)·N embedding rows of d float32 and
 // needs 12·b·N·d·f FLOPs (both sides corrupted, 2 FLOPs per multiply-add,
-// forward plus backward ≈ 3× forward; f = 2 for ComplEx, 1 for Dot and
-// DistMult). When the CPU builds batches (Marius, PBG, DGL-KE):
+// forward plus backward ≈ 3× forward; f = 2 for ComplEx on the paper
+// systems, 1 otherwise) plus the rest of the cost rule of the model
+// (workload.ModelCost: each query's operator — 6d² for linear — the
+// comparator's norms and per-score work, pairwise operations of l1 and
+// modulus_l1 counted as FLOPs on a GPU, and each edge's relation row in
+// the memory traffic of GPU-built batches). When the CPU builds batches
+// (Marius, PBG, DGL-KE):
 //
 //	CPU = b ÷ cpu.batch_edges + rows·d·4·f ÷ cpu.gather_bandwidth
 //	GPU = rows·d·4 ÷ pcie.h2d + FLOPs ÷ gpu.flops + rows·d·4 ÷ pcie.d2h

@@ -64,8 +64,8 @@ func Run(cfg Config) (report.Report, error) {
 		return report.Report{}, fmt.Errorf("%w: system %s reads partitions SSD-to-GPU and device %s has no such path", ErrConfig, sys.Name, cfg.Profile.Name)
 	}
 	if sys.Batches == OnCPU {
-		if _, ok := cfg.Profile.CPU.Train.For(string(cfg.Training.Model)); !ok {
-			return report.Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost; measure it with realrun calibrate --model %s and the run's other training flags", ErrConfig, sys.Name, cfg.Training.Model, cfg.Training.Model)
+		if _, _, err := CPUTrainCost(cfg.Profile, cfg.Training.Model); err != nil {
+			return report.Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost: %w", ErrConfig, sys.Name, cfg.Training.Model, err)
 		}
 		if !sys.Partitioned {
 			return report.Report{}, fmt.Errorf("%w: system %s must be partitioned", ErrConfig, sys.Name)
@@ -655,6 +655,9 @@ func (e *engine) runPartitioned(r *report.Report) {
 	if buf := cfg.System.Buffer(cfg.Profile, pl.C, r.PartitionBytes); !buf.Fits() {
 		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers (%.1f GB) exceeds the %s memory it lives in (%.1f GB)",
 			buf.Slots, buf.Staging, GB(buf.Bytes), buf.Where, GB(buf.Limit)))
+	} else if rel := RelationMemory(cfg); rel > 0 && buf.Bytes+rel > buf.Limit {
+		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers (%.1f GB) and the relations' resident parameters with their Adagrad state (%.1f GB: %d relations of %d floats) exceed the %s memory (%.1f GB)",
+			buf.Slots, buf.Staging, GB(buf.Bytes), GB(rel), cfg.Dataset.Relations, cfg.Training.Model.RelWidth(cfg.Training.Dim), buf.Where, GB(buf.Limit)))
 	}
 
 	edges := cfg.BucketEdges

@@ -65,3 +65,17 @@ func InMemorySystems() []System {
 	}
 	return out
 }
+
+// RelationMemory is the host memory the relations' parameters take beside
+// the buffer of tierflow's CPU engine (the realrun system), which keeps
+// them resident with their Adagrad state
+// (workload.Model.ResidentRelationBytes: RelWidth(d)·relations·4·2 — a
+// linear operator is d² floats a relation); 0 for the other systems,
+// whose relations live on the GPU or are counted by their own model
+// (SharedParamBytes).
+func RelationMemory(cfg Config) int64 {
+	if cfg.System.Batches != OnCPU {
+		return 0
+	}
+	return cfg.Training.Model.ResidentRelationBytes(cfg.Training.Dim, cfg.Dataset.Relations)
+}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,4 +105,39 @@ func TestResidentMemory(t *testing.T) {
 	for _, s := range InMemorySystems() {
 		assert.False(t, s.Partitioned, s.Name)
 	}
+}
+
+// TestRelationMemoryWarning: the realrun system keeps the relations'
+// parameters resident with their Adagrad state: a PBG linear pair's two
+// operators of d² floats a relation (fb15k's 1,345 at d = 400: 3.4 GB)
+// exceed a 1 GB machine that holds the buffer.
+func TestRelationMemoryWarning(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cal.yaml")
+	require.NoError(t, os.WriteFile(prof, []byte(`name: small
+disk: {read: 400 MB/s, write: 400 MB/s, latency: 1ms}
+pcie: {h2d: 0, d2h: 0}
+gpu: {count: 0}
+cpu:
+  workers: 2
+  memory: 1 GB
+  batch_edges: 1M edges/s
+  gather_bandwidth: 6 GB/s
+  train:
+    pair_model: linear+dot
+    pair: {edges: 100k edges/s}
+    dot: {edges: 100k edges/s}
+`), 0o644))
+	for _, tc := range []struct {
+		model string
+		warn  bool
+	}{{"linear+dot", true}, {"dot", false}} {
+		out, err := Request{System: "realrun", Device: prof, Dataset: "fb15k", Model: tc.model, Dim: 400, P: 4, C: 2, Orderings: "beta"}.Predict()
+		require.NoError(t, err)
+		var found bool
+		for _, w := range out.Results[0].Warnings {
+			found = found || strings.Contains(w, "relations' resident parameters with their Adagrad state (3.4 GB: 1345 relations of 320000 floats)")
+		}
+		assert.Equal(t, tc.warn, found, "%s: %v", tc.model, out.Results[0].Warnings)
+	}
+	assert.Equal(t, int64(2*400*400*1345*4*2), workload.Model("linear+dot").ResidentRelationBytes(400, 1345))
 }

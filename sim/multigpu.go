@@ -665,7 +665,7 @@ func (m *multi) runDGLKE() error {
 			r.batches++
 			r.edgeCount += int64(b)
 			c := CPUBatchCost(cfg.Profile, tr, b)
-			arith := tr.BatchFLOPs(b) / float64(cfg.Profile.GPU.FLOPS)
+			arith := PaperBatchFLOPs(tr, b) / float64(cfg.Profile.GPU.FLOPS)
 			m.cpu.Do(c.CPU, func() {
 				r.h2d.Transfer(c.H2D, Read, func() {
 					r.stall += math.Max(0, m.k.Now()-r.gpu.free)

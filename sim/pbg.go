@@ -156,15 +156,14 @@ func (r PBGReport) Steady() PBGEpoch { return r.Epochs[len(r.Epochs)-1] }
 // ErrPBG wraps every PBGConfig error.
 var ErrPBG = errors.New("bad PyTorch-BigGraph simulation")
 
-// SharedParamBytes is the size of PBG's unpartitioned parameters: a
-// relation operator of d floats per relation and side (PBG §5.4.1:
-// separate operators for source and destination negatives); the dot model
-// has none.
+// SharedParamBytes is the size of PBG's unpartitioned parameters, the
+// relations' (workload.Model.ResidentRelationBytes): RelWidth(d) floats a
+// relation and as many of Adagrad state — for DistMult and ComplEx d
+// floats twice, which is also PBG's two operators of d floats a relation
+// (PBG §5.4.1: separate operators for source and destination negatives);
+// a PBG pair's two operators with their state; none for dot.
 func SharedParamBytes(ds workload.Dataset, t workload.Training) int64 {
-	if t.Model == workload.Dot {
-		return 0
-	}
-	return int64(max(ds.Relations, 1)) * 2 * int64(t.Dim) * workload.BytesPerFloat
+	return t.Model.ResidentRelationBytes(t.Dim, max(ds.Relations, 1))
 }
 
 // EdgeBytes is the size of one stored edge: source and destination as
@@ -204,8 +203,8 @@ func (c *PBGConfig) validate() error {
 	case c.BucketEdges != nil && len(c.BucketEdges) != c.P*c.P:
 		return fmt.Errorf("%w: %d bucket counts for p = %d", ErrPBG, len(c.BucketEdges), c.P)
 	}
-	if _, ok := c.Profile.CPU.Train.For(string(c.Training.Model)); !ok && c.Engine == nil {
-		return fmt.Errorf("%w: device %s gives no cpu.train.%s cost for the CPU trainer", ErrPBG, c.Profile.Name, c.Training.Model)
+	if _, _, err := CPUTrainCost(c.Profile, c.Training.Model); err != nil && c.Engine == nil {
+		return fmt.Errorf("%w: device %s gives no cpu.train.%s cost for the CPU trainer: %w", ErrPBG, c.Profile.Name, c.Training.Model, err)
 	}
 	return nil
 }

@@ -191,6 +191,13 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	if n := shapeNote(q.Device, sc); n != "" {
 		sc.Notes = append(sc.Notes, n)
 	}
+	if sys.Batches == OnCPU {
+		if _, n, err := CPUTrainCost(prof, tr.Model); err != nil {
+			return sc, nil, inputerr.Errorf("--device %s, --model %s: %w", q.Device, tr.Model, err)
+		} else if n != "" {
+			sc.Notes = append(sc.Notes, fmt.Sprintf("--device %s: %s", q.Device, n))
+		}
+	}
 	names, err := orderings.ParseList(q.Orderings)
 	if err != nil {
 		return sc, nil, inputerr.Errorf("--orderings: %w", err)

@@ -124,7 +124,7 @@ func scaleCompute(prof devices.Profile, r float64) devices.Profile {
 	if r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
 		return prof
 	}
-	for _, tc := range []*devices.TrainCost{&prof.CPU.Train.Dot, &prof.CPU.Train.DistMult, &prof.CPU.Train.ComplEx} {
+	for _, tc := range prof.CPU.Train.Costs() {
 		tc.Edges = devices.EdgeRate(float64(tc.Edges) * r)
 	}
 	prof.CPU.BatchEdges = devices.EdgeRate(float64(prof.CPU.BatchEdges) * r)

@@ -286,17 +286,6 @@ func (m Model) CheckDim(d int) error {
 	return nil
 }
 
-// CostFactor is the model's arithmetic per dimension relative to Dot:
-// ComplEx multiplies pairs of reals as complex numbers (four real products
-// per pair, two per real coordinate); DistMult adds one element-wise
-// product to Dot's, which is small beside the gather cost.
-func (m Model) CostFactor() float64 {
-	if m == ComplEx {
-		return 2
-	}
-	return 1
-}
-
 // Loss names how a chunk's scores become its loss.
 type Loss string
 

@@ -58,33 +58,6 @@ func (t Training) BatchRows(b int) float64 {
 	return float64(2*b) + 2*float64(chunks)*float64(t.Negatives)
 }
 
-// BatchFLOPs is the arithmetic of a batch of b edges: every edge scored
-// against the chunk's negatives on both sides (2·N·d multiply-adds), two
-// FLOPs per multiply-add, and three times the forward pass for forward
-// plus backward, times the model's CostFactor.
-func (t Training) BatchFLOPs(b int) float64 {
-	return 12 * float64(b) * float64(t.Negatives) * float64(t.Dim) * t.Model.CostFactor()
-}
-
-// ChunkTerms are the three cost terms of training one chunk of n edges
-// sharing m negatives at dimension d on the CPU, as the calibrated
-// devices.TrainCost prices them (seconds = terms · (1/Edges, 1/RowBW,
-// 1/FLOPS)):
-//
-//   - n edges of per-edge work;
-//   - (2n + m)·d·4 bytes of rows: 2n source and destination rows and m
-//     negative rows of d float32s, gathered and updated;
-//   - 12·n·m·d FLOPs: the forward score products Q·Nᵀ for both sides,
-//     2·(2·n·m·d), and the backward G·N and Gᵀ·Q for both sides,
-//     2·(2·2·n·m·d).
-//
-// The simulator's model of the CPU engine sums them over a bucket's
-// chunks; the calibration fits the three rates to measured buckets with
-// the same terms.
-func ChunkTerms(n, m, d float64) [3]float64 {
-	return [3]float64{n, (2*n + m) * d * BytesPerFloat, 12 * n * m * d}
-}
-
 // WorkUnit is how many of a bucket's edges one worker of tierflow's CPU
 // engine takes at a time: a batch, or — when the bucket holds fewer than
 // one batch per worker — an equal share rounded up to whole chunks, so
@@ -125,12 +98,13 @@ func PartitionBytes(nodes int64, p, d int, rowwise bool) int64 {
 	return rows * int64(d) * BytesPerFloat * 2
 }
 
-// ModelNames lists the score functions for help texts ("dot, distmult or
-// complex").
+// ModelNames lists the score functions for help texts ("dot, distmult,
+// complex, transe-l1, transe-l2, rotate or a PBG operator+comparator such
+// as linear+dot").
 func ModelNames() string {
 	names := make([]string, len(Models))
 	for i, m := range Models {
 		names[i] = string(m)
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(names, ", ") + " or a PBG operator+comparator such as linear+dot (operators " + joinNames(Operators) + "; comparators " + joinNames(Comparators) + ")"
 }

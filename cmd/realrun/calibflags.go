@@ -10,14 +10,19 @@ import (
 // shapeFlags registers the realrun flags that set the training shape
 // (validate.ShapeFlags) and the graph's partition rows, with realrun's
 // defaults, so that `realrun calibrate` with a run's flags measures the
-// shape that run trains at.
-func shapeFlags(fs *flag.FlagSet, o *job.Options) {
+// shape that run trains at: the model (--model, or --operator with
+// --comparator) and its objective (--loss, --margin, --adversarial,
+// --regularizer, --reg-coef: the engine is measured on the run's own
+// kernels and loss) are realrun's own flags, put into o by the returned
+// modelFlags' apply after parsing.
+func shapeFlags(fs *flag.FlagSet, o *job.Options) *modelFlags {
 	*o = job.Defaults
 	cli.EnumVar(fs, &o.Dataset, "dataset", job.Defaults.Dataset, "the run's generated dataset: "+presetNames()+" (its nodes ÷ --p are the partition rows measured)")
 	fs.Float64Var(&o.Scale, "scale", 0, "the run's --scale (default: "+presetScales()+")")
 	fs.StringVar(&o.Edges, "edges", "", "the run's edge `FILE` instead of --dataset (its work directory must hold it already: a run on it has read it)")
 	fs.StringVar(&o.Workdir, "workdir", "", "the run's work `DIR`, if not the default: the engine is measured on the graph's own buckets there (built now for a --dataset when it does not exist yet; the run reuses it)")
-	cli.EnumVar(fs, &o.Model, "model", "", "the run's score function: dot, distmult or complex (default: the dataset's)")
+	var mf modelFlags
+	mf.register(fs, o)
 	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "the run's embedding dimension d")
 	fs.IntVar(&o.P, "p", job.Defaults.P, "the run's node partitions")
 	fs.IntVar(&o.Batch, "batch", job.Defaults.Batch, "the run's edges per batch")
@@ -27,6 +32,7 @@ func shapeFlags(fs *flag.FlagSet, o *job.Options) {
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "the run's training goroutines")
 	fs.BoolVar(&o.FP32, "fp32", false, "with --engine cuda: the run's --fp32 (plain FP32 products; TF32 is the default)")
 	cli.EnumVar(fs, &o.Engine, "engine", job.Defaults.Engine, "the run's engine: cpu (the CPU engine at the shape, its interference with I/O, and the GPU where the build has one) or cuda (the disk and the GPU alone: the CUDA engine's runs need no CPU engine figures)")
+	return &mf
 }
 
 // calibrateHelp is `realrun calibrate --help`.
@@ -36,7 +42,8 @@ var calibrateHelp = cli.Help{
 		"the CPU engine at exactly the training shape the given realrun flags train at (synthetic partitions of the run's rows; recorded as cpu.train_shape), how the two slow each other, " +
 		"and the GPU where the build has one. Give it the run's own training flags: a rate measured at one shape does not carry to another, and --compare-sim --device names any difference in one line.",
 	Groups: []cli.FlagGroup{
-		{Title: "The run's training shape (realrun's flags and defaults)", Flags: []string{"engine", "fp32", "dataset", "scale", "edges", "workdir", "model", "dim", "p", "batch", "negatives", "chunk", "degree-frac", "workers"}},
+		{Title: "The run's training shape (realrun's flags and defaults)", Flags: []string{"engine", "fp32", "dataset", "scale", "edges", "workdir", "dim", "p", "batch", "negatives", "chunk", "degree-frac", "workers"}},
+		{Title: "The run's model and loss (realrun's flags; the engine is measured on their kernels, and the profile records the model in cpu.train.<model> — a PBG pair in cpu.train.pair — and cpu.train_shape.model)", Flags: []string{"model", "operator", "comparator", "loss", "margin", "adversarial", "regularizer", "reg-coef"}},
 		{Title: "Disk", Flags: []string{"dir", "size", "disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Output", Flags: []string{"out", "name", "json"}},
 	},

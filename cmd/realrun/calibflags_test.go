@@ -26,6 +26,33 @@ func TestShapeFlags(t *testing.T) {
 	assert.Equal(t, want, o, "realrun's defaults, the given flags over them")
 }
 
+// TestShapeFlagsModel: calibrate takes the run's model as realrun does —
+// --model with any name, or --operator with --comparator — and its
+// objective flags.
+func TestShapeFlagsModel(t *testing.T) {
+	tests := []struct {
+		args  []string
+		model string
+		loss  string
+	}{
+		{[]string{"--model", "RotatE"}, "rotate", ""},
+		{[]string{"--model", "linear+dot"}, "linear+dot", ""},
+		{[]string{"--operator", "translation", "--comparator", "l2", "--loss", "ranking", "--margin", "1"}, "transe-l2", "ranking"},
+		{[]string{"--operator", "linear", "--comparator", "cos"}, "linear+cos", ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			fs := newFlagSet("realrun calibrate")
+			var o job.Options
+			mf := shapeFlags(fs, &o)
+			require.NoError(t, fs.Parse(tt.args))
+			require.NoError(t, mf.apply(fs, &o))
+			assert.Equal(t, tt.model, o.Model)
+			assert.Equal(t, tt.loss, o.Loss)
+		})
+	}
+}
+
 // Bad shape flags are refused in one line with exit status 2, before
 // anything is measured.
 func TestCalibrateBadShape(t *testing.T) {
@@ -33,6 +60,13 @@ func TestCalibrateBadShape(t *testing.T) {
 		{"--dim", "0"},
 		{"--dataset", "nope"},
 		{"--model", "complex", "--dim", "33"},
+		{"--model", "bilinear+dot"},
+		{"--model", "rotate+dot"},
+		{"--operator", "linear"},
+		{"--model", "dot", "--operator", "linear", "--comparator", "dot"},
+		{"--model", "distmult", "--loss", "hinge"},
+		{"--model", "distmult", "--loss", "softmax", "--margin", "1"},
+		{"--model", "rotate", "--dim", "31"},
 		{"--edges", "/nonexistent/edges.tsv"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

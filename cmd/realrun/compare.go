@@ -125,11 +125,14 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	name := fs.String("name", "this-machine", "profile name")
 	asJSON := fs.Bool("json", false, "print the measurements as JSON")
 	var o job.Options
-	shapeFlags(fs, &o)
+	mf := shapeFlags(fs, &o)
 	var disk diskFlags
 	disk.register(fs, "--dir's disk")
 	cli.SetHelp(fs, calibrateHelp)
 	if err := cli.Parse(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := mf.apply(fs, &o); err != nil {
 		return err
 	}
 	if err := atomicfile.CheckWritable(*out); err != nil {
@@ -142,6 +145,9 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	done := exitOnSignal(g, stderr)
 	defer func() { err = errors.Join(err, g.Release()); done() }()
 	cal, err := validate.Calibrate(o, *dir, int64(*size)<<20, *name, stderr)
+	if u := objectiveUsage(err); u != nil {
+		return u
+	}
 	if err != nil {
 		return asUsage(err)
 	}

@@ -173,7 +173,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	cli.EnumVar(fs, &q.System, "system", "marius", "system model: "+strings.Join(sim.SystemNames(), ", "))
 	cli.EnumVar(fs, &q.Dataset, "dataset", "freebase86m", "dataset preset: "+strings.Join(workload.DatasetNames(), ", "))
 	fs.IntVar(&q.Dim, "dim", 100, "embedding dimension d")
-	cli.EnumVar(fs, &q.Model, "model", "", "score function: "+workload.ModelNames()+" (default: the dataset's)")
+	cli.EnumVar(fs, &q.Model, "model", "", "score function: "+workload.ModelNames()+" (default: the dataset's; the realrun system needs the device's cpu.train cost of it: realrun calibrate --model)")
 	fs.IntVar(&q.Batch, "batch", 0, "edges per batch (default: the papers' 50000; fb15k 10000)")
 	fs.IntVar(&q.Negatives, "negatives", 0, "negatives per chunk (default 1000)")
 	fs.IntVar(&q.Chunk, "chunk", 0, "edges per chunk (0: as many as --negatives)")

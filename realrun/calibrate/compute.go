@@ -12,7 +12,6 @@ import (
 	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/sim"
-	"github.com/tierflow/tierflow/workload"
 )
 
 // ComputeRate is the CPU engine's measured training rate at one shape:
@@ -73,7 +72,7 @@ type benchBucket struct {
 const roundFLOPs = 2e9
 
 func perRoundEdges(h realrun.Hyper) int64 {
-	perEdge := 12*float64(h.Negatives*h.Dim) + 200 // rough FLOPs, to size the round
+	perEdge := h.Training.PerEdgeFLOPs() + 200 // rough FLOPs, to size the round
 	round := float64(h.Batch * max(h.Workers, 1))
 	return int64(math.Max(2, math.Round(roundFLOPs/perEdge/round)) * round)
 }
@@ -247,10 +246,8 @@ func (b *computeBench) round() (rate, sec float64, edges int64, err error) {
 func unitBucketTime(h realrun.Hyper, edges int64) float64 {
 	var prof devices.Profile
 	prof.CPU.Workers = max(h.Workers, 1)
-	unit := devices.TrainCost{Edges: 1}
-	prof.CPU.Train = devices.CPUTrain{Dot: unit, DistMult: unit, ComplEx: unit}
-	t := workload.Training{Model: workload.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, ChunkSize: h.ChunkSize}
-	return sim.CPUBucketTime(prof, t, edges)
+	prof.CPU.Train.Set(string(h.Model), devices.TrainCost{Edges: 1})
+	return sim.CPUBucketTime(prof, h.Training, edges)
 }
 
 // measure warms up with one round and times rounds more: the median

@@ -10,6 +10,7 @@ import (
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // ShapeProfile calibrates this machine for one run without looking at any
@@ -59,6 +60,7 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 	tc := rate.TrainCost()
 	t := &cal.Profile.CPU.Train
 	t.Dot, t.DistMult, t.ComplEx = tc, tc, tc
+	t.Set(string(h.Model), tc)
 	shape := ShapeOf(h, st.M.Rows)
 	cal.Shape, cal.Profile.CPU.TrainShape = &shape, &shape
 	cal.Profile.CPU.BatchEdges = tc.Edges
@@ -119,13 +121,8 @@ func Saved(st *store.Store, h realrun.Hyper, scratchDir, name string, gpuOnly bo
 	p.Name = name
 	tc, _ := p.CPU.Train.For(string(h.Model))
 	p.CPU.Train = devices.CPUTrain{}
-	switch string(h.Model) {
-	case "dot":
-		p.CPU.Train.Dot = tc
-	case "distmult":
-		p.CPU.Train.DistMult = tc
-	case "complex":
-		p.CPU.Train.ComplEx = tc
+	if !gpuOnly {
+		p.CPU.Train.Set(string(h.Model), tc)
 	}
 	if err := cal.SetSpread(p); err != nil {
 		return cal, err
@@ -165,14 +162,11 @@ func (c Calibration) EffectiveFLOPS() float64 {
 	return flopsPerEdge(*c.Shape) * float64(tc.Edges)
 }
 
-// flopsPerEdge is 12·m·d (times 2 for ComplEx), as workload.BatchFLOPs
-// counts it.
+// flopsPerEdge is the cost rule's FLOPs and pairwise operations per edge
+// at the shape (workload.Training.PerEdgeFLOPs; 12·m·d for dot and
+// ComplEx, whose GEMM is dot's, plus their operators' work).
 func flopsPerEdge(s devices.TrainShape) float64 {
-	f := 12 * float64(s.Negatives) * float64(s.Dim)
-	if s.Model == "complex" {
-		f *= 2
-	}
-	return f
+	return workload.Training{Model: workload.Model(s.Model), Dim: s.Dim, Batch: s.Batch, Negatives: s.Negatives, ChunkSize: s.Chunk}.PerEdgeFLOPs()
 }
 
 // FMAPeak is the FMA ceiling of cores cores in FLOP/s: one core's best

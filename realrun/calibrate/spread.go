@@ -66,8 +66,12 @@ func (c Calibration) SetSpread(p *devices.Profile) error {
 		return err
 	}
 	if c.Compute != nil {
-		for key, tc := range map[string]devices.TrainCost{"cpu.train.dot.edges": p.CPU.Train.Dot, "cpu.train.distmult.edges": p.CPU.Train.DistMult, "cpu.train.complex.edges": p.CPU.Train.ComplEx} {
-			if err := set(key, float64(tc.Edges), c.Compute.Rates); err != nil {
+		for _, m := range p.CPU.Train.Measured() {
+			tc, _ := p.CPU.Train.For(m)
+			if m == p.CPU.Train.PairModel {
+				m = "pair"
+			}
+			if err := set("cpu.train."+m+".edges", float64(tc.Edges), c.Compute.Rates); err != nil {
 				return err
 			}
 		}
