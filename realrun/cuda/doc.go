@@ -6,7 +6,11 @@
 // corrupted sides are stacked so that three batched products (cuBLAS,
 // opened at run time wherever it is installed, on TF32 tensor cores unless
 // FP32 is asked for; or the engine's own sgemm_batched kernel when no
-// cuBLAS loads) and four fused kernels train it; the chunk step's launches
+// cuBLAS loads) and four fused kernels train it (the l1 and modulus_l1
+// comparators score and differentiate pairwise instead of the products:
+// pair_scores, pair_grads); every named model and PBG operator+comparator
+// pair trains, with the softmax, ranking or logistic loss and the L2 or N3
+// regulariser; the chunk step's launches
 // are recorded once per index slot and chunk as CUDA graphs and replayed.
 // A shuffler and a producer goroutine prepare the bucket's index pieces in
 // a ring of pinned slots while the GPU trains; partition copies run on a

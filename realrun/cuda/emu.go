@@ -270,6 +270,10 @@ func (g *emuGPU) launch(s stream, name string, grid [3]int, block [2]int, params
 		emuChunkPrep(a, threads)
 	case "sgemm_batched":
 		emuSgemm(a, grid, block)
+	case "pair_scores":
+		emuPairScores(a, grid)
+	case "pair_grads":
+		emuPairGrads(a, threads)
 	case "chunk_softmax":
 		emuChunkSoftmax(a, threads)
 	case "chunk_back":
@@ -408,7 +412,9 @@ func emuChunkPrep(a *args, threads int64) {
 	model, g, nc, m, d, L := a.int(), a.int(), a.int(), a.int(), a.int(), a.int()
 	pc := a.piece(L)
 	c0 := int64(a.int())
-	rel, Q, N, pos, counts := a.floats(), a.floats(), a.floats(), a.floats(), a.ints()
+	rel, Q, N, pos := a.floats(), a.floats(), a.floats(), a.floats()
+	qn, nn, bn, counts := a.floats(), a.floats(), a.floats(), a.ints()
+	cmp := emuCmp(model)
 	if a.int() != 0 && threads > 0 {
 		counts[0], counts[1], counts[2] = 0, 0, 0
 	}
@@ -424,6 +430,9 @@ func emuChunkPrep(a *args, threads int64) {
 				src = pc.embB
 			}
 			copy(N[v*D:(v+1)*D], src[int64(ci[k])*D:int64(ci[k]+1)*D])
+			if emuNormed(cmp) {
+				nn[v], bn[v] = emuDot(N[v*D:(v+1)*D], N[v*D:(v+1)*D]), 0
+			}
 			continue
 		}
 		j, i := w/NC, w%NC
@@ -435,10 +444,32 @@ func emuChunkPrep(a *args, threads int64) {
 			clear(q1[:D])
 			clear(q2[:D])
 			p[0], p[nc] = 0, 0
+			if emuNormed(cmp) {
+				qn[j*2*NC+i], qn[j*2*NC+i+NC] = 0, 0
+			}
 			continue
 		}
 		ci = ci[1:]
 		s, t := pc.embA[int64(ci[i])*D:], pc.embB[int64(ci[NC+i])*D:]
+		if model > 2 {
+			op, pair := emuOp(model), emuPair(model)
+			rg := s
+			if op != opNone {
+				rg = rel[int64(ci[2*NC+i])*int64(emuRelWidth(model, d)):]
+			}
+			rh := rg
+			if pair {
+				rh = rg[emuOpWidth(op, d):]
+			}
+			emuOpForward(op, false, d, s, rg, q1[:D])
+			emuOpForward(op, !pair, d, t, rh, q2[:D])
+			a, b := emuCmpSums(cmp, d, q1, t), emuCmpSums(cmp, d, q2, s)
+			p[0], p[nc] = emuCmpScore(cmp, a), emuCmpScore(cmp, b)
+			if emuNormed(cmp) {
+				qn[j*2*NC+i], qn[j*2*NC+i+NC] = a.qq, b.qq
+			}
+			continue
+		}
 		r := s
 		if model != 0 {
 			r = rel[int64(ci[2*NC+i])*D:]
@@ -474,6 +505,8 @@ func emuChunkSoftmax(a *args, threads int64) {
 	pc := a.piece(L)
 	c0 := int64(a.int())
 	pos, T, gp, loss := a.floats(), a.floats(), a.floats(), a.double()
+	lossCode, cmp, margin, adv := a.int(), a.int(), a.float(), a.float()
+	qn, nn, aq, bn := a.floats(), a.floats(), a.floats(), a.floats()
 	rows := int64(g) * 2 * int64(nc)
 	for w := int64(0); w < threads/32 && w < rows; w++ {
 		j, i := w/(2*int64(nc)), w%(2*int64(nc))
@@ -484,6 +517,15 @@ func emuChunkSoftmax(a *args, threads int64) {
 		if i >= int64(pc.block(c0 + j)[0]) {
 			clear(row)
 			gp[w] = 0
+			continue
+		}
+		if lossCode != lossSoftmax || emuNormed(cmp) {
+			var qq float32
+			if emuNormed(cmp) {
+				qq = qn[w]
+			}
+			M := int64(m)
+			emuRowLoss(lossCode, cmp, margin, adv, pos[w], row, qq, nn[j*M:(j+1)*M], bn[j*M:(j+1)*M], gp[w:], aq[w:], loss[w%lossParts:])
 			continue
 		}
 		p := pos[w]
@@ -514,6 +556,8 @@ func emuChunkBack(a *args, threads int64) {
 	c0 := int64(a.int())
 	rel, gQ, gN, gp, gR := a.floats(), a.floats(), a.floats(), a.floats(), a.floats()
 	accs, counts := a.accs(), a.ints()
+	Q, N, aq, bn := a.floats(), a.floats(), a.floats(), a.floats()
+	reg, lam, loss := a.int(), a.float(), a.double()
 	embA, embB := pc.embA, pc.embB
 	A, B, R := accs[0], accs[1], accs[2]
 	cA, cB, cR := counts[0:], counts[1:], counts[2:]
@@ -532,6 +576,11 @@ func emuChunkBack(a *args, threads int64) {
 			T, cT := A, cA
 			if ci[int64(m)+k] != 0 {
 				T, cT = B, cB
+			}
+			if emuNormed(emuCmp(model)) {
+				for x := int64(0); x < D; x++ {
+					gN[v*D+x] += bn[v] * N[v*D+x]
+				}
 			}
 			if rule == ruleSum {
 				acc := T.acc[int64(row)*D:]
@@ -553,14 +602,42 @@ func emuChunkBack(a *args, threads int64) {
 		ci = ci[1:]
 		sr, dr, rr := ci[i], ci[NC+i], ci[2*NC+i]
 		s, t := embA[int64(sr)*D:], embB[int64(dr)*D:]
+		if model > 2 || reg != 0 {
+			q := j*2*NC + i
+			rw := int64(emuRelWidth(model, d))
+			var accR, grr []float32
+			if emuOp(model) != opNone {
+				if rule == ruleSum {
+					accR = R.acc[int64(rr)*rw : int64(rr+1)*rw]
+				} else {
+					grr = gR[(j*NC+i)*rw : (j*NC+i+1)*rw]
+				}
+			}
+			emuEdgeBack(model, rule, nc, d, s[:D], t[:D], rel, rr, q, gQ, gp, Q, aq, A.acc[int64(sr)*D:], B.acc[int64(dr)*D:],
+				accR, grr, reg, lam, loss)
+			A.touch(cA, sr)
+			B.touch(cB, dr)
+			hasRel := emuOp(model) != opNone
+			if hasRel {
+				R.touch(cR, rr)
+			}
+			if rule == ruleEach {
+				A.link(sr, int32(i))
+				B.link(dr, int32(NC+i))
+				if hasRel {
+					R.link(rr, int32(i))
+				}
+			}
+			continue
+		}
 		r := s
 		if model != 0 {
 			r = rel[int64(rr)*D:]
 		}
 		q := j*2*NC + i
 		g1, g2 := gQ[q*D:], gQ[(q+NC)*D:]
-		var grr []float32 // rule each only (one chunk a group)
-		if rule == ruleEach {
+		var grr []float32                   // rule each only (one chunk a group)
+		if rule == ruleEach && model != 0 { // Dot has no relation gradients
 			grr = gR[(j*NC+i)*D:]
 		}
 		gp1, gp2 := gp[q], gp[q+NC]
@@ -639,11 +716,16 @@ func emuTables(a *args) (emb, state [3][]float32) {
 
 func emuAdagradSum(a *args, grid [3]int, block [2]int) {
 	emb, state := emuTables(a)
-	accs, counts, maxRows, d := a.accs(), a.ints(), a.int(), a.int()
+	accs, counts, maxRows, dE := a.accs(), a.ints(), a.int(), a.int()
 	lr, eps := a.float(), a.float()
+	dR := a.int()
 	threads := int64(grid[0]) * int64(block[0])
 	for tb := 0; tb < grid[1]; tb++ {
 		x := accs[tb]
+		d := dE
+		if tb == 2 {
+			d = dR
+		}
 		n := min(int(counts[tb]), maxRows)
 		for t := int64(0); t < threads && t < int64(n)*int64(d); t++ {
 			j, k := t/int64(d), t%int64(d)
@@ -680,9 +762,13 @@ func emuAdagradEach(a *args, grid [3]int) {
 	accs, counts, maxRows, d, nc := a.accs(), a.ints(), a.int(), a.int(), a.int()
 	lr, eps := a.float(), a.float()
 	gQ, gN, gR := a.floats(), a.floats(), a.floats()
-	D := int64(d)
+	dR := a.int()
 	for tb := 0; tb < grid[1]; tb++ {
 		x := accs[tb]
+		D := int64(d)
+		if tb == 2 {
+			D = int64(dR)
+		}
 		n := min(int(counts[tb]), maxRows, grid[0])
 		for b := 0; b < n; b++ {
 			r := x.list[b]

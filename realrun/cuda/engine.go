@@ -26,15 +26,15 @@ type accum struct {
 	rows                        int64
 }
 
-// newAccum allocates the accumulator side of a table of rows rows whose
-// steps see at most slots occurrences (rule each).
-func (e *Engine) newAccum(rows, slots int64) (accum, error) {
+// newAccum allocates the accumulator side of a table of rows rows of
+// width floats whose steps see at most slots occurrences (rule each).
+func (e *Engine) newAccum(rows, width, slots int64) (accum, error) {
 	a := accum{rows: rows}
 	for _, x := range []struct {
 		p    *dev
 		n    int64
 		fill uint32
-	}{{&a.acc, rows * int64(e.d), 0}, {&a.flag, rows, 0}, {&a.list, rows, 0}, {&a.head, rows, 0xffffffff}, {&a.next, slots, 0}} {
+	}{{&a.acc, rows * width, 0}, {&a.flag, rows, 0}, {&a.list, rows, 0}, {&a.head, rows, 0xffffffff}, {&a.next, slots, 0}} {
 		var err error
 		if *x.p, err = e.alloc(4 * x.n); err != nil {
 			return a, err
@@ -69,6 +69,7 @@ type Engine struct {
 	d      int
 	rows   int64 // rows per partition
 	nrel   int64
+	relW   int64 // floats a relation row (Model.RelWidth)
 	pbytes int64
 	neg    *sample.NegativeSampler
 	g      gpu
@@ -99,8 +100,11 @@ type Engine struct {
 	// A group's work buffers (up to maxGroup chunks): stacked queries Q
 	// and their gradients gQ (2·chunk rows a chunk), negatives N and gN,
 	// scores T, positive scores and their gradients, the relation
-	// gradients of rule each, and the loss in 32 partial sums.
+	// gradients of rule each (relW a row), the normed comparators' row
+	// norms of Q and N (qn, nn) and coefficients of their rows in the
+	// gradients (aq, bn), and the loss in 32 partial sums.
 	Q, gQ, N, gN, T, pos, gp, gR dev
+	qn, nn, aq, bn               dev
 	loss                         dev
 	// idx and idxHost are the ring of index slots, on the GPU and pinned
 	// on the host: the producer samples piece k into slot k%ringSlots
@@ -278,19 +282,24 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 	negs := int64(e.maxChunks) * m
 	slots := 2*nc + m // occurrence slots of one chunk in a table (rule each)
 	e.nrel = int64(st.M.Relations)
+	e.relW = int64(e.h.Model.RelWidth(e.d))
 	if e.h.Model.UsesRelations() {
-		if e.rel, err = e.alloc(4 * e.nrel * d); err != nil {
+		if e.rel, err = e.alloc(4 * e.nrel * e.relW); err != nil {
 			return err
 		}
-		if e.relState, err = e.alloc(4 * e.nrel * d); err != nil {
+		if e.relState, err = e.alloc(4 * e.nrel * e.relW); err != nil {
 			return err
 		}
 		// Relations start as every engine starts them (same seed, same rule).
 		emb, state := sample.InitRelations(e.h.Model, st.M.Relations, e.h.Dim, o.Seed)
+		if int64(len(emb)) != e.nrel*e.relW {
+			return fmt.Errorf("relation rows: initialised %d floats, want %d relations of %d (%s, d=%d)",
+				len(emb), e.nrel, e.relW, e.h.Model, e.d)
+		}
 		if err := e.restore(append(emb, state...)); err != nil {
 			return err
 		}
-		if e.acc[2], err = e.newAccum(e.nrel, nc); err != nil {
+		if e.acc[2], err = e.newAccum(e.nrel, e.relW, nc); err != nil {
 			return err
 		}
 	}
@@ -317,7 +326,7 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 		}
 	}
 	for t := 0; t < 2; t++ {
-		if e.acc[t], err = e.newAccum(rows, slots); err != nil {
+		if e.acc[t], err = e.newAccum(rows, d, slots); err != nil {
 			return err
 		}
 	}
@@ -332,11 +341,16 @@ func (e *Engine) allocAll(st *store.Store, o realrun.EngineOptions) error {
 		return err
 	}
 	G := int64(e.maxGroup)
+	gR := nc * e.relW // rule each's per-occurrence relation gradients (rule sum adds into the accumulator)
+	if e.rule != ruleEach {
+		gR = 0
+	}
 	for _, x := range []struct {
 		p *dev
 		n int64
 	}{{&e.Q, G * 2 * nc * d}, {&e.gQ, G * 2 * nc * d}, {&e.N, G * m * d}, {&e.gN, G * m * d},
-		{&e.T, G * 2 * nc * m}, {&e.pos, G * 2 * nc}, {&e.gp, G * 2 * nc}, {&e.gR, nc * d},
+		{&e.T, G * 2 * nc * m}, {&e.pos, G * 2 * nc}, {&e.gp, G * 2 * nc}, {&e.gR, gR},
+		{&e.qn, G * 2 * nc}, {&e.aq, G * 2 * nc}, {&e.nn, G * m}, {&e.bn, G * m},
 		{&e.loss, 2 * lossParts}, {&e.counts, 4}} {
 		if *x.p, err = e.alloc(4 * x.n); err != nil {
 			return err
@@ -468,7 +482,7 @@ func (e *Engine) State() []float32 {
 		return nil
 	}
 	defer done()
-	n := e.nrel * int64(e.d)
+	n := e.nrel * e.relW
 	out := make([]float32, 2*n)
 	if e.g.dtoh(unsafe.Pointer(&out[0]), e.rel.p, 4*n, computeStream) != nil ||
 		e.g.dtoh(unsafe.Pointer(&out[n]), e.relState.p, 4*n, computeStream) != nil ||
@@ -489,7 +503,7 @@ func (e *Engine) Restore(state []float32) error {
 }
 
 func (e *Engine) restore(state []float32) error {
-	n := e.nrel * int64(e.d)
+	n := e.nrel * e.relW
 	if !e.h.Model.UsesRelations() {
 		if len(state) != 0 {
 			return fmt.Errorf("checkpoint holds %d relation floats, the engine 0", len(state))

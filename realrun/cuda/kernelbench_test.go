@@ -28,15 +28,25 @@ func BenchmarkChunkKernels(b *testing.B) {
 		if tf32 {
 			name = "tf32"
 		}
-		b.Run(name, func(b *testing.B) { benchChunkKernels(b, tf32) })
+		b.Run(name, func(b *testing.B) { benchChunkKernels(b, tf32, workload.Dot) })
 	}
 }
 
-func benchChunkKernels(b *testing.B, tf32 bool) {
+// BenchmarkChunkModels is BenchmarkChunkKernels' whole chunk ("chunk",
+// "chunk-graph") for the other score functions at the same shape: TransE
+// (L2: the product and norms; L1: the pairwise kernels), RotatE (pairwise)
+// and PBG pairs with a d×d linear operator, FP32.
+func BenchmarkChunkModels(b *testing.B) {
+	for _, m := range []workload.Model{workload.DistMult, workload.ComplEx, workload.TransEL2, workload.TransEL1, workload.RotatE, "linear+cos", "affine+dot"} {
+		b.Run(string(m), func(b *testing.B) { benchChunkKernels(b, false, m) })
+	}
+}
+
+func benchChunkKernels(b *testing.B, tf32 bool, model workload.Model) {
 	const rows, d, nc, m = 26_000, 100, 1_000, 1_000
 	st, deg := memStore(rows, d, 1)
 	e, err := testEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Store: st, Degrees: deg, Seed: 1, C: 2,
-		Hyper: realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: d, Batch: 50_000, Negatives: m, ChunkSize: nc}, LR: 0.1, Workers: 1, TF32: tf32}})
+		Hyper: realrun.Hyper{Training: workload.Training{Model: model, Dim: d, Batch: 50_000, Negatives: m, ChunkSize: nc}, LR: 0.1, Workers: 1, TF32: tf32}})
 	require.NoError(b, err)
 	defer e.Close()
 	done, err := e.bind()
@@ -76,13 +86,15 @@ func benchChunkKernels(b *testing.B, tf32 bool) {
 		run  func() error
 	}{
 		{"chunk_prep", func() error {
-			return e.launch1D(s, "chunk_prep", 32*items, code, 1, nc, m, d, e.L, idx, 0, e.rel.p, e.Q.p, e.N.p, e.pos.p, e.counts.p, 1)
+			return e.launch1D(s, "chunk_prep", 32*items, code, 1, nc, m, d, e.L, idx, 0, e.rel.p, e.Q.p, e.N.p, e.pos.p,
+				e.qn.p, e.nn.p, e.bn.p, e.counts.p, 1)
 		}},
 		{"gemm_T=QNt", func() error {
 			return e.gemm(1, false, true, rowsQ, m, d, 1, e.Q.p, d, qs, e.N.p, d, ns, 0, e.T.p, m, ts)
 		}},
 		{"chunk_softmax", func() error {
-			return e.launch1D(s, "chunk_softmax", 32*int64(rowsQ), 1, nc, m, e.L, idx, 0, e.pos.p, e.T.p, e.gp.p, e.loss.p)
+			return e.launch1D(s, "chunk_softmax", 32*int64(rowsQ), 1, nc, m, e.L, idx, 0, e.pos.p, e.T.p, e.gp.p, e.loss.p,
+				0, 0, float32(0), float32(0), e.qn.p, e.nn.p, e.aq.p, e.bn.p)
 		}},
 		{"gemm_gQ=GN", func() error {
 			return e.gemm(1, false, false, rowsQ, d, m, 1, e.T.p, m, ts, e.N.p, d, ns, 0, e.gQ.p, d, qs)
@@ -92,7 +104,7 @@ func benchChunkKernels(b *testing.B, tf32 bool) {
 		}},
 		{"chunk_back", func() error {
 			return e.launch1D(s, "chunk_back", 32*items, code, ruleSum, 1, nc, m, d, e.L, idx, 0, e.rel.p,
-				e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p)
+				e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p, e.Q.p, e.N.p, e.aq.p, e.bn.p, 0, float32(0), e.loss.p)
 		}},
 		{"adagrad_sum", func() error { return e.step(idx, bound) }},
 		{"chunk", func() error {
@@ -104,6 +116,9 @@ func benchChunkKernels(b *testing.B, tf32 bool) {
 		{"chunk-graph", func() error { return e.chunkStep(0, 0) }},
 	}
 	for _, k := range kinds {
+		if model != workload.Dot && !strings.HasPrefix(k.name, "chunk-") && k.name != "chunk" {
+			continue // the single launches are Dot's (their parameters are its)
+		}
 		b.Run(k.name, func(b *testing.B) {
 			require.NoError(b, k.run()) // warm up: module load, cuBLAS's choice of kernels
 			require.NoError(b, e.g.sync(s))

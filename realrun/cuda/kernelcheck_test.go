@@ -21,6 +21,7 @@ type kernelCase struct {
 	m             int
 	distinct      int  // > 0: every occurrence draws its row from the first distinct rows (rows touched many times)
 	same          bool // the bucket's two partitions are one table
+	obj           workload.Objective
 }
 
 func (c kernelCase) String() string {
@@ -34,6 +35,18 @@ func (c kernelCase) String() string {
 	}
 	if c.same {
 		s += "_same"
+	}
+	if o := c.obj; o != (workload.Objective{}) {
+		s += "_" + string(o.LossKind())
+		if o.Margin != 0 {
+			s += fmt.Sprintf("%g", o.Margin)
+		}
+		if o.Adversarial != 0 {
+			s += fmt.Sprintf("_adv%g", o.Adversarial)
+		}
+		if o.Reg() != workload.RegNone {
+			s += fmt.Sprintf("_%s%g", o.Reg(), o.RegCoef)
+		}
 	}
 	return s
 }
@@ -58,6 +71,49 @@ var kernelCases = []kernelCase{
 	{kind: workload.Dot, d: 1, n: 7, g: 3, m: 5}, // one float per row: lane 0 of a row's warp is its only lane
 	{kind: workload.DistMult, d: 33, n: 9, g: 2, tail: 2, m: 7, distinct: 4, same: true},
 	{kind: workload.ComplEx, d: 12, n: 7, g: 2, m: 5, same: true},
+}
+
+// The objectives of the kernel checks beside the default softmax.
+var (
+	ranking    = workload.Objective{Loss: workload.Ranking, Margin: 1}
+	rankingAdv = workload.Objective{Loss: workload.Ranking, Margin: 0.5, Adversarial: 0.7}
+	logistic   = workload.Objective{Loss: workload.Logistic}
+	logisticM  = workload.Objective{Loss: workload.Logistic, Margin: 0.5}
+	rotateLog  = workload.Objective{Loss: workload.Logistic, Margin: 2, Adversarial: 1} // RotatE's self-adversarial
+	l2Reg      = workload.Objective{Regularizer: workload.RegL2, RegCoef: 0.05}
+	n3Reg      = workload.Objective{Regularizer: workload.RegN3, RegCoef: 0.03}
+)
+
+// modelCases are the other named models, PBG pairs (every operator and
+// every comparator at least once), every loss, and both regularisers, on
+// the same ragged shapes (the fused models too, where an objective takes
+// them off their fused path).
+var modelCases = []kernelCase{
+	{kind: workload.TransEL1, d: 12, n: 7, g: 3, m: 5},
+	{kind: workload.TransEL2, d: 33, n: 13, g: 2, tail: 5, m: 31},
+	{kind: workload.RotatE, d: 34, n: 7, g: 3, m: 33, obj: rotateLog},
+	{kind: workload.RotatE, d: 12, n: 9, g: 2, tail: 2, m: 7, distinct: 4, same: true},
+	{kind: workload.TransEL1, d: 33, n: 13, g: 2, m: 33, distinct: 4, obj: ranking},
+	{kind: "none+cos", d: 12, n: 7, g: 3, m: 5},
+	{kind: "diagonal+l2", d: 33, n: 7, g: 2, tail: 3, m: 31},
+	{kind: "translation+squared_l2", d: 12, n: 7, g: 3, m: 5, distinct: 3},
+	{kind: "linear+cos", d: 12, n: 7, g: 2, tail: 3, m: 5},
+	{kind: "linear+dot", d: 33, n: 5, g: 2, m: 33, distinct: 4, obj: logistic},
+	{kind: "affine+l1", d: 12, n: 7, g: 2, m: 5},
+	{kind: "affine+squared_l2", d: 34, n: 5, g: 2, tail: 2, m: 7, same: true, obj: rankingAdv},
+	{kind: "complex_diagonal+l2", d: 34, n: 7, g: 2, m: 31},
+	{kind: "complex_diagonal+squared_l2", d: 12, n: 7, g: 2, tail: 3, m: 5, obj: n3Reg}, // n3 on each operator's moduli
+	{kind: "complex_diagonal+cos", d: 12, n: 7, g: 2, m: 5, distinct: 3, obj: logisticM},
+	{kind: "none+l1", d: 12, n: 7, g: 2, m: 5, distinct: 2, same: true}, // q − x = 0: l1's subgradient 0
+	{kind: "diagonal+l1", d: 1, n: 7, g: 3, m: 5},
+	{kind: workload.Dot, d: 33, n: 13, g: 2, tail: 5, m: 31, obj: ranking},
+	{kind: workload.DistMult, d: 12, n: 7, g: 3, m: 5, obj: logistic},
+	{kind: workload.DistMult, d: 12, n: 7, g: 3, m: 5, obj: l2Reg},
+	{kind: workload.ComplEx, d: 34, n: 13, g: 2, tail: 6, m: 33, obj: n3Reg},
+	{kind: workload.ComplEx, d: 12, n: 7, g: 2, m: 5, obj: l2Reg},
+	{kind: workload.RotatE, d: 12, n: 7, g: 2, m: 5, obj: n3Reg},
+	{kind: "linear+l2", d: 12, n: 7, g: 2, m: 5, distinct: 3, obj: n3Reg},
+	{kind: "translation+dot", d: 12, n: 7, g: 2, m: 5, obj: l2Reg},
 }
 
 // kernelFailure carries a failed check out of checkKernels' helpers.
@@ -115,7 +171,7 @@ func newKernelRun(newGPU func() gpu, c kernelCase, rule realrun.Duplicates) *ker
 	rows := E + M + spare
 	st, deg := memStore(int64(rows), d, nrel)
 	e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Buffer: realrun.BufferGPU, Store: st, Degrees: deg, Seed: 1, C: 2,
-		Hyper: realrun.Hyper{Training: workload.Training{Model: c.kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n}, LR: kernelLR, Workers: 1, Duplicates: rule, Micro: mb}}, newGPU())
+		Hyper: realrun.Hyper{Training: workload.Training{Model: c.kind, Dim: d, Batch: E, Negatives: m, ChunkSize: n, Objective: c.obj}, LR: kernelLR, Workers: 1, Duplicates: rule, Micro: mb}}, newGPU())
 	must(err)
 	k := &kernelRun{c: c, e: e, rows: rows, nrel: nrel}
 	rng := rand.New(rand.NewPCG(uint64(c.d), uint64(c.n*1000+c.m*10+c.distinct)))
@@ -175,15 +231,36 @@ func newKernelRun(newGPU func() gpu, c kernelCase, rule realrun.Duplicates) *ker
 	must(e.g.htod(e.idx[0].p, unsafe.Pointer(&piece[0]), int64(4*len(piece)), computeStream))
 	must(e.g.sync(computeStream))
 	if c.kind.UsesRelations() {
-		k.relEmb = e.Relations()
-		for j := (nrel - 1) * d; j < nrel*d; j++ {
+		w := k.relWidth()
+		// Relation rows of the test's own: random (about 1, as
+		// InitRelations starts them, for the diagonal operators; linear
+		// maps scaled to keep the queries' size).
+		k.relEmb = randFloats(rng, nrel*w)
+		scale := float32(1)
+		if op := c.kind.Operator(); op == workload.OpLinear || op == workload.OpAffine {
+			scale = float32(2 / math.Sqrt(float64(d)))
+		}
+		for j := range k.relEmb {
+			k.relEmb[j] *= scale
+			if c.kind.Operator() == workload.OpDiagonal {
+				k.relEmb[j] += 1
+			}
+		}
+		for j := (nrel - 1) * w; j < nrel*w; j++ {
 			k.relEmb[j] = nan
 		}
 		k.upload(e.rel.p, k.relEmb)
-		k.relState = k.down(e.relState.p, nrel*d)
+		k.relState = k.down(e.relState.p, nrel*w)
+		for j := range k.relState {
+			k.relState[j] = 0.1 + rng.Float32()
+		}
+		k.upload(e.relState.p, k.relState)
 	}
 	return k
 }
+
+// relWidth is the floats of one relation row.
+func (k *kernelRun) relWidth() int { return k.c.kind.RelWidth(k.c.d) }
 
 // bind makes the engine's GPU current; call the result when done.
 func (k *kernelRun) bind() func() {
@@ -254,25 +331,29 @@ func (k *kernelRun) chunkGrads(ch int) (gS, gD, gN, gR []float32, nc int, loss f
 		nc = c.tail
 	}
 	e0, k0 := ch*c.n, ch*c.m
+	w := k.relWidth()
 	row := func(f []float32, r int32) []float32 { return f[int(r)*d : int(r+1)*d] }
 	S, D, N := make([]float32, nc*d), make([]float32, nc*d), make([]float32, c.m*d)
 	var R []float32
 	uses := c.kind.UsesRelations()
 	if uses {
-		R, gR = make([]float32, nc*d), make([]float32, nc*d)
+		R, gR = make([]float32, nc*w), make([]float32, nc*w)
 	}
 	for i := range nc {
 		copy(S[i*d:], row(k.emb[0], k.src[e0+i]))
 		copy(D[i*d:], row(k.emb[1], k.dst[e0+i]))
 		if uses {
-			copy(R[i*d:], row(k.relEmb, k.rel[e0+i]))
+			copy(R[i*w:], k.relEmb[int(k.rel[e0+i])*w:int(k.rel[e0+i]+1)*w])
 		}
 	}
 	for j := range c.m {
 		copy(N[j*d:], row(k.emb[k.table(k.sel[k0+j])], k.neg[k0+j]))
 	}
 	gS, gD, gN = make([]float32, nc*d), make([]float32, nc*d), make([]float32, c.m*d)
-	loss = float64(model.ChunkGrad(c.kind, workload.Objective{}, d, S, R, D, N, nc, c.m, gS, gR, gD, gN, nil))
+	loss = float64(model.ChunkGrad(c.kind, c.obj, d, S, R, D, N, nc, c.m, gS, gR, gD, gN, nil))
+	if math.IsNaN(loss) {
+		must(fmt.Errorf("model.ChunkGrad gives no loss for %s with %+v", c.kind, c.obj))
+	}
 	return gS, gD, gN, gR, nc, loss
 }
 
@@ -336,12 +417,19 @@ func checkSum(newGPU func() gpu, c kernelCase) {
 	// summed per row of their table.
 	var ref [2][]float32
 	ref[0], ref[1] = make([]float32, rd), make([]float32, rd)
-	refRel := make([]float32, k.nrel*d)
+	w := k.relWidth()
+	refRel := make([]float32, k.nrel*w)
 	touched := [2]map[int32]bool{{}, {}}
 	var lossRef float64
 	uses := c.kind.UsesRelations()
 	add := func(acc []float32, r int32, g []float32) {
 		a := acc[int(r)*d : int(r+1)*d]
+		for j := range a {
+			a[j] += g[j]
+		}
+	}
+	addRel := func(r int32, g []float32) {
+		a := refRel[int(r)*w : int(r+1)*w]
 		for j := range a {
 			a[j] += g[j]
 		}
@@ -356,7 +444,7 @@ func checkSum(newGPU func() gpu, c kernelCase) {
 			add(ref[b], k.dst[e0+i], gD[i*d:])
 			touched[a][k.src[e0+i]], touched[b][k.dst[e0+i]] = true, true
 			if uses {
-				add(refRel, k.rel[e0+i], gR[i*d:])
+				addRel(k.rel[e0+i], gR[i*w:])
 			}
 		}
 		for j := range c.m {
@@ -387,7 +475,7 @@ func checkSum(newGPU func() gpu, c kernelCase) {
 		}
 	}
 	if uses {
-		k.near("relation gradient sums", refRel, k.down(e.acc[2].acc.p, k.nrel*d), 1e-4)
+		k.near("relation gradient sums", refRel, k.down(e.acc[2].acc.p, k.nrel*w), 1e-4)
 	}
 
 	// A decoy past the end of table A's list: a gradient in the
@@ -418,8 +506,8 @@ func checkSum(newGPU func() gpu, c kernelCase) {
 	}
 	if uses {
 		model.Adagrad(k.relEmb, k.relState, refRel, kernelLR, workload.AdagradEps)
-		k.near("relations after Adagrad", k.relEmb, k.down(e.rel.p, k.nrel*d), 1e-4)
-		k.near("relation Adagrad state", k.relState, k.down(e.relState.p, k.nrel*d), 1e-4)
+		k.near("relations after Adagrad", k.relEmb, k.down(e.rel.p, k.nrel*w), 1e-4)
+		k.near("relation Adagrad state", k.relState, k.down(e.relState.p, k.nrel*w), 1e-4)
 	}
 }
 
@@ -440,8 +528,12 @@ func checkEach(newGPU func() gpu, c kernelCase) {
 	uses := c.kind.UsesRelations()
 	must(e.g.memset32(e.loss.p, 0, 2*lossParts, s))
 	var lossRef float64
+	w := k.relWidth()
 	step := func(f, st []float32, r int32, g []float32) {
 		model.Adagrad(f[int(r)*d:int(r+1)*d], st[int(r)*d:int(r+1)*d], g[:d], kernelLR, workload.AdagradEps)
+	}
+	stepRel := func(r int32, g []float32) {
+		model.Adagrad(k.relEmb[int(r)*w:int(r+1)*w], k.relState[int(r)*w:int(r+1)*w], g[:w], kernelLR, workload.AdagradEps)
 	}
 	for ch := range chunks {
 		gS, gD, gN, gR, nc, l := k.chunkGrads(ch)
@@ -463,7 +555,7 @@ func checkEach(newGPU func() gpu, c kernelCase) {
 		}
 		if uses {
 			for i := range nc {
-				step(k.relEmb, k.relState, k.rel[e0+i], gR[i*d:])
+				stepRel(k.rel[e0+i], gR[i*w:])
 			}
 		}
 	}
@@ -487,7 +579,7 @@ func checkEach(newGPU func() gpu, c kernelCase) {
 		}
 	}
 	if uses {
-		k.near("relations after the steps", k.relEmb, k.down(e.rel.p, k.nrel*d), 1e-4)
-		k.near("relation Adagrad state", k.relState, k.down(e.relState.p, k.nrel*d), 1e-4)
+		k.near("relations after the steps", k.relEmb, k.down(e.rel.p, k.nrel*w), 1e-4)
+		k.near("relation Adagrad state", k.relState, k.down(e.relState.p, k.nrel*w), 1e-4)
 	}
 }

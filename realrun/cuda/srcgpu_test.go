@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -57,8 +58,10 @@ func findCXX() ([]string, error) {
 var globalRe = regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(`)
 
 // kernelList is the runner's kernels.inc for src: K(name, barriers) for
-// every __global__ function, barriers 1 when its body uses __syncthreads
-// or a warp shuffle (the threads of its blocks then run as fibers).
+// every __global__ function, barriers 1 when its body uses __syncthreads,
+// __syncwarp or a warp shuffle, or calls a helper that does (warp_sum,
+// warp_max, edgeBack, rowLoss) (the threads of its blocks then run as
+// fibers).
 func kernelList(src string) (string, error) {
 	var b strings.Builder
 	found := map[string]bool{}
@@ -83,7 +86,8 @@ func kernelList(src string) (string, error) {
 			return "", fmt.Errorf("kernel %s: unbalanced braces", name)
 		}
 		barriers := 0
-		if strings.Contains(body, "__syncthreads") || strings.Contains(body, "__shfl") {
+		if strings.Contains(body, "__syncthreads") || strings.Contains(body, "__shfl") || strings.Contains(body, "__syncwarp") ||
+			strings.Contains(body, "warp_") || strings.Contains(body, "Back(") || strings.Contains(body, "rowLoss(") {
 			barriers = 1
 		}
 		found[name] = true
@@ -236,7 +240,8 @@ func (g *emuGPU) guardsIntact(name string) error {
 // TestKernelSourceCatchesPlantedBugs plants bugs in copies of train.cu
 // (each replacement must occur exactly once in the source), compiles each
 // copy for the CPU and requires the kernel checks (checkKernels over
-// kernelCases) to fail on it, and to pass on the source as it is.
+// kernelCases and modelCases) to fail on it, and to pass on the source as
+// it is.
 func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles train.cu once per planted bug")
@@ -254,8 +259,8 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 			"if (i >= ci[0]) {\n\t\tfor (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;",
 			"if (i > ci[0]) {\n\t\tfor (int x = lane; x < d; x += 32) q1[x] = q2[x] = 0;"},
 		{"chunk_prep takes the source from the destination table",
-			"const float *s = P->embA + (long long)ci[i] * d, *t = P->embB + (long long)ci[nc + i] * d;\n\tconst float *r = model == 0 ? s : rel + (long long)ci[2 * nc + i] * d; // Dot",
-			"const float *s = P->embB + (long long)ci[i] * d, *t = P->embB + (long long)ci[nc + i] * d;\n\tconst float *r = model == 0 ? s : rel + (long long)ci[2 * nc + i] * d; // Dot"},
+			"const float *s = P->embA + (long long)ci[i] * d, *t = P->embB + (long long)ci[nc + i] * d;\n\tif (model > 2) {",
+			"const float *s = P->embB + (long long)ci[i] * d, *t = P->embB + (long long)ci[nc + i] * d;\n\tif (model > 2) {"},
 		{"chunk_prep ComplEx source query with the wrong sign", "bi = c * v - e * u;     // q2 = (Re", "bi = c * v + e * u;     // q2 = (Re"},
 		{"chunk_prep leaves the relation count", "if (reset && blockIdx.x == 0 && threadIdx.x < 3)", "if (reset && blockIdx.x == 0 && threadIdx.x < 2)"},
 		{"sgemm_batched reads one k past K", "ka < K", "ka <= K"},
@@ -265,15 +270,41 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 		{"chunk_back adds the destination's gradient to the source", "atomicAdd(accT + x, gt);", "atomicAdd(accS + x, gt);"},
 		{"chunk_back keeps two tables for one partition", "*B = same ? accs : accs + 1", "*B = accs + 1"},
 		{"chunk_back negatives to the other table", "const Acc *T = ci[m + k] ? B : A;", "const Acc *T = ci[m + k] ? A : B;"},
-		{"chunk_back links a destination in a source's slot", "link(B, dr, nc + i);", "link(B, dr, i);"},
+		{"chunk_back links a destination in a source's slot", "link(B, dr, nc + i);\n\t\t\tif (model != 0)", "link(B, dr, i);\n\t\t\tif (model != 0)"},
+		{"edgeBack's edge links a destination in a source's slot", "link(B, dr, nc + i);\n\t\t\t\tif (hasRel)", "link(B, dr, i);\n\t\t\t\tif (hasRel)"},
 		{"touch lists a row slot off by one", "a->list[atomicAdd(count, 1)] = r;", "a->list[atomicAdd(count, 1) + 1] = r;"},
 		{"adagrad_sum bound off by one", "if (t >= (long long)n * d) return;", "if (t > (long long)n * d) return;"},
 		{"adagrad_each steps occurrences in reverse order", "rank += EACH_KEY(slots[f]) < ke;", "rank += EACH_KEY(slots[f]) > ke;"},
 		{"adagrad_each orders an edge's destination with its source", "2 * ((s) - nc) + 1", "2 * ((s) - nc)"},
+		// The other models' and objectives' kernels (modelCases).
+		{"opForward translation adjoint adds", "q[j] = adj ? x[j] - r[j] : x[j] + r[j];", "q[j] = x[j] + r[j];"},
+		{"opForward linear reads A transposed", "const float *a = r + (long long)j * d;\n\t\t\tfloat v = op == OP_AFFINE ? r[(long long)d * d + j] : 0.0f;\n\t\t\tfor (int k = 0; k < d; k++) v += a[k] * x[k];",
+			"const float *a = r + (long long)j * d;\n\t\t\tfloat v = op == OP_AFFINE ? r[(long long)d * d + j] : 0.0f;\n\t\t\tfor (int k = 0; k < d; k++) v += r[(long long)k * d + j] * x[k];"},
+		{"opForward rotate without the adjoint", "\t\t\tif (adj) ci = -ci;\n\t\t\tfloat xr = x[c], xi = x[c + h];\n\t\t\tq[c]", "\t\t\tfloat xr = x[c], xi = x[c + h];\n\t\t\tq[c]"},
+		{"a pair's destination operator is its source's", "const float *rh = MODEL_PAIR(model) ? rg + opWidth(op, d) : rg;", "const float *rh = rg;"},
+		{"cos without the query's norm", "case CMP_COS: return s.dot * invNorm(s.qq) * invNorm(s.xx);", "case CMP_COS: return s.dot * invNorm(s.xx);"},
+		{"normed scores without the negatives' norms", "float D = qq + nn[x] - 2 * t;", "float D = qq - 2 * t;"},
+		{"l2 gradient coefficient of the query dropped", "\t\t\tGp = -n > clamped ? G / -n : 0.0f;\n\t\t\tap -= Gp;", "\t\t\tGp = -n > clamped ? G / -n : 0.0f;"},
+		{"the negatives' coefficient dropped", "for (int x = lane; x < d; x += 32) gn[x] += b * nv[x];", "for (int x = lane; x < d; x += 32) gn[x] += 0 * nv[x];"},
+		{"ranking gradient at the kink", "G = v > 0 ? f : 0.0f;", "G = v >= -0.5f ? f : 0.0f;"},
+		{"adversarial weights not normalised", "float f = adversarial ? expf(adv * n - mx) / z : 1.0f / m;", "float f = adversarial ? expf(adv * n - mx) : 1.0f / m;"},
+		{"logistic without the margin on the positive", "g = -sigmoidf(-(p + margin));", "g = -sigmoidf(-p);"},
+		{"pair_scores skips the last tile's column", "for (int k = 0; k < kn; k++) {", "for (int k = 0; k + 1 < kn; k++) {"},
+		{"pair_grads modulus imaginary part dropped", "if (mod) out[c + h] = sign * si;", "if (mod) out[c + h] = 0;"},
+		{"l1 subgradient sign(0) = 1", "__device__ float signf(float v) { return (float)((v > 0) - (v < 0)); }", "__device__ float signf(float v) { return v >= 0 ? 1.0f : -1.0f; }"},
+		{"opBack linear gradient of A transposed", "for (int k = lane; k < d; k += 32) sink(rule, row + k, gj * x[k]);", "for (int k = lane; k < d; k += 32) sink(rule, gr + (long long)k * d + j, gj * x[k]);"},
+		{"opBack complex relation gradient without the adjoint's sign", "sink(rule, gr + c + h, adj ? -gci : gci);", "sink(rule, gr + c + h, gci);"},
+		{"rule each's relation row not cleared", "for (long long x = lane; x < rw; x += 32) grr[x] = 0;", "for (long long x = lane; x < rw; x += 32) grr[x] += 0;"},
+		{"n3 on entity rows elementwise for complex models", "int cx = complexOp(op);", "int cx = 0;"},
+		{"rotate phases regularised", "} else if (hasRel && op != OP_ROTATE) {", "} else if (hasRel) {"},
+		{"n3 on a pair's second complex_diagonal operator elementwise", "if (pair) P += regRow(reg, 1,", "if (pair) P += regRow(reg, 0,"},
+		{"regularisation loss not counted", "if (lane == 0) atomicAdd(loss + q % 32, (double)lam * P);", "if (lane == 0) atomicAdd(loss + q % 32, 0.0);"},
+		{"adagrad_sum relation rows at the entity width", "if (tb == 2) d = dR; // relation rows are relWidth wide\n\tif (t", "if (t"},
 	}
+	cases := slices.Concat(kernelCases, modelCases)
 	t.Run("unmodified", func(t *testing.T) {
 		t.Parallel()
-		for _, c := range kernelCases {
+		for _, c := range cases {
 			require.NoError(t, checkKernels(func() gpu { g := newSrcGPU(lib); g.noBLAS = true; return g }, c))
 		}
 	})
@@ -283,7 +314,7 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 			t.Parallel()
 			lib, err := buildKernelLib(strings.Replace(src, mu.old, mu.new, 1))
 			require.NoError(t, err)
-			for _, c := range kernelCases {
+			for _, c := range cases {
 				if err := checkKernels(func() gpu { g := newSrcGPU(lib); g.noBLAS = true; return g }, c); err != nil {
 					t.Logf("%s: caught: %v", mu.name, err)
 					return

@@ -33,15 +33,29 @@ const pieceEdges = 8192
 // kernels/train.cu: the Piece of tables its chunks train).
 const pieceInts = 10
 
-// modelCode is a score function as the kernels number them.
+// The kernels' numbers of the operators and comparators (OP_* and CMP_*
+// of kernels/train.cu).
+var (
+	opCodes = map[workload.Operator]int{workload.OpNone: 0, workload.OpDiagonal: 1, workload.OpComplexDiagonal: 2,
+		workload.OpTranslation: 3, workload.OpLinear: 4, workload.OpAffine: 5, workload.OpRotate: 6}
+	cmpCodes = map[workload.Comparator]int{workload.CmpDot: 0, workload.CmpCos: 1, workload.CmpL2: 2,
+		workload.CmpSquaredL2: 3, workload.CmpL1: 4, workload.CmpModulusL1: 5}
+	lossCodes = map[workload.Loss]int{workload.Softmax: 0, workload.Ranking: 1, workload.Logistic: 2}
+	regCodes  = map[workload.Regularizer]int{workload.RegNone: 0, workload.RegL2: 1, workload.RegN3: 2}
+)
+
+// modelCode is a score function as the kernels number them: its operator
+// (bits 0–2), comparator (bits 3–5) and whether it is a PBG pair (bit 6).
+// Dot, DistMult and ComplEx are 0, 1 and 2.
 func modelCode(m workload.Model) int {
-	switch m {
-	case workload.DistMult:
-		return 1
-	case workload.ComplEx:
-		return 2
-	}
-	return 0
+	return opCodes[m.Operator()] | cmpCodes[m.Comparator()]<<3 | b2i(!m.Named())<<6
+}
+
+// pairwise reports whether the model's comparator scores pairwise
+// (pair_scores and pair_grads instead of the products).
+func pairwise(m workload.Model) bool {
+	c := m.Comparator()
+	return c == workload.CmpL1 || c == workload.CmpModulusL1
 }
 
 func b2i(b bool) int {
@@ -414,21 +428,38 @@ func (e *Engine) group(piece ptr, c0, g int, reset bool) error {
 	d, m, nc := e.d, e.h.Negatives, e.chunk
 	rows := 2 * nc
 	items := int64(g) * int64(nc+m)
-	code := modelCode(e.h.Model)
+	code, cmp := modelCode(e.h.Model), cmpCodes[e.h.Model.Comparator()]
+	o := e.h.Objective
 	if err := e.launch1D(s, "chunk_prep", 32*items, code, g, nc, m, d, e.L, piece, c0, e.rel.p,
-		e.Q.p, e.N.p, e.pos.p, e.counts.p, b2i(reset)); err != nil {
+		e.Q.p, e.N.p, e.pos.p, e.qn.p, e.nn.p, e.bn.p, e.counts.p, b2i(reset)); err != nil {
 		return err
 	}
 	qs, ns, ts := int64(rows*d), int64(m*d), int64(rows*m)
+	pw := pairwise(e.h.Model)
 	if m > 0 {
-		if err := e.gemm(g, false, true, rows, m, d, 1, e.Q.p, d, qs, e.N.p, d, ns, 0, e.T.p, m, ts); err != nil {
+		var err error
+		if pw {
+			err = e.launch(s, "pair_scores", (m+15)/16, (rows+15)/16, g, 16, 16, cmp, rows, m, d, e.Q.p, e.N.p, e.T.p)
+		} else {
+			err = e.gemm(g, false, true, rows, m, d, 1, e.Q.p, d, qs, e.N.p, d, ns, 0, e.T.p, m, ts)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	if err := e.launch1D(s, "chunk_softmax", 32*int64(g*rows), g, nc, m, e.L, piece, c0, e.pos.p, e.T.p, e.gp.p, e.loss.p); err != nil {
+	if err := e.launch1D(s, "chunk_softmax", 32*int64(g*rows), g, nc, m, e.L, piece, c0, e.pos.p, e.T.p, e.gp.p, e.loss.p,
+		lossCodes[o.LossKind()], cmp, float32(o.Margin), float32(o.Adversarial), e.qn.p, e.nn.p, e.aq.p, e.bn.p); err != nil {
 		return err
 	}
-	if m > 0 {
+	if m > 0 && pw {
+		K := int64(d)
+		if e.h.Model.Comparator() == workload.CmpModulusL1 {
+			K = int64(d / 2)
+		}
+		if err := e.launch1D(s, "pair_grads", int64(g)*int64(rows+m)*K, cmp, g, rows, m, d, e.Q.p, e.N.p, e.T.p, e.gQ.p, e.gN.p); err != nil {
+			return err
+		}
+	} else if m > 0 {
 		// gQ = G·N (2nc×d), gN = Gᵀ·Q (m×d), per chunk.
 		if err := e.gemm(g, false, false, rows, d, m, 1, e.T.p, m, ts, e.N.p, d, ns, 0, e.gQ.p, d, qs); err != nil {
 			return err
@@ -440,7 +471,8 @@ func (e *Engine) group(piece ptr, c0, g int, reset bool) error {
 		return err
 	}
 	return e.launch1D(s, "chunk_back", 32*items, code, e.rule, g, nc, m, d, e.L, piece, c0, e.rel.p,
-		e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p)
+		e.gQ.p, e.gN.p, e.gp.p, e.gR.p, e.accs.p, e.counts.p, e.Q.p, e.N.p, e.aq.p, e.bn.p,
+		regCodes[o.Reg()], float32(o.RegCoef), e.loss.p)
 }
 
 // step applies Adagrad to every row the groups since the last reset
@@ -456,11 +488,12 @@ func (e *Engine) step(piece ptr, maxRows int64) error {
 	lr, eps := e.h.LR, float32(workload.AdagradEps)
 	if e.rule == ruleEach {
 		return e.launch(computeStream, "adagrad_each", int(maxRows), ny, 1, 32, 1, piece, e.rel.p, e.relState.p,
-			e.accs.p, e.counts.p, int(maxRows), e.d, e.chunk, lr, eps, e.gQ.p, e.gN.p, e.gR.p)
+			e.accs.p, e.counts.p, int(maxRows), e.d, e.chunk, lr, eps, e.gQ.p, e.gN.p, e.gR.p, int(e.relW))
 	}
-	blocks := int((maxRows*int64(e.d) + blockSize - 1) / blockSize)
+	elems := max(maxRows*int64(e.d), min(maxRows, e.nrel)*e.relW) // the widest table's listed elements
+	blocks := int((elems + blockSize - 1) / blockSize)
 	return e.launch(computeStream, "adagrad_sum", blocks, ny, 1, blockSize, 1, piece, e.rel.p, e.relState.p,
-		e.accs.p, e.counts.p, int(maxRows), e.d, lr, eps)
+		e.accs.p, e.counts.p, int(maxRows), e.d, lr, eps, int(e.relW))
 }
 
 // slotTables are the tables of partitions si and di in their GPU slots

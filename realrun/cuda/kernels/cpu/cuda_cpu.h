@@ -50,6 +50,9 @@ static inline int __shfl_xor_sync(unsigned, int v, int laneMask, int = 32) {
 static inline unsigned __shfl_xor_sync(unsigned, unsigned v, int laneMask, int = 32) {
 	return tf_shfl_xor(v, laneMask);
 }
+// __syncwarp: a barrier of the warp's live lanes (a shuffle whose value
+// nobody uses).
+static inline void __syncwarp(unsigned = 0xffffffffu) { (void)tf_shfl_xor(0, 0); }
 
 // Atomics: one OS thread per block and blocks in turn, so plain
 // read-modify-write; each returns the old value.
