@@ -280,7 +280,7 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 		{"opForward translation adjoint adds", "q[j] = adj ? x[j] - r[j] : x[j] + r[j];", "q[j] = x[j] + r[j];"},
 		{"opForward linear reads A transposed", "const float *a = r + (long long)j * d;\n\t\t\tfloat v = op == OP_AFFINE ? r[(long long)d * d + j] : 0.0f;\n\t\t\tfor (int k = 0; k < d; k++) v += a[k] * x[k];",
 			"const float *a = r + (long long)j * d;\n\t\t\tfloat v = op == OP_AFFINE ? r[(long long)d * d + j] : 0.0f;\n\t\t\tfor (int k = 0; k < d; k++) v += r[(long long)k * d + j] * x[k];"},
-		{"opForward rotate without the adjoint", "\t\t\tif (adj) ci = -ci;\n\t\t\tfloat xr = x[c], xi = x[c + h];\n\t\t\tq[c]", "\t\t\tfloat xr = x[c], xi = x[c + h];\n\t\t\tq[c]"},
+		{"relCoef without the adjoint (rotate and complex_diagonal, both directions)", "\tif (adj) *ci = -*ci;\n", "\n"},
 		{"a pair's destination operator is its source's", "const float *rh = MODEL_PAIR(model) ? rg + opWidth(op, d) : rg;", "const float *rh = rg;"},
 		{"cos without the query's norm", "case CMP_COS: return s.dot * invNorm(s.qq) * invNorm(s.xx);", "case CMP_COS: return s.dot * invNorm(s.xx);"},
 		{"normed scores without the negatives' norms", "float D = qq + nn[x] - 2 * t;", "float D = qq - 2 * t;"},

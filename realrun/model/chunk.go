@@ -153,10 +153,10 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 		hadamardAcc(sc.gq, R, gS)
 		hadamardAcc(sc.gq, S, gR)
 	case workload.ComplEx:
-		complexQ(d, n, S, R, sc.q)
+		complexQ(d, n, S, R, d, 0, sc.q)
 		clear(sc.gq)
 		loss += side(d, n, m, sc.q, D, N, sc.gq, gD, gN, sc)
-		complexQBack(d, n, S, R, sc.gq, gS, gR)
+		complexQBack(d, n, S, R, d, 0, sc.gq, gS, gR)
 	}
 	// Source side: queries built from (r, d); positives are S.
 	switch k {
@@ -328,13 +328,15 @@ func hadamardAcc(g, b, out []float32) {
 	}
 }
 
-// complexQ sets each row of q to the complex product s_i·r_i ([re | im]).
-func complexQ(d, n int, S, R, q []float32) {
+// complexQ sets each row of q to the complex product s_i·r_i ([re | im]);
+// relation row i starts at R[i·rs+ro] (rs = d, ro = 0 for one relation row
+// an edge; a PBG pair's rows hold two operators).
+func complexQ(d, n int, S, R []float32, rs, ro int, q []float32) {
 	h := d / 2
 	for i := 0; i < n; i++ {
-		o := i * d
+		o, po := i*d, i*rs+ro
 		sre, sim := S[o:o+h], S[o+h:o+d]
-		rre, rim := R[o:o+h], R[o+h:o+d]
+		rre, rim := R[po:po+h], R[po+h:po+d]
 		qre, qim := q[o:o+h], q[o+h:o+d]
 		sim, rre, rim, qre, qim = sim[:len(sre)], rre[:len(sre)], rim[:len(sre)], qre[:len(sre)], qim[:len(sre)]
 		for j, a := range sre {
@@ -345,16 +347,17 @@ func complexQ(d, n int, S, R, q []float32) {
 	}
 }
 
-// complexQBack adds the gradient of Q = s·r (complex) into gS and gR.
-func complexQBack(d, n int, S, R, gq, gS, gR []float32) {
+// complexQBack adds the gradient of Q = s·r (complex) into gS and gR
+// (relation rows laid out as complexQ's).
+func complexQBack(d, n int, S, R []float32, rs, ro int, gq, gS, gR []float32) {
 	h := d / 2
 	for i := 0; i < n; i++ {
-		o := i * d
+		o, po := i*d, i*rs+ro
 		sre, sim := S[o:o+h], S[o+h:o+d]
-		rre, rim := R[o:o+h], R[o+h:o+d]
+		rre, rim := R[po:po+h], R[po+h:po+d]
 		gre, gim := gq[o:o+h], gq[o+h:o+d]
 		gsre, gsim := gS[o:o+h], gS[o+h:o+d]
-		grre, grim := gR[o:o+h], gR[o+h:o+d]
+		grre, grim := gR[po:po+h], gR[po+h:po+d]
 		sim, rre, rim = sim[:len(sre)], rre[:len(sre)], rim[:len(sre)]
 		gre, gim = gre[:len(sre)], gim[:len(sre)]
 		gsre, gsim, grre, grim = gsre[:len(sre)], gsim[:len(sre)], grre[:len(sre)], grim[:len(sre)]

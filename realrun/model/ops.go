@@ -71,19 +71,7 @@ func opForward(op workload.Operator, adj bool, d, n int, X, P []float32, ps, off
 			}
 		}
 	case workload.OpComplexDiagonal:
-		h := d / 2
-		for i := 0; i < n; i++ {
-			o, po := i*d, i*ps+off
-			xre, xim := X[o:o+h], X[o+h:o+d]
-			rre, rim := P[po:po+h], P[po+h:po+d]
-			qre, qim := Q[o:o+h], Q[o+h:o+d]
-			xim, rre, rim, qre, qim = xim[:len(xre)], rre[:len(xre)], rim[:len(xre)], qre[:len(xre)], qim[:len(xre)]
-			for j, a := range xre {
-				b, c, e := xim[j], rre[j], rim[j]
-				qre[j] = a*c - b*e
-				qim[j] = a*e + b*c
-			}
-		}
+		complexQ(d, n, X, P, ps, off, Q)
 	case workload.OpRotate:
 		h := d / 2
 		for i := 0; i < n; i++ {
@@ -148,26 +136,7 @@ func opBackward(op workload.Operator, adj bool, d, n int, X, P []float32, ps, of
 			}
 		}
 	case workload.OpComplexDiagonal:
-		h := d / 2
-		for i := 0; i < n; i++ {
-			o, po := i*d, i*ps+off
-			xre, xim := X[o:o+h], X[o+h:o+d]
-			rre, rim := P[po:po+h], P[po+h:po+d]
-			gre, gim := gQ[o:o+h], gQ[o+h:o+d]
-			gxre, gxim := gX[o:o+h], gX[o+h:o+d]
-			grre, grim := gP[po:po+h], gP[po+h:po+d]
-			xim, rre, rim = xim[:len(xre)], rre[:len(xre)], rim[:len(xre)]
-			gre, gim = gre[:len(xre)], gim[:len(xre)]
-			gxre, gxim, grre, grim = gxre[:len(xre)], gxim[:len(xre)], grre[:len(xre)], grim[:len(xre)]
-			for j, a := range xre {
-				b, c, e := xim[j], rre[j], rim[j]
-				u, v := gre[j], gim[j]
-				gxre[j] += u*c + v*e
-				gxim[j] += v*c - u*e
-				grre[j] += u*a + v*b
-				grim[j] += v*a - u*b
-			}
-		}
+		complexQBack(d, n, X, P, ps, off, gQ, gX, gP)
 	case workload.OpRotate:
 		h := d / 2
 		for i := 0; i < n; i++ {

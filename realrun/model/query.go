@@ -22,7 +22,7 @@ func Query(k workload.Model, d int, s, r, dst []float32, side Side, q []float32)
 	case k == workload.DistMult:
 		hadamard(dst[:d], r, q)
 	case k == workload.ComplEx && side == DstSide:
-		complexQ(d, 1, s, r, q)
+		complexQ(d, 1, s, r, d, 0, q)
 	case k == workload.ComplEx:
 		complexQSrc(d, 1, r, dst, q)
 	case k.Valid():

@@ -67,7 +67,7 @@ func RankCounts(k workload.Model, d int, s, r, dst []float32, side Side, C []flo
 		case workload.DistMult:
 			hadamard(s[:d], r, q)
 		case workload.ComplEx:
-			complexQ(d, 1, s, r, q)
+			complexQ(d, 1, s, r, d, 0, q)
 		}
 	case SrcSide:
 		truth = s[:d]

@@ -130,6 +130,20 @@ __device__ float warp_sum(float v) {
 
 __device__ float signf(float v) { return (float)((v > 0) - (v < 0)); }
 
+// relCoef is the complex coefficient that coordinate c (of h) of a
+// complex operator multiplies by: complex_diagonal's r_c + i·r_{c+h}, or
+// rotate's e^{iθ_c}; conjugated for the adjoint (adj).
+__device__ void relCoef(int op, int adj, const float *r, int c, int h, float *cr, float *ci) {
+	if (op == OP_COMPLEX) {
+		*cr = r[c];
+		*ci = r[c + h];
+	} else {
+		*cr = cosf(r[c]);
+		*ci = sinf(r[c]);
+	}
+	if (adj) *ci = -*ci;
+}
+
 // opForward writes q = op(x) with the operator's parameters r (adj: the
 // named models' adjoint for the source side: x − r, conj(r)·x, x·e^{−iθ}),
 // lanes over q's elements (complex operators: over coordinate pairs).
@@ -158,14 +172,7 @@ __device__ void opForward(int op, int adj, int d, int lane, const float *x, cons
 	case OP_ROTATE:
 		for (int c = lane; c < h; c += 32) {
 			float cr, ci;
-			if (op == OP_COMPLEX) {
-				cr = r[c];
-				ci = r[c + h];
-			} else {
-				cr = cosf(r[c]);
-				ci = sinf(r[c]);
-			}
-			if (adj) ci = -ci;
+			relCoef(op, adj, r, c, h, &cr, &ci);
 			float xr = x[c], xi = x[c + h];
 			q[c] = cr * xr - ci * xi;
 			q[c + h] = cr * xi + ci * xr;
@@ -676,14 +683,7 @@ __device__ void opBack(int op, int adj, int rule, int d, int lane, const float *
 	case OP_ROTATE:
 		for (int c = lane; c < h; c += 32) {
 			float cr, ci;
-			if (op == OP_COMPLEX) {
-				cr = r[c];
-				ci = r[c + h];
-			} else {
-				cr = cosf(r[c]);
-				ci = sinf(r[c]);
-			}
-			if (adj) ci = -ci;
+			relCoef(op, adj, r, c, h, &cr, &ci);
 			float xr = x[c], xi = x[c + h], ar = gq[c], ai = gq[c + h];
 			gx[c] += ar * cr + ai * ci;
 			gx[c + h] += -ar * ci + ai * cr;
