@@ -430,6 +430,24 @@ elif budget profile/kernels 47; then
 	fi
 fi
 
+# --- every score function's chunk on the GPU (BenchmarkChunkModels of the
+# cuda-tagged tests: DistMult, ComplEx, TransE L1/L2, RotatE, linear+cos,
+# affine+dot at d = 100, chunks of 1,000 edges and 1,000 negatives, FP32).
+if [ "$GPU" != 1 ]; then
+	skip profile/models "no GPU: the emulator's kernel times mean nothing"
+elif budget profile/models 40; then
+	(cd "$HERE/tests/realrun/cuda" 2>/dev/null || cd "$OUT"
+		execute "$OUT/profile/models.txt" "$OUT/logs/profile-models.stderr" 60 "$HERE/tests/cuda.test" -test.run '^$' -test.bench ChunkModels -test.benchtime 100x
+		echo "$RC $SECS" >"$OUT/profile/.rc")
+	read -r RC SECS <"$OUT/profile/.rc"
+	rm -f "$OUT/profile/.rc"
+	if [ "$RC" = 0 ]; then
+		record profile/models run "$(grep -o 'ChunkModels/[^ ]* .*' "$OUT/profile/models.txt" | awk '{ for (i = 1; i <= NF; i++) if ($i == "edges/s") printf "%s%s %s edges/s", sep, $1, $(i-1); sep = "; " }')" "$SECS" profile/models.txt
+	else
+		record profile/models failed "$(failure "$OUT/logs/profile-models.stderr")" "$SECS" profile/models.txt
+	fi
+fi
+
 # --- quality: the same graph and seeds on both engines under both
 # duplicate-row rules (and the CUDA engine's default rule in FP32). On a
 # GPU the graph is the WN18-style WordNet KG the bundle carries (wn18/,
