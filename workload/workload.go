@@ -1,7 +1,8 @@
 // Package workload is the vocabulary the simulator and every engine share
-// for what is trained, each rule written once: the score functions, the
-// dataset table, the training shape with its chunk rule, a chunk's and a
-// batch's cost terms, partition sizes, the CPU engine's work unit, the
+// for what is trained, each rule written once: the score functions
+// (operators and comparators) and the objective, the dataset table, the
+// training shape with its chunk rule, each model's cost rule and a chunk's
+// and a batch's cost, partition sizes, the CPU engine's work unit, the
 // Adagrad ε, the checkpoint interval, a batch's peak device memory
 // (EstimateBatch) and the fewest micro-batches that fit.
 package workload
