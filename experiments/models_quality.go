@@ -130,7 +130,10 @@ func RunModelsQuality(c MQConfig) (Result, error) {
 			}
 		}
 		shareCell := "—"
-		if len(share) > 0 {
+		switch {
+		case run.Model.Comparator() == workload.CmpL1 || run.Model.Comparator() == workload.CmpModulusL1:
+			shareCell = "— (pairwise)"
+		case len(share) > 0:
 			shareCell = fmt.Sprintf("%.0f%%", 100*median(share))
 		}
 		r.Rows = append(r.Rows, []string{string(run.Model), run.Label(),
@@ -140,7 +143,7 @@ func RunModelsQuality(c MQConfig) (Result, error) {
 	r.Notes = []string{
 		fmt.Sprintf("Graph: the quality experiment's WN18-style KG from WordNet 3.0 (%d entities, %d / %d / %d triples).", split.Entities, len(split.Train), len(split.Valid), len(split.Test)),
 		fmt.Sprintf("Each run trains in memory (p = 1, one bucket: every edge, negatives from every node) through realrun's CPU engine with realrun's defaults (d = 100, 100 negatives, lr 0.3, Adagrad, %d workers) until its epochs' training time reaches %g s (evaluation and checkpoints not counted; at most %d epochs), then ranks the test split against every entity, filtered by train, valid and test, both sides. Seeds %s vary the initial embeddings, the shuffles and the negatives.", job0Workers(), c.Budget, c.Cap, joinSeeds(c.Seeds)),
-		"edges/s is training edges × epochs ÷ training seconds; the FLOP share is that rate times the cost rule's FLOPs per edge (workload.Training.ChunkCost: the score products, 12·negatives·d for the GEMM comparators, with the operator's, the comparator's row and score terms and the loss's) over the FMA peak of the workers' cores measured at the start (realrun/calibrate.FMAPeak). The pairwise comparators' operations (l1, modulus_l1: |·|, sign, √, no fused multiply-add) are not FLOPs of that peak and are left out, so their share reads low.",
+		"edges/s is training edges × epochs ÷ training seconds; the FLOP share is that rate times the cost rule's FLOPs per edge (workload.Training.ChunkCost: the score products, 12·negatives·d for the GEMM comparators, with the operator's, the comparator's row and score terms and the loss's) over the FMA peak of the workers' cores measured at the start (realrun/calibrate.FMAPeak). The pairwise comparators' operations (l1, modulus_l1: |·|, sign, √, no fused multiply-add) are not FLOPs of that peak: their models show no share (— (pairwise)).",
 		fmt.Sprintf("Load average before and after: %s → %s; took %s.", load0, loadAvg(), time.Since(start).Round(time.Second)),
 	}
 	return r, nil
