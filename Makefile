@@ -177,7 +177,7 @@ reproduce-quality-orderings: $(BIN)/reproduce
 # RotatE, two PyTorch-BigGraph pairs; the softmax and the logistic loss with
 # self-adversarial weights) on the WordNet KG at equal training time (20 s
 # a run), 3 seeds: filtered test MRR and Hits@10, epochs, edges/s and the
-# share of the FMA peak; results/models-quality/. About 15 minutes on 2
+# share of the FMA peak; results/models-quality/. About 12 minutes on 2
 # cores.
 .PHONY: reproduce-models
 reproduce-models: $(BIN)/reproduce
