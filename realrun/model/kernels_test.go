@@ -174,19 +174,19 @@ func refSoftmax(p float64, negs []float64) float64 {
 	return mx + math.Log(z) - p
 }
 
-// refChunkLoss is the float64 reference of ChunkGrad's loss with the row
-// loss rl (both sides, no regularisation).
-func refChunkLoss(k workload.Model, d int, S, R, D, N []float64, n, m int, rl func(p float64, negs []float64) float64) float64 {
+// refRows calls f with every query row of a chunk in the float64
+// reference: row 2i is edge i's destination side, 2i+1 its source side, p
+// the positive score and negs the m negatives' scores.
+func refRows(k workload.Model, d int, S, R, D, N []float64, n, m int, f func(row int, p float64, negs []float64)) {
 	w := k.RelWidth(d)
 	row := func(a []float64, i, w int) []float64 { return a[i*w : i*w+w] }
-	var L float64
 	for i := 0; i < n; i++ {
 		s, dst := row(S, i, d), row(D, i, d)
 		var r []float64
 		if w > 0 {
 			r = row(R, i, w)
 		}
-		for _, side := range []Side{DstSide, SrcSide} {
+		for si, side := range []Side{DstSide, SrcSide} {
 			q := refQuery(k, d, s, r, dst, side)
 			truth := dst
 			if side == SrcSide {
@@ -196,9 +196,16 @@ func refChunkLoss(k workload.Model, d int, S, R, D, N []float64, n, m int, rl fu
 			for j := range negs {
 				negs[j] = refCmp(k.Comparator(), q, row(N, j, d))
 			}
-			L += rl(refCmp(k.Comparator(), q, truth), negs)
+			f(2*i+si, refCmp(k.Comparator(), q, truth), negs)
 		}
 	}
+}
+
+// refChunkLoss is the float64 reference of ChunkGrad's loss with the row
+// loss rl (both sides, no regularisation).
+func refChunkLoss(k workload.Model, d int, S, R, D, N []float64, n, m int, rl func(p float64, negs []float64) float64) float64 {
+	var L float64
+	refRows(k, d, S, R, D, N, n, m, func(_ int, p float64, negs []float64) { L += rl(p, negs) })
 	return L
 }
 

@@ -20,34 +20,16 @@ import (
 // side), held constant as the gradient holds the self-adversarial weights;
 // it returns the weights it used.
 func naiveObjectiveLoss(k workload.Model, o workload.Objective, d int, S, R, D, N []float64, n, m int, W [][]float64) (float64, [][]float64) {
-	w := k.RelWidth(d)
-	row := func(a []float64, i, w int) []float64 { return a[i*w : i*w+w] }
 	if W == nil {
 		W = make([][]float64, 2*n)
 	}
 	var L float64
-	for i := 0; i < n; i++ {
-		s, dst := row(S, i, d), row(D, i, d)
-		var r []float64
-		if w > 0 {
-			r = row(R, i, w)
+	refRows(k, d, S, R, D, N, n, m, func(row int, p float64, negs []float64) {
+		if W[row] == nil && o.LossKind() != workload.Softmax {
+			W[row] = refWeights(o, negs)
 		}
-		for si, side := range []Side{DstSide, SrcSide} {
-			q := refQuery(k, d, s, r, dst, side)
-			truth := dst
-			if side == SrcSide {
-				truth = s
-			}
-			neg := make([]float64, m)
-			for j := range neg {
-				neg[j] = refCmp(k.Comparator(), q, row(N, j, d))
-			}
-			if W[2*i+si] == nil && o.LossKind() != workload.Softmax {
-				W[2*i+si] = refWeights(o, neg)
-			}
-			L += refRowLoss(o, refCmp(k.Comparator(), q, truth), neg, W[2*i+si])
-		}
-	}
+		L += refRowLoss(o, p, negs, W[row])
+	})
 	return L + refPenalty(k, o, d, S, R, D, n), W
 }
 
