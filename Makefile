@@ -358,6 +358,8 @@ gpu-bundle: cuda-deps
 	done
 	install -m 755 scripts/gpu-bundle/run.sh $(GPU_BUNDLE)/run.sh
 	install -m 644 scripts/gpu-bundle/ceilings.py $(GPU_BUNDLE)/ceilings.py
+	install -m 755 scripts/gpu-bundle/models.sh $(GPU_BUNDLE)/models.sh
+	install -m 644 scripts/gpu-bundle/cublas.sh $(GPU_BUNDLE)/cublas.sh
 	@# The quality step's graph: the WN18-style WordNet KG (Debian's wordnet-base).
 	@test -f /usr/share/wordnet/data.noun || ./scripts/apt-install.sh wordnet wordnet-base
 	$(GO) run ./cmd/internal/wordnetkg $(GPU_BUNDLE)/wn18

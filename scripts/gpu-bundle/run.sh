@@ -180,35 +180,9 @@ else
 	RUN="run (emulated: no GPU)"
 fi
 
-# cuBLAS: pip's CUDA wheels (nvidia/cu13/lib or nvidia/cublas/lib).
-CUBLAS_FROM="TIERFLOW_CUBLAS"
-if [ -z "${TIERFLOW_CUBLAS:-}" ]; then
-	CUBLAS_FROM="not found"
-	for py in python3 /opt/torch/.venv/bin/python3; do
-		command -v "$py" >/dev/null 2>&1 || continue
-		lib=$(timeout 30 "$py" - 2>/dev/null <<'EOF'
-import glob, os, re
-try:
-    import nvidia
-except Exception:
-    raise SystemExit(0)
-hits = []
-for base in list(getattr(nvidia, "__path__", [])):
-    hits += glob.glob(os.path.join(base, "*", "lib", "libcublas.so.*"))
-def version(p):
-    return [int(x) for x in re.findall(r"\d+", p.rsplit("libcublas.so.", 1)[1])]
-hits.sort(key=version, reverse=True)
-if hits:
-    print(hits[0])
-EOF
-		)
-		if [ -n "$lib" ]; then
-			export TIERFLOW_CUBLAS="$lib"
-			CUBLAS_FROM="$py"
-			break
-		fi
-	done
-fi
+# cuBLAS: pip's CUDA wheels (nvidia/cu13/lib or nvidia/cublas/lib), found
+# by cublas.sh (shared with models.sh): sets TIERFLOW_CUBLAS and CUBLAS_FROM.
+. "$HERE/cublas.sh"
 
 {
 	smi="null"
