@@ -25,7 +25,16 @@ type Dataset struct {
 	Model Model `json:"model"`
 	// Source says where the numbers come from.
 	Source string `json:"source"`
+	// ResidentNodes are the nodes of a typed graph's unpartitioned entity
+	// types (Schema): held in memory for the whole run beside the buffer's
+	// partitions, read once at the start and written at the end; the
+	// partitions hold the other PartitionedNodes.
+	ResidentNodes int64 `json:"resident_nodes,omitempty"`
 }
+
+// PartitionedNodes are the nodes split into the p partitions: every node
+// but the resident types' ones.
+func (d Dataset) PartitionedNodes() int64 { return d.Nodes - d.ResidentNodes }
 
 // Datasets are the presets: the one table of dataset sizes the simulator
 // and the real engine's generators share. Sizes are Marius Table 1's

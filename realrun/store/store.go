@@ -51,9 +51,22 @@ type Manifest struct {
 	Dim       int    `json:"dim"`
 	Model     string `json:"model"`
 	Seed      int64  `json:"seed"`
-	// Rows is the number of node rows per partition, ceil(Nodes/P); node
-	// n (after relabelling) lives in partition n / Rows.
+	// Rows is the number of node rows per partition, ceil(PartitionedNodes/P);
+	// node n (after relabelling) below PartitionedNodes lives in partition
+	// n / Rows.
 	Rows int64 `json:"rows"`
+	// Types are a typed graph's entity types (nil: one untyped set of
+	// nodes, every one partitioned); node n's type is entry n of
+	// node-types.bin (NodeTypes).
+	Types []EntityType `json:"types,omitempty"`
+	// Resident is the number of nodes of the unpartitioned types: the
+	// relabelled ids [Nodes−Resident, Nodes), whose rows (resident row
+	// n − (Nodes−Resident)) are resident.bin of every checkpoint, held in
+	// memory for the whole run.
+	Resident int64 `json:"resident,omitempty"`
+	// RelationTypes are, for each relation id of a typed graph, the type
+	// indexes of its source and destination (lhs, rhs).
+	RelationTypes [][2]int `json:"relation_types,omitempty"`
 	// DataBytes is Rows·Dim·4·2 (embeddings and Adagrad state);
 	// PartitionBytes is the file size, DataBytes rounded up to Align.
 	DataBytes      int64 `json:"data_bytes"`
@@ -77,6 +90,25 @@ type Manifest struct {
 	InputFormat map[string]string `json:"input_format,omitempty"`
 	InputFiles  []InputFile       `json:"input_files,omitempty"`
 }
+
+// EntityType is one entity type of a typed work directory.
+type EntityType struct {
+	Name string `json:"name"`
+	// Partitioned types are split into the P partitions; the others are
+	// resident.
+	Partitioned bool  `json:"partitioned"`
+	Nodes       int64 `json:"nodes"`
+}
+
+// Typed reports whether the graph has entity types.
+func (m Manifest) Typed() bool { return len(m.Types) > 0 }
+
+// PartitionedNodes are the nodes in the partitions, ids [0,
+// PartitionedNodes); the rest are resident.
+func (m Manifest) PartitionedNodes() int64 { return m.Nodes - m.Resident }
+
+// IsResident reports whether relabelled node n is a resident type's.
+func (m Manifest) IsResident(n int64) bool { return n >= m.Nodes-m.Resident }
 
 // MeanBucket is the mean training edges of one of the p² buckets (0 when
 // the training edges are not known).
