@@ -3,6 +3,7 @@ package workdir
 import (
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"os"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
@@ -25,6 +26,13 @@ func schemaValue(s workload.Schema) string {
 		return fmt.Sprintf("%v", s)
 	}
 	return string(b)
+}
+
+// SchemaIdentity names a schema in a run's settings: its types and
+// relations counted, and the CRC-32C of its JSON (the same words mean the
+// same schema).
+func SchemaIdentity(s workload.Schema) string {
+	return fmt.Sprintf("%d entity types, %d relations (CRC-32C %08x)", len(s.Types), len(s.Relations), crc32.Checksum([]byte(schemaValue(s)), crc32.MakeTable(crc32.Castagnoli)))
 }
 
 // inputFormat is what Manifest.InputFormat records of spec: how the edge

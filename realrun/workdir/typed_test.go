@@ -50,10 +50,10 @@ func typedSpec(t *testing.T) workdir.DataSpec {
 		}
 	}
 	return workdir.DataSpec{
-		Edges:   writeFile(t, dir, "train.tsv", train.String()),
-		Valid:   writeFile(t, dir, "valid.tsv", "bob\tbought\talice\nzed\tbought\tpen\n"),
-		Test:    writeFile(t, dir, "test.tsv", "carol\tfollows\talice\n"),
-		Seed:    1, P: 2, Dim: 4, Model: "complex", Workdir: filepath.Join(dir, "work"), Schema: &s,
+		Edges: writeFile(t, dir, "train.tsv", train.String()),
+		Valid: writeFile(t, dir, "valid.tsv", "bob\tbought\talice\nzed\tbought\tpen\n"),
+		Test:  writeFile(t, dir, "test.tsv", "carol\tfollows\talice\n"),
+		Seed:  1, P: 2, Dim: 4, Model: "complex", Workdir: filepath.Join(dir, "work"), Schema: &s,
 	}
 }
 
