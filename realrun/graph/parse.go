@@ -552,10 +552,15 @@ func (p *parser) record(fields [][]byte, line int) error {
 	switch {
 	case src < 0 || dst < 0:
 		if p.f.Unseen == UnseenError {
-			if src < 0 {
-				return unknown(p.name, line, "node", names[0])
+			kinds := [2]string{"node", "node"}
+			if p.types != nil { // "user node"
+				lhs, rhs := p.types.Sides(rel)
+				kinds = [2]string{p.types.Schema.Types[lhs].Name + " node", p.types.Schema.Types[rhs].Name + " node"}
 			}
-			return unknown(p.name, line, "node", names[2])
+			if src < 0 {
+				return unknown(p.name, line, kinds[0], names[0])
+			}
+			return unknown(p.name, line, kinds[1], names[2])
 		}
 		p.info.UnseenNode++
 		return nil

@@ -76,4 +76,6 @@ func TestTypesTables(t *testing.T) {
 	info, err := ParseTyped(strings.NewReader("a b\nz b\n"), "v", Format{}, types, func(int64, int64, int64) error { return nil })
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), info.UnseenNode)
+	_, err = ParseTyped(strings.NewReader("a b\na z\n"), "v", Format{Unseen: UnseenError}, types, func(int64, int64, int64) error { return nil })
+	assert.EqualError(t, err, `v:2: unknown item node id "z" (not in the training edges; --unseen skip leaves such edges out)`)
 }
