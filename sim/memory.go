@@ -7,11 +7,22 @@ import "github.com/tierflow/tierflow/devices"
 // and the memory they live in (host memory on the disk path, GPU memory
 // when the buffer is on the GPU).
 type BufferMemory struct {
-	Slots   int    `json:"slots"`
-	Staging int    `json:"staging"`
-	Bytes   int64  `json:"bytes"`
-	Limit   int64  `json:"limit"`
-	Where   string `json:"where"`
+	Slots   int `json:"slots"`
+	Staging int `json:"staging"`
+	// Resident is the resident table held beside the slots (a typed
+	// graph's unpartitioned entity types, WithResident), in Bytes.
+	Resident int64  `json:"resident_bytes,omitempty"`
+	Bytes    int64  `json:"bytes"`
+	Limit    int64  `json:"limit"`
+	Where    string `json:"where"`
+}
+
+// WithResident is the buffer with a resident table of n bytes held beside
+// its partitions, in the same memory (System.ResidentTableBytes).
+func (b BufferMemory) WithResident(n int64) BufferMemory {
+	b.Resident += n
+	b.Bytes += n
+	return b
 }
 
 // Fits reports whether the buffer fits in the memory it lives in.
