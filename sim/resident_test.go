@@ -47,7 +47,7 @@ func TestResidentTable(t *testing.T) {
 			}
 			base := toyConfig(t, tt.system, tt.p, tt.c, ordering, true)
 			base.Profile.CPU.Train = devices.CPUTrain{Dot: devices.TrainCost{Edges: 100}} // the CPU engine's rate
-			base.Profile.CPU.Checksum = 1e4                                                  // the engine checksums the table too
+			base.Profile.CPU.Checksum = 1e4                                               // the engine checksums the table too
 			untyped, err := Run(base)
 			require.NoError(t, err)
 			zero := withResident(base, 0)
@@ -187,4 +187,51 @@ func TestResidentOnTheGPU(t *testing.T) {
 		assert.Equal(t, "GPU", typed.System.BufferIn())
 		assert.InDelta(t, gpuResident(base, base.partitionBytes())+3000, gpuResident(typed, typed.partitionBytes()), 0)
 	}
+}
+
+// TestResidentGraph: a typed graph's resident nodes are its dataset's;
+// its partitions hold the others, which must be at least p.
+func TestResidentGraph(t *testing.T) {
+	g := &Graph{Name: "typed", Nodes: 50, ResidentNodes: 40, Relations: 2, TrainEdges: 10, Count: func(ps []int) ([]Histogram, error) {
+		out := make([]Histogram, len(ps))
+		for k, p := range ps {
+			out[k] = Histogram{P: p, Edges: make([][]int64, p)}
+			for i := range out[k].Edges {
+				out[k].Edges[i] = make([]int64, p)
+			}
+			out[k].Edges[0][0] = 10
+		}
+		return out, nil
+	}}
+	require.NoError(t, g.Check())
+	ds := g.Dataset()
+	assert.EqualValues(t, 40, ds.ResidentNodes)
+	assert.EqualValues(t, 10, ds.PartitionedNodes())
+	_, err := g.Histogram(10)
+	require.NoError(t, err)
+	_, err = g.Histogram(11)
+	assert.ErrorContains(t, err, "p = 11: more partitions than the 10 partitioned nodes of typed (40 more are resident)")
+	g.ResidentNodes = 51
+	assert.ErrorContains(t, g.Check(), "51 resident nodes of 50")
+
+	g.ResidentNodes = 40
+	q := Request{System: "marius", Device: "p3.2xlarge", Graph: g, P: 2, C: 2, Orderings: "beta", Dim: 8}
+	out, err := q.Predict()
+	require.NoError(t, err)
+	assert.EqualValues(t, 40, out.ResidentNodes)
+	assert.EqualValues(t, 40*8*8, out.ResidentBytes)
+	assert.EqualValues(t, 5*8*8, out.PartitionBytes)
+	q.ResidentNodes = 3
+	_, err = q.Predict()
+	assert.ErrorContains(t, err, "--resident-nodes 3: the graph typed gives its own resident nodes (40)")
+}
+
+// TestResidentPBG: PyTorch-BigGraph keeps unpartitioned entity types in
+// memory as shared parameters (row-wise Adagrad), beside the relations'.
+func TestResidentPBG(t *testing.T) {
+	ds := workload.Dataset{Name: "g", Nodes: 1000, Relations: 3, ResidentNodes: 100}
+	tr := workload.Training{Model: workload.DistMult, Dim: 10}
+	none := ds
+	none.ResidentNodes = 0
+	assert.Equal(t, SharedParamBytes(none, tr)+100*11*4, SharedParamBytes(ds, tr))
 }
