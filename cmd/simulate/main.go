@@ -229,8 +229,8 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		fmt.Fprintf(w, "partition: %.3f GB = ceil(%d %s / %d) "+state+"; GB = 10^9 bytes; writes exclude the %d final flushes, write GB include them\n",
 			sim.GB(out.PartitionBytes), out.Nodes-out.ResidentNodes, nodes, out.P, out.Dim, out.C)
 		if out.ResidentNodes > 0 {
-			fmt.Fprintf(w, "resident: %d nodes%s held in %s memory beside the buffer: %.3f GB (their rows and optimizer state), read once at the epoch's start and written once at its end (in read and write GB) and with every checkpoint\n",
-				out.ResidentNodes, residentTypes(out.Graph), out.System.BufferIn(), sim.GB(out.ResidentBytes))
+			fmt.Fprintf(w, "resident: %d nodes%s held in %s memory beside the buffer: %s (their rows and optimizer state), read once at the epoch's start and written once at its end (in read and write GB) and with every checkpoint\n",
+				out.ResidentNodes, residentTypes(out.Graph), out.System.BufferIn(), sizeText(out.ResidentBytes))
 		}
 	}
 	if len(out.Results) > 0 {
@@ -266,6 +266,14 @@ func residentTypes(g *sim.Graph) string {
 		kind = "type"
 	}
 	return fmt.Sprintf(" (%s %s)", kind, strings.Join(g.ResidentTypes, ", "))
+}
+
+// sizeText is n bytes in GB, or in MB (10^6 bytes) below 1 GB.
+func sizeText(n int64) string {
+	if n < 1e9 {
+		return fmt.Sprintf("%.3f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.3f GB", sim.GB(n))
 }
 
 // columnsFor are resultColumns with the resident table's size when the

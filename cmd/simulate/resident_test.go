@@ -59,7 +59,7 @@ func TestResidentNodes(t *testing.T) {
 	// A GPU buffer keeps the table in GPU memory.
 	out, errOut, code = runCmd("--system", "ge2", "--device", "ge2-paper", "--p", "8", "--dataset", "fb15k", "--resident-nodes", "5000")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "resident: 5000 nodes held in GPU memory")
+	assert.Contains(t, out, "resident: 5000 nodes held in GPU memory beside the buffer: 4.000 MB")
 }
 
 // TestResidentHistogram: a histogram file of a typed graph (the store's
