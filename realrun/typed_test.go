@@ -165,3 +165,68 @@ func TestTypedResidentCorruptionIsDetected(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrCorrupt)
 	assert.Contains(t, err.Error(), filepath.Base(st.ResidentPath()))
 }
+
+// oneTypeStores builds the same random graph twice: untyped, and typed
+// with a single partitioned entity type joined to itself by every
+// relation (nodes a multiple of p, so that each partition has Rows rows).
+func oneTypeStores(t *testing.T, nodes, edges, rels, p, d int, m workload.Model) (*store.Store, *store.Store) {
+	t.Helper()
+	nt := make([]uint16, nodes)
+	rt := make([][2]int, rels)
+	build := func(b *store.Builder) *store.Store {
+		x := uint64(99)
+		next := func(n int) int64 {
+			x = x*6364136223846793005 + 1442695040888963407
+			return int64((x >> 33) % uint64(n))
+		}
+		for k := 0; k < edges; k++ {
+			sp := store.Train
+			if k%10 == 0 {
+				sp = store.Test
+			}
+			require.NoError(t, b.Add(next(nodes), next(rels), next(nodes), sp))
+		}
+		st, err := b.Finish(d, string(m), 0.1)
+		require.NoError(t, err)
+		return st
+	}
+	ub, err := store.NewBuilder(filepath.Join(t.TempDir(), "untyped"), "g", int64(nodes), rels, p, 5)
+	require.NoError(t, err)
+	tb, err := store.NewTypedBuilder(filepath.Join(t.TempDir(), "typed"), "g", []store.EntityType{{Name: "node", Partitioned: true, Nodes: int64(nodes)}}, nt, rels, rt, p, 5)
+	require.NoError(t, err)
+	return build(ub), build(tb)
+}
+
+// TestTypedOneTypeIsUntyped: a typed store of one partitioned type trains
+// exactly as the untyped store of the same graph (the typed chunk path —
+// its gather, shared negatives, ChunkGradSides and both duplicate rules —
+// is the untyped one when every node is of one type), byte for byte, one
+// worker.
+func TestTypedOneTypeIsUntyped(t *testing.T) {
+	for _, dup := range []realrun.Duplicates{realrun.DuplicatesEach, realrun.DuplicatesSum} {
+		t.Run(string(dup), func(t *testing.T) {
+			const p, d = 3, 8
+			untyped, typed := oneTypeStores(t, 300, 6000, 3, p, d, workload.ComplEx)
+			require.True(t, typed.M.Typed())
+			require.Zero(t, typed.M.Resident)
+			h := fixture.Hyper(workload.ComplEx, d)
+			h.Workers, h.Batch, h.Negatives, h.Duplicates = 1, 400, 16, dup
+			plan, err := orderings.Build("beta", p, 2, orderings.Belady, 0)
+			require.NoError(t, err)
+			train := func(st *store.Store) []byte {
+				deg, err := st.Degrees()
+				require.NoError(t, err)
+				eng, err := cpu.Open(h, st, deg, 1)
+				require.NoError(t, err)
+				for e := 1; e <= 2; e++ {
+					_, err := realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Prefetch: true, Seed: 1, Epoch: e})
+					require.NoError(t, err)
+					st, err = store.Open(st.Dir)
+					require.NoError(t, err)
+				}
+				return finalState(t, st.Dir)
+			}
+			assert.Equal(t, train(untyped), train(typed))
+		})
+	}
+}
