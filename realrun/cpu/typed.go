@@ -180,14 +180,28 @@ func (c *Engine) trainTypedChunk(ws *workerScratch, ch []store.Edge, class int, 
 		}
 		return int32(int64(node) - base), part
 	}
+	// As trainChunk: every row picked and prefetched (with its Adagrad
+	// state) before any is gathered.
+	prefetch := func(tab sample.Table, row int32) {
+		model.Prefetch(tb.emb(tab, int(row), d))
+		model.Prefetch(tb.state(tab, int(row), d))
+	}
 	for i, e := range ch {
 		ws.srcRow[i], ts.srcTab[i] = locate(e.Src, srcBase, sample.SrcPart)
 		ws.dstRow[i], ts.dstTab[i] = locate(e.Dst, dstBase, sample.DstPart)
 		ws.relIdx[i] = e.Rel
+		prefetch(ts.srcTab[i], ws.srcRow[i])
+		prefetch(ts.dstTab[i], ws.dstRow[i])
 	}
 	a, b := ti.classes[class][0], ti.classes[class][1]
 	shared := c.neg.Shared(a, b)
 	c.neg.DrawTyped(ws.rng, si, di, a, b, ws.negRow[:m], ts.negTab[:m], ts.negRow2[:m], ts.negTab2[:m])
+	for k := 0; k < m; k++ {
+		prefetch(ts.negTab[k], ws.negRow[k])
+		if !shared {
+			prefetch(ts.negTab2[k], ts.negRow2[k])
+		}
+	}
 	for i := range ch {
 		copy(ws.S[i*d:(i+1)*d], tb.emb(ts.srcTab[i], int(ws.srcRow[i]), d))
 		copy(ws.D[i*d:(i+1)*d], tb.emb(ts.dstTab[i], int(ws.dstRow[i]), d))
