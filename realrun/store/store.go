@@ -74,7 +74,10 @@ type Manifest struct {
 	Train          int64 `json:"train_edges"`
 	Valid          int64 `json:"valid_edges"`
 	Test           int64 `json:"test_edges"`
-	// Buckets are the training edges per bucket, Buckets[src][dst].
+	// Buckets are the training edges per bucket, Buckets[src][dst]; a
+	// typed graph's edge with a resident end is in the diagonal bucket of
+	// its other end's partition, one with two resident ends in (k, k), k
+	// its index among the training edges mod P (NewTypedBuilder).
 	Buckets [][]int64 `json:"buckets"`
 	// Checksums are the CRC-32C of every bucket, split, degree and
 	// permutation file, by path relative to the work directory; every

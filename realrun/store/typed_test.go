@@ -256,3 +256,15 @@ func TestTypedAllResident(t *testing.T) {
 	assert.Equal(t, int64(3), s.M.Resident)
 	assert.Equal(t, [][]int64{{2}}, s.M.Buckets)
 }
+
+// TestTypedBucketCounts: a typed directory's own p is known; another p is
+// refused when resident types place edges by their order.
+func TestTypedBucketCounts(t *testing.T) {
+	s := buildTyped(t, filepath.Join(t.TempDir(), "w"))
+	counts, err := s.BucketCounts([]int{4})
+	require.NoError(t, err)
+	assert.Equal(t, s.M.Buckets, counts[0])
+	_, err = s.BucketCounts([]int{2})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "resident entity types")
+}
