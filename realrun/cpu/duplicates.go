@@ -170,10 +170,18 @@ func (c *Engine) stepSum(ws *workerScratch, n, m int, sf, df, gR []float32) {
 		row := int(uint32(key))
 		model.Adagrad(f[row*d:(row+1)*d], f[rowsD+row*d:rowsD+(row+1)*d], s.rows.grad[j], lr, workload.AdagradEps)
 	}
+	c.stepRelationsSum(ws, n, gR)
+}
+
+// stepRelationsSum is the relations' part of the sum step: each relation
+// row of the chunk stepped once with its occurrences' summed gradient
+// (none without relation parameters, gR nil).
+func (c *Engine) stepRelationsSum(ws *workerScratch, n int, gR []float32) {
 	if gR == nil {
 		return
 	}
-	w := c.h.Model.RelWidth(d)
+	s, lr := ws.sum, c.h.LR
+	w := c.h.Model.RelWidth(c.h.Dim)
 	for i := 0; i < n; i++ {
 		s.rels.add(&s.set, relTable|uint64(uint32(ws.relIdx[i])), gR[i*w:(i+1)*w])
 	}

@@ -338,17 +338,5 @@ func (c *Engine) stepSumTyped(ws *workerScratch, n, m int, shared bool, tb *tabl
 		row := int(uint32(key))
 		model.Adagrad(tb.emb(tab, row, d), tb.state(tab, row, d), s.rows.grad[j], lr, workload.AdagradEps)
 	}
-	if gR == nil {
-		return
-	}
-	w := c.h.Model.RelWidth(d)
-	for i := 0; i < n; i++ {
-		s.rels.add(&s.set, relTable|uint64(uint32(ws.relIdx[i])), gR[i*w:(i+1)*w])
-	}
-	c.rel.mu.Lock()
-	for j, key := range s.rels.keys {
-		r := int(uint32(key))
-		model.Adagrad(c.rel.emb[r*w:(r+1)*w], c.rel.state[r*w:(r+1)*w], s.rels.grad[j], lr, workload.AdagradEps)
-	}
-	c.rel.mu.Unlock()
+	c.stepRelationsSum(ws, n, gR)
 }

@@ -108,17 +108,9 @@ func prepareTyped(spec DataSpec) (*store.Store, error) {
 		b.Abort()
 		return nil, err
 	}
-	if err := b.AddFile("ids.tsv", types.WriteTSV); err != nil {
+	if err := startBuild(b, spec, types.WriteTSV, types.WriteRelationsTSV); err != nil {
 		return fail(err)
 	}
-	if err := b.AddFile("relations.tsv", types.WriteRelationsTSV); err != nil {
-		return fail(err)
-	}
-	inputs, err := InputSums(spec)
-	if err != nil {
-		return fail(err)
-	}
-	b.SetInputs(inputs)
 	add := func(sp func() store.Split) func(src, rel, dst int64) error {
 		return func(src, rel, dst int64) error {
 			lhs, rhs := types.Sides(rel)

@@ -133,17 +133,9 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 		b.Abort()
 		return nil, err
 	}
-	if err := b.AddFile("ids.tsv", nodes.WriteTSV); err != nil {
+	if err := startBuild(b, spec, nodes.WriteTSV, rels.WriteTSV); err != nil {
 		return fail(err)
 	}
-	if err := b.AddFile("relations.tsv", rels.WriteTSV); err != nil {
-		return fail(err)
-	}
-	inputs, err := InputSums(spec)
-	if err != nil {
-		return fail(err)
-	}
-	b.SetInputs(inputs)
 	split := graph.NewSplitter(spec.Seed, HeldOut, HeldOut)
 	given := spec.Valid != "" || spec.Test != ""
 	_, err = parseFile(spec.Edges, spec.Format, nodes, rels, func(src, rel, dst int64) error {
@@ -175,6 +167,23 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	}
 	b.SetInputFormat(spec.Format.Flags(), files)
 	return b.Finish(spec.Dim, spec.Model, InitScale)
+}
+
+// startBuild writes a build's node and relation names (ids.tsv,
+// relations.tsv) and records its input files' checksums.
+func startBuild(b *store.Builder, spec DataSpec, ids, rels func(io.Writer) error) error {
+	if err := b.AddFile("ids.tsv", ids); err != nil {
+		return err
+	}
+	if err := b.AddFile("relations.tsv", rels); err != nil {
+		return err
+	}
+	inputs, err := InputSums(spec)
+	if err != nil {
+		return err
+	}
+	b.SetInputs(inputs)
+	return nil
 }
 
 func relationsWord(info graph.Info) string {
