@@ -137,10 +137,12 @@ gnn-graphs:
 # under load averages of 6 to 10).
 # check-pbg-side checks scripts/pbg_side.py's ranking against a brute-force
 # one from tierflow's formulas (ComplEx, TransE-L2, linear+cos) on a small
-# random graph (scripts/pbg_side_selftest.py; about a minute).
+# random graph, and on a typed one (--schema: users in 2 partitions, items
+# resident; candidates of the right type only) for TransE-L2 and ComplEx
+# (scripts/pbg_side_selftest.py; about a minute).
 .PHONY: reproduce-models-pbg pbg-deps pbg-src check-pbg-side
 pbg-deps:
-	@./scripts/apt-install.sh pbg-deps python3-torch python3-h5py python3-attr python3-numpy libopenblas0-openmp
+	@./scripts/apt-install.sh pbg-deps python3-torch python3-h5py python3-attr python3-numpy python3-yaml libopenblas0-openmp
 
 pbg-src:
 	@if [ -z "$(PBG_SRC)" ] || [ ! -f "$(PBG_SRC)/torchbiggraph/train.py" ]; then \
