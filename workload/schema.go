@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -88,7 +91,11 @@ func ParseSchema(data []byte) (Schema, error) {
 		if errors.Is(err, io.EOF) {
 			return Schema{}, schemaErr("", "the file is empty: want entities and relations")
 		}
-		return Schema{}, &SchemaError{Err: fmt.Errorf("not a schema: %s", oneLine(err.Error()))}
+		return Schema{}, &SchemaError{Err: fmt.Errorf("not a schema: %s", yamlMessage(err))}
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return Schema{}, schemaErr("", "more than one YAML document: want one, with entities and relations")
 	}
 	var s Schema
 	switch f.Entities.Kind {
@@ -100,23 +107,12 @@ func ParseSchema(data []byte) (Schema, error) {
 	}
 	for i := 0; i+1 < len(f.Entities.Content); i += 2 {
 		name := f.Entities.Content[i].Value
-		var t struct {
-			Partitions *int `yaml:"partitions"`
+		t, err := entityBody(f.Entities.Content[i+1])
+		if err != nil {
+			return Schema{}, &SchemaError{Field: "entities." + name, Err: err}
 		}
-		field := "entities." + name
-		body := f.Entities.Content[i+1]
-		if body.Kind == yaml.ScalarNode && body.Tag == "!!null" {
-			s.Types = append(s.Types, EntityType{Name: name, Partitions: 1})
-			continue
-		}
-		if err := decodeKnown(body, &t); err != nil {
-			return Schema{}, schemaErr(field, "%s", oneLine(err.Error()))
-		}
-		p := 1
-		if t.Partitions != nil {
-			p = *t.Partitions
-		}
-		s.Types = append(s.Types, EntityType{Name: name, Partitions: p})
+		t.Name = name
+		s.Types = append(s.Types, t)
 	}
 	for _, r := range f.Relations {
 		s.Relations = append(s.Relations, RelationType(r))
@@ -127,20 +123,63 @@ func ParseSchema(data []byte) (Schema, error) {
 	return s, nil
 }
 
-// decodeKnown decodes n into v refusing unknown keys (yaml.Node.Decode
-// does not apply the decoder's KnownFields).
-func decodeKnown(n *yaml.Node, v any) error {
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
+// entityBody reads an entity type's body: {partitions: N}, {} or
+// nothing (PBG's default, 1 partition).
+func entityBody(body *yaml.Node) (EntityType, error) {
+	t := EntityType{Partitions: 1}
+	if body.Kind == yaml.AliasNode && body.Alias != nil {
+		body = body.Alias
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	return dec.Decode(v)
+	switch {
+	case body.Kind == yaml.ScalarNode && body.Tag == "!!null":
+		return t, nil
+	case body.Kind != yaml.MappingNode:
+		return t, fmt.Errorf("want {partitions: N}, not a %s", kindName(body.Kind))
+	}
+	for i := 0; i+1 < len(body.Content); i += 2 {
+		k, v := body.Content[i], body.Content[i+1]
+		if k.Value != "partitions" {
+			return t, fmt.Errorf("unknown key %q (an entity type has partitions)", k.Value)
+		}
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			continue
+		}
+		p, err := strconv.Atoi(v.Value)
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!int" || err != nil {
+			return t, fmt.Errorf("partitions %q: want a whole number, 1 or more", oneLine(v.Value))
+		}
+		t.Partitions = p
+	}
+	return t, nil
 }
+
+// yamlMessage is a decoding error in one line without the Go types it
+// names.
+func yamlMessage(err error) string {
+	msg := oneLine(err.Error())
+	msg = goTypeRE.ReplaceAllString(msg, "")
+	msg = notFoundRE.ReplaceAllString(msg, "unknown key $1")
+	return tagRE.ReplaceAllStringFunc(msg, func(m string) string {
+		tag := tagRE.FindStringSubmatch(m)[1]
+		if w, ok := tagWords[tag]; ok {
+			tag = w
+		}
+		return tag + " where it does not belong"
+	})
+}
+
+var tagWords = map[string]string{"map": "a mapping", "seq": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a true or false"}
+
+var (
+	goTypeRE   = regexp.MustCompile(` into (\[\])?(struct \{[^}]*\}|workload\.\w+)`)
+	tagRE      = regexp.MustCompile(`cannot unmarshal !!(\w+)`)
+	notFoundRE = regexp.MustCompile(`field (\S+) not found in type (struct \{[^}]*\}|workload\.\w+)`)
+)
 
 func kindName(k yaml.Kind) string {
 	switch k {
+	case yaml.MappingNode:
+		return "mapping"
 	case yaml.SequenceNode:
 		return "list"
 	case yaml.ScalarNode:
@@ -162,6 +201,9 @@ func (s Schema) Check() error {
 	}
 	if len(s.Relations) == 0 {
 		return schemaErr("relations", "none: want at least one relation with its lhs and rhs types")
+	}
+	if len(s.Types) > math.MaxUint16 {
+		return schemaErr("entities", "%d entity types: at most %d", len(s.Types), math.MaxUint16)
 	}
 	seen := map[string]bool{}
 	part := -1
@@ -194,6 +236,9 @@ func (s Schema) Check() error {
 		field := fmt.Sprintf("relations[%d]", i)
 		if strings.TrimSpace(r.Name) == "" {
 			return schemaErr(field+".name", "missing")
+		}
+		if strings.ContainsAny(r.Name, "\t\r\n") {
+			return schemaErr(field+".name", "%q contains a tab or line break", r.Name)
 		}
 		if rels[r.Name] {
 			return schemaErr(field+".name", "%q named twice", r.Name)

@@ -76,7 +76,7 @@ func (x outFlags) configure(fs *flag.FlagSet, o *cmdOptions, stdout, stderr io.W
 // pathFlags are the flags that name a file or directory: a written
 // configuration holds them as absolute paths, so it works from any
 // directory.
-var pathFlags = []string{"edges", "valid", "test", "init", "plan", "device", "workdir", "export", "timeline", "trace", "plot", "cpuprofile", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-password-file"}
+var pathFlags = []string{"edges", "valid", "test", "schema", "init", "plan", "device", "workdir", "export", "timeline", "trace", "plot", "cpuprofile", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-password-file"}
 
 // notRun are the flags a written configuration leaves out: one-shot
 // actions on the work directory and how the results are shown, not what

@@ -57,6 +57,8 @@ type cmdOptions struct {
 	// resume is the command line's arguments with --resume, for a run
 	// stopped part-way.
 	resume string
+	// schema is --schema's file (applySchema reads it into Schema).
+	schema string
 }
 
 // diskFlags are --disk-read, --disk-write and --emulate-disk (realrun and
@@ -205,6 +207,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.StringVar(&o.Valid, "valid", "", "validation edges `FILE` (with --edges)")
 	fs.StringVar(&o.Test, "test", "", "test edges `FILE` (with --edges; otherwise a seeded 90/5/5 split)")
 	registerInputFlags(fs, &o.Input)
+	fs.StringVar(&o.schema, "schema", "", schemaHelp)
 	o.mf.register(fs, &o.Options)
 	fs.IntVar(&o.Dim, "dim", job.Defaults.Dim, "embedding dimension d")
 	fs.IntVar(&o.Epochs, "epochs", job.Defaults.Epochs, "epochs to train")
@@ -269,6 +272,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	if err := o.mf.apply(fs, &o.Options); err != nil {
+		return err
+	}
+	if err := applySchema(fs, &o, o.schema); err != nil {
 		return err
 	}
 	if err := checkFlags(fs, o); err != nil {
@@ -429,7 +435,7 @@ var help = cli.Help{
 		{"neighbors", "the nearest nodes of nodes, or their best tails under a relation (realrun neighbors --help)"},
 		{"predict", "answer link-prediction queries from a file (realrun predict --help)"}},
 	Groups: []cli.FlagGroup{
-		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "delimiter", "header", "columns", "unseen", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
+		{Title: "What to train", Flags: []string{"dataset", "scale", "edges", "valid", "test", "schema", "delimiter", "header", "columns", "unseen", "dim", "epochs", "batch", "negatives", "chunk", "degree-frac", "lr", "seed", "init"}},
 		{Title: "Model and loss", Flags: []string{"model", "operator", "comparator", "loss", "margin", "adversarial", "regularizer", "reg-coef"}},
 		{Title: "Out-of-core layout", Flags: []string{"p", "c", "ordering", "ordering-seed", "policy", "plan", "no-prefetch", "workdir"}},
 		{Title: "Disk speed (kernel cgroup limits on the work directory's disk; root)", Flags: []string{"disk-read", "disk-write", "emulate-disk"}},
@@ -521,6 +527,9 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 	}
 	fmt.Fprintf(w, "%s: %d nodes, %d training edges; %s d=%d, %s, lr %g, batch %d, %d negatives (%.0f%% by degree), %d workers\n",
 		out.Dataset, out.Nodes, out.TrainEdges, out.Model, out.Dim, objectiveString(out.Objective), out.LR, out.Batch, out.Negatives, 100*out.DegreeFrac, out.Workers)
+	if s := typesSummary(out); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	fmt.Fprintf(w, "%s order (ordering seed %d%s), p=%d c=%d, partitions of %.1f MB (O_DIRECT: %v), prefetch %v; work directory %s\n",
 		out.Ordering, out.OrderingSeed, planNote(out.PlanFile), out.P, out.C, float64(out.PartitionBytes)/1e6, out.DirectIO, out.Prefetch, out.Workdir)
 	for _, s := range []string{checkpointSummary(out), gpuSummary(out)} {

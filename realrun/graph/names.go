@@ -10,8 +10,9 @@ import (
 )
 
 // ReadNames reads an id table as IDs.WriteTSV writes it (a work
-// directory's ids.tsv or relations.tsv: "id<TAB>name" lines) into names
-// by id, n of them; an id the table lacks (or a missing table) is named
+// directory's ids.tsv or relations.tsv: "id<TAB>name" lines, or a typed
+// directory's "id<TAB>type<TAB>name", Types.WriteTSV) into names by id, n
+// of them; an id the table lacks (or a missing table) is named
 // by its decimal id.
 func ReadNames(path string, n int64) ([]string, error) {
 	names := make([]string, n)
@@ -32,6 +33,9 @@ func ReadNames(path string, n int64) ([]string, error) {
 		id, name, ok := strings.Cut(sc.Text(), "\t")
 		if !ok {
 			continue
+		}
+		if k := strings.LastIndexByte(name, '\t'); k >= 0 {
+			name = name[k+1:] // a typed table's "id\ttype\tname"
 		}
 		if i, err := strconv.ParseInt(id, 10, 64); err == nil && i >= 0 && i < n {
 			names[i] = name

@@ -178,14 +178,21 @@ func (i Info) Skipped() int64 { return i.UnseenNode + i.UnseenRelation }
 // (errors.Is/As see it). On error the returned Info is zero. Parse never
 // panics on any input.
 func Parse(r io.Reader, name string, f Format, nodes, rels *IDs, emit func(src, rel, dst int64) error) (Info, error) {
-	if r == nil || nodes == nil || rels == nil || emit == nil {
-		return Info{}, fmt.Errorf("%s: graph.Parse: nil reader, IDs table or emit function", name)
+	if nodes == nil || rels == nil {
+		return Info{}, fmt.Errorf("%s: graph.Parse: nil IDs table", name)
+	}
+	return parse(r, name, f, nodes, rels, nil, emit)
+}
+
+func parse(r io.Reader, name string, f Format, nodes, rels *IDs, types *Types, emit func(src, rel, dst int64) error) (Info, error) {
+	if r == nil || emit == nil {
+		return Info{}, fmt.Errorf("%s: graph.Parse: nil reader or emit function", name)
 	}
 	p, err := newParser(name, f)
 	if err != nil {
 		return Info{}, err
 	}
-	p.nodes, p.rels, p.emit = nodes, rels, emit
+	p.nodes, p.rels, p.types, p.emit = nodes, rels, types, emit
 	if err := p.run(r); err != nil {
 		return Info{}, err
 	}
@@ -228,6 +235,7 @@ type parser struct {
 	f           Format
 	cols        colSpec
 	nodes, rels *IDs
+	types       *Types // typed: ParseTyped (nodes and rels unused)
 	emit        func(src, rel, dst int64) error
 	sniff       bool // stop once the layout is known
 	started     bool // the first line, header or edge, has set the layout
@@ -503,6 +511,10 @@ func (p *parser) record(fields [][]byte, line int) error {
 		if p.sniff {
 			return errSniffed
 		}
+		if p.types != nil && p.info.Rel < 0 && len(p.types.Schema.Relations) != 1 {
+			return fmt.Errorf("%s:%d: the edges have no relation column, so the schema must have exactly one relation (it has %d: %s)",
+				p.name, line, len(p.types.Schema.Relations), p.types.relationList())
+		}
 		if p.info.Header != nil {
 			return nil
 		}
@@ -524,19 +536,31 @@ func (p *parser) record(fields [][]byte, line int) error {
 		}
 		names[k] = b
 	}
-	src := p.nodes.idBytes(names[0])
-	rel := int64(0)
-	if p.info.Rel >= 0 {
-		rel = p.rels.idBytes(names[1])
+	var src, rel, dst int64
+	if p.types != nil {
+		var err error
+		if src, rel, dst, err = p.typedIDs(names, line); err != nil {
+			return err
+		}
+	} else {
+		src = p.nodes.idBytes(names[0])
+		if p.info.Rel >= 0 {
+			rel = p.rels.idBytes(names[1])
+		}
+		dst = p.nodes.idBytes(names[2])
 	}
-	dst := p.nodes.idBytes(names[2])
 	switch {
 	case src < 0 || dst < 0:
 		if p.f.Unseen == UnseenError {
-			if src < 0 {
-				return unknown(p.name, line, "node", names[0])
+			kinds := [2]string{"node", "node"}
+			if p.types != nil { // "user node"
+				lhs, rhs := p.types.Sides(rel)
+				kinds = [2]string{p.types.Schema.Types[lhs].Name + " node", p.types.Schema.Types[rhs].Name + " node"}
 			}
-			return unknown(p.name, line, "node", names[2])
+			if src < 0 {
+				return unknown(p.name, line, kinds[0], names[0])
+			}
+			return unknown(p.name, line, kinds[1], names[2])
 		}
 		p.info.UnseenNode++
 		return nil

@@ -124,6 +124,10 @@ type Options struct {
 	// Input is how the edge files are read: --delimiter, --header,
 	// --columns and --unseen (graph.Format; the zero value detects them).
 	Input graph.Format
+	// Schema, with Edges, gives the graph entity types (--schema; nil:
+	// untyped); P must be its partitioned types' count (the caller sets
+	// P to it when --p is not given).
+	Schema *workload.Schema
 	// Prepared, if set, is called with the work directory once it is
 	// ready for the run (locked, built or verified), before training
 	// (realrun writes run.yaml there); its error ends the run.
@@ -211,6 +215,9 @@ type Config struct {
 func Configure(o Options) (Config, error) {
 	var cfg Config
 	var err error
+	if err := checkSchema(o); err != nil {
+		return cfg, err
+	}
 	if err := checkNumbers(o); err != nil {
 		return cfg, err
 	}
@@ -242,12 +249,17 @@ func Configure(o Options) (Config, error) {
 	if cfg.Plans, cfg.Skipped, err = buildPlans(&o, policy); err != nil {
 		return cfg, err
 	}
+	if o.Schema != nil {
+		if _, err := workdir.CheckP(*o.Schema, o.P); err != nil {
+			return cfg, inputerr.Errorf("--p %d and --schema: %w", o.P, err)
+		}
+	}
 	cfg.Keep = o.KeepCheckpoints
 	if cfg.Keep == 0 {
 		cfg.Keep = store.DefaultKeep
 	}
 	cfg.Spec = workdir.DataSpec{Dataset: o.Dataset, Scale: o.Scale, Edges: o.Edges, Valid: o.Valid, Test: o.Test,
-		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: o.Workdir, Copies: cfg.Keep + 1 + copies(o.KeepBest), Format: o.Input}
+		Seed: o.Seed, P: o.P, Dim: o.Dim, Model: string(kind), Workdir: o.Workdir, Copies: cfg.Keep + 1 + copies(o.KeepBest), Format: o.Input, Schema: o.Schema}
 	if cfg.Spec.Inputs, err = workdir.InputSums(cfg.Spec); err != nil {
 		return cfg, err
 	}
@@ -292,6 +304,9 @@ func settings(cfg Config, o Options) workdir.Settings {
 	}
 	if spec.Edges != "" {
 		maps.Copy(s, spec.Format.NonDefault())
+	}
+	if spec.Schema != nil {
+		s["--schema"] = workdir.SchemaIdentity(*spec.Schema)
 	}
 	if h.Micro.On() {
 		s["--micro-batch-memory"], s["--micro-batches"] = o.MicroBatchMemory, fmt.Sprint(o.MicroBatches)
@@ -404,6 +419,29 @@ func checkNumbers(o Options) error {
 	}
 	if _, err := eval.ParseProtocol(o.EvalProtocol); err != nil {
 		return inputerr.Errorf("--eval-protocol %w", err)
+	}
+	return nil
+}
+
+// checkSchema refuses entity types (Options.Schema) where they are not
+// supported yet: with a generated dataset, the CUDA engine, the batch
+// step (micro-batches) or several trainers, and a schema of unpartitioned
+// types only (the out-of-core engine needs p ≥ 2).
+func checkSchema(o Options) error {
+	if o.Schema == nil {
+		return nil
+	}
+	switch {
+	case o.Edges == "":
+		return inputerr.Errorf("--schema: entity types go with --edges (a generated --dataset has none)")
+	case o.Engine == "cuda":
+		return inputerr.Errorf("--schema: entity types are trained by the CPU engine only for now (not --engine cuda)")
+	case o.MicroBatches > 0 || o.MicroBatchMemory != "":
+		return inputerr.Errorf("--schema: entity types are trained with the chunk step only for now (not --micro-batches or --micro-batch-memory)")
+	case o.Distributed:
+		return inputerr.Errorf("--schema: entity types are trained by one trainer only for now (not --trainers)")
+	case o.Schema.P() < 2:
+		return inputerr.Errorf("--schema: every entity type is unpartitioned (p = 1), but the out-of-core engine needs p ≥ 2: give a type {partitions: 2} or more")
 	}
 	return nil
 }
@@ -639,6 +677,34 @@ type Output struct {
 	// file: its delimiter, header, columns, and the validation and test
 	// edges left out for a node or relation not in the training edges.
 	InputFiles []store.InputFile `json:"input_files,omitempty"`
+	// EntityTypes are a typed graph's entity types (nil: untyped) and
+	// ResidentNodes the nodes of its unpartitioned types, held in memory
+	// for the whole run.
+	EntityTypes   []EntityType `json:"entity_types,omitempty"`
+	ResidentNodes int64        `json:"resident_nodes,omitempty"`
+}
+
+// EntityType is one entity type of a typed graph as Output reports it:
+// its nodes and how many partitions hold them (1: resident, in memory).
+type EntityType struct {
+	Name       string `json:"name"`
+	Nodes      int64  `json:"nodes"`
+	Partitions int    `json:"partitions"`
+	Resident   bool   `json:"resident"`
+}
+
+// EntityTypes are a work directory's entity types as Output reports them
+// (nil for an untyped one).
+func EntityTypes(m store.Manifest) []EntityType {
+	var out []EntityType
+	for _, t := range m.Types {
+		e := EntityType{Name: t.Name, Nodes: t.Nodes, Partitions: 1, Resident: !t.Partitioned}
+		if t.Partitioned {
+			e.Partitions = m.P
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // Train is `realrun`: it prepares (or reuses) the work directory, resumes
@@ -942,6 +1008,7 @@ func newOutput(o Options, h realrun.Hyper, plan *orderings.Plan, st *store.Store
 		Dataset: st.M.Source, Workdir: st.Dir, Nodes: st.M.Nodes, TrainEdges: st.M.Train,
 		Model: string(h.Model), Objective: h.Objective, LR: float64(float32ToDecimal(h.LR)), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives, DegreeFrac: h.DegreeFrac,
 		Workers: h.Workers, Prefetch: !o.NoPrefetch, DirectIO: store.DirectIO, Histogram: st.HistogramPath(), InputFiles: st.M.InputFiles,
+		EntityTypes: EntityTypes(st.M), ResidentNodes: st.M.Resident,
 	}
 }
 

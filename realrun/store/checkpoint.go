@@ -257,7 +257,8 @@ func (s *Store) VerifyCheckpoint(c Checkpoint) error {
 
 // Link makes partition i of directory to the same file as in from
 // (replacing any file there): a checkpoint shares unchanged partitions
-// with its predecessor instead of copying them.
+// with its predecessor instead of copying them. ResidentPart links the
+// resident table.
 func Link(from, to string, i int) error {
 	dst := PartitionIn(to, i)
 	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -269,7 +270,8 @@ func Link(from, to string, i int) error {
 const sumsFile = "checksums.json"
 
 // writeSums writes a checkpoint's checksums.json: the CRC-32C of every
-// partition and of every extra file, in hex by file name.
+// partition (ResidentPart: resident.bin) and of every extra file, in hex
+// by file name.
 func writeSums(dir string, parts map[int]uint64, extra map[string][]byte) error {
 	m := map[string]string{}
 	for p, s := range parts {
@@ -309,8 +311,9 @@ func Sums(dir string) (map[string]uint64, error) {
 	return out, nil
 }
 
-// PartitionSums are the recorded checksums of a checkpoint's partitions;
-// a partition without one is an error.
+// PartitionSums are the recorded checksums of a checkpoint's partitions,
+// and of its resident table under ResidentPart when the directory has
+// resident types; a partition without one is an error.
 func (s *Store) PartitionSums(dir string) (map[int]uint64, error) {
 	all, err := Sums(dir)
 	if err != nil {
@@ -323,6 +326,9 @@ func (s *Store) PartitionSums(dir string) (map[int]uint64, error) {
 			return nil, fmt.Errorf("%s: no checksum recorded for %s: %w", filepath.Join(dir, sumsFile), partName(p), ErrCorrupt)
 		}
 		out[p] = v
+	}
+	if err := s.residentSum(dir, all, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -338,7 +344,9 @@ func ReadPartitionChecked(dir string, i int, buf *Buffer, want uint64) (int64, e
 }
 
 // Commit makes checkpoint (e, k), already holding its partition files,
-// current the way PyTorch-BigGraph does: its checksums and extra files
+// current (sums hold every partition's checksum, and the resident
+// table's under ResidentPart when the directory has one) the way
+// PyTorch-BigGraph does: its checksums and extra files
 // (engine state, progress) are written, every file is synced, then the
 // CURRENT pointer is replaced atomically, and only then are the
 // checkpoints beyond the Keep newest deleted (prune). A crash or a full
@@ -346,6 +354,9 @@ func ReadPartitionChecked(dir string, i int, buf *Buffer, want uint64) (int64, e
 // intact; partitions are never modified in place.
 func (s *Store) Commit(e, k int, sums map[int]uint64, extra map[string][]byte) error {
 	dir := s.CheckpointDir(e, k)
+	if _, ok := sums[ResidentPart]; s.M.Resident > 0 && !ok {
+		return fmt.Errorf("checkpoint %s: no checksum for its resident table (%s)", dir, ResidentFile)
+	}
 	for name, data := range extra {
 		if err := writeFile(filepath.Join(dir, name), data); err != nil {
 			return err

@@ -21,6 +21,9 @@ func commitEpoch(t *testing.T, s *Store, e, k int) {
 	for p := 0; p < s.M.P; p++ {
 		require.NoError(t, Link(from, dir, p))
 	}
+	if s.M.Resident > 0 {
+		require.NoError(t, Link(from, dir, ResidentPart))
+	}
 	require.NoError(t, s.Commit(e, k, sums, map[string][]byte{"state.bin": {byte(e), byte(k)}}))
 }
 

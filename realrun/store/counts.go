@@ -34,6 +34,9 @@ func (s *Store) BucketCounts(ps []int) ([][][]int64, error) {
 			out[k] = cloneCounts(s.M.Buckets)
 			continue
 		}
+		if s.M.Resident > 0 {
+			return nil, fmt.Errorf("%s has resident entity types: its buckets at p = %d (not its own %d) are not known (an edge between resident nodes goes to a bucket by its place in the training file)", s.Dir, p, s.M.P)
+		}
 		out[k] = newCounts(p)
 		todo = append(todo, k)
 	}

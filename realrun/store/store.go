@@ -74,7 +74,10 @@ type Manifest struct {
 	Train          int64 `json:"train_edges"`
 	Valid          int64 `json:"valid_edges"`
 	Test           int64 `json:"test_edges"`
-	// Buckets are the training edges per bucket, Buckets[src][dst].
+	// Buckets are the training edges per bucket, Buckets[src][dst]; a
+	// typed graph's edge with a resident end is in the diagonal bucket of
+	// its other end's partition, one with two resident ends in (k, k), k
+	// its index among the training edges mod P (NewTypedBuilder).
 	Buckets [][]int64 `json:"buckets"`
 	// Checksums are the CRC-32C of every bucket, split, degree and
 	// permutation file, by path relative to the work directory; every
@@ -169,7 +172,14 @@ type Store struct {
 	view string
 }
 
-func partName(i int) string      { return fmt.Sprintf("part-%04d.bin", i) }
+// partName is partition i's file name; ResidentPart names the resident
+// table's, resident.bin.
+func partName(i int) string {
+	if i == ResidentPart {
+		return ResidentFile
+	}
+	return fmt.Sprintf("part-%04d.bin", i)
+}
 func bucketName(i, j int) string { return fmt.Sprintf("bucket-%04d-%04d.bin", i, j) }
 
 // PartitionPath is the file of partition i in the current checkpoint.
@@ -214,6 +224,9 @@ func Open(dir string) (*Store, error) {
 	}
 	if m.P < 1 || m.Dim < 1 || m.Rows < 1 || len(m.Buckets) != m.P {
 		return nil, fmt.Errorf("work directory %s: manifest is inconsistent (p=%d, d=%d, rows=%d)", dir, m.P, m.Dim, m.Rows)
+	}
+	if err := m.checkTypes(); err != nil {
+		return nil, fmt.Errorf("work directory %s: manifest is inconsistent: %w", dir, err)
 	}
 	st := &Store{Dir: dir, M: m}
 	if data, err := os.ReadFile(filepath.Join(dir, "CURRENT")); err == nil {
@@ -281,12 +294,12 @@ func (s *Store) ReadPartition(i int, buf *Buffer) (int64, error) {
 func ReadPartitionIn(dir string, i int, buf *Buffer) (int64, error) {
 	f, err := openDirect(PartitionIn(dir, i), os.O_RDONLY)
 	if err != nil {
-		return 0, fmt.Errorf("read partition %d: %w", i, err)
+		return 0, fmt.Errorf("read %s: %w", partLabel(i), err)
 	}
 	defer f.Close()
 	n, err := io.ReadFull(f, buf.b)
 	if err != nil {
-		return int64(n), fmt.Errorf("read partition %d: %w", i, err)
+		return int64(n), fmt.Errorf("read %s: %w", partLabel(i), err)
 	}
 	return int64(n), nil
 }
@@ -408,7 +421,9 @@ func (s *Store) InitPartitions(seed int64, scale float32) error {
 // InitPartitionsWith is InitPartitions with fill (nil: none) called on
 // each partition's embeddings (Rows × Dim, row r is node i·Rows+r) after
 // they are drawn and before they are written, so that it may set some
-// rows (a warm start); the draws do not depend on fill.
+// rows (a warm start); the draws do not depend on fill. A typed
+// directory's resident table (resident.bin) is drawn the same way from
+// its own stream of seed (fill does not see it).
 func (s *Store) InitPartitionsWith(seed int64, scale float32, fill func(part int, emb []float32) error) error {
 	if err := s.Reset(); err != nil {
 		return err
@@ -439,6 +454,13 @@ func (s *Store) InitPartitionsWith(seed int64, scale float32, fill func(part int
 		}
 		sums[i] = Checksum(buf.Bytes())
 	}
+	if s.M.Resident > 0 {
+		sum, err := s.initResident(seed, scale)
+		if err != nil {
+			return err
+		}
+		sums[ResidentPart] = sum
+	}
 	return writeSums(s.CheckpointDir(0, 0), sums, nil)
 }
 
@@ -456,6 +478,7 @@ type Builder struct {
 	m        Manifest
 	perm     []int32
 	degrees  []int32
+	nodeType []uint16 // typed: the type of each relabelled node (nil: untyped)
 	pending  [][]Edge // per bucket, flushed in blocks
 	sums     []uint64 // per bucket, updated as blocks are flushed
 	splits   [2]*bufio.Writer
@@ -478,6 +501,19 @@ func NewBuilder(dir, source string, nodes int64, relations, p int, seed int64) (
 	if relations < 1 {
 		relations = 1
 	}
+	m := Manifest{Version: Version, Source: source, Nodes: nodes, Relations: relations, P: p, Seed: seed, Rows: workload.PartitionRows(nodes, p)}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x7065726d)) // "perm"
+	perm := make([]int32, nodes)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	return newBuilder(dir, m, perm)
+}
+
+// newBuilder makes the build directory inside dir for manifest m (its
+// sizes set) and the relabelling perm.
+func newBuilder(dir string, m Manifest, perm []int32) (*Builder, error) {
 	dir = filepath.Clean(dir)
 	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -498,19 +534,14 @@ func NewBuilder(dir, source string, nodes int64, relations, p int, seed int64) (
 			return nil, err
 		}
 	}
-	rows := workload.PartitionRows(nodes, p)
-	b.m = Manifest{Version: Version, Source: source, Nodes: nodes, Relations: relations, P: p, Seed: seed, Rows: rows}
+	p := m.P
+	b.m = m
 	b.m.Buckets = make([][]int64, p)
 	for i := range b.m.Buckets {
 		b.m.Buckets[i] = make([]int64, p)
 	}
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x7065726d)) // "perm"
-	b.perm = make([]int32, nodes)
-	for i := range b.perm {
-		b.perm[i] = int32(i)
-	}
-	rng.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
-	b.degrees = make([]int32, nodes)
+	b.perm = perm
+	b.degrees = make([]int32, m.Nodes)
 	b.pending = make([][]Edge, p*p)
 	b.sums = make([]uint64, p*p)
 	for k, name := range []string{"valid.bin", "test.bin"} {
@@ -535,10 +566,15 @@ func (b *Builder) Add(src, rel, dst int64, sp Split) error {
 	if rel < 0 || rel >= int64(b.m.Relations) {
 		return fmt.Errorf("edge (%d, %d): relation %d outside [0, %d)", src, dst, rel, b.m.Relations)
 	}
+	if b.nodeType != nil {
+		if err := b.checkTypes(src, rel, dst); err != nil {
+			return err
+		}
+	}
 	e := Edge{b.perm[src], int32(rel), b.perm[dst]}
 	switch sp {
 	case Train:
-		i, j := int(int64(e.Src)/b.m.Rows), int(int64(e.Dst)/b.m.Rows)
+		i, j := b.bucket(e)
 		k := i*b.m.P + j
 		b.pending[k] = append(b.pending[k], e)
 		b.m.Buckets[i][j]++
@@ -619,7 +655,7 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 		return fmt.Errorf("dimension %d: want at least 1", dim)
 	}
 	b.m.Dim, b.m.Model = dim, model
-	b.m.DataBytes = workload.PartitionBytes(b.m.Nodes, b.m.P, dim, false) // the rows and their Adagrad state, before padding
+	b.m.DataBytes = b.m.Rows * int64(dim) * workload.BytesPerFloat * 2 // the rows and their Adagrad state, before padding
 	b.m.PartitionBytes = (b.m.DataBytes + Align - 1) / Align * Align
 	for i := 0; i < b.m.P; i++ {
 		for j := 0; j < b.m.P; j++ {
@@ -654,6 +690,16 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 	if err := os.WriteFile(filepath.Join(b.tmp, "perm.bin"), perm, 0o644); err != nil {
 		return err
 	}
+	if b.nodeType != nil {
+		types := make([]byte, 2*len(b.nodeType))
+		for i, t := range b.nodeType {
+			binary.LittleEndian.PutUint16(types[2*i:], t)
+		}
+		b.m.Checksums[NodeTypesFile] = Checksum(types)
+		if err := os.WriteFile(filepath.Join(b.tmp, NodeTypesFile), types, 0o644); err != nil {
+			return err
+		}
+	}
 	deg := make([]byte, 4*len(b.degrees))
 	for i, d := range b.degrees {
 		binary.LittleEndian.PutUint32(deg[4*i:], uint32(d))
@@ -670,7 +716,8 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 		Nodes     int64     `json:"nodes"`
 		Relations int       `json:"relations"`
 		Source    string    `json:"source"`
-	}{b.m.P, b.m.Buckets, b.m.Nodes, b.m.Relations, b.m.Source})
+		Resident  int64     `json:"resident_nodes,omitempty"`
+	}{b.m.P, b.m.Buckets, b.m.Nodes, b.m.Relations, b.m.Source, b.m.Resident})
 	if err != nil {
 		return err
 	}

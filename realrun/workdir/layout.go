@@ -35,6 +35,12 @@ func Layout(spec DataSpec) (store.Manifest, error) {
 			return store.Manifest{}, inputerr.Errorf("--edges %s: the node count is known once the file is read: train on it once (realrun --edges %s --epochs 1 --eval none), or give that run's --workdir (%s: %v)", spec.Edges, spec.Edges, spec.Workdir, err)
 		}
 		nodes, train = st.M.Nodes, st.M.Train
+		if st.M.Typed() && st.M.P == spec.P {
+			// A typed directory's rows are its partitioned nodes'.
+			m := st.M
+			return store.Manifest{Nodes: nodes, Train: train, P: m.P, Dim: spec.Dim, Model: spec.Model, Rows: m.Rows, Types: m.Types, Resident: m.Resident, RelationTypes: m.RelationTypes,
+				DataBytes: m.Rows * int64(spec.Dim) * workload.BytesPerFloat * 2, PartitionBytes: (m.Rows*int64(spec.Dim)*workload.BytesPerFloat*2 + store.Align - 1) / store.Align * store.Align}, nil
+		}
 	}
 	if int64(spec.P) > nodes {
 		return store.Manifest{}, inputerr.Errorf("--p %d exceeds the graph's %d nodes", spec.P, nodes)

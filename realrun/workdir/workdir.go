@@ -45,6 +45,9 @@ type DataSpec struct {
 	// Format is how the edge files are read (delimiter, header, columns,
 	// unseen validation and test ids).
 	Format graph.Format
+	// Schema, for edge files only, gives the graph entity types (nil:
+	// untyped): see prepareTyped. P must be the schema's (CheckP).
+	Schema *workload.Schema
 }
 
 // InitScale is the range of the initial embeddings: uniform in ±InitScale.
@@ -57,6 +60,9 @@ const InitScale = 0.1
 func Prepare(spec DataSpec) (*store.Store, error) {
 	if spec.Edges != "" {
 		return prepareFiles(spec)
+	}
+	if spec.Schema != nil {
+		return nil, inputerr.Errorf("a generated dataset has no entity types: a schema goes with edge files")
 	}
 	pr, err := graph.LookupPreset(spec.Dataset)
 	if err != nil {
@@ -96,6 +102,9 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 // directory keeps the relation names (relations.tsv, "id\tname" lines;
 // empty for a graph without relations).
 func prepareFiles(spec DataSpec) (*store.Store, error) {
+	if spec.Schema != nil {
+		return prepareTyped(spec)
+	}
 	nodes, rels := graph.NewIDs(), graph.NewIDs()
 	var edges int64
 	train, err := parseFile(spec.Edges, spec.Format, nodes, rels, func(int64, int64, int64) error { edges++; return nil })
@@ -188,7 +197,7 @@ func inputFile(path, split string, info graph.Info) store.InputFile {
 func parseFile(path string, format graph.Format, nodes, rels *graph.IDs, emit func(src, rel, dst int64) error) (graph.Info, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return graph.Info{}, inputerr.Errorf("%s: %w", path, errors.Unwrap(err))
+		return graph.Info{}, inputerr.Errorf("%s: %w", path, unwrapPath(err))
 	}
 	defer f.Close()
 	info, err := graph.Parse(io.Reader(f), path, format, nodes, rels, emit)
@@ -196,6 +205,15 @@ func parseFile(path string, format graph.Format, nodes, rels *graph.IDs, emit fu
 		return graph.Info{}, &inputerr.Error{Err: err}
 	}
 	return info, nil
+}
+
+// unwrapPath is a failed open's error without the path (which the caller
+// names).
+func unwrapPath(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
 }
 
 // InputSums are the CRC-32C of a spec's edge files, by path as given
@@ -270,7 +288,7 @@ func sameData(st *store.Store, spec DataSpec) (bool, error) {
 	if m.Source != spec.Edges {
 		return false, nil
 	}
-	if !maps.Equal(m.InputFormat, spec.Format.Flags()) {
+	if !maps.Equal(m.InputFormat, spec.inputFormat()) {
 		return false, nil
 	}
 	inputs, err := InputSums(spec)
