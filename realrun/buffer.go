@@ -13,7 +13,10 @@ import (
 type IOEvent struct {
 	// Kind is "load" or "write" (the Plan's I/O), "checkpoint" (a
 	// resident partition written by a checkpoint inside the epoch) or
-	// "restore" (a resident partition read back on resuming inside one).
+	// "restore" (a resident partition read back on resuming inside one);
+	// for a typed store "resident-load" and "resident-write" (its resident
+	// table, store.ResidentPart, read at the epoch's start and written at
+	// its end; Slot is -1) and "checkpoint" with store.ResidentPart.
 	Kind      string `json:"kind"`
 	Partition int    `json:"partition"`
 	// Slot is the buffer slot the partition was loaded into or written
@@ -79,6 +82,12 @@ type bufferManager struct {
 
 	evMu   sync.Mutex
 	events []IOEvent
+
+	// res is a typed store's resident table (nil: none), read once at the
+	// epoch's start and held for the whole epoch (loadResident); resSum is
+	// the checksum of its latest copy written to to (writeResident).
+	res    *store.Buffer
+	resSum uint64
 }
 
 type writeJob struct {
@@ -127,6 +136,10 @@ func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from
 func (m *bufferManager) free() {
 	for _, b := range m.slots {
 		b.Free()
+	}
+	if m.res != nil {
+		m.res.Free()
+		m.res = nil
 	}
 	for {
 		select {
@@ -391,6 +404,43 @@ func (m *bufferManager) restore(pos *Position) error {
 		m.resident++
 	}
 	return nil
+}
+
+// loadResident reads a typed store's resident table (store.ResidentFile)
+// from the checkpoint the epoch starts from into a buffer of its own,
+// checked against its recorded checksum, and records the read as a
+// "resident-load" event (its bytes are the epoch's reads: the simulator
+// predicts the table read once at the epoch's start). A store without
+// resident types has none.
+func (m *bufferManager) loadResident() error {
+	if m.st.M.Resident == 0 {
+		return nil
+	}
+	buf, err := m.st.NewResidentBuffer()
+	if err != nil {
+		return err
+	}
+	m.res = buf
+	want, ok := m.fromSums[store.ResidentPart]
+	if !ok {
+		return fmt.Errorf("%s: no checksum recorded: %w", store.ResidentIn(m.from), store.ErrCorrupt)
+	}
+	start := m.since()
+	n, err := store.ReadPartitionChecked(m.from, store.ResidentPart, buf, want)
+	m.record(IOEvent{Kind: "resident-load", Partition: store.ResidentPart, Slot: orderings.None, Start: start, End: m.since(), Bytes: n})
+	return err
+}
+
+// writeResident writes the resident table into checkpoint directory dir
+// as an event of kind (its bytes counted by measure for
+// "resident-write", by the checkpoint's cost for "checkpoint") and
+// returns its checksum.
+func (m *bufferManager) writeResident(dir, kind string) (int64, uint64, error) {
+	sum := store.Checksum(m.res.Bytes())
+	start := m.since()
+	n, err := store.WritePartitionIn(dir, store.ResidentPart, m.res)
+	m.record(IOEvent{Kind: kind, Partition: store.ResidentPart, Slot: orderings.None, Start: start, End: m.since(), Bytes: n, Final: kind == "resident-write"})
+	return n, sum, err
 }
 
 // slotPartitions is the partition in every slot (None: empty).

@@ -138,6 +138,16 @@ func checkpointInside(st *store.Store, bm *bufferManager, eng Compute, base int,
 			sums[p] = bm.fromSums[p]
 		}
 	}
+	if bm.res != nil {
+		// The resident table is trained by nearly every bucket: written
+		// with every checkpoint.
+		n, sum, err := bm.writeResident(dir, "checkpoint")
+		if err != nil {
+			return cost, err
+		}
+		sums[store.ResidentPart] = sum
+		cost.Bytes += n
+	}
 	pos.Loads, pos.Slots, pos.Counts = bm.loadsDone, bm.slotPartitions(), bm.counts
 	extra, err := engineState(eng)
 	if err != nil {
@@ -158,9 +168,13 @@ func checkpointInside(st *store.Store, bm *bufferManager, eng Compute, base int,
 }
 
 // epochSums are the checksums of the epoch's checkpoint; a partition not
-// written since the last checkpoint is linked from it.
+// written since the last checkpoint is linked from it. The resident table
+// (a typed store's) was written at the epoch's end (RunEpoch).
 func epochSums(st *store.Store, bm *bufferManager) (map[int]uint64, error) {
 	sums := map[int]uint64{}
+	if bm.res != nil {
+		sums[store.ResidentPart] = bm.resSum
+	}
 	for p := 0; p < st.M.P; p++ {
 		if bm.saved[p] {
 			sums[p] = bm.checksums[p]
@@ -195,6 +209,17 @@ func Resume(st *store.Store, eng Compute) (*Position, error) {
 	defer buf.Free()
 	for p := 0; p < st.M.P; p++ {
 		if _, err := store.ReadPartitionChecked(dir, p, buf, sums[p]); err != nil {
+			return nil, err
+		}
+	}
+	if st.M.Resident > 0 {
+		res, err := st.NewResidentBuffer()
+		if err != nil {
+			return nil, err
+		}
+		_, err = store.ReadPartitionChecked(dir, store.ResidentPart, res, sums[store.ResidentPart])
+		res.Free()
+		if err != nil {
 			return nil, err
 		}
 	}

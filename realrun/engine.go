@@ -61,6 +61,12 @@ type Epoch struct {
 	// LossPerEdge is Loss over the training edges of the epoch (each
 	// trained once; a resumed epoch's Loss includes the part before).
 	LossPerEdge float64 `json:"loss_per_edge"`
+	// ResidentBytes is a typed store's resident table (its unpartitioned
+	// entity types' rows and their Adagrad state, padded), held in memory
+	// for the whole epoch beside the c partition buffers; it is read once
+	// at the epoch's start and written at its end, in ReadBytes and
+	// WriteBytes (0: an untyped store).
+	ResidentBytes int64 `json:"resident_bytes,omitempty"`
 }
 
 // CheckpointCost is what one checkpoint inside an epoch cost: the
@@ -149,7 +155,7 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	if err != nil {
 		return Epoch{}, err
 	}
-	defer r.bm.free()
+	defer r.free()
 	trainErr := r.train()
 	if trainErr != nil {
 		r.bm.fail(trainErr)
@@ -160,6 +166,15 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	}
 	if trainErr != nil {
 		return Epoch{}, trainErr
+	}
+	if r.bm.res != nil {
+		// The resident table's end-of-epoch write, part of the epoch
+		// like the partitions' final flush.
+		_, sum, err := r.bm.writeResident(r.bm.to, "resident-write")
+		if err != nil {
+			return Epoch{}, err
+		}
+		r.bm.resSum = sum
 	}
 	if err := checkCounts(r.bm.counts, plan.Counts); err != nil {
 		return Epoch{}, err
@@ -192,6 +207,8 @@ type epochRun struct {
 	opt   EpochOptions
 	bm    *bufferManager
 	hooks EpochHooks
+	// resUser is the engine given the resident table (nil: none).
+	resUser ResidentUser
 	// base is the checkpoint the epoch starts from (epochs run in this
 	// work directory; opt.Epoch, which seeds the randomness, is usually
 	// base+1).
@@ -235,11 +252,24 @@ func startEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOpt
 	}
 	r.bm.slotEngine, _ = eng.(SlotResident)
 	r.hooks, _ = eng.(EpochHooks)
+	if st.M.Resident > 0 {
+		ru, ok := eng.(ResidentUser)
+		if !ok {
+			r.bm.free()
+			return nil, fmt.Errorf("engine %s cannot train a work directory with resident (unpartitioned) entity types", eng.Name())
+		}
+		if err := r.bm.loadResident(); err != nil {
+			r.bm.free()
+			return nil, err
+		}
+		r.resUser = ru
+		ru.SetResident(r.bm.res)
+	}
 	r.pcg = rand.NewPCG(uint64(opt.Seed), uint64(opt.Epoch))
 	r.rng = rand.New(r.pcg)
 	if pos := opt.From; pos != nil {
 		if err := r.resume(pos); err != nil {
-			r.bm.free()
+			r.free()
 			return nil, err
 		}
 	}
@@ -248,11 +278,20 @@ func startEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOpt
 		if err := r.hooks.StartEpoch(opt.Epoch); err != nil {
 			r.bm.fail(err)
 			r.bm.finish()
-			r.bm.free()
+			r.free()
 			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// free takes the resident table back from the engine and frees the
+// buffers.
+func (r *epochRun) free() {
+	if r.resUser != nil {
+		r.resUser.SetResident(nil)
+	}
+	r.bm.free()
 }
 
 // resume puts the epoch where a checkpoint inside it left it: the random
@@ -375,7 +414,7 @@ func (r *epochRun) edgesPerSecond() float64 { return float64(r.edges) / math.Max
 func (r *epochRun) measure(total, commit float64) Epoch {
 	plan, bm := r.plan, r.bm
 	ep := Epoch{Epoch: r.opt.Epoch, Loss: r.loss, IO: bm.events, Buckets: r.runs, Checksums: r.sums, CheckpointSeconds: commit,
-		Checkpoints: r.ckpts, ResumedAtBucket: r.first, LossPerEdge: r.loss / float64(max(r.st.M.Train, 1))}
+		Checkpoints: r.ckpts, ResumedAtBucket: r.first, LossPerEdge: r.loss / float64(max(r.st.M.Train, 1)), ResidentBytes: r.st.M.ResidentBytes()}
 	rep := &ep.Report
 	for _, c := range r.ckpts {
 		rep.InsideCheckpoints++
@@ -394,7 +433,7 @@ func (r *epochRun) measure(total, commit float64) Epoch {
 	var readSpans, writeSpans, computeSpans []report.Interval
 	for _, e := range bm.events {
 		switch e.Kind {
-		case "load", "restore":
+		case "load", "restore", "resident-load":
 			readBusy += e.End - e.Start
 			readSpans = append(readSpans, report.Interval{Start: e.Start, End: e.End})
 		default:
@@ -403,10 +442,13 @@ func (r *epochRun) measure(total, commit float64) Epoch {
 		}
 		// Only the Plan's loads and writes are the Report's bytes, which
 		// must equal the Plan's; checkpoint bytes are in Checkpoints.
+		// A typed store's resident table, read at the epoch's start and
+		// written at its end, is the Plan's I/O too (the simulator counts
+		// it).
 		switch e.Kind {
-		case "load":
+		case "load", "resident-load":
 			rep.ReadBytes += e.Bytes
-		case "write":
+		case "write", "resident-write":
 			rep.WriteBytes += e.Bytes
 		}
 	}

@@ -33,6 +33,18 @@ type SlotResident interface {
 	Evict(slot, part int, buf *store.Buffer) error
 }
 
+// ResidentUser is implemented by engines that train typed stores (entity
+// types, issue 44) whose unpartitioned types' rows, the resident table,
+// stay in memory for the whole run: RunEpoch reads the table
+// (store.ResidentFile) once at the epoch's start into buf and calls
+// SetResident before the first bucket; the engine updates buf in place,
+// and RunEpoch writes it with every checkpoint and at the epoch's end.
+// Training a bucket with a resident end needs it; an engine that is not a
+// ResidentUser cannot train a store with resident types.
+type ResidentUser interface {
+	SetResident(buf *store.Buffer)
+}
+
 // EpochHooks is implemented by engines that measure an epoch themselves
 // (the CUDA engine samples GPU telemetry). RunEpoch calls StartEpoch once
 // the buffer manager has started and FinishEpoch on the measured Epoch

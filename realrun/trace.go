@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/report"
 )
 
@@ -42,6 +43,12 @@ func (ep Epoch) Trace(plan *orderings.Plan) report.Trace {
 	for _, e := range ep.IO {
 		args := map[string]any{"partition": e.Partition, "slot": e.Slot, "bytes": e.Bytes}
 		switch e.Kind {
+		case "resident-load":
+			tr.Spans = append(tr.Spans, report.Span{Track: report.DiskRead, Name: "resident table", Start: e.Start, End: e.End, Args: args})
+			continue
+		case "resident-write":
+			tr.Spans = append(tr.Spans, report.Span{Track: report.DiskWrite, Name: "resident table (final write)", Start: e.Start, End: e.End, Args: args})
+			continue
 		case "load", "restore":
 			name := fmt.Sprintf("partition %d into slot %d", e.Partition, e.Slot)
 			if e.Kind == "restore" {
@@ -61,6 +68,8 @@ func (ep Epoch) Trace(plan *orderings.Plan) report.Trace {
 		default:
 			name := fmt.Sprintf("partition %d out of slot %d", e.Partition, e.Slot)
 			switch {
+			case e.Kind == "checkpoint" && e.Partition == store.ResidentPart:
+				name = "checkpoint: resident table"
 			case e.Kind == "checkpoint":
 				name = fmt.Sprintf("checkpoint: partition %d", e.Partition)
 			case e.Final:

@@ -42,6 +42,7 @@ type Engine struct {
 	neg      *sample.NegativeSampler
 	scratch  chan *workerScratch
 	microErr firstError // micro-batching's, reported by TrainBucket
+	typed    *typedInfo // nil: an untyped store (typed.go)
 }
 
 type workerScratch struct {
@@ -54,21 +55,50 @@ type workerScratch struct {
 	negSide        []bool    // true: row in the destination partition
 	src            *rand.PCG // the chunk's negatives (reseeded per chunk)
 	rng            *rand.Rand
-	bucket         uint64      // the bucket's seed (sample.SeedChunk)
-	sum            *sumScratch // the sum rule's (nil until it is used)
+	bucket         uint64        // the bucket's seed (sample.SeedChunk)
+	sum            *sumScratch   // the sum rule's (nil until it is used)
+	typed          *typedScratch // typed chunks' (nil until one is trained)
 }
 
 // New prepares the CPU engine for a store: relation embeddings
-// initialised from seed, degree samplers per partition.
+// initialised from seed, degree samplers per partition. It panics where
+// Open fails (a typed store whose node types cannot be read, or
+// micro-batching on a typed store).
 func New(h realrun.Hyper, st *store.Store, degrees []int32, seed int64) *Engine {
+	c, err := Open(h, st, degrees, seed)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Open is New returning its error: for a typed store (entity types) it
+// reads the node types and builds the typed negative samplers
+// (sample.NewTypedNegativeSampler); micro-batching does not support typed
+// stores yet.
+func Open(h realrun.Hyper, st *store.Store, degrees []int32, seed int64) (*Engine, error) {
 	c := &Engine{h: h, rows: st.M.Rows, rel: &relations{}}
 	c.rel.emb, c.rel.state = sample.InitRelations(h.Model, st.M.Relations, h.Dim, seed)
-	c.neg = sample.NewNegativeSampler(st, degrees, h.DegreeFrac)
+	if st.M.Typed() {
+		if h.Micro.On() {
+			return nil, fmt.Errorf("cpu engine: micro-batching does not support entity types yet (work directory %s is typed)", st.Dir)
+		}
+		types, err := st.NodeTypes()
+		if err != nil {
+			return nil, err
+		}
+		if c.neg, err = sample.NewTypedNegativeSampler(&st.M, types, degrees, h.DegreeFrac); err != nil {
+			return nil, err
+		}
+		c.typed = newTypedInfo(&st.M)
+	} else {
+		c.neg = sample.NewNegativeSampler(st, degrees, h.DegreeFrac)
+	}
 	c.scratch = make(chan *workerScratch, h.Workers)
 	for w := 0; w < h.Workers; w++ {
 		c.scratch <- newWorkerScratch(h, seed+int64(w)+1)
 	}
-	return c
+	return c, nil
 }
 
 func newWorkerScratch(h realrun.Hyper, seed int64) *workerScratch {
@@ -100,9 +130,21 @@ func (c *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 	// it, in the order every engine deals them (sample.Shuffler).
 	seed := rng.Uint64()
 	sample.Shuffle(edges, rng)
+	// A typed store's edges are grouped by class, and each batch holds one
+	// class (typed.go).
+	ends := []int{len(edges)}
+	var rf []float32
+	if c.typed != nil {
+		var err error
+		if rf, err = c.residentFloats(); err != nil {
+			return 0, err
+		}
+		ends = c.typed.groupByClass(edges)
+	}
 	type batch struct {
 		lo    int
 		edges []store.Edge
+		class int
 	}
 	batches := make(chan batch, c.h.Workers)
 	var wg sync.WaitGroup
@@ -117,6 +159,10 @@ func (c *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 			ws.bucket = seed
 			var l float64
 			for b := range batches {
+				if c.typed != nil {
+					l += c.trainTypedBatch(ws, b.lo, b.edges, b.class, si, src, di, dst, rf)
+					continue
+				}
 				l += c.trainBatch(ws, b.lo, b.edges, si, src, di, dst)
 			}
 			lossMu.Lock()
@@ -125,8 +171,12 @@ func (c *Engine) TrainBucket(edges []store.Edge, si int, src *store.Buffer, di i
 		}()
 	}
 	unit := workload.WorkUnit(len(edges), c.h.Batch, c.h.Chunk(), c.h.Workers)
-	for lo := 0; lo < len(edges); lo += unit {
-		batches <- batch{lo, edges[lo:min(lo+unit, len(edges))]}
+	start := 0
+	for class, end := range ends {
+		for lo := start; lo < end; lo += unit {
+			batches <- batch{lo, edges[lo:min(lo+unit, end)], class}
+		}
+		start = end
 	}
 	close(batches)
 	wg.Wait()
@@ -273,11 +323,12 @@ func init() {
 		if _, err := realrun.ParseDuplicates(string(o.Hyper.Duplicates)); err != nil {
 			return nil, err
 		}
-		return New(o.Hyper, o.Store, o.Degrees, o.Seed), nil
+		return Open(o.Hyper, o.Store, o.Degrees, o.Seed)
 	})
 }
 
 var (
-	_ realrun.Engine   = (*Engine)(nil)
-	_ realrun.Stateful = (*Engine)(nil)
+	_ realrun.Engine       = (*Engine)(nil)
+	_ realrun.Stateful     = (*Engine)(nil)
+	_ realrun.ResidentUser = (*Engine)(nil)
 )

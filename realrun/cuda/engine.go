@@ -198,6 +198,9 @@ func newEngine(o realrun.EngineOptions, g gpu) (*Engine, error) {
 	if err := h.Model.CheckDim(h.Dim); err != nil {
 		return nil, err
 	}
+	if st.M.Typed() {
+		return nil, fmt.Errorf("cuda engine: work directory %s has entity types, which the cuda engine does not support yet (the cpu engine does)", st.Dir)
+	}
 	e := &Engine{h: h, mode: o.Buffer, d: h.Dim, rows: st.M.Rows, pbytes: st.M.PartitionBytes, g: g,
 		where: map[int]int{}, regd: map[unsafe.Pointer][]byte{}}
 	if e.mode == "" {

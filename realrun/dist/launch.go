@@ -20,10 +20,27 @@ import (
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
+// ErrTyped says a distributed run was asked to train a work directory
+// with entity types, which several trainers do not support yet.
+var ErrTyped = errors.New("several trainers do not support entity types yet")
+
+// CheckUntyped refuses a work directory with entity types (a typed
+// schema): the trainers share partitions through the lock server but no
+// resident table.
+func CheckUntyped(st *store.Store) error {
+	if st.M.Typed() {
+		return fmt.Errorf("work directory %s has entity types: %w", st.Dir, ErrTyped)
+	}
+	return nil
+}
+
 // Prepare makes the shared store's first version of every partition (a
 // link to the work directory's current checkpoint) and returns their
 // checksums.
 func Prepare(st *store.Store) ([]uint64, error) {
+	if err := CheckUntyped(st); err != nil {
+		return nil, err
+	}
 	sums, err := st.PartitionSums(st.CurrentDir())
 	if err != nil {
 		return nil, err

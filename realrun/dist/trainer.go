@@ -145,6 +145,9 @@ func (t *Trainer) retry(ctx context.Context, what string, op func(ctx context.Co
 // Run trains until the run is done and returns the figures of every epoch
 // it took part in.
 func (t *Trainer) Run(ctx context.Context) ([]TrainerEpoch, error) {
+	if err := CheckUntyped(t.Store); err != nil {
+		return nil, err
+	}
 	t.cache = map[int]cached{}
 	if t.Blobs == nil {
 		t.Blobs = DirBlobs(t.Store)

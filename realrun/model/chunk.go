@@ -109,6 +109,20 @@ func CheckChunk(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR,
 // through the pairwise kernel (sidePair), and the operators' d×d matvecs
 // (linear, affine) per edge on the active level's vector kernels.
 func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float32 {
+	return ChunkGradSides(k, o, d, S, R, D, N, N, n, m, gS, gR, gD, gN, gN, sc)
+}
+
+// ChunkGradSides is ChunkGrad with a set of negatives for each side: the
+// destination side's queries (q_i = G(s_i; r_i), scored against d_i and
+// the negatives) take Ndst and add their negatives' gradient into gNdst;
+// the source side's (q′_i = H(d_i; r_i)) take Nsrc and gNsrc. Both sets are
+// m×d. A typed graph's chunk draws its destination side's negatives from
+// the destination's entity type and its source side's from the source's
+// (PBG's semantics). With Ndst = Nsrc = N and gNdst = gNsrc = gN it is
+// ChunkGrad, bit for bit: the same operations in the same order. The
+// gradient slices must not alias the inputs; gNdst and gNsrc may be the
+// same slice (and must be when Ndst and Nsrc are).
+func ChunkGradSides(k workload.Model, o workload.Objective, d int, S, R, D, Ndst, Nsrc []float32, n, m int, gS, gR, gD, gNdst, gNsrc []float32, sc *Scratch) float32 {
 	if !k.Valid() {
 		return nan32()
 	}
@@ -120,7 +134,7 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 	}
 	sc.obj = o
 	if k != workload.Dot && k != workload.DistMult && k != workload.ComplEx {
-		loss := chunkGeneral(k, d, S, R, D, N, n, m, gS, gR, gD, gN, sc)
+		loss := chunkGeneral(k, d, S, R, D, Ndst, Nsrc, n, m, gS, gR, gD, gNdst, gNsrc, sc)
 		loss += regularize(k, &sc.obj, d, S, R, D, n, gS, gR, gD)
 		return float32(loss)
 	}
@@ -137,12 +151,13 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 		sc.gt = grow(sc.gt, m*n)
 		sc.qt = grow(sc.qt, d*n)
 		sc.nt = grow(sc.nt, d*m)
-		transpose(m, d, N, sc.nt)
+		transpose(m, d, Ndst, sc.nt)
 	}
 
 	var loss float64
 	// Destination side: queries built from (s, r); positives are D; the
 	// gradient of the positive term flows into gD.
+	N, gN := Ndst, gNdst
 	switch k {
 	case workload.Dot:
 		loss += side(d, n, m, S, D, N, gS, gD, gN, sc)
@@ -159,6 +174,10 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 		complexQBack(d, n, S, R, d, 0, sc.gq, gS, gR)
 	}
 	// Source side: queries built from (r, d); positives are S.
+	N, gN = Nsrc, gNsrc
+	if level == Generic && !sameRows(Nsrc, Ndst) {
+		transpose(m, d, N, sc.nt)
+	}
 	switch k {
 	case workload.Dot:
 		loss += side(d, n, m, D, S, N, gD, gS, gN, sc)
@@ -178,18 +197,25 @@ func ChunkGrad(k workload.Model, o workload.Objective, d int, S, R, D, N []float
 	return float32(loss)
 }
 
+// sameRows reports whether a and b are the same slice (same start and
+// length), so that what was prepared for one side's negatives serves the
+// other's.
+func sameRows(a, b []float32) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // chunkGeneral is ChunkGrad's two sides for every model but Dot, DistMult
 // and ComplEx (which keep their own path above): per side the query rows
 // by the operator (opForward), the side by the comparator (sideSIMD or
 // sideGo for dot, sideGEMM for cos, l2 and squared_l2, sidePair for l1
 // and modulus_l1), then dL/dQ back through the operator (opBackward).
-func chunkGeneral(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, gR, gD, gN []float32, sc *Scratch) float64 {
+func chunkGeneral(k workload.Model, d int, S, R, D, Ndst, Nsrc []float32, n, m int, gS, gR, gD, gNdst, gNsrc []float32, sc *Scratch) float64 {
 	op, cmp := k.Operator(), k.Comparator()
 	w, rw := workload.OperatorWidth(op, d), k.RelWidth(d)
 	sc.t = grow(sc.t, n*m)
 	sc.gp = grow(sc.gp, n)
 	sc.pos = grow(sc.pos, n)
-	sc.chunkPrep(cmp, d, m, N)
+	sc.chunkPrep(cmp, d, m, Ndst)
 	if level == Generic && cmp == workload.CmpDot {
 		sc.gt = grow(sc.gt, m*n)
 		sc.qt = grow(sc.qt, d*n)
@@ -207,9 +233,14 @@ func chunkGeneral(k workload.Model, d int, S, R, D, N []float32, n, m int, gS, g
 		// Destination side: queries from (s, r), positives D; source side:
 		// queries from (r, d), positives S.
 		X, Y, gX, gY := S, D, gS, gD
+		N, gN := Ndst, gNdst
 		off, adj := 0, false
 		if side == SrcSide {
 			X, Y, gX, gY = D, S, gD, gS
+			N, gN = Nsrc, gNsrc
+			if !sameRows(Nsrc, Ndst) {
+				sc.chunkPrep(cmp, d, m, N)
+			}
 			if k.Named() {
 				adj = true
 			} else {

@@ -178,6 +178,13 @@ func refSoftmax(p float64, negs []float64) float64 {
 // reference: row 2i is edge i's destination side, 2i+1 its source side, p
 // the positive score and negs the m negatives' scores.
 func refRows(k workload.Model, d int, S, R, D, N []float64, n, m int, f func(row int, p float64, negs []float64)) {
+	refRowsSides(k, d, S, R, D, N, N, n, m, f)
+}
+
+// refRowsSides is refRows with each side's own negatives: the destination
+// side's queries scored against Ndst, the source side's against Nsrc
+// (ChunkGradSides).
+func refRowsSides(k workload.Model, d int, S, R, D, Ndst, Nsrc []float64, n, m int, f func(row int, p float64, negs []float64)) {
 	w := k.RelWidth(d)
 	row := func(a []float64, i, w int) []float64 { return a[i*w : i*w+w] }
 	for i := 0; i < n; i++ {
@@ -188,9 +195,9 @@ func refRows(k workload.Model, d int, S, R, D, N []float64, n, m int, f func(row
 		}
 		for si, side := range []Side{DstSide, SrcSide} {
 			q := refQuery(k, d, s, r, dst, side)
-			truth := dst
+			truth, N := dst, Ndst
 			if side == SrcSide {
-				truth = s
+				truth, N = s, Nsrc
 			}
 			negs := make([]float64, m)
 			for j := range negs {

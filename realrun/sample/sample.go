@@ -7,6 +7,7 @@
 package sample
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -51,9 +52,19 @@ func Shuffle(edges []store.Edge, rng *rand.Rand) { NewShuffler(edges, rng).Next(
 // does: Negatives nodes, alternately from the bucket's source and
 // destination partition (odd positions from the destination), each with
 // probability DegreeFrac by degree and otherwise uniformly.
+//
+// For a typed store (entity types, NewTypedNegativeSampler) a chunk's
+// negatives are of the types of its class (a, b) (its edges' lhs and rhs
+// types), as in PyTorch-BigGraph: DrawTyped.
 type NegativeSampler struct {
 	frac float64
-	samp []*PartSampler // per partition
+	samp []*PartSampler // per partition (untyped)
+
+	// Typed stores only.
+	typed    bool
+	resident []bool           // per type: unpartitioned (its rows in the resident table)
+	part     [][]*PartSampler // [type][partition]: the type's rows in the partition (nil where it has none)
+	res      []*PartSampler   // [type]: a resident type's rows in the resident table
 }
 
 // NewNegativeSampler builds per-partition degree samplers for a store.
@@ -72,6 +83,66 @@ func NewNegativeSampler(st *store.Store, degrees []int32, degreeFrac float64) *N
 	return ns
 }
 
+// NewTypedNegativeSampler builds the samplers of a typed store (m.Typed()):
+// for every partitioned type one per partition over the type's rows there,
+// for every resident type one over its rows of the resident table, each
+// by the rows' degrees (degrees and nodeTypes indexed by relabelled node
+// id, as store.Store.Degrees and NodeTypes return them).
+func NewTypedNegativeSampler(m *store.Manifest, nodeTypes []uint16, degrees []int32, degreeFrac float64) (*NegativeSampler, error) {
+	if !m.Typed() {
+		return nil, fmt.Errorf("sample: typed negatives for a store without entity types")
+	}
+	if int64(len(nodeTypes)) != m.Nodes || int64(len(degrees)) != m.Nodes {
+		return nil, fmt.Errorf("sample: %d node types and %d degrees for %d nodes", len(nodeTypes), len(degrees), m.Nodes)
+	}
+	nt := len(m.Types)
+	ns := &NegativeSampler{frac: degreeFrac, typed: true, resident: make([]bool, nt),
+		part: make([][]*PartSampler, nt), res: make([]*PartSampler, nt)}
+	for t, et := range m.Types {
+		ns.resident[t] = !et.Partitioned
+		if et.Partitioned {
+			ns.part[t] = make([]*PartSampler, m.P)
+		}
+	}
+	pn := m.PartitionedNodes()
+	rows := make([][]int32, nt) // one partition's (or the resident table's) rows of each type
+	deg := make([][]int32, nt)
+	flush := func(into func(t int, ps *PartSampler)) {
+		for t := range rows {
+			if len(rows[t]) > 0 {
+				into(t, NewPartSamplerRows(rows[t], deg[t]))
+			}
+			rows[t], deg[t] = nil, nil
+		}
+	}
+	for i := 0; i < m.P; i++ {
+		lo := min(int64(i)*m.Rows, pn)
+		hi := min(lo+m.Rows, pn)
+		for n := lo; n < hi; n++ {
+			t := nodeTypes[n]
+			if int(t) >= nt || !m.Types[t].Partitioned {
+				return nil, fmt.Errorf("sample: node %d in partition %d has type %d, not a partitioned type", n, i, t)
+			}
+			rows[t] = append(rows[t], int32(n-lo))
+			deg[t] = append(deg[t], degrees[n])
+		}
+		flush(func(t int, ps *PartSampler) { ns.part[t][i] = ps })
+	}
+	for n := pn; n < m.Nodes; n++ {
+		t := nodeTypes[n]
+		if int(t) >= nt || m.Types[t].Partitioned {
+			return nil, fmt.Errorf("sample: resident node %d has type %d, not an unpartitioned type", n, t)
+		}
+		rows[t] = append(rows[t], int32(n-pn))
+		deg[t] = append(deg[t], degrees[n])
+	}
+	flush(func(t int, ps *PartSampler) { ns.res[t] = ps })
+	return ns, nil
+}
+
+// Typed reports whether the sampler draws typed negatives (DrawTyped).
+func (ns *NegativeSampler) Typed() bool { return ns.typed }
+
 // Draw fills rows (local rows) and side (true: the destination partition
 // di) for one chunk; len(rows) = len(side) is the number of negatives.
 func (ns *NegativeSampler) Draw(rng *rand.Rand, si, di int, rows []int32, side []bool) {
@@ -81,24 +152,107 @@ func (ns *NegativeSampler) Draw(rng *rand.Rand, si, di int, rows []int32, side [
 		if sd {
 			ps = ns.samp[di]
 		}
-		if rng.Float64() < ns.frac {
-			rows[k] = ps.ByDegree(rng)
-		} else {
-			rows[k] = ps.Uniform(rng)
-		}
+		rows[k] = ns.one(rng, ps)
 		side[k] = sd
 	}
 }
 
+func (ns *NegativeSampler) one(rng *rand.Rand, ps *PartSampler) int32 {
+	if rng.Float64() < ns.frac {
+		return ps.ByDegree(rng)
+	}
+	return ps.Uniform(rng)
+}
+
+// Table is where a typed negative's row lives.
+type Table uint8
+
+const (
+	SrcPart  Table = iota // the bucket's source partition si
+	DstPart               // the bucket's destination partition di
+	Resident              // the resident table
+)
+
+// Shared reports whether a chunk of class (a, b) shares one set of
+// negatives between its two sides: a == b and the type is partitioned
+// (both sides then come from the bucket's partitions). Otherwise each
+// side has its own set (model.ChunkGradSides).
+func (ns *NegativeSampler) Shared(a, b int) bool { return a == b && !ns.resident[a] }
+
+// DrawTyped draws the negatives of a chunk of class (a, b) (its edges'
+// lhs and rhs types) on bucket (si, di): len(dstRows) each.
+//
+// Shared(a, b): one set, into dstRows and dstTab, as Draw draws it
+// (alternately from si and di, odd positions from di) but restricted to
+// type a; srcRows and srcTab are left alone. Otherwise the destination
+// side's set (type b, from partition di or the resident table) into
+// dstRows, dstTab, then the source side's (type a, from si or the
+// resident table) into srcRows, srcTab. Each draw is by degree with
+// probability DegreeFrac, otherwise uniform, over that type's rows there.
+// Rows are local to their table. A chunk's partitions always hold rows of
+// the types its edges join (its own endpoints), so no set is empty.
+func (ns *NegativeSampler) DrawTyped(rng *rand.Rand, si, di, a, b int, dstRows []int32, dstTab []Table, srcRows []int32, srcTab []Table) {
+	if ns.Shared(a, b) {
+		for k := range dstRows {
+			p, tab := si, SrcPart
+			if k%2 == 1 {
+				p, tab = di, DstPart
+			}
+			dstRows[k] = ns.one(rng, ns.partSampler(a, p))
+			dstTab[k] = tab
+		}
+		return
+	}
+	ns.drawSide(rng, b, di, DstPart, dstRows, dstTab)
+	ns.drawSide(rng, a, si, SrcPart, srcRows[:len(dstRows)], srcTab[:len(dstRows)])
+}
+
+// drawSide draws one side's set of type t from partition p (as table
+// tab) or, for a resident type, from the resident table.
+func (ns *NegativeSampler) drawSide(rng *rand.Rand, t, p int, tab Table, rows []int32, tabs []Table) {
+	ps := ns.res[t]
+	if !ns.resident[t] {
+		ps = ns.partSampler(t, p)
+	} else {
+		tab = Resident
+	}
+	for k := range rows {
+		rows[k] = ns.one(rng, ps)
+		tabs[k] = tab
+	}
+}
+
+// partSampler is type t's sampler in partition p; a partition without
+// rows of the type (no chunk of the type trains there) panics.
+func (ns *NegativeSampler) partSampler(t, p int) *PartSampler {
+	ps := ns.part[t][p]
+	if ps == nil {
+		panic(fmt.Sprintf("sample: partition %d has no rows of entity type %d", p, t))
+	}
+	return ps
+}
+
 // PartSampler draws the nodes of one partition (or of a whole graph)
 // uniformly or by degree (alias
-// method over its rows' degrees).
+// method over its rows' degrees); NewPartSamplerRows draws from a list of
+// rows (a type's rows in a partition).
 type PartSampler struct {
 	rows  int
 	prob  []float32
 	alias []int32
+	list  []int32 // nil: rows 0..rows-1
 }
 
+// NewPartSamplerRows draws from the rows of list, each by its degree
+// deg[i] (len(deg) = len(list) > 0): its draws are list[j] where a
+// NewPartSampler(deg) draws j.
+func NewPartSamplerRows(list []int32, deg []int32) *PartSampler {
+	ps := NewPartSampler(deg)
+	ps.list = list
+	return ps
+}
+
+// NewPartSampler draws rows 0..len(deg)-1, each by its degree deg[i].
 func NewPartSampler(deg []int32) *PartSampler {
 	n := len(deg)
 	ps := &PartSampler{rows: n, prob: make([]float32, n), alias: make([]int32, n)}
@@ -136,14 +290,23 @@ func NewPartSampler(deg []int32) *PartSampler {
 	return ps
 }
 
-func (ps *PartSampler) Uniform(rng *rand.Rand) int32 { return int32(rng.IntN(ps.rows)) }
+// Uniform draws a row uniformly.
+func (ps *PartSampler) Uniform(rng *rand.Rand) int32 { return ps.row(int32(rng.IntN(ps.rows))) }
 
+// ByDegree draws a row with probability proportional to its degree + 1.
 func (ps *PartSampler) ByDegree(rng *rand.Rand) int32 {
 	i := rng.IntN(ps.rows)
 	if rng.Float32() < ps.prob[i] {
-		return int32(i)
+		return ps.row(int32(i))
 	}
-	return ps.alias[i]
+	return ps.row(ps.alias[i])
+}
+
+func (ps *PartSampler) row(j int32) int32 {
+	if ps.list != nil {
+		return ps.list[j]
+	}
+	return j
 }
 
 // SeedChunk points src at the negatives of the chunk whose first edge is
