@@ -203,6 +203,9 @@ func Evaluate(st *store.Store, kind workload.Model, rel []float32, degrees []int
 	}
 	q := realrun.Quality{Edges: len(edges), Split: SplitName(sp), Auto: choice.Auto, FilteredMemory: choice.FilteredMemory}
 	r := &ranker{st: st, kind: kind, rel: rel, d: st.M.Dim, workers: max(opt.Workers, 1), memory: choice.Budget, progress: opt.Progress, stop: opt.Stop}
+	if r.types, err = loadTypes(st); err != nil {
+		return realrun.Quality{}, err
+	}
 	if r.progress == nil {
 		r.progress = func(string, int, int) {}
 	}
@@ -289,7 +292,65 @@ type ranker struct {
 	progress func(phase string, done, total int)
 	// stop, once closed, ends the evaluation with ErrStopped.
 	stop <-chan struct{}
+	// types are a typed store's node types (nil: untyped): a query's
+	// candidates are then the nodes of its side's type only.
+	types *typing
 }
+
+// typing is what ranking needs of a typed store's entity types: the type
+// of every store node, the nodes of each type, and each relation's lhs
+// and rhs types.
+type typing struct {
+	of    []uint16
+	count []int64
+	rel   [][2]int
+}
+
+// loadTypes reads a typed store's node types (nil, nil for an untyped
+// one).
+func loadTypes(st *store.Store) (*typing, error) {
+	if !st.M.Typed() {
+		return nil, nil
+	}
+	of, err := st.NodeTypes()
+	if err != nil {
+		return nil, err
+	}
+	ty := &typing{of: of, count: make([]int64, len(st.M.Types)), rel: st.M.RelationTypes}
+	for _, t := range of {
+		ty.count[t]++
+	}
+	return ty, nil
+}
+
+// cand is the type of the candidates of side side (0: destinations, the
+// relation's rhs type; 1: sources, its lhs type) of edge e.
+func (ty *typing) cand(e store.Edge, side int) uint16 {
+	return uint16(ty.rel[e.Rel][1-side])
+}
+
+// typeBytes is the memory the node types take while ranking (none for an
+// untyped store).
+func typeBytes(st *store.Store) int64 {
+	if !st.M.Typed() {
+		return 0
+	}
+	return 2 * st.M.Nodes
+}
+
+// scoreRows is the most candidate rows filtered ranking and queries score
+// a block of queries against at once: a partition's, or up to 8,192 of
+// the resident table's (chunks of it when it is larger than a
+// partition).
+func scoreRows(m store.Manifest) int64 {
+	if m.Resident == 0 {
+		return m.Rows
+	}
+	return max(m.Rows, min(m.Resident, 8192))
+}
+
+// ScoreRows is scoreRows for queries (realrun/query).
+func ScoreRows(m store.Manifest) int64 { return scoreRows(m) }
 
 // stopped reports whether the evaluation is to stop.
 func (r *ranker) stopped() bool { return realrun.Stopped(r.stop) }
@@ -325,21 +386,32 @@ func (r *ranker) stream(parts []int, nbuf int, phase string, fn func(p int, emb 
 // sampled ranks every edge on both sides against the same sampled
 // candidates: opt.Uniform uniform and opt.ByDegree degree-weighted nodes
 // (Marius §5.1), gathering only their rows and the edges'.
+//
+// In a typed store each candidate type (a type some ranked side of the
+// edges has) draws its own candidates from its nodes, uniformly and by
+// degree, the types in index order from the same stream; a side is ranked
+// against its type's.
 func (r *ranker) sampled(edges []store.Edge, degrees []int32, uniform, byDegree int, rng *rand.Rand) ([]float64, []int, error) {
 	d := r.d
-	ps := sample.NewPartSampler(degrees)
 	m := uniform + byDegree
-	ids := make([]int32, m)
-	for k := range ids {
-		if k < uniform {
-			ids[k] = ps.Uniform(rng)
-		} else {
-			ids[k] = ps.ByDegree(rng)
+	var ids []int32
+	var off []int // typed: type t's candidates are ids[off[t]:off[t]+m]
+	if r.types == nil {
+		ps := sample.NewPartSampler(degrees)
+		ids = make([]int32, m)
+		for k := range ids {
+			if k < uniform {
+				ids[k] = ps.Uniform(rng)
+			} else {
+				ids[k] = ps.ByDegree(rng)
+			}
 		}
+	} else {
+		ids, off = r.sampleTyped(edges, degrees, uniform, byDegree, rng)
 	}
 	need := append(slices.Clone(ids), endpoints(edges)...)
-	working := int64(m*d*4) + int64(len(need)*(d*4+24)) + int64(len(edges))*2*16
-	nbuf, err := r.budget(working, fmt.Sprintf("%d candidates and %d edges", m, len(edges)))
+	working := int64(len(ids)*d*4) + int64(len(need)*(d*4+24)) + int64(len(edges))*2*16 + typeBytes(r.st)
+	nbuf, err := r.budget(working, fmt.Sprintf("%d candidates and %d edges", len(ids), len(edges)))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -347,9 +419,16 @@ func (r *ranker) sampled(edges []store.Edge, degrees []int32, uniform, byDegree 
 	if err != nil {
 		return nil, nil, err
 	}
-	cand := make([]float32, m*d)
+	all := make([]float32, len(ids)*d)
 	for k, v := range ids {
-		copy(cand[k*d:(k+1)*d], g.row(v))
+		copy(all[k*d:(k+1)*d], g.row(v))
+	}
+	cands := func(e store.Edge, side int) []float32 {
+		if off == nil {
+			return all
+		}
+		o := off[r.types.cand(e, side)]
+		return all[o*d : (o+m)*d]
 	}
 	ranks, places := make([]float64, 2*len(edges)), make([]int, 2*len(edges))
 	var wg sync.WaitGroup
@@ -367,7 +446,7 @@ func (r *ranker) sampled(edges []store.Edge, degrees []int32, uniform, byDegree 
 				e := edges[i]
 				s, rv, dd := g.row(e.Src), relVec(r.kind, r.rel, d, e.Rel), g.row(e.Dst)
 				for side := 0; side < 2; side++ {
-					higher, equal := model.RankCounts(r.kind, d, s, rv, dd, model.Side(side), cand, m, nil)
+					higher, equal := model.RankCounts(r.kind, d, s, rv, dd, model.Side(side), cands(e, side), m, nil)
 					ranks[2*i+side] = 1 + float64(higher) + float64(equal)/2
 					places[2*i+side] = m + 1
 				}
@@ -380,6 +459,47 @@ func (r *ranker) sampled(edges []store.Edge, degrees []int32, uniform, byDegree 
 	}
 	r.progress("ranking", 1, 1)
 	return ranks, places, nil
+}
+
+// sampleTyped draws the candidates of every type some side of the edges
+// ranks against: for each such type in index order, uniform then
+// byDegree of its nodes (by their degrees). off[t] is where type t's m
+// candidates start in ids (-1 for a type not drawn).
+func (r *ranker) sampleTyped(edges []store.Edge, degrees []int32, uniform, byDegree int, rng *rand.Rand) (ids []int32, off []int) {
+	ty := r.types
+	off = make([]int, len(ty.count))
+	for t := range off {
+		off[t] = -1
+	}
+	for _, e := range edges {
+		for side := 0; side < 2; side++ {
+			off[ty.cand(e, side)] = 0
+		}
+	}
+	m := uniform + byDegree
+	for t := range off {
+		if off[t] < 0 || ty.count[t] == 0 {
+			continue
+		}
+		members := make([]int32, 0, ty.count[t])
+		deg := make([]int32, 0, ty.count[t])
+		for v, vt := range ty.of {
+			if int(vt) == t {
+				members = append(members, int32(v))
+				deg = append(deg, degrees[v])
+			}
+		}
+		ps := sample.NewPartSampler(deg)
+		off[t] = len(ids)
+		for k := 0; k < m; k++ {
+			if k < uniform {
+				ids = append(ids, members[ps.Uniform(rng)])
+			} else {
+				ids = append(ids, members[ps.ByDegree(rng)])
+			}
+		}
+	}
+	return ids, off
 }
 
 // endpoints are the nodes of the edges (with repeats).
@@ -395,6 +515,10 @@ func endpoints(edges []store.Edge) []int32 {
 // every node, the node that is the true answer, its score, and the known
 // partners to skip (sorted, the true node among them).
 type query struct {
+	// at is the query's index among the edges' (edge at/2, side at%2),
+	// typ its candidates' type (typed stores).
+	at            int
+	typ           uint16
 	self          int32
 	ts            float32
 	skip          []int32
@@ -410,6 +534,12 @@ type query struct {
 // the same arithmetic wherever it lies in the block, so the true node and
 // a candidate with equal embeddings tie exactly as in one product against
 // every node.
+//
+// In a typed store a query's candidates are the nodes of its side's type
+// (the relation's rhs type for destinations, lhs for sources): the
+// queries are scored in blocks of one candidate type where they can be,
+// a block is scored only against partitions (or the resident table) that
+// hold nodes of its types, and the nodes of other types are not counted.
 func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 	st, d := r.st, r.d
 	nq := 2 * len(edges)
@@ -422,21 +552,37 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// order: the queries (qi: edge qi/2, side qi%2) in the order they are
+	// scored, by candidate type in a typed store.
+	order := make([]int, nq)
+	for qi := range order {
+		order[qi] = qi
+	}
+	ty := r.types
+	if ty != nil {
+		slices.SortStableFunc(order, func(a, b int) int {
+			return int(ty.cand(edges[a/2], a%2)) - int(ty.cand(edges[b/2], b%2))
+		})
+	}
 	cmp := r.kind.Comparator()
 	Q := make([]float32, nq*d)
 	qs := make([]query, nq)
 	keys := make(map[[2]int64][]int32, nq)
-	for qi := range qs {
+	for at, qi := range order {
 		e := edges[qi/2]
-		row := Q[qi*d : (qi+1)*d]
+		row := Q[at*d : (at+1)*d]
 		copy(row, model.Query(r.kind, d, g.row(e.Src), relVec(r.kind, r.rel, d, e.Rel), g.row(e.Dst), model.Side(qi%2), row))
-		qs[qi].self = e.Dst
+		q := &qs[at]
+		q.at, q.self = qi, e.Dst
 		if qi%2 == 1 {
-			qs[qi].self = e.Src
+			q.self = e.Src
+		}
+		if ty != nil {
+			q.typ = ty.cand(e, qi%2)
 		}
 		var ts [1]float32
-		model.Scores(cmp, d, 1, 1, row, g.row(qs[qi].self), nil, ts[:])
-		qs[qi].ts = ts[0]
+		model.Scores(cmp, d, 1, 1, row, g.row(q.self), nil, ts[:])
+		q.ts = ts[0]
 		keys[queryKey(e, qi%2)] = nil
 	}
 	g = nil
@@ -451,61 +597,133 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 	if _, err := r.budget(working+held, fmt.Sprintf("%d queries and their %s of known partners", nq, mb(held))); err != nil {
 		return nil, nil, err
 	}
-	for qi := range qs {
-		ps := partners[queryKey(edges[qi/2], qi%2)]
-		self := qs[qi].self
-		if i, ok := slices.BinarySearch(ps, self); !ok {
-			ps = slices.Insert(slices.Clone(ps), i, self)
+	for at := range qs {
+		q := &qs[at]
+		ps := partners[queryKey(edges[q.at/2], q.at%2)]
+		if i, ok := slices.BinarySearch(ps, q.self); !ok {
+			ps = slices.Insert(slices.Clone(ps), i, q.self)
 		}
-		qs[qi].skip = ps
+		q.skip = ps
 	}
-	all := make([]int, st.M.P)
-	for p := range all {
-		all[p] = p
+	parts := make([]int, st.M.P)
+	for p := range parts {
+		parts[p] = p
+	}
+	if ty != nil {
+		// Only the partitions (all or none: partitioned types share them)
+		// and the resident table that hold some query's candidates.
+		var part, res bool
+		for _, q := range qs {
+			if st.M.Types[q.typ].Partitioned {
+				part = true
+			} else {
+				res = true
+			}
+		}
+		if !part {
+			parts = parts[:0]
+		}
+		if res {
+			parts = append(parts, store.ResidentPart)
+		}
 	}
 	blocks := (nq + rankBlock - 1) / rankBlock
 	S := make([][]float32, r.workers)
 	var normBuf []float32
-	err = r.stream(all, nbuf, "ranking", func(p int, emb []float32) error {
-		m := len(emb) / d
-		if m == 0 {
-			return nil
-		}
-		normBuf = slices.Grow(normBuf[:0], m)[:m]
-		norms := model.Norms(cmp, d, m, emb, normBuf)
-		lo := int32(int64(p) * st.M.Rows)
-		var next sync.Mutex
-		b := 0
-		var wg sync.WaitGroup
-		var cut atomic.Bool // a worker stopped before the last block
-		for w := 0; w < r.workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				if len(S[w]) < rankBlock*m {
-					S[w] = make([]float32, rankBlock*m)
+	chunk := scoreRows(st.M)
+	present := make([]int64, 0)
+	if ty != nil {
+		present = make([]int64, len(ty.count))
+	}
+	err = r.stream(parts, nbuf, "ranking", func(p int, emb []float32) error {
+		first, _ := Span(st.M, p)
+		for c := int64(0); c*chunk*int64(d) < int64(len(emb)); c++ {
+			rows := emb[c*chunk*int64(d) : min((c+1)*chunk*int64(d), int64(len(emb)))]
+			lo := first + c*chunk
+			if ty != nil {
+				clear(present)
+				for _, t := range ty.of[lo : lo+int64(len(rows)/d)] {
+					present[t]++
 				}
-				for {
-					next.Lock()
-					blk := b
-					b++
-					next.Unlock()
-					if blk >= blocks {
-						return
-					}
-					if r.stopped() {
-						cut.Store(true)
-						return
-					}
-					qlo, qhi := blk*rankBlock, min((blk+1)*rankBlock, nq)
-					n := qhi - qlo
-					sc := S[w][:n*m]
-					model.Scores(cmp, d, n, m, Q[qlo*d:qhi*d], emb, norms, sc)
-					for qi := qlo; qi < qhi; qi++ {
-						q := &qs[qi]
-						scores := sc[(qi-qlo)*m : (qi-qlo+1)*m]
-						ts := q.ts
-						var higher, equal int64
+			}
+			if err := r.rankRows(qs, Q, S, &normBuf, int32(lo), rows, present, blocks); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ranks, places := make([]float64, nq), make([]int, nq)
+	for _, q := range qs {
+		ranks[q.at] = 1 + float64(q.higher) + float64(q.equal)/2
+		n := st.M.Nodes
+		if ty != nil {
+			n = ty.count[q.typ]
+		}
+		places[q.at] = int(n) - len(q.skip) + 1
+	}
+	return ranks, places, nil
+}
+
+// rankRows counts, for every query, the candidates among emb (the rows
+// of store nodes lo, lo+1, …) scoring above and equal to its true node,
+// its known partners left out, in blocks of queries shared among the
+// workers (S their score blocks). present (typed stores only, else empty)
+// counts the rows of each type: a query counts only the rows of its type,
+// and a block none of whose queries' types is present is not scored.
+func (r *ranker) rankRows(qs []query, Q []float32, S [][]float32, normBuf *[]float32, lo int32, emb []float32, present []int64, blocks int) error {
+	d := r.d
+	nq := len(qs)
+	m := len(emb) / d
+	if m == 0 {
+		return nil
+	}
+	cmp := r.kind.Comparator()
+	*normBuf = slices.Grow((*normBuf)[:0], m)[:m]
+	norms := model.Norms(cmp, d, m, emb, *normBuf)
+	var of []uint16
+	if r.types != nil {
+		of = r.types.of[lo : int(lo)+m]
+	}
+	var next sync.Mutex
+	b := 0
+	var wg sync.WaitGroup
+	var cut atomic.Bool // a worker stopped before the last block
+	for w := 0; w < r.workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			if len(S[w]) < rankBlock*m {
+				S[w] = make([]float32, rankBlock*m)
+			}
+			for {
+				next.Lock()
+				blk := b
+				b++
+				next.Unlock()
+				if blk >= blocks {
+					return
+				}
+				if r.stopped() {
+					cut.Store(true)
+					return
+				}
+				qlo, qhi := blk*rankBlock, min((blk+1)*rankBlock, nq)
+				if of != nil && !slices.ContainsFunc(qs[qlo:qhi], func(q query) bool { return present[q.typ] > 0 }) {
+					continue
+				}
+				n := qhi - qlo
+				sc := S[w][:n*m]
+				model.Scores(cmp, d, n, m, Q[qlo*d:qhi*d], emb, norms, sc)
+				for qi := qlo; qi < qhi; qi++ {
+					q := &qs[qi]
+					scores := sc[(qi-qlo)*m : (qi-qlo+1)*m]
+					ts := q.ts
+					var higher, equal int64
+					switch {
+					case of == nil || present[q.typ] == int64(m):
 						for _, v := range scores {
 							if v >= ts {
 								if v > ts {
@@ -515,37 +733,43 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 								}
 							}
 						}
-						// Take the skipped nodes of this partition back out.
-						i, _ := slices.BinarySearch(q.skip, lo)
-						for ; i < len(q.skip) && q.skip[i] < lo+int32(m); i++ {
-							switch v := scores[q.skip[i]-lo]; {
-							case v > ts:
-								higher--
-							case v == ts:
-								equal--
+					case present[q.typ] == 0:
+						continue
+					default:
+						// Rows of several types: only the query's count.
+						for j, v := range scores {
+							if v >= ts && of[j] == q.typ {
+								if v > ts {
+									higher++
+								} else {
+									equal++
+								}
 							}
 						}
-						q.higher += higher
-						q.equal += equal
 					}
+					// Take the skipped nodes of these rows back out (they
+					// are of the query's type: edges join their relation's
+					// types).
+					i, _ := slices.BinarySearch(q.skip, lo)
+					for ; i < len(q.skip) && q.skip[i] < lo+int32(m); i++ {
+						switch v := scores[q.skip[i]-lo]; {
+						case v > ts:
+							higher--
+						case v == ts:
+							equal--
+						}
+					}
+					q.higher += higher
+					q.equal += equal
 				}
-			}(w)
-		}
-		wg.Wait()
-		if cut.Load() {
-			return ErrStopped
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
+			}
+		}(w)
 	}
-	ranks, places := make([]float64, nq), make([]int, nq)
-	for qi, q := range qs {
-		ranks[qi] = 1 + float64(q.higher) + float64(q.equal)/2
-		places[qi] = int(st.M.Nodes) - len(q.skip) + 1
+	wg.Wait()
+	if cut.Load() {
+		return ErrStopped
 	}
-	return ranks, places, nil
+	return nil
 }
 
 // filteredWorking is the memory filtered ranking of nq queries (two per
@@ -554,9 +778,10 @@ func (r *ranker) filtered(edges []store.Edge) ([]float64, []int, error) {
 // counts, the workers' score blocks, a partition's candidate norms, and
 // one bucket being filtered.
 func filteredWorking(st *store.Store, nq int64, workers int) int64 {
+	rows := scoreRows(st.M)
 	return nq*int64(st.M.Dim)*4*2 + nq*(24+8) +
-		int64(workers)*rankBlock*st.M.Rows*4 + st.M.Rows*4 +
-		maxBucket(st)*12*2
+		int64(workers)*rankBlock*rows*4 + rows*4 +
+		maxBucket(st)*12*2 + typeBytes(st)
 }
 
 // queryKey is the key of a query's known partners: (src, rel) for

@@ -89,14 +89,18 @@ func ExportFormat(path, format string) (string, error) {
 //   - "npy": a NumPy .npy array of float32, nodes × d; each partition's
 //     rows are written at their offsets in the file.
 //   - "tsv": lines "name<TAB>v1 v2 …", names from the work directory's
-//     ids.tsv (the node's number without one). Each partition's lines
+//     ids.tsv (the node's number without one). A typed work directory's
+//     lines have a type column first: "type<TAB>name<TAB>v1 v2 …" (names
+//     are per type), in input id order, which is type after type in the
+//     schema's order (npy's rows too). Each partition's lines
 //     are written to a sorted run beside path, and the runs are merged in
 //     id order while ids.tsv is read once, front to back.
-//   - "csv": the same as rows "name,v1,v2,…" (RFC 4180: a name holding
-//     a comma, a quote, a line break or leading or trailing space is
-//     quoted); no header row.
+//   - "csv": the same as rows "name,v1,v2,…" ("type,name,v1,v2,…" when
+//     typed; RFC 4180: a name holding a comma, a quote, a line break or
+//     leading or trailing space is quoted); no header row.
 //
-// Besides a partition, it holds the relabelling (4 bytes a node).
+// Besides a partition (and a typed directory's resident table), it holds
+// the relabelling (4 bytes a node).
 func ExportFile(path, format string, st *store.Store) error {
 	// The npy header is at most a few hundred bytes; tsv needs about
 	// twice the binary size (and as much again for the runs).
@@ -141,15 +145,14 @@ func npyHeader(shape ...int64) []byte {
 }
 
 // partitions streams the current checkpoint's partitions one at a time
-// (checked against their checksums) and calls fn with each one's first
-// store row and embeddings.
+// (checked against their checksums), then its resident table if it has
+// one, and calls fn with each one's first store node and embeddings.
 func partitions(st *store.Store, fn func(lo int64, emb []float32) error) error {
 	r := &ranker{st: st, d: st.M.Dim, progress: func(string, int, int) {}}
-	all := make([]int, st.M.P)
-	for p := range all {
-		all[p] = p
-	}
-	return r.stream(all, 1, "export", func(p int, emb []float32) error { return fn(int64(p)*st.M.Rows, emb) })
+	return r.stream(AllParts(st.M), 1, "export", func(p int, emb []float32) error {
+		lo, _ := Span(st.M, p)
+		return fn(lo, emb)
+	})
 }
 
 // exportNPY writes the header through w and every row at its offset
@@ -282,7 +285,8 @@ func exportText(w io.Writer, path string, st *store.Store, tf textFormat) (err e
 
 // openNames returns a function giving the name of node i, called with
 // i = 0, 1, 2, … in order: the next line of ids.tsv ("id<TAB>name", in id
-// order), or the number when the work directory has no ids.tsv.
+// order; a typed directory's "id<TAB>type<TAB>name" gives the name
+// "type<TAB>name"), or the number when the work directory has no ids.tsv.
 func openNames(path string) (func(i int64) (string, error), func(), error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -380,7 +384,15 @@ func mergeRuns(w io.Writer, paths []string, name func(i int64) (string, error), 
 		if err != nil {
 			return err
 		}
-		if tf.quote != nil {
+		if typ, name, typed := strings.Cut(n, "\t"); typed {
+			// A typed directory's "type<TAB>name": a type column first.
+			if tf.quote != nil {
+				typ, name = tf.quote(typ), tf.quote(name)
+			}
+			bw.WriteString(typ)
+			bw.WriteByte(tf.sep)
+			n = name
+		} else if tf.quote != nil {
 			n = tf.quote(n)
 		}
 		bw.WriteString(n)

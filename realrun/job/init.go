@@ -72,7 +72,7 @@ func exportPBG(dir string, st *store.Store, log io.Writer) error {
 	} else if err != nil {
 		return inputerr.Errorf("--export: %w", err)
 	}
-	fmt.Fprintf(log, "wrote %s (PyTorch-BigGraph checkpoint layout, %.1f MB: %d partitions of entity %q, version %d, operator %s, %d relations)\n",
-		dir, float64(sum.Bytes)/1e6, sum.Partitions, pbgio.Entity, sum.Version, sum.Operator, sum.Relations)
+	fmt.Fprintf(log, "wrote %s (PyTorch-BigGraph checkpoint layout, %.1f MB: %s, version %d, operator %s, %d relations)\n",
+		dir, float64(sum.Bytes)/1e6, sum.Layout(), sum.Version, sum.Operator, sum.Relations)
 	return nil
 }

@@ -8,7 +8,14 @@
 //
 // Our p node partitions map one to one to PBG's partitions of the single
 // entity type "node": row r of embeddings_node_i is the node with store id
-// i·Rows+r, and entity_names_node_i.json names it. Relations are PBG
+// i·Rows+r, and entity_names_node_i.json names it. A typed work directory
+// (entity types, issue 44) exports each type as PBG's entity of that name:
+// a partitioned type's partition i holds its nodes of store partition i
+// in store order (all partitioned types share the p partitions, as PBG's
+// do, so every edge stays in its bucket), an unpartitioned type is
+// partition 0 of 1 (its rows of the resident table); config.json gives
+// every relation its lhs and rhs types, and OpenTyped reads such a
+// checkpoint back by type and partition. Relations are PBG
 // relation types, one per relation, applied on the right-hand side as PBG
 // does (operator "none" for dot, "diagonal" for distmult,
 // "complex_diagonal" for complex). A ComplEx row of d floats is d/2 real

@@ -21,21 +21,31 @@ import (
 type Checkpoint struct {
 	Dir     string
 	Version int
-	// Entity is the checkpoint's one entity type, Parts its partitions,
-	// Dim the dimension.
+	// Entity is the checkpoint's one entity type, Parts its partitions
+	// (OpenCheckpoint; the first of Entities for OpenTyped), Dim the
+	// dimension.
 	Entity string
 	Parts  int
 	Dim    int
-	Config Config
-	names  string    // the directory of the entity_names files
-	global []float32 // the entity's global embedding, if any
+	// Entities are every entity type with its partitions, by name.
+	Entities []EntitySummary
+	Config   Config
+	names    string               // the directory of the entity_names files
+	global   map[string][]float32 // each entity's global embedding, if any
 }
 
 // OpenCheckpoint opens a PBG-layout checkpoint directory: its config.json,
 // checkpoint_version.txt and, where the config has global embeddings, the
 // model file's global embedding of its entity type. It holds one entity
-// type (the graphs tierflow trains have one).
-func OpenCheckpoint(dir string) (*Checkpoint, error) {
+// type (an untyped graph's; OpenTyped reads several).
+func OpenCheckpoint(dir string) (*Checkpoint, error) { return open(dir, false) }
+
+// OpenTyped is OpenCheckpoint for a checkpoint of any number of entity
+// types (a typed work directory's export, or PBG's): each is read by
+// EntityPartition.
+func OpenTyped(dir string) (*Checkpoint, error) { return open(dir, true) }
+
+func open(dir string, many bool) (*Checkpoint, error) {
 	if !HDF5 {
 		return nil, fmt.Errorf("%s: a PBG checkpoint: %w", dir, ErrNoHDF5)
 	}
@@ -58,12 +68,19 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 		types = append(types, name)
 	}
 	slices.Sort(types)
-	if len(types) != 1 {
+	if len(types) != 1 && !many || len(types) == 0 {
 		return nil, fmt.Errorf("%s: %d entity types (%s); tierflow reads a checkpoint of one", dir, len(types), strings.Join(types, ", "))
 	}
 	c.Entity, c.Parts = types[0], cfg.Entities[types[0]].NumPartitions
-	if c.Dim < 1 || c.Parts < 1 {
-		return nil, fmt.Errorf("%s: %s has dimension %d and %d partitions", dir, ConfigFile, c.Dim, c.Parts)
+	if c.Dim < 1 {
+		return nil, fmt.Errorf("%s: %s has dimension %d", dir, ConfigFile, c.Dim)
+	}
+	for _, t := range types {
+		n := cfg.Entities[t].NumPartitions
+		if n < 1 {
+			return nil, fmt.Errorf("%s: %s gives entity %s %d partitions", dir, ConfigFile, t, n)
+		}
+		c.Entities = append(c.Entities, EntitySummary{Name: t, Partitions: n})
 	}
 	c.names = dir
 	if _, err := os.Stat(filepath.Join(dir, NamesFile(c.Entity, 0))); err != nil && cfg.EntityPath != "" {
@@ -77,15 +94,18 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 	if cfg.GlobalEmb {
 		model := filepath.Join(dir, ModelFile(c.Version))
 		if _, err := os.Stat(model); err == nil {
-			_, g, err := readH5(model, modelGroup+"/entities/"+c.Entity+"/global_embedding")
-			switch {
-			case errors.Is(err, errNoDataset):
-			case err != nil:
-				return nil, err
-			case len(g) != c.Dim:
-				return nil, fmt.Errorf("%s: global embedding of %s has %d floats, the dimension is %d", model, c.Entity, len(g), c.Dim)
-			default:
-				c.global = g
+			c.global = map[string][]float32{}
+			for _, t := range types {
+				_, g, err := readH5(model, modelGroup+"/entities/"+t+"/global_embedding")
+				switch {
+				case errors.Is(err, errNoDataset):
+				case err != nil:
+					return nil, err
+				case len(g) != c.Dim:
+					return nil, fmt.Errorf("%s: global embedding of %s has %d floats, the dimension is %d", model, t, len(g), c.Dim)
+				default:
+					c.global[t] = g
+				}
 			}
 		}
 	}
@@ -93,8 +113,12 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 }
 
 // Names are the names of partition p's entities, in row order.
-func (c *Checkpoint) Names(p int) ([]string, error) {
-	path := filepath.Join(c.names, NamesFile(c.Entity, p))
+func (c *Checkpoint) Names(p int) ([]string, error) { return c.EntityNames(c.Entity, p) }
+
+// EntityNames are the names of partition p of entity type entity, in row
+// order.
+func (c *Checkpoint) EntityNames(entity string, p int) ([]string, error) {
+	path := filepath.Join(c.names, NamesFile(entity, p))
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: entity names: %w", c.Dir, err)
@@ -109,11 +133,16 @@ func (c *Checkpoint) Names(p int) ([]string, error) {
 // Partition returns partition p's entity names and embeddings (one row of
 // Dim floats per name), the global embedding added.
 func (c *Checkpoint) Partition(p int) ([]string, []float32, error) {
-	names, err := c.Names(p)
+	return c.EntityPartition(c.Entity, p)
+}
+
+// EntityPartition is Partition of partition p of entity type entity.
+func (c *Checkpoint) EntityPartition(entity string, p int) ([]string, []float32, error) {
+	names, err := c.EntityNames(entity, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	path := filepath.Join(c.Dir, EmbeddingsFile(c.Entity, p, c.Version))
+	path := filepath.Join(c.Dir, EmbeddingsFile(entity, p, c.Version))
 	dims, emb, err := readH5(path, embeddingsName)
 	if err != nil {
 		return nil, nil, err
@@ -121,9 +150,9 @@ func (c *Checkpoint) Partition(p int) ([]string, []float32, error) {
 	if len(dims) != 2 || dims[0] != len(names) || dims[1] != c.Dim {
 		return nil, nil, fmt.Errorf("%s: embeddings of shape %v, want (%d, %d) for %d names at dimension %d", path, dims, len(names), c.Dim, len(names), c.Dim)
 	}
-	if c.global != nil {
+	if g := c.global[entity]; g != nil {
 		for i := range emb {
-			emb[i] += c.global[i%c.Dim]
+			emb[i] += g[i%c.Dim]
 		}
 	}
 	return names, emb, nil

@@ -64,6 +64,15 @@ func newHNSW(nodes int64, d int, dist func(a, b []float32) float32, seed int64) 
 		ml: 1 / math.Log(hnswM), rng: rand.New(rand.NewPCG(uint64(seed), 0x686e7377)), visited: make([]uint32, nodes)} // "hnsw"
 }
 
+// sibling is an empty index over the same vectors (a typed work
+// directory's index of one entity type, t), its levels drawn from its own
+// stream of seed.
+func (h *hnswIndex) sibling(seed int64, t uint16) *hnswIndex {
+	n := len(h.links)
+	return &hnswIndex{d: h.d, vec: h.vec, dist: h.dist, links: make([][][]int32, n), entry: -1,
+		ml: h.ml, rng: rand.New(rand.NewPCG(uint64(seed), 0x686e7377^uint64(t+1)<<32)), visited: make([]uint32, n)}
+}
+
 func (h *hnswIndex) v(id int32) []float32 { return h.vec[int(id)*h.d : int(id+1)*h.d] }
 
 // item is a node at a distance from the query.
@@ -270,7 +279,9 @@ func l2sq(a, b []float32) float32 {
 // searchIndex builds an HNSW index of every node's embedding (normalised
 // for cos), streaming the partitions into it, and searches it for each
 // question's candidates, which are rescored exactly; a triple's rank is
-// counted exactly over the vectors the index holds.
+// counted exactly over the vectors the index holds. A typed work
+// directory gets one index per candidate type asked for, over the same
+// vectors.
 func (s *searcher) searchIndex() error {
 	st, d := s.st, s.st.M.Dim
 	index := IndexBytes(st.M.Nodes, d)
@@ -294,19 +305,31 @@ func (s *searcher) searchIndex() error {
 		dist = func(a, b []float32) float32 { return -s.one(a, b) }
 	}
 	h := newHNSW(st.M.Nodes, d, dist, s.o.Seed)
-	all := make([]int, st.M.P)
-	for p := range all {
-		all[p] = p
+	// indexOf is the index a node goes into: h, or in a typed work
+	// directory one index per candidate type (nil for a node of a type
+	// no question asks for).
+	indexOf := func(int32) *hnswIndex { return h }
+	var byType map[uint16]*hnswIndex
+	if s.of != nil {
+		byType = map[uint16]*hnswIndex{}
+		for _, t := range s.ctype {
+			if byType[t] == nil {
+				byType[t] = h.sibling(s.o.Seed, t)
+			}
+		}
+		indexOf = func(id int32) *hnswIndex { return byType[s.of[id]] }
 	}
-	err = eval.Stream(st, all, nbuf, s.o.Stop, func(done, total int) { s.o.Progress("indexing", done, total) }, func(p int, emb []float32) error {
-		lo := int64(p) * st.M.Rows
+	err = eval.Stream(st, eval.AllParts(st.M), nbuf, s.o.Stop, func(done, total int) { s.o.Progress("indexing", done, total) }, func(p int, emb []float32) error {
+		lo, _ := eval.Span(st.M, p)
 		copy(h.vec[lo*int64(d):], emb)
 		for j := 0; j*d < len(emb); j++ {
 			id := int32(lo + int64(j))
 			if s.metric == Cos {
 				normalise(h.v(id))
 			}
-			h.add(id)
+			if x := indexOf(id); x != nil {
+				x.add(id)
+			}
 		}
 		return nil
 	})
@@ -328,7 +351,11 @@ func (s *searcher) searchIndex() error {
 			}
 			continue
 		}
-		for _, it := range h.knn(q, max(s.o.K+1, ef)) {
+		x := h
+		if byType != nil {
+			x = byType[s.ctype[i]]
+		}
+		for _, it := range x.knn(q, max(s.o.K+1, ef)) {
 			c := h.v(it.id)
 			norm := one // cos: the index holds normalised vectors
 			if s.metric != Cos {

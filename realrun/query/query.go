@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
@@ -118,6 +119,11 @@ type Answer struct {
 	Head     string `json:"head"`
 	Relation string `json:"relation,omitempty"`
 	Tail     string `json:"tail,omitempty"`
+	// Type is, in a typed work directory, the entity type of the
+	// candidates (the hits, or a triple's tails): the relation's rhs type
+	// for tails, its lhs type for heads, the node's own type for nearest
+	// neighbours.
+	Type string `json:"type,omitempty"`
 	// Hits are the best K candidates, best first (not for a triple).
 	Hits []Hit `json:"hits,omitempty"`
 	// Score is a triple's score; Rank the tail's raw rank among all
@@ -313,6 +319,11 @@ type searcher struct {
 	// ts, higher, equal: a triple's score and its tail's rank counts.
 	ts            []float32
 	higher, equal []int64
+	// of is a typed work directory's node types by store id (nil:
+	// untyped), ctype each question's candidate type: only nodes of it
+	// are candidates.
+	of    []uint16
+	ctype []uint16
 }
 
 // resolve checks the questions against the model and maps their names to
@@ -342,6 +353,9 @@ func (s *searcher) resolve(qs []Question) error {
 				want[name] = -1
 			}
 		}
+	}
+	if st.M.Typed() {
+		return s.resolveTyped(relNames)
 	}
 	if err := lookupNodes(st, want); err != nil {
 		return err
@@ -452,11 +466,16 @@ func (s *searcher) vectors(nbuf int) error {
 // per-query counts and the score blocks.
 func (s *searcher) working() int64 {
 	n, d, k := int64(len(s.qs)), int64(s.st.M.Dim), int64(s.o.K)
-	return 4*s.st.M.Nodes + // relabelling
+	rows := eval.ScoreRows(s.st.M)
+	w := 4*s.st.M.Nodes + // relabelling
 		n*d*4*3 + n*(8+24*4) + // rows (with the triples' tails) and query vectors, ids and counts
 		n*k*8 + // top-k lists
-		int64(s.o.Workers)*int64(min(len(s.qs), blockQueries))*s.st.M.Rows*4 + // score blocks
-		s.st.M.Rows*4 // candidate norms of a partition
+		int64(s.o.Workers)*int64(min(len(s.qs), blockQueries))*rows*4 + // score blocks
+		rows*4 // candidate norms of a partition
+	if s.st.M.Typed() {
+		w += 2 * s.st.M.Nodes // node types
+	}
+	return w
 }
 
 // search finds every question's candidates, exactly or through the index.
@@ -506,14 +525,26 @@ func (s *searcher) answer() error {
 	if err := nameNodes(st, ids); err != nil {
 		return err
 	}
+	if s.of != nil {
+		for id, line := range ids {
+			if _, name, ok := strings.Cut(line, "\t"); ok {
+				ids[id] = name // a typed ids.tsv's "type<TAB>name"
+			}
+		}
+	}
 	for i, q := range s.qs {
 		a := Answer{Query: q.String(), Head: q.Head, Relation: q.Relation, Tail: q.Tail}
 		if s.metric != Score {
 			a.Query, a.Tail = q.Head, ""
 		}
+		candidates := st.M.Nodes
+		if s.of != nil {
+			a.Type = st.M.Types[s.ctype[i]].Name
+			candidates = st.M.Types[s.ctype[i]].Nodes
+		}
 		if q.Kind() == Triple {
 			sc := float64(s.ts[i])
-			a.Score, a.Candidates = &sc, st.M.Nodes
+			a.Score, a.Candidates = &sc, candidates
 			a.Rank = 1 + float64(s.higher[i]) + float64(s.equal[i])/2
 		} else {
 			items := s.lists[i].sorted(func(id int32) int64 { return inv[id] })

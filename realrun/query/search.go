@@ -77,55 +77,64 @@ func (t *topK) sorted(in func(id int32) int64) []cand {
 	return out
 }
 
-// scan streams every partition once through nbuf buffers and scores every
-// question's candidates in it, by blocks of queries.
+// scan streams every partition once through nbuf buffers (and a typed
+// work directory's resident table, in chunks of eval.ScoreRows rows) and
+// scores every question's candidates in it, by blocks of queries.
 func (s *searcher) scan(nbuf int) error {
 	st, d := s.st, s.st.M.Dim
 	n := len(s.qs)
-	all := make([]int, st.M.P)
-	for p := range all {
-		all[p] = p
-	}
 	blocks := (n + blockQueries - 1) / blockQueries
 	S := make([][]float32, s.o.Workers)
 	var norm []float32
-	return eval.Stream(st, all, nbuf, s.o.Stop, func(done, total int) { s.o.Progress("searching", done, total) }, func(p int, emb []float32) error {
-		m := len(emb) / d
-		if m == 0 {
-			return nil
+	chunk := eval.ScoreRows(st.M) * int64(d)
+	return eval.Stream(st, eval.AllParts(st.M), nbuf, s.o.Stop, func(done, total int) { s.o.Progress("searching", done, total) }, func(p int, all []float32) error {
+		first, _ := eval.Span(st.M, p)
+		for c := int64(0); c*chunk < int64(len(all)); c++ {
+			s.scanRows(int32(first+c*chunk/int64(d)), all[c*chunk:min((c+1)*chunk, int64(len(all)))], blocks, S, &norm)
 		}
-		lo := int32(int64(p) * st.M.Rows)
-		norm = s.norms(emb, m, norm)
-		var next sync.Mutex
-		b := 0
-		var wg sync.WaitGroup
-		for w := 0; w < s.o.Workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				if len(S[w]) < min(n, blockQueries)*m {
-					S[w] = make([]float32, min(n, blockQueries)*m)
-				}
-				for {
-					next.Lock()
-					blk := b
-					b++
-					next.Unlock()
-					if blk >= blocks {
-						return
-					}
-					qlo, qhi := blk*blockQueries, min((blk+1)*blockQueries, n)
-					sc := S[w][:(qhi-qlo)*m]
-					s.block(qhi-qlo, m, s.q[qlo*d:qhi*d], emb, norm, sc)
-					for i := qlo; i < qhi; i++ {
-						s.take(i, lo, sc[(i-qlo)*m:(i-qlo+1)*m], norm)
-					}
-				}
-			}(w)
-		}
-		wg.Wait()
 		return nil
 	})
+}
+
+// scanRows scores every question against the rows emb of store nodes lo,
+// lo+1, … (S the workers' score blocks).
+func (s *searcher) scanRows(lo int32, emb []float32, blocks int, S [][]float32, normBuf *[]float32) {
+	d := s.st.M.Dim
+	n := len(s.qs)
+	m := len(emb) / d
+	if m == 0 {
+		return
+	}
+	norm := s.norms(emb, m, *normBuf)
+	*normBuf = norm
+	var next sync.Mutex
+	b := 0
+	var wg sync.WaitGroup
+	for w := 0; w < s.o.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			if len(S[w]) < min(n, blockQueries)*m {
+				S[w] = make([]float32, min(n, blockQueries)*m)
+			}
+			for {
+				next.Lock()
+				blk := b
+				b++
+				next.Unlock()
+				if blk >= blocks {
+					return
+				}
+				qlo, qhi := blk*blockQueries, min((blk+1)*blockQueries, n)
+				sc := S[w][:(qhi-qlo)*m]
+				s.block(qhi-qlo, m, s.q[qlo*d:qhi*d], emb, norm, sc)
+				for i := qlo; i < qhi; i++ {
+					s.take(i, lo, sc[(i-qlo)*m:(i-qlo+1)*m], norm)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
 }
 
 // norms are what the metric needs of each candidate row besides its
@@ -180,7 +189,7 @@ func (s *searcher) take(i int, lo int32, scores, norm []float32) {
 		ts := s.ts[i]
 		var higher, equal int64
 		for j, v := range scores {
-			if v >= ts && lo+int32(j) != t {
+			if v >= ts && lo+int32(j) != t && s.candidate(i, lo+int32(j)) {
 				if v > ts {
 					higher++
 				} else {
@@ -195,7 +204,7 @@ func (s *searcher) take(i int, lo int32, scores, norm []float32) {
 	l, ex := &s.lists[i], s.exclude[i]
 	for j, v := range scores {
 		c := cand{s.key(v, j, norm), lo + int32(j)}
-		if len(l.items) == l.k && !worse(l.items[0], c) || c.id == ex {
+		if len(l.items) == l.k && !worse(l.items[0], c) || c.id == ex || !s.candidate(i, c.id) {
 			continue
 		}
 		l.offer(c)
