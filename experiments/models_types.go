@@ -276,7 +276,7 @@ func (c MTConfig) runPBG(r *Result, dir string, p int) ([]string, error) {
 		for _, seed := range c.Seeds {
 			a := args(m, seed, epochs)
 			if seed == c.Seeds[0] {
-				cmds = append(cmds, "PBG_SRC="+c.PBGSrc+" "+c.Python+" "+strings.Join(a, " "))
+				cmds = append(cmds, "PBG_SRC="+c.PBGSrc+" "+c.Python+" "+strings.ReplaceAll(strings.Join(a, " "), dir, "DIR")+" (DIR: the graph's folder)")
 			}
 			pr, err := mp.RunPBG(a)
 			if err != nil {
