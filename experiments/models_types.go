@@ -225,7 +225,7 @@ func RunModelsTypes(c MTConfig) (Result, error) {
 			shareCell = fmt.Sprintf("%.0f%%", 100*median(share))
 		}
 		r.Rows = append(r.Rows, []string{string(run.Model), run.Label(), "tierflow",
-			fmt.Sprintf("%.0f", median(epochs)), fmt.Sprintf("%.1f", median(train)), fmt.Sprintf("%.0fk", median(eps)/1e3), shareCell,
+			fmt.Sprintf("%.0f", median(epochs)), fmt.Sprintf("%.1f", median(train)), rateCell(median(eps)), shareCell,
 			spreadCell(mrr), spreadCell(h10)})
 	}
 	pbgNotes, err := c.runPBG(&r, base, schema.P())
@@ -296,7 +296,7 @@ func (c MTConfig) runPBG(r *Result, dir string, p int) ([]string, error) {
 			obj += fmt.Sprintf(" (margin %g)", m.Margin)
 		}
 		r.Rows = append(r.Rows, []string{label, obj, "pbg b=" + strconv.Itoa(c.PBGBatch),
-			fmt.Sprintf("%.0f", median(ep)), fmt.Sprintf("%.1f", median(train)), fmt.Sprintf("%.0fk", median(eps)/1e3), "—",
+			fmt.Sprintf("%.0f", median(ep)), fmt.Sprintf("%.1f", median(train)), rateCell(median(eps)), "—",
 			spreadCell(mrr), spreadCell(h10)})
 		notes = append(notes, fmt.Sprintf("PBG %s: a one-epoch probe trained in %.1f s, so %d epochs for about %g s.", m.Model, probe.TrainSeconds, epochs, c.Budget))
 	}
@@ -308,4 +308,12 @@ func (c MTConfig) runPBG(r *Result, dir string, p int) ([]string, error) {
 			info.PBG.Source, info.PBG.Commit, info.PBG.Version, info.Torch, info.Python, p, mp.Negatives, c.PBGBatch))
 	}
 	return notes, nil
+}
+
+// rateCell is edges/s in thousands, to a tenth below 10k.
+func rateCell(x float64) string {
+	if x < 1e4 {
+		return fmt.Sprintf("%.1fk", x/1e3)
+	}
+	return fmt.Sprintf("%.0fk", x/1e3)
 }

@@ -1,6 +1,9 @@
 package experiments
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +77,38 @@ func TestRunModelsTypesSmall(t *testing.T) {
 	}
 	assert.Contains(t, r.Notes[0], "600 users (entity type user, 2 partitions)")
 	assert.Contains(t, r.Notes[1], "p = 2, c = 2")
+}
+
+// TestMTRunPBG runs a stand-in for Python that prints pbg_side.py's JSON:
+// the schema is passed, the epochs follow from the one-epoch probe, and
+// one row a model has the seeds' medians.
+func TestMTRunPBG(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "python")
+	require.NoError(t, os.WriteFile(fake, []byte(`#!/bin/sh
+case "$*" in *"--schema $DIR/schema.yaml"*) ;; *) echo "no schema: $*" >&2; exit 3;; esac
+case "$*" in
+*"--epochs 1 "*) echo '{"operator": "translation", "comparator": "l2", "train_seconds": 4, "edges_per_second": 100, "test": {"mrr": 0.1, "hits10": 0.2}}' ;;
+*"--epochs 3 "*"--seed 1 "*) echo '{"pbg": {"source": "/pbg", "commit": "abc"}, "operator": "translation", "comparator": "l2", "train_seconds": 12, "edges_per_second": 300, "test": {"mrr": 0.3, "hits10": 0.5}}' ;;
+*"--epochs 3 "*) echo '{"pbg": {"source": "/pbg", "commit": "abc"}, "operator": "translation", "comparator": "l2", "train_seconds": 11, "edges_per_second": 310, "test": {"mrr": 0.4, "hits10": 0.6}}' ;;
+*) echo "args: $*" >&2; exit 4;;
+esac
+`), 0o755))
+	t.Setenv("DIR", dir)
+	c := DefaultMTConfig
+	c.Python, c.Script, c.PBGSrc = fake, "script.py", "/pbg"
+	c.Budget, c.Seeds = 10, []int64{1, 2}
+	c.PBG = []MPModel{{Model: "transe-l2", Loss: "softmax"}}
+	var r Result
+	notes, err := c.runPBG(&r, dir, 4)
+	require.NoError(t, err)
+	require.Len(t, r.Rows, 1)
+	assert.Equal(t, []string{"transe-l2 (translation+l2)", "softmax", "pbg b=1000", "3", "11.5", "0.3k", "—", "0.350 [0.300–0.400]", "0.550 [0.500–0.600]"}, r.Rows[0])
+	assert.Contains(t, notes[0], "trained in 4.0 s, so 3 epochs")
+	assert.Contains(t, strings.Join(notes, "\n"), "--schema DIR/schema.yaml")
+
+	c.PBGSrc = ""
+	notes, err = c.runPBG(&r, dir, 4)
+	require.NoError(t, err)
+	assert.Contains(t, notes[0], "NOT RUN")
 }
