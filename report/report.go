@@ -28,6 +28,12 @@ type Report struct {
 	// PartitionBytes is the size of one node partition (parameters and
 	// Adagrad state).
 	PartitionBytes int64 `json:"partition_bytes"`
+	// ResidentBytes is the resident table of a typed graph's
+	// unpartitioned entity types (their rows and Adagrad state), held in
+	// memory beside the buffer for the whole epoch, read once at its
+	// start and written once at its end — both in ReadBytes and
+	// WriteBytes — and with every checkpoint (CheckpointBytes); 0: none.
+	ResidentBytes int64 `json:"resident_bytes,omitempty"`
 	// DiskReadLimit and DiskWriteLimit, in bytes/s, are the kernel limits
 	// a real run's disk I/O ran under (realrun --disk-read, --disk-write,
 	// --emulate-disk); 0: none.

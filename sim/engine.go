@@ -29,6 +29,11 @@ type Config struct {
 	// from the dataset (the real engine pads partitions to its I/O
 	// alignment).
 	PartitionBytes int64
+	// ResidentBytes, when positive, overrides the size of the resident
+	// table computed from the dataset's ResidentNodes (the real engine
+	// pads resident.bin like a partition file). Without resident nodes
+	// there is none.
+	ResidentBytes int64
 	// Checkpoint is how often to checkpoint inside the epoch
 	// (partitioned systems): at a due bucket boundary training waits
 	// while the dirty resident partitions are written.
@@ -116,6 +121,13 @@ type engine struct {
 	rowSeconds float64
 	pbytes     float64
 	warnings   []string
+	// rbytes is the resident table (Config.residentBytes; 0: none), read
+	// before any partition at the epoch's start (residentIn once it is in
+	// memory) and written after the final flush; finalWrites counts the
+	// flush's writes still in flight.
+	rbytes      float64
+	residentIn  bool
+	finalWrites int
 
 	// trainer
 	edges     []int64 // per plan position
@@ -552,17 +564,23 @@ func (e *engine) checkpoint(k int) {
 		e.ckptWait += e.k.Now() - start
 		e.tryFeed()
 	}
-	e.ckptBytes += float64(n) * e.pbytes
-	if n == 0 {
+	// The resident table, trained by nearly every bucket, is written with
+	// every checkpoint (as the real engine does).
+	bytes := float64(n)*e.pbytes + e.rbytes
+	e.ckptBytes += bytes
+	if bytes == 0 {
 		done()
 		return
 	}
 	var name string
 	var args map[string]any
 	if e.tr != nil {
-		name, args = fmt.Sprintf("checkpoint: %d partitions", n), map[string]any{"bytes": int64(float64(n) * e.pbytes), "partitions": n}
+		name, args = fmt.Sprintf("checkpoint: %d partitions", n), map[string]any{"bytes": int64(bytes), "partitions": n}
+		if e.rbytes > 0 {
+			name += " and the resident table"
+		}
 	}
-	e.writePartition(float64(n)*e.pbytes, name, args, done)
+	e.writePartition(bytes, name, args, done)
 }
 
 // planMicro decides the micro-batches (Config.Micro) and warns when a
@@ -594,7 +612,7 @@ func (e *engine) ioBound(p, c int) float64 {
 	lb := orderings.LowerBound(p, c)
 	loads := float64(min(c, p) + lb)
 	writes := float64(lb + min(c, p))
-	rb, wb := loads*e.pbytes, writes*e.pbytes
+	rb, wb := loads*e.pbytes+e.rbytes, writes*e.pbytes+e.rbytes
 	rs, ws := e.read.share, e.write.share
 	rd, wr := rs.throttled(Read, rb, rs.ReadBW), ws.throttled(Write, wb, ws.WriteBW)
 	bound := math.Max(rd, wr)
@@ -649,15 +667,21 @@ func (e *engine) runPartitioned(r *report.Report) {
 	p := pl.P
 	r.Ordering, r.OrderingSeed, r.P, r.C = pl.Ordering, pl.Seed, p, pl.C
 	e.pbytes = cfg.partitionBytes()
-	r.PartitionBytes = int64(e.pbytes)
+	e.rbytes = cfg.residentBytes()
+	e.residentIn = e.rbytes == 0
+	r.PartitionBytes, r.ResidentBytes = int64(e.pbytes), int64(e.rbytes)
 	r.Counts = pl.Counts
 	r.ReadBytes, r.WriteBytes = pl.Counts.Bytes(r.PartitionBytes)
-	if buf := cfg.System.Buffer(cfg.Profile, pl.C, r.PartitionBytes); !buf.Fits() {
-		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers (%.1f GB) exceeds the %s memory it lives in (%.1f GB)",
-			buf.Slots, buf.Staging, GB(buf.Bytes), buf.Where, GB(buf.Limit)))
+	// The resident table is read once and written once an epoch.
+	r.ReadBytes += r.ResidentBytes
+	r.WriteBytes += r.ResidentBytes
+	buf := cfg.System.Buffer(cfg.Profile, pl.C, r.PartitionBytes).WithResident(r.ResidentBytes)
+	if !buf.Fits() {
+		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers%s (%.1f GB) exceeds the %s memory it lives in (%.1f GB)",
+			buf.Slots, buf.Staging, residentText(buf), GB(buf.Bytes), buf.Where, GB(buf.Limit)))
 	} else if rel := RelationMemory(cfg); rel > 0 && buf.Bytes+rel > buf.Limit {
-		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers (%.1f GB) and the relations' resident parameters with their Adagrad state (%.1f GB: %d relations of %d floats) exceed the %s memory (%.1f GB)",
-			buf.Slots, buf.Staging, GB(buf.Bytes), GB(rel), cfg.Dataset.Relations, cfg.Training.Model.RelWidth(cfg.Training.Dim), buf.Where, GB(buf.Limit)))
+		e.warnings = append(e.warnings, fmt.Sprintf("a buffer of %d partitions and %d staging buffers%s (%.1f GB) and the relations' resident parameters with their Adagrad state (%.1f GB: %d relations of %d floats) exceed the %s memory (%.1f GB)",
+			buf.Slots, buf.Staging, residentText(buf), GB(buf.Bytes), GB(rel), cfg.Dataset.Relations, cfg.Training.Model.RelWidth(cfg.Training.Dim), buf.Where, GB(buf.Limit)))
 	}
 
 	edges := cfg.BucketEdges
@@ -672,10 +696,56 @@ func (e *engine) runPartitioned(r *report.Report) {
 	e.evictionWritten = make([]bool, len(pl.Loads))
 	e.resident, e.dirty = make([]bool, p), make([]bool, p)
 	e.k.At(0, func() {
+		e.readResident()
 		e.tryIssue()
 		e.tryFeed()
 	})
 	e.k.Run()
+}
+
+// residentText names a buffer's resident table in a warning ("" without
+// one).
+func residentText(buf BufferMemory) string {
+	if buf.Resident <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" with the resident table of %.3f GB", GB(buf.Resident))
+}
+
+// readResident reads the resident table at the epoch's start, before any
+// partition, as the real engine does (it loads resident.bin before its
+// loader starts): the first bucket needs it and the partitions of its
+// first loads from the same device, so the read is a stall that no
+// overlap could hide — reading them side by side would share the
+// device's bandwidth and end no sooner.
+func (e *engine) readResident() {
+	if e.residentIn {
+		return
+	}
+	var name string
+	var args map[string]any
+	if e.tr != nil {
+		name, args = "resident table", map[string]any{"bytes": int64(e.rbytes)}
+	}
+	e.readPartition(e.rbytes, name, args, -1, func() {
+		e.residentIn = true
+		e.tryIssue()
+		e.tryFeed()
+	})
+}
+
+// writeResident writes the resident table once the final flush is on
+// disk, as the real engine does at the epoch's end.
+func (e *engine) writeResident() {
+	if e.rbytes <= 0 {
+		return
+	}
+	var name string
+	var args map[string]any
+	if e.tr != nil {
+		name, args = "resident table (end of epoch)", map[string]any{"bytes": int64(e.rbytes)}
+	}
+	e.evictAndWrite(e.rbytes, name, args, func() {}, func() {})
 }
 
 func (e *engine) batchesOf(k int) int {
@@ -700,7 +770,7 @@ func (e *engine) tryFeed() {
 			e.checkpoint(k)
 			return
 		}
-		if e.loadsDone < e.need[k] {
+		if e.loadsDone < e.need[k] || !e.residentIn {
 			// Stall is time the compute stages sit idle for want of a
 			// partition: blocked with nothing left in flight.
 			if e.waitStart < 0 && e.inFlight == 0 {
@@ -772,8 +842,16 @@ func (e *engine) advance() {
 				if e.tr != nil {
 					name = fmt.Sprintf("partition %d (final flush)", x)
 				}
-				e.writePartition(e.pbytes, name, e.partArgs(x, -1), func() {})
+				e.finalWrites++
+				e.writePartition(e.pbytes, name, e.partArgs(x, -1), func() {
+					if e.finalWrites--; e.finalWrites == 0 {
+						e.writeResident()
+					}
+				})
 			}
+		}
+		if e.finalWrites == 0 {
+			e.writeResident()
 		}
 	}
 }
@@ -784,7 +862,7 @@ func (e *engine) advance() {
 func (e *engine) tryIssue() {
 	pl := e.cfg.Plan
 	sys := e.cfg.System
-	if e.reading || e.nextRead >= len(pl.Loads) {
+	if e.reading || !e.residentIn || e.nextRead >= len(pl.Loads) {
 		return
 	}
 	j := e.nextRead

@@ -31,11 +31,16 @@ func (e *HistogramPError) Error() string {
 type Graph struct {
 	// Name says which graph it is (the work directory); Source is where
 	// its edges came from (the input file or generated preset).
-	Name       string `json:"name"`
-	Source     string `json:"source,omitempty"`
-	Nodes      int64  `json:"nodes"`
-	Relations  int    `json:"relations"`
-	TrainEdges int64  `json:"train_edges"`
+	Name      string `json:"name"`
+	Source    string `json:"source,omitempty"`
+	Nodes     int64  `json:"nodes"`
+	Relations int    `json:"relations"`
+	// ResidentNodes are the nodes of its unpartitioned entity types
+	// (workload.Dataset.ResidentNodes), of the types ResidentTypes; the
+	// partitions hold the others.
+	ResidentNodes int64    `json:"resident_nodes,omitempty"`
+	ResidentTypes []string `json:"resident_types,omitempty"`
+	TrainEdges    int64    `json:"train_edges"`
 	// Model and Dim are what the graph was trained with ("" and 0:
 	// unknown); a request's own model and dimension override them.
 	Model workload.Model `json:"model,omitempty"`
@@ -59,7 +64,7 @@ func (g *Graph) Dataset() workload.Dataset {
 		src += ", built from " + g.Source
 	}
 	return workload.Dataset{Name: g.Name, Nodes: g.Nodes, Edges: g.TrainEdges, Relations: max(g.Relations, 1),
-		TrainFraction: 1, Model: g.Model, Source: src}
+		TrainFraction: 1, Model: g.Model, Source: src, ResidentNodes: g.ResidentNodes}
 }
 
 // Check reports whether the graph's sizes are usable.
@@ -67,6 +72,8 @@ func (g *Graph) Check() error {
 	switch {
 	case g.Nodes < 1:
 		return fmt.Errorf("graph %s: %d nodes", g.Name, g.Nodes)
+	case g.ResidentNodes < 0 || g.ResidentNodes > g.Nodes:
+		return fmt.Errorf("graph %s: %d resident nodes of %d", g.Name, g.ResidentNodes, g.Nodes)
 	case g.TrainEdges < 0:
 		return fmt.Errorf("graph %s: %d training edges", g.Name, g.TrainEdges)
 	case g.Count == nil:
@@ -88,6 +95,9 @@ func (g *Graph) Prepare(ps []int) error {
 			}
 			if int64(p) > g.Nodes {
 				return fmt.Errorf("p = %d: more partitions than the %d nodes of %s", p, g.Nodes, g.Name)
+			}
+			if part := g.Nodes - g.ResidentNodes; g.ResidentNodes > 0 && p > 1 && int64(p) > part {
+				return fmt.Errorf("p = %d: more partitions than the %d partitioned nodes of %s (%d more are resident)", p, part, g.Name, g.ResidentNodes)
 			}
 			todo = append(todo, p)
 		}
@@ -136,7 +146,7 @@ func HistogramGraph(h Histogram, name string) *Graph {
 		return nil
 	}
 	_, total := h.Flat()
-	g := &Graph{Name: name, Source: h.Source, Nodes: h.Nodes, Relations: h.Relations, TrainEdges: total, P: h.P}
+	g := &Graph{Name: name, Source: h.Source, Nodes: h.Nodes, Relations: h.Relations, TrainEdges: total, P: h.P, ResidentNodes: h.ResidentNodes}
 	g.Count = func(ps []int) ([]Histogram, error) {
 		out := make([]Histogram, len(ps))
 		for k, p := range ps {

@@ -7,11 +7,22 @@ import "github.com/tierflow/tierflow/devices"
 // and the memory they live in (host memory on the disk path, GPU memory
 // when the buffer is on the GPU).
 type BufferMemory struct {
-	Slots   int    `json:"slots"`
-	Staging int    `json:"staging"`
-	Bytes   int64  `json:"bytes"`
-	Limit   int64  `json:"limit"`
-	Where   string `json:"where"`
+	Slots   int `json:"slots"`
+	Staging int `json:"staging"`
+	// Resident is the resident table held beside the slots (a typed
+	// graph's unpartitioned entity types, WithResident), in Bytes.
+	Resident int64  `json:"resident_bytes,omitempty"`
+	Bytes    int64  `json:"bytes"`
+	Limit    int64  `json:"limit"`
+	Where    string `json:"where"`
+}
+
+// WithResident is the buffer with a resident table of n bytes held beside
+// its partitions, in the same memory (System.ResidentTableBytes).
+func (b BufferMemory) WithResident(n int64) BufferMemory {
+	b.Resident += n
+	b.Bytes += n
+	return b
 }
 
 // Fits reports whether the buffer fits in the memory it lives in.
@@ -27,9 +38,9 @@ func (b BufferMemory) FitsIn(share float64) bool { return float64(b.Bytes) <= sh
 // prefetches and one write buffer (or WriteBuffers) when it writes back
 // asynchronously — Marius's lookahead and async-write blocks.
 func (s System) Buffer(prof devices.Profile, c int, partitionBytes int64) BufferMemory {
-	b := BufferMemory{Slots: c, Limit: int64(prof.CPU.Memory), Where: "CPU"}
-	if s.IO == SSDToGPUPath || s.IO == PCIePath {
-		b.Limit, b.Where = int64(prof.GPU.Memory), "GPU"
+	b := BufferMemory{Slots: c, Limit: int64(prof.CPU.Memory), Where: s.BufferIn()}
+	if b.Where == "GPU" {
+		b.Limit = int64(prof.GPU.Memory)
 	}
 	if s.Prefetch {
 		b.Staging += s.PrefetchDepth
@@ -39,6 +50,15 @@ func (s System) Buffer(prof devices.Profile, c int, partitionBytes int64) Buffer
 	}
 	b.Bytes = int64(b.Slots+b.Staging) * partitionBytes
 	return b
+}
+
+// BufferIn is the memory a partitioned system's buffer lives in, "CPU" or
+// "GPU" (Buffer).
+func (s System) BufferIn() string {
+	if s.IO == SSDToGPUPath || s.IO == PCIePath {
+		return "GPU"
+	}
+	return "CPU"
 }
 
 // ResidentMemory returns the memory a system that keeps every parameter

@@ -35,7 +35,7 @@ func gpuResident(cfg Config, pbytes float64) float64 {
 		return float64(sys.ResidentMemory(cfg.Profile, cfg.Dataset.Nodes, cfg.Training.Dim).Bytes)
 	case sys.Partitioned && (sys.IO == SSDToGPUPath || sys.IO == PCIePath):
 		buf := sys.Buffer(cfg.Profile, cfg.Plan.C, int64(pbytes))
-		return float64(buf.Bytes)
+		return float64(buf.WithResident(int64(cfg.residentBytes())).Bytes)
 	}
 	return 0
 }
@@ -44,7 +44,7 @@ func gpuResident(cfg Config, pbytes float64) float64 {
 // partitions, or every node.
 func rowPopulation(cfg Config) int64 {
 	if cfg.System.Partitioned && cfg.Plan != nil && cfg.Plan.P > 1 {
-		return 2 * ((cfg.Dataset.Nodes + int64(cfg.Plan.P) - 1) / int64(cfg.Plan.P))
+		return 2*workload.PartitionRows(cfg.Dataset.PartitionedNodes(), cfg.Plan.P) + cfg.Dataset.ResidentNodes
 	}
 	return cfg.Dataset.Nodes
 }
@@ -90,7 +90,20 @@ func (cfg Config) partitionBytes() float64 {
 	if !cfg.System.Partitioned || cfg.Plan == nil {
 		return 0
 	}
-	return float64(cfg.System.PartitionBytes(cfg.Dataset.Nodes, cfg.Plan.P, cfg.Training.Dim))
+	return float64(cfg.System.DataPartitionBytes(cfg.Dataset, cfg.Plan.P, cfg.Training.Dim))
+}
+
+// residentBytes is the size of the resident table the simulation holds
+// beside the partitions and moves once each way an epoch (partitioned
+// systems with resident entity types; 0 otherwise).
+func (cfg Config) residentBytes() float64 {
+	if !cfg.System.Partitioned || cfg.Dataset.ResidentNodes <= 0 {
+		return 0
+	}
+	if cfg.ResidentBytes > 0 {
+		return float64(cfg.ResidentBytes)
+	}
+	return float64(cfg.System.ResidentTableBytes(cfg.Dataset, cfg.Training.Dim))
 }
 
 // Micro plans the configuration's micro-batches. Systems that train on

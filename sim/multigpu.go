@@ -442,7 +442,7 @@ func (m *multi) runGE2() error {
 	if err != nil {
 		return err
 	}
-	m.pbytes = float64(cfg.System.PartitionBytes(cfg.Dataset.Nodes, p, cfg.Training.Dim))
+	m.pbytes = float64(cfg.System.DataPartitionBytes(cfg.Dataset, p, cfg.Training.Dim))
 	m.rep.P, m.rep.C, m.rep.Rounds, m.rep.PartitionBytes = p, pl.C, nRounds, int64(m.pbytes)
 	m.released = make([]int, p)
 	m.holder = make([]int, p)

@@ -162,8 +162,13 @@ var ErrPBG = errors.New("bad PyTorch-BigGraph simulation")
 // floats twice, which is also PBG's two operators of d floats a relation
 // (PBG §5.4.1: separate operators for source and destination negatives);
 // a PBG pair's two operators with their state; none for dot.
+//
+// A typed graph's unpartitioned entity types (ResidentNodes) are PBG's
+// shared parameters too: their embeddings, with row-wise Adagrad state,
+// stay in memory and, on several machines, are synchronised through the
+// parameter server like the relations'.
 func SharedParamBytes(ds workload.Dataset, t workload.Training) int64 {
-	return t.Model.ResidentRelationBytes(t.Dim, max(ds.Relations, 1))
+	return t.Model.ResidentRelationBytes(t.Dim, max(ds.Relations, 1)) + workload.PartitionBytes(ds.ResidentNodes, 1, t.Dim, true)
 }
 
 // EdgeBytes is the size of one stored edge: source and destination as
@@ -267,7 +272,7 @@ type pbgSim struct {
 func newPBGSim(cfg PBGConfig) *pbgSim {
 	s := &pbgSim{cfg: cfg, edgeBytes: EdgeBytes(cfg.Dataset), shared: SharedParamBytes(cfg.Dataset, cfg.Training),
 		saved: make([]bool, cfg.P)}
-	s.partBytes = workload.PartitionBytes(cfg.Dataset.Nodes, cfg.P, cfg.Training.Dim, true)
+	s.partBytes = workload.PartitionBytes(cfg.Dataset.PartitionedNodes(), cfg.P, cfg.Training.Dim, true)
 	if cfg.Engine != nil {
 		s.partBytes, s.edgeBytes = cfg.Engine.PartitionBytes, cfg.Engine.EdgeBytes
 		s.shared = 0

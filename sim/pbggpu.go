@@ -57,7 +57,7 @@ func SimulatePBGGPU(cfg PBGGPUConfig) (MultiGPUReport, error) {
 		return MultiGPUReport{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	g := cfg.GPUs
-	part := float64(workload.PartitionBytes(cfg.Dataset.Nodes, cfg.P, cfg.Training.Dim, true))
+	part := float64(workload.PartitionBytes(cfg.Dataset.PartitionedNodes(), cfg.P, cfg.Training.Dim, true))
 	eb := float64(EdgeBytes(cfg.Dataset))
 	h2d, d2h := float64(cfg.Profile.PCIe.H2D), float64(cfg.Profile.PCIe.D2H)
 	rep := MultiGPUReport{System: "pbg-gpu", Device: cfg.Profile.Name, Dataset: cfg.Dataset.Name, GPUs: g, P: cfg.P, PartitionBytes: int64(part)}

@@ -49,6 +49,11 @@ type Request struct {
 	// graph's dimension and Model "" its model. P 0 is DefaultP, or the
 	// p of a histogram file (Edges), the only one it has buckets at.
 	Graph *Graph
+	// ResidentNodes, when positive, are the nodes of unpartitioned
+	// entity types (workload.Dataset.ResidentNodes) of the dataset preset
+	// or histogram: held in memory beside the buffer, read once an epoch
+	// and written once. A Graph carries its own.
+	ResidentNodes int64
 }
 
 // Assemble resolves and checks every field of the request and returns the
@@ -121,6 +126,19 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	}
 	if q.Dim < 1 {
 		return sc, nil, inputerr.Errorf("--dim %d: the dimension must be at least 1", q.Dim)
+	}
+	switch {
+	case q.ResidentNodes < 0:
+		return sc, nil, inputerr.Errorf("--resident-nodes %d: must not be negative", q.ResidentNodes)
+	case q.ResidentNodes > 0 && g != nil:
+		return sc, nil, inputerr.Errorf("--resident-nodes %d: the graph %s gives its own resident nodes (%d)", q.ResidentNodes, g.Name, g.ResidentNodes)
+	case q.ResidentNodes > 0:
+		ds.ResidentNodes = q.ResidentNodes
+	}
+	if sys.Partitioned {
+		if err := ds.CheckResident(q.P); err != nil {
+			return sc, nil, inputerr.Errorf("--resident-nodes: %w", err)
+		}
 	}
 	if q.Policy == "" {
 		q.Policy = string(orderings.Belady)
@@ -224,24 +242,30 @@ type Result struct {
 // Prediction is a scenario simulated for a list of orderings: what
 // `simulate` prints.
 type Prediction struct {
-	P               int                 `json:"p"`
-	C               int                 `json:"c"`
-	LowerBoundSwaps int                 `json:"lower_bound_swaps"`
-	BETAFormula     int                 `json:"beta_formula_swaps"`
-	System          System              `json:"system"`
-	Device          string              `json:"device"`
-	Dataset         string              `json:"dataset"`
-	Nodes           int64               `json:"nodes"`
-	TrainEdges      int64               `json:"train_edges"`
-	Dim             int                 `json:"dim"`
-	Training        workload.Training   `json:"training"`
-	Edges           string              `json:"edges"`
-	Policy          string              `json:"policy"`
-	Seed            int64               `json:"seed"`
-	PartitionBytes  int64               `json:"partition_bytes"`
-	Results         []Result            `json:"results"`
-	Skipped         []orderings.Skipped `json:"skipped"`
-	Plans           []*orderings.Plan   `json:"-"`
+	P               int               `json:"p"`
+	C               int               `json:"c"`
+	LowerBoundSwaps int               `json:"lower_bound_swaps"`
+	BETAFormula     int               `json:"beta_formula_swaps"`
+	System          System            `json:"system"`
+	Device          string            `json:"device"`
+	Dataset         string            `json:"dataset"`
+	Nodes           int64             `json:"nodes"`
+	TrainEdges      int64             `json:"train_edges"`
+	Dim             int               `json:"dim"`
+	Training        workload.Training `json:"training"`
+	Edges           string            `json:"edges"`
+	Policy          string            `json:"policy"`
+	Seed            int64             `json:"seed"`
+	PartitionBytes  int64             `json:"partition_bytes"`
+	// ResidentNodes are the nodes of unpartitioned entity types and
+	// ResidentBytes their table (rows and optimizer state), held in
+	// memory beside the buffer's partitions (partitioned systems; absent
+	// without resident types).
+	ResidentNodes int64               `json:"resident_nodes,omitempty"`
+	ResidentBytes int64               `json:"resident_bytes,omitempty"`
+	Results       []Result            `json:"results"`
+	Skipped       []orderings.Skipped `json:"skipped"`
+	Plans         []*orderings.Plan   `json:"-"`
 	// Graph is the user's own graph simulated (--graph, or a histogram
 	// file with the graph's sizes); nil for a dataset preset.
 	Graph *Graph `json:"graph,omitempty"`
@@ -265,7 +289,8 @@ func Predict(sc Scenario, names []string) (Prediction, error) {
 		out.P, out.C = sc.P, c
 		out.LowerBoundSwaps = orderings.LowerBound(sc.P, c)
 		out.BETAFormula = orderings.BETASwaps(sc.P, c)
-		out.PartitionBytes = sc.System.PartitionBytes(ds.Nodes, sc.P, sc.Training.Dim)
+		out.PartitionBytes = sc.System.DataPartitionBytes(ds, sc.P, sc.Training.Dim)
+		out.ResidentNodes, out.ResidentBytes = ds.ResidentNodes, sc.System.ResidentTableBytes(ds, sc.Training.Dim)
 	}
 	plans := []*orderings.Plan{nil} // a system without partitions runs once, without a Plan
 	if sc.System.Partitioned {

@@ -97,6 +97,21 @@ func (s System) PartitionBytes(nodes int64, p, d int) int64 {
 	return workload.PartitionBytes(nodes, p, d, s.RowwiseAdagrad)
 }
 
+// DataPartitionBytes is the size of one of ds's p partitions: its
+// PartitionedNodes (every node but the resident types') split p ways.
+func (s System) DataPartitionBytes(ds workload.Dataset, p, d int) int64 {
+	return s.PartitionBytes(ds.PartitionedNodes(), p, d)
+}
+
+// ResidentTableBytes is the size of ds's resident table — the rows of its
+// unpartitioned entity types (ResidentNodes) with their optimizer state,
+// sized by the partition rule as one partition of them (0 without
+// resident types): held in memory beside the buffer's partitions, read
+// once at an epoch's start and written at its end.
+func (s System) ResidentTableBytes(ds workload.Dataset, d int) int64 {
+	return s.PartitionBytes(ds.ResidentNodes, 1, d)
+}
+
 // DefaultCapacity is the buffer capacity for systems that leave it open.
 const DefaultCapacity = 8
 

@@ -96,6 +96,9 @@ type Histogram struct {
 	Nodes     int64  `json:"nodes,omitempty"`
 	Relations int    `json:"relations,omitempty"`
 	Source    string `json:"source,omitempty"`
+	// ResidentNodes are a typed graph's nodes of unpartitioned entity
+	// types, in Nodes (the store's histogram.json records them).
+	ResidentNodes int64 `json:"resident_nodes,omitempty"`
 }
 
 // ReadHistogram parses and checks a histogram file.
@@ -111,6 +114,9 @@ func ReadHistogram(r io.Reader) (Histogram, error) {
 	}
 	if h.Nodes < 0 || h.Relations < 0 {
 		return Histogram{}, fmt.Errorf("histogram: %d nodes, %d relations: must not be negative", h.Nodes, h.Relations)
+	}
+	if h.ResidentNodes < 0 || h.ResidentNodes > h.Nodes {
+		return Histogram{}, fmt.Errorf("histogram: %d resident nodes of %d", h.ResidentNodes, h.Nodes)
 	}
 	if h.Nodes > 0 && int64(h.P) > h.Nodes {
 		return Histogram{}, fmt.Errorf("histogram: p = %d partitions for %d nodes", h.P, h.Nodes)

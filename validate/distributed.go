@@ -60,7 +60,7 @@ func PredictDistributed(d DistributedSetup) (sim.PBGReport, error) {
 			// The object store is not behind a shaped link of its own.
 			SharedFS: devices.Bandwidth(store)},
 	}
-	ds := workload.Dataset{Name: m.Source, Nodes: m.Nodes, Edges: total, Relations: int(max(m.Relations, 1)), TrainFraction: 1, Model: workload.Model(m.Model)}
+	ds := workload.Dataset{Name: m.Source, Nodes: m.Nodes, Edges: total, Relations: int(max(m.Relations, 1)), TrainFraction: 1, Model: workload.Model(m.Model), ResidentNodes: m.Resident}
 	tr := workload.Training{Model: ds.Model, Dim: m.Dim, Batch: 1, Negatives: 1}
 	if tr.Model == "" {
 		tr.Model = workload.Dot

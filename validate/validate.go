@@ -262,18 +262,31 @@ func predictConfig(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng E
 	for _, row := range st.M.Buckets {
 		edges = append(edges, row...)
 	}
+	ds := workload.Dataset{Name: st.M.Source, Nodes: st.M.Nodes, Edges: st.M.Train, Relations: st.M.Relations, TrainFraction: 1, Model: workload.Model(h.Model),
+		ResidentNodes: st.M.Resident}
 	cfg := sim.Config{
 		System:  sys,
 		Profile: prof,
-		Dataset: workload.Dataset{Name: st.M.Source, Nodes: st.M.Nodes, Edges: st.M.Train, Relations: st.M.Relations, TrainFraction: 1, Model: workload.Model(h.Model)},
+		Dataset: ds,
 		Training: workload.Training{Model: workload.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives,
 			ChunkSize: h.ChunkSize},
 		Plan:           plan,
 		BucketEdges:    edges,
 		PartitionBytes: st.M.PartitionBytes,
+		ResidentBytes:  residentFileBytes(sys, ds, h.Dim),
 		Trace:          trace,
 	}
 	return cfg, nil
+}
+
+// residentFileBytes is the size of a typed work directory's resident.bin,
+// which the engine reads once an epoch and writes once (and with every
+// checkpoint): the simulator's resident table (ResidentTableBytes) padded
+// to the store's I/O alignment like a partition file (store.Manifest's
+// ResidentBytes); 0 without resident nodes.
+func residentFileBytes(sys sim.System, ds workload.Dataset, dim int) int64 {
+	n := sys.ResidentTableBytes(ds, dim)
+	return (n + store.Align - 1) / store.Align * store.Align
 }
 
 // decompose predicts the run with the profile as given (given, held to the

@@ -36,6 +36,22 @@ type Dataset struct {
 // but the resident types' ones.
 func (d Dataset) PartitionedNodes() int64 { return d.Nodes - d.ResidentNodes }
 
+// CheckResident reports whether ResidentNodes fits the dataset: not
+// negative, and no more than its Nodes less one row for each of p
+// partitions (p = 1 with every node resident is a graph of unpartitioned
+// types only: its one partition is empty). The error names the field.
+func (d Dataset) CheckResident(p int) error {
+	switch {
+	case d.ResidentNodes < 0:
+		return fmt.Errorf("resident_nodes %d: must not be negative", d.ResidentNodes)
+	case d.ResidentNodes > d.Nodes:
+		return fmt.Errorf("resident_nodes %d: more than the %d nodes of %s", d.ResidentNodes, d.Nodes, d.Name)
+	case d.ResidentNodes > 0 && p > 1 && d.PartitionedNodes() < int64(p):
+		return fmt.Errorf("resident_nodes %d: leaves %d partitioned nodes of %s for p = %d partitions", d.ResidentNodes, d.PartitionedNodes(), d.Name, p)
+	}
+	return nil
+}
+
 // Datasets are the presets: the one table of dataset sizes the simulator
 // and the real engine's generators share. Sizes are Marius Table 1's
 // (rounded as the paper prints them) except FB15k, whose exact counts from

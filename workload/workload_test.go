@@ -33,3 +33,30 @@ func TestLookupDataset(t *testing.T) {
 	_, err = LookupDataset("orkut")
 	assert.ErrorContains(t, err, `unknown dataset "orkut"`)
 }
+
+func TestCheckResident(t *testing.T) {
+	ds := Dataset{Name: "g", Nodes: 100}
+	for _, tt := range []struct {
+		resident int64
+		p        int
+		want     string // "" = fine
+	}{
+		{0, 4, ""},
+		{60, 4, ""},
+		{96, 4, ""},
+		{97, 4, "resident_nodes 97: leaves 3 partitioned nodes of g for p = 4 partitions"},
+		{100, 1, ""}, // only unpartitioned types: one empty partition
+		{100, 2, "leaves 0 partitioned nodes"},
+		{101, 1, "resident_nodes 101: more than the 100 nodes of g"},
+		{-1, 1, "resident_nodes -1: must not be negative"},
+	} {
+		ds.ResidentNodes = tt.resident
+		err := ds.CheckResident(tt.p)
+		if tt.want == "" {
+			assert.NoError(t, err, "%d resident, p = %d", tt.resident, tt.p)
+			assert.Equal(t, 100-tt.resident, ds.PartitionedNodes())
+			continue
+		}
+		assert.ErrorContains(t, err, tt.want)
+	}
+}

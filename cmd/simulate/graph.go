@@ -33,7 +33,7 @@ func useGraph(q *sim.Request, dir string, set map[string]bool) (*workdir.Trained
 	if !set["graph"] {
 		return nil, nil
 	}
-	for _, f := range []string{"dataset", "edges", "skew"} {
+	for _, f := range []string{"dataset", "edges", "skew", "resident-nodes"} {
 		if set[f] {
 			return nil, cli.Usagef("--graph and --%s: the graph's own sizes and buckets replace the dataset preset's; give one or the other", f)
 		}
@@ -154,7 +154,12 @@ func openWorkdir(dir string) (*sim.Graph, workdir.Trained, error) {
 	}
 	m := st.M
 	g := &sim.Graph{Name: filepath.Clean(dir), Source: m.Source, Nodes: m.Nodes, Relations: m.Relations,
-		TrainEdges: m.Train, Dim: m.Dim}
+		TrainEdges: m.Train, Dim: m.Dim, ResidentNodes: m.Resident}
+	for _, t := range m.Types {
+		if !t.Partitioned {
+			g.ResidentTypes = append(g.ResidentTypes, t.Name)
+		}
+	}
 	if model, err := workload.ParseModel(m.Model); err == nil {
 		g.Model = model
 	}
@@ -165,7 +170,7 @@ func openWorkdir(dir string) (*sim.Graph, workdir.Trained, error) {
 		}
 		out := make([]sim.Histogram, len(ps))
 		for k, p := range ps {
-			out[k] = sim.Histogram{P: p, Edges: counts[k], Nodes: m.Nodes, Relations: m.Relations, Source: m.Source}
+			out[k] = sim.Histogram{P: p, Edges: counts[k], Nodes: m.Nodes, Relations: m.Relations, Source: m.Source, ResidentNodes: m.Resident}
 		}
 		return out, nil
 	}

@@ -44,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // scenarioGroups are the flag groups simulate and simulate sweep share.
 var scenarioGroups = []cli.FlagGroup{
-	{Title: "What to train", Flags: []string{"graph", "dataset", "dim", "model", "batch", "negatives", "chunk", "edges", "skew"}},
+	{Title: "What to train", Flags: []string{"graph", "dataset", "resident-nodes", "dim", "model", "batch", "negatives", "chunk", "edges", "skew"}},
 	{Title: "System and hardware", Flags: []string{"system", "device", "p", "c", "staleness", "no-prefetch", "sync-writes", "write-buffers", "memory-share", "in-memory", "checkpoint-every", "gpu-memory", "no-micro-batching"}},
 	{Title: "Orderings", Flags: []string{"orderings", "policy", "ordering-seed", "seed"}},
 	{Title: "Output", Flags: []string{"json", "csv", "plot", "trace", "trace-max-spans", "plan", "top"}},
@@ -173,6 +173,7 @@ func addScenarioFlags(fs *flag.FlagSet, q *sim.Request) {
 	cli.EnumVar(fs, &q.System, "system", "marius", "system model: "+strings.Join(sim.SystemNames(), ", "))
 	cli.EnumVar(fs, &q.Dataset, "dataset", "freebase86m", "dataset preset: "+strings.Join(workload.DatasetNames(), ", "))
 	fs.IntVar(&q.Dim, "dim", 100, "embedding dimension d")
+	fs.Int64Var(&q.ResidentNodes, "resident-nodes", 0, "`N` of the dataset's nodes are of unpartitioned entity types (PyTorch-BigGraph's partitions: 1): the partitions hold the others, and their table stays in the buffer's memory for the whole epoch, read once at its start and written at its end (0: none; --graph: the work directory's own)")
 	cli.EnumVar(fs, &q.Model, "model", "", "score function: "+workload.ModelNames()+" (default: the dataset's; the realrun system needs the device's cpu.train cost of it: realrun calibrate --model)")
 	fs.IntVar(&q.Batch, "batch", 0, "edges per batch (default: the papers' 50000; fb15k 10000)")
 	fs.IntVar(&q.Negatives, "negatives", 0, "negatives per chunk (default 1000)")
@@ -196,11 +197,11 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		return cli.PrintJSON(w, out)
 	case cli.CSV:
 		if out.HasSpread() {
-			return withSpread(resultColumns, true).CSV(spreadResults(out)).CSV(w)
+			return withSpread(columnsFor(out), true).CSV(spreadResults(out)).CSV(w)
 		}
-		return resultColumns.CSV(out.Results).CSV(w)
+		return columnsFor(out).CSV(out.Results).CSV(w)
 	}
-	cols := resultColumns.Select(wide)
+	cols := columnsFor(out).Select(wide)
 	if !slices.ContainsFunc(out.Results, func(r sim.Result) bool { return r.MicroBatches > 1 }) {
 		cols = cols.DropHuman("MicroBatches") // every batch fits: no column of zeros
 	}
@@ -221,8 +222,16 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		if out.System.RowwiseAdagrad {
 			state = "× (d=%d + 1) × 4 B (float32 + row-wise Adagrad)"
 		}
-		fmt.Fprintf(w, "partition: %.3f GB = ceil(%d nodes / %d) "+state+"; GB = 10^9 bytes; writes exclude the %d final flushes, write GB include them\n",
-			sim.GB(out.PartitionBytes), out.Nodes, out.P, out.Dim, out.C)
+		nodes := "nodes"
+		if out.ResidentNodes > 0 {
+			nodes = "partitioned nodes"
+		}
+		fmt.Fprintf(w, "partition: %.3f GB = ceil(%d %s / %d) "+state+"; GB = 10^9 bytes; writes exclude the %d final flushes, write GB include them\n",
+			sim.GB(out.PartitionBytes), out.Nodes-out.ResidentNodes, nodes, out.P, out.Dim, out.C)
+		if out.ResidentNodes > 0 {
+			fmt.Fprintf(w, "resident: %d nodes%s held in %s memory beside the buffer: %s (their rows and optimizer state), read once at the epoch's start and written once at its end (in read and write GB) and with every checkpoint\n",
+				out.ResidentNodes, residentTypes(out.Graph), out.System.BufferIn(), sizeText(out.ResidentBytes))
+		}
 	}
 	if len(out.Results) > 0 {
 		fmt.Fprintf(w, "÷ bound: epoch over max(compute alone, I/O of the fill + lower-bound swaps) — no schedule beats 1.00\n")
@@ -244,6 +253,36 @@ func print(w io.Writer, format cli.Format, out Output, wide bool) error {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	return nil
+}
+
+// residentTypes names a graph's resident entity types (" (types a, b)";
+// "" when it has none or is not a graph).
+func residentTypes(g *sim.Graph) string {
+	if g == nil || len(g.ResidentTypes) == 0 {
+		return ""
+	}
+	kind := "types"
+	if len(g.ResidentTypes) == 1 {
+		kind = "type"
+	}
+	return fmt.Sprintf(" (%s %s)", kind, strings.Join(g.ResidentTypes, ", "))
+}
+
+// sizeText is n bytes in GB, or in MB (10^6 bytes) below 1 GB.
+func sizeText(n int64) string {
+	if n < 1e9 {
+		return fmt.Sprintf("%.3f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.3f GB", sim.GB(n))
+}
+
+// columnsFor are resultColumns with the resident table's size when the
+// prediction has one.
+func columnsFor(out Output) plots.Columns {
+	if out.ResidentBytes <= 0 {
+		return resultColumns
+	}
+	return append(slices.Clone(resultColumns), plots.Column{Field: "ResidentBytes", Head: "resident GB", Scale: 1e-9, Prec: 3, Wide: true})
 }
 
 // chunkText is what a summary line says of the chunks: nothing when they

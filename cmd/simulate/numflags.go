@@ -21,6 +21,7 @@ var numberRules = map[string]cli.Rule{
 	"micro-batches": cli.Positive, "micro-batch-memory": cli.Positive,
 	"graph-seed":      cli.Any,
 	"chunk":           cli.NonNegative, // 0: as many as --negatives
+	"resident-nodes":  cli.NonNegative, // 0: no resident entity types
 	"skew":            cli.NonNegative, // 0: every partition alike
 	"trace-max-spans": cli.NonNegative, // 0: no cap
 	"seed":            cli.Any,

@@ -51,7 +51,9 @@ type computeBench struct {
 	h        realrun.Hyper
 	eng      *cpu.Engine
 	src, dst *store.Buffer
-	si, di   int
+	// res is a typed graph's resident table (nil untyped).
+	res    *store.Buffer
+	si, di int
 	// buckets are the edge lists a round cycles through, each trained
 	// with (si, di) or, for the second of a graph's pair, (di, si).
 	buckets []benchBucket
@@ -95,6 +97,10 @@ func graphBench(st *store.Store, h realrun.Hyper, seed int64) (*computeBench, er
 	pairs := [][2]int{{i, j}, {j, i}}
 	if i == j {
 		pairs = pairs[:1]
+	} else if st.M.Typed() {
+		// A typed graph's edges with a resident end are in the diagonal
+		// buckets: partition i's are part of the bench too.
+		pairs = append(pairs, [2]int{i, i})
 	}
 	var n int64
 	for _, pr := range pairs {
@@ -129,6 +135,17 @@ func graphBench(st *store.Store, h realrun.Hyper, seed int64) (*computeBench, er
 		}
 	}
 	b.eng = cpu.New(h, st, deg, seed)
+	if st.M.Typed() {
+		if b.res, err = st.NewResidentBuffer(); err != nil {
+			b.close()
+			return nil, err
+		}
+		if _, err := st.ReadResident(b.res); err != nil {
+			b.close()
+			return nil, fmt.Errorf("calibrate on the graph: %w", err)
+		}
+		b.eng.SetResident(b.res)
+	}
 	b.on = fmt.Sprintf("the graph's own buckets (%d,%d) and (%d,%d), %d edges, on partitions of %d rows from %s", i, j, j, i, n, st.M.Rows, st.Dir)
 	if i == j {
 		b.on = fmt.Sprintf("the graph's own bucket (0,0), %d edges, on its partition of %d rows from %s", n, st.M.Rows, st.Dir)
@@ -207,15 +224,21 @@ func (b *computeBench) close() {
 	if b.dst != nil && b.dst != b.src {
 		b.dst.Free()
 	}
-	b.src, b.dst = nil, nil
+	if b.res != nil {
+		b.res.Free()
+	}
+	b.src, b.dst, b.res = nil, nil, nil
 }
 
 // buffers are the partition buffers a bucket trains on.
 func (b *computeBench) buffers(k benchBucket) (*store.Buffer, *store.Buffer) {
-	if k.si == b.si {
-		return b.src, b.dst
+	of := func(p int) *store.Buffer {
+		if p == b.si {
+			return b.src
+		}
+		return b.dst
 	}
-	return b.dst, b.src
+	return of(k.si), of(k.di)
 }
 
 // round trains buckets (cycling through the bench's) until at least

@@ -281,7 +281,9 @@ func (g *emuGPU) launch(s stream, name string, grid [3]int, block [2]int, params
 	case "adagrad_sum":
 		emuAdagradSum(a, grid, block)
 	case "adagrad_each":
-		emuAdagradEach(a, grid)
+		emuAdagradEach(a, grid, block)
+	case "each_clear":
+		emuEachClear(a, grid, block)
 	default:
 		return fmt.Errorf("emulated GPU: no kernel %q", name)
 	}
@@ -757,21 +759,31 @@ func emuEachKey(tb int, s, nc int32) int32 {
 	return s
 }
 
-func emuAdagradEach(a *args, grid [3]int) {
+// emuAdagradEach runs adagrad_each block by block: block b of a table
+// steps span b % spans of listed row b / spans (spans = ⌈w/block⌉), each
+// element through the row's occurrences in order. The lists are left for
+// each_clear.
+func emuAdagradEach(a *args, grid [3]int, block [2]int) {
 	emb, state := emuTables(a)
 	accs, counts, maxRows, d, nc := a.accs(), a.ints(), a.int(), a.int(), a.int()
 	lr, eps := a.float(), a.float()
 	gQ, gN, gR := a.floats(), a.floats(), a.floats()
 	dR := a.int()
+	span := int64(block[0])
 	for tb := 0; tb < grid[1]; tb++ {
 		x := accs[tb]
 		D := int64(d)
 		if tb == 2 {
 			D = int64(dR)
 		}
-		n := min(int(counts[tb]), maxRows, grid[0])
-		for b := 0; b < n; b++ {
-			r := x.list[b]
+		n := int64(min(int(counts[tb]), maxRows))
+		spans := (D + span - 1) / span
+		for b := int64(0); b < int64(grid[0]); b++ {
+			row, sp := b/spans, b%spans
+			if row >= n {
+				continue
+			}
+			r := x.list[row]
 			var occ []int32
 			for s := x.head[r]; s >= 0; s = x.next[s] {
 				occ = append(occ, s)
@@ -779,23 +791,38 @@ func emuAdagradEach(a *args, grid [3]int) {
 			sort.Slice(occ, func(i, j int) bool {
 				return emuEachKey(tb, occ[i], int32(nc)) < emuEachKey(tb, occ[j], int32(nc))
 			})
-			for _, s := range occ {
-				var g []float32
-				switch {
-				case tb == 2:
-					g = gR[int64(s)*D:]
-				case s < 2*int32(nc):
-					g = gQ[int64(s)*D:]
-				default:
-					g = gN[int64(s-2*int32(nc))*D:]
+			for k := sp * span; k < min((sp+1)*span, D); k++ {
+				o := int64(r)*D + k
+				st, em := state[tb][o], emb[tb][o]
+				for _, s := range occ {
+					var g []float32
+					switch {
+					case tb == 2:
+						g = gR[int64(s)*D:]
+					case s < 2*int32(nc):
+						g = gQ[int64(s)*D:]
+					default:
+						g = gN[int64(s-2*int32(nc))*D:]
+					}
+					st += g[k] * g[k]
+					em -= lr * g[k] / (float32(math.Sqrt(float64(st))) + eps)
 				}
-				for k := int64(0); k < D; k++ {
-					o := int64(r)*D + k
-					st := state[tb][o] + g[k]*g[k]
-					state[tb][o] = st
-					emb[tb][o] -= lr * g[k] / (float32(math.Sqrt(float64(st))) + eps)
-				}
+				state[tb][o], emb[tb][o] = st, em
 			}
+		}
+	}
+}
+
+// emuEachClear is each_clear: the listed rows' occurrence lists emptied
+// and flags cleared.
+func emuEachClear(a *args, grid [3]int, block [2]int) {
+	accs, counts, maxRows := a.accs(), a.ints(), a.int()
+	threads := int64(grid[0]) * int64(block[0])
+	for tb := 0; tb < grid[1]; tb++ {
+		x := accs[tb]
+		n := min(int64(min(int(counts[tb]), maxRows)), threads)
+		for t := int64(0); t < n; t++ {
+			r := x.list[t]
 			x.head[r], x.flag[r] = -1, 0
 		}
 	}

@@ -106,6 +106,18 @@ func TestEveryModelMatchesModel(t *testing.T) {
 	}
 }
 
+// TestEachManyOccurrences is checkEach for eachCases: rows stepped
+// hundreds and thousands of times under rule each (adagrad_each's sort
+// wider than its block, the scan past EACH_CAP, relation rows of two
+// spans).
+func TestEachManyOccurrences(t *testing.T) {
+	for _, c := range eachCases {
+		t.Run(c.String(), func(t *testing.T) {
+			require.NoError(t, checkEachKernels(func() gpu { return kernelGPU(t) }, c))
+		})
+	}
+}
+
 func prepare(t *testing.T) (*store.Store, []int32) {
 	t.Helper()
 	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "fb15k", Scale: 0.05, Seed: 3, P: 4, Dim: 16, Model: "distmult", Workdir: filepath.Join(t.TempDir(), "work")})

@@ -126,6 +126,10 @@ func param(a any) (uint64, error) {
 
 const blockSize = 256
 
+// eachSpan is adagrad_each's block: the elements of a row one block steps
+// (a thread each).
+const eachSpan = 128
+
 // launch1D runs name over threads threads in blocks of 256.
 func (e *Engine) launch1D(s stream, name string, threads int64, args ...any) error {
 	if threads <= 0 {

@@ -116,6 +116,18 @@ var modelCases = []kernelCase{
 	{kind: "translation+dot", d: 12, n: 7, g: 2, m: 5, obj: l2Reg},
 }
 
+// eachCases are rows stepped very many times under rule each (checkEach
+// only: the summed gradients of one row touched thousands of times cancel
+// to well below their float32 rounding, so checkSum's comparison does not
+// apply): a row with more occurrences than an adagrad_each block has
+// threads (220, sorted by 128), and rows with more than EACH_CAP (the
+// entity row 2203, the relation row 1100: stepped by the scan in order)
+// whose relation rows are two blocks' spans (linear at d 12: 144 floats).
+var eachCases = []kernelCase{
+	{kind: workload.DistMult, d: 33, n: 90, g: 2, m: 40, distinct: 1, same: true},
+	{kind: "linear+dot", d: 12, n: 1100, g: 1, m: 3, distinct: 1, same: true},
+}
+
 // kernelFailure carries a failed check out of checkKernels' helpers.
 type kernelFailure struct{ error }
 
@@ -383,6 +395,21 @@ func checkKernels(newGPU func() gpu, c kernelCase) (err error) {
 		}
 	}()
 	checkSum(newGPU, c)
+	checkEach(newGPU, c)
+	return nil
+}
+
+// checkEachKernels is checkKernels under rule each only (eachCases).
+func checkEachKernels(newGPU func() gpu, c kernelCase) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(kernelFailure)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("%v: %w", c, f.error)
+		}
+	}()
 	checkEach(newGPU, c)
 	return nil
 }

@@ -240,7 +240,7 @@ func (g *emuGPU) guardsIntact(name string) error {
 // TestKernelSourceCatchesPlantedBugs plants bugs in copies of train.cu
 // (each replacement must occur exactly once in the source), compiles each
 // copy for the CPU and requires the kernel checks (checkKernels over
-// kernelCases and modelCases) to fail on it, and to pass on the source as
+// kernelCases and modelCases, checkEachKernels over eachCases) to fail on it, and to pass on the source as
 // it is.
 func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 	if testing.Short() {
@@ -300,12 +300,18 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 		{"n3 on a pair's second complex_diagonal operator elementwise", "if (pair) P += regRow(reg, 1,", "if (pair) P += regRow(reg, 0,"},
 		{"regularisation loss not counted", "if (lane == 0) atomicAdd(loss + q % 32, (double)lam * P);", "if (lane == 0) atomicAdd(loss + q % 32, 0.0);"},
 		{"adagrad_sum relation rows at the entity width", "if (tb == 2) d = dR; // relation rows are relWidth wide\n\tif (t", "if (t"},
+		{"adagrad_each steps only a row's first span", "int spans = (d + (int)blockDim.x - 1) / (int)blockDim.x;", "int spans = 1;"},
+		{"adagrad_each's scan past EACH_CAP forgets the step it took", "\t\t\tlast = EACH_KEY(s);\n", "\n"},
+		{"each_clear leaves the rows' flags", "\ta->head[r] = -1;\n\ta->flag[r] = 0;\n", "\ta->head[r] = -1;\n"},
 	}
 	cases := slices.Concat(kernelCases, modelCases)
 	t.Run("unmodified", func(t *testing.T) {
 		t.Parallel()
 		for _, c := range cases {
 			require.NoError(t, checkKernels(func() gpu { g := newSrcGPU(lib); g.noBLAS = true; return g }, c))
+		}
+		for _, c := range eachCases {
+			require.NoError(t, checkEachKernels(func() gpu { g := newSrcGPU(lib); g.noBLAS = true; return g }, c))
 		}
 	})
 	for _, mu := range mutations {
@@ -316,6 +322,12 @@ func TestKernelSourceCatchesPlantedBugs(t *testing.T) {
 			require.NoError(t, err)
 			for _, c := range cases {
 				if err := checkKernels(func() gpu { g := newSrcGPU(lib); g.noBLAS = true; return g }, c); err != nil {
+					t.Logf("%s: caught: %v", mu.name, err)
+					return
+				}
+			}
+			for _, c := range eachCases {
+				if err := checkEachKernels(func() gpu { g := newSrcGPU(lib); g.noBLAS = true; return g }, c); err != nil {
 					t.Logf("%s: caught: %v", mu.name, err)
 					return
 				}

@@ -479,7 +479,8 @@ func (e *Engine) group(piece ptr, c0, g int, reset bool) error {
 // touched, in the piece's source and destination tables (once when they
 // are one) and, for models with relations, the relation table: one step
 // per row with its summed gradient (adagrad_sum), or with rule each one
-// per occurrence (adagrad_each). maxRows bounds the rows one table lists.
+// per occurrence (adagrad_each, then each_clear empties the rows' lists).
+// maxRows bounds the rows one table lists.
 func (e *Engine) step(piece ptr, maxRows int64) error {
 	ny := 2
 	if e.h.Model.UsesRelations() {
@@ -487,8 +488,16 @@ func (e *Engine) step(piece ptr, maxRows int64) error {
 	}
 	lr, eps := e.h.LR, float32(workload.AdagradEps)
 	if e.rule == ruleEach {
-		return e.launch(computeStream, "adagrad_each", int(maxRows), ny, 1, 32, 1, piece, e.rel.p, e.relState.p,
-			e.accs.p, e.counts.p, int(maxRows), e.d, e.chunk, lr, eps, e.gQ.p, e.gN.p, e.gR.p, int(e.relW))
+		// A block per span of eachSpan elements of a listed row: the
+		// widest table's rows × spans.
+		spans := func(w int64) int64 { return (w + eachSpan - 1) / eachSpan }
+		blocks := max(maxRows*spans(int64(e.d)), min(maxRows, e.nrel)*spans(e.relW))
+		if err := e.launch(computeStream, "adagrad_each", int(blocks), ny, 1, eachSpan, 1, piece, e.rel.p, e.relState.p,
+			e.accs.p, e.counts.p, int(maxRows), e.d, e.chunk, lr, eps, e.gQ.p, e.gN.p, e.gR.p, int(e.relW)); err != nil {
+			return err
+		}
+		return e.launch(computeStream, "each_clear", int((maxRows+blockSize-1)/blockSize), ny, 1, blockSize, 1,
+			e.accs.p, e.counts.p, int(maxRows))
 	}
 	elems := max(maxRows*int64(e.d), min(maxRows, e.nrel)*e.relW) // the widest table's listed elements
 	blocks := int((elems + blockSize - 1) / blockSize)

@@ -89,7 +89,7 @@ type Choice struct {
 	// FilteredMemory, when Auto chose Sampled, is the smallest memory
 	// budget filtered ranking of the same edges would accept, in bytes:
 	// its working set and one partition buffer (filtered ranking plans
-	// for two when they fit), the known partners of the ranked edges left
+	// for two when they fit; and a typed store's resident table), the known partners of the ranked edges left
 	// out (they are only known once every bucket is read). Budget is the
 	// budget the evaluation has (Options.Memory, or DefaultMemory).
 	FilteredMemory, Budget int64
@@ -121,7 +121,7 @@ func Choose(st *store.Store, opt Options) (Choice, error) {
 		c.Auto, c.Protocol = true, Filtered
 		if st.M.Nodes > opt.FilteredMaxNodes {
 			c.Protocol = Sampled
-			c.FilteredMemory = filteredWorking(st, 2*n, max(opt.Workers, 1)) + st.M.PartitionBytes
+			c.FilteredMemory = filteredWorking(st, 2*n, max(opt.Workers, 1)) + st.M.PartitionBytes + st.M.ResidentBytes()
 		}
 	}
 	return c, nil

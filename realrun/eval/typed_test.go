@@ -82,7 +82,7 @@ func typedStore(t *testing.T, p int, kind workload.Model) (*store.Store, []float
 	for k := range d {
 		row(w)[k] = 5
 	}
-	fixture.CommitEmbeddings(t, st, emb, append(slices.Clone(rel), make([]float32, len(rel))...))
+	fixture.CommitEmbeddings(t, st, emb, rel)
 	return st, emb, rel, e
 }
 
@@ -291,4 +291,21 @@ func readNPY(t *testing.T, path string, rows, d int) []float32 {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[h+4*i:]))
 	}
 	return out
+}
+
+// TestTypedChooseCountsTheResidentTable: the smallest budget filtered
+// ranking of a typed store accepts, as auto reports it, holds the resident
+// table beside one partition and the working set.
+func TestTypedChooseCountsTheResidentTable(t *testing.T) {
+	st, _, _, _ := typedStore(t, 2, workload.Dot)
+	c, err := Choose(st, Options{FilteredMaxNodes: 1, MaxEdges: 10, Workers: 2, Memory: 1 << 30})
+	require.NoError(t, err)
+	assert.Equal(t, Sampled, c.Protocol)
+	assert.Equal(t, filteredWorking(st, 20, 2)+st.M.PartitionBytes+st.M.ResidentBytes(), c.FilteredMemory)
+	r := &ranker{st: st, workers: 2, memory: c.FilteredMemory}
+	_, err = r.budget(filteredWorking(st, 20, 2), "")
+	assert.NoError(t, err)
+	r.memory--
+	_, err = r.budget(filteredWorking(st, 20, 2), "")
+	assert.ErrorContains(t, err, "and the resident table")
 }

@@ -3,8 +3,11 @@
 package pbgio_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/realrun/internal/fixture"
+	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/pbgio"
 	"github.com/tierflow/tierflow/realrun/sample"
 	"github.com/tierflow/tierflow/workload"
@@ -102,4 +106,43 @@ func atoi(t *testing.T, s string) int {
 		n = 10*n + int(c-'0')
 	}
 	return n
+}
+
+// TestTypedExportReadBackWithH5py: PBG's loader (testdata/read_pbg.py,
+// h5py) reads a two-type export — every entity type's partitions, the
+// nodes by type and name — and scores edges of both relations as we do.
+func TestTypedExportReadBackWithH5py(t *testing.T) {
+	needH5py(t)
+	const d = 6
+	m := workload.DistMult
+	st := fixture.Typed(t, filepath.Join(t.TempDir(), "w"), 3, d, m)
+	rng := rand.New(rand.NewPCG(2, 2))
+	emb := make([]float32, st.M.Nodes*d)
+	for i := range emb {
+		emb[i] = float32(rng.NormFloat64())
+	}
+	rel, _ := sample.InitRelations(m, st.M.Relations, d, 4)
+	fixture.CommitEmbeddings(t, st, emb, rel)
+	out := filepath.Join(t.TempDir(), "pbg")
+	_, err := pbgio.Export(out, st)
+	require.NoError(t, err)
+	cmd := exec.Command(python, "testdata/read_pbg.py", out, "user/alice", "0", "item/i3", "user/u5", "1", "user/alice")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	var got pbgRead
+	require.NoError(t, json.Unmarshal(data, &got))
+	names, types := fixture.TypedNames()
+	perm, err := st.Permutation()
+	require.NoError(t, err)
+	require.Len(t, got.Entities, int(st.M.Nodes))
+	row := map[string][]float32{}
+	for in, n := range names {
+		v := int(perm[in])
+		row[types[in]+"/"+n] = emb[v*d : (v+1)*d]
+		assert.Equal(t, row[types[in]+"/"+n], got.Entities[types[in]+"/"+n], "%s %s", types[in], n)
+	}
+	assert.InDelta(t, model.Score(m, row["user/alice"], rel[:d], row["item/i3"]), got.Scores[0], 1e-4)
+	assert.InDelta(t, model.Score(m, row["user/u5"], rel[d:2*d], row["user/alice"]), got.Scores[1], 1e-4)
 }

@@ -21,6 +21,10 @@
 #   summary.txt    the table printed at the end
 #
 # Settings (environment): MODELS_EPOCHS (default 10), MODELS_SEED (1),
+# MODELS_ONLY (the quality runs to do, by name: "linear+dot affine+l2"; all
+# when unset), MODELS_CPU=0 (no CPU engine runs: the GPU's side only),
+# MODELS_BENCHTIME (chunks per benchmark, default 200), MODELS_CEILINGS=0
+# (no ceilings.py),
 # TIERFLOW_CUBLAS (found through python3's nvidia package when unset),
 # MODELS_EMULATE=1 (a plumbing check without a GPU: the emulator's build and
 # tests, a tiny generated graph at d = 16; nothing it prints is a measurement).
@@ -69,7 +73,9 @@ for py in python3 /opt/torch/.venv/bin/python3; do
 		break
 	fi
 done
-if [ -n "$PY" ]; then
+if [ "${MODELS_CEILINGS:-1}" = 0 ]; then
+	say "ceilings: skipped (MODELS_CEILINGS=0)"
+elif [ -n "$PY" ]; then
 	timeout 120 "$PY" "$HERE/ceilings.py" >"$OUT/ceilings.json" 2>"$OUT/logs/ceilings.stderr" || { say "ceilings: failed: $(tail -n 2 "$OUT/logs/ceilings.stderr")"; FAILED=1; }
 else
 	say "ceilings: skipped (no python3 with PyTorch)"
@@ -83,7 +89,18 @@ RUNS=("distmult --model distmult" "complex --model complex" "complex-logistic --
 	"transe-l2 --model transe-l2" "transe-l1 --model transe-l1" "rotate --model rotate"
 	"rotate-logistic --model rotate --loss logistic --margin 6 --adversarial 1" "linear+dot --model linear+dot"
 	"diagonal+cos --model diagonal+cos" "affine+l2 --operator affine --comparator l2 --loss ranking --margin 0.1")
+if [ -n "${MODELS_ONLY:-}" ]; then
+	keep=()
+	for spec in "${RUNS[@]}"; do
+		read -r name _ <<<"$spec"
+		case " $MODELS_ONLY " in *" $name "*) keep+=("$spec") ;; esac
+	done
+	RUNS=("${keep[@]}")
+fi
+ENGINES="cuda cpu"
+[ "${MODELS_CPU:-1}" = 0 ] && ENGINES=cuda
 for spec in "${RUNS[@]}"; do
+	[ "$ENGINES" = cuda ] && break
 	read -r name args <<<"$spec"
 	# shellcheck disable=SC2086 # args is a list of flags
 	(timeout 300 "${RR[@]}" --engine cpu --workers 2 $args "${QSHAPE[@]}" --workdir "$WORK/cpu-$name" \
@@ -104,7 +121,7 @@ wait # the CPU engine's runs: the host quiet for the GPU's timings
 
 # --- every model's chunk, FP32.
 t0=$(date +%s)
-[ "${MODELS_EMULATE:-0}" = 1 ] && : >"$OUT/bench.txt" || timeout 200 "$TESTBIN" -test.run '^$' -test.bench '^(BenchmarkChunkModels|BenchmarkChunkKernels/fp32/chunk)' -test.benchtime 200x >"$OUT/bench.txt" 2>&1
+[ "${MODELS_EMULATE:-0}" = 1 ] && : >"$OUT/bench.txt" || timeout 200 "$TESTBIN" -test.run '^$' -test.bench '^(BenchmarkChunkModels|BenchmarkChunkKernels/fp32/chunk)' -test.benchtime "${MODELS_BENCHTIME:-200}x" >"$OUT/bench.txt" 2>&1
 rc=$?
 say "bench: exit $rc ($(($(date +%s) - t0)) s)"
 [ $rc = 0 ] || FAILED=1
@@ -127,7 +144,7 @@ say "$(printf '%-18s %8s %8s %8s   %8s %8s %8s' run cuda-MRR H@10 s cpu-MRR H@10
 for spec in "${RUNS[@]}"; do
 	read -r name _ <<<"$spec"
 	row=$(printf '%-18s' "$name")
-	for eng in cuda cpu; do
+	for eng in $ENGINES; do
 		f="$OUT/quality/$eng-$name.json"
 		rc=$(cat "$OUT/quality/.$eng-$name.rc" 2>/dev/null || echo 1)
 		rm -f "$OUT/quality/.$eng-$name.rc"

@@ -249,10 +249,12 @@ func plan(base sim.Request, g Grid, cs []int, sys sim.System, out *Output) ([]jo
 				if !slices.Contains(out.Cs, c) {
 					out.Cs = append(out.Cs, c)
 				}
-				part := sc.System.PartitionBytes(sc.Data().Nodes, p, sc.Training.Dim)
+				ds := sc.Data()
+				part := sc.System.DataPartitionBytes(ds, p, sc.Training.Dim)
+				fits := sc.System.Buffer(sc.Profile, c, part).WithResident(sc.System.ResidentTableBytes(ds, sc.Training.Dim))
 				for _, name := range names {
 					sc.Ordering = name
-					jobs = append(jobs, job{sc: sc, name: name, fits: sc.System.Buffer(sc.Profile, c, part), lb: orderings.LowerBound(p, c), p: p, c: c})
+					jobs = append(jobs, job{sc: sc, name: name, fits: fits, lb: orderings.LowerBound(p, c), p: p, c: c})
 				}
 			}
 		}

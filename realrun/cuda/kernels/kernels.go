@@ -10,4 +10,4 @@ import _ "embed"
 var TrainPTX string
 
 // Train lists the entry points of TrainPTX the engine launches.
-var Train = []string{"chunk_prep", "sgemm_batched", "pair_scores", "pair_grads", "chunk_softmax", "chunk_back", "adagrad_sum", "adagrad_each"}
+var Train = []string{"chunk_prep", "sgemm_batched", "pair_scores", "pair_grads", "chunk_softmax", "chunk_back", "adagrad_sum", "adagrad_each", "each_clear"}

@@ -995,13 +995,30 @@ __global__ void adagrad_sum(const int *piece, float *embR, float *stateR, const 
 // its list (correct, slower).
 #define EACH_CAP 1024
 
+// EACH_BATCH is the occurrences whose gradients a thread of adagrad_each
+// loads before it applies them (the loads do not wait on the chain).
+#define EACH_BATCH 8
+
+// eachGrad is the gradient row of occurrence slot s of table tb (rows w
+// wide): slot s < 2nc is row s of gQ, slot 2nc+k row k of gN, relation
+// slot i row i of gR (chunk_back, rule each).
+__device__ const float *eachGrad(int tb, int s, int nc, int w, const float *gQ, const float *gN, const float *gR) {
+	return tb == 2 ? gR + (long long)s * w : s < 2 * nc ? gQ + (long long)s * w : gN + (long long)(s - 2 * nc) * w;
+}
+
 // adagrad_each steps every row listed in table blockIdx.y once per
 // occurrence, with that occurrence's own gradient, in the CPU engine's
 // order: edge by edge (an edge's source before its destination), then the
-// negatives (relations: edge by edge). One block of 32 threads per listed
-// row (blockIdx.x < min(count, maxRows)); the row's list is then emptied
-// and its flag cleared. Gradient rows: slot s < 2nc is row s of gQ, slot
-// 2nc+k row k of gN, relation slot i row i of gR (chunk_back, rule each).
+// negatives (relations: edge by edge). A row of w floats (d; relations
+// dR) is cut into spans of blockDim.x elements, one block a span: block x
+// of a table steps span x % spans of listed row x / spans (spans =
+// ⌈w/blockDim.x⌉; blocks past min(count, maxRows) rows return at once).
+// Each thread owns one element: it sorts the row's occurrences with the
+// block, loads the element's embedding and state once, applies every
+// occurrence's step in order in registers (per element the same float
+// operations in the same order as one step at a time) and stores once.
+// The rows' lists and flags are left for each_clear (the spans of a row
+// all read its list).
 __global__ void adagrad_each(const int *piece, float *embR, float *stateR, const Acc *accs, const int *counts,
                              int maxRows, int d, int nc, float lr, float eps, const float *gQ, const float *gN,
                              const float *gR, int dR) {
@@ -1011,14 +1028,16 @@ __global__ void adagrad_each(const int *piece, float *embR, float *stateR, const
 	int tb = blockIdx.y; // with same, table 1 lists nothing
 	int n = counts[tb];
 	if (n > maxRows) n = maxRows;
-	if ((int)blockIdx.x >= n) return;
+	if (tb == 2) d = dR; // relation rows are relWidth wide
+	int spans = (d + (int)blockDim.x - 1) / (int)blockDim.x;
+	int row = (int)blockIdx.x / spans, span = (int)blockIdx.x % spans;
+	if (row >= n) return; // block-uniform, before any barrier
 	const Piece *P = (const Piece *)piece;
 	float *emb = tb == 0 ? P->embA : tb == 1 ? P->embB : embR;
 	float *state = tb == 0 ? P->stateA : tb == 1 ? P->stateB : stateR;
 	const Acc *a = accs + tb;
 	int lane = threadIdx.x;
-	if (tb == 2) d = dR; // relation rows are relWidth wide
-	int r = a->list[blockIdx.x];
+	int r = a->list[row];
 	if (lane == 0) {
 		int c = 0;
 		for (int s = a->head[r]; s >= 0; s = a->next[s]) {
@@ -1032,19 +1051,32 @@ __global__ void adagrad_each(const int *piece, float *embR, float *stateR, const
 	// key: the occurrence's place in the CPU engine's order.
 #define EACH_KEY(s) (tb == 2 ? (s) : (s) < nc ? 2 * (s) : (s) < 2 * nc ? 2 * ((s) - nc) + 1 : (s))
 	if (c <= EACH_CAP) {
-		for (int e = lane; e < c; e += 32) {
+		for (int e = lane; e < c; e += blockDim.x) {
 			int ke = EACH_KEY(slots[e]), rank = 0;
 			for (int f = 0; f < c; f++) rank += EACH_KEY(slots[f]) < ke;
 			order[rank] = slots[e];
 		}
 	}
 	__syncthreads();
-	int last = -1;
-	for (int q = 0; q < c; q++) {
-		int s;
-		if (c <= EACH_CAP) {
-			s = order[q];
-		} else {
+	int k = span * (int)blockDim.x + lane;
+	bool live = k < d; // the last span's threads past the row hold nothing
+	long long o = (long long)r * d + k;
+	float st = live ? state[o] : 0.0f, em = live ? emb[o] : 0.0f;
+	if (c <= EACH_CAP) {
+		for (int q = 0; q < c; q += EACH_BATCH) {
+			float gb[EACH_BATCH];
+			for (int u = 0; u < EACH_BATCH; u++)
+				gb[u] = live && q + u < c ? eachGrad(tb, order[q + u], nc, d, gQ, gN, gR)[k] : 0.0f;
+			for (int u = 0; u < EACH_BATCH; u++) {
+				if (q + u >= c) break;
+				float gk = gb[u];
+				st = st + gk * gk;
+				em -= lr * gk / (sqrtf(st) + eps);
+			}
+		}
+	} else {
+		int last = -1;
+		for (int q = 0; q < c; q++) {
 			if (lane == 0) { // the occurrence with the least key after last
 				int best = -1, bk = 0;
 				for (int x = a->head[r]; x >= 0; x = a->next[x]) {
@@ -1054,25 +1086,36 @@ __global__ void adagrad_each(const int *piece, float *embR, float *stateR, const
 				cur = best;
 			}
 			__syncthreads();
-			s = cur;
+			int s = cur;
 			last = EACH_KEY(s);
 			__syncthreads();
-		}
-		const float *g = tb == 2 ? gR + (long long)s * d : s < 2 * nc ? gQ + (long long)s * d : gN + (long long)(s - 2 * nc) * d;
-		for (int k = lane; k < d; k += 32) {
-			long long o = (long long)r * d + k;
-			float gk = g[k];
-			float st = state[o] + gk * gk;
-			state[o] = st;
-			emb[o] -= lr * gk / (sqrtf(st) + eps);
+			if (live) {
+				float gk = eachGrad(tb, s, nc, d, gQ, gN, gR)[k];
+				st = st + gk * gk;
+				em -= lr * gk / (sqrtf(st) + eps);
+			}
 		}
 	}
 #undef EACH_KEY
-	__syncthreads();
-	if (lane == 0) {
-		a->head[r] = -1;
-		a->flag[r] = 0;
+	if (live) {
+		state[o] = st;
+		emb[o] = em;
 	}
+}
+
+// each_clear empties the occurrence list of every row adagrad_each
+// stepped and clears its flag: thread t of table blockIdx.y handles listed
+// row t (t < min(count, maxRows)). Launched after adagrad_each.
+__global__ void each_clear(const Acc *accs, const int *counts, int maxRows) {
+	int tb = blockIdx.y;
+	int n = counts[tb];
+	if (n > maxRows) n = maxRows;
+	long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= n) return;
+	const Acc *a = accs + tb;
+	int r = a->list[t];
+	a->head[r] = -1;
+	a->flag[r] = 0;
 }
 
 } // extern "C"

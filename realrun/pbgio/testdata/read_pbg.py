@@ -8,7 +8,8 @@ format_version == 1, reading the "embeddings" dataset with read_direct
 into a float32 array), its entity_names_/entity_count_ files, and the
 model file's parameters under the "model" group (visititems, as PBG's
 load_model_state_dict does). It prints one JSON object: the embeddings by
-entity name, the parameters by public name with their state_dict_key
+entity name (by "TYPE/NAME" when the config has several entity types,
+whose names are per type; the triples name their nodes so too), the parameters by public name with their state_dict_key
 attributes, the relation names, and, for each LHS REL RHS triple given,
 the score PBG computes with the config's operator and comparator: for
 static relations the relation's rhs operator applied to the right-hand
@@ -38,6 +39,7 @@ def main():
         config = json.load(f)
     dim = config["dimension"]
     out = {"version": version, "dimension": dim, "entities": {}, "params": {}, "shapes": {}, "keys": {}}
+    typed = len(config["entities"]) > 1
     for entity, ecfg in config["entities"].items():
         for part in range(ecfg["num_partitions"]):
             path = os.path.join(d, "embeddings_%s_%d.v%d.h5" % (entity, part, version))
@@ -54,7 +56,7 @@ def main():
             if count != len(names) or emb.shape != (count, dim):
                 raise RuntimeError("partition %d: count %d, %d names, shape %s" % (part, count, len(names), emb.shape))
             for name, row in zip(names, emb):
-                out["entities"][name] = row.tolist()
+                out["entities"][entity + "/" + name if typed else name] = row.tolist()
     path = os.path.join(d, "model.v%d.h5" % version)
     with h5py.File(path, "r") as hf:
         check_version(hf, path)
