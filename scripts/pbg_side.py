@@ -13,7 +13,8 @@ PBG's source is not fetched: PBG_SRC (or --pbg-src) names a checkout of
 github.com/facebookresearch/PyTorch-BigGraph (pure Python; PBG_INSTALL_CPP
 is not needed; PBG_COMMIT names its commit when DIR is not a git
 checkout, e.g. a `git archive` export); it needs torch, h5py, attrs and numpy (Debian:
-python3-torch python3-h5py python3-attr python3-numpy).
+python3-torch python3-h5py python3-attr python3-numpy; python3-yaml for
+--schema).
 
 Models (tierflow's --model; PBG's operator and comparator):
   dot        none + dot               distmult  diagonal + dot
@@ -28,6 +29,22 @@ f(s, r, d)): complex is Re<s, conj(r·d)> = Re<s·conj(r), conj(d)>
 -||s + r - d|| with r -> -r). An OP+CMP pair is trained with dynamic
 relations, two operators per relation (lhs g_r, rhs h_r), as tierflow's
 pairs are. --relations overrides (types or dynamic).
+
+Typed graphs (--schema FILE, realrun --schema's YAML: entity types with
+their partition counts, relations with their lhs and rhs types): PBG's
+config gets the same entities ({user: {num_partitions: 4}, item:
+{num_partitions: 1}}) and one relation type per schema relation with its
+lhs, rhs and the model's operator (an OP+CMP pair too: PBG's dynamic
+relations need every relation between the same two types). Node names
+are per type; each type's names are shuffled with --seed and cut into
+its partitions by PBG's Dictionary, as torchbiggraph_import_from_tsv
+does, and each training edge is stored in bucket (lhs partition, rhs
+partition), an unpartitioned side in partition 0 (PBG's importer). A test
+edge's destination is ranked against every node of the relation's rhs
+type, its source against every node of its lhs type; the JSON adds
+entity_types, relation_sides, buckets, test.random_mrr (a random
+scorer's expected MRR over the same filtered candidates) and
+test.relations (MRR and Hits@10 per relation).
 
 Negatives: num_batch_negs 0 and num_uniform_negs = --negatives, so that
 PBG's chunk is --negatives edges sharing --negatives uniform negatives per
@@ -101,6 +118,8 @@ def parse_args(argv):
     p.add_argument("--test", required=True)
     p.add_argument("--pbg-src", default=os.environ.get("PBG_SRC", ""),
                    help="PyTorch-BigGraph checkout (default $PBG_SRC)")
+    p.add_argument("--schema", default="",
+                   help="entity types and relations (realrun --schema's YAML): a typed graph")
     p.add_argument("--model", default="complex")
     p.add_argument("--relations", choices=["auto", "types", "dynamic"], default="auto")
     p.add_argument("--dim", type=int, default=100)
@@ -181,6 +200,26 @@ class TrainTimes(logging.Handler):
             self.buckets += 1
 
 
+def start_log(work):
+    """PBG's log to WORK/pbg.log, and its per-bucket training times."""
+    log = logging.getLogger("torchbiggraph")
+    log.setLevel(logging.INFO)
+    fh = logging.FileHandler(os.path.join(work, "pbg.log"), mode="w")
+    fh.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(fh)
+    times = TrainTimes()
+    log.addHandler(times)
+    log.propagate = False
+    return fh, times
+
+
+def stop_log(fh, times):
+    log = logging.getLogger("torchbiggraph")
+    log.removeHandler(fh)
+    log.removeHandler(times)
+    fh.close()
+
+
 def main(argv):
     out = run(parse_args(argv))
     json.dump(out, sys.stdout, indent=1)
@@ -204,6 +243,8 @@ def run(a, keep_ranks=False):
     if a.relations != "auto":
         mode = a.relations
     load_pbg(a.pbg_src)
+    if a.schema:
+        return run_typed(a, op, cmp, mode, keep_ranks)
 
     import numpy as np
     import torch
@@ -220,14 +261,7 @@ def run(a, keep_ranks=False):
 
     os.makedirs(a.workdir, exist_ok=True)
     work = os.path.abspath(a.workdir)
-    log = logging.getLogger("torchbiggraph")
-    log.setLevel(logging.INFO)
-    fh = logging.FileHandler(os.path.join(work, "pbg.log"), mode="w")
-    fh.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
-    log.addHandler(fh)
-    times = TrainTimes()
-    log.addHandler(times)
-    log.propagate = False
+    fh, times = start_log(work)
 
     # Entities and relations in order of first appearance in the training
     # file; held-out edges with anything else are left out.
@@ -295,9 +329,7 @@ def run(a, keep_ranks=False):
     try:
         train(config, subprocess_init=sub)
     finally:
-        log.removeHandler(fh)
-        log.removeHandler(times)
-        fh.close()
+        stop_log(fh, times)
     wall = time.perf_counter() - t0
 
     torch.set_num_threads(a.threads)
@@ -329,6 +361,299 @@ def run(a, keep_ranks=False):
     else:
         res.pop("_ranks")
     return out
+
+
+def read_schema(path):
+    """realrun --schema's file (PBG's vocabulary): entities (a mapping of
+    type names to {partitions: N}, 1 = unpartitioned) and relations (a
+    list of {name, lhs, rhs}). Returns ([(type, partitions)], [(name,
+    lhs, rhs)]) in the file's order. The Go side (workload.ParseSchema)
+    is the strict check; this one refuses what PBG could not train."""
+    try:
+        import yaml
+    except ImportError:
+        fail("--schema needs PyYAML (Debian: python3-yaml; make pbg-deps installs it)")
+    with open(path, encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    if not isinstance(doc, dict) or not isinstance(doc.get("entities"), dict) or not doc["entities"]:
+        fail(f"{path}: want entities: a mapping of type names to {{partitions: N}}")
+    if not isinstance(doc.get("relations"), list) or not doc["relations"]:
+        fail(f"{path}: want relations: a list of {{name, lhs, rhs}}")
+    types = []
+    for name, body in doc["entities"].items():
+        parts = (body or {}).get("partitions", 1)
+        if not isinstance(parts, int) or parts < 1:
+            fail(f"{path}: entities.{name}.partitions: want a positive integer, got {parts!r}")
+        types.append((str(name), parts))
+    names = {t for t, _ in types}
+    counts = {p for _, p in types if p > 1}
+    if len(counts) > 1:
+        fail(f"{path}: partitioned types with different partition counts {sorted(counts)} (PBG needs one)")
+    rels = []
+    for i, r in enumerate(doc["relations"]):
+        if not isinstance(r, dict) or not all(k in r for k in ("name", "lhs", "rhs")):
+            fail(f"{path}: relations[{i}]: want {{name, lhs, rhs}}")
+        for side in ("lhs", "rhs"):
+            if r[side] not in names:
+                fail(f"{path}: relations[{i}].{side}: no entity type {r[side]!r}")
+        rels.append((str(r["name"]), str(r["lhs"]), str(r["rhs"])))
+    if len({r[0] for r in rels}) != len(rels):
+        fail(f"{path}: duplicate relation names")
+    return types, rels
+
+
+def run_typed(a, op, cmp, mode, keep_ranks):
+    """run() for a typed graph (--schema): PBG's config has the schema's
+    entity types, each with its partition count (1: unpartitioned), and
+    one relation type per schema relation with its lhs and rhs types and
+    the model's operator (dynamic relations need every relation between
+    the same two types in PBG, so an OP+CMP pair is trained with one
+    operator per relation too, on the destination side, as the named
+    models are). Node names are per type; each type's names are shuffled
+    with --seed and cut into its partitions by PBG's own Dictionary (as
+    torchbiggraph_import_from_tsv does), and every training edge goes to
+    the bucket (lhs partition, rhs partition), an unpartitioned side's
+    partition being 0 (PBG's importer). Evaluation ranks a test edge's
+    destination against every node of its relation's rhs type and its
+    source against every node of the lhs type (evaluate_typed)."""
+    if a.relations == "dynamic":
+        fail("--relations dynamic with --schema: PBG's dynamic relations need every relation between the same two types")
+    mode = "types"
+    types, rels = read_schema(a.schema)
+    import random
+
+    import numpy as np
+    import torch
+    from torchbiggraph.config import parse_config
+    from torchbiggraph.converters.dictionary import Dictionary
+    from torchbiggraph.train import train
+    from torchbiggraph.model import make_model
+    from torchbiggraph.checkpoint_manager import CheckpointManager
+    from torchbiggraph.graph_storages import (EDGE_STORAGES, ENTITY_STORAGES,
+                                              RELATION_TYPE_STORAGES)
+    from torchbiggraph.edgelist import EdgeList
+    from torchbiggraph.entitylist import EntityList
+    from torchbiggraph.types import Partition
+    from torchbiggraph.util import SubprocessInitializer, setup_logging
+
+    os.makedirs(a.workdir, exist_ok=True)
+    work = os.path.abspath(a.workdir)
+    fh, times = start_log(work)
+
+    rel_id = {name: i for i, (name, _, _) in enumerate(rels)}
+    tindex = {t: i for i, (t, _) in enumerate(types)}
+    side_types = [(tindex[lhs], tindex[rhs]) for _, lhs, rhs in rels]
+    train_t = read_triples(a.train)
+    names = [dict() for _ in types]  # per type: name -> first appearance
+    for n, (s, r, d) in enumerate(train_t, 1):
+        if r not in rel_id:
+            fail(f"{a.train}:{n}: relation {r!r} is not in the schema")
+        lt, rt = side_types[rel_id[r]]
+        names[lt].setdefault(s, len(names[lt]))
+        names[rt].setdefault(d, len(names[rt]))
+    rng = random.Random(a.seed)
+    dicts = []
+    for (t, parts), nm in zip(types, names):
+        lst = list(nm)
+        rng.shuffle(lst)
+        dicts.append(Dictionary(lst, num_parts=parts))
+
+    def ids(ts, path):
+        """Edges as (lhs type-local id, relation, rhs type-local id)."""
+        kept = []
+        for n, (s, r, d) in enumerate(ts, 1):
+            if r not in rel_id:
+                fail(f"{path}:{n}: relation {r!r} is not in the schema")
+            ri = rel_id[r]
+            lt, rt = side_types[ri]
+            if s in dicts[lt].word_to_ix and d in dicts[rt].word_to_ix:
+                kept.append((dicts[lt].get_id(s), ri, dicts[rt].get_id(d)))
+        return np.array(kept, dtype=np.int64).reshape(-1, 3), len(ts) - len(kept)
+
+    tr, _ = ids(train_t, a.train)
+    va, va_skip = ids(read_triples(a.valid), a.valid) if a.valid else (np.zeros((0, 3), np.int64), 0)
+    te, te_skip = ids(read_triples(a.test), a.test)
+
+    entity_path = os.path.join(work, "entities")
+    edge_path = os.path.join(work, "edges_train")
+    ckpt = os.path.join(work, "checkpoints")
+    es = ENTITY_STORAGES.make_instance(entity_path)
+    es.prepare()
+    for (t, parts), dct in zip(types, dicts):
+        for part in range(parts):
+            es.save_count(t, part, dct.part_size(part))
+            es.save_names(t, part, dct.get_part_list(part))
+    rs = RELATION_TYPE_STORAGES.make_instance(entity_path)
+    rs.prepare()
+    rs.save_names([name for name, _, _ in rels])
+    store = EDGE_STORAGES.make_instance(edge_path)
+    store.prepare()
+    buckets = {}
+    for s, r, d in tr:
+        lt, rt = side_types[r]
+        lp, lo = dicts[lt].get_partition(dicts[lt].ix_to_word[s])
+        rp, ro = dicts[rt].get_partition(dicts[rt].ix_to_word[d])
+        buckets.setdefault((lp, rp), []).append((lo, r, ro))
+    for (lp, rp), es_ in sorted(buckets.items()):
+        arr = np.array(es_, dtype=np.int64)
+        store.save_edges(Partition(lp), Partition(rp), EdgeList(
+            EntityList.from_tensor(torch.from_numpy(arr[:, 0].copy())),
+            EntityList.from_tensor(torch.from_numpy(arr[:, 2].copy())),
+            torch.from_numpy(arr[:, 1].copy())))
+
+    cfg = dict(
+        entity_path=entity_path, edge_paths=[edge_path], checkpoint_path=ckpt,
+        entities={t: {"num_partitions": parts} for t, parts in types},
+        relations=[{"name": name, "lhs": lhs, "rhs": rhs, "operator": op} for name, lhs, rhs in rels],
+        dynamic_relations=False,
+        dimension=a.dim, init_scale=a.init_scale, global_emb=False, comparator=cmp,
+        num_epochs=a.epochs, batch_size=a.batch,
+        num_batch_negs=a.batch_negs, num_uniform_negs=a.negatives,
+        loss_fn=a.loss, margin=a.margin, lr=a.lr,
+        regularization_coef=a.reg_coef,
+        eval_fraction=0, workers=a.workers, verbose=0,
+    )
+    if a.reg_coef > 0:
+        cfg["regularizer"] = "N3"
+    config = parse_config(cfg)
+    with open(os.path.join(work, "config.json"), "w") as f:
+        json.dump(config.to_dict(), f, indent=1, sort_keys=True)
+
+    torch.manual_seed(a.seed)
+    np.random.seed(a.seed)
+    sub = SubprocessInitializer()
+    sub.register(setup_logging, config.verbose)
+    t0 = time.perf_counter()
+    try:
+        train(config, subprocess_init=sub)
+    finally:
+        stop_log(fh, times)
+    wall = time.perf_counter() - t0
+
+    torch.set_num_threads(a.threads)
+    t1 = time.perf_counter()
+    res = evaluate_typed(config, CheckpointManager, make_model, Partition, torch, np,
+                         types, rels, side_types, dicts, tr, va, te, a.eval_block)
+    res["seconds"] = time.perf_counter() - t1
+    res["valid_skipped"], res["test_skipped"] = va_skip, te_skip
+
+    out = {
+        "engine": "pbg",
+        "pbg": pbg_version(a.pbg_src),
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "model": a.model, "operator": op, "comparator": cmp, "relations": mode,
+        "entities": sum(d.size() for d in dicts), "relation_types": len(rels), "train_edges": int(len(tr)),
+        "entity_types": [{"name": t, "partitions": parts, "nodes": d.size()} for (t, parts), d in zip(types, dicts)],
+        "relation_sides": [{"name": name, "lhs": lhs, "rhs": rhs} for name, lhs, rhs in rels],
+        "buckets": len(buckets),
+        "dim": a.dim, "epochs": a.epochs, "batch_size": a.batch,
+        "num_uniform_negs": a.negatives, "num_batch_negs": a.batch_negs,
+        "loss": a.loss, "margin": a.margin, "lr": a.lr, "regularization_coef": a.reg_coef,
+        "init_scale": a.init_scale, "workers": a.workers, "seed": a.seed,
+        "train_seconds": times.seconds, "wall_seconds": wall,
+        "trained_edges": times.edges,
+        "edges_per_second": times.edges / times.seconds if times.seconds > 0 else None,
+        "test": res,
+    }
+    if keep_ranks:
+        out["ranks"], out["test_ids"] = res.pop("_ranks"), te
+        out["type_dicts"] = [d.ix_to_word for d in dicts]
+    else:
+        res.pop("_ranks")
+    return out
+
+
+def evaluate_typed(config, CheckpointManager, make_model, Partition, torch, np,
+                   types, rels, side_types, dicts, tr, va, te, block):
+    """Filtered ranking of te (type-local ids) on both sides: the
+    destination against every node of the relation's rhs type, the source
+    against every node of its lhs type, PBG's score C(s, op_r(d)) (one
+    operator per relation, on the destination side); the candidates that
+    form a known edge of the same relation are removed, ties at the
+    mid-rank. Also the MRR a random scorer would get (per query the mean of
+    1/rank over the uniform ranks among its filtered candidates)."""
+    cm = CheckpointManager(config.checkpoint_path)
+    model = make_model(config)
+    state, _ = cm.read_model()
+    model.load_state_dict(state, strict=False)
+    model.eval()
+    # Each type's table in its Dictionary's order (partitions in turn).
+    emb = []
+    for (t, parts) in types:
+        emb.append(torch.cat([cm.read(t, Partition(p))[0].float() for p in range(parts)]))
+
+    known = {}
+    for s, r, d in np.concatenate([tr, va, te]):
+        known.setdefault((0, int(s), int(r)), []).append(int(d))
+        known.setdefault((1, int(d), int(r)), []).append(int(s))
+
+    rk2 = np.zeros((2, len(te)))
+    rand2 = np.zeros((2, len(te)))
+    harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, max(e.shape[0] for e in emb) + 2))])
+    self_above = 0
+    order = np.lexsort((te[:, 1],))
+    tes = te[order]
+    with torch.no_grad():
+        for side in (0, 1):
+            i, cache = 0, {}
+            while i < len(tes):
+                j = min(i + block, len(tes))
+                j = i + int(np.searchsorted(tes[i:j, 1], tes[i, 1], side="right"))
+                blk = tes[i:j]
+                rid = int(blk[0, 1])
+                lt, rt = side_types[rid]
+                name_l, name_r = types[lt][0], types[rt][0]
+                op = model.rhs_operators[rid]
+                if side == 0:  # C(s, op_r(c)), c of the rhs type
+                    x, truth, qt, ct = blk[:, 0], blk[:, 2], lt, rt
+                    q = model.adjust_embs(emb[lt][torch.from_numpy(x)].clone(), rid, name_l, None)
+                    if rid not in cache:
+                        cache = {rid: model.adjust_embs(emb[rt].clone(), rid, name_r, op)}
+                else:  # C(c, op_r(d)), c of the lhs type
+                    x, truth, qt, ct = blk[:, 2], blk[:, 0], rt, lt
+                    q = model.adjust_embs(emb[rt][torch.from_numpy(x)].clone(), rid, name_r, op)
+                    if rid not in cache:
+                        cache = {rid: model.adjust_embs(emb[lt].clone(), rid, name_l, None)}
+                cand = cache[rid]
+                q3, c3 = q.unsqueeze(0), cand.unsqueeze(0)
+                _, _, sc = model.comparator(q3, q3, c3[:, :1], c3)
+                sc = sc[0]
+                ts = sc[torch.arange(len(blk)), torch.from_numpy(truth)].clone()
+                own = sc[torch.arange(len(blk)), torch.from_numpy(x)] if qt == ct else None
+                n_cand = sc.shape[1]
+                for k, (s, r, d) in enumerate(blk):
+                    key = (0, int(s), int(r)) if side == 0 else (1, int(d), int(r))
+                    sc[k, known[key]] = float("-inf")
+                    # candidates left: the truth and every non-known node
+                    m = n_cand - len(set(known[key])) + 1
+                    rand2[side, order[i + k]] = harmonic[m] / m
+                    if own is not None and int(x[k]) not in known[key] and own[k] > ts[k]:
+                        self_above += 1
+                tcol = ts.unsqueeze(1)
+                higher = (sc > tcol).sum(1).double()
+                equal = (sc == tcol).sum(1).double()
+                rk2[side, order[i:j]] = (1 + higher + equal / 2).numpy()
+                i = j
+    rk = rk2.reshape(-1)
+    per_rel = {}
+    for ri, (name, _, _) in enumerate(rels):
+        sel = np.concatenate([te[:, 1] == ri, te[:, 1] == ri])
+        if sel.any():
+            per_rel[name] = {"queries": int(sel.sum()), "mrr": float(np.mean(1 / rk[sel])),
+                             "hits10": float(np.mean(rk[sel] <= 10))}
+    return {
+        "edges": int(len(te)), "queries": int(len(rk)),
+        "mrr": float(np.mean(1 / rk)) if len(rk) else None,
+        "hits1": float(np.mean(rk <= 1)) if len(rk) else None,
+        "hits3": float(np.mean(rk <= 3)) if len(rk) else None,
+        "hits10": float(np.mean(rk <= 10)) if len(rk) else None,
+        "random_mrr": float(np.mean(rand2)) if len(rk) else None,
+        "self_above": self_above / len(rk) if len(rk) else None,
+        "relations": per_rel,
+        "entities": {t: d.size() for (t, _), d in zip(types, dicts)},
+        "_ranks": rk,
+    }
 
 
 def evaluate(config, CheckpointManager, make_model, Partition, torch, np, mode, n_ent, tr, va, te, block):
