@@ -126,8 +126,9 @@ func param(a any) (uint64, error) {
 
 const blockSize = 256
 
-// eachSpan is adagrad_each's block: the elements of a row one block steps
-// (a thread each).
+// eachSpan is adagrad_each's largest block: the elements of a row one
+// block steps (a thread each); narrower rows take a block of their width
+// rounded up to whole warps.
 const eachSpan = 128
 
 // launch1D runs name over threads threads in blocks of 256.

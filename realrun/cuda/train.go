@@ -488,11 +488,17 @@ func (e *Engine) step(piece ptr, maxRows int64) error {
 	}
 	lr, eps := e.h.LR, float32(workload.AdagradEps)
 	if e.rule == ruleEach {
-		// A block per span of eachSpan elements of a listed row: the
-		// widest table's rows × spans.
-		spans := func(w int64) int64 { return (w + eachSpan - 1) / eachSpan }
+		// A block per span of a listed row's elements: the widest
+		// table's rows × spans. A span is eachSpan elements, or fewer
+		// (a whole number of warps) when no row is that wide.
+		widest := int64(e.d)
+		if ny == 3 {
+			widest = max(widest, e.relW)
+		}
+		span := min(eachSpan, (widest+31)/32*32)
+		spans := func(w int64) int64 { return (w + span - 1) / span }
 		blocks := max(maxRows*spans(int64(e.d)), min(maxRows, e.nrel)*spans(e.relW))
-		if err := e.launch(computeStream, "adagrad_each", int(blocks), ny, 1, eachSpan, 1, piece, e.rel.p, e.relState.p,
+		if err := e.launch(computeStream, "adagrad_each", int(blocks), ny, 1, int(span), 1, piece, e.rel.p, e.relState.p,
 			e.accs.p, e.counts.p, int(maxRows), e.d, e.chunk, lr, eps, e.gQ.p, e.gN.p, e.gR.p, int(e.relW)); err != nil {
 			return err
 		}
