@@ -226,6 +226,42 @@ def main(argv):
     print()
 
 
+def train_pbg(a, work, fh, times, cmp, layout):
+    """PBG's config from the run's flags and the graph's layout (paths,
+    entities, relations, dynamic_relations), written to work/config.json,
+    then PBG's training; returns the config and the training's wall
+    seconds. The parent draws the initial embeddings (PBG's coordinator);
+    workers reseed from their pid."""
+    import numpy as np
+    import torch
+    from torchbiggraph.config import parse_config
+    from torchbiggraph.train import train
+    from torchbiggraph.util import SubprocessInitializer, setup_logging
+    cfg = dict(layout,
+        dimension=a.dim, init_scale=a.init_scale, global_emb=False, comparator=cmp,
+        num_epochs=a.epochs, batch_size=a.batch,
+        num_batch_negs=a.batch_negs, num_uniform_negs=a.negatives,
+        loss_fn=a.loss, margin=a.margin, lr=a.lr,
+        regularization_coef=a.reg_coef,
+        eval_fraction=0, workers=a.workers, verbose=0,
+    )
+    if a.reg_coef > 0:
+        cfg["regularizer"] = "N3"
+    config = parse_config(cfg)
+    with open(os.path.join(work, "config.json"), "w") as f:
+        json.dump(config.to_dict(), f, indent=1, sort_keys=True)
+    torch.manual_seed(a.seed)
+    np.random.seed(a.seed)
+    sub = SubprocessInitializer()
+    sub.register(setup_logging, config.verbose)
+    t0 = time.perf_counter()
+    try:
+        train(config, subprocess_init=sub)
+    finally:
+        stop_log(fh, times)
+    return config, time.perf_counter() - t0
+
+
 def run(a, keep_ranks=False):
     """Trains and evaluates as a (parse_args' namespace) says and returns
     the JSON object; keep_ranks adds the per-query ranks and the test edges
@@ -248,8 +284,6 @@ def run(a, keep_ranks=False):
 
     import numpy as np
     import torch
-    from torchbiggraph.config import parse_config
-    from torchbiggraph.train import train
     from torchbiggraph.model import make_model
     from torchbiggraph.checkpoint_manager import CheckpointManager
     from torchbiggraph.graph_storages import (EDGE_STORAGES, ENTITY_STORAGES,
@@ -257,7 +291,6 @@ def run(a, keep_ranks=False):
     from torchbiggraph.edgelist import EdgeList
     from torchbiggraph.entitylist import EntityList
     from torchbiggraph.types import Partition
-    from torchbiggraph.util import SubprocessInitializer, setup_logging
 
     os.makedirs(a.workdir, exist_ok=True)
     work = os.path.abspath(a.workdir)
@@ -302,35 +335,10 @@ def run(a, keep_ranks=False):
         rels = [{"name": name, "lhs": "all", "rhs": "all", "operator": op} for name in rel]
     else:
         rels = [{"name": "all_edges", "lhs": "all", "rhs": "all", "operator": op}]
-    cfg = dict(
+    config, wall = train_pbg(a, work, fh, times, cmp, dict(
         entity_path=entity_path, edge_paths=[edge_path], checkpoint_path=ckpt,
         entities={"all": {"num_partitions": 1}}, relations=rels,
-        dynamic_relations=(mode == "dynamic"),
-        dimension=a.dim, init_scale=a.init_scale, global_emb=False, comparator=cmp,
-        num_epochs=a.epochs, batch_size=a.batch,
-        num_batch_negs=a.batch_negs, num_uniform_negs=a.negatives,
-        loss_fn=a.loss, margin=a.margin, lr=a.lr,
-        regularization_coef=a.reg_coef,
-        eval_fraction=0, workers=a.workers, verbose=0,
-    )
-    if a.reg_coef > 0:
-        cfg["regularizer"] = "N3"
-    config = parse_config(cfg)
-    with open(os.path.join(work, "config.json"), "w") as f:
-        json.dump(config.to_dict(), f, indent=1, sort_keys=True)
-
-    # The parent draws the initial embeddings (PBG's coordinator); workers
-    # reseed from their pid.
-    torch.manual_seed(a.seed)
-    np.random.seed(a.seed)
-    sub = SubprocessInitializer()
-    sub.register(setup_logging, config.verbose)
-    t0 = time.perf_counter()
-    try:
-        train(config, subprocess_init=sub)
-    finally:
-        stop_log(fh, times)
-    wall = time.perf_counter() - t0
+        dynamic_relations=(mode == "dynamic")))
 
     torch.set_num_threads(a.threads)
     t1 = time.perf_counter()
@@ -424,9 +432,7 @@ def run_typed(a, op, cmp, mode, keep_ranks):
 
     import numpy as np
     import torch
-    from torchbiggraph.config import parse_config
     from torchbiggraph.converters.dictionary import Dictionary
-    from torchbiggraph.train import train
     from torchbiggraph.model import make_model
     from torchbiggraph.checkpoint_manager import CheckpointManager
     from torchbiggraph.graph_storages import (EDGE_STORAGES, ENTITY_STORAGES,
@@ -434,7 +440,6 @@ def run_typed(a, op, cmp, mode, keep_ranks):
     from torchbiggraph.edgelist import EdgeList
     from torchbiggraph.entitylist import EntityList
     from torchbiggraph.types import Partition
-    from torchbiggraph.util import SubprocessInitializer, setup_logging
 
     os.makedirs(a.workdir, exist_ok=True)
     work = os.path.abspath(a.workdir)
@@ -501,34 +506,11 @@ def run_typed(a, op, cmp, mode, keep_ranks):
             EntityList.from_tensor(torch.from_numpy(arr[:, 2].copy())),
             torch.from_numpy(arr[:, 1].copy())))
 
-    cfg = dict(
+    config, wall = train_pbg(a, work, fh, times, cmp, dict(
         entity_path=entity_path, edge_paths=[edge_path], checkpoint_path=ckpt,
         entities={t: {"num_partitions": parts} for t, parts in types},
         relations=[{"name": name, "lhs": lhs, "rhs": rhs, "operator": op} for name, lhs, rhs in rels],
-        dynamic_relations=False,
-        dimension=a.dim, init_scale=a.init_scale, global_emb=False, comparator=cmp,
-        num_epochs=a.epochs, batch_size=a.batch,
-        num_batch_negs=a.batch_negs, num_uniform_negs=a.negatives,
-        loss_fn=a.loss, margin=a.margin, lr=a.lr,
-        regularization_coef=a.reg_coef,
-        eval_fraction=0, workers=a.workers, verbose=0,
-    )
-    if a.reg_coef > 0:
-        cfg["regularizer"] = "N3"
-    config = parse_config(cfg)
-    with open(os.path.join(work, "config.json"), "w") as f:
-        json.dump(config.to_dict(), f, indent=1, sort_keys=True)
-
-    torch.manual_seed(a.seed)
-    np.random.seed(a.seed)
-    sub = SubprocessInitializer()
-    sub.register(setup_logging, config.verbose)
-    t0 = time.perf_counter()
-    try:
-        train(config, subprocess_init=sub)
-    finally:
-        stop_log(fh, times)
-    wall = time.perf_counter() - t0
+        dynamic_relations=False))
 
     torch.set_num_threads(a.threads)
     t1 = time.perf_counter()
