@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -105,7 +106,7 @@ func RunModelsQuality(c MQConfig) (Result, error) {
 	start := time.Now()
 	load0 := loadAvg()
 	for _, run := range c.Runs {
-		var epochs, train, eps, share, mrr, h10 []float64
+		var sr seedRuns
 		for _, seed := range c.Seeds {
 			o := qoOptions(base, c.Cap)
 			o.Model, o.Seed = string(run.Model), seed
@@ -119,26 +120,11 @@ func RunModelsQuality(c MQConfig) (Result, error) {
 				return r, fmt.Errorf("%s %s seed %d: %w", run.Model, run.Label(), seed, err)
 			}
 			os.RemoveAll(o.Workdir)
-			q := qs[len(qs)-1]
-			tr := workload.Training{Model: run.Model, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, Objective: ob}
-			rate := float64(len(split.Train)*n) / sec
-			epochs, train, eps = append(epochs, float64(n)), append(train, sec), append(eps, rate)
-			mrr, h10 = append(mrr, q.MRR), append(h10, q.HitsAt10)
-			if peak > 0 {
-				c := tr.ChunkCost(tr.Chunk())
-				share = append(share, rate*c.FLOPs/c.Edges/peak)
-			}
-		}
-		shareCell := "—"
-		switch {
-		case run.Model.Comparator() == workload.CmpL1 || run.Model.Comparator() == workload.CmpModulusL1:
-			shareCell = "— (pairwise)"
-		case len(share) > 0:
-			shareCell = fmt.Sprintf("%.0f%%", 100*median(share))
+			sr.add(qs[len(qs)-1], sec, n, len(split.Train), workload.Training{Model: run.Model, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, Objective: ob}, peak)
 		}
 		r.Rows = append(r.Rows, []string{string(run.Model), run.Label(),
-			fmt.Sprintf("%.0f", median(epochs)), fmt.Sprintf("%.1f", median(train)), fmt.Sprintf("%.0fk", median(eps)/1e3), shareCell,
-			spreadCell(mrr), spreadCell(h10)})
+			fmt.Sprintf("%.0f", median(sr.epochs)), fmt.Sprintf("%.1f", median(sr.train)), fmt.Sprintf("%.0fk", median(sr.eps)/1e3), sr.shareCell(run.Model),
+			spreadCell(sr.mrr), spreadCell(sr.h10)})
 	}
 	r.Notes = []string{
 		fmt.Sprintf("Graph: the quality experiment's WN18-style KG from WordNet 3.0 (%d entities, %d / %d / %d triples).", split.Entities, len(split.Train), len(split.Valid), len(split.Test)),
@@ -156,4 +142,34 @@ func job0Workers() int { return qoOptions("", 1).Workers }
 // spreadCell is "median [min–max]" to three decimals.
 func spreadCell(xs []float64) string {
 	return fmt.Sprintf("%.3f [%.3f–%.3f]", median(xs), slices.Min(xs), slices.Max(xs))
+}
+
+// seedRuns are one model's runs over the seeds, for a row of a quality
+// table: epochs, training seconds, edges/s, the FMA-peak share, MRR and
+// Hits@10 of each.
+type seedRuns struct{ epochs, train, eps, share, mrr, h10 []float64 }
+
+// add records a run that trained edges × epochs in sec seconds and ended
+// at q; its FLOP share is its rate times tr's chunk cost per edge over peak
+// (none without a peak).
+func (s *seedRuns) add(q realrun.Quality, sec float64, epochs, edges int, tr workload.Training, peak float64) {
+	rate := float64(edges*epochs) / sec
+	s.epochs, s.train, s.eps = append(s.epochs, float64(epochs)), append(s.train, sec), append(s.eps, rate)
+	s.mrr, s.h10 = append(s.mrr, q.MRR), append(s.h10, q.HitsAt10)
+	if peak > 0 {
+		c := tr.ChunkCost(tr.Chunk())
+		s.share = append(s.share, rate*c.FLOPs/c.Edges/peak)
+	}
+}
+
+// shareCell is the median FMA-peak share, or why there is none: the
+// pairwise comparators' operations are not FLOPs of that peak.
+func (s *seedRuns) shareCell(m workload.Model) string {
+	switch {
+	case m.Comparator() == workload.CmpL1 || m.Comparator() == workload.CmpModulusL1:
+		return "— (pairwise)"
+	case len(s.share) > 0:
+		return fmt.Sprintf("%.0f%%", 100*median(s.share))
+	}
+	return "—"
 }

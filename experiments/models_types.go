@@ -187,7 +187,7 @@ func RunModelsTypes(c MTConfig) (Result, error) {
 	load0 := loadAvg()
 	var plan, baseline string
 	for _, run := range c.Runs {
-		var epochs, train, eps, share, mrr, h10 []float64
+		var sr seedRuns
 		for _, seed := range c.Seeds {
 			o := MTOptions(base, &schema, run.Model, seed, c.Cap)
 			cfg, err := job.Configure(o)
@@ -208,25 +208,11 @@ func RunModelsTypes(c MTConfig) (Result, error) {
 			os.RemoveAll(o.Workdir)
 			q := qs[len(qs)-1]
 			baseline = fmt.Sprintf("%.4f", q.Baseline)
-			tr := workload.Training{Model: run.Model, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, Objective: ob}
-			rate := float64(len(g.Train)*n) / sec
-			epochs, train, eps = append(epochs, float64(n)), append(train, sec), append(eps, rate)
-			mrr, h10 = append(mrr, q.MRR), append(h10, q.HitsAt10)
-			if peak > 0 {
-				cc := tr.ChunkCost(tr.Chunk())
-				share = append(share, rate*cc.FLOPs/cc.Edges/peak)
-			}
-		}
-		shareCell := "—"
-		switch {
-		case run.Model.Comparator() == workload.CmpL1 || run.Model.Comparator() == workload.CmpModulusL1:
-			shareCell = "— (pairwise)"
-		case len(share) > 0:
-			shareCell = fmt.Sprintf("%.0f%%", 100*median(share))
+			sr.add(q, sec, n, len(g.Train), workload.Training{Model: run.Model, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, Objective: ob}, peak)
 		}
 		r.Rows = append(r.Rows, []string{string(run.Model), run.Label(), "tierflow",
-			fmt.Sprintf("%.0f", median(epochs)), fmt.Sprintf("%.1f", median(train)), rateCell(median(eps)), shareCell,
-			spreadCell(mrr), spreadCell(h10)})
+			fmt.Sprintf("%.0f", median(sr.epochs)), fmt.Sprintf("%.1f", median(sr.train)), rateCell(median(sr.eps)), sr.shareCell(run.Model),
+			spreadCell(sr.mrr), spreadCell(sr.h10)})
 	}
 	pbgNotes, err := c.runPBG(&r, base, schema.P())
 	if err != nil {
