@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -204,6 +205,16 @@ type TrainCost struct {
 	RowBW    Bandwidth `yaml:"row_bandwidth,omitempty" json:"row_bandwidth_bytes_per_s"`
 	FLOPS    FLOPRate  `yaml:"flops,omitempty" json:"flops"`
 	Pairwise FLOPRate  `yaml:"pairwise,omitempty" json:"pairwise_ops_per_s,omitempty"`
+	// Orderings are edge rates measured on one ordering's own bucket
+	// sequence (realrun calibrate replays the ordering's Plan: each bucket
+	// in turn on partitions loaded as the Plan loads them), by ordering
+	// name. Consecutive buckets that share rows find them in the caches;
+	// an ordering that moves on to other rows sooner trains slower, and a
+	// bench that trains the same few buckets over and over trains faster
+	// than any epoch does. A simulation of an ordering listed here scales
+	// Edges by its rate over Edges (Profile.ForOrdering); others use
+	// Edges. Only with Edges alone (Folded).
+	Orderings map[string]EdgeRate `yaml:"orderings,omitempty" json:"orderings_edges_per_s,omitempty"`
 }
 
 // PairwiseShare is the pairwise comparators' element operations per
@@ -222,6 +233,11 @@ func (t TrainCost) PairwiseRate() float64 {
 		return float64(t.Pairwise)
 	}
 	return PairwiseShare * float64(t.FLOPS)
+}
+
+// IsZero reports whether t gives no cost at all.
+func (t TrainCost) IsZero() bool {
+	return t.Edges == 0 && t.RowBW == 0 && t.FLOPS == 0 && t.Pairwise == 0 && len(t.Orderings) == 0
 }
 
 // Folded reports whether t is an edge rate alone (measured at one shape:
@@ -644,7 +660,58 @@ func checkTrain(path string, t TrainCost) error {
 	if t.Pairwise > 0 && set != 3 {
 		return fmt.Errorf("%s.pairwise: goes with edges, row_bandwidth and flops (an edge rate alone folds the pairwise work into it)", path)
 	}
+	if len(t.Orderings) > 0 && !t.Folded() {
+		return fmt.Errorf("%s.orderings: goes with an edge rate alone (edges), measured at one shape", path)
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.Orderings)) {
+		if err := checkFloat(path+".orderings."+name, t.Orderings[name], "edge rate", ""); err != nil {
+			return err
+		}
+		if t.Orderings[name] <= 0 {
+			return fmt.Errorf("%s.orderings.%s: must be a positive edge rate", path, name)
+		}
+	}
 	return nil
+}
+
+// ForOrdering is p as a simulation of the named ordering trained by the
+// CPU engine with score function model sees it: where the model's cost
+// gives the ordering a rate of its own (TrainCost.Orderings), its edge
+// rate is scaled by that rate over Edges, and so is the range of the
+// rate's measured spread; every cost's Orderings are dropped, so that
+// applying it again changes nothing. scaled reports whether the rate
+// changed.
+func (p Profile) ForOrdering(ordering, model string) (out Profile, scaled bool) {
+	out = p
+	out.CPU.Train = p.CPU.Train.withoutOrderings()
+	base := p.CPU.Train.field(model)
+	if base == nil || base.Edges <= 0 {
+		return out, false
+	}
+	r, ok := base.Orderings[ordering]
+	if !ok || r <= 0 {
+		return out, false
+	}
+	ratio := float64(r) / float64(base.Edges)
+	f := out.CPU.Train.field(model)
+	f.Edges = EdgeRate(float64(f.Edges) * ratio)
+	key := "cpu.train." + model + ".edges"
+	if model == p.CPU.Train.PairModel && model != "" {
+		key = "cpu.train.pair.edges"
+	}
+	if rg, ok := out.Spread.Of(key); ok {
+		out.Spread.ranges = maps.Clone(out.Spread.ranges)
+		out.Spread.ranges[key] = Range{rg.Low * ratio, rg.High * ratio}
+	}
+	return out, true
+}
+
+// withoutOrderings is t with no cost's Orderings.
+func (t CPUTrain) withoutOrderings() CPUTrain {
+	for _, c := range t.Costs() {
+		c.Orderings = nil
+	}
+	return t
 }
 
 // checkPair checks the PBG pair's cost: a pair_model that is a PBG
@@ -652,7 +719,7 @@ func checkTrain(path string, t TrainCost) error {
 // with a cost, or neither.
 func checkPair(t CPUTrain) error {
 	switch {
-	case t.PairModel == "" && t.Pair != (TrainCost{}):
+	case t.PairModel == "" && !t.Pair.IsZero():
 		return errors.New("cpu.train.pair: needs cpu.train.pair_model, the PBG operator+comparator it is the cost of (linear+dot)")
 	case t.PairModel == "":
 		return nil

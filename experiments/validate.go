@@ -375,6 +375,11 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	for _, sk := range skipped {
 		*notes = append(*notes, fmt.Sprintf("%s: %s skipped: %s.", label, sk.Ordering, sk.Reason))
 	}
+	// The engine on each ordering's own bucket sequence, as its runs
+	// will train it (calibrate.AddOrderings).
+	if err := cal.AddOrderings(st, h, plans); err != nil {
+		return fmt.Errorf("validate %s: calibrate: %w", label, err)
+	}
 	cmpOpt := validate.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskLimit: lim}
 	if o.remeasure {
 		cmpOpt.DiskScratch = scratch

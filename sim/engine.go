@@ -61,6 +61,7 @@ func Run(cfg Config) (report.Report, error) {
 		return report.Report{}, fmt.Errorf("%w: device: %w", ErrConfig, err)
 	}
 	sys := cfg.System
+	cfg.Profile = forOrdering(cfg)
 	needGPU := sys.Batches != OnCPU // every other model computes on a GPU
 	if needGPU && cfg.Profile.GPU.Count < 1 {
 		return report.Report{}, fmt.Errorf("%w: system %s needs a GPU and device %s has none", ErrConfig, sys.Name, cfg.Profile.Name)
@@ -99,6 +100,17 @@ func Run(cfg Config) (report.Report, error) {
 	}
 	e := newEngine(cfg)
 	return e.run(), nil
+}
+
+// forOrdering is cfg's profile as the CPU engine training cfg's Plan
+// sees it: the engine's rate on that ordering's own bucket sequence where
+// the profile measured one (devices.Profile.ForOrdering).
+func forOrdering(cfg Config) devices.Profile {
+	if cfg.System.Batches != OnCPU || cfg.Plan == nil {
+		return cfg.Profile
+	}
+	p, _ := cfg.Profile.ForOrdering(cfg.Plan.Ordering, string(cfg.Training.Model))
+	return p
 }
 
 type engine struct {

@@ -40,6 +40,7 @@ func (r EpochRange) Text(median, div float64, prec int) string {
 // to hold the median should a schedule's tie-breaks make the model not
 // quite monotone. Without a spread it is Run, with a zero range.
 func RunRange(cfg Config) (report.Report, EpochRange, error) {
+	cfg.Profile = forOrdering(cfg)
 	rep, err := Run(cfg)
 	if err != nil || !cfg.Profile.HasSpread() {
 		return rep, EpochRange{}, err

@@ -3,6 +3,8 @@ package validate
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tierflow/tierflow/devices"
@@ -68,7 +70,27 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string, log 
 	if fileBytes > 0 {
 		fileBytes = (fileBytes + store.Align - 1) / store.Align * store.Align
 	}
-	return calibrate.Saved(st, cfg.Hyper, scratch, name, o.Engine == "cuda", fileBytes)
+	cal, err := calibrate.Saved(st, cfg.Hyper, scratch, name, o.Engine == "cuda", fileBytes)
+	if err != nil || o.Engine == "cuda" {
+		return cal, err
+	}
+	return cal, cal.AddOrderings(st, cfg.Hyper, cfg.Plans)
+}
+
+// OrderingsLine says the engine's rate on each ordering's own bucket
+// sequence beside its rate on the bench's two buckets ("" when none was
+// measured): "the engine on each ordering's own bucket sequence (c=3):
+// beta 742k edges/s (0.70× the bench's 1059k), hilbert …".
+func OrderingsLine(cal calibrate.Calibration) string {
+	if len(cal.Orderings) == 0 || cal.Compute == nil || cal.Compute.Edges <= 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(cal.Orderings)) {
+		r := cal.Orderings[name]
+		parts = append(parts, fmt.Sprintf("%s %.0fk edges/s (%.2f×)", name, r.Edges/1e3, r.Edges/cal.Compute.Edges))
+	}
+	return fmt.Sprintf("the engine on each ordering's own bucket sequence, against %.0fk edges/s on the bench's buckets: %s; each ordering is predicted with its own", cal.Compute.Edges/1e3, strings.Join(parts, ", "))
 }
 
 // ShapeDifferences says how a run's training shape differs from the one

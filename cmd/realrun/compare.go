@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -221,6 +223,18 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 				[]string{"engine trained on", c.On},
 				[]string{"engine measured with", fmt.Sprintf("%d rounds after one to warm up, %d edges, %.1f s: %.0fk–%.0fk edges/s (median %.0fk)", c.Rounds, c.TrainedEdges, c.Seconds, c.Low/1e3, c.High/1e3, c.Edges/1e3)},
 				[]string{"interference measured for", fmt.Sprintf("%.1f s", cal.Took.Interference)})
+		}
+		for _, name := range slices.Sorted(maps.Keys(cal.Orderings)) {
+			r := cal.Orderings[name]
+			ratio := 0.0
+			if c := cal.Compute; c != nil && c.Edges > 0 {
+				ratio = r.Edges / c.Edges
+			}
+			t.Rows = append(t.Rows, []string{"train " + s.Model + " on " + name + "'s buckets",
+				fmt.Sprintf("%.0fk edges/s (%.2f× the bench's), %d rounds after one to warm up, %d edges, %.1f s of training: %.0fk–%.0fk; %s", r.Edges/1e3, ratio, r.Rounds, r.TrainedEdges, r.Seconds, r.Low/1e3, r.High/1e3, r.On)})
+		}
+		if cal.Took.Orderings > 0 {
+			t.Rows = append(t.Rows, []string{"orderings measured for", fmt.Sprintf("%.1f s (their loads included)", cal.Took.Orderings)})
 		}
 	}
 	if cal.Took.Total > 0 {

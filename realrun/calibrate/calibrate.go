@@ -52,6 +52,10 @@ type Calibration struct {
 	// rounds, time and what it trained on; nil for a disk-only
 	// calibration.
 	Compute *ComputeRate `json:"compute,omitempty"`
+	// Orderings are the CPU engine's rates on each ordering's own bucket
+	// sequence (MeasureOrderings, AddOrderings), keyed by ordering; the
+	// profile's cpu.train.<model>.orderings.
+	Orderings map[string]ComputeRate `json:"orderings,omitempty"`
 	// Shape is the training shape the CPU engine was measured at (the
 	// profile's cpu.train_shape); nil for a disk-only calibration.
 	Shape *devices.TrainShape `json:"train_shape,omitempty"`
@@ -96,7 +100,10 @@ type Took struct {
 	Compute      float64 `json:"compute"`
 	Interference float64 `json:"interference"`
 	GPU          float64 `json:"gpu"`
-	Total        float64 `json:"total"`
+	// Orderings is the engine on the orderings' own bucket sequences
+	// (AddOrderings).
+	Orderings float64 `json:"orderings,omitempty"`
+	Total     float64 `json:"total"`
 }
 
 // CalibrateOptions size the measurements.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
@@ -62,6 +63,19 @@ type computeBench struct {
 	on      string
 	// perRound is the least edges a round trains.
 	perRound int64
+	// pb, for a bench on one ordering's bucket sequence (planBench),
+	// walks its Plan.
+	pb *planWalk
+}
+
+// planWalk is where a plan bench is in its Plan: the next bucket k, the
+// next load li, the slot buffers and the partition each holds.
+type planWalk struct {
+	st    *store.Store
+	plan  *orderings.Plan
+	slots []*store.Buffer
+	where map[int]*store.Buffer
+	k, li int
 }
 
 type benchBucket struct {
@@ -218,6 +232,12 @@ func syntheticBench(h realrun.Hyper, rows int64) (*computeBench, error) {
 }
 
 func (b *computeBench) close() {
+	if b.pb != nil {
+		for _, s := range b.pb.slots {
+			s.Free()
+		}
+		b.pb = nil
+	}
 	if b.src != nil {
 		b.src.Free()
 	}
@@ -246,6 +266,9 @@ func (b *computeBench) buffers(k benchBucket) (*store.Buffer, *store.Buffer) {
 // model reads it: the model's time for those buckets at 1 edge/s over
 // the measured time.
 func (b *computeBench) round() (rate, sec float64, edges int64, err error) {
+	if b.pb != nil {
+		return b.planRound()
+	}
 	var model float64
 	start := time.Now()
 	for edges < b.perRound {
@@ -261,6 +284,151 @@ func (b *computeBench) round() (rate, sec float64, edges int64, err error) {
 	}
 	sec = time.Since(start).Seconds()
 	return model / sec, sec, edges, nil
+}
+
+// planBench is a bench on st's own data in the order plan trains it:
+// each bucket in turn, on partitions read into plan.C slot buffers as
+// the Plan loads them (with O_DIRECT from the work directory, then
+// checksummed as the loader verifies them; an evicted partition
+// checksummed as the writer does), from the start of the Plan again
+// after its last bucket. Only the training is timed. The rows a bucket
+// touches are in the caches as far as the buckets before it left them
+// there — as in the run, and unlike a bench that trains the same two
+// buckets over and over, whose rows stay cached.
+func planBench(st *store.Store, h realrun.Hyper, plan *orderings.Plan, seed int64) (*computeBench, error) {
+	deg, err := st.Degrees()
+	if err != nil {
+		return nil, fmt.Errorf("calibrate on %s's buckets: %w", plan.Ordering, err)
+	}
+	b := &computeBench{h: h, rng: rand.New(rand.NewPCG(uint64(seed), 0x91a4)), perRound: perRoundEdges(h),
+		pb: &planWalk{st: st, plan: plan, where: map[int]*store.Buffer{}}}
+	for range plan.C {
+		buf, err := st.NewBuffer()
+		if err != nil {
+			b.close()
+			return nil, err
+		}
+		b.pb.slots = append(b.pb.slots, buf)
+	}
+	b.eng = cpu.New(h, st, deg, seed)
+	if st.M.Typed() {
+		if b.res, err = st.NewResidentBuffer(); err != nil {
+			b.close()
+			return nil, err
+		}
+		if _, err := st.ReadResident(b.res); err != nil {
+			b.close()
+			return nil, fmt.Errorf("calibrate on %s's buckets: %w", plan.Ordering, err)
+		}
+		b.eng.SetResident(b.res)
+	}
+	b.on = fmt.Sprintf("%s's bucket sequence (p=%d, c=%d) on partitions of %d rows from %s", plan.Ordering, plan.P, plan.C, st.M.Rows, st.Dir)
+	return b, nil
+}
+
+// planRound trains the Plan's next buckets until at least perRound edges
+// are done, loading partitions as the Plan does, and returns the rate as
+// round does, over the training time alone.
+func (b *computeBench) planRound() (rate, sec float64, edges int64, err error) {
+	w := b.pb
+	var model float64
+	for edges < b.perRound {
+		if w.k == len(w.plan.Buckets) {
+			w.k, w.li = 0, 0
+			clear(w.where)
+		}
+		for w.li < len(w.plan.Loads) && w.plan.Loads[w.li].NeededAt <= w.k {
+			l := w.plan.Loads[w.li]
+			buf := w.slots[l.Slot]
+			if l.Evicts != orderings.None {
+				store.Checksum(buf.Bytes())
+				delete(w.where, l.Evicts)
+			}
+			if _, err := w.st.ReadPartition(l.Partition, buf); err != nil {
+				return 0, 0, 0, fmt.Errorf("calibrate on %s's buckets: %w", w.plan.Ordering, err)
+			}
+			store.Checksum(buf.Bytes())
+			w.where[l.Partition] = buf
+			w.li++
+		}
+		bk := w.plan.Buckets[w.k]
+		w.k++
+		es, err := w.st.ReadBucket(bk.Src, bk.Dst)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("calibrate on %s's buckets: %w", w.plan.Ordering, err)
+		}
+		if len(es) == 0 {
+			continue
+		}
+		src, dst := w.where[bk.Src], w.where[bk.Dst]
+		if src == nil || dst == nil {
+			return 0, 0, 0, fmt.Errorf("calibrate on %s's buckets: bucket (%d,%d) has a partition its Plan did not load", w.plan.Ordering, bk.Src, bk.Dst)
+		}
+		t0 := time.Now()
+		if _, err := b.eng.TrainBucket(es, bk.Src, src, bk.Dst, dst, b.rng); err != nil {
+			return 0, 0, 0, err
+		}
+		sec += time.Since(t0).Seconds()
+		edges += int64(len(es))
+		model += unitBucketTime(b.h, int64(len(es)))
+	}
+	return model / sec, sec, edges, nil
+}
+
+// OrderingRounds are the timed rounds of an ordering's rate, after one
+// that warms up (and fills the buffer).
+const OrderingRounds = 4
+
+// MeasureOrderings measures the CPU engine at shape h on each Plan's own
+// bucket sequence over st's work directory (planBench): the rate over
+// the timed rounds together (the realrun model's time for the stretch of
+// the Plan they trained over its training time), with the rounds'
+// spread, keyed by ordering. A store that is not a work directory
+// holding its buckets gives none.
+func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan) (map[string]ComputeRate, error) {
+	out := map[string]ComputeRate{}
+	if st.Dir == "" || !store.IsWorkdir(st.Dir) || len(st.M.Buckets) != st.M.P {
+		return out, nil
+	}
+	for _, pl := range plans {
+		if pl.P != st.M.P {
+			return nil, fmt.Errorf("calibrate on %s's buckets: its Plan has p = %d, the work directory %d", pl.Ordering, pl.P, st.M.P)
+		}
+		r, err := measurePlan(st, h, pl)
+		if err != nil {
+			return nil, err
+		}
+		out[pl.Ordering] = r
+	}
+	return out, nil
+}
+
+// measurePlan is one ordering's rate (MeasureOrderings).
+func measurePlan(st *store.Store, h realrun.Hyper, pl *orderings.Plan) (ComputeRate, error) {
+	b, err := planBench(st, h, pl, st.M.Seed)
+	if err != nil {
+		return ComputeRate{}, err
+	}
+	defer b.close()
+	r := ComputeRate{On: b.on}
+	if _, _, _, err := b.round(); err != nil {
+		return r, err
+	}
+	var model float64
+	for range OrderingRounds {
+		rate, sec, edges, err := b.round()
+		if err != nil {
+			return r, err
+		}
+		r.Rates = append(r.Rates, rate)
+		r.Seconds += sec
+		r.TrainedEdges += edges
+		model += rate * sec
+	}
+	r.Rounds = len(r.Rates)
+	r.Edges = model / r.Seconds
+	r.Low, r.High = slices.Min(r.Rates), slices.Max(r.Rates)
+	return r, nil
 }
 
 // unitBucketTime is the realrun model's time for a bucket of edges at

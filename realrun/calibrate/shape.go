@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/model"
 	"github.com/tierflow/tierflow/realrun/store"
@@ -81,6 +82,36 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 		return cal, err
 	}
 	return cal, cal.Profile.Validate()
+}
+
+// AddOrderings measures the CPU engine at shape h on each of plans' own
+// bucket sequence over st's work directory (MeasureOrderings) and records
+// the rates in cal and as its profile's cpu.train.<model>.orderings,
+// where simulations of those orderings take them from
+// (devices.Profile.ForOrdering). A calibration without the engine's
+// rate, or st without its buckets, is left as it is.
+func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan) error {
+	tc, ok := cal.Profile.CPU.Train.For(string(h.Model))
+	if !ok || !tc.Folded() || len(plans) == 0 {
+		return nil
+	}
+	t0 := time.Now()
+	rates, err := MeasureOrderings(st, h, plans)
+	if err != nil {
+		return err
+	}
+	if len(rates) == 0 {
+		return nil
+	}
+	cal.Orderings = rates
+	tc.Orderings = map[string]devices.EdgeRate{}
+	for name, r := range rates {
+		tc.Orderings[name] = devices.EdgeRate(r.Edges)
+	}
+	cal.Profile.CPU.Train.Set(string(h.Model), tc)
+	cal.Took.Orderings = time.Since(t0).Seconds()
+	cal.Took.Total += cal.Took.Orderings
+	return cal.Profile.Validate()
 }
 
 // ComputeRoundsAfter are the engine's rounds timed again after the disk.
