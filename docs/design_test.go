@@ -337,7 +337,7 @@ func designLoad(t *testing.T) (*designModule, *designDiagram, string) {
 // drawn.
 func TestDesignDiagram(t *testing.T) {
 	m, d, _ := designLoad(t)
-	real, homeless := designNodeGraph(m, d)
+	imported, homeless := designNodeGraph(m, d)
 
 	for _, p := range homeless {
 		t.Errorf("%s: package %s belongs to no node of the diagram: declare a node for it or for a folder above it", designDoc, p)
@@ -355,15 +355,15 @@ func TestDesignDiagram(t *testing.T) {
 		}
 	}
 	for _, e := range designSortedEdges(d.edges) {
-		if _, ok := real[e]; !ok {
+		if _, ok := imported[e]; !ok {
 			t.Errorf("%s: edge %s --> %s is drawn, but no package of %s imports a package of %s: remove the edge",
 				designDoc, e[0], e[1], e[0], e[1])
 		}
 	}
-	for _, e := range designSortedEdges(real) {
+	for _, e := range designSortedEdges(imported) {
 		if !d.edges[e] {
 			t.Errorf("%s: edge %s --> %s is not drawn, but %s: add %s --> %s",
-				designDoc, e[0], e[1], real[e], d.id(e[0]), d.id(e[1]))
+				designDoc, e[0], e[1], imported[e], d.id(e[0]), d.id(e[1]))
 		}
 	}
 }
@@ -387,9 +387,9 @@ func designSortedEdges[V any](m map[[2]string]V) [][2]string {
 // the nodes below it.
 func TestDesignOneWay(t *testing.T) {
 	m, d, _ := designLoad(t)
-	real, _ := designNodeGraph(m, d)
+	imported, _ := designNodeGraph(m, d)
 	next := map[string][]string{}
-	for _, e := range designSortedEdges(real) {
+	for _, e := range designSortedEdges(imported) {
 		next[e[0]] = append(next[e[0]], e[1])
 	}
 	// Depth-first search; a grey node met again closes a cycle.
@@ -420,7 +420,7 @@ func TestDesignOneWay(t *testing.T) {
 			if c := visit(n); c != nil {
 				var why []string
 				for i := 0; i+1 < len(c); i++ {
-					why = append(why, real[[2]string{c[i], c[i+1]}])
+					why = append(why, imported[[2]string{c[i], c[i+1]}])
 				}
 				t.Errorf("the nodes' imports form a cycle %s (%s)", strings.Join(c, " --> "), strings.Join(why, "; "))
 				return
@@ -501,6 +501,18 @@ func designOurs(folders ...string) func(m *designModule, imp string) bool {
 	return func(m *designModule, imp string) bool {
 		rel, ok := m.local(imp)
 		return ok && designUnder(rel, folders...)
+	}
+}
+
+// designOursDepending matches imports of packages of ours that lie in or
+// under folder or depend on a package there, directly or through others.
+func designOursDepending(folder string) func(m *designModule, imp string) bool {
+	return func(m *designModule, imp string) bool {
+		rel, ok := m.local(imp)
+		if !ok {
+			return false
+		}
+		return designUnder(rel, folder) || slices.ContainsFunc(designDeps(m, rel), func(dep string) bool { return designUnder(dep, folder) })
 	}
 }
 
@@ -651,8 +663,8 @@ var designRules = []designRule{
 		check: designNoImport(designOutside("realrun/dist"), designExternal("go.etcd.io/")),
 	},
 	{
-		name:  "cmd/realrun links realrun/dist only in files a -tags nodist build leaves out",
-		check: designTagged(designOurs("realrun/dist"), "nodist", false, designIn("cmd/realrun")),
+		name:  "cmd/realrun links realrun/dist (directly or through another package) only in files a -tags nodist build leaves out",
+		check: designTagged(designOursDepending("realrun/dist"), "nodist", false, designIn("cmd/realrun")),
 	},
 	{
 		name:  "gorgonia.org/cu is imported only in files built with -tags cuda",
