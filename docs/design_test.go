@@ -8,6 +8,7 @@ package docs
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"go/build/constraint"
 	"go/parser"
@@ -18,7 +19,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -369,17 +369,15 @@ func TestDesignDiagram(t *testing.T) {
 }
 
 func designSortedEdges[V any](m map[[2]string]V) [][2]string {
-	var out [][2]string
-	for e := range m {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i][0] != out[j][0] {
-			return out[i][0] < out[j][0]
-		}
-		return out[i][1] < out[j][1]
+	return designSortEdges(slices.Collect(maps.Keys(m)))
+}
+
+// designSortEdges sorts edges by their start, then their end.
+func designSortEdges(edges [][2]string) [][2]string {
+	slices.SortFunc(edges, func(a, b [2]string) int {
+		return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1]))
 	})
-	return out
+	return edges
 }
 
 // TestDesignOneWay checks that the imports between the diagram's nodes
@@ -388,9 +386,23 @@ func designSortedEdges[V any](m map[[2]string]V) [][2]string {
 func TestDesignOneWay(t *testing.T) {
 	m, d, _ := designLoad(t)
 	imported, _ := designNodeGraph(m, d)
+	if c := designCycle(slices.Collect(maps.Keys(imported))); c != nil {
+		var why []string
+		for i := 0; i+1 < len(c); i++ {
+			why = append(why, imported[[2]string{c[i], c[i+1]}])
+		}
+		t.Errorf("the nodes' imports form a cycle %s (%s)", strings.Join(c, " --> "), strings.Join(why, "; "))
+	}
+}
+
+// designCycle returns a cycle of the directed graph of edges, as the path
+// a → … → a, or nil when there is none.
+func designCycle(edges [][2]string) []string {
 	next := map[string][]string{}
-	for _, e := range designSortedEdges(imported) {
+	var nodes []string
+	for _, e := range designSortEdges(slices.Clone(edges)) {
 		next[e[0]] = append(next[e[0]], e[1])
+		nodes = append(nodes, e[0])
 	}
 	// Depth-first search; a grey node met again closes a cycle.
 	const white, grey, black = 0, 1, 2
@@ -415,17 +427,31 @@ func TestDesignOneWay(t *testing.T) {
 		colour[n] = black
 		return nil
 	}
-	for _, n := range d.nodes {
+	for _, n := range nodes {
 		if colour[n] == white {
 			if c := visit(n); c != nil {
-				var why []string
-				for i := 0; i+1 < len(c); i++ {
-					why = append(why, imported[[2]string{c[i], c[i+1]}])
-				}
-				t.Errorf("the nodes' imports form a cycle %s (%s)", strings.Join(c, " --> "), strings.Join(why, "; "))
-				return
+				return c
 			}
 		}
+	}
+	return nil
+}
+
+func TestDesignCycle(t *testing.T) {
+	tests := []struct {
+		name  string
+		edges [][2]string
+		want  []string
+	}{
+		{name: "none", edges: nil},
+		{name: "a chain", edges: [][2]string{{"a", "b"}, {"b", "c"}, {"a", "c"}}},
+		{name: "two nodes", edges: [][2]string{{"a", "b"}, {"b", "a"}}, want: []string{"a", "b", "a"}},
+		{name: "below the top", edges: [][2]string{{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "b"}}, want: []string{"b", "c", "d", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, designCycle(tt.edges))
+		})
 	}
 }
 
@@ -783,6 +809,33 @@ func TestDesignParseDiagram(t *testing.T) {
 			assert.Equal(t, "b/c", home, "longest prefix")
 			_, ok = d.node("bc")
 			assert.False(t, ok, "whole path elements only")
+		})
+	}
+}
+
+func TestDesignBuilds(t *testing.T) {
+	tests := []struct {
+		line     string // "" for no constraint
+		tag      string
+		on, want bool
+	}{
+		{line: "", tag: "cuda", on: false, want: true},
+		{line: "//go:build cuda", tag: "cuda", on: false, want: false},
+		{line: "//go:build cuda", tag: "cuda", on: true, want: true},
+		{line: "//go:build !nodist", tag: "nodist", on: true, want: false},
+		{line: "//go:build !nodist && !cuda", tag: "nodist", on: false, want: true},
+		{line: "//go:build !nodist && !cuda", tag: "cuda", on: true, want: false},
+		{line: "//go:build !amd64 || purego", tag: "purego", on: false, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%s=%v", tt.line, tt.tag, tt.on), func(t *testing.T) {
+			f := designFile{name: "x.go"}
+			if tt.line != "" {
+				var err error
+				f.constraint, err = constraint.Parse(tt.line)
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.want, designBuilds(f, tt.tag, tt.on))
 		})
 	}
 }
