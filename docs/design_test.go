@@ -368,6 +368,49 @@ func TestDesignDiagram(t *testing.T) {
 	}
 }
 
+// TestDesignPackages checks design.md's table of packages: one row per
+// package of the module, each in the node that holds it (a blank node
+// cell repeats the row above), no row for a package that does not exist.
+func TestDesignPackages(t *testing.T) {
+	m, d, doc := designLoad(t)
+	_, section, found := strings.Cut(doc, "\n## Packages\n")
+	require.True(t, found, "%s: no ## Packages section", designDoc)
+	section, _, _ = strings.Cut(section, "\n## ")
+	cell := regexp.MustCompile("^`([^`]+)`$")
+	listed := map[string]bool{}
+	node := ""
+	for line := range strings.Lines(section) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") || strings.HasPrefix(line, "| node |") || strings.HasPrefix(line, "|---") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		require.GreaterOrEqual(t, len(cells), 4, "%s: row %q: want | node | package | what it is for |", designDoc, line)
+		if n := strings.TrimSpace(cells[1]); n != "" {
+			c := cell.FindStringSubmatch(n)
+			require.NotNil(t, c, "%s: row %q: the node cell is not one `folder`", designDoc, line)
+			node = c[1]
+		}
+		c := cell.FindStringSubmatch(strings.TrimSpace(cells[2]))
+		require.NotNil(t, c, "%s: row %q: the package cell is not one `path`", designDoc, line)
+		pkg := c[1]
+		assert.False(t, listed[pkg], "%s: package %s is listed twice", designDoc, pkg)
+		listed[pkg] = true
+		if _, ok := m.pkgs[pkg]; !ok {
+			t.Errorf("%s: the table lists %s, which is no package of the module: remove its row", designDoc, pkg)
+			continue
+		}
+		if home, _ := d.node(pkg); home != node {
+			t.Errorf("%s: the table puts %s in node %s, but it belongs to node %q", designDoc, pkg, node, home)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(m.pkgs)) {
+		if !listed[p] {
+			t.Errorf("%s: package %s is not in the table of packages: add a row with what its doc comment says it is for", designDoc, p)
+		}
+	}
+}
+
 func designSortedEdges[V any](m map[[2]string]V) [][2]string {
 	return designSortEdges(slices.Collect(maps.Keys(m)))
 }
