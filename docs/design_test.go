@@ -639,7 +639,7 @@ func designTagged(imp func(m *designModule, imp string) bool, tag string, on boo
 	}
 }
 
-// designRules are the rules design.md states under "Rules the test keeps"
+// designRules are the rules design.md states under "Rules the imports keep"
 // and, with gaps, under "Known gaps".
 var designRules = []designRule{
 	{
@@ -663,7 +663,7 @@ var designRules = []designRule{
 		check: designNoDep(designIn("sim"), "realrun", "validate", "experiments", "plots", "cmd"),
 	},
 	{
-		name: "the executor, the CPU engine and the data they read (realrun, realrun/cpu, realrun/store, realrun/graph) do not depend on sim, directly or through another package",
+		name: "the executor, the CPU engine and the data they read (realrun, realrun/cpu, realrun/store, realrun/graph) do not depend on sim or validate, directly or through another package",
 		check: designNoDep(func(p *designPkg) bool {
 			return slices.Contains([]string{"realrun", "realrun/cpu", "realrun/store", "realrun/graph"}, p.path)
 		}, "sim", "validate"),
