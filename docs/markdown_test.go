@@ -183,7 +183,8 @@ func parse(text string) doc {
 	return d
 }
 
-// blankCode replaces inline code spans (`…`, “…“) with spaces.
+// blankCode replaces inline code spans (`…`, or between runs of two or
+// more backticks) with spaces.
 func blankCode(line string) string {
 	return codeRe.ReplaceAllStringFunc(line, func(m string) string {
 		sub := codeRe.FindStringSubmatch(m)
