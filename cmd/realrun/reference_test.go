@@ -1,3 +1,5 @@
+//go:build !nodist
+
 package main
 
 import (
@@ -16,7 +18,8 @@ var update = flag.Bool("update", false, "rewrite docs/reference/realrun.md from 
 
 // TestReference: docs/reference/realrun.md is realrun's help and every
 // subcommand's, with realrun export's on a GNN work directory (a flag set
-// of its own); make docs (-update) rewrites it.
+// of its own); make docs (-update) rewrites it. It is the default build's
+// help: -tags nodist leaves trainer and etcd-member out.
 func TestReference(t *testing.T) {
 	gnnWork := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(gnnWork, gnn.StateFile), nil, 0o644))
