@@ -10,7 +10,6 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
@@ -146,10 +145,46 @@ func CheckReference(t *testing.T, golden string, update bool, run Run, prog stri
 	} else {
 		want, err := os.ReadFile(golden)
 		require.NoError(t, err, "%s: missing; run %s", golden, Regenerate)
-		assert.Equal(t, string(want), got, "%s is stale: %s's help changed; run %s and commit the file", golden, prog, Regenerate)
+		if d := lineDiff(string(want), got); d != "" {
+			t.Errorf("%s is stale: %s's help changed; run %s and commit the file\n%s", golden, prog, Regenerate, d)
+		}
 	}
-	elsewhere := renderElsewhere(t)
-	assert.Equal(t, got, elsewhere, "%s's help differs on another machine (one CPU, another temp dir): mark the flag whose default is this machine's with cli.MachineDefault", prog)
+	if d := lineDiff(got, renderElsewhere(t)); d != "" {
+		t.Errorf("%s's help differs on another machine (one CPU, another temp dir): mark the flag whose default is this machine's with cli.MachineDefault\n%s", prog, d)
+	}
+}
+
+// lineDiff shows where want and got differ: the lines between the first
+// and the last that differ, at most 20 of each, with the line number
+// ("" if they are the same).
+func lineDiff(want, got string) string {
+	if want == got {
+		return ""
+	}
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	we, ge := len(w), len(g)
+	for we > i && ge > i && w[we-1] == g[ge-1] {
+		we--
+		ge--
+	}
+	var b strings.Builder
+	show := func(sign string, lines []string) {
+		for k, l := range lines {
+			if k == 20 {
+				fmt.Fprintf(&b, "%s … %d more lines\n", sign, len(lines)-k)
+				break
+			}
+			fmt.Fprintf(&b, "%s %s\n", sign, l)
+		}
+	}
+	fmt.Fprintf(&b, "from line %d:\n", i+1)
+	show("-", w[i:we])
+	show("+", g[i:ge])
+	return b.String()
 }
 
 // renderElsewhere runs this test again in a child process on one CPU (see
