@@ -247,6 +247,8 @@ func TestOrganisationRules(t *testing.T) {
 		{"The work directory holds the partitions.", false},
 		{"The issue is that the buffer is too small.", false},
 		{"Sessions of etcd keep a trainer's lease.", false},
+		{"We changed the default to 4.", true},
+		{"A checkpoint is written under a temporary name and renamed.", false},
 	} {
 		t.Run(tc.line, func(t *testing.T) {
 			assert.Equal(t, tc.bad, len(organisationProblems(tc.line)) > 0, "%v", organisationProblems(tc.line))

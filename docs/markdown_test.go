@@ -50,6 +50,7 @@ var organisationRules = []organisationRule{
 		// Code: a test helper, a helper function or package.
 		allow: regexp.MustCompile(`(?i)\b(test|testing)\s+helpers?\b|\bhelpers?\s+(functions?|packages?|methods?|programs?|scripts?|binar(y|ies)|process(es)?|goroutines?|types?)\b`)},
 	{re: regexp.MustCompile(`(?i)\bworktrees?\b`), why: "speaks of how the work was checked out"},
+	{re: regexp.MustCompile(`(?i)\bwe changed\b`), why: "tells the document's history; say what is"},
 }
 
 // markdownFiles are the repository's Markdown files, slash-separated from
