@@ -90,6 +90,12 @@ fuzz:
 	$(GO) test ./realrun/gnn/data -run '^$$' -fuzz '^FuzzLabels$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./realrun/gnn/data -run '^$$' -fuzz '^FuzzNPYHeader$$' -fuzztime $(FUZZTIME)
 
+# The command reference under docs/reference/, rendered from each command's
+# own --help (make test fails when it is stale).
+.PHONY: docs
+docs:
+	$(GO) test -count=1 -run '^TestReference$$' ./cmd/realrun ./cmd/simulate ./cmd/reproduce -update
+
 # README's worked example ("Your own graph, end to end"): a 3.4M-edge
 # knowledge graph as a user brings one (tab-separated, a header line, names
 # with spaces, test edges naming unseen nodes) in $(EXAMPLE_DIR).

@@ -36,6 +36,7 @@ func shapeFlags(fs *flag.FlagSet, o *job.Options) *modelFlags {
 	fs.IntVar(&o.Chunk, "chunk", 0, "the run's edges per chunk (0: as many as --negatives)")
 	fs.Float64Var(&o.DegreeFrac, "degree-frac", job.Defaults.DegreeFrac, "the run's share of negatives drawn by degree (default -1: as realrun chooses)")
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "the run's training goroutines")
+	cli.MachineDefault(fs, "workers", cpusDefault)
 	fs.BoolVar(&o.FP32, "fp32", false, "with --engine cuda: the run's --fp32 (plain FP32 products; TF32 is the default)")
 	cli.EnumVar(fs, &o.Engine, "engine", job.Defaults.Engine, "the run's engine: cpu (the CPU engine at the shape, its interference with I/O, and the GPU where the build has one) or cuda (the disk and the GPU alone: the CUDA engine's runs need no CPU engine figures)")
 	return &mf

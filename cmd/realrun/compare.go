@@ -122,6 +122,7 @@ func scatter(path string, out CompareOutput) error {
 func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("realrun calibrate")
 	dir := fs.String("dir", os.TempDir(), "measure the disk holding `DIR` (scratch files are removed)")
+	cli.MachineDefault(fs, "dir", "the system temp dir, $TMPDIR or /tmp")
 	size := fs.Int("size", 0, "scratch file size in MB (default: the run's partition size)")
 	out := fs.String("out", "calibrated.yaml", "write the device profile to `FILE`")
 	name := fs.String("name", "this-machine", "profile name")

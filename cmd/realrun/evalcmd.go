@@ -69,6 +69,7 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Memory, "eval-memory", "", evalMemoryHelp)
 	fs.Int64Var(&o.Seed, "seed", -1, "seed of the edge and candidate samples (default: training's evaluation's, else the work directory's data seed)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "ranking goroutines")
+	cli.MachineDefault(fs, "workers", cpusDefault)
 	cli.EnumVar(fs, &progress, "progress", "auto", "progress display: auto, bar, lines or none")
 	checkpointFlag(fs, &o.Checkpoint)
 	cli.SetHelp(fs, cli.Help{

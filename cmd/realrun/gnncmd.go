@@ -97,6 +97,7 @@ func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.IntVar(&o.Epochs, "epochs", gnn.Defaults.Epochs, "epochs, in all (a resumed run trains up to it)")
 	fs.Int64Var(&f.seed, "seed", int64(gnn.Defaults.Seed), "seed of every random choice: initial parameters, shuffle, neighbour samples, dropout (one stream each)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "goroutines the compute splits rows over")
+	cli.MachineDefault(fs, "workers", cpusDefault)
 	fs.IntVar(&o.EvalEvery, "eval-every", gnn.Defaults.EvalEvery, "evaluate the validation and test accuracy after every N-th epoch (and the last)")
 	fs.IntVar(&o.MicroBatches, "micro-batches", 0, "split every batch into `N` micro-batches by its output nodes (a batch with fewer outputs: one each), trained one after another with one Adam step per batch — the same parameters up to float rounding (0 or 1: no split, unless --micro-batch-memory); wins over --micro-batch-memory")
 	fs.StringVar(&f.microMemory, "micro-batch-memory", "", "split a batch whose estimated training step needs more than `SIZE` (e.g. 512MB, 2GiB) into the fewest micro-batches that fit, batch by batch (default: no budget)")

@@ -101,6 +101,10 @@ func diskDir(workdir string) string {
 	return workdir
 }
 
+// cpusDefault is what the --workers flags default to (runtime.NumCPU),
+// as the generated reference shows it (cli.MachineDefault).
+const cpusDefault = "the number of CPUs the process may use"
+
 // exitOnSignal, while a disk limit holds (g not nil) and nothing else
 // handles SIGINT and SIGTERM, releases the group on the first of them and
 // exits with 128+signal, as the default action would have.
@@ -221,6 +225,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	fs.Float64Var(&o.DegreeFrac, "degree-frac", job.Defaults.DegreeFrac, "share of negatives drawn by degree, the rest uniformly (default -1: 0 for knowledge graphs, 0.5 otherwise)")
 	fs.Float64Var(&o.LR, "lr", job.Defaults.LR, "Adagrad learning rate (default 0: 0.3 for knowledge graphs, 0.1 otherwise)")
 	fs.IntVar(&o.Workers, "workers", job.Defaults.Workers, "training goroutines (1 makes training deterministic)")
+	cli.MachineDefault(fs, "workers", cpusDefault)
 	fs.Int64Var(&o.Seed, "seed", job.Defaults.Seed, "data seed: generation, relabelling, initialisation, sampling and evaluation")
 	registerInitFlags(fs, &o.Options)
 	fs.Int64Var(&o.OrderingSeed, "ordering-seed", 0, "seed of the seeded orderings (beta: 0 is the canonical order; random), as simulate --ordering-seed")

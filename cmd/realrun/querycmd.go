@@ -37,6 +37,7 @@ func (q *queryFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&q.o.EfSearch, "ef", query.DefaultEfSearch, "with --index hnsw: the search's candidate list (more: higher recall, slower)")
 	fs.Int64Var(&q.o.Seed, "seed", 1, "with --index hnsw: seed of the index's random levels")
 	fs.IntVar(&q.o.Workers, "workers", runtime.NumCPU(), "scoring goroutines")
+	cli.MachineDefault(fs, "workers", cpusDefault)
 }
 
 // options checks the shared flags and returns the library's fields.

@@ -117,7 +117,9 @@ func (h Help) Print(w io.Writer, fs *flag.FlagSet) {
 			if arg != "" {
 				line += " " + arg
 			}
-			if def := f.DefValue; def != "" && def != "false" && def != "0" && !strings.Contains(usage, "(default") {
+			if what, ok := machineDefault(fs, name); ok && !strings.Contains(usage, "(default") {
+				usage += fmt.Sprintf(" (default: %s)", what)
+			} else if def := f.DefValue; def != "" && def != "false" && def != "0" && !strings.Contains(usage, "(default") {
 				usage += fmt.Sprintf(" (default %s)", def)
 			}
 			var text []string
