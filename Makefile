@@ -296,6 +296,15 @@ reproduce-validate-trace: build
 reproduce-distributed: build
 	$(GO) run ./cmd/internal/distbench --realrun $(BIN)/realrun --out results/distributed
 
+# reproduce-readmes writes every results/*/README.md from the files
+# committed there without running anything (bin/reproduce --readme-only):
+# after copying a GPU bundle's output into results/gpu/ or
+# results/models-gpu/, after scale's commands, or after editing a note
+# under experiments/notes/.
+.PHONY: reproduce-readmes
+reproduce-readmes: $(BIN)/reproduce
+	./$(BIN)/reproduce --readme-only --out results
+
 # reproduce-NAME runs one experiment (see `bin/reproduce --help` for names).
 reproduce-%: $(BIN)/reproduce
 	./$(BIN)/reproduce --out results --experiments $*

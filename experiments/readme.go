@@ -25,6 +25,9 @@ import (
 //go:embed notes/*.md
 var notesFS embed.FS
 
+// noteSource is where NoteFor and NoteFiles read (tests swap it).
+var noteSource fs.FS = notesFS
+
 // noteAlias names the note of experiments that share one.
 var noteAlias = map[string]string{
 	"betty-fig10": "betty", "betty-fig11": "betty", "betty-fig12": "betty", "betty-fig13": "betty",
@@ -55,7 +58,7 @@ func NoteFor(name string) (Note, bool) {
 	if a, ok := noteAlias[name]; ok {
 		base = a
 	}
-	b, err := fs.ReadFile(notesFS, "notes/"+base+".md")
+	b, err := fs.ReadFile(noteSource, "notes/"+base+".md")
 	if err != nil {
 		return Note{}, false
 	}
@@ -71,7 +74,7 @@ func NoteFor(name string) (Note, bool) {
 
 // NoteFiles lists the note files (base names), sorted.
 func NoteFiles() []string {
-	ents, _ := fs.ReadDir(notesFS, "notes")
+	ents, _ := fs.ReadDir(noteSource, "notes")
 	var out []string
 	for _, e := range ents {
 		out = append(out, e.Name())
