@@ -103,11 +103,11 @@ var Folders = []Folder{
 		Command: "make reproduce-distributed", Summary: "distributed.md"},
 	{Name: "gnn", Command: "make reproduce-gnn", OwnReadme: true},
 	{Name: "gpu", Title: "GPU engine",
-		Command: "make gpu-bundle, then bash gpu-bundle/run.sh OUT on a GPU machine (OUT copied to results/gpu/DIR)"},
+		Command: "`make gpu-bundle`, then `bash gpu-bundle/run.sh OUT` on a GPU machine, OUT copied to results/gpu/DIR"},
 	{Name: "models-gpu", Title: "Every score function on an H100",
-		Command: "make gpu-bundle, then bash gpu-bundle/models.sh OUT on a GPU machine (OUT copied to results/models-gpu)"},
+		Command: "`make gpu-bundle`, then `bash gpu-bundle/models.sh OUT` on a GPU machine, OUT copied to results/models-gpu"},
 	{Name: "scale", Title: "Predictions at scale: graphs larger than memory",
-		Command: "the commands under \"What differs and why\" (realrun --compare-sim on two graphs larger than memory)"},
+		Command: "the commands under \"What differs and why\" (`realrun --compare-sim` on two graphs larger than memory)"},
 }
 
 // LookupFolder returns the Folder named name.
@@ -132,6 +132,15 @@ var makeTarget = map[string]string{
 	"betty-table7":     "make reproduce-betty",
 	"edge-micro-fig12": "make reproduce-edge-micro", "edge-micro-fig16": "make reproduce-edge-micro",
 	"edge-micro-table7": "make reproduce-edge-micro",
+}
+
+// CodeSpan is a command as Markdown: in backticks, unless it holds
+// Markdown of its own (backticks already).
+func CodeSpan(cmd string) string {
+	if strings.Contains(cmd, "`") {
+		return cmd
+	}
+	return "`" + cmd + "`"
 }
 
 // MakeCommand is the command that reproduces the experiment.
@@ -196,7 +205,7 @@ func WriteReadme(w io.Writer, rd Readme) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s |\n", k, strings.ReplaceAll(v, "|", `\|`))
 	}
-	row("command", "`"+rd.Prov.Command+"`")
+	row("command", CodeSpan(rd.Prov.Command))
 	row("machine", rd.Prov.Machine)
 	row("date", rd.Prov.Date)
 	row("commit", rd.Prov.Commit)
@@ -255,7 +264,7 @@ func WriteReadme(w io.Writer, rd Readme) error {
 func NoteSection(n Note, dir string) string {
 	var b strings.Builder
 	b.WriteString("## What differs and why\n\n")
-	fmt.Fprintf(&b, "From [%s](%s), the analysis this experiment's README carries.\n\n", n.File, rebase(n.File, NoteDir, dir))
+	fmt.Fprintf(&b, "This section is [%s](%s); edit it there.\n\n", path.Join(NoteDir, n.File), rebase(n.File, NoteDir, dir))
 	b.WriteString(demote(RebaseLinks(strings.TrimSpace(n.Body), NoteDir, dir), 1))
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
@@ -413,7 +422,7 @@ func formatDuration(d time.Duration) string {
 // outside a checkout).
 func CommittedProvenance(root, rel, command string) Provenance {
 	p := Provenance{Command: command, Commit: "unknown", Date: "unknown",
-		From: "Written by `bin/reproduce --readme-only` from the files of this folder as committed: commit and date are the last commit that changed them. `" + command + "` runs it again and writes this README with the run's own record."}
+		From: "Written by `bin/reproduce --readme-only` from the files of this folder as committed: commit and date are the last commit that changed them. " + CodeSpan(command) + " runs it again and writes this README with the run's own record."}
 	cmd := exec.Command("git", "-C", root, "log", "-1", "--format=%h%x00%cd", "--abbrev=12", "--date=format-local:%Y-%m-%d %H:%M UTC",
 		"--", rel, ":(exclude)"+path.Join(rel, "README.md"))
 	cmd.Env = append(os.Environ(), "TZ=UTC")
