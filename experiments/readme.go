@@ -87,7 +87,6 @@ func NoteFiles() []string {
 // experiments (a script, a benchmark driver, a GPU bundle).
 type Folder struct {
 	Name    string
-	Title   string
 	Command string
 	// OwnReadme: the tool writes README.md itself; the note goes at its
 	// end (SpliceNote) rather than into a README of ours.
@@ -99,14 +98,14 @@ type Folder struct {
 // Folders are the results folders that no experiment of the registry
 // writes.
 var Folders = []Folder{
-	{Name: "distributed", Title: "Several trainers on test hosts: the distributed engine against its prediction",
+	{Name: "distributed",
 		Command: "make reproduce-distributed", Summary: "distributed.md"},
 	{Name: "gnn", Command: "make reproduce-gnn", OwnReadme: true},
-	{Name: "gpu", Title: "GPU engine",
+	{Name: "gpu",
 		Command: "`make gpu-bundle`, then `bash gpu-bundle/run.sh OUT` on a GPU machine, OUT copied to results/gpu/DIR"},
-	{Name: "models-gpu", Title: "Every score function on an H100",
+	{Name: "models-gpu",
 		Command: "`make gpu-bundle`, then `bash gpu-bundle/models.sh OUT` on a GPU machine, OUT copied to results/models-gpu"},
-	{Name: "scale", Title: "Predictions at scale: graphs larger than memory",
+	{Name: "scale",
 		Command: "the commands under \"What differs and why\" (`realrun --compare-sim` on two graphs larger than memory)"},
 }
 
@@ -210,18 +209,18 @@ func WriteReadme(w io.Writer, rd Readme) error {
 	row("date", rd.Prov.Date)
 	row("commit", rd.Prov.Commit)
 	row("run time", rd.Prov.RunTime)
-	b.WriteString("\n## Results\n\n")
-	if rd.Summary != "" {
+	switch {
+	case rd.Summary != "":
+		b.WriteString("\n## Results\n\n")
 		b.WriteString(demote(strings.TrimSpace(rd.Summary), 1))
 		b.WriteString("\n")
-	} else {
+	case len(r.Header) > 0:
+		b.WriteString("\n## Results\n\n")
 		if r.Title != "" {
 			fmt.Fprintf(&b, "%s\n\n", r.Title)
 		}
-		if len(r.Header) > 0 {
-			if err := (plots.Table{Header: r.Header, Rows: r.Rows}).Markdown(&b); err != nil {
-				return fmt.Errorf("%s: README table: %w", r.Name, err)
-			}
+		if err := (plots.Table{Header: r.Header, Rows: r.Rows}).Markdown(&b); err != nil {
+			return fmt.Errorf("%s: README table: %w", r.Name, err)
 		}
 		if len(r.Notes) > 0 {
 			b.WriteString("\n")
@@ -233,7 +232,8 @@ func WriteReadme(w io.Writer, rd Readme) error {
 	if len(rd.Images) > 0 {
 		b.WriteString("\n## Images\n\n")
 		for _, im := range rd.Images {
-			fmt.Fprintf(&b, "![%s](%s.png)", im.Alt, im.File)
+			alt := strings.NewReplacer("[", "(", "]", ")", "\n", " ").Replace(im.Alt)
+			fmt.Fprintf(&b, "![%s](%s.png)", alt, im.File)
 			if im.SVG {
 				fmt.Fprintf(&b, " ([SVG](%s.svg))", im.File)
 			}
@@ -422,7 +422,7 @@ func formatDuration(d time.Duration) string {
 // outside a checkout).
 func CommittedProvenance(root, rel, command string) Provenance {
 	p := Provenance{Command: command, Commit: "unknown", Date: "unknown",
-		From: "Written by `bin/reproduce --readme-only` from the files of this folder as committed: commit and date are the last commit that changed them. " + CodeSpan(command) + " runs it again and writes this README with the run's own record."}
+		From: "Written by `bin/reproduce --readme-only` (`make reproduce-readmes`) from the files of this folder as committed; commit and date are those of the last commit that changed them."}
 	cmd := exec.Command("git", "-C", root, "log", "-1", "--format=%h%x00%cd", "--abbrev=12", "--date=format-local:%Y-%m-%d %H:%M UTC",
 		"--", rel, ":(exclude)"+path.Join(rel, "README.md"))
 	cmd.Env = append(os.Environ(), "TZ=UTC")
@@ -486,7 +486,7 @@ func WriteFolderReadme(dir string, f Folder, p Provenance) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name, err)
 	}
-	rd := Readme{Result: Result{Name: f.Name, Title: f.Title}, Prov: p, Images: images, Files: files}
+	rd := Readme{Result: Result{Name: f.Name}, Prov: p, Images: images, Files: files}
 	if f.Summary != "" {
 		b, err := os.ReadFile(filepath.Join(dir, f.Summary))
 		if err != nil {

@@ -271,7 +271,8 @@ func readmes(out, list string, stdout, stderr io.Writer) error {
 		}
 		p := experiments.CommittedProvenance(root, relDir, experiments.MakeCommand(n))
 		notes := strings.Join(r.Notes, "\n")
-		p.Machine = experiments.RecordedMachine(!e.Slow, r.Title, notes)
+		note, _ := experiments.NoteFor(n)
+		p.Machine = experiments.RecordedMachine(!e.Slow, r.Title, notes, note.Body)
 		p.RunTime = experiments.RecordedRunTime(notes)
 		if err := writeReadme(dir, r, p, io.Discard); err != nil {
 			return err
