@@ -265,8 +265,28 @@ func NoteSection(n Note, dir string) string {
 	var b strings.Builder
 	b.WriteString("## What differs and why\n\n")
 	fmt.Fprintf(&b, "This section is [%s](%s); edit it there.\n\n", path.Join(NoteDir, n.File), rebase(n.File, NoteDir, dir))
-	b.WriteString(demote(RebaseLinks(strings.TrimSpace(n.Body), NoteDir, dir), 1))
+	body := RebaseLinks(strings.TrimSpace(n.Body), NoteDir, dir)
+	b.WriteString(demote(dropOwn(body), 1))
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// ownLine matches a note's lines that, in the README of their own folder,
+// repeat what the README shows: its images and the pointer to its table.
+var ownLine = regexp.MustCompile(`^(!\[[^\]]*\]\([^/)]+\.png\)|The table and its notes: \[[^\]]*\]\(README\.md\)\.)$`)
+
+// dropOwn removes ownLine lines (and a blank line they leave doubled).
+func dropOwn(md string) string {
+	var out []string
+	for _, ln := range strings.Split(md, "\n") {
+		if ownLine.MatchString(ln) {
+			continue
+		}
+		if ln == "" && len(out) > 0 && out[len(out)-1] == "" {
+			continue
+		}
+		out = append(out, ln)
+	}
+	return strings.Join(out, "\n")
 }
 
 // readmeMarker starts the section SpliceNote replaces.

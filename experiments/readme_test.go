@@ -35,7 +35,7 @@ func TestReadmeWriterGolden(t *testing.T) {
 	noteSource = fstest.MapFS{"notes/fig7.md": {Data: []byte("# Marius Figure 7 — total I/O per epoch\n\n" +
 		"```sh\nmake reproduce-fig7\n# a comment, not a heading\n```\n\n" +
 		"BETA matches equation (3); the calibration is in [calibration.md](calibration.md#disk).\n\n" +
-		"## Hilbert\n\n![fig](../../results/fig7/fig7.png)\n")}}
+		"## Hilbert\n\n![fig](../../results/fig7/fig7.png)\n\n![other](../../results/marius-fig9/marius-fig9.png)\n")}}
 	rd := Readme{
 		Result: Result{
 			Name:   "fig7",
