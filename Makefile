@@ -268,6 +268,7 @@ reproduce-validate-trace: build
 		--batch 1000 --p 32 --c 3 --eval none --orderings beta,hilbert --ordering-seed 1 --progress none \
 		--compare-sim --trace $(VTRACE).json >$(VTRACE).txt 2>&1 || { cat $(VTRACE).txt; exit 1; }
 	$(GO) run ./cmd/internal/tracecheck --summary $(VTRACE).json >>$(VTRACE).txt
+	./$(BIN)/reproduce --readme-only --out results --experiments validate
 	@cat $(VTRACE).txt
 
 # reproduce-validate-throttled (the generic reproduce-% rule below) runs the
