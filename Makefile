@@ -274,6 +274,7 @@ reproduce-validate-trace: build
 		--batch 1000 --p 32 --c 3 --eval none --orderings beta,hilbert --ordering-seed 1 --progress none \
 		--compare-sim --trace $(VTRACE).json >$(VTRACE).txt 2>&1 || { cat $(VTRACE).txt; exit 1; }
 	$(GO) run ./cmd/internal/tracecheck --summary $(VTRACE).json >>$(VTRACE).txt
+	./$(BIN)/reproduce --readme-only --out results --experiments validate
 	@cat $(VTRACE).txt
 
 # reproduce-validate-throttled (the generic reproduce-% rule below) runs the
@@ -301,6 +302,15 @@ reproduce-validate-trace: build
 .PHONY: reproduce-distributed
 reproduce-distributed: build
 	$(GO) run ./cmd/internal/distbench --realrun $(BIN)/realrun --out results/distributed
+
+# reproduce-readmes writes every results/*/README.md from the files
+# committed there without running anything (bin/reproduce --readme-only):
+# after copying a GPU bundle's output into results/gpu/ or
+# results/models-gpu/, after scale's commands, or after editing a note
+# under experiments/notes/.
+.PHONY: reproduce-readmes
+reproduce-readmes: $(BIN)/reproduce
+	./$(BIN)/reproduce --readme-only --out results
 
 # reproduce-NAME runs one experiment (see `bin/reproduce --help` for names).
 reproduce-%: $(BIN)/reproduce

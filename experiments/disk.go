@@ -21,7 +21,7 @@ import (
 // directory ($TMPDIR, else /tmp) with O_DIRECT transfers of
 // partition-sized scratch files, as the engine moves partitions; they
 // show how far any measurement next to a run can stand for the disk the
-// run sees (REPRODUCE.md, validation). They were tests that asserted
+// run sees (experiments/notes/validate.md). They were tests that asserted
 // nothing (TestDiskDrift, TestDiskBracket, TestDiskPattern) before they
 // became experiments.
 func init() {

@@ -17,7 +17,8 @@ func init() {
 // 290–580 MB/s in the calibrations of 2026-11 (380–480 MB/s earlier), so
 // 150–250 MB/s are under it, 300 MB/s at its low edge (the rounds'
 // measurements say when it was under), and 600 MB/s, run until
-// 2026-11-26, above it: those runs measured the raw disk (REPRODUCE.md).
+// 2026-11-26, above it: those runs measured the raw disk
+// (experiments/notes/validate-throttled.md).
 var ValidateThrottledLimits = []devices.Bandwidth{150e6, 200e6, 250e6, 300e6}
 
 // ValidateThrottledConfigs are data-bound at every limit on a 2-core

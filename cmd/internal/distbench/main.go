@@ -19,6 +19,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/cmd/internal/distargs"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/testhosts"
 	"github.com/tierflow/tierflow/realrun/dist"
@@ -85,6 +86,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	start := time.Now()
 	var rows []Row
 	for _, rate := range cli.SplitList(*rates) {
 		for _, n := range ns {
@@ -111,7 +113,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	md := table(rows)
 	fmt.Fprint(stdout, md)
-	return atomicfile.Write(filepath.Join(*out, "distributed.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err })
+	if err := atomicfile.Write(filepath.Join(*out, "distributed.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err }); err != nil {
+		return err
+	}
+	f, _ := experiments.LookupFolder("distributed")
+	return experiments.WriteFolderReadme(*out, f, experiments.LiveProvenance(f.Command, start, time.Since(start)))
 }
 
 func options(workdir string, epochs int, scale float64) job.Options {

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/runinfo"
 	"github.com/tierflow/tierflow/realrun/gnn"
@@ -562,6 +563,9 @@ func reproduce(c Config, stdout io.Writer) error {
 		return err
 	}
 	md := readme(rep, c)
+	if n, ok := experiments.NoteFor("gnn"); ok {
+		md = experiments.SpliceNote(md, n, "results/gnn")
+	}
 	if err := atomicfile.Write(filepath.Join(c.Out, "README.md"), func(w io.Writer) error { _, err := io.WriteString(w, md); return err }); err != nil {
 		return err
 	}
