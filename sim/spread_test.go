@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,4 +128,42 @@ func TestPredictRanksWithTheSpread(t *testing.T) {
 	assert.Equal(t, Place{Rank: 1, RankBest: 1, RankWorst: 1}, beta.Place)
 	assert.Equal(t, Place{Rank: 2, RankBest: 2, RankWorst: 2}, rowMajor.Place)
 	assert.Less(t, beta.High, rowMajor.Low)
+}
+
+// TestOrderingRate: the CPU engine's rate on an ordering's own bucket
+// sequence (cpu.train.<model>.orderings) is the rate that ordering is
+// simulated with, its range scaled with it; other orderings keep the
+// profile's rate.
+func TestOrderingRate(t *testing.T) {
+	const base = `name: orderings
+disk: {read: 400 MB/s, write: 400 MB/s}
+cpu:
+  workers: 2
+  memory: 8 GB
+  batch_edges: 1M edges/s
+  gather_bandwidth: 6 GB/s
+  train:
+    dot:
+      edges: 1M edges/s
+`
+	predict := func(extra string) map[string]Result {
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(base+extra), 0o644))
+		out, err := Request{System: "realrun", Device: path, Dataset: "freebase86m", Scale: 0.005, Dim: 128, P: 8, C: 3, Orderings: "beta,hilbert"}.Predict()
+		require.NoError(t, err)
+		res := map[string]Result{}
+		for _, r := range out.Results {
+			res[r.Ordering] = r
+		}
+		return res
+	}
+	plain := predict("")
+	half := predict("      orderings: {beta: 500k edges/s}\nspread:\n  cpu.train.dot.edges: [800k edges/s, 1.2M edges/s]\n")
+	require.Positive(t, plain["beta"].ComputeSeconds)
+	assert.InDelta(t, 2*plain["beta"].ComputeSeconds, half["beta"].ComputeSeconds, 1e-9)
+	assert.InDelta(t, plain["hilbert"].ComputeSeconds, half["hilbert"].ComputeSeconds, 1e-9)
+	// BETA's range is over its own rate's spread: 400k–600k edges/s.
+	require.True(t, half["beta"].EpochRange.Has())
+	assert.Greater(t, half["beta"].EpochRange.High, half["beta"].EpochSeconds)
+	assert.Less(t, half["beta"].EpochRange.Low, half["beta"].EpochSeconds)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/workdir"
@@ -103,4 +105,55 @@ func TestBenchPair(t *testing.T) {
 		seen[[2]int{i, j}] = true
 	}
 	assert.Len(t, seen, 12, "every ordered pair can be drawn")
+}
+
+// TestMeasureOrderings: the engine trains each Plan's own buckets in its
+// order, loading partitions as the Plan does, and the calibration records
+// each ordering's rate in the profile; a store without its buckets gives
+// none.
+func TestMeasureOrderings(t *testing.T) {
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.002, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
+	require.NoError(t, err)
+	h := smallHyper()
+	var plans []*orderings.Plan
+	for _, name := range []string{"beta", "hilbert"} {
+		pl, err := orderings.Build(name, 4, 2, orderings.Belady, 0)
+		require.NoError(t, err)
+		plans = append(plans, pl)
+	}
+	rates, err := MeasureOrderings(st, h, plans)
+	require.NoError(t, err)
+	require.Len(t, rates, 2)
+	for _, name := range []string{"beta", "hilbert"} {
+		r := rates[name]
+		assert.Contains(t, r.On, name+"'s bucket sequence (p=4, c=2)")
+		assert.Equal(t, OrderingRounds, r.Rounds)
+		assert.Positive(t, r.Low)
+		assert.LessOrEqual(t, r.Low, r.Edges)
+		assert.LessOrEqual(t, r.Edges, r.High)
+		assert.GreaterOrEqual(t, r.TrainedEdges, int64(OrderingRounds)*perRoundEdges(h))
+	}
+
+	none, err := MeasureOrderings(&store.Store{M: store.Manifest{P: 4, Rows: st.M.Rows}}, h, plans)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+
+	_, err = MeasureOrderings(st, h, []*orderings.Plan{mustPlan(t, "beta", 3, 2)})
+	assert.ErrorContains(t, err, "its Plan has p = 3, the work directory 4")
+
+	prof, err := devices.Parse([]byte("name: t\ndisk: {read: 400 MB/s, write: 400 MB/s}\ncpu: {workers: 2, memory: 8 GiB, batch_edges: 1M edges/s, gather_bandwidth: 1 GB/s, train: {dot: {edges: 1M edges/s}}}\n"), "t.yaml")
+	require.NoError(t, err)
+	cal := Calibration{Profile: prof}
+	require.NoError(t, cal.AddOrderings(st, h, plans))
+	require.Len(t, cal.Orderings, 2)
+	tc, _ := cal.Profile.CPU.Train.For("dot")
+	assert.Len(t, tc.Orderings, 2)
+	assert.InDelta(t, cal.Orderings["beta"].Edges, float64(tc.Orderings["beta"]), 1e-6)
+}
+
+func mustPlan(t *testing.T, name string, p, c int) *orderings.Plan {
+	t.Helper()
+	pl, err := orderings.Build(name, p, c, orderings.Belady, 0)
+	require.NoError(t, err)
+	return pl
 }
