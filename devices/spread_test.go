@@ -160,7 +160,7 @@ func TestCarrySpread(t *testing.T) {
 	assert.Equal(t, p, p.CarrySpread(p))
 }
 
-// TestSpreadTestdata keeps README's example profile loadable.
+// TestSpreadTestdata keeps the example profile of docs/guides/simulate.md loadable.
 func TestSpreadTestdata(t *testing.T) {
 	p, err := Load("testdata/p3.2xlarge-spread.yaml")
 	require.NoError(t, err)

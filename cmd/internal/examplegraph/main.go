@@ -1,4 +1,4 @@
-// Command examplegraph writes README's worked example: a knowledge graph of a
+// Command examplegraph writes the worked example of docs/tutorial.md: a knowledge graph of a
 // few million edges as a user brings one — tab-separated files with a header
 // line, node and relation names that contain spaces, and validation and test
 // files that name nodes the training file never mentions.
