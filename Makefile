@@ -96,7 +96,7 @@ fuzz:
 docs:
 	$(GO) test -count=1 -run '^TestReference$$' ./cmd/realrun ./cmd/simulate ./cmd/reproduce -update
 
-# README's worked example ("Your own graph, end to end"): a 3.4M-edge
+# the tutorial's worked example (docs/tutorial.md) ("Your own graph, end to end"): a 3.4M-edge
 # knowledge graph as a user brings one (tab-separated, a header line, names
 # with spaces, test edges naming unseen nodes) in $(EXAMPLE_DIR).
 EXAMPLE_DIR ?= /tmp/tierflow-example
