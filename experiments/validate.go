@@ -377,7 +377,7 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	}
 	// The engine on each ordering's own bucket sequence, as its runs
 	// will train it (calibrate.AddOrderings).
-	if err := cal.AddOrderings(st, h, plans); err != nil {
+	if err := cal.AddOrderings(st, h, plans, scratch); err != nil {
 		return fmt.Errorf("validate %s: calibrate: %w", label, err)
 	}
 	cmpOpt := validate.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskLimit: lim}

@@ -74,7 +74,7 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string, log 
 	if err != nil || o.Engine == "cuda" {
 		return cal, err
 	}
-	return cal, cal.AddOrderings(st, cfg.Hyper, cfg.Plans)
+	return cal, cal.AddOrderings(st, cfg.Hyper, cfg.Plans, scratch)
 }
 
 // OrderingsLine says the engine's rate on each ordering's own bucket

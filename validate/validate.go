@@ -634,7 +634,7 @@ func calibrated(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, eng E
 		return devices.Profile{}, err
 	}
 	if eng.Name != "cuda" {
-		if err := cal.AddOrderings(st, h, plans); err != nil {
+		if err := cal.AddOrderings(st, h, plans, filepath.Dir(st.Dir)); err != nil {
 			return devices.Profile{}, err
 		}
 		if line := OrderingsLine(cal); line != "" {

@@ -218,7 +218,7 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 			[]string{"training shape", s.String()},
 			[]string{"train " + s.Model, fmt.Sprintf("%.0fk edges/s", float64(tc.Edges)/1e3)},
 			[]string{"score arithmetic", validate.FLOPSNote(cal)},
-			[]string{"interference", fmt.Sprintf("training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs", 100*itf.Compute, 100*itf.IO)})
+			[]string{"interference", fmt.Sprintf("training %.0f%% slower while I/O runs%s, I/O %.0f%% slower while training runs", 100*itf.Compute, interferenceOn(cal), 100*itf.IO)})
 		if c := cal.Compute; c != nil {
 			t.Rows = append(t.Rows,
 				[]string{"engine trained on", c.On},
@@ -242,6 +242,15 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 		t.Rows = append(t.Rows, []string{"calibration took", fmt.Sprintf("%.1f s", cal.Took.Total)})
 	}
 	return t
+}
+
+// interferenceOn says what the engine trained while its slowdown by I/O
+// was measured, when not the bench's buckets.
+func interferenceOn(cal calibrate.Calibration) string {
+	if cal.InterferenceOn == "" {
+		return ""
+	}
+	return " (training " + cal.InterferenceOn + ")"
 }
 
 // measuredBy names the measured run in a trace: realrun, and the engine

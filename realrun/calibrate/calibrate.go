@@ -56,6 +56,10 @@ type Calibration struct {
 	// sequence (MeasureOrderings, AddOrderings), keyed by ordering; the
 	// profile's cpu.train.<model>.orderings.
 	Orderings map[string]ComputeRate `json:"orderings,omitempty"`
+	// InterferenceOn says what the engine trained while the interference
+	// with I/O was measured ("": the bench's buckets; AddOrderings
+	// measures it again on the first ordering's bucket sequence).
+	InterferenceOn string `json:"interference_on,omitempty"`
 	// Shape is the training shape the CPU engine was measured at (the
 	// profile's cpu.train_shape); nil for a disk-only calibration.
 	Shape *devices.TrainShape `json:"train_shape,omitempty"`

@@ -144,7 +144,7 @@ func TestMeasureOrderings(t *testing.T) {
 	prof, err := devices.Parse([]byte("name: t\ndisk: {read: 400 MB/s, write: 400 MB/s}\ncpu: {workers: 2, memory: 8 GiB, batch_edges: 1M edges/s, gather_bandwidth: 1 GB/s, train: {dot: {edges: 1M edges/s}}}\n"), "t.yaml")
 	require.NoError(t, err)
 	cal := Calibration{Profile: prof}
-	require.NoError(t, cal.AddOrderings(st, h, plans))
+	require.NoError(t, cal.AddOrderings(st, h, plans, t.TempDir()))
 	require.Len(t, cal.Orderings, 2)
 	tc, _ := cal.Profile.CPU.Train.For("dot")
 	assert.Len(t, tc.Orderings, 2)

@@ -67,13 +67,8 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 	cal.Profile.CPU.BatchEdges = tc.Edges
 	cal.FMACores = max(1, min(h.Workers, runtime.NumCPU()))
 	cal.FMAPeak = FMAPeak(cal.FMACores)
-	// ~2 s for 512 MB; at least six partition transfers at 1 GB/s, so
-	// that the stream's rate, counted in whole files, is not quantised
-	// away at partitions of a gigabyte.
-	window := time.Duration(float64(pass) / 256e6 * float64(time.Second))
-	window = max(min(max(window, 300*time.Millisecond), 2*time.Second), time.Duration(6*float64(st.M.PartitionBytes)/1e9*float64(time.Second)))
 	t2 := time.Now()
-	if cal.Profile.CPU.Interference, err = measureInterference(scratchDir, st.M.PartitionBytes, b, rate.Edges, window); err != nil {
+	if cal.Profile.CPU.Interference, err = measureInterference(scratchDir, st.M.PartitionBytes, b, rate.Edges, interferenceWindow(pass, st.M.PartitionBytes)); err != nil {
 		return cal, err
 	}
 	cal.Took.Interference = time.Since(t2).Seconds()
@@ -88,9 +83,16 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 // bucket sequence over st's work directory (MeasureOrderings) and records
 // the rates in cal and as its profile's cpu.train.<model>.orderings,
 // where simulations of those orderings take them from
-// (devices.Profile.ForOrdering). A calibration without the engine's
-// rate, or st without its buckets, is left as it is.
-func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan) error {
+// (devices.Profile.ForOrdering). It then measures again how much partition
+// I/O slows training, on the first Plan's bucket sequence (a stream of
+// partition-sized reads and writes in scratchDir beside it): the bench's
+// two buckets keep their rows in the caches, and the stream's checksums
+// evict them, a slowdown an epoch's buckets, whose rows are not cached to
+// begin with, do not see. cpu.interference.compute is that measurement
+// (InterferenceOn says so); cpu.interference.io stays the bench's. A
+// calibration without the engine's rate, or st without its buckets, is
+// left as it is.
+func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, scratchDir string) error {
 	tc, ok := cal.Profile.CPU.Train.For(string(h.Model))
 	if !ok || !tc.Folded() || len(plans) == 0 {
 		return nil
@@ -109,9 +111,34 @@ func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*
 		tc.Orderings[name] = devices.EdgeRate(r.Edges)
 	}
 	cal.Profile.CPU.Train.Set(string(h.Model), tc)
+	first := plans[0]
+	b, err := planBench(st, h, first, st.M.Seed)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if _, _, _, err := b.round(); err != nil { // warm up and fill
+		return err
+	}
+	itf, err := measureInterference(scratchDir, st.M.PartitionBytes, b, rates[first.Ordering].Edges, interferenceWindow(ShapeDiskBytes, st.M.PartitionBytes))
+	if err != nil {
+		return err
+	}
+	cal.Profile.CPU.Interference.Compute = itf.Compute
+	cal.InterferenceOn = first.Ordering + "'s bucket sequence"
 	cal.Took.Orderings = time.Since(t0).Seconds()
 	cal.Took.Total += cal.Took.Orderings
 	return cal.Profile.Validate()
+}
+
+// interferenceWindow is how long each half of the interference
+// measurement runs, for disk passes of pass bytes and partitions of
+// partBytes: ~2 s for 512 MB; at least six partition transfers at 1 GB/s,
+// so that the stream's rate, counted in whole files, is not quantised
+// away at partitions of a gigabyte.
+func interferenceWindow(pass, partBytes int64) time.Duration {
+	window := time.Duration(float64(pass) / 256e6 * float64(time.Second))
+	return max(min(max(window, 300*time.Millisecond), 2*time.Second), time.Duration(6*float64(partBytes)/1e9*float64(time.Second)))
 }
 
 // ComputeRoundsAfter are the engine's rounds timed again after the disk.
