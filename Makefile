@@ -303,6 +303,14 @@ reproduce-validate-trace: build
 reproduce-distributed: build
 	$(GO) run ./cmd/internal/distbench --realrun $(BIN)/realrun --out results/distributed
 
+# reproduce-scale (WORK=DIR, about 60 GB free; default /tmp) calibrates and
+# trains two graphs larger than memory, BETA, Hilbert-symmetric and
+# tierflow's order each, predicted from the calibration taken before the
+# runs (scripts/reproduce-scale.sh): results/scale. About 45 minutes.
+.PHONY: reproduce-scale
+reproduce-scale: build $(BIN)/reproduce
+	./scripts/reproduce-scale.sh $(or $(WORK),/tmp)/tierflow-scale
+
 # reproduce-readmes writes every results/*/README.md from the files
 # committed there without running anything (bin/reproduce --readme-only):
 # after copying a GPU bundle's output into results/gpu/ or

@@ -106,7 +106,7 @@ var Folders = []Folder{
 	{Name: "models-gpu",
 		Command: "`make gpu-bundle`, then `bash gpu-bundle/models.sh OUT` on a GPU machine, OUT copied to results/models-gpu"},
 	{Name: "scale",
-		Command: "the commands under \"What differs and why\" (`realrun --compare-sim` on two graphs larger than memory)"},
+		Command: "make reproduce-scale WORK=DIR (scripts/reproduce-scale.sh: `realrun calibrate`, then `realrun --compare-sim --device` on two graphs larger than memory)"},
 }
 
 // LookupFolder returns the Folder named name.
