@@ -220,7 +220,7 @@ func EdgeMicroTable7() (Result, error) {
 	r.Charts = []Chart{tc}
 	r.Notes = []string{
 		"The paper (Table 7, LSTM aggregator): estimation error 3.2–8.2% against PyTorch's CUDA allocator.",
-		"Ours is the CPU engine's device buffers (gathered rows, gradient sums, indices, one chunk's working set) against Go's heap allocation counter: it checks that the formula counts every buffer the engine allocates at its size. It cannot see a GPU allocator's caching and fragmentation; the GPU check (driver free-memory readings) waits for a session with a GPU.",
+		"Ours is the CPU engine's device buffers (gathered rows, gradient sums, indices, one chunk's working set) against Go's heap allocation counter: it checks that the formula counts every buffer the engine allocates at its size. It cannot see a GPU allocator's caching and fragmentation; the GPU check (driver free-memory readings) is not part of this experiment.",
 		"Batch time includes the allocation-counter collections (one per micro-batch boundary); the micro-batched batch does the same arithmetic, so its time grows only by gathering duplicated rows and by those collections.",
 	}
 	return r, nil
