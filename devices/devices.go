@@ -455,6 +455,9 @@ func decodeValue(n *yaml.Node, v reflect.Value, path string) error {
 		v.SetZero()
 		return nil
 	}
+	if v.Kind() == reflect.Map && v.Type().Key().Kind() == reflect.String {
+		return decodeMap(n, v, path)
+	}
 	var err error
 	switch p := v.Addr().Interface().(type) {
 	case yaml.Unmarshaler:
@@ -480,6 +483,30 @@ func decodeValue(n *yaml.Node, v reflect.Value, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	return nil
+}
+
+// decodeMap decodes a mapping of names to values into the map v (a
+// name given twice is an error), each value as its field path
+// path.name.
+func decodeMap(n *yaml.Node, v reflect.Value, path string) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: want a mapping of names to values", path)
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name := n.Content[i].Value
+		key := reflect.ValueOf(name).Convert(v.Type().Key())
+		if m.MapIndex(key).IsValid() {
+			return fmt.Errorf("%s.%s: given twice", path, name)
+		}
+		e := reflect.New(v.Type().Elem()).Elem()
+		if err := decodeValue(n.Content[i+1], e, path+"."+name); err != nil {
+			return err
+		}
+		m.SetMapIndex(key, e)
+	}
+	v.Set(m)
 	return nil
 }
 

@@ -149,7 +149,7 @@ cpu:
 	predict := func(extra string) map[string]Result {
 		path := filepath.Join(t.TempDir(), "p.yaml")
 		require.NoError(t, os.WriteFile(path, []byte(base+extra), 0o644))
-		out, err := Request{System: "realrun", Device: path, Dataset: "freebase86m", Scale: 0.005, Dim: 128, P: 8, C: 3, Orderings: "beta,hilbert"}.Predict()
+		out, err := Request{System: "realrun", Device: path, Dataset: "fb15k", Model: "dot", Dim: 128, P: 8, C: 3, Orderings: "beta,hilbert"}.Predict()
 		require.NoError(t, err)
 		res := map[string]Result{}
 		for _, r := range out.Results {
