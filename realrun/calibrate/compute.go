@@ -148,23 +148,34 @@ func graphBench(st *store.Store, h realrun.Hyper, seed int64) (*computeBench, er
 			return nil, fmt.Errorf("calibrate on the graph: %w", err)
 		}
 	}
-	b.eng = cpu.New(h, st, deg, seed)
-	if st.M.Typed() {
-		if b.res, err = st.NewResidentBuffer(); err != nil {
-			b.close()
-			return nil, err
-		}
-		if _, err := st.ReadResident(b.res); err != nil {
-			b.close()
-			return nil, fmt.Errorf("calibrate on the graph: %w", err)
-		}
-		b.eng.SetResident(b.res)
+	if err := b.newEngine(st, h, deg, seed); err != nil {
+		return nil, fmt.Errorf("calibrate on the graph: %w", err)
 	}
 	b.on = fmt.Sprintf("the graph's own buckets (%d,%d) and (%d,%d), %d edges, on partitions of %d rows from %s", i, j, j, i, n, st.M.Rows, st.Dir)
 	if i == j {
 		b.on = fmt.Sprintf("the graph's own bucket (0,0), %d edges, on its partition of %d rows from %s", n, st.M.Rows, st.Dir)
 	}
 	return b, nil
+}
+
+// newEngine gives the bench its CPU engine on st's graph, with a typed
+// graph's resident table read from the work directory; on an error the
+// bench is closed.
+func (b *computeBench) newEngine(st *store.Store, h realrun.Hyper, deg []int32, seed int64) error {
+	b.eng = cpu.New(h, st, deg, seed)
+	if !st.M.Typed() {
+		return nil
+	}
+	var err error
+	if b.res, err = st.NewResidentBuffer(); err == nil {
+		_, err = st.ReadResident(b.res)
+	}
+	if err != nil {
+		b.close()
+		return err
+	}
+	b.eng.SetResident(b.res)
+	return nil
 }
 
 // benchPair chooses the partitions a graph bench trains: a seeded pair
@@ -310,17 +321,8 @@ func planBench(st *store.Store, h realrun.Hyper, plan *orderings.Plan, seed int6
 		}
 		b.pb.slots = append(b.pb.slots, buf)
 	}
-	b.eng = cpu.New(h, st, deg, seed)
-	if st.M.Typed() {
-		if b.res, err = st.NewResidentBuffer(); err != nil {
-			b.close()
-			return nil, err
-		}
-		if _, err := st.ReadResident(b.res); err != nil {
-			b.close()
-			return nil, fmt.Errorf("calibrate on %s's buckets: %w", plan.Ordering, err)
-		}
-		b.eng.SetResident(b.res)
+	if err := b.newEngine(st, h, deg, seed); err != nil {
+		return nil, fmt.Errorf("calibrate on %s's buckets: %w", plan.Ordering, err)
 	}
 	b.on = fmt.Sprintf("%s's bucket sequence (p=%d, c=%d) on partitions of %d rows from %s", plan.Ordering, plan.P, plan.C, st.M.Rows, st.Dir)
 	return b, nil
