@@ -1,10 +1,13 @@
 package dist
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -22,7 +25,29 @@ type Server struct {
 // StartServer starts an embedded etcd with its data in dir, serving
 // clients on host:port (port 0: a free one) and peers on a free port of
 // 127.0.0.1. Restarting it on the same dir and address keeps its data.
+// A port it chose that another process takes before etcd binds it is
+// chosen again (up to startTries times).
 func StartServer(dir, host string, port int) (*Server, error) {
+	var err error
+	for try := 0; try < startTries; try++ {
+		var srv *Server
+		if srv, err = startServer(dir, host, port); err == nil || !addrInUse(err) {
+			return srv, err
+		}
+	}
+	return nil, err
+}
+
+// startTries is how often StartServer chooses free ports before it gives
+// up on a machine whose ports keep being taken.
+const startTries = 5
+
+// addrInUse reports whether err is a listen on an address in use.
+func addrInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+}
+
+func startServer(dir, host string, port int) (*Server, error) {
 	if port == 0 {
 		var err error
 		if port, err = freePort(host); err != nil {
