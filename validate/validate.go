@@ -583,11 +583,16 @@ func compareEach(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof
 // are the GPU's).
 func engineNote(cmp Comparison, prof devices.Profile, h realrun.Hyper) string {
 	d := cmp.Decomposed
-	tc, ok := prof.CPU.Train.For(string(h.Model))
+	own, scaled := prof.ForOrdering(cmp.Ordering, string(h.Model))
+	tc, ok := own.CPU.Train.For(string(h.Model))
 	if d == nil || d.EngineRatio <= 0 || !ok || tc.Edges <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s: predicted with the profile's engine rate, %.0fk edges/s; the run's compute took %.1f s against %.1f s predicted: it trained at %.2f× that rate",
+	which := "the profile's engine rate"
+	if scaled {
+		which = "the engine's rate on its own bucket sequence"
+	}
+	return fmt.Sprintf("%s: predicted with "+which+", %.0fk edges/s; the run's compute took %.1f s against %.1f s predicted: it trained at %.2f× that rate",
 		cmp.Ordering, float64(tc.Edges)/1e3, cmp.Measured.ComputeSeconds, cmp.Predicted.ComputeSeconds, d.EngineRatio)
 }
 
@@ -637,11 +642,13 @@ func calibrated(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, eng E
 		if err := cal.AddOrderings(st, h, plans, filepath.Dir(st.Dir)); err != nil {
 			return devices.Profile{}, err
 		}
+	}
+	prof := cal.Profile
+	defer func() {
 		if line := OrderingsLine(cal); line != "" {
 			fmt.Fprintln(log, line)
 		}
-	}
-	prof := cal.Profile
+	}()
 	if eng.Name == "cuda" {
 		g, err := calibrate.CalibrateGPU(st.M.PartitionBytes, h, st.M.Rows, st.M.MeanBucket())
 		if err != nil {
@@ -653,8 +660,12 @@ func calibrated(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, eng E
 		fmt.Fprintf(log, "calibrated %s: H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s (--buffer gpu) and %.2fM (--buffer host) at the run's shape, buckets of %d edges\n", g.Name, g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.HostEdgesPerSecond/1e6, g.BucketEdges)
 	}
 	itf := prof.CPU.Interference
-	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s%s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s (%s); training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
-		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), heldNote(prof.Disk), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), FLOPSNote(cal), 100*itf.Compute, 100*itf.IO)
+	itfOn := ""
+	if cal.InterferenceOn != "" {
+		itfOn = " (training " + cal.InterferenceOn + ")"
+	}
+	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s%s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s (%s); training %.0f%% slower while I/O runs%s, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
+		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), heldNote(prof.Disk), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), FLOPSNote(cal), 100*itf.Compute, itfOn, 100*itf.IO)
 	return prof, nil
 }
 
