@@ -162,6 +162,11 @@ type Coord struct {
 	stopKA context.CancelFunc
 	// OpTimeout bounds every etcd operation.
 	OpTimeout time.Duration
+	// held is the buckets this handle knows it holds (Acquire's answers
+	// it received, less those it committed), so that an Acquire whose
+	// answer was lost with an etcd member is recognised when asked
+	// again. Only the trainer's loop calls Acquire and Commit.
+	held map[int]bool
 }
 
 // Connect opens a client of the etcd at endpoints, without TLS or
@@ -362,6 +367,18 @@ func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings
 				changed = true
 			}
 		}
+		// A bucket the state gives this session that this handle does
+		// not know of was acquired by an earlier call whose answer was
+		// lost (an etcd member gone between the commit and the reply):
+		// it is this call's answer. Asking for another would leave it
+		// held by a live trainer that never trains it, and the epoch
+		// would never end.
+		for i, h := range s.Lock.Holder {
+			if h == c.session() && !c.held[i] {
+				b, ok = orderings.Bucket{Src: i / s.Lock.P, Dst: i % s.Lock.P}, true
+				return changed, nil
+			}
+		}
 		if s.Held() || s.Pause {
 			return changed, nil // the launcher has the epoch, or checkpoints inside it
 		}
@@ -372,6 +389,12 @@ func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings
 		b, ok = s.Lock.Acquire(c.session(), last)
 		return ok || changed, nil
 	})
+	if err == nil && ok {
+		if c.held == nil {
+			c.held = map[int]bool{}
+		}
+		c.held[b.Src*st.Lock.P+b.Dst] = true
+	}
 	return b, ok, st, err
 }
 
@@ -379,9 +402,13 @@ func (c *Coord) Acquire(ctx context.Context, last orderings.Bucket) (b orderings
 // trainer wrote for bucket b and releases b, in one transaction: a
 // partition is in the store before its lock is released.
 func (c *Coord) Commit(ctx context.Context, b orderings.Bucket, versions map[int]int, files map[int]string, sums map[int]uint64) error {
+	var i int
 	_, err := c.update(ctx, func(s *RunState, _ map[int]bool) (bool, error) {
-		i := b.Src*s.Lock.P + b.Dst
+		i = b.Src*s.Lock.P + b.Dst
 		if s.Lock.Holder[i] != c.session() {
+			if committed(*s, versions, files) {
+				return false, nil // an earlier try landed; its answer was lost
+			}
 			return false, fmt.Errorf("%v: %w", b, ErrLostBucket)
 		}
 		for p, v := range versions {
@@ -395,7 +422,25 @@ func (c *Coord) Commit(ctx context.Context, b orderings.Bucket, versions map[int
 		}
 		return true, nil
 	})
+	if err == nil || errors.Is(err, ErrLostBucket) {
+		delete(c.held, i)
+	}
 	return err
+}
+
+// committed reports whether the state already holds every partition
+// version of a commit (its files are named for the trainer's lease and
+// the version, so no other commit writes the same names).
+func committed(s RunState, versions map[int]int, files map[int]string) bool {
+	if len(versions) == 0 {
+		return false
+	}
+	for p, v := range versions {
+		if p < 0 || p >= len(s.Versions) || s.Versions[p] != v || s.Files[p] != files[p] {
+			return false
+		}
+	}
+	return true
 }
 
 // Release ends the launcher's hold on a run held after an epoch (Held):

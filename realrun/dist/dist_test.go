@@ -82,6 +82,47 @@ func TestCoordinator(t *testing.T) {
 	assert.ErrorIs(t, c0.Commit(ctx, b(0, 1), nil, nil, nil), ErrLostBucket)
 }
 
+// An etcd member lost between a transaction's commit and its reply
+// leaves the trainer with an error for a change that landed. Asked again,
+// Acquire hands back the bucket the lost answer gave (asking for another
+// would leave that one held by a live trainer forever, and the epoch would
+// never end), and Commit reports success for the versions already in the
+// state rather than a lost bucket.
+func TestCoordAnswerLost(t *testing.T) {
+	_, cli := server(t)
+	ctx := context.Background()
+	require.NoError(t, Init(ctx, cli, "/t", Config{Epochs: 1}, 2, make([]uint64, 2)))
+	c0, err := Join(ctx, cli, "/t", 0, 5*time.Second)
+	require.NoError(t, err)
+	c1, err := Join(ctx, cli, "/t", 1, 5*time.Second)
+	require.NoError(t, err)
+
+	got, ok, _, err := c0.Acquire(ctx, lockserver.None)
+	require.NoError(t, err)
+	require.True(t, ok)
+	c0.held = nil // the reply never reached the trainer
+	again, ok, s, err := c0.Acquire(ctx, lockserver.None)
+	require.NoError(t, err)
+	require.True(t, ok, "the bucket the lost answer gave")
+	assert.Equal(t, got, again)
+	assert.Equal(t, 1, s.Lock.Active(), "still one bucket held, not two")
+
+	i := got.Src*2 + got.Dst
+	versions, files, sums := map[int]int{got.Src: 1}, map[int]string{got.Src: c0.Tag(1)}, map[int]uint64{got.Src: 9}
+	require.NoError(t, c0.Commit(ctx, got, versions, files, sums))
+	_, rev, err := c0.State(ctx)
+	require.NoError(t, err)
+	c0.held = map[int]bool{i: true} // the commit's reply lost: the trainer tries again
+	assert.NoError(t, c0.Commit(ctx, got, versions, files, sums), "the versions are in the state: the commit landed")
+	_, rev2, err := c0.State(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, rev, rev2, "the state not written again")
+	assert.ErrorIs(t, c1.Commit(ctx, got, map[int]int{got.Src: 1}, map[int]string{got.Src: c1.Tag(1)}, sums), ErrLostBucket,
+		"another trainer's files for the same version are not this commit")
+	assert.ErrorIs(t, c0.Commit(ctx, got, map[int]int{got.Src: 2}, map[int]string{got.Src: c0.Tag(2)}, sums), ErrLostBucket,
+		"versions the state does not hold: the bucket is not this trainer's")
+}
+
 func TestRelationsAdd(t *testing.T) {
 	_, cli := server(t)
 	ctx := context.Background()
