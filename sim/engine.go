@@ -185,22 +185,34 @@ type engine struct {
 	readTrack, writeTrack string
 }
 
+// diskSharing is how a profile's disk shares itself between reads and
+// writes: its rates alone, the combined rate and read share, the kernel's
+// limit, and whether a transfer keeps its shared rate.
+func diskSharing(d devices.Disk) Sharing {
+	s := Sharing{ReadBW: float64(d.Read), WriteBW: float64(d.Write), FullDuplex: d.FullDuplex,
+		Combined: float64(d.Combined), ReadShare: d.ReadShare}
+	s.Limit, s.Slice = d.Throttle.Limits()
+	// Under a kernel limit the slices pace the transfers (the validation
+	// under one holds without keeping the shared rate).
+	s.KeepPace = d.KeepSharedRate && s.Limit == [2]float64{}
+	return s
+}
+
 func newEngine(cfg Config) *engine {
 	e := &engine{cfg: cfg, waitStart: -1}
 	e.cpu = NewServer(&e.k, "cpu")
 	e.gpu = NewServer(&e.k, "gpu")
 	prof := cfg.Profile
 	lat := time2s(prof.Disk.Latency)
-	disk := Sharing{FullDuplex: prof.Disk.FullDuplex, Combined: float64(prof.Disk.Combined), ReadShare: prof.Disk.ReadShare}
+	disk := diskSharing(prof.Disk)
 	switch cfg.System.IO {
 	case DiskPath:
-		disk.ReadBW, disk.WriteBW = float64(prof.Disk.Read), float64(prof.Disk.Write)
-		disk.Limit, disk.Slice = prof.Disk.Throttle.Limits()
 		e.read = NewLink(&e.k, "disk", lat, disk)
 		e.write = e.read
 		e.readTrack, e.writeTrack = report.DiskRead, report.DiskWrite
 	case SSDToGPUPath:
 		disk.ReadBW, disk.WriteBW = float64(prof.SSDToGPU.Read), float64(prof.SSDToGPU.Write)
+		disk.Limit, disk.Slice = [2]float64{}, 0 // the kernel's limit is the disk's, not the path's
 		e.read = NewLink(&e.k, report.SSDGPU, lat, disk)
 		e.write = e.read
 		e.readTrack, e.writeTrack = report.SSDGPU, report.SSDGPU

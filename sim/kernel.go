@@ -134,6 +134,11 @@ type Sharing struct {
 	// ReadShare is the share of Combined reads get when both run (0: a
 	// fair half); what either direction cannot use goes to the other.
 	ReadShare float64
+	// KeepPace: a transfer that has moved beside the other direction
+	// keeps that rate (its share then) to its end when the other
+	// direction's transfers are done, rather than speeding up to its
+	// direction's rate alone (devices.Disk.KeepSharedRate).
+	KeepPace bool
 	// Limit, by direction (Read, Write), when positive, holds the
 	// direction's sustained rate below the link's own as Linux
 	// blk-throttle holds a cgroup's disk I/O (devices.Throttle): the
@@ -234,6 +239,9 @@ type flow struct {
 	bytes float64
 	dir   Dir
 	rate  float64
+	// paced is the rate (unscaled) the flow had while both directions
+	// moved, for Sharing.KeepPace; 0 until then.
+	paced float64
 	done  func()
 }
 
@@ -380,8 +388,16 @@ func (l *Link) reschedule() {
 			next = math.Min(next, left[d]/rate[d])
 		}
 	}
+	both := n[Read] > 0 && !spent[Read] && n[Write] > 0 && !spent[Write]
 	for _, f := range l.flows {
 		f.rate = rate[f.dir] / float64(n[f.dir])
+		if l.share.KeepPace && !l.share.FullDuplex {
+			if both {
+				f.paced = f.rate / l.scale
+			} else if f.paced > 0 {
+				f.rate = math.Min(f.rate, f.paced*l.scale)
+			}
+		}
 		if f.rate > 0 {
 			next = math.Min(next, math.Max(f.left, 0)/f.rate)
 		}

@@ -72,6 +72,14 @@ func TestLinkReadWriteSharing(t *testing.T) {
 		// Reads favoured beyond what the write can spare: it still gets
 		// Combined − ReadBW = 100 (reads capped at their own 300).
 		{"read share capped", Sharing{ReadBW: 300, WriteBW: 200, Combined: 400, ReadShare: 0.9}, 1, 1.5},
+		// Keeping the shared rate: the write moved at 100 beside the read
+		// and goes on at 100 after it, done at 2 s, not at 200 (1.5 s).
+		{"read share, keeping the pace", Sharing{ReadBW: 300, WriteBW: 200, Combined: 400, ReadShare: 0.75, KeepPace: true}, 1, 2},
+		// The fair split: the write is done first at 1 s; the read keeps
+		// its 200 for its last 100 bytes (1.5 s, not 1 + 1/3).
+		{"combined, keeping the pace", Sharing{ReadBW: 300, WriteBW: 200, Combined: 400, KeepPace: true}, 1.5, 1},
+		// Full duplex never shares: nothing to keep.
+		{"duplex, keeping the pace", Sharing{ReadBW: 300, WriteBW: 200, FullDuplex: true, KeepPace: true}, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +93,21 @@ func TestLinkReadWriteSharing(t *testing.T) {
 			assert.InDelta(t, tt.wrte, w, 1e-9)
 		})
 	}
+}
+
+// A transfer that never ran beside the other direction moves at its own
+// rate under KeepPace: only the shared part of a pair is held.
+func TestLinkKeepPaceAlone(t *testing.T) {
+	var k Kernel
+	l := NewLink(&k, "disk", 0, Sharing{ReadBW: 300, WriteBW: 200, Combined: 400, ReadShare: 0.75, KeepPace: true})
+	var r, w float64
+	l.Transfer(300, Read, func() {
+		r = k.Now()
+		l.Transfer(200, Write, func() { w = k.Now() })
+	})
+	k.Run()
+	assert.InDelta(t, 1, r, 1e-9)
+	assert.InDelta(t, 2, w, 1e-9, "the write after the read: 200 bytes alone at 200")
 }
 
 func TestLinkThrottleSlices(t *testing.T) {

@@ -419,10 +419,7 @@ func (s *pbgSim) pass(first bool, chunk int) (*pbgPass, error) {
 	ps := &pbgPass{s: s, chunk: chunk, trained: make([]bool, cfg.P*cfg.P)}
 	prof := cfg.Profile
 	if cfg.Machines == 1 && cfg.Engine == nil {
-		disk := Sharing{FullDuplex: prof.Disk.FullDuplex, Combined: float64(prof.Disk.Combined), ReadShare: prof.Disk.ReadShare,
-			ReadBW: float64(prof.Disk.Read), WriteBW: float64(prof.Disk.Write)}
-		disk.Limit, disk.Slice = prof.Disk.Throttle.Limits()
-		ps.disk = NewLink(&ps.k, "disk", time2s(prof.Disk.Latency), disk)
+		ps.disk = NewLink(&ps.k, "disk", time2s(prof.Disk.Latency), diskSharing(prof.Disk))
 		order := s.order
 		if cfg.P == 1 {
 			order = []orderings.Bucket{{Src: 0, Dst: 0}}

@@ -202,10 +202,15 @@ func (c Calibration) PairedNote() string {
 // (diskSharing).
 func (c Calibration) Disk() devices.Disk {
 	combined, share, shared := diskSharing(c)
+	// The paired rates are each transfer's bytes over its whole time in a
+	// pair, its part after the other had ended included: the model moves
+	// a pair as measured only if a transfer keeps that rate to its end.
+	paired := c.Paired != nil && c.Paired.ReadBW > 0 && c.Paired.WriteBW > 0
 	return c.Limit.Hold(devices.Disk{
 		Read: devices.Bandwidth(c.ReadBW), Write: devices.Bandwidth(c.WriteBW),
 		Latency:    devices.Duration(time.Duration(c.LatencySeconds * 1e9)),
 		FullDuplex: !shared, Combined: devices.Bandwidth(combined), ReadShare: share,
+		KeepSharedRate: shared && paired,
 	})
 }
 
