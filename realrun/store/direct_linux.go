@@ -33,6 +33,13 @@ func openDirect(path string, flag int) (*os.File, error) {
 	return f, err
 }
 
+// soleName reports whether fi is a regular file that no other name links
+// (no checkpoint holds it).
+func soleName(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Mode().IsRegular() && st.Nlink == 1
+}
+
 // FreeBytes is the space left to unprivileged writers on dir's file
 // system (-1: unknown).
 func FreeBytes(dir string) int64 {

@@ -23,6 +23,10 @@ func openDirect(path string, flag int) (*os.File, error) {
 	return os.OpenFile(path, flag, 0o644)
 }
 
+// soleName is false here: the link count is not known, so a partition
+// file is always replaced, never overwritten.
+func soleName(os.FileInfo) bool { return false }
+
 // FreeBytes is unknown (-1) on this platform.
 func FreeBytes(string) int64 { return -1 }
 

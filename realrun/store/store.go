@@ -310,9 +310,10 @@ func (s *Store) WritePartition(i int, buf *Buffer) (int64, error) {
 	return WritePartitionIn(s.CurrentDir(), i, buf)
 }
 
-// WritePartitionIn writes buf to partition i's file in directory dir. The
-// file is replaced, never written in place: a checkpoint that links the
-// previous file keeps it.
+// WritePartitionIn writes buf to partition i's file in directory dir. A
+// file that a checkpoint links is replaced, never written in place, so
+// the checkpoint keeps it; one that no other name links is overwritten
+// (overwrite).
 func WritePartitionIn(dir string, i int, buf *Buffer) (int64, error) {
 	return writeDirect(PartitionIn(dir, i), buf.b)
 }

@@ -244,3 +244,74 @@ func BenchmarkChecksum(b *testing.B) {
 		Checksum(buf)
 	}
 }
+
+// A partition file that no checkpoint links is overwritten in place (the
+// same file, the new bytes); one a checkpoint links is replaced, and the
+// checkpoint keeps the old bytes; a file of another size is replaced.
+func TestWritePartitionOverwrite(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("link counts are read on Linux only; elsewhere every write replaces")
+	}
+	st := &Store{M: Manifest{PartitionBytes: 2 * Align}}
+	fill := func(v byte) *Buffer {
+		b, err := st.NewBuffer()
+		require.NoError(t, err)
+		t.Cleanup(func() { b.Free() })
+		for i := range b.Bytes() {
+			b.Bytes()[i] = v
+		}
+		return b
+	}
+	dir, kept := t.TempDir(), t.TempDir()
+	path := PartitionIn(dir, 0)
+	stat := func(p string) os.FileInfo {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		return fi
+	}
+	content := func(p string) byte {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Len(t, b, 2*Align)
+		return b[len(b)-1]
+	}
+
+	n, err := WritePartitionIn(dir, 0, fill(1))
+	require.NoError(t, err)
+	assert.EqualValues(t, 2*Align, n)
+	// An open handle on the file sees what is written over it; a file
+	// replaced leaves the handle on the old bytes (and, open, its inode
+	// number cannot be reused by the new file).
+	held := func() (last func() byte) {
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		return func() byte {
+			b := make([]byte, 1)
+			_, err := f.ReadAt(b, 2*Align-1)
+			require.NoError(t, err)
+			return b[0]
+		}
+	}
+	old := held()
+	first := stat(path)
+	_, err = WritePartitionIn(dir, 0, fill(2))
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, old(), "no other name: overwritten in place")
+	assert.True(t, os.SameFile(first, stat(path)))
+	assert.EqualValues(t, 2, content(path))
+
+	require.NoError(t, Link(dir, kept, 0))
+	old = held()
+	_, err = WritePartitionIn(dir, 0, fill(3))
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, old(), "linked by a checkpoint: replaced")
+	assert.False(t, os.SameFile(first, stat(path)))
+	assert.EqualValues(t, 3, content(path))
+	assert.EqualValues(t, 2, content(PartitionIn(kept, 0)), "the checkpoint keeps its bytes")
+
+	require.NoError(t, os.WriteFile(path, []byte("short"), 0o644))
+	_, err = WritePartitionIn(dir, 0, fill(4))
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, content(path), "a file of another size: replaced")
+}
