@@ -283,3 +283,43 @@ func ReadJSON(r io.Reader) (*Plan, error) {
 	}
 	return &pl, nil
 }
+
+// Prefix is the Plan's first k buckets as a Plan of its own: the loads
+// they need, exactly as the whole Plan issues them, and the partitions
+// left resident after bucket k−1, flushed at its end. It is not a whole
+// epoch (Validate refuses it): it is what the engine executes first, for
+// a probe that runs the beginning of an epoch. k is held to [1, p²].
+func (pl *Plan) Prefix(k int) *Plan {
+	k = min(max(k, 1), len(pl.Buckets))
+	out := &Plan{Ordering: pl.Ordering, Policy: pl.Policy, Seed: pl.Seed, P: pl.P, C: pl.C, Buckets: pl.Buckets[:k:k]}
+	slots := make([]int, pl.C)
+	for i := range slots {
+		slots[i] = None
+	}
+	for _, l := range pl.Loads {
+		if l.NeededAt >= k {
+			break
+		}
+		out.Loads = append(out.Loads, l)
+		if l.Slot >= 0 && l.Slot < len(slots) {
+			slots[l.Slot] = l.Partition
+		}
+		out.Counts.Loads++
+		if l.Evicts != None {
+			out.Counts.Writes++
+		}
+		if l.Swap {
+			out.Counts.Swaps++
+			if l.Window() > 0 {
+				out.Counts.PrefetchableSwaps++
+			}
+		}
+	}
+	out.FinalResident = slots
+	for _, x := range slots {
+		if x != None {
+			out.Counts.FinalWrites++
+		}
+	}
+	return out
+}
