@@ -112,6 +112,11 @@ type EpochOptions struct {
 	Stop <-chan struct{}
 	// From is where the epoch resumes (Resume returns it; nil: its start).
 	From *Position
+	// Uncommitted leaves the epoch's checkpoint uncommitted and removes
+	// what it wrote (Store.Tidy): the work directory keeps its current
+	// checkpoint. A probe of the engine and the disk (a Plan's Prefix),
+	// not training.
+	Uncommitted bool
 }
 
 // StopError is returned when a run was stopped (EpochOptions.Stop): its
@@ -182,7 +187,11 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	// The epoch ends when the last partition is written; committing the
 	// checkpoint (syncs and the pointer flip) is timed on its own.
 	total := r.bm.since()
-	if err := r.commit(); err != nil {
+	if opt.Uncommitted {
+		if err := st.Tidy(); err != nil {
+			return Epoch{}, err
+		}
+	} else if err := r.commit(); err != nil {
 		return Epoch{}, err
 	}
 	commit := r.bm.since() - total
