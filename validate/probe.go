@@ -1,0 +1,191 @@
+package validate
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/store"
+)
+
+// DefaultProbeFraction is the share of each Plan's buckets a probe runs
+// when ProbeOptions.Fraction is zero.
+const DefaultProbeFraction = 0.2
+
+// ProbeOptions say how Probe runs: the share of each Plan's buckets
+// (Fraction, 0: DefaultProbeFraction), the seed and prefetch of the runs.
+type ProbeOptions struct {
+	Fraction float64
+	Seed     int64
+	Prefetch bool
+}
+
+// ProbeRun is one ordering's probe: the first Buckets of its Plan run by
+// the engine and predicted on the calibrated profile, and how much faster
+// the run's reads, writes and training moved than the prediction's
+// (Decomposition's ratios, over the probe).
+type ProbeRun struct {
+	Ordering         string  `json:"ordering"`
+	Buckets          int     `json:"buckets"`
+	Of               int     `json:"of_buckets"`
+	Seconds          float64 `json:"seconds"`
+	PredictedSeconds float64 `json:"predicted_seconds"`
+	ReadRatio        float64 `json:"read_rate_ratio"`
+	WriteRatio       float64 `json:"write_rate_ratio"`
+	EngineRatio      float64 `json:"engine_rate_ratio"`
+}
+
+// ProbeResult is what Probe measured and applied: every ordering's probe,
+// the read and write ratios applied to the disk (the probes' medians), and
+// how long the probes took.
+type ProbeResult struct {
+	Runs       []ProbeRun `json:"runs"`
+	ReadRatio  float64    `json:"read_rate_ratio"`
+	WriteRatio float64    `json:"write_rate_ratio"`
+	Seconds    float64    `json:"seconds"`
+}
+
+// Probe measures the devices as the engine drives them: it runs the first
+// buckets of each of plans (Plan.Prefix, a share opt.Fraction of each) with
+// the CPU engine on st's work directory, without committing them (the work
+// directory keeps its checkpoint), predicts the same prefix on prof, and
+// returns prof with the disk's read and write rates scaled by the median
+// of the probes' transfer-rate ratios (run over predicted) and each
+// ordering's engine rate (cpu.train.<model>.orderings) by its own probe's
+// compute ratio (scaleOrderings). The spread of the disk's rates is widened to hold every
+// probe's rate, so that a prediction's range says how far the orderings'
+// probes disagreed. A profile whose disk a kernel limit holds is not for
+// probing: the limit, not the device, sets the rate.
+func Probe(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, opt ProbeOptions) (devices.Profile, ProbeResult, error) {
+	var res ProbeResult
+	if len(plans) == 0 {
+		return prof, res, nil
+	}
+	frac := opt.Fraction
+	if frac == 0 {
+		frac = DefaultProbeFraction
+	}
+	if !(frac > 0 && frac <= 1) {
+		return prof, res, fmt.Errorf("probe: the share of a Plan's buckets is %g, want (0, 1]", frac)
+	}
+	deg, err := st.Degrees()
+	if err != nil {
+		return prof, res, fmt.Errorf("probe: %w", err)
+	}
+	t0 := time.Now()
+	var readBytes, writeBytes int64
+	engine := map[string]float64{}
+	for _, pl := range plans {
+		pre := pl.Prefix(int(math.Ceil(frac * float64(len(pl.Buckets)))))
+		eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: h, Store: st, Degrees: deg, Seed: opt.Seed, C: pl.C})
+		if err != nil {
+			return prof, res, fmt.Errorf("probe %s: %w", pl.Ordering, err)
+		}
+		ep, err := realrun.RunEpoch(st, pre, eng, realrun.EpochOptions{Prefetch: opt.Prefetch, Seed: opt.Seed, Epoch: st.Current + 1, Uncommitted: true})
+		if err != nil {
+			return prof, res, fmt.Errorf("probe %s: %w", pl.Ordering, err)
+		}
+		pred, err := predict(st, pre, h, Engine{}, opt.Prefetch, prof, false)
+		if err != nil {
+			return prof, res, fmt.Errorf("probe %s: %w", pl.Ordering, err)
+		}
+		m := ep.Report
+		run := ProbeRun{Ordering: pl.Ordering, Buckets: len(pre.Buckets), Of: len(pl.Buckets), Seconds: m.EpochSeconds, PredictedSeconds: pred.EpochSeconds}
+		run.ReadRatio, run.WriteRatio = transferRatios(m, pred, prof.CPU.Checksum)
+		if m.ComputeSeconds > 0 && pred.ComputeSeconds > 0 {
+			run.EngineRatio = pred.ComputeSeconds / m.ComputeSeconds
+			engine[pl.Ordering] = run.EngineRatio
+		}
+		readBytes += m.ReadBytes
+		writeBytes += m.WriteBytes
+		res.Runs = append(res.Runs, run)
+	}
+	res.Seconds = time.Since(t0).Seconds()
+	reads := ratiosOf(res.Runs, func(r ProbeRun) float64 { return r.ReadRatio })
+	writes := ratiosOf(res.Runs, func(r ProbeRun) float64 { return r.WriteRatio })
+	res.ReadRatio, res.WriteRatio = medianOf(reads), medianOf(writes)
+	out := prof
+	out.Disk = scaleDisk(prof.Disk, res.ReadRatio, res.WriteRatio, readBytes, writeBytes)
+	out = scaleOrderings(out, h, engine)
+	out = out.CarrySpread(prof)
+	widen := func(key string, base float64, ratios []float64) error {
+		if base <= 0 || len(ratios) == 0 {
+			return nil
+		}
+		lo, hi := base*slices.Min(ratios), base*slices.Max(ratios)
+		if r, ok := out.Spread.Of(key); ok {
+			lo, hi = min(lo, r.Low), max(hi, r.High)
+		}
+		return out.SetSpread(key, lo, hi)
+	}
+	if err := widen("disk.read", float64(prof.Disk.Read), reads); err != nil {
+		return prof, res, fmt.Errorf("probe: %w", err)
+	}
+	if err := widen("disk.write", float64(prof.Disk.Write), writes); err != nil {
+		return prof, res, fmt.Errorf("probe: %w", err)
+	}
+	if err := out.Validate(); err != nil {
+		return prof, res, fmt.Errorf("probe: the profile as probed: %w", err)
+	}
+	return out, res, nil
+}
+
+// scaleOrderings is prof with the engine's rate on each ordering of
+// ratios (cpu.train.<model>.orderings, the model's own rate where the
+// ordering has none yet) that many times as fast. A cost that is not an
+// edge rate alone (a preset's row bandwidth and FLOP rate) has no rates
+// per ordering: every compute rate is scaled by the ratios' median.
+func scaleOrderings(prof devices.Profile, h realrun.Hyper, ratios map[string]float64) devices.Profile {
+	if len(ratios) == 0 {
+		return prof
+	}
+	tc, ok := prof.CPU.Train.For(string(h.Model))
+	if !ok || !tc.Folded() {
+		return scaleCompute(prof, medianOf(slices.Collect(maps.Values(ratios))))
+	}
+	was := tc.Orderings
+	tc.Orderings = map[string]devices.EdgeRate{}
+	for name, r := range was {
+		tc.Orderings[name] = r
+	}
+	for name, ratio := range ratios {
+		r, ok := tc.Orderings[name]
+		if !ok || r <= 0 {
+			r = tc.Edges
+		}
+		tc.Orderings[name] = devices.EdgeRate(float64(r) * ratio)
+	}
+	prof.CPU.Train.Set(string(h.Model), tc)
+	return prof
+}
+
+// ratiosOf are the positive values of f over runs.
+func ratiosOf(runs []ProbeRun, f func(ProbeRun) float64) []float64 {
+	var out []float64
+	for _, r := range runs {
+		if v := f(r); v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// medianOf is the median of x (the mean of the middle two for an even
+// count); 0 for none.
+func medianOf(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

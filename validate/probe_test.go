@@ -1,0 +1,83 @@
+package validate
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/orderings"
+)
+
+// TestProbe: the probes run the first buckets of each Plan for real,
+// leave the work directory's checkpoint as it was, and give the profile
+// the disk and engine as they ran: a placeholder disk of 1 B/s comes back
+// at the rates the probes moved, its spread holding every probe's rate.
+func TestProbe(t *testing.T) {
+	st, h, prof := placeholder(t)
+	prof.CPU.Checksum = 10e9 // a load's time less its checksum is its transfer
+	plans, _, err := orderings.Select([]string{"beta", "hilbert"}, 4, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	sums, err := st.PartitionSums(st.CurrentDir())
+	require.NoError(t, err)
+	entries := func() []string {
+		es, err := os.ReadDir(st.Dir)
+		require.NoError(t, err)
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	before, current := entries(), st.Current
+
+	got, res, err := Probe(st, plans, h, prof, ProbeOptions{Fraction: 0.25, Seed: 1, Prefetch: true})
+	require.NoError(t, err)
+
+	assert.Equal(t, current, st.Current, "the checkpoint is not moved")
+	assert.Equal(t, before, entries(), "nothing of the probes is left")
+	after, err := st.PartitionSums(st.CurrentDir())
+	require.NoError(t, err)
+	assert.Equal(t, sums, after, "the partitions are as they were")
+
+	require.Len(t, res.Runs, 2)
+	for _, r := range res.Runs {
+		assert.Equal(t, 4, r.Buckets, "a quarter of 16 buckets")
+		assert.Equal(t, 16, r.Of)
+		assert.Greater(t, r.ReadRatio, 1e3, "%s: a real disk beats 1 B/s", r.Ordering)
+		assert.Greater(t, r.WriteRatio, 1e3, "%s: a real disk beats 1 B/s", r.Ordering)
+		assert.Positive(t, r.EngineRatio)
+		assert.Greater(t, r.PredictedSeconds, 1e3, "predicted on the placeholder")
+	}
+	assert.InDelta(t, res.ReadRatio, float64(got.Disk.Read)/float64(prof.Disk.Read), 1e-6*res.ReadRatio)
+	assert.InDelta(t, res.WriteRatio, float64(got.Disk.Write)/float64(prof.Disk.Write), 1e-6*res.WriteRatio)
+	rd, ok := got.Spread.Of("disk.read")
+	require.True(t, ok)
+	for _, r := range res.Runs {
+		assert.True(t, rd.Low <= r.ReadRatio*1.000001 && r.ReadRatio <= rd.High*1.000001, "%s's read rate %g in %v", r.Ordering, r.ReadRatio, rd)
+	}
+	tc, ok := got.CPU.Train.For("dot")
+	require.True(t, ok)
+	engine := []float64{res.Runs[0].EngineRatio, res.Runs[1].EngineRatio}
+	assert.InDelta(t, 1e6*(engine[0]+engine[1])/2, float64(tc.Edges), 1, "a preset's cost, not folded: every compute rate at the probes' median")
+
+	// An edge rate alone (a calibration's): each ordering at its own
+	// probe's rate.
+	folded := prof
+	folded.CPU.Train.Dot.RowBW, folded.CPU.Train.Dot.FLOPS = 0, 0
+	got, res, err = Probe(st, plans, h, folded, ProbeOptions{Fraction: 0.25, Seed: 1, Prefetch: true})
+	require.NoError(t, err)
+	tc, ok = got.CPU.Train.For("dot")
+	require.True(t, ok)
+	assert.Equal(t, 1e6, float64(tc.Edges), "the model's own rate is kept")
+	for _, r := range res.Runs {
+		assert.InDelta(t, 1e6*r.EngineRatio, float64(tc.Orderings[r.Ordering]), 1e-3*r.EngineRatio*1e6, "%s: the engine at its probe's rate", r.Ordering)
+	}
+	pred, err := Predict(st, plans[0], h, true, got)
+	require.NoError(t, err)
+	assert.Less(t, pred.EpochSeconds, 100.0, "the probed disk predicts an epoch of seconds, not ages")
+
+	_, _, err = Probe(st, plans, h, prof, ProbeOptions{Fraction: 1.5})
+	assert.ErrorContains(t, err, "want (0, 1]")
+}
