@@ -229,10 +229,7 @@ func readmes(out, list string, stdout, stderr io.Writer) error {
 	var names []string
 	all := list == "all"
 	if all {
-		names = experiments.Names()
-		for _, f := range experiments.Folders {
-			names = append(names, f.Name)
-		}
+		names = readmeFolders()
 	} else {
 		names = cli.SplitList(list)
 		if len(names) == 0 {
@@ -240,6 +237,23 @@ func readmes(out, list string, stdout, stderr io.Writer) error {
 		}
 	}
 	root, rel := gitRoot(out)
+	return readmesAt(out, root, rel, names, all, stdout, stderr)
+}
+
+// readmeFolders are the results folders --readme-only covers with all:
+// every experiment's and those other tools write.
+func readmeFolders() []string {
+	names := experiments.Names()
+	for _, f := range experiments.Folders {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// readmesAt writes the README.md of each folder names under out, with the
+// provenance git gives for the repository's folder root/rel (out itself,
+// or a copy of it); all skips folders that are not there.
+func readmesAt(out, root, rel string, names []string, all bool, stdout, stderr io.Writer) error {
 	for _, n := range names {
 		dir := filepath.Join(out, n)
 		if _, err := os.Stat(dir); err != nil {

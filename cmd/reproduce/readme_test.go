@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,4 +95,57 @@ func TestReadmeParseMarkdown(t *testing.T) {
 	title, notes := parseMarkdown("Title line\n\n| a |\n| ---: |\n| 1 |\n\n* first\n* second\n  continued\n")
 	assert.Equal(t, "Title line", title)
 	assert.Equal(t, []string{"first", "second\n  continued"}, notes)
+}
+
+// TestCommittedReadmes: every committed folder of the repository's
+// results/ has a README.md, and it is what --readme-only (make
+// reproduce-readmes) writes from the files there: a note under
+// experiments/notes/ or a result changed without writing the READMEs
+// again fails here. The READMEs are written into a copy of results/, with
+// the provenance git gives for the real folders. A folder with changes
+// git has not committed (a run just made) is left out, and the test is
+// skipped outside a full git checkout, where git cannot give the
+// provenance.
+func TestCommittedReadmes(t *testing.T) {
+	const results = "../../results"
+	root, rel := gitRoot(results)
+	if rel == "." {
+		t.Skip("not a git checkout: no commit to give the READMEs")
+	}
+	if b, err := exec.Command("git", "-C", root, "rev-parse", "--is-shallow-repository").Output(); err != nil || strings.TrimSpace(string(b)) != "false" {
+		t.Skip("a shallow clone: git log cannot say which commit last changed each folder")
+	}
+	b, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=all", "--", rel).Output()
+	require.NoError(t, err)
+	changed := map[string]bool{} // folder names under results/
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if len(line) > 3 {
+			if f, ok := strings.CutPrefix(filepath.ToSlash(line[3:]), filepath.ToSlash(rel)+"/"); ok {
+				changed[strings.SplitN(f, "/", 2)[0]] = true
+			}
+		}
+	}
+	dirs, err := os.ReadDir(results)
+	require.NoError(t, err)
+	copied := t.TempDir()
+	require.NoError(t, os.CopyFS(copied, os.DirFS(results)))
+	var e bytes.Buffer
+	require.NoError(t, readmesAt(copied, root, rel, readmeFolders(), true, io.Discard, &e))
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		if changed[d.Name()] {
+			t.Logf("results/%s: changes not committed, left out", d.Name())
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(results, d.Name(), "README.md"))
+		if !assert.NoError(t, err, "results/%s has no README.md: is it an experiment or a folder of experiments.Folders?", d.Name()) {
+			continue
+		}
+		got, err := os.ReadFile(filepath.Join(copied, d.Name(), "README.md"))
+		require.NoError(t, err)
+		assert.Equal(t, string(got), string(want),
+			"results/%s/README.md is not what make reproduce-readmes writes from the folder and its note: run it and commit the README", d.Name())
+	}
 }
