@@ -116,6 +116,16 @@ func (s Spread) Of(key string) (Range, bool) {
 	return r, ok
 }
 
+// Rate is p's value of the rate key (a SpreadKeys field path), if key
+// names one.
+func (p Profile) Rate(key string) (float64, bool) {
+	f, ok := lookupField(key)
+	if !ok {
+		return 0, false
+	}
+	return *f.ptr(&p), true
+}
+
 // HasSpread reports whether p gives a measured range for any rate.
 func (p Profile) HasSpread() bool { return len(p.Spread.ranges) > 0 }
 
