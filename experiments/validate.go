@@ -126,6 +126,16 @@ type validateOptions struct {
 	// quarter of an hour, before the run, at about a tenth of remeasure's
 	// cost.
 	roundDisk bool
+	// probe scores beside the configuration's calibration the same
+	// calibration completed with probes of its orderings
+	// (validate.Probe: the first buckets of each Plan run by the
+	// engine), where no limit holds the disk.
+	probe bool
+	// history widens each configuration's spread by the drift of every
+	// rate measured before its runs (calibrate.History): the earlier
+	// configurations' calibrations, the disk measured around their runs
+	// and the engine's rate as their runs trained.
+	history bool
 }
 
 // defaultValidateOptions are the validate and validate-extra experiments':
@@ -133,7 +143,7 @@ type validateOptions struct {
 // around every run.
 func defaultValidateOptions() validateOptions {
 	return validateOptions{orderings: ValidateOrderings, tolerance: ValidateTolerance, looser: validateOldTolerance,
-		looserWhat: "the criterion of earlier runs, for comparison", limits: []diskcap.Limits{{}}, remeasure: true, decompose: true}
+		looserWhat: "the criterion of earlier runs, for comparison", limits: []diskcap.Limits{{}}, remeasure: true, decompose: true, probe: true, history: true}
 }
 
 // limitLabel begins the label of a configuration run under l ("" for no
@@ -167,7 +177,16 @@ type validateTally struct {
 	// withinAsRanAll those within the tolerance with the disk and the
 	// engine as they ran.
 	ranged, inRange, withinAsRanAll int
-	hi                              float64
+	// probed counts the epochs also predicted with the calibration
+	// completed by probes (validateOptions.probe); withinProbed and
+	// inRangeProbed as withinCal and inRange.
+	probed, withinProbed, inRangeProbed int
+	// hist is every rate measured so far (validateOptions.history).
+	hist calibrate.History
+	// histEntries is how many measurements the last configuration's
+	// drift was over.
+	histEntries int
+	hi          float64
 }
 
 func runValidation(name, title string, configs []ValidateConfig, o validateOptions) (Result, error) {
@@ -181,7 +200,8 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 			"disk busy measured s", "disk drift %", "read bytes equal", "write bytes equal", "swaps",
 			"predicted with the configuration's calibration s", "its error %", "run ÷ predicted read rate", "run ÷ predicted write rate",
 			"predicted with the disk as it ran s", "its error %",
-			"calibration's range s", "in range", "run ÷ predicted engine rate", "predicted with the disk and engine as they ran s", "its error %"},
+			"calibration's range s", "in range", "run ÷ predicted engine rate", "predicted with the disk and engine as they ran s", "its error %",
+			"predicted with the calibration and its probes s", "its error %", "its range s", "in its range"},
 	}
 	base, err := os.MkdirTemp("", "tierflow-validate-*")
 	if err != nil {
@@ -245,6 +265,13 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 		head = append(head, fmt.Sprintf("With the configuration's calibration (made before its runs, the figure a user has): %d of %d epochs within %.0f%%. Its range over the calibration's measured spread (the disk's passes, the engine's rounds before and after the disk: the calibration's minutes) contains the measured epoch in %d of %d epochs. With the disk and the engine as they ran (the engine's rate scaled by the run's predicted over measured compute): %d of %d.",
 			t.withinCal, t.decomposed, 100*o.tolerance, t.inRange, t.ranged, t.withinAsRanAll, t.decomposed))
 	}
+	if o.history {
+		head = append(head, fmt.Sprintf("Each configuration's range is the calibration's spread widened by the drift of the rates measured before its runs (calibrate.History: every earlier calibration, the disk measured around the earlier runs, the engine's rate as they trained; the first configuration has its calibration's own spread alone); the last configuration's drift was over %d measurements.", t.histEntries))
+	}
+	if t.probed > 0 {
+		head = append(head, fmt.Sprintf("The same calibration completed by probes (validate.Probe: the first %.0f%% of each ordering's buckets run by the engine before the repeats, the disk's rates scaled by the probes' median transfer rates over the predicted, each ordering's engine rate by its own probe's, the disk's spread widened to hold every probe): %d of %d epochs within %.0f%%, %d of %d in its range.",
+			100*validate.DefaultProbeFraction, t.withinProbed, t.probed, 100*o.tolerance, t.inRangeProbed, t.probed))
+	}
 	head = append(head,
 		fmt.Sprintf("%d of %d epochs predicted within %.0f%%; %d of %d within %.0f%% (%s).", t.within, t.epochs, 100*o.tolerance, t.withinOld, t.epochs, 100*o.looser, o.looserWhat),
 		fmt.Sprintf("Ranking disagreements: %d where the measured ranges (min–max of the repeats) of two orderings do not overlap and the prediction orders them the other way; %d by the old criterion (measured medians differ by more than 5%% and the prediction orders them the other way).", t.rankNonOverlap, t.rankOld),
@@ -263,6 +290,9 @@ type orderingRuns struct {
 	// between is the seconds of each repeat spent between buckets (the
 	// bucket's edges read, bookkeeping), which the model leaves out.
 	between []float64
+	// probed is the prediction with the configuration's calibration
+	// completed by its probes, and its range (nil: not probed).
+	probed *validate.Decomposition
 }
 
 // median is the index of the repeat whose epoch is the median (the upper
@@ -380,6 +410,31 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	if err := cal.AddOrderings(st, h, plans, scratch); err != nil {
 		return fmt.Errorf("validate %s: calibrate: %w", label, err)
 	}
+	prof := cal.Profile
+	widen := func(p *devices.Profile) error { return nil }
+	if o.history {
+		t.hist.Add(time.Now(), st.M.PartitionBytes, cal.Profile)
+		_, t.histEntries = t.hist.Drift()
+		widen = func(p *devices.Profile) error {
+			_, err := t.hist.Widen(p)
+			return err
+		}
+	}
+	var probe *validate.ProbeResult
+	var probed devices.Profile
+	if o.probe && lim.Zero() {
+		p, res, err := validate.Probe(st, plans, h, cal.Profile, validate.ProbeOptions{Seed: 1, Prefetch: true})
+		if err != nil {
+			return fmt.Errorf("validate %s: calibrate: %w", label, err)
+		}
+		probed, probe = p, &res
+		if err := widen(&probed); err != nil {
+			return fmt.Errorf("validate %s: %w", label, err)
+		}
+	}
+	if err := widen(&prof); err != nil {
+		return fmt.Errorf("validate %s: %w", label, err)
+	}
 	cmpOpt := validate.CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1, DiskLimit: lim}
 	if o.remeasure {
 		cmpOpt.DiskScratch = scratch
@@ -389,9 +444,22 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	if o.roundDisk {
 		round = func() (calibrate.Calibration, error) { return calibrate.Disk(st, h, scratch) }
 	}
-	runs, rounds, err := runInterleaved(st, plans, h, cal.Profile, cmpOpt, label, round)
+	runs, rounds, err := runInterleaved(st, plans, h, prof, cmpOpt, label, round)
 	if err != nil {
 		return err
+	}
+	if probe != nil {
+		// The calibration completed by its probes, scored beside it.
+		for i, pl := range plans {
+			rep, lo, hi, err := validate.PredictRange(st, pl, h, cmpOpt.Prefetch, probed)
+			if err != nil {
+				return fmt.Errorf("validate %s %s: %w", label, pl.Ordering, err)
+			}
+			runs[i].probed = &validate.Decomposition{CalibratedSeconds: rep.EpochSeconds, CalibratedLow: lo, CalibratedHigh: hi}
+		}
+	}
+	if o.history {
+		addRunsToHistory(&t.hist, st.M.PartitionBytes, cal.Profile, h, runs)
 	}
 	regime := regimeOf(runs)
 	cMed, cLo, cHi := addRows(label, regime, runs, o, r, scatter, t, notes)
@@ -399,6 +467,9 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 		*notes = append(*notes, computeSpreadNote(label, cMed, cLo, cHi))
 	}
 	*notes = append(*notes, configNote(label, regime, vc, st, cal, runs, rounds, lim))
+	if probe != nil {
+		*notes = append(*notes, probeNote(label, *probe))
+	}
 	if o.extra != nil {
 		*notes = append(*notes, o.extra(label, runs)...)
 	}
@@ -527,6 +598,23 @@ func addRows(label, regime string, runs []orderingRuns, o validateOptions, r *Re
 			decomposed = []string{f1(d.CalibratedSeconds), fmt.Sprintf("%+.1f", 100*eCal), fmt.Sprintf("%.2f", d.ReadRatio), fmt.Sprintf("%.2f", d.WriteRatio),
 				f1(d.AsRanSeconds), fmt.Sprintf("%+.1f", 100*eRan), rng, in, fmt.Sprintf("%.2f", d.EngineRatio), f1(d.AsRanAllSeconds), fmt.Sprintf("%+.1f", 100*eAll)}
 		}
+		probed := []string{"—", "—", "—", "—"}
+		if u := rn.probed; u != nil {
+			t.probed++
+			eu := u.CalibratedSeconds/m.EpochSeconds - 1
+			if math.Abs(eu) <= o.tolerance {
+				t.withinProbed++
+			}
+			probed[0], probed[1] = f1(u.CalibratedSeconds), fmt.Sprintf("%+.1f", 100*eu)
+			if u.CalibratedHigh > 0 {
+				in := u.CalibratedLow <= m.EpochSeconds && m.EpochSeconds <= u.CalibratedHigh
+				if in {
+					t.inRangeProbed++
+				}
+				probed[2], probed[3] = f1(u.CalibratedLow)+"–"+f1(u.CalibratedHigh), yesNo(in)
+			}
+		}
+		decomposed = append(decomposed, probed...)
 		lo, hi := rn.span(epochOf)
 		clo, chi := rn.span(computeOf)
 		r.Rows = append(r.Rows, append([]string{label, regime, rn.name, f1(m.EpochSeconds), f1(lo), f1(hi), f1(p.EpochSeconds), fmt.Sprintf("%+.1f", 100*e), yesNo(ok),
@@ -622,4 +710,47 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// probeNote says what a configuration's probes measured (validate.Probe).
+func probeNote(label string, p validate.ProbeResult) string {
+	parts := make([]string, len(p.Runs))
+	for i, r := range p.Runs {
+		parts[i] = fmt.Sprintf("%s %d of %d buckets in %.1f s (predicted %.1f s; reads %.2f×, writes %.2f×, engine %.2f×)", r.Ordering, r.Buckets, r.Of, r.Seconds, r.PredictedSeconds, r.ReadRatio, r.WriteRatio, r.EngineRatio)
+	}
+	return fmt.Sprintf("%s: probed in %.1f s — %s; the disk's reads scaled %.2f× and writes %.2f× (the probes' medians), each ordering's engine rate by its own probe's ratio.",
+		label, p.Seconds, strings.Join(parts, "; "), p.ReadRatio, p.WriteRatio)
+}
+
+// addRunsToHistory records in hist what a configuration's runs measured
+// before the next configuration's: the disk measured before and after
+// each run, and the engine's rate as each kept run trained (the
+// calibration's rate for the model times the run's engine ratio, so that
+// an ordering's own rate is not taken for drift).
+func addRunsToHistory(hist *calibrate.History, partBytes int64, cal devices.Profile, h realrun.Hyper, runs []orderingRuns) {
+	now := time.Now()
+	for _, rn := range runs {
+		for _, c := range rn.cmps {
+			for _, d := range []*devices.Disk{c.DiskBefore, c.DiskAfter} {
+				if d == nil {
+					continue
+				}
+				var p devices.Profile
+				p.Disk, p.CPU.Checksum = *d, c.Checksum
+				hist.Add(now, partBytes, p)
+			}
+		}
+		k := rn.median()
+		d := rn.cmps[k].Decomposed
+		tc, ok := cal.CPU.Train.For(string(h.Model))
+		if d == nil || d.EngineRatio <= 0 || !ok || cal.CPU.TrainShape == nil {
+			continue
+		}
+		var p devices.Profile
+		p.CPU.TrainShape = cal.CPU.TrainShape
+		tc.Edges = devices.EdgeRate(float64(tc.Edges) * d.EngineRatio)
+		tc.Orderings = nil
+		p.CPU.Train.Set(string(h.Model), tc)
+		hist.Add(now, partBytes, p)
+	}
 }

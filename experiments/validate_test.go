@@ -11,6 +11,8 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/diskcap"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/report"
@@ -169,6 +171,38 @@ func TestValidateTinyEndToEnd(t *testing.T) {
 	}
 	require.Len(t, r.Charts, 1)
 	assert.Len(t, r.Charts[0].Series, 2, "one configuration and y = x")
+	// The calibration completed by probes is scored beside it.
+	pr := col(t, r, "predicted with the calibration and its probes s")
+	for _, row := range r.Rows {
+		assert.Positive(t, num(row[pr]), row[2])
+	}
+	assert.Contains(t, notes, "probed in")
+	assert.Contains(t, notes, "widened by the drift of the rates measured before its runs")
+}
+
+// TestRunsToHistory: the disk measured around each run and the engine's
+// rate as the kept run trained (the calibration's times its ratio) join
+// the history the next configuration's range is widened by.
+func TestRunsToHistory(t *testing.T) {
+	cal := devices.Profile{CPU: devices.CPU{Train: devices.CPUTrain{Dot: devices.TrainCost{Edges: 1e6, Orderings: map[string]devices.EdgeRate{"beta": 5e5}}},
+		TrainShape: &devices.TrainShape{Model: "dot", Dim: 16}}}
+	h := realrun.Hyper{Training: workload.Training{Model: workload.Dot, Dim: 16}}
+	d := func(r float64) *devices.Disk { return &devices.Disk{Read: devices.Bandwidth(r), Write: 2e9} }
+	cmp := func(before, after, epoch, ratio float64) validate.Comparison {
+		c := validate.Comparison{DiskBefore: d(before), DiskAfter: d(after), Checksum: 5e9, Decomposed: &validate.Decomposition{EngineRatio: ratio}}
+		c.Measured.EpochSeconds = epoch
+		return c
+	}
+	runs := []orderingRuns{{name: "beta", cmps: []validate.Comparison{cmp(1e9, 1.2e9, 10, 0.8), cmp(1.1e9, 1.3e9, 11, 1.1), cmp(0.9e9, 1e9, 12, 2)}}}
+	var hist calibrate.History
+	addRunsToHistory(&hist, 14e6, cal, h, runs)
+	require.Len(t, hist.Entries, 7, "six disk measurements and the kept run's engine")
+	drift, _ := hist.Drift()
+	assert.InDelta(t, 0.9/1.05, drift["disk.read"].Low, 1e-9, "reads 0.9–1.3 GB/s, median 1.05")
+	assert.InDelta(t, 1.3/1.05, drift["disk.read"].High, 1e-9)
+	last := hist.Entries[6]
+	assert.Contains(t, last.Series, "engine")
+	assert.InDelta(t, 1.1e6, last.Rates["cpu.train.dot.edges"], 1e-6, "the median run's ratio times the model's rate, not beta's own")
 }
 
 // TestValidateThrottledWiring checks the throttled validation without
