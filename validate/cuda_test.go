@@ -83,7 +83,7 @@ func TestCalibrateForCUDA(t *testing.T) {
 	o := job.Defaults
 	o.Dataset, o.Scale, o.Dim, o.Batch, o.Negatives, o.Workers = "twitter", 0.0001, 8, 500, 10, 1
 	o.P, o.Engine = 4, "cuda"
-	cal, err := Calibrate(o, t.TempDir(), 1<<20, "gpu-only", io.Discard)
+	cal, err := Calibrate(o, t.TempDir(), 1<<20, "gpu-only", 0, io.Discard)
 	require.NoError(t, err)
 	require.NotNil(t, cal.GPU)
 	assert.Positive(t, cal.GPU.EdgesPerSecond)

@@ -10,6 +10,7 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -25,30 +26,12 @@ type ProbeOptions struct {
 	Prefetch bool
 }
 
-// ProbeRun is one ordering's probe: the first Buckets of its Plan run by
-// the engine and predicted on the calibrated profile, and how much faster
-// the run's reads, writes and training moved than the prediction's
-// (Decomposition's ratios, over the probe).
-type ProbeRun struct {
-	Ordering         string  `json:"ordering"`
-	Buckets          int     `json:"buckets"`
-	Of               int     `json:"of_buckets"`
-	Seconds          float64 `json:"seconds"`
-	PredictedSeconds float64 `json:"predicted_seconds"`
-	ReadRatio        float64 `json:"read_rate_ratio"`
-	WriteRatio       float64 `json:"write_rate_ratio"`
-	EngineRatio      float64 `json:"engine_rate_ratio"`
-}
-
-// ProbeResult is what Probe measured and applied: every ordering's probe,
-// the read and write ratios applied to the disk (the probes' medians), and
-// how long the probes took.
-type ProbeResult struct {
-	Runs       []ProbeRun `json:"runs"`
-	ReadRatio  float64    `json:"read_rate_ratio"`
-	WriteRatio float64    `json:"write_rate_ratio"`
-	Seconds    float64    `json:"seconds"`
-}
+// ProbeRun and ProbeResult are calibrate's (a calibration records its
+// probes).
+type (
+	ProbeRun    = calibrate.ProbeRun
+	ProbeResult = calibrate.ProbeResult
+)
 
 // Probe measures the devices as the engine drives them: it runs the first
 // buckets of each of plans (Plan.Prefix, a share opt.Fraction of each) with

@@ -32,8 +32,17 @@ const ShapeFlags = "--dataset/--scale or --edges, --p, --model, --dim, --batch, 
 // otherwise; with none to use (a directory holding other data) the
 // engine trains synthetic buckets of the run's rows, which log says.
 // The profile records the shape (cpu.train_shape), which --compare-sim
-// --device checks against the run's (ShapeDifferences).
-func Calibrate(o job.Options, scratch string, fileBytes int64, name string, log io.Writer) (calibrate.Calibration, error) {
+// --device checks against the run's (ShapeDifferences). With probe > 0
+// the calibration is completed by probes of the run's orderings (Probe:
+// that share of each Plan's buckets run by the CPU engine on the work
+// directory, not committed), which need the graph's work directory.
+func Calibrate(o job.Options, scratch string, fileBytes int64, name string, probe float64, log io.Writer) (calibrate.Calibration, error) {
+	if probe < 0 || probe > 1 {
+		return calibrate.Calibration{}, inputerr.Errorf("a probe's share of the buckets is %g, want (0, 1]", probe)
+	}
+	if probe > 0 && o.Engine == "cuda" {
+		return calibrate.Calibration{}, inputerr.Errorf("probes run the CPU engine: not for a calibration of the CUDA engine")
+	}
 	o.C = min(o.C, o.P) // calibrate has no --c; any valid plan will do
 	cfg, err := job.Configure(o)
 	if err != nil {
@@ -70,11 +79,24 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string, log 
 	if fileBytes > 0 {
 		fileBytes = (fileBytes + store.Align - 1) / store.Align * store.Align
 	}
+	if probe > 0 && (st.Dir == "" || !store.IsWorkdir(st.Dir)) {
+		return calibrate.Calibration{}, inputerr.Errorf("probes run the first buckets of the run's Plans on its work directory, and %s is not one with the run's data", cfg.Spec.Workdir)
+	}
 	cal, err := calibrate.Saved(st, cfg.Hyper, scratch, name, o.Engine == "cuda", fileBytes)
 	if err != nil || o.Engine == "cuda" {
 		return cal, err
 	}
-	return cal, cal.AddOrderings(st, cfg.Hyper, cfg.Plans, scratch)
+	if err := cal.AddOrderings(st, cfg.Hyper, cfg.Plans, scratch); err != nil || probe == 0 {
+		return cal, err
+	}
+	fmt.Fprintf(log, "probing: the first %.0f%% of each ordering's buckets, run by the engine on %s (not committed)…\n", 100*probe, st.Dir)
+	prof, res, err := Probe(st, cfg.Plans, cfg.Hyper, cal.Profile, ProbeOptions{Fraction: probe, Seed: o.Seed, Prefetch: !o.NoPrefetch})
+	if err != nil {
+		return cal, err
+	}
+	cal.Profile, cal.Probe = prof, &res
+	cal.Took.Total += res.Seconds
+	return cal, nil
 }
 
 // OrderingsLine says the engine's rate on each ordering's own bucket

@@ -54,9 +54,12 @@ var calibrateHelp = cli.Help{
 		{Title: "The run's model and loss (realrun's flags; the engine is measured on their kernels, and the profile records the model in cpu.train.<model> — a PBG pair in cpu.train.pair — and cpu.train_shape.model)", Flags: []string{"model", "operator", "comparator", "loss", "margin", "adversarial", "regularizer", "reg-coef"}},
 		{Title: "Disk", Flags: []string{"dir", "size", "disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Output", Flags: []string{"out", "name", "json"}},
+		{Title: "Probes (the devices as the engine drives them: the first buckets of each ordering's Plan run for real, scored against the calibration's prediction of them)", Flags: []string{"probe"}},
+		{Title: "Drift (a machine measured again and again: the spread of a profile then holds how far its rates moved over hours, not only during this calibration's minutes)", Flags: []string{"history", "history-since"}},
 	},
 	Examples: []string{
 		"realrun calibrate --dataset twitter --scale 0.002 --dim 64 --p 8 --out cal.yaml",
 		"realrun --dataset twitter --scale 0.002 --dim 64 --p 8 --c 3 --compare-sim --device cal.yaml",
+		"realrun calibrate --dataset twitter --scale 0.002 --dim 64 --p 8 --history ~/.tierflow-history.json --out cal.yaml",
 	},
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -121,4 +122,46 @@ func TestCompareSimDeviceWithoutModelCost(t *testing.T) {
 	assert.Contains(t, stderr.String(), "no cpu.train.dot cost")
 	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "one line: %q", stderr.String())
 	assert.NoDirExists(t, dir+"/wd", "nothing generated")
+}
+
+// --history: every calibration joins the file; from the second one on,
+// the profile's spread holds how far the rates drifted between them, and
+// the table says so. A history file that is not one is refused in one
+// line.
+func TestCalibrateHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("calibrates twice (seconds)")
+	}
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "history.json")
+	args := func(out string) []string {
+		return []string{"calibrate", "--dataset", "twitter", "--scale", "0.0001", "--dim", "16", "--p", "2", "--negatives", "10", "--size", "1",
+			"--dir", dir, "--workdir", filepath.Join(dir, "w"), "--history", hist, "--out", filepath.Join(dir, out)}
+	}
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run(args("a.yaml"), &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "none yet: no rate measured twice in the history")
+	stdout.Reset()
+	require.Equal(t, 0, run(args("b.yaml"), &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "over 4 measurements since", "two of the disk's and two of the engine's")
+
+	h, err := calibrate.ReadHistory(hist)
+	require.NoError(t, err)
+	require.Len(t, h.Entries, 4)
+	prof, err := devices.Load(filepath.Join(dir, "b.yaml"))
+	require.NoError(t, err)
+	drift, _ := h.Drift()
+	for _, key := range []string{"disk.read", "cpu.train.dot.edges"} {
+		r, ok := prof.Spread.Of(key)
+		require.True(t, ok, key)
+		v, _ := prof.Rate(key)
+		assert.LessOrEqual(t, r.Low, v*drift[key].Low*(1+1e-9), key)
+		assert.GreaterOrEqual(t, r.High, v*drift[key].High*(1-1e-9), key)
+	}
+
+	require.NoError(t, os.WriteFile(hist, []byte("not json"), 0o644))
+	stderr.Reset()
+	assert.Equal(t, 2, run(args("c.yaml"), &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "--history: history")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr.String()), "\n")+1, "one line: %q", stderr.String())
 }

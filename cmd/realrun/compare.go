@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/chrometrace"
 	"github.com/tierflow/tierflow/plots"
@@ -127,6 +129,9 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	out := fs.String("out", "calibrated.yaml", "write the device profile to `FILE`")
 	name := fs.String("name", "this-machine", "profile name")
 	asJSON := fs.Bool("json", false, "print the measurements as JSON")
+	probe := fs.Float64("probe", 0, "complete the calibration with probes: the first `SHARE` (0–1) of each ordering's buckets (--ordering or --orderings, --c) run by the engine on the work directory and not committed; the disk's rates and each ordering's engine rate are scaled to what the probes moved (0: none)")
+	history := fs.String("history", "", "add this calibration to the history `FILE` (created if missing) and widen the profile's spread by how far the rates in it drifted since --history-since")
+	historySince := fs.Duration("history-since", 24*time.Hour, "the history's `SPAN` that widens the spread (measurements older than this are kept but not used)")
 	var o job.Options
 	mf := shapeFlags(fs, &o)
 	var disk diskFlags
@@ -147,12 +152,24 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	done := exitOnSignal(g, stderr)
 	defer func() { err = errors.Join(err, g.Release()); done() }()
-	cal, err := validate.Calibrate(o, *dir, int64(*size)<<20, *name, stderr)
+	if *probe < 0 || *probe > 1 {
+		return cli.Usagef("--probe %g: a share of the buckets, between 0 and 1", *probe)
+	}
+	cal, err := validate.Calibrate(o, *dir, int64(*size)<<20, *name, *probe, stderr)
 	if u := objectiveUsage(err); u != nil {
 		return u
 	}
 	if err != nil {
 		return asUsage(err)
+	}
+	if *historySince <= 0 {
+		return cli.Usagef("--history-since: %v is not a positive span", *historySince)
+	}
+	if *history != "" {
+		now := time.Now()
+		if err := cal.AddToHistory(*history, now, now.Add(-*historySince)); err != nil {
+			return cli.Usagef("--history: %w", err)
+		}
 	}
 	data, err := cal.Profile.YAML()
 	if err != nil {
@@ -241,7 +258,32 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 	if cal.Took.Total > 0 {
 		t.Rows = append(t.Rows, []string{"calibration took", fmt.Sprintf("%.1f s", cal.Took.Total)})
 	}
+	if p := cal.Probe; p != nil {
+		for _, r := range p.Runs {
+			t.Rows = append(t.Rows, []string{"probe " + r.Ordering, fmt.Sprintf("first %d of %d buckets in %.1f s (predicted %.1f s): reads %.2f×, writes %.2f×, engine %.2f× the calibration's", r.Buckets, r.Of, r.Seconds, r.PredictedSeconds, r.ReadRatio, r.WriteRatio, r.EngineRatio)})
+		}
+		t.Rows = append(t.Rows, []string{"probes applied", fmt.Sprintf("disk reads %.2f×, writes %.2f× (the probes' medians), each ordering's engine rate by its own probe's; %.1f s of probes", p.ReadRatio, p.WriteRatio, p.Seconds)})
+	}
+	if !cal.DriftSince.IsZero() {
+		t.Rows = append(t.Rows, []string{"drift in the history", driftNote(cal)})
+	}
 	return t
+}
+
+// driftNote says how far the history's rates strayed from their medians
+// (Calibration.Drift), which the profile's spread now holds.
+func driftNote(cal calibrate.Calibration) string {
+	since := cal.DriftSince.UTC().Format("2006-01-02 15:04 UTC")
+	if len(cal.Drift) == 0 {
+		return "none yet: no rate measured twice in the history since " + since + " (the spread is this calibration's own)"
+	}
+	var parts []string
+	for _, key := range devices.SpreadKeys() {
+		if r, ok := cal.Drift[key]; ok {
+			parts = append(parts, fmt.Sprintf("%s %+.0f%%…%+.0f%%", key, 100*(r.Low-1), 100*(r.High-1)))
+		}
+	}
+	return fmt.Sprintf("%s over %d measurements since %s; the profile's spread holds it", strings.Join(parts, ", "), cal.DriftEntries, since)
 }
 
 // interferenceOn says what the engine trained while its slowdown by I/O

@@ -85,6 +85,16 @@ type Calibration struct {
 	Files     int   `json:"files"`
 	// Took is how long each part of the calibration ran.
 	Took Took `json:"took_seconds"`
+	// Probe, when the calibration was completed by probes of the run's
+	// orderings (validate.Probe), is what they measured and applied.
+	Probe *ProbeResult `json:"probe,omitempty"`
+	// Drift, when the calibration joined a History (AddToHistory), is how
+	// far each rate strayed in it (ratios to its series' median), over
+	// DriftEntries measurements since DriftSince; the profile's spread
+	// holds it.
+	Drift        map[string]devices.Range `json:"drift,omitempty"`
+	DriftEntries int                      `json:"drift_measurements,omitempty"`
+	DriftSince   time.Time                `json:"drift_since,omitzero"`
 }
 
 // DiskSamples are a disk calibration's passes: the rate of each pass of

@@ -181,3 +181,28 @@ func (h History) Write(path string) error {
 	}
 	return nil
 }
+
+// AddToHistory records the calibration in the history file path (created
+// when missing, written whole or not at all) as measured at now, and
+// widens its profile's spread by the drift of the history's measurements
+// from since on (Calibration.Drift says by how much): a profile
+// calibrated on a machine that has been measured before predicts with
+// the range its rates covered over those hours, not only its own
+// minutes.
+func (c *Calibration) AddToHistory(path string, now, since time.Time) error {
+	h, err := ReadHistory(path)
+	if err != nil {
+		return err
+	}
+	h.Add(now, c.FileBytes, c.Profile)
+	if err := h.Write(path); err != nil {
+		return err
+	}
+	recent := h.Since(since)
+	if _, err := recent.Widen(&c.Profile); err != nil {
+		return err
+	}
+	c.Drift, c.DriftEntries = recent.Drift()
+	c.DriftSince = since
+	return nil
+}
