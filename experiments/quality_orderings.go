@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/stats"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/eval"
@@ -140,18 +141,7 @@ type QOCell struct {
 	VsBest string
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func median(xs []float64) float64 { return stats.Median(xs) }
 
 // beyond says how range [lo, hi] lies against [rlo, rhi]: "below" or
 // "above" when they do not overlap, "" when they do.

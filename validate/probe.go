@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/internal/stats"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/calibrate"
@@ -91,7 +92,7 @@ func Probe(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devic
 	res.Seconds = time.Since(t0).Seconds()
 	reads := ratiosOf(res.Runs, func(r ProbeRun) float64 { return r.ReadRatio })
 	writes := ratiosOf(res.Runs, func(r ProbeRun) float64 { return r.WriteRatio })
-	res.ReadRatio, res.WriteRatio = medianOf(reads), medianOf(writes)
+	res.ReadRatio, res.WriteRatio = stats.Median(reads), stats.Median(writes)
 	out := prof
 	out.Disk = scaleDisk(prof.Disk, res.ReadRatio, res.WriteRatio, readBytes, writeBytes)
 	out = scaleOrderings(out, h, engine)
@@ -129,7 +130,7 @@ func scaleOrderings(prof devices.Profile, h realrun.Hyper, ratios map[string]flo
 	}
 	tc, ok := prof.CPU.Train.For(string(h.Model))
 	if !ok || !tc.Folded() {
-		return scaleCompute(prof, medianOf(slices.Collect(maps.Values(ratios))))
+		return scaleCompute(prof, stats.Median(slices.Collect(maps.Values(ratios))))
 	}
 	was := tc.Orderings
 	tc.Orderings = map[string]devices.EdgeRate{}
@@ -156,19 +157,4 @@ func ratiosOf(runs []ProbeRun, f func(ProbeRun) float64) []float64 {
 		}
 	}
 	return out
-}
-
-// medianOf is the median of x (the mean of the middle two for an even
-// count); 0 for none.
-func medianOf(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := slices.Clone(x)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/stats"
 )
 
 // History is a machine's rates as measured at different times: every
@@ -107,13 +108,8 @@ func (h History) Drift() (drift map[string]devices.Range, entries int) {
 				continue
 			}
 			entries += len(xs)
-			s := slices.Clone(xs)
-			slices.Sort(s)
-			med := s[len(s)/2]
-			if len(s)%2 == 0 {
-				med = (s[len(s)/2-1] + s[len(s)/2]) / 2
-			}
-			lo, hi := s[0]/med, s[len(s)-1]/med
+			med := stats.Median(xs)
+			lo, hi := slices.Min(xs)/med, slices.Max(xs)/med
 			if r, ok := drift[k]; ok {
 				lo, hi = min(lo, r.Low), max(hi, r.High)
 			}
