@@ -61,6 +61,14 @@ func Probe(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devic
 	if err != nil {
 		return prof, res, fmt.Errorf("probe: %w", err)
 	}
+	// An epoch tidies the work directory, pruning committed checkpoints
+	// beyond Keep: a probe keeps every one there is.
+	ckpts, err := st.Checkpoints()
+	if err != nil {
+		return prof, res, fmt.Errorf("probe: %w", err)
+	}
+	defer func(keep int) { st.Keep = keep }(st.Keep)
+	st.Keep = max(st.Keep, len(ckpts))
 	t0 := time.Now()
 	var readBytes, writeBytes int64
 	engine := map[string]float64{}

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // TestProbe: the probes run the first buckets of each Plan for real,
@@ -80,4 +82,32 @@ func TestProbe(t *testing.T) {
 
 	_, _, err = Probe(st, plans, h, prof, ProbeOptions{Fraction: 1.5})
 	assert.ErrorContains(t, err, "want (0, 1]")
+}
+
+// A probe prunes none of the work directory's committed checkpoints,
+// however many it keeps beyond the default.
+func TestProbeKeepsCheckpoints(t *testing.T) {
+	st, h, prof := placeholder(t)
+	prof.CPU.Checksum = 10e9
+	plan, err := orderings.Build("beta", 4, 2, orderings.Belady, 0)
+	require.NoError(t, err)
+	deg, err := st.Degrees()
+	require.NoError(t, err)
+	st.Keep = 5
+	for e := 1; e <= 4; e++ {
+		eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: h, Store: st, Degrees: deg, Seed: 1, C: plan.C})
+		require.NoError(t, err)
+		_, err = realrun.RunEpoch(st, plan, eng, realrun.EpochOptions{Seed: 1, Epoch: e})
+		require.NoError(t, err)
+	}
+	before, err := st.Checkpoints()
+	require.NoError(t, err)
+	require.Greater(t, len(before), store.DefaultKeep)
+	st.Keep = 0 // as a calibration opens it: the default
+	_, _, err = Probe(st, []*orderings.Plan{plan}, h, prof, ProbeOptions{Fraction: 0.5, Seed: 1})
+	require.NoError(t, err)
+	after, err := st.Checkpoints()
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+	assert.Zero(t, st.Keep, "the store's own setting is restored")
 }
