@@ -162,9 +162,6 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return asUsage(err)
 	}
-	if *historySince <= 0 {
-		return cli.Usagef("--history-since: %v is not a positive span", *historySince)
-	}
 	if *history != "" {
 		now := time.Now()
 		if err := cal.AddToHistory(*history, now, now.Add(-*historySince)); err != nil {

@@ -29,7 +29,8 @@ var numberRules = map[string]cli.Rule{
 	// self-adversarial weights; no regularisation)
 	"margin": cli.NonNegative, "adversarial": cli.NonNegative, "reg-coef": cli.NonNegative,
 	// realrun calibrate
-	"size": cli.Positive,
+	"size": cli.Positive, "history-since": cli.Positive,
+	"probe": cli.NonNegative, // 0: no probes; at most 1 (calibrateMain)
 	// realrun neighbors and predict (workers and seed above)
 	"k": cli.Positive, "ef": cli.Positive, "memory": cli.Positive,
 	// realrun trainer (lease above)

@@ -88,13 +88,16 @@ func (h History) Since(t time.Time) History {
 // Drift is, for each rate measured at least twice in one series, how far
 // its measurements strayed from their series' median: the slowest and
 // the fastest over the median, the widest over all series (a Range of
-// ratios, Low ≤ 1 ≤ High). Entries is how many measurements it is over.
+// ratios, Low ≤ 1 ≤ High). Entries is how many of h's measurements it is
+// over (those in a series measured more than once).
 func (h History) Drift() (drift map[string]devices.Range, entries int) {
 	bySeries := map[string]map[string][]float64{}
+	count := map[string]int{}
 	for _, e := range h.Entries {
 		if bySeries[e.Series] == nil {
 			bySeries[e.Series] = map[string][]float64{}
 		}
+		count[e.Series]++
 		for k, v := range e.Rates {
 			if v > 0 {
 				bySeries[e.Series][k] = append(bySeries[e.Series][k], v)
@@ -102,12 +105,14 @@ func (h History) Drift() (drift map[string]devices.Range, entries int) {
 		}
 	}
 	drift = map[string]devices.Range{}
-	for _, rates := range bySeries {
+	for series, rates := range bySeries {
+		if count[series] >= 2 {
+			entries += count[series]
+		}
 		for k, xs := range rates {
 			if len(xs) < 2 {
 				continue
 			}
-			entries += len(xs)
 			med := stats.Median(xs)
 			lo, hi := slices.Min(xs)/med, slices.Max(xs)/med
 			if r, ok := drift[k]; ok {
