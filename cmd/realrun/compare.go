@@ -155,6 +155,11 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	if *probe < 0 || *probe > 1 {
 		return cli.Usagef("--probe %g: a share of the buckets, between 0 and 1", *probe)
 	}
+	if *history != "" { // a file that is not a history is refused before anything is measured
+		if _, err := calibrate.ReadHistory(*history); err != nil {
+			return cli.Usagef("--history: %w", err)
+		}
+	}
 	cal, err := validate.Calibrate(o, *dir, int64(*size)<<20, *name, *probe, stderr)
 	if u := objectiveUsage(err); u != nil {
 		return u
