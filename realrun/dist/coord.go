@@ -134,9 +134,13 @@ type Config struct {
 // version (linked from the work directory's checkpoint).
 const InitialFiles = "v000000"
 
-// Tag names the files this trainer writes: unique to its lease.
-func (c *Coord) Tag(version int) string {
-	return fmt.Sprintf("v%06d-t%d-%x", version, c.id, int64(c.lease))
+// Tag names the directory of version version of partition p as this
+// trainer writes it: unique to its lease and to the partition, so that
+// no directory holds two partitions. (When two did, another trainer
+// that superseded one removed the directory, as empty, between this
+// trainer's creating it and writing the other into it.)
+func (c *Coord) Tag(p, version int) string {
+	return fmt.Sprintf("v%06d-p%d-t%d-%x", version, p, c.id, int64(c.lease))
 }
 
 // ErrLostBucket is returned by Commit when the trainer no longer holds

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -108,7 +109,7 @@ func TestCoordAnswerLost(t *testing.T) {
 	assert.Equal(t, 1, s.Lock.Active(), "still one bucket held, not two")
 
 	i := got.Src*2 + got.Dst
-	versions, files, sums := map[int]int{got.Src: 1}, map[int]string{got.Src: c0.Tag(1)}, map[int]uint64{got.Src: 9}
+	versions, files, sums := map[int]int{got.Src: 1}, map[int]string{got.Src: c0.Tag(got.Src, 1)}, map[int]uint64{got.Src: 9}
 	require.NoError(t, c0.Commit(ctx, got, versions, files, sums))
 	_, rev, err := c0.State(ctx)
 	require.NoError(t, err)
@@ -117,9 +118,9 @@ func TestCoordAnswerLost(t *testing.T) {
 	_, rev2, err := c0.State(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, rev, rev2, "the state not written again")
-	assert.ErrorIs(t, c1.Commit(ctx, got, map[int]int{got.Src: 1}, map[int]string{got.Src: c1.Tag(1)}, sums), ErrLostBucket,
+	assert.ErrorIs(t, c1.Commit(ctx, got, map[int]int{got.Src: 1}, map[int]string{got.Src: c1.Tag(got.Src, 1)}, sums), ErrLostBucket,
 		"another trainer's files for the same version are not this commit")
-	assert.ErrorIs(t, c0.Commit(ctx, got, map[int]int{got.Src: 2}, map[int]string{got.Src: c0.Tag(2)}, sums), ErrLostBucket,
+	assert.ErrorIs(t, c0.Commit(ctx, got, map[int]int{got.Src: 2}, map[int]string{got.Src: c0.Tag(got.Src, 2)}, sums), ErrLostBucket,
 		"versions the state does not hold: the bucket is not this trainer's")
 }
 
@@ -328,6 +329,20 @@ func TestTwoTrainers(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[int]int{1: 16, 2: 16}, buckets)
+	// Every version a trainer wrote is a directory of its own partition:
+	// a directory of two is removed (as empty, by the trainer that
+	// superseded one) while its writer creates the other in it.
+	dirs, err := os.ReadDir(filepath.Join(r.st.Dir, "dist"))
+	require.NoError(t, err)
+	require.Greater(t, len(dirs), 1)
+	for _, d := range dirs {
+		if d.Name() == InitialFiles {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(r.st.Dir, "dist", d.Name()))
+		require.NoError(t, err)
+		assert.Len(t, files, 1, d.Name())
+	}
 	degrees, err := r.st.Degrees()
 	require.NoError(t, err)
 	eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: r.h, Store: r.st, Degrees: degrees, Seed: 3, C: 2})

@@ -396,7 +396,7 @@ func (t *Trainer) bucket(ctx context.Context, b orderings.Bucket, st RunState) e
 	versions, files, sums := map[int]int{}, map[int]string{}, map[int]uint64{}
 	for _, p := range parts {
 		v := st.Versions[p] + 1
-		files[p] = t.Coord.Tag(v)
+		files[p] = t.Coord.Tag(p, v)
 		buf := t.cache[p].buf
 		n, err := t.Blobs.WritePartition(files[p], p, buf)
 		if err != nil {
