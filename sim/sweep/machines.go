@@ -56,7 +56,7 @@ type MachinesSkip struct {
 // waiting trainers). The output does not depend on GOMAXPROCS.
 func RunMachines(base sim.PBGRequest, machines, ps []int) (MachinesOutput, error) {
 	if len(machines) == 0 || len(ps) == 0 {
-		return MachinesOutput{}, inputerr.Errorf("--machines and --p: give at least one of each")
+		return MachinesOutput{}, inputerr.Errorf("{Machines} and {Ps}: give at least one of each")
 	}
 	if len(machines)*len(ps) > MaxSimulations {
 		return MachinesOutput{}, inputerr.Errorf("%d configurations: more than %d", len(machines)*len(ps), MaxSimulations)
@@ -65,7 +65,7 @@ func RunMachines(base sim.PBGRequest, machines, ps []int) (MachinesOutput, error
 	if base.Graph != nil {
 		// One pass over the graph's edges counts its buckets at every p.
 		if err := base.Graph.Prepare(ps); err != nil {
-			return out, inputerr.Errorf("--graph %s: %w", base.Graph.Name, err)
+			return out, inputerr.Errorf("{Graph} %s: %w", base.Graph.Name, err)
 		}
 	}
 	for _, m := range machines {
@@ -94,7 +94,7 @@ func RunMachines(base sim.PBGRequest, machines, ps []int) (MachinesOutput, error
 		}
 	}
 	if len(out.Rows) == 0 {
-		return out, inputerr.Errorf("--machines and --p: every configuration has more machines than P/2")
+		return out, inputerr.Errorf("{Machines} and {Ps}: every configuration has more machines than P/2")
 	}
 	base1 := 0.0
 	for _, r := range out.Rows {

@@ -145,30 +145,30 @@ type job struct {
 }
 
 // Run sweeps the grid for the request (its P, C and Device are replaced by
-// the grid's). Bad input is a sim.InputError naming the flag. The output
+// the grid's). Bad input is an inputerr.Error naming the field ({Ps}). The output
 // does not depend on GOMAXPROCS.
 func Run(base sim.Request, g Grid) (Output, error) {
 	if !(g.MemoryShare > 0 && g.MemoryShare <= 1) {
-		return Output{}, inputerr.Errorf("--memory-share %v: must be in (0, 1]", g.MemoryShare)
+		return Output{}, inputerr.Errorf("{MemoryShare} %v: must be in (0, 1]", g.MemoryShare)
 	}
 	sys, err := sim.LookupSystem(base.System)
 	if err != nil {
-		return Output{}, inputerr.Errorf("--system: %w", err)
+		return Output{}, inputerr.Errorf("{System}: %w", err)
 	}
 	if !sys.Partitioned {
-		return Output{}, inputerr.Errorf("--system %s keeps every parameter resident: there is no p or c to sweep", sys.Name)
+		return Output{}, inputerr.Errorf("{System} %s keeps every parameter resident: there is no p or c to sweep", sys.Name)
 	}
 	cs := g.Cs
 	switch {
 	case sys.Capacity > 0 && cs != nil && !slices.Equal(cs, []int{sys.Capacity}):
-		return Output{}, inputerr.Errorf("--c %s: system %s has a buffer of %d partitions by design", joinInts(cs, ","), sys.Name, sys.Capacity)
+		return Output{}, inputerr.Errorf("{Cs} %s: system %s has a buffer of %d partitions by design", joinInts(cs, ","), sys.Name, sys.Capacity)
 	case sys.Capacity > 0:
 		cs = []int{0}
 	case cs == nil:
 		cs = DefaultCs
 	}
 	if len(g.Devices) == 0 {
-		return Output{}, inputerr.Errorf("--device: empty list")
+		return Output{}, inputerr.Errorf("{Devices}: empty list")
 	}
 	pairs := 0
 	for _, p := range g.Ps {
@@ -180,16 +180,16 @@ func Run(base sim.Request, g Grid) (Output, error) {
 	}
 	names, err := orderings.ParseList(base.Orderings)
 	if err != nil {
-		return Output{}, inputerr.Errorf("--orderings: %w", err)
+		return Output{}, inputerr.Errorf("{Orderings}: %w", err)
 	}
 	if n := len(g.Devices) * pairs * len(names); n > MaxSimulations {
-		return Output{}, inputerr.Errorf("%d simulations: more than %d; narrow --p, --c, --device or --orderings", n, MaxSimulations)
+		return Output{}, inputerr.Errorf("%d simulations: more than %d; narrow {Ps}, {Cs}, {Devices} or {Orderings}", n, MaxSimulations)
 	}
 	out := Output{Ps: g.Ps, MemoryShare: g.MemoryShare, Rows: []Row{}, Skipped: []Skipped{}}
 	if base.Graph != nil {
 		// One pass over the graph's edges counts its buckets at every p.
 		if err := base.Graph.Prepare(g.Ps); err != nil {
-			return out, inputerr.Errorf("--graph %s: %w", base.Graph.Name, err)
+			return out, inputerr.Errorf("{Graph} %s: %w", base.Graph.Name, err)
 		}
 	}
 	jobs, err := plan(base, g, cs, sys, &out)
@@ -199,13 +199,13 @@ func Run(base sim.Request, g Grid) (Output, error) {
 	if len(out.SkippedP) > 0 {
 		kept := slices.DeleteFunc(slices.Clone(out.Ps), func(p int) bool { return slices.Contains(out.SkippedP, p) })
 		if len(kept) == 0 {
-			return out, inputerr.Errorf("--edges %s: histogram has p = %d only, not one of --p %s: give --p %d, or --graph WORKDIR for any p", base.Edges, out.histP, joinInts(g.Ps, ","), out.histP)
+			return out, inputerr.Errorf("{Edges} %s: histogram has p = %d only, not one of {Ps} %s: give {Ps} %d, or {Graph} WORKDIR for any p", base.Edges, out.histP, joinInts(g.Ps, ","), out.histP)
 		}
-		out.Notes = append(out.Notes, fmt.Sprintf("p = %s left out: --edges %s holds its buckets at p = %d only (--graph WORKDIR gives any p)", joinInts(out.SkippedP, ", "), base.Edges, out.histP))
+		out.Notes = append(out.Notes, fmt.Sprintf("p = %s left out: {Edges} %s holds its buckets at p = %d only ({Graph} WORKDIR gives any p)", joinInts(out.SkippedP, ", "), base.Edges, out.histP))
 		out.Ps = kept
 	}
 	if len(jobs) == 0 {
-		return out, inputerr.Errorf("--p %s --c %s: no pair with 2 ≤ c ≤ p", joinInts(g.Ps, ","), joinInts(cs, ","))
+		return out, inputerr.Errorf("{Ps} %s {Cs} %s: no pair with 2 ≤ c ≤ p", joinInts(g.Ps, ","), joinInts(cs, ","))
 	}
 	if err := simulate(jobs, &out); err != nil {
 		return out, err

@@ -34,14 +34,15 @@ func Usagef(format string, args ...any) error {
 	return &UsageError{Msg: err.Error(), Err: errors.Unwrap(err)}
 }
 
-// Exit prints err as one line prefixed with the program name and returns
+// Exit prints err as one line prefixed with the program name (the fields
+// a library's message names by their flags: Render) and returns
 // the exit status: 0 for nil or flag.ErrHelp (the usage was printed), 2 for
 // a UsageError, 1 otherwise.
 func Exit(stderr io.Writer, prog string, err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := strings.ReplaceAll(Render(err.Error()), "\n", " ")
 	fmt.Fprintf(stderr, "%s: %s\n", prog, msg)
 	var ue *UsageError
 	if errors.As(err, &ue) {
