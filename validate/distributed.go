@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/realrun/store"
@@ -67,4 +68,55 @@ func PredictDistributed(d DistributedSetup) (sim.PBGReport, error) {
 	}
 	return sim.SimulatePBG(sim.PBGConfig{Profile: prof, Dataset: ds, Training: tr, P: m.P, Machines: d.Trainers, Epochs: d.Epochs, BucketEdges: edges,
 		Engine: &sim.EngineModel{PartitionBytes: m.PartitionBytes, EdgeBytes: 12, EdgeSeconds: d.EdgeSeconds}})
+}
+
+// DistributedEpoch is the prediction of one epoch of a distributed run:
+// its time, the partitions loaded and saved, the edges' bytes, and the
+// trainers' mean train, wait and transfer times (the fields of
+// realrun/dist.Predicted, which converts from it).
+type DistributedEpoch struct {
+	Epoch             int
+	Seconds           float64
+	Loads             int
+	Saves             int
+	EdgeBytes         float64
+	TrainSeconds      float64
+	WaitBucketSeconds float64
+	TransferSeconds   float64
+}
+
+// PredictDistributedRun is the simulator's prediction of a distributed
+// run as realrun/dist calibrated it: the engine's time per edge
+// (edgeSeconds, one trainer's workers alone) and the store's rate for a
+// partition written and read back (storeBytes). The shared directory's
+// disk (or, objects, the object store's client) is the store every
+// trainer shares; trainers on more cores than the machine has share
+// them, so the time per edge grows by trainers × workers ÷ cores.
+func PredictDistributedRun(m store.Manifest, trainers, workers, epochs int, edgeSeconds, storeBytes float64, objects bool) ([]DistributedEpoch, error) {
+	edge := edgeSeconds * max(1, float64(trainers*max(workers, 1))/float64(runtime.NumCPU()))
+	setup := DistributedSetup{Manifest: m, Trainers: trainers, EdgeSeconds: edge, Epochs: epochs, Latency: 1e-4}
+	if objects {
+		setup.LinkBytes = storeBytes // each trainer's stream to the object store
+	} else {
+		setup.LinkBytes, setup.StoreBytes = 1e12, storeBytes // one disk for all
+	}
+	rep, err := PredictDistributed(setup)
+	if err != nil {
+		return nil, err
+	}
+	var out []DistributedEpoch
+	for e := 1; e <= epochs; e++ {
+		ep := rep.Epochs[min(e, len(rep.Epochs))-1]
+		p := DistributedEpoch{Epoch: e, Seconds: ep.Seconds, EdgeBytes: ep.EdgeBytes}
+		n := float64(len(ep.Trainers))
+		for _, t := range ep.Trainers {
+			p.Loads += t.Loads
+			p.Saves += t.Saves
+			p.TrainSeconds += t.TrainSeconds / n
+			p.WaitBucketSeconds += t.WaitBucketSeconds / n
+			p.TransferSeconds += t.TransferSeconds / n
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/tierflow/tierflow/cmd/internal/distargs"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun/dist"
+	"github.com/tierflow/tierflow/realrun/store"
+	"github.com/tierflow/tierflow/validate"
 )
 
 // distMain is `realrun --trainers N`.
@@ -52,7 +54,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: ec, Members: o.dist.Members, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Trace: o.trace != "",
+	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: ec, Members: o.dist.Members, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Predict: predictDistributed, Trace: o.trace != "",
 		TrainerArgs: distargs.Trainer, MemberArgs: distargs.Member}
 	if ec.Endpoints != nil {
 		d.Members = 0
@@ -432,4 +434,18 @@ func trainersOf(out dist.DistOutput) string {
 		return "1 trainer"
 	}
 	return fmt.Sprintf("%d trainers", n)
+}
+
+// predictDistributed is dist's Predictor: the bridge's prediction of the
+// run (validate.PredictDistributedRun) in dist's terms.
+func predictDistributed(m store.Manifest, trainers, workers, epochs int, cal dist.Calibration, objects bool) ([]dist.Predicted, error) {
+	eps, err := validate.PredictDistributedRun(m, trainers, workers, epochs, cal.EdgeSeconds, cal.StoreBytes, objects)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dist.Predicted, len(eps))
+	for i, e := range eps {
+		out[i] = dist.Predicted(e)
+	}
+	return out, nil
 }

@@ -2,12 +2,10 @@ package dist
 
 import (
 	"math/rand/v2"
-	"runtime"
 	"time"
 
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/validate"
 )
 
 // Predicted is the simulator's prediction of one epoch of a distributed
@@ -95,35 +93,10 @@ func calibrateStore(b Blobs, st *store.Store) (float64, error) {
 	return float64(n+m) / time.Since(t0).Seconds(), nil
 }
 
-// predict is the simulator's prediction of the run measured in out: the
-// shared directory's disk (or the object store's client) is the store
-// every trainer shares; trainers on more cores than the machine has
-// share them, so the time per edge grows by trainers × workers ÷ cores.
-func predict(m store.Manifest, trainers, workers, epochs int, cal Calibration, objects bool) ([]Predicted, error) {
-	edge := cal.EdgeSeconds * max(1, float64(trainers*max(workers, 1))/float64(runtime.NumCPU()))
-	setup := validate.DistributedSetup{Manifest: m, Trainers: trainers, EdgeSeconds: edge, Epochs: epochs, Latency: 1e-4}
-	if objects {
-		setup.LinkBytes = cal.StoreBytes // each trainer's stream to the object store
-	} else {
-		setup.LinkBytes, setup.StoreBytes = 1e12, cal.StoreBytes // one disk for all
-	}
-	rep, err := validate.PredictDistributed(setup)
-	if err != nil {
-		return nil, err
-	}
-	var out []Predicted
-	for e := 1; e <= epochs; e++ {
-		ep := rep.Epochs[min(e, len(rep.Epochs))-1]
-		p := Predicted{Epoch: e, Seconds: ep.Seconds, EdgeBytes: ep.EdgeBytes}
-		n := float64(len(ep.Trainers))
-		for _, t := range ep.Trainers {
-			p.Loads += t.Loads
-			p.Saves += t.Saves
-			p.TrainSeconds += t.TrainSeconds / n
-			p.WaitBucketSeconds += t.WaitBucketSeconds / n
-			p.TransferSeconds += t.TransferSeconds / n
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
+// Predictor predicts the epochs of a distributed run from the work
+// directory's manifest, the trainers, each trainer's training workers,
+// the epochs run and the calibration (objects: the store is an object
+// store reached over each trainer's link, not one shared disk). The
+// bridge to the simulator (validate.PredictDistributedRun) is one; this
+// package does not import it.
+type Predictor func(m store.Manifest, trainers, workers, epochs int, cal Calibration, objects bool) ([]Predicted, error)

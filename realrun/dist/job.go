@@ -74,9 +74,10 @@ type DistOptions struct {
 	// Wrap, when set, wraps trainer id's command line (to run it on a
 	// test host: ip netns exec …).
 	Wrap func(id int, argv []string) []string
-	// Compare also predicts the run with the simulator (Predicted),
+	// Compare also predicts the run with Predict (Predicted),
 	// calibrating the engine and the store first.
 	Compare bool
+	Predict Predictor
 	// Trace records the run as a Chrome trace (DistOutput.Trace): the
 	// launcher's epochs, holds and checkpoints, every trainer's buckets,
 	// transfers and waits.
@@ -518,8 +519,8 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 	if err := x.Export(log); err != nil {
 		return out, err
 	}
-	if out.Calibration != nil {
-		if out.Predicted, err = predict(st.M, d.Trainers, cfg.Hyper.Workers, len(out.Epochs), *out.Calibration, ob != nil); err != nil {
+	if out.Calibration != nil && d.Predict != nil {
+		if out.Predicted, err = d.Predict(st.M, d.Trainers, cfg.Hyper.Workers, len(out.Epochs), *out.Calibration, ob != nil); err != nil {
 			return out, err
 		}
 	}
