@@ -251,4 +251,22 @@ func TestTrace(t *testing.T) {
 	require.NoError(t, chrometrace.Check(data))
 	assert.Contains(t, string(data), `"predicted: beta (marius on p3.2xlarge)"`)
 	assert.Contains(t, string(data), `"predicted: hilbert (marius on p3.2xlarge)"`)
+
+}
+
+// TestSystemDescription: a system's description names realrun's flag
+// (sim names the field: the command renders it), in simulate's JSON and
+// simulate sweep's.
+func TestSystemDescription(t *testing.T) {
+	out, errOut, code := runCmd("--system", "realrun-cuda", "--p", "8", "--c", "3", "--orderings", "beta", "--json")
+	require.Equal(t, 0, code, errOut)
+	var got Output
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Contains(t, got.System.Description, "tierflow's CUDA engine, --buffer gpu: ")
+
+	out, errOut, code = runCmd("sweep", "--system", "realrun-cuda-host", "--p", "8", "--c", "3", "--orderings", "beta", "--json")
+	require.Equal(t, 0, code, errOut)
+	var swept SweepOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &swept))
+	assert.Contains(t, swept.System.Description, "tierflow's CUDA engine, --buffer host: ")
 }

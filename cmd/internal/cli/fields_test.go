@@ -112,7 +112,6 @@ var notYet = map[string]string{
 	"realrun/initemb":      "not yet converted",
 	"realrun/job":          "not yet converted",
 	"realrun/workdir":      "not yet converted",
-	"sim":                  "not yet converted",
 	"validate":             "not yet converted",
 }
 
