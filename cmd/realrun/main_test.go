@@ -191,6 +191,11 @@ cpu:
 	_, err := os.Stat(filepath.Join(dir, "scatter.svg"))
 	assert.NoError(t, err)
 	assert.Contains(t, errOut, "wrote "+filepath.Join(dir, "scatter.svg")+" (")
+	// The profile records no training shape: a notice says so, naming
+	// the flags (validate names the fields: the command renders them).
+	assert.Contains(t, errOut, "--device "+prof+": cpu.train records no training shape")
+	assert.Contains(t, errOut, "measure this shape with realrun calibrate and this run's --dataset/--scale or --edges, --p, --model, --dim, --batch, --negatives, --chunk, --workers, or leave --device out to calibrate now")
+	assert.NotRegexp(t, `\{[A-Z]`, errOut)
 	// The trace: a prediction and a measurement for every ordering, one
 	// above the other on the same time axis.
 	trace, err := os.ReadFile(filepath.Join(dir, "cmp.json"))
@@ -663,4 +668,14 @@ func TestCorruptBucket(t *testing.T) {
 	assert.Contains(t, line, "the file was altered after it was written")
 	_, err = os.Stat(filepath.Join(dir, "b.npy"))
 	assert.True(t, os.IsNotExist(err), "no embeddings exported")
+}
+
+// TestCompareLogRendered: what validate logs during --compare-sim names
+// fields ({Device}); the command's stderr names the flags.
+func TestCompareLogRendered(t *testing.T) {
+	var b bytes.Buffer
+	n, err := fmt.Fprintln(renderedLog{&b}, "calibrating this machine (no {Device} given)…")
+	require.NoError(t, err)
+	assert.Equal(t, len("calibrating this machine (no {Device} given)…\n"), n)
+	assert.Equal(t, "calibrating this machine (no --device given)…\n", b.String())
 }

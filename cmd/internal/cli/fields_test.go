@@ -112,7 +112,6 @@ var notYet = map[string]string{
 	"realrun/initemb":      "not yet converted",
 	"realrun/job":          "not yet converted",
 	"realrun/workdir":      "not yet converted",
-	"validate":             "not yet converted",
 }
 
 // No library names a command's flag: it names the field ({Field}) and
