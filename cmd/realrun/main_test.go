@@ -679,3 +679,27 @@ func TestCompareLogRendered(t *testing.T) {
 	assert.Equal(t, len("calibrating this machine (no {Device} given)…\n"), n)
 	assert.Equal(t, "calibrating this machine (no --device given)…\n", b.String())
 }
+
+// TestDiskLimitBad: bad disk limits are refused in one line naming the
+// flags (diskcap names the fields: cli.Exit renders them), before
+// anything is made.
+func TestDiskLimitBad(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--emulate-disk", "p3.2xlarge", "--disk-read", "1GB/s", "--workdir", filepath.Join(dir, "w")},
+			"realrun: --emulate-disk p3.2xlarge: takes both limits from the profile; drop --disk-read and --disk-write, or --emulate-disk\n"},
+		{[]string{"calibrate", "--disk-write", "fast", "--dir", filepath.Join(dir, "d")},
+			`realrun: --disk-write: "fast" does not start with a number`},
+	} {
+		out, errOut, code := runCmd(tt.args...)
+		assert.Equal(t, 2, code, "%v", tt.args)
+		assert.Empty(t, out)
+		assert.True(t, strings.HasPrefix(errOut, tt.want), "%v: %q", tt.args, errOut)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "%v: one line: %q", tt.args, errOut)
+	}
+	assert.NoDirExists(t, filepath.Join(dir, "w"))
+	assert.NoDirExists(t, filepath.Join(dir, "d"))
+}

@@ -102,7 +102,6 @@ func libraryStrings(t *testing.T) []libraryString {
 var notYet = map[string]string{
 	"experiments":          "the reproduce command's experiments write the commands they ran",
 	"internal/chrometrace": "not yet converted",
-	"internal/diskcap":     "not yet converted",
 	"realrun":              "not yet converted",
 	"realrun/cuda":         "not yet converted",
 	"realrun/dist":         "not yet converted",
