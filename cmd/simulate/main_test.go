@@ -252,6 +252,13 @@ func TestTrace(t *testing.T) {
 	assert.Contains(t, string(data), `"predicted: beta (marius on p3.2xlarge)"`)
 	assert.Contains(t, string(data), `"predicted: hilbert (marius on p3.2xlarge)"`)
 
+	// Capped, each process's name says where it was cut and by which flag.
+	_, errOut, code = runCmd("--p", "8", "--c", "3", "--orderings", "beta", "--trace", path, "--trace-max-spans", "10")
+	require.Equal(t, 0, code, errOut)
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, chrometrace.Check(data))
+	assert.Regexp(t, `"predicted: beta \(marius on p3.2xlarge\) \(its first [0-9.]+ s of [0-9.]+ s: --trace-max-spans\)"`, string(data))
 }
 
 // TestSystemDescription: a system's description names realrun's flag
