@@ -35,5 +35,5 @@ func TestCheckpointsInsideTheEpoch(t *testing.T) {
 	_, err = q.Predict()
 	var bad *inputerr.Error
 	require.ErrorAs(t, err, &bad)
-	assert.Contains(t, err.Error(), "--checkpoint-every")
+	assert.Contains(t, err.Error(), "{CheckpointEvery}")
 }

@@ -194,8 +194,8 @@ func CPUTrainCost(prof devices.Profile, m workload.Model) (tc devices.TrainCost,
 		}
 	}
 	if len(measured) == 0 {
-		return devices.TrainCost{}, "", fmt.Errorf("%w: cpu.train gives no cost; measure it with realrun calibrate --model %s and the run's other training flags", ErrNoTrainCost, m)
+		return devices.TrainCost{}, "", fmt.Errorf("%w: cpu.train gives no cost; measure it with realrun calibrate {Model} %s and the run's other training flags", ErrNoTrainCost, m)
 	}
-	return devices.TrainCost{}, "", fmt.Errorf("%w: cpu.train gives an edge rate for %s alone, measured at one shape with its rows and FLOPs folded in, which does not scale to %s by the cost rule; measure it with realrun calibrate --model %s and the run's other training flags",
+	return devices.TrainCost{}, "", fmt.Errorf("%w: cpu.train gives an edge rate for %s alone, measured at one shape with its rows and FLOPs folded in, which does not scale to %s by the cost rule; measure it with realrun calibrate {Model} %s and the run's other training flags",
 		ErrNoTrainCost, strings.Join(measured, ", "), m, m)
 }

@@ -54,7 +54,7 @@ func TestShapeNote(t *testing.T) {
 	wider.Dim, wider.Batch = 128, 50000
 	assert.Empty(t, shapeNote("cal.yaml", with(marius, &shape, wider)))
 	note := shapeNote("cal.yaml", with(rr, &shape, wider))
-	assert.Contains(t, note, "--device cal.yaml: cpu.train was measured at complex, d=64")
+	assert.Contains(t, note, "{Device} cal.yaml: cpu.train was measured at complex, d=64")
 	assert.Contains(t, note, "d 64 → 128 (2.00×), batch 10000 → 50000 (5.00×)")
 	assert.NotContains(t, note, "\n")
 }
@@ -88,7 +88,7 @@ func TestCPUTrainCost(t *testing.T) {
 			if tc.err != "" {
 				require.ErrorIs(t, err, ErrNoTrainCost)
 				assert.ErrorContains(t, err, tc.err)
-				assert.ErrorContains(t, err, "realrun calibrate --model "+string(tc.m))
+				assert.ErrorContains(t, err, "realrun calibrate {Model} "+string(tc.m))
 				return
 			}
 			require.NoError(t, err)

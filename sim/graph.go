@@ -20,7 +20,7 @@ type HistogramPError struct {
 }
 
 func (e *HistogramPError) Error() string {
-	return fmt.Sprintf("--edges %s: histogram has p = %d but --p is %d: give --p %d, or --graph WORKDIR for any p", e.File, e.HistP, e.P, e.HistP)
+	return fmt.Sprintf("{Edges} %s: histogram has p = %d but {P} is %d: give {P} %d, or {Graph} WORKDIR for any p", e.File, e.HistP, e.P, e.HistP)
 }
 
 // Graph is a user's own graph — a real engine's work directory, or a

@@ -83,8 +83,8 @@ func TestGraphRequestErrors(t *testing.T) {
 		q    sim.Request
 		want string
 	}{
-		{sim.Request{System: "marius", Device: "p3.2xlarge", P: 4, C: 2, Orderings: "beta", Graph: g, Edges: "skewed"}, "--graph and --edges skewed"},
-		{sim.Request{System: "marius", Device: "p3.2xlarge", P: 4, C: 2, Orderings: "beta", Graph: &sim.Graph{Name: "empty"}}, "--graph: graph empty: 0 nodes"},
+		{sim.Request{System: "marius", Device: "p3.2xlarge", P: 4, C: 2, Orderings: "beta", Graph: g, Edges: "skewed"}, "{Graph} and {Edges} skewed"},
+		{sim.Request{System: "marius", Device: "p3.2xlarge", P: 4, C: 2, Orderings: "beta", Graph: &sim.Graph{Name: "empty"}}, "{Graph}: graph empty: 0 nodes"},
 	} {
 		_, err := tt.q.Predict()
 		assert.ErrorContains(t, err, tt.want)
@@ -100,7 +100,7 @@ func TestHistogramGraph(t *testing.T) {
 	_, err := g.Histogram(4)
 	var hp *sim.HistogramPError
 	require.ErrorAs(t, err, &hp)
-	assert.Equal(t, "--edges h.json: histogram has p = 2 but --p is 4: give --p 2, or --graph WORKDIR for any p", err.Error())
+	assert.Equal(t, "{Edges} h.json: histogram has p = 2 but {P} is 4: give {P} 2, or {Graph} WORKDIR for any p", err.Error())
 	h.Nodes = 0
 	assert.Nil(t, sim.HistogramGraph(h, "old.json"), "an old histogram has no sizes")
 }

@@ -36,11 +36,11 @@ type PBGPrediction struct {
 }
 
 // Predict resolves and checks the request and simulates it. Bad input is
-// an inputerr.Error naming the flag.
+// an inputerr.Error naming the field ({Machines}).
 func (q PBGRequest) Predict() (PBGPrediction, error) {
 	if q.Graph != nil {
 		if err := q.Graph.Check(); err != nil {
-			return PBGPrediction{}, inputerr.Errorf("--graph: %w", err)
+			return PBGPrediction{}, inputerr.Errorf("{Graph}: %w", err)
 		}
 		if q.P == 0 {
 			q.P = q.Graph.P
@@ -53,31 +53,31 @@ func (q PBGRequest) Predict() (PBGPrediction, error) {
 		q.P = DefaultP
 	}
 	if q.Machines < 1 {
-		return PBGPrediction{}, inputerr.Errorf("--machines %d: at least 1 machine", q.Machines)
+		return PBGPrediction{}, inputerr.Errorf("{Machines} %d: at least 1 machine", q.Machines)
 	}
 	if q.P < 1 {
-		return PBGPrediction{}, inputerr.Errorf("--p %d: at least 1 partition", q.P)
+		return PBGPrediction{}, inputerr.Errorf("{P} %d: at least 1 partition", q.P)
 	}
 	if q.Machines > 1 && q.P < 2 {
-		return PBGPrediction{}, inputerr.Errorf("--p %d: %d machines need at least 2 partitions", q.P, q.Machines)
+		return PBGPrediction{}, inputerr.Errorf("{P} %d: %d machines need at least 2 partitions", q.P, q.Machines)
 	}
 	if q.Dim < 1 {
-		return PBGPrediction{}, inputerr.Errorf("--dim %d: the dimension must be at least 1", q.Dim)
+		return PBGPrediction{}, inputerr.Errorf("{Dim} %d: the dimension must be at least 1", q.Dim)
 	}
 	if q.Epochs < 0 {
-		return PBGPrediction{}, inputerr.Errorf("--epochs %d: must not be negative", q.Epochs)
+		return PBGPrediction{}, inputerr.Errorf("{Epochs} %d: must not be negative", q.Epochs)
 	}
 	prof, err := devices.Resolve(q.Device)
 	if err != nil {
-		return PBGPrediction{}, inputerr.Errorf("--device: %w", err)
+		return PBGPrediction{}, inputerr.Errorf("{Device}: %w", err)
 	}
 	if q.Bandwidth != "" {
 		bw, err := devices.ParseBandwidth(q.Bandwidth)
 		if err != nil {
-			return PBGPrediction{}, inputerr.Errorf("--bandwidth: %w", err)
+			return PBGPrediction{}, inputerr.Errorf("{Bandwidth}: %w", err)
 		}
 		if bw <= 0 {
-			return PBGPrediction{}, inputerr.Errorf("--bandwidth %s: must be positive", q.Bandwidth)
+			return PBGPrediction{}, inputerr.Errorf("{Bandwidth} %s: must be positive", q.Bandwidth)
 		}
 		prof.Network.Bandwidth = bw
 	}
@@ -87,16 +87,16 @@ func (q PBGRequest) Predict() (PBGPrediction, error) {
 		ds = q.Graph.Dataset()
 		h, err := q.Graph.Histogram(q.P)
 		if err != nil {
-			return PBGPrediction{}, inputerr.Errorf("--graph %s: %w", q.Graph.Name, err)
+			return PBGPrediction{}, inputerr.Errorf("{Graph} %s: %w", q.Graph.Name, err)
 		}
 		buckets, _ = h.Flat()
 	} else if ds, err = workload.LookupDataset(q.Dataset); err != nil {
-		return PBGPrediction{}, inputerr.Errorf("--dataset: %w", err)
+		return PBGPrediction{}, inputerr.Errorf("{Dataset}: %w", err)
 	}
 	tr := PBGTraining(ds, q.Dim)
 	if q.Model != "" {
 		if tr.Model, err = workload.ParseModel(q.Model); err != nil {
-			return PBGPrediction{}, inputerr.Errorf("--model: %w", err)
+			return PBGPrediction{}, inputerr.Errorf("{Model}: %w", err)
 		}
 	}
 	rep, err := SimulatePBG(PBGConfig{Profile: prof, Dataset: ds, Training: tr, P: q.P, Machines: q.Machines, BucketEdges: buckets})

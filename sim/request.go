@@ -58,32 +58,32 @@ type Request struct {
 
 // Assemble resolves and checks every field of the request and returns the
 // Scenario and the orderings to simulate (nil for systems without a Plan).
-// Bad input is an InputError naming the flag.
+// Bad input is an inputerr.Error naming the field ({Dim}).
 func (q Request) Assemble() (Scenario, []string, error) {
 	var sc Scenario
 	sys, err := LookupSystem(q.System)
 	if err != nil {
-		return sc, nil, inputerr.Errorf("--system: %w", err)
+		return sc, nil, inputerr.Errorf("{System}: %w", err)
 	}
 	prof, err := devices.Resolve(q.Device)
 	if err != nil {
-		return sc, nil, inputerr.Errorf("--device: %w", err)
+		return sc, nil, inputerr.Errorf("{Device}: %w", err)
 	}
 	g := q.Graph
 	var ds workload.Dataset
 	if g != nil {
 		if q.Edges != "" && q.Edges != string(Uniform) {
-			return sc, nil, inputerr.Errorf("--graph and --edges %s: the graph's own buckets are its edges; give one or the other", q.Edges)
+			return sc, nil, inputerr.Errorf("{Graph} and {Edges} %s: the graph's own buckets are its edges; give one or the other", q.Edges)
 		}
 		if err := g.Check(); err != nil {
-			return sc, nil, inputerr.Errorf("--graph: %w", err)
+			return sc, nil, inputerr.Errorf("{Graph}: %w", err)
 		}
 		ds = g.Dataset()
 		if q.Dim == 0 {
 			q.Dim = g.Dim
 		}
 	} else if ds, err = workload.LookupDataset(q.Dataset); err != nil {
-		return sc, nil, inputerr.Errorf("--dataset: %w", err)
+		return sc, nil, inputerr.Errorf("{Dataset}: %w", err)
 	}
 	var hist *Histogram
 	var notes []string
@@ -93,12 +93,12 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	default:
 		f, err := os.Open(q.Edges)
 		if err != nil {
-			return sc, nil, inputerr.Errorf("--edges: %q is neither uniform, skewed nor a readable histogram file: %w", q.Edges, err)
+			return sc, nil, inputerr.Errorf("{Edges}: %q is neither uniform, skewed nor a readable histogram file: %w", q.Edges, err)
 		}
 		h, err := ReadHistogram(f)
 		f.Close()
 		if err != nil {
-			return sc, nil, inputerr.Errorf("--edges %s: %w", q.Edges, err)
+			return sc, nil, inputerr.Errorf("{Edges} %s: %w", q.Edges, err)
 		}
 		histP = h.P
 		if g = HistogramGraph(h, q.Edges); g != nil {
@@ -106,7 +106,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 		} else {
 			hist = &h
 			_, total := h.Flat()
-			notes = append(notes, fmt.Sprintf("--edges %s gives no node count (a histogram written before they were recorded): partitions are sized from --dataset %s's %d nodes, the %d training edges are the histogram's; --graph WORKDIR uses the graph's own sizes",
+			notes = append(notes, fmt.Sprintf("{Edges} %s gives no node count (a histogram written before they were recorded): partitions are sized from {Dataset} %s's %d nodes, the %d training edges are the histogram's; {Graph} WORKDIR uses the graph's own sizes",
 				q.Edges, ds.Name, ds.Nodes, total))
 			ds.Edges, ds.TrainFraction = total, 1
 		}
@@ -125,19 +125,19 @@ func (q Request) Assemble() (Scenario, []string, error) {
 		return sc, nil, &inputerr.Error{Err: &HistogramPError{File: q.Edges, HistP: histP, P: q.P}}
 	}
 	if q.Dim < 1 {
-		return sc, nil, inputerr.Errorf("--dim %d: the dimension must be at least 1", q.Dim)
+		return sc, nil, inputerr.Errorf("{Dim} %d: the dimension must be at least 1", q.Dim)
 	}
 	switch {
 	case q.ResidentNodes < 0:
-		return sc, nil, inputerr.Errorf("--resident-nodes %d: must not be negative", q.ResidentNodes)
+		return sc, nil, inputerr.Errorf("{ResidentNodes} %d: must not be negative", q.ResidentNodes)
 	case q.ResidentNodes > 0 && g != nil:
-		return sc, nil, inputerr.Errorf("--resident-nodes %d: the graph %s gives its own resident nodes (%d)", q.ResidentNodes, g.Name, g.ResidentNodes)
+		return sc, nil, inputerr.Errorf("{ResidentNodes} %d: the graph %s gives its own resident nodes (%d)", q.ResidentNodes, g.Name, g.ResidentNodes)
 	case q.ResidentNodes > 0:
 		ds.ResidentNodes = q.ResidentNodes
 	}
 	if sys.Partitioned {
 		if err := ds.CheckResident(q.P); err != nil {
-			return sc, nil, inputerr.Errorf("--resident-nodes: %w", err)
+			return sc, nil, inputerr.Errorf("{ResidentNodes}: %w", err)
 		}
 	}
 	if q.Policy == "" {
@@ -145,21 +145,21 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	}
 	policy, err := orderings.ParsePolicy(q.Policy)
 	if err != nil {
-		return sc, nil, inputerr.Errorf("--policy: %w", err)
+		return sc, nil, inputerr.Errorf("{Policy}: %w", err)
 	}
 	tr := DefaultTraining(ds, q.Dim)
 	if q.Model != "" {
 		if tr.Model, err = workload.ParseModel(q.Model); err != nil {
-			return sc, nil, inputerr.Errorf("--model: %w", err)
+			return sc, nil, inputerr.Errorf("{Model}: %w", err)
 		}
 	}
 	for _, f := range []struct {
-		name string
-		v    int
-		dst  *int
-	}{{"batch", q.Batch, &tr.Batch}, {"negatives", q.Negatives, &tr.Negatives}, {"chunk", q.Chunk, &tr.ChunkSize}, {"staleness", q.Staleness, &sys.Staleness}, {"write-buffers", q.WriteBuffers, &sys.WriteBuffers}} {
+		field string // its marker
+		v     int
+		dst   *int
+	}{{"{Batch}", q.Batch, &tr.Batch}, {"{Negatives}", q.Negatives, &tr.Negatives}, {"{Chunk}", q.Chunk, &tr.ChunkSize}, {"{Staleness}", q.Staleness, &sys.Staleness}, {"{WriteBuffers}", q.WriteBuffers, &sys.WriteBuffers}} {
 		if f.v < 0 {
-			return sc, nil, inputerr.Errorf("--%s %d: must be positive", f.name, f.v)
+			return sc, nil, inputerr.Errorf("%s %d: must be positive", f.field, f.v)
 		}
 		if f.v > 0 {
 			*f.dst = f.v
@@ -169,15 +169,15 @@ func (q Request) Assemble() (Scenario, []string, error) {
 	sys.SyncWrites = sys.SyncWrites || q.SyncWrites
 	sc = Scenario{System: sys, Profile: prof, Dataset: ds, Training: tr, P: q.P, C: q.C, Policy: policy, Seed: q.Seed, NoMicroBatching: q.NoMicroBatching, Trace: q.Trace}
 	if sc.Checkpoint, err = workload.ParseInterval(q.CheckpointEvery); err != nil {
-		return sc, nil, inputerr.Errorf("--checkpoint-every %w", err)
+		return sc, nil, inputerr.Errorf("{CheckpointEvery} %w", err)
 	}
 	if q.GPUMemory != "" {
 		mem, err := devices.ParseBytes(q.GPUMemory)
 		if err != nil {
-			return sc, nil, inputerr.Errorf("--gpu-memory: %w", err)
+			return sc, nil, inputerr.Errorf("{GPUMemory}: %w", err)
 		}
 		if mem <= 0 {
-			return sc, nil, inputerr.Errorf("--gpu-memory %s: must be positive", q.GPUMemory)
+			return sc, nil, inputerr.Errorf("{GPUMemory} %s: must be positive", q.GPUMemory)
 		}
 		sc.Profile.GPU.Memory = mem
 	}
@@ -189,39 +189,39 @@ func (q Request) Assemble() (Scenario, []string, error) {
 			sc.Edges = Uniform
 		}
 		if q.Skew < 0 {
-			return sc, nil, inputerr.Errorf("--skew %v: must not be negative", q.Skew)
+			return sc, nil, inputerr.Errorf("{Skew} %v: must not be negative", q.Skew)
 		}
 		sc.Skew = q.Skew
 	}
 	if !sys.Partitioned {
 		if q.Plan {
-			return sc, nil, inputerr.Errorf("--plan: system %s keeps every parameter resident and has no Plan", sys.Name)
+			return sc, nil, inputerr.Errorf("{Plan}: system %s keeps every parameter resident and has no Plan", sys.Name)
 		}
 		return sc, nil, nil
 	}
 	c := sc.Capacity()
 	if sys.Capacity > 0 && q.C > 0 && q.C != sys.Capacity {
-		return sc, nil, inputerr.Errorf("--c %d: system %s has a buffer of %d partitions by design", q.C, sys.Name, sys.Capacity)
+		return sc, nil, inputerr.Errorf("{C} %d: system %s has a buffer of %d partitions by design", q.C, sys.Name, sys.Capacity)
 	}
 	if err := orderings.CheckPC(q.P, c); err != nil {
-		return sc, nil, inputerr.Errorf("--p %d --c %d: %w", q.P, c, err)
+		return sc, nil, inputerr.Errorf("{P} %d {C} %d: %w", q.P, c, err)
 	}
 	if n := shapeNote(q.Device, sc); n != "" {
 		sc.Notes = append(sc.Notes, n)
 	}
 	if sys.Batches == OnCPU {
 		if _, n, err := CPUTrainCost(prof, tr.Model); err != nil {
-			return sc, nil, inputerr.Errorf("--device %s, --model %s: %w", q.Device, tr.Model, err)
+			return sc, nil, inputerr.Errorf("{Device} %s, {Model} %s: %w", q.Device, tr.Model, err)
 		} else if n != "" {
-			sc.Notes = append(sc.Notes, fmt.Sprintf("--device %s: %s", q.Device, n))
+			sc.Notes = append(sc.Notes, fmt.Sprintf("{Device} %s: %s", q.Device, n))
 		}
 	}
 	names, err := orderings.ParseList(q.Orderings)
 	if err != nil {
-		return sc, nil, inputerr.Errorf("--orderings: %w", err)
+		return sc, nil, inputerr.Errorf("{Orderings}: %w", err)
 	}
 	if q.Plan && len(names) != 1 {
-		return sc, nil, inputerr.Errorf("--plan writes one Plan: select exactly one ordering with --orderings")
+		return sc, nil, inputerr.Errorf("{Plan} writes one Plan: select exactly one ordering with {Orderings}")
 	}
 	return sc, names, nil
 }
@@ -372,6 +372,6 @@ func shapeNote(device string, sc Scenario) string {
 	if len(diffs) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("--device %s: cpu.train was measured at %s; this simulation differs: %s, and carries that rate over (realrun calibrate with the run's training flags measures its shape)",
+	return fmt.Sprintf("{Device} %s: cpu.train was measured at %s; this simulation differs: %s, and carries that rate over (realrun calibrate with the run's training flags measures its shape)",
 		device, *ts, strings.Join(diffs, ", "))
 }

@@ -223,7 +223,7 @@ func TestResidentGraph(t *testing.T) {
 	assert.EqualValues(t, 5*8*8, out.PartitionBytes)
 	q.ResidentNodes = 3
 	_, err = q.Predict()
-	assert.ErrorContains(t, err, "--resident-nodes 3: the graph typed gives its own resident nodes (40)")
+	assert.ErrorContains(t, err, "{ResidentNodes} 3: the graph typed gives its own resident nodes (40)")
 }
 
 // TestResidentPBG: PyTorch-BigGraph keeps unpartitioned entity types in

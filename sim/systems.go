@@ -133,9 +133,9 @@ var Systems = []System{
 		Batches: OnGPU, Staleness: 16, Resident: "gpu"},
 	{Name: "realrun", Description: "tierflow's real engine on this machine's CPU: buffer of c, loads at the Plan's issue points, one spare buffer for the async writer, partitions checksummed on the loader and writer threads, a bucket's batches on all workers (needs a calibrated device profile)",
 		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1},
-	{Name: "realrun-cuda", Description: "tierflow's CUDA engine, --buffer gpu: realrun's buffer manager, each partition read and checksummed into host memory then copied to its GPU slot over PCIe (and back before its write) while the GPU trains; batches one after another on the GPU (needs a calibrated GPU: realrun calibrate with the cuda engine)",
+	{Name: "realrun-cuda", Description: "tierflow's CUDA engine, {Buffer} gpu: realrun's buffer manager, each partition read and checksummed into host memory then copied to its GPU slot over PCIe (and back before its write) while the GPU trains; batches one after another on the GPU (needs a calibrated GPU: realrun calibrate with the cuda engine)",
 		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnGPU, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1, GPUSlots: true},
-	{Name: "realrun-cuda-host", Description: "tierflow's CUDA engine, --buffer host: realrun's buffer manager with partitions in host memory; each batch sampled and its rows gathered on the CPU, shipped over PCIe, trained on the GPU and shipped back before the next",
+	{Name: "realrun-cuda-host", Description: "tierflow's CUDA engine, {Buffer} host: realrun's buffer manager with partitions in host memory; each batch sampled and its rows gathered on the CPU, shipped over PCIe, trained on the GPU and shipped back before the next",
 		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: Synchronous, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1, RowsOverPCIe: true},
 }
 

@@ -15,10 +15,11 @@ import (
 	"github.com/tierflow/tierflow/realrun/workdir"
 )
 
-// ShapeFlags are the realrun flags that set the training shape a
-// calibration measures the CPU engine at (devices.TrainShape): `realrun
-// calibrate` takes them with realrun's defaults.
-const ShapeFlags = "--dataset/--scale or --edges, --p, --model, --dim, --batch, --negatives, --chunk, --workers"
+// ShapeFields name the fields of job.Options ({Field}, as a command
+// renders them with its flags) that set the training shape a calibration
+// measures the CPU engine at (devices.TrainShape): `realrun calibrate`
+// takes them with realrun's defaults.
+const ShapeFields = "{Dataset}/{Scale} or {Edges}, {P}, {Model}, {Dim}, {Batch}, {Negatives}, {Chunk}, {Workers}"
 
 // Calibrate is `realrun calibrate`: this machine calibrated at the
 // training shape realrun trains with options o (calibrate.Saved): the
@@ -56,7 +57,7 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string, prob
 	if o.Engine != "cuda" {
 		unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
 		if err != nil {
-			return calibrate.Calibration{}, inputerr.Errorf("--workdir: %w", err)
+			return calibrate.Calibration{}, inputerr.Errorf("{Workdir}: %w", err)
 		}
 		defer unlock()
 		built, err := workdir.Built(cfg.Spec)
@@ -128,15 +129,15 @@ func ShapeDifferences(prof devices.Profile, run devices.TrainShape) []string {
 
 // shapeNote is the one line --compare-sim --device prints when the
 // profile's cpu.train was not measured at the run's shape ("" when it
-// was).
+// was), naming the fields the command renders ({Device}).
 func shapeNote(devicePath string, prof devices.Profile, run devices.TrainShape) string {
 	diffs := ShapeDifferences(prof, run)
 	if len(diffs) == 0 {
 		return ""
 	}
-	fix := "measure this shape with realrun calibrate and this run's " + ShapeFlags + ", or leave --device out to calibrate now"
+	fix := "measure this shape with realrun calibrate and this run's " + ShapeFields + ", or leave {Device} out to calibrate now"
 	if prof.CPU.TrainShape == nil {
-		return fmt.Sprintf("--device %s: cpu.train records no training shape (a preset, or a calibration before shapes were recorded), so the compute prediction is not for this run's shape (%s); %s", devicePath, run, fix)
+		return fmt.Sprintf("{Device} %s: cpu.train records no training shape (a preset, or a calibration before shapes were recorded), so the compute prediction is not for this run's shape (%s); %s", devicePath, run, fix)
 	}
-	return fmt.Sprintf("--device %s: cpu.train was measured at %s; this run differs: %s; the compute prediction carries that rate over; %s", devicePath, prof.CPU.TrainShape, strings.Join(diffs, ", "), fix)
+	return fmt.Sprintf("{Device} %s: cpu.train was measured at %s; this run differs: %s; the compute prediction carries that rate over; %s", devicePath, prof.CPU.TrainShape, strings.Join(diffs, ", "), fix)
 }

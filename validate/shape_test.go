@@ -24,9 +24,9 @@ func TestShapeNote(t *testing.T) {
 	}{
 		{"same shape", at(run), []string{}, nil},
 		{"other shape", at(other), []string{"d 100 → 64 (0.64×)", "partition rows 130000 → 10400 (0.08×)"},
-			[]string{"--device cal.yaml: cpu.train was measured at dot, d=100,", "this run differs: d 100 → 64 (0.64×), partition rows 130000 → 10400 (0.08×)", "realrun calibrate"}},
+			[]string{"{Device} cal.yaml: cpu.train was measured at dot, d=100,", "this run differs: d 100 → 64 (0.64×), partition rows 130000 → 10400 (0.08×)", "realrun calibrate"}},
 		{"no shape recorded", devices.Profile{}, []string{"no training shape recorded"},
-			[]string{"cpu.train records no training shape", "this run's shape (dot, d=64", "leave --device out"}},
+			[]string{"cpu.train records no training shape", "this run's shape (dot, d=64", "leave {Device} out"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -482,7 +482,9 @@ type CompareOutput struct {
 // realrun system model on the device profile at devicePath (or, when that
 // is "", on a calibration of this machine at the run's own shape) and
 // compares the two. Orderings not defined for (p, c) are listed as
-// skipped with the reason, as simulate lists them. Notices go to log.
+// skipped with the reason, as simulate lists them. Notices go to log,
+// naming the fields they are about ({Device}) as errors do: the command
+// renders them with its flags.
 func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log io.Writer) (out CompareOutput, err error) {
 	out = CompareOutput{Skipped: []orderings.Skipped{}}
 	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
@@ -500,18 +502,18 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 	var prof devices.Profile
 	if devicePath != "" { // before any work: a bad device file costs nothing
 		if prof, err = devices.Load(devicePath); err != nil {
-			return out, inputerr.Errorf("--device: %w", err)
+			return out, inputerr.Errorf("{Device}: %w", err)
 		}
 		if _, ok := prof.CPU.Train.For(string(h.Model)); eng.Name != "cuda" && !ok {
-			return out, inputerr.Errorf("--device %s: no cpu.train.%s cost to predict this run's compute with; measure it with realrun calibrate and this run's training flags (%s), or leave --device out to calibrate now", devicePath, h.Model, ShapeFlags)
+			return out, inputerr.Errorf("{Device} %s: no cpu.train.%s cost to predict this run's compute with; measure it with realrun calibrate and this run's training flags (%s), or leave {Device} out to calibrate now", devicePath, h.Model, ShapeFields)
 		}
 		if eng.Name == "cuda" && prof.GPU.Count < 1 {
-			return out, inputerr.Errorf("--device %s: no GPU in the profile; calibrate it with the cuda engine linked (realrun calibrate from a make build-cuda binary on the GPU machine) or leave --device out to calibrate now", devicePath)
+			return out, inputerr.Errorf("{Device} %s: no GPU in the profile; calibrate it with the cuda engine linked (realrun calibrate from a make build-cuda binary on the GPU machine) or leave {Device} out to calibrate now", devicePath)
 		}
 	}
 	unlock, err := workdir.LockWorkdir(spec.Workdir)
 	if err != nil {
-		return out, inputerr.Errorf("--workdir: %w", err)
+		return out, inputerr.Errorf("{Workdir}: %w", err)
 	}
 	defer unlock()
 	// Every run starts from freshly initialised partitions: a checkpoint
@@ -633,7 +635,7 @@ func asRanNote(cmp Comparison) string {
 // (calibrate.ShapeProfile; for the CUDA engine its GPU too, at the run's
 // partition size and shape), said on log.
 func calibrated(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, eng Engine, log io.Writer) (devices.Profile, error) {
-	fmt.Fprintln(log, "calibrating this machine (no --device given)…")
+	fmt.Fprintln(log, "calibrating this machine (no {Device} given)…")
 	cal, err := calibrate.ShapeProfile(st, h, filepath.Dir(st.Dir))
 	if err != nil {
 		return devices.Profile{}, err
@@ -657,7 +659,7 @@ func calibrated(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, eng E
 		if err := g.Apply(&prof, h); err != nil {
 			return prof, err
 		}
-		fmt.Fprintf(log, "calibrated %s: H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s (--buffer gpu) and %.2fM (--buffer host) at the run's shape, buckets of %d edges\n", g.Name, g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.HostEdgesPerSecond/1e6, g.BucketEdges)
+		fmt.Fprintf(log, "calibrated %s: H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s ({Buffer} gpu) and %.2fM ({Buffer} host) at the run's shape, buckets of %d edges\n", g.Name, g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.HostEdgesPerSecond/1e6, g.BucketEdges)
 	}
 	itf := prof.CPU.Interference
 	itfOn := ""

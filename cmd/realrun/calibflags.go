@@ -10,7 +10,7 @@ import (
 )
 
 // shapeFlags registers the realrun flags that set the training shape
-// (validate.ShapeFlags) and the graph's partition rows, with realrun's
+// (validate.ShapeFields) and the graph's partition rows, with realrun's
 // defaults, so that `realrun calibrate` with a run's flags measures the
 // shape that run trains at: the model (--model, or --operator with
 // --comparator) and its objective (--loss, --margin, --adversarial,

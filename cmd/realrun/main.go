@@ -76,7 +76,7 @@ func (d *diskFlags) register(fs *flag.FlagSet, which string) {
 // saying so on stderr. Every bad value is refused before any group is
 // made. The group (nil: no limit) must be released on every exit path.
 func limitDisk(d diskFlags, dir string, stderr io.Writer) (diskcap.Limits, *diskcap.Group, error) {
-	l, err := diskcap.FromFlags(d.read, d.write, d.emulate)
+	l, err := diskcap.Spec{DiskRead: d.read, DiskWrite: d.write, EmulateDisk: d.emulate}.Limits()
 	if err != nil || l.Zero() {
 		return l, nil, asUsage(err)
 	}

@@ -191,6 +191,11 @@ cpu:
 	_, err := os.Stat(filepath.Join(dir, "scatter.svg"))
 	assert.NoError(t, err)
 	assert.Contains(t, errOut, "wrote "+filepath.Join(dir, "scatter.svg")+" (")
+	// The profile records no training shape: a notice says so, naming
+	// the flags (validate names the fields: the command renders them).
+	assert.Contains(t, errOut, "--device "+prof+": cpu.train records no training shape")
+	assert.Contains(t, errOut, "measure this shape with realrun calibrate and this run's --dataset/--scale or --edges, --p, --model, --dim, --batch, --negatives, --chunk, --workers, or leave --device out to calibrate now")
+	assert.NotRegexp(t, `\{[A-Z]`, errOut)
 	// The trace: a prediction and a measurement for every ordering, one
 	// above the other on the same time axis.
 	trace, err := os.ReadFile(filepath.Join(dir, "cmp.json"))
@@ -663,4 +668,38 @@ func TestCorruptBucket(t *testing.T) {
 	assert.Contains(t, line, "the file was altered after it was written")
 	_, err = os.Stat(filepath.Join(dir, "b.npy"))
 	assert.True(t, os.IsNotExist(err), "no embeddings exported")
+}
+
+// TestCompareLogRendered: what validate logs during --compare-sim names
+// fields ({Device}); the command's stderr names the flags.
+func TestCompareLogRendered(t *testing.T) {
+	var b bytes.Buffer
+	n, err := fmt.Fprintln(renderedLog{&b}, "calibrating this machine (no {Device} given)…")
+	require.NoError(t, err)
+	assert.Equal(t, len("calibrating this machine (no {Device} given)…\n"), n)
+	assert.Equal(t, "calibrating this machine (no --device given)…\n", b.String())
+}
+
+// TestDiskLimitBad: bad disk limits are refused in one line naming the
+// flags (diskcap names the fields: cli.Exit renders them), before
+// anything is made.
+func TestDiskLimitBad(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--emulate-disk", "p3.2xlarge", "--disk-read", "1GB/s", "--workdir", filepath.Join(dir, "w")},
+			"realrun: --emulate-disk p3.2xlarge: takes both limits from the profile; drop --disk-read and --disk-write, or --emulate-disk\n"},
+		{[]string{"calibrate", "--disk-write", "fast", "--dir", filepath.Join(dir, "d")},
+			`realrun: --disk-write: "fast" does not start with a number`},
+	} {
+		out, errOut, code := runCmd(tt.args...)
+		assert.Equal(t, 2, code, "%v", tt.args)
+		assert.Empty(t, out)
+		assert.True(t, strings.HasPrefix(errOut, tt.want), "%v: %q", tt.args, errOut)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "%v: one line: %q", tt.args, errOut)
+	}
+	assert.NoDirExists(t, filepath.Join(dir, "w"))
+	assert.NoDirExists(t, filepath.Join(dir, "d"))
 }

@@ -224,6 +224,7 @@ func TestEdgesHistogram(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "freebase86m: 200000 train edges")
 	assert.Contains(t, out, "note: --edges "+old+" gives no node count")
+	assert.Contains(t, out, "partitions are sized from --dataset freebase86m's 86100000 nodes, the 200000 training edges are the histogram's; --graph WORKDIR uses the graph's own sizes")
 
 	out, errOut, code = runCmd("sweep", "--edges", st.HistogramPath(), "--p", "4,12", "--c", "2", "--orderings", "beta")
 	require.Equal(t, 0, code, errOut)

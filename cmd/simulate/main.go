@@ -122,6 +122,8 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 	}
 	q.Plan, q.Trace = planPath != "", tracePath != ""
 	out, err := q.Predict()
+	cli.RenderAll(out.Notes)
+	out.System.Description = cli.Render(out.System.Description)
 	if err != nil {
 		if len(took) > 0 {
 			err = fmt.Errorf("%w (with --graph %s's %s)", err, graphDir, strings.Join(took, " "))

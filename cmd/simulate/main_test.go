@@ -251,4 +251,29 @@ func TestTrace(t *testing.T) {
 	require.NoError(t, chrometrace.Check(data))
 	assert.Contains(t, string(data), `"predicted: beta (marius on p3.2xlarge)"`)
 	assert.Contains(t, string(data), `"predicted: hilbert (marius on p3.2xlarge)"`)
+
+	// Capped, each process's name says where it was cut and by which flag.
+	_, errOut, code = runCmd("--p", "8", "--c", "3", "--orderings", "beta", "--trace", path, "--trace-max-spans", "10")
+	require.Equal(t, 0, code, errOut)
+	data, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, chrometrace.Check(data))
+	assert.Regexp(t, `"predicted: beta \(marius on p3.2xlarge\) \(its first [0-9.]+ s of [0-9.]+ s: --trace-max-spans\)"`, string(data))
+}
+
+// TestSystemDescription: a system's description names realrun's flag
+// (sim names the field: the command renders it), in simulate's JSON and
+// simulate sweep's.
+func TestSystemDescription(t *testing.T) {
+	out, errOut, code := runCmd("--system", "realrun-cuda", "--p", "8", "--c", "3", "--orderings", "beta", "--json")
+	require.Equal(t, 0, code, errOut)
+	var got Output
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Contains(t, got.System.Description, "tierflow's CUDA engine, --buffer gpu: ")
+
+	out, errOut, code = runCmd("sweep", "--system", "realrun-cuda-host", "--p", "8", "--c", "3", "--orderings", "beta", "--json")
+	require.Equal(t, 0, code, errOut)
+	var swept SweepOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &swept))
+	assert.Contains(t, swept.System.Description, "tierflow's CUDA engine, --buffer host: ")
 }

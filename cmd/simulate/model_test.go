@@ -88,7 +88,34 @@ cpu:
 			}
 		})
 	}
-	// The model it was measured on simulates.
-	_, errOut, code := runCmd("--system", "realrun", "--device", prof, "--dataset", "fb15k", "--p", "4", "--c", "2", "--model", "dot")
+	// The model it was measured on simulates, its note naming the flag
+	// (sim names the field: the command renders it).
+	out, errOut, code := runCmd("--system", "realrun", "--device", prof, "--dataset", "fb15k", "--p", "4", "--c", "2", "--model", "dot")
 	assert.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "note: --device "+prof+": cpu.train was measured at dot, d=100")
+	assert.NotRegexp(t, `\{[A-Z]`, out)
+}
+
+// A model the profile has no cost of is priced at another model's rates,
+// which a note says, naming the flag.
+func TestModelPricedNote(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cal.yaml")
+	require.NoError(t, os.WriteFile(prof, []byte(`name: cal
+disk: {read: 400 MB/s, write: 400 MB/s, latency: 1ms}
+pcie: {h2d: 0, d2h: 0}
+gpu: {count: 0}
+cpu:
+  workers: 2
+  memory: 8 GB
+  batch_edges: 1M edges/s
+  gather_bandwidth: 6 GB/s
+  train:
+    dot: {edges: 500k edges/s, row_bandwidth: 10 GB/s, flops: 10 GFLOP/s}
+`), 0o644))
+	out, errOut, code := runCmd("--system", "realrun", "--device", prof, "--dataset", "fb15k", "--p", "4", "--c", "2", "--model", "complex", "--json")
+	require.Equal(t, 0, code, errOut)
+	var got Output
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.NotEmpty(t, got.Notes)
+	assert.Contains(t, got.Notes, "--device "+prof+": cpu.train has no cost for complex: its terms (the cost rule's edges, bytes, FLOPs and pairwise operations) are priced at cpu.train.dot's rates")
 }

@@ -92,6 +92,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 	}
 	out, err := sweep.Run(q, g)
 	cli.RenderAll(out.Notes)
+	out.System.Description = cli.Render(out.System.Description)
 	if err != nil {
 		if all := append(took, swept...); len(all) > 0 {
 			err = fmt.Errorf("%w (with --graph %s's %s)", err, graphDir, strings.Join(all, " "))

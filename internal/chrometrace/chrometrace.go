@@ -60,7 +60,8 @@ func tick(t float64) float64 { return math.Round(t*1024) / 1024 }
 // that no two overlap on one thread), counters and flows. With maxSpans >
 // 0 and more spans than that in all, every process is cut at the same
 // moment of its run so that at most maxSpans remain (its name then says
-// how much of the run it shows): a viewer opens it whole.
+// how much of the run it shows, naming maxSpans as the field
+// {TraceMaxSpans}, which the command renders): a viewer opens it whole.
 func Build(procs []Process, maxSpans int) File {
 	f := File{DisplayTimeUnit: "ms"}
 	procs = capSpans(procs, maxSpans)
@@ -153,7 +154,7 @@ func capSpans(procs []Process, maxSpans int) []Process {
 			}
 		}
 		if end > cut {
-			q.Name = fmt.Sprintf("%s (its first %.3g s of %.3g s: --trace-max-spans)", p.Name, cut, end)
+			q.Name = fmt.Sprintf("%s (its first %.3g s of %.3g s: {TraceMaxSpans})", p.Name, cut, end)
 		}
 		out[i] = q
 	}

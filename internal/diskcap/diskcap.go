@@ -61,14 +61,21 @@ func (l Limits) Hold(d devices.Disk) devices.Disk {
 	return d
 }
 
-// FromFlags reads --disk-read, --disk-write and --emulate-disk (a device
-// preset's name or a profile FILE.yaml, whose disk read and write become
-// the limits). Every bad value is an inputerr.Error naming its flag.
-func FromFlags(read, write, emulate string) (Limits, error) {
+// Spec is the limits as a user states them: DiskRead and DiskWrite as
+// rates ("300MB/s"; "": no limit in that direction), or EmulateDisk, a
+// device preset's name or a profile FILE.yaml whose disk read and write
+// become both limits.
+type Spec struct {
+	DiskRead, DiskWrite, EmulateDisk string
+}
+
+// Limits reads the spec. Every bad value is an inputerr.Error naming
+// its field ({DiskRead}).
+func (s Spec) Limits() (Limits, error) {
 	var l Limits
-	if emulate != "" {
-		if read != "" || write != "" {
-			return l, inputerr.Errorf("--emulate-disk %s: takes both limits from the profile; drop --disk-read and --disk-write, or --emulate-disk", emulate)
+	if emulate := s.EmulateDisk; emulate != "" {
+		if s.DiskRead != "" || s.DiskWrite != "" {
+			return l, inputerr.Errorf("{EmulateDisk} %s: takes both limits from the profile; drop {DiskRead} and {DiskWrite}, or {EmulateDisk}", emulate)
 		}
 		var p devices.Profile
 		var err error
@@ -78,26 +85,26 @@ func FromFlags(read, write, emulate string) (Limits, error) {
 			p, err = devices.Preset(emulate)
 		}
 		if err != nil {
-			return l, inputerr.Errorf("--emulate-disk: %w", err)
+			return l, inputerr.Errorf("{EmulateDisk}: %w", err)
 		}
 		if !(p.Disk.Read > 0) || !(p.Disk.Write > 0) {
-			return l, inputerr.Errorf("--emulate-disk %s: the profile has no disk read and write bandwidth", emulate)
+			return l, inputerr.Errorf("{EmulateDisk} %s: the profile has no disk read and write bandwidth", emulate)
 		}
 		return Limits{Read: p.Disk.Read, Write: p.Disk.Write}, nil
 	}
 	for _, f := range []struct {
-		name, v string
-		to      *devices.Bandwidth
-	}{{"disk-read", read, &l.Read}, {"disk-write", write, &l.Write}} {
+		field, v string // field: its marker
+		to       *devices.Bandwidth
+	}{{"{DiskRead}", s.DiskRead, &l.Read}, {"{DiskWrite}", s.DiskWrite, &l.Write}} {
 		if f.v == "" {
 			continue
 		}
 		b, err := devices.ParseBandwidth(f.v)
 		if err != nil {
-			return l, inputerr.Errorf("--%s: %w", f.name, err)
+			return l, inputerr.Errorf("%s: %w", f.field, err)
 		}
 		if !(b >= 1) {
-			return l, inputerr.Errorf("--%s %s: must be positive (leave the flag out for no limit)", f.name, f.v)
+			return l, inputerr.Errorf("%s %s: must be positive (leave the flag out for no limit)", f.field, f.v)
 		}
 		*f.to = b
 	}
@@ -307,7 +314,7 @@ func (h host) device(dir string) ([2]uint32, error) {
 	name := fmt.Sprintf("%d:%d", dev[0], dev[1])
 	sys, err := filepath.EvalSymlinks(filepath.Join(h.sysBlock, name))
 	if dev[0] == 0 || err != nil {
-		return dev, inputerr.Errorf("disk limit: no block device holds %s (device %s: tmpfs, overlayfs or another virtual file system); put --workdir (calibrate: --dir) on a disk, or drop the disk limit", d, name)
+		return dev, inputerr.Errorf("disk limit: no block device holds %s (device %s: tmpfs, overlayfs or another virtual file system); put {Workdir} (calibrate: {Dir}) on a disk, or drop the disk limit", d, name)
 	}
 	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
 		// /sys/dev/block/MAJ:MIN links to …/disk/partition.
@@ -327,7 +334,7 @@ func (h host) device(dir string) ([2]uint32, error) {
 // usable refuses, in one line, when this process cannot make groups
 // with the I/O controller.
 func (h host) usable() error {
-	const fix = "run as root on a machine with cgroup access, or drop --disk-read, --disk-write and --emulate-disk"
+	const fix = "run as root on a machine with cgroup access, or drop {DiskRead}, {DiskWrite} and {EmulateDisk}"
 	if h.euid() != 0 {
 		return inputerr.Errorf("disk limit: needs root to set kernel I/O limits (cgroups); %s", fix)
 	}

@@ -233,7 +233,7 @@ func asInput(err error, ie **inputerr.Error) bool {
 	return false
 }
 
-func TestFromFlags(t *testing.T) {
+func TestSpecLimits(t *testing.T) {
 	for _, tc := range []struct {
 		read, write, emulate string
 		want                 Limits
@@ -242,15 +242,15 @@ func TestFromFlags(t *testing.T) {
 		{read: "300MB/s", write: "1.2 GB/s", want: Limits{Read: 300e6, Write: 1.2e9}},
 		{write: "100MB/s", want: Limits{Write: 100e6}},
 		{emulate: "p3.2xlarge", want: Limits{Read: 400e6, Write: 400e6}},
-		{read: "0", bad: "--disk-read 0: must be positive"},
-		{read: "-5MB/s", bad: "--disk-read: negative bandwidth"},
-		{write: "fast", bad: `--disk-write: "fast" does not start with a number`},
+		{read: "0", bad: "{DiskRead} 0: must be positive"},
+		{read: "-5MB/s", bad: "{DiskRead}: negative bandwidth"},
+		{write: "fast", bad: `{DiskWrite}: "fast" does not start with a number`},
 		{read: "300MB", bad: "is a size"},
-		{emulate: "p3.2xlarge", read: "1GB/s", bad: "drop --disk-read and --disk-write, or --emulate-disk"},
-		{emulate: "tpu-v9", bad: `--emulate-disk: unknown preset "tpu-v9"`},
-		{emulate: "missing.yaml", bad: "--emulate-disk: missing.yaml"},
+		{emulate: "p3.2xlarge", read: "1GB/s", bad: "drop {DiskRead} and {DiskWrite}, or {EmulateDisk}"},
+		{emulate: "tpu-v9", bad: `{EmulateDisk}: unknown preset "tpu-v9"`},
+		{emulate: "missing.yaml", bad: "{EmulateDisk}: missing.yaml"},
 	} {
-		l, err := FromFlags(tc.read, tc.write, tc.emulate)
+		l, err := Spec{DiskRead: tc.read, DiskWrite: tc.write, EmulateDisk: tc.emulate}.Limits()
 		if tc.bad != "" {
 			var ie *inputerr.Error
 			if err == nil || !strings.Contains(err.Error(), tc.bad) || !asInput(err, &ie) {

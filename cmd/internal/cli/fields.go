@@ -13,9 +13,10 @@ import (
 // command: a field a library names means one flag wherever it is set.
 // TestFieldsHaveFlags checks that every field named has a flag.
 var fieldFlags = map[string]string{
-	"Cs":      "--c",      // sweep.Grid
-	"Devices": "--device", // sweep.Grid
-	"Ps":      "--p",      // sweep.Grid, sweep.RunMachines
+	"Cs":        "--c",          // sweep.Grid
+	"Devices":   "--device",     // sweep.Grid
+	"GPUMemory": "--gpu-memory", // sim.Request
+	"Ps":        "--p",          // sweep.Grid, sweep.RunMachines
 }
 
 // FlagOf returns the flag that sets field, as a command prints it.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -39,10 +40,17 @@ func CheckTrace(path string, maxSpans int) error {
 	return nil
 }
 
-// WriteTrace writes processes to path as Chrome trace-event JSON and
+// WriteTrace writes processes to path as Chrome trace-event JSON (the
+// fields a cut process's name names by their flags: Render) and
 // announces it on stderr.
 func WriteTrace(path string, procs []chrometrace.Process, maxSpans int, stderr io.Writer) error {
-	if err := atomicfile.Write(path, func(w io.Writer) error { return chrometrace.Write(w, procs, maxSpans) }); err != nil {
+	f := chrometrace.Build(procs, maxSpans)
+	for _, e := range f.TraceEvents {
+		if name, ok := e.Args["name"].(string); ok && e.Ph == "M" && e.Name == "process_name" {
+			e.Args["name"] = Render(name)
+		}
+	}
+	if err := atomicfile.Write(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(f) }); err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}
 	atomicfile.Announce(stderr, path)
