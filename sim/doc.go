@@ -45,7 +45,7 @@
 // disk) or several (buckets from the lock server of orderings/lockserver,
 // partitions on partition servers over a Net of max-min-fair links, edges
 // from a shared filesystem, a throttled parameter sync), its CPU trainer
-// costed by CPUBucketTime; SimulateMultiGPU models GE2 and DGL-KE on
+// costed by devices.CPUBucketTime; SimulateMultiGPU models GE2 and DGL-KE on
 // several GPUs of one machine, SimulatePBGGPU PBG's GPU mode.
 //
 // # Compute cost model

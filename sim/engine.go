@@ -70,7 +70,7 @@ func Run(cfg Config) (report.Report, error) {
 		return report.Report{}, fmt.Errorf("%w: system %s reads partitions SSD-to-GPU and device %s has no such path", ErrConfig, sys.Name, cfg.Profile.Name)
 	}
 	if sys.Batches == OnCPU {
-		if _, _, err := CPUTrainCost(cfg.Profile, cfg.Training.Model); err != nil {
+		if _, _, err := devices.CPUTrainCost(cfg.Profile, cfg.Training.Model); err != nil {
 			return report.Report{}, fmt.Errorf("%w: system %s needs the device's cpu.train.%s cost: %w", ErrConfig, sys.Name, cfg.Training.Model, err)
 		}
 		if !sys.Partitioned {
@@ -399,7 +399,7 @@ func (e *engine) cost(b int) Cost {
 func (e *engine) feedBatch(b, k int, done func()) {
 	if e.cfg.System.Batches == OnCPU {
 		e.batches += (b + e.cfg.Training.Batch - 1) / e.cfg.Training.Batch
-		d := CPUBucketTime(e.cfg.Profile, e.cfg.Training, int64(b))
+		d := devices.CPUBucketTime(e.cfg.Profile, e.cfg.Training, int64(b))
 		if e.work != nil {
 			start := e.k.Now()
 			e.work.Transfer(d, Read, func() {
@@ -653,7 +653,7 @@ func (e *engine) ioBound(p, c int) float64 {
 func (e *engine) runResident(r *report.Report) {
 	cfg := e.cfg
 	total := cfg.Dataset.TrainEdges()
-	full, rest := splitBatches(total, cfg.Training.Batch)
+	full, rest := workload.SplitBatches(total, cfg.Training.Batch)
 	var sizes []int
 	for i := int64(0); i < full; i++ {
 		sizes = append(sizes, cfg.Training.Batch)

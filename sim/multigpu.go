@@ -638,7 +638,7 @@ func (m *multi) runDGLKE() error {
 	tr := cfg.Training
 	m.cpu = NewServer(&m.k, "cpu")
 	total := cfg.Dataset.TrainEdges()
-	fullN, rest := splitBatches(total, tr.Batch)
+	fullN, rest := workload.SplitBatches(total, tr.Batch)
 	g := int64(len(m.gpus))
 	for i, r := range m.gpus {
 		// Batches i, i+G, … of the epoch's sequence (the remainder last).
@@ -665,7 +665,7 @@ func (m *multi) runDGLKE() error {
 			r.batches++
 			r.edgeCount += int64(b)
 			c := CPUBatchCost(cfg.Profile, tr, b)
-			arith := PaperBatchFLOPs(tr, b) / float64(cfg.Profile.GPU.FLOPS)
+			arith := tr.PaperBatchFLOPs(b) / float64(cfg.Profile.GPU.FLOPS)
 			m.cpu.Do(c.CPU, func() {
 				r.h2d.Transfer(c.H2D, Read, func() {
 					r.stall += math.Max(0, m.k.Now()-r.gpu.free)

@@ -208,7 +208,7 @@ func (c *PBGConfig) validate() error {
 	case c.BucketEdges != nil && len(c.BucketEdges) != c.P*c.P:
 		return fmt.Errorf("%w: %d bucket counts for p = %d", ErrPBG, len(c.BucketEdges), c.P)
 	}
-	if _, _, err := CPUTrainCost(c.Profile, c.Training.Model); err != nil && c.Engine == nil {
+	if _, _, err := devices.CPUTrainCost(c.Profile, c.Training.Model); err != nil && c.Engine == nil {
 		return fmt.Errorf("%w: device %s gives no cpu.train.%s cost for the CPU trainer: %w", ErrPBG, c.Profile.Name, c.Training.Model, err)
 	}
 	return nil
@@ -541,7 +541,7 @@ func (ps *pbgPass) next(t *pbgTrainerState) {
 		start := ps.k.Now()
 		ps.readEdges(t, bytes, func() {
 			t.TransferSeconds += ps.k.Now() - start
-			d := CPUBucketTime(ps.s.cfg.Profile, ps.s.cfg.Training, edges)
+			d := devices.CPUBucketTime(ps.s.cfg.Profile, ps.s.cfg.Training, edges)
 			t.TrainSeconds += d
 			t.Buckets++
 			ps.trained[i] = true

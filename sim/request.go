@@ -210,7 +210,7 @@ func (q Request) Assemble() (Scenario, []string, error) {
 		sc.Notes = append(sc.Notes, n)
 	}
 	if sys.Batches == OnCPU {
-		if _, n, err := CPUTrainCost(prof, tr.Model); err != nil {
+		if _, n, err := devices.CPUTrainCost(prof, tr.Model); err != nil {
 			return sc, nil, inputerr.Errorf("{Device} %s, {Model} %s: %w", q.Device, tr.Model, err)
 		} else if n != "" {
 			sc.Notes = append(sc.Notes, fmt.Sprintf("{Device} %s: %s", q.Device, n))

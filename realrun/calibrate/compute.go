@@ -12,7 +12,6 @@ import (
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/sim"
 )
 
 // ComputeRate is the CPU engine's measured training rate at one shape:
@@ -434,13 +433,13 @@ func measurePlan(st *store.Store, h realrun.Hyper, pl *orderings.Plan) (ComputeR
 }
 
 // unitBucketTime is the realrun model's time for a bucket of edges at
-// shape h with an engine of 1 edge/s (sim.CPUBucketTime): the rate the
+// shape h with an engine of 1 edge/s (devices.CPUBucketTime): the rate the
 // model needs to match a measured time is this over that time.
 func unitBucketTime(h realrun.Hyper, edges int64) float64 {
 	var prof devices.Profile
 	prof.CPU.Workers = max(h.Workers, 1)
 	prof.CPU.Train.Set(string(h.Model), devices.TrainCost{Edges: 1})
-	return sim.CPUBucketTime(prof, h.Training, edges)
+	return devices.CPUBucketTime(prof, h.Training, edges)
 }
 
 // measure warms up with one round and times rounds more: the median

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/realrun"
-	"github.com/tierflow/tierflow/sim"
 )
 
 // GPUCalibration is what a GPU engine measured for the device profile.
@@ -81,7 +80,7 @@ func (c GPUCalibration) Apply(p *devices.Profile, h realrun.Hyper) error {
 	if !(c.EdgesPerSecond > 0 && c.H2D > 0 && c.D2H > 0) {
 		return fmt.Errorf("gpu calibration: non-positive rate (edges/s %g, h2d %g, d2h %g)", c.EdgesPerSecond, c.H2D, c.D2H)
 	}
-	flops := sim.PaperBatchFLOPs(t, h.Batch) // FLOPs of one batch, as the simulator's GPU stage divides them
+	flops := t.PaperBatchFLOPs(h.Batch) // FLOPs of one batch, as the simulator's GPU stage divides them
 	p.PCIe = devices.PCIe{H2D: devices.Bandwidth(c.H2D), D2H: devices.Bandwidth(c.D2H)}
 	p.GPU = devices.GPU{Name: c.Name, Count: 1, Memory: devices.Bytes(c.MemoryBytes),
 		FLOPS:    devices.FLOPRate(flops / float64(h.Batch) * c.EdgesPerSecond),
