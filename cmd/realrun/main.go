@@ -168,7 +168,7 @@ func stopOnSignal(o *job.Options, args []string, stderr io.Writer, g *diskcap.Gr
 			if s, ok := <-ch; ok {
 				g.Release() // waits for a release already under way
 				fmt.Fprintf(stderr, "%s: second %s: exiting at once without a new checkpoint; the last committed one is intact (resume with: %s %s)\n",
-					prog, signalName(s), prog, job.ResumeArgs(args))
+					prog, signalName(s), prog, resumeArgs(args))
 				os.Exit(*o.StopCode)
 			}
 		}
@@ -305,7 +305,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	o.DiskLimit = limit
 	if o.dist.Trainers != 0 || dflagSet(fs) {
 		defer func() { err = errors.Join(err, g.Release()) }()
-		o.resume = job.ResumeArgs(args)
+		o.resume = resumeArgs(args)
 		return distMain(o, format, stdout, stderr)
 	}
 	// The group is released before signals are given back to their
@@ -327,9 +327,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 			}
 		}
 		if se.Evaluating {
-			return fmt.Errorf("%w; evaluate that checkpoint with: %s eval %s; resume with: %s %s", err, prog, out.Workdir, prog, job.ResumeArgs(args))
+			return fmt.Errorf("%w; evaluate that checkpoint with: %s eval %s; resume with: %s %s", err, prog, out.Workdir, prog, resumeArgs(args))
 		}
-		return fmt.Errorf("%w; resume with: %s %s", err, prog, job.ResumeArgs(args))
+		return fmt.Errorf("%w; resume with: %s %s", err, prog, resumeArgs(args))
 	} else if err != nil {
 		return asUsage(err)
 	}

@@ -148,20 +148,6 @@ type Options struct {
 	Distributed bool
 }
 
-// ResumeArgs are a command line's arguments with --resume added (once).
-func ResumeArgs(args []string) string {
-	out := append([]string(nil), args...)
-	if !slices.Contains(out, "--resume") && !slices.Contains(out, "-resume") {
-		out = append(out, "--resume")
-	}
-	for i, a := range out {
-		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
-			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
-}
-
 // Defaults are realrun's defaults, the flags' and any caller's.
 var Defaults = Options{
 	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",

@@ -153,9 +153,3 @@ func TestConfigurePrecision(t *testing.T) {
 		})
 	}
 }
-
-func TestResumeArgs(t *testing.T) {
-	assert.Equal(t, "--dataset twitter --resume", ResumeArgs([]string{"--dataset", "twitter"}))
-	assert.Equal(t, "--resume --p 4", ResumeArgs([]string{"--resume", "--p", "4"}), "added once")
-	assert.Equal(t, "--edges 'my file.tsv' --resume", ResumeArgs([]string{"--edges", "my file.tsv"}), "quoted for a shell")
-}
