@@ -494,7 +494,7 @@ func gnnExportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		return cli.Usagef("realrun export: --out FILE is required")
 	}
-	f, err := job.ExportFormatOf(out, format, "out", "format")
+	f, err := job.ExportFormatOf(out, format, "Out", "Format")
 	if err != nil {
 		return asUsage(err)
 	}
