@@ -72,7 +72,7 @@ func planSum(plan *orderings.Plan) uint64 {
 func (pos *Position) Check(plan *orderings.Plan, epoch, bucket int) error {
 	switch {
 	case pos.Lock != nil:
-		return fmt.Errorf("the checkpoint inside epoch %d was taken by several trainers, whose buckets follow no Plan; resume it with --trainers", pos.Epoch)
+		return fmt.Errorf("the checkpoint inside epoch %d was taken by several trainers, whose buckets follow no Plan; resume it with {Distributed}", pos.Epoch)
 	case pos.Plan != planSum(plan):
 		return fmt.Errorf("the checkpoint inside epoch %d was taken with another Plan (ordering, p, c, policy or seed differ); resume with the same flags", pos.Epoch)
 	case pos.Epoch != epoch || pos.Bucket != bucket:

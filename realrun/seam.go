@@ -73,11 +73,14 @@ const (
 )
 
 // EngineUnavailable says an engine is not compiled into this binary; it is
-// a usage error.
+// a usage error. Its message names the field that chose the engine
+// ({Engine}: EngineOptions.Engine), which a command renders with its flag
+// (inputerr.Render), wherever it shows the message (an error, or
+// calibrate.Calibration.NoGPU).
 type EngineUnavailable struct{ Name, Hint string }
 
 func (e *EngineUnavailable) Error() string {
-	return fmt.Sprintf("--engine %s: not in this build; %s", e.Name, e.Hint)
+	return fmt.Sprintf("{Engine} %s: not in this build; %s", e.Name, e.Hint)
 }
 
 var (
@@ -94,17 +97,18 @@ func RegisterEngine(name string, open func(EngineOptions) (Engine, error)) {
 	engines[name] = open
 }
 
-// CheckEngine validates --engine and --buffer before any work is done.
+// CheckEngine validates the engine (EngineOptions.Engine) and its buffer
+// (Buffer) before any work is done; bad input names the field ({Engine}).
 func CheckEngine(name, buffer string) error {
 	switch name {
 	case "", "cpu":
 		if buffer != "" && buffer != BufferHost {
-			return &inputerr.Error{Err: fmt.Errorf("--buffer %s: the cpu engine keeps partitions in host memory (--buffer host)", buffer)}
+			return &inputerr.Error{Err: fmt.Errorf("{Buffer} %s: the cpu engine keeps partitions in host memory ({Buffer} host)", buffer)}
 		}
 		return nil
 	case "cuda":
 		if buffer != "" && buffer != BufferGPU && buffer != BufferHost {
-			return &inputerr.Error{Err: fmt.Errorf("--buffer %q: want gpu or host", buffer)}
+			return &inputerr.Error{Err: fmt.Errorf("{Buffer} %q: want gpu or host", buffer)}
 		}
 		enginesMu.Lock()
 		_, ok := engines[name]
@@ -114,7 +118,7 @@ func CheckEngine(name, buffer string) error {
 		}
 		return nil
 	}
-	return &inputerr.Error{Err: fmt.Errorf("--engine %q: want %s", name, strings.Join(EngineNames(), " or "))}
+	return &inputerr.Error{Err: fmt.Errorf("{Engine} %q: want %s", name, strings.Join(EngineNames(), " or "))}
 }
 
 // EngineNames lists the engines this binary can run, cpu first.

@@ -181,6 +181,7 @@ func calibrateMain(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return asUsage(err)
 	}
+	renderCalibration(&cal)
 	if *history != "" {
 		now := time.Now()
 		if err := cal.AddToHistory(*history, now, now.Add(-*historySince)); err != nil {

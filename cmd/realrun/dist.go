@@ -61,7 +61,7 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 	}
 	ctx, code, stop := signalContext()
 	defer stop()
-	out, err := dist.TrainDistributed(ctx, o.Options, d, stderr)
+	out, err := dist.TrainDistributed(ctx, o.Options, d, renderLog(stderr))
 	if errors.Is(err, context.Canceled) {
 		err = fmt.Errorf("%w; resume with: %s %s", err, prog, o.resume)
 		if c := code(); c != 0 {

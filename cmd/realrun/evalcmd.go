@@ -64,9 +64,9 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	var progress string
 	fs := newFlagSet(prog + " eval")
 	cli.EnumVar(fs, &o.Split, "split", "test", "split to rank: test or valid")
-	fs.IntVar(&o.Edges, "eval-edges", 0, "edges ranked, a seeded sample of the split when there are more (default: as many as training ranked, else "+fmt.Sprint(job.Defaults.EvalEdges)+")")
-	cli.EnumVar(fs, &o.Protocol, "eval-protocol", "", "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes) (default: training's, else auto)")
-	fs.StringVar(&o.Memory, "eval-memory", "", evalMemoryHelp)
+	fs.IntVar(&o.EvalEdges, "eval-edges", 0, "edges ranked, a seeded sample of the split when there are more (default: as many as training ranked, else "+fmt.Sprint(job.Defaults.EvalEdges)+")")
+	cli.EnumVar(fs, &o.EvalProtocol, "eval-protocol", "", "filtered (against every node, known edges removed), sampled (1,000 uniform + 1,000 by degree, Marius §5.1) or auto (filtered up to 100,000 nodes) (default: training's, else auto)")
+	fs.StringVar(&o.EvalMemory, "eval-memory", "", evalMemoryHelp)
 	fs.Int64Var(&o.Seed, "seed", -1, "seed of the edge and candidate samples (default: training's evaluation's, else the work directory's data seed)")
 	fs.IntVar(&o.Workers, "workers", runtime.NumCPU(), "ranking goroutines")
 	cli.MachineDefault(fs, "workers", cpusDefault)
@@ -95,10 +95,10 @@ func evalMain(dir string, args []string, stdout, stderr io.Writer) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if given["eval-edges"] && o.Edges < 1 {
-		return cli.Usagef("--eval-edges %d: must be at least 1", o.Edges)
+	if given["eval-edges"] && o.EvalEdges < 1 {
+		return cli.Usagef("--eval-edges %d: must be at least 1", o.EvalEdges)
 	}
-	if given["eval-protocol"] && o.Protocol == "" {
+	if given["eval-protocol"] && o.EvalProtocol == "" {
 		return cli.Usagef("--eval-protocol \"\": want auto, filtered or sampled")
 	}
 	o.Progress = pickEvalProgress(progress, stderr)
@@ -257,13 +257,13 @@ func exportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	}
 	o.Workdir = dir
 	given := o.Format
-	if o.Format, err = job.ExportFormatOf(o.Out, o.Format, "out", "format"); err != nil {
+	if o.Format, err = job.ExportFormatOf(o.Out, o.Format, "Out", "Format"); err != nil {
 		return asUsage(err)
 	}
 	if o.Relations != "" && o.Format != "pbg" { // pbg: refused by the exporter
 		// The relations are written in the embeddings' format.
 		if given != "" {
-			_, err = job.ExportFormatOf(o.Relations, o.Format, "relations", "format")
+			_, err = job.ExportFormatOf(o.Relations, o.Format, "Relations", "Format")
 		} else if f, ferr := eval.ExportFormat(o.Relations, ""); ferr == nil && f != o.Format {
 			err = cli.Usagef("--relations %s: a %s file, but the embeddings (--out %s) are written as %s: name them alike, or give --format", o.Relations, filepath.Ext(o.Relations), o.Out, o.Format)
 		}

@@ -164,7 +164,7 @@ func gnnMain(args []string, stdout, stderr io.Writer) (err error) {
 				return errors.Join(err, perr)
 			}
 		}
-		return &stoppedError{msg: fmt.Sprintf("gnn: %s: %v; resume with: %s gnn %s", signalName(code.sig), err, prog, job.ResumeArgs(args)), code: code.code}
+		return &stoppedError{msg: fmt.Sprintf("gnn: %s: %v; resume with: %s gnn %s", signalName(code.sig), err, prog, resumeArgs(args)), code: code.code}
 	} else if err != nil {
 		return gnnError(err)
 	}
@@ -459,7 +459,7 @@ func stopGNNOnSignal(args []string, stderr io.Writer) (stop <-chan struct{}, why
 			why.sig, why.code = s, 128+int(s.(syscall.Signal))
 			close(c)
 			if s, ok := <-ch; ok {
-				fmt.Fprintf(stderr, "%s gnn: second %s: exiting at once; the last checkpoint is intact (resume with: %s gnn %s)\n", prog, signalName(s), prog, job.ResumeArgs(args))
+				fmt.Fprintf(stderr, "%s gnn: second %s: exiting at once; the last checkpoint is intact (resume with: %s gnn %s)\n", prog, signalName(s), prog, resumeArgs(args))
 				os.Exit(why.code)
 			}
 		}
@@ -494,7 +494,7 @@ func gnnExportMain(dir string, args []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		return cli.Usagef("realrun export: --out FILE is required")
 	}
-	f, err := job.ExportFormatOf(out, format, "out", "format")
+	f, err := job.ExportFormatOf(out, format, "Out", "Format")
 	if err != nil {
 		return asUsage(err)
 	}

@@ -50,6 +50,8 @@ func TestInputEndToEnd(t *testing.T) {
 	assert.Contains(t, errOut, train+`: first line read as a header, not an edge: src "subject", rel "predicate", dst "object" (--header no reads it as an edge)`)
 	assert.Contains(t, errOut, test+": 3 of 5 test edges left out, not in the training graph: 2 with an unseen node, 1 with an unseen relation (--unseen error refuses them)")
 	assert.Contains(t, errOut, "model complex:", "the relation column picks ComplEx")
+	assert.Contains(t, errOut, "model complex: train.tsv has relations (--model to choose another)")
+	assert.NotRegexp(t, `\{[A-Z]`, errOut, "the notes name flags, not fields")
 
 	var got struct {
 		Nodes      int64             `json:"nodes"`
@@ -78,6 +80,12 @@ func TestInputEndToEnd(t *testing.T) {
 	_, errOut, code = runCmd(append(args, "--overwrite")...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, errOut, "3 of 5 test edges left out")
+
+	// Resumed with no more epochs than it has, it says so, naming the flag.
+	_, errOut, code = runCmd(append(args, "--resume")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "is trained through epoch 1, the --epochs asked for (it counts the total: ask for more to train on)")
+	assert.NotRegexp(t, `\{[A-Z]`, errOut, "the notes name flags, not fields")
 
 	_, errOut, code = runCmd(append(args, "--unseen", "error", "--workdir", filepath.Join(dir, "strict"))...)
 	assert.Equal(t, 2, code)

@@ -168,7 +168,7 @@ func stopOnSignal(o *job.Options, args []string, stderr io.Writer, g *diskcap.Gr
 			if s, ok := <-ch; ok {
 				g.Release() // waits for a release already under way
 				fmt.Fprintf(stderr, "%s: second %s: exiting at once without a new checkpoint; the last committed one is intact (resume with: %s %s)\n",
-					prog, signalName(s), prog, job.ResumeArgs(args))
+					prog, signalName(s), prog, resumeArgs(args))
 				os.Exit(*o.StopCode)
 			}
 		}
@@ -305,7 +305,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	o.DiskLimit = limit
 	if o.dist.Trainers != 0 || dflagSet(fs) {
 		defer func() { err = errors.Join(err, g.Release()) }()
-		o.resume = job.ResumeArgs(args)
+		o.resume = resumeArgs(args)
 		return distMain(o, format, stdout, stderr)
 	}
 	// The group is released before signals are given back to their
@@ -317,7 +317,8 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	done := stopOnSignal(&o.Options, args, stderr, g)
 	defer func() { err = errors.Join(err, g.Release()); done() }()
-	out, err := job.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, stderr)
+	out, err := job.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, renderLog(stderr))
+	renderOutput(&out)
 	if se := (*realrun.StopError)(nil); errors.As(err, &se) {
 		// What completed is printed: the epochs trained, each with the
 		// evaluations that finished (a stopped one is "—").
@@ -327,9 +328,9 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 			}
 		}
 		if se.Evaluating {
-			return fmt.Errorf("%w; evaluate that checkpoint with: %s eval %s; resume with: %s %s", err, prog, out.Workdir, prog, job.ResumeArgs(args))
+			return fmt.Errorf("%w; evaluate that checkpoint with: %s eval %s; resume with: %s %s", err, prog, out.Workdir, prog, resumeArgs(args))
 		}
-		return fmt.Errorf("%w; resume with: %s %s", err, prog, job.ResumeArgs(args))
+		return fmt.Errorf("%w; resume with: %s %s", err, prog, resumeArgs(args))
 	} else if err != nil {
 		return asUsage(err)
 	}

@@ -72,7 +72,7 @@ func Calibrate(open func() (gpu, error), partitionBytes int64, h realrun.Hyper, 
 			return bucketRate(e, edges, rows, parts, rng)
 		}()
 		if err != nil {
-			return cal, fmt.Errorf("--buffer %s: %w", mode, err)
+			return cal, fmt.Errorf("{Buffer} %s: %w", mode, err)
 		}
 		if mode == realrun.BufferGPU {
 			cal.EdgesPerSecond = rate

@@ -413,7 +413,7 @@ func (e *Engine) openBLAS(tf32 bool) {
 	if err != nil {
 		e.gemmNote = "built-in sgemm_batched kernel (" + err.Error() + ")"
 		if tf32 {
-			e.gemmNote += "; --tf32 has no effect without cuBLAS"
+			e.gemmNote += "; {TF32} has no effect without cuBLAS"
 		}
 		return
 	}

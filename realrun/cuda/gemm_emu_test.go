@@ -65,7 +65,7 @@ func TestTF32WithoutCuBLAS(t *testing.T) {
 	e, err := newEngine(realrun.EngineOptions{Engine: "cuda", Hyper: h, Store: st, Degrees: deg, Seed: 1, C: 2}, g)
 	require.NoError(t, err)
 	defer e.Close()
-	assert.Contains(t, e.GEMM(), "--tf32 has no effect without cuBLAS")
+	assert.Contains(t, e.GEMM(), "{TF32} has no effect without cuBLAS")
 	e2, err := newEngine(realrun.EngineOptions{Engine: "cuda", Hyper: h, Store: st, Degrees: deg, Seed: 1, C: 2}, newEmu())
 	require.NoError(t, err)
 	defer e2.Close()

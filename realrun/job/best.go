@@ -257,7 +257,7 @@ func (x *Opened) Start(log io.Writer) (first int, within *realrun.Position, err 
 		}
 		if st.Bucket != 0 {
 			if pos == nil || pos.Lock == nil || pos.Epoch != st.Current+1 || pos.Bucket != st.Bucket {
-				return 0, nil, inputerr.Errorf("%s: the current checkpoint is %d buckets into epoch %d, taken by one machine following its Plan; resume it without --trainers", st.Dir, st.Bucket, st.Current+1)
+				return 0, nil, inputerr.Errorf("%s: the current checkpoint is %d buckets into epoch %d, taken by one machine following its Plan; resume it without {Distributed}", st.Dir, st.Bucket, st.Current+1)
 			}
 			within = pos
 			fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, st.Bucket, len(pos.Lock.Done))

@@ -12,29 +12,30 @@ import (
 // (eval.Options.Progress).
 type EvalProgress func(epoch int, split, phase string, done, total int)
 
-// evalOptions are the evaluation options of a run's flags.
+// evalOptions are the evaluation options of a run's Options.
 func evalOptions(o Options, cfg Config) (eval.Options, error) {
 	ev := eval.DefaultEval
 	ev.Seed, ev.Workers, ev.MaxEdges, ev.Stop = cfg.Spec.Seed, cfg.Hyper.Workers, o.EvalEdges, o.Stop
 	var err error
 	if ev.Protocol, err = eval.ParseProtocol(o.EvalProtocol); err != nil {
-		return ev, inputerr.Errorf("--eval-protocol %w", err)
+		return ev, inputerr.Errorf("{EvalProtocol} %w", err)
 	}
 	ev.Memory, err = ParseEvalMemory(o.EvalMemory)
 	return ev, err
 }
 
-// ParseEvalMemory reads --eval-memory ("": 0, eval.DefaultMemory).
+// ParseEvalMemory reads Options.EvalMemory or EvalDirOptions.EvalMemory
+// ("": 0, eval.DefaultMemory).
 func ParseEvalMemory(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
 	b, err := devices.ParseBytes(s)
 	if err != nil {
-		return 0, inputerr.Errorf("--eval-memory: %w", err)
+		return 0, inputerr.Errorf("{EvalMemory}: %w", err)
 	}
 	if b <= 0 {
-		return 0, inputerr.Errorf("--eval-memory %s: must be positive", s)
+		return 0, inputerr.Errorf("{EvalMemory} %s: must be positive", s)
 	}
 	return int64(b), nil
 }

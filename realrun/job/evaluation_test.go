@@ -76,7 +76,7 @@ func TestEvaluateDirReproducesTraining(t *testing.T) {
 			if tc.ranked == eval.Sampled {
 				other = eval.Filtered
 			}
-			got, err := EvaluateDir(EvalDirOptions{Dir: work, Split: "test", Workers: 1, Seed: -1, Protocol: other, Edges: 40})
+			got, err := EvaluateDir(EvalDirOptions{Dir: work, Split: "test", Workers: 1, Seed: -1, EvalProtocol: other, EvalEdges: 40})
 			require.NoError(t, err)
 			assert.Equal(t, FromOptions, got.ProtocolFrom)
 			assert.Equal(t, other, got.Quality.Mode)
@@ -113,13 +113,13 @@ func TestEvalProtocolNames(t *testing.T) {
 		}
 		var bad *inputerr.Error
 		require.ErrorAs(t, err, &bad, tc.name)
-		assert.Contains(t, err.Error(), "--eval-protocol ")
+		assert.Contains(t, err.Error(), "{EvalProtocol} ")
 		assert.Contains(t, err.Error(), ": want auto, filtered or sampled")
 	}
-	_, err := EvaluateDir(EvalDirOptions{Dir: t.TempDir(), Split: "test", Workers: 1, Protocol: "exact"})
+	_, err := EvaluateDir(EvalDirOptions{Dir: t.TempDir(), Split: "test", Workers: 1, EvalProtocol: "exact"})
 	var bad *inputerr.Error
 	require.ErrorAs(t, err, &bad)
-	assert.Contains(t, err.Error(), `--eval-protocol "exact": want auto, filtered or sampled`)
+	assert.Contains(t, err.Error(), `{EvalProtocol} "exact": want auto, filtered or sampled`)
 }
 
 // TestStopDuringEvaluation: a stop that comes while an epoch is evaluated

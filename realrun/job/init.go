@@ -49,7 +49,7 @@ func applyInit(o Options, r *run, log io.Writer) error {
 // checkExportPBG checks --export DIR --export-format pbg before any work.
 func checkExportPBG(dir string) error {
 	if err := pbgio.CheckOut(dir); err != nil {
-		return inputerr.Errorf("--export: %w", err)
+		return inputerr.Errorf("{Export}: %w", err)
 	}
 	return nil
 }
@@ -70,7 +70,7 @@ func exportPBG(dir string, st *store.Store, log io.Writer) error {
 	if errors.Is(err, syscall.ENOSPC) {
 		return err
 	} else if err != nil {
-		return inputerr.Errorf("--export: %w", err)
+		return inputerr.Errorf("{Export}: %w", err)
 	}
 	fmt.Fprintf(log, "wrote %s (PyTorch-BigGraph checkpoint layout, %.1f MB: %s, version %d, operator %s, %d relations)\n",
 		dir, float64(sum.Bytes)/1e6, sum.Layout(), sum.Version, sum.Operator, sum.Relations)

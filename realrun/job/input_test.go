@@ -52,7 +52,7 @@ func TestConfigureInput(t *testing.T) {
 	o.Input.Header = graph.HeaderNo
 	_, err := Configure(o)
 	require.Error(t, err)
-	assert.Equal(t, "--header: goes with --edges", err.Error())
+	assert.Equal(t, "--header: goes with {Edges}", err.Error())
 	o.Input = graph.Format{Unseen: "drop"}
 	o.Edges = filepath.Join(dir, "ea.txt")
 	_, err = Configure(o)

@@ -148,20 +148,6 @@ type Options struct {
 	Distributed bool
 }
 
-// ResumeArgs are a command line's arguments with --resume added (once).
-func ResumeArgs(args []string) string {
-	out := append([]string(nil), args...)
-	if !slices.Contains(out, "--resume") && !slices.Contains(out, "-resume") {
-		out = append(out, "--resume")
-	}
-	for i, a := range out {
-		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
-			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
-}
-
 // Defaults are realrun's defaults, the flags' and any caller's.
 var Defaults = Options{
 	Dataset: "twitter", Dim: 100, Epochs: 1, P: 16, C: 4, Ordering: "beta", Policy: "belady",
@@ -211,7 +197,7 @@ type Config struct {
 // Configure validates the options and builds the data spec, the training
 // hyper-parameters and the Plans, each step in turn (the first bad input
 // found is the one reported). Bad input is an inputerr.Error naming the
-// flag.
+// field ({Dim}).
 func Configure(o Options) (Config, error) {
 	var cfg Config
 	var err error
@@ -235,7 +221,7 @@ func Configure(o Options) (Config, error) {
 	}
 	policy, err := orderings.ParsePolicy(o.Policy)
 	if err != nil {
-		return cfg, inputerr.Errorf("--policy: %w", err)
+		return cfg, inputerr.Errorf("{Policy}: %w", err)
 	}
 	kind, source, err := chooseModel(&o)
 	if err != nil {
@@ -251,7 +237,7 @@ func Configure(o Options) (Config, error) {
 	}
 	if o.Schema != nil {
 		if _, err := workdir.CheckP(*o.Schema, o.P); err != nil {
-			return cfg, inputerr.Errorf("--p %d and --schema: %w", o.P, err)
+			return cfg, inputerr.Errorf("{P} %d and {Schema}: %w", o.P, err)
 		}
 	}
 	cfg.Keep = o.KeepCheckpoints
@@ -285,7 +271,10 @@ func Configure(o Options) (Config, error) {
 // the layout, the Plan's ordering, p, c, policy and seed, and the
 // training shape and update rule (micro-batching, and the duplicate-row
 // rule where not the default). The number of epochs, workers, the
-// engine, evaluation and outputs may change between runs.
+// engine, evaluation and outputs may change between runs. Its keys are
+// training.json's (workdir.Settings), the flags' names: a file format
+// every work directory holds, which the messages of this package (naming
+// fields: {Dim}) do not follow.
 func settings(cfg Config, o Options) workdir.Settings {
 	spec, h, pl := cfg.Spec, cfg.Hyper, cfg.Plans[0]
 	s := workdir.Settings{
@@ -378,47 +367,47 @@ func ResolveObjective(o Options, m workload.Model) (workload.Objective, error) {
 	return ob, nil
 }
 
-// checkNumbers checks the flags that are numbers or names with a fixed
+// checkNumbers checks the options that are numbers or names with a fixed
 // set of values.
 func checkNumbers(o Options) error {
 	if err := orderings.CheckPC(o.P, o.C); err != nil {
-		return inputerr.Errorf("--p %d --c %d: %w", o.P, o.C, err)
+		return inputerr.Errorf("{P} %d {C} %d: %w", o.P, o.C, err)
 	}
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"dim", o.Dim}, {"epochs", o.Epochs}, {"batch", o.Batch}, {"negatives", o.Negatives}, {"workers", o.Workers}} {
+	}{{"Dim", o.Dim}, {"Epochs", o.Epochs}, {"Batch", o.Batch}, {"Negatives", o.Negatives}, {"Workers", o.Workers}} {
 		if f.v < 1 {
-			return inputerr.Errorf("--%s %d: must be at least 1", f.name, f.v)
+			return inputerr.Errorf("%s %d: must be at least 1", inputerr.Field(f.name), f.v)
 		}
 	}
 	switch {
 	case o.Chunk < 0:
-		return inputerr.Errorf("--chunk %d: must not be negative", o.Chunk)
+		return inputerr.Errorf("{Chunk} %d: must not be negative", o.Chunk)
 	case o.DegreeFrac != Auto && !(o.DegreeFrac >= 0 && o.DegreeFrac <= 1):
-		return inputerr.Errorf("--degree-frac %v: want a share between 0 and 1", o.DegreeFrac)
+		return inputerr.Errorf("{DegreeFrac} %v: want a share between 0 and 1", o.DegreeFrac)
 	case o.LR != 0 && !(o.LR > 0):
-		return inputerr.Errorf("--lr %v: must be positive", o.LR)
+		return inputerr.Errorf("{LR} %v: must be positive", o.LR)
 	case o.ExportFormat != "" && !slices.Contains(eval.ExportFormats, strings.ToLower(o.ExportFormat)):
-		return inputerr.Errorf("--export-format %q: want %s", o.ExportFormat, eval.FormatList())
+		return inputerr.Errorf("{ExportFormat} %q: want %s", o.ExportFormat, eval.FormatList())
 	case o.Edges == "" && (o.Valid != "" || o.Test != ""):
-		return inputerr.Errorf("--valid and --test go with --edges")
+		return inputerr.Errorf("{Valid} and {Test} go with {Edges}")
 	case o.Eval != "every" && o.Eval != "end" && o.Eval != eval.None:
-		return inputerr.Errorf("--eval %q: want every, end or none", o.Eval)
+		return inputerr.Errorf("{Eval} %q: want every, end or none", o.Eval)
 	case o.EvalEvery < 1:
-		return inputerr.Errorf("--eval-every %d: must be at least 1", o.EvalEvery)
+		return inputerr.Errorf("{EvalEvery} %d: must be at least 1", o.EvalEvery)
 	case o.EvalEdges < 1:
-		return inputerr.Errorf("--eval-edges %d: must be at least 1", o.EvalEdges)
+		return inputerr.Errorf("{EvalEdges} %d: must be at least 1", o.EvalEdges)
 	case o.KeepCheckpoints < 1:
-		return inputerr.Errorf("--keep-checkpoints %d: must be at least 1", o.KeepCheckpoints)
+		return inputerr.Errorf("{KeepCheckpoints} %d: must be at least 1", o.KeepCheckpoints)
 	case o.Repeats < 1:
-		return inputerr.Errorf("--repeats %d: must be at least 1", o.Repeats)
+		return inputerr.Errorf("{Repeats} %d: must be at least 1", o.Repeats)
 	}
 	if _, err := realrun.ParseDuplicates(o.Duplicates); err != nil {
-		return inputerr.Errorf("--duplicates: %w", err)
+		return inputerr.Errorf("{Duplicates}: %w", err)
 	}
 	if _, err := eval.ParseProtocol(o.EvalProtocol); err != nil {
-		return inputerr.Errorf("--eval-protocol %w", err)
+		return inputerr.Errorf("{EvalProtocol} %w", err)
 	}
 	return nil
 }
@@ -433,15 +422,15 @@ func checkSchema(o Options) error {
 	}
 	switch {
 	case o.Edges == "":
-		return inputerr.Errorf("--schema: entity types go with --edges (a generated --dataset has none)")
+		return inputerr.Errorf("{Schema}: entity types go with {Edges} (a generated {Dataset} has none)")
 	case o.Engine == "cuda":
-		return inputerr.Errorf("--schema: entity types are trained by the CPU engine only for now (not --engine cuda)")
+		return inputerr.Errorf("{Schema}: entity types are trained by the CPU engine only for now (not {Engine} cuda)")
 	case o.MicroBatches > 0 || o.MicroBatchMemory != "":
-		return inputerr.Errorf("--schema: entity types are trained with the chunk step only for now (not --micro-batches or --micro-batch-memory)")
+		return inputerr.Errorf("{Schema}: entity types are trained with the chunk step only for now (not {MicroBatches} or {MicroBatchMemory})")
 	case o.Distributed:
-		return inputerr.Errorf("--schema: entity types are trained by one trainer only for now (not --trainers)")
+		return inputerr.Errorf("{Schema}: entity types are trained by one trainer only for now (not {Distributed})")
 	case o.Schema.P() < 2:
-		return inputerr.Errorf("--schema: every entity type is unpartitioned (p = 1), but the out-of-core engine needs p ≥ 2: give a type {partitions: 2} or more")
+		return inputerr.Errorf("{Schema}: every entity type is unpartitioned (p = 1), but the out-of-core engine needs p ≥ 2: give a type {partitions: 2} or more")
 	}
 	return nil
 }
@@ -453,7 +442,7 @@ func checkInput(o Options) error {
 		return &inputerr.Error{Err: err}
 	}
 	if flags := o.Input.NonDefault(); o.Edges == "" && len(flags) > 0 {
-		return inputerr.Errorf("%s: goes with --edges", strings.Join(slices.Sorted(maps.Keys(flags)), ", "))
+		return inputerr.Errorf("%s: goes with {Edges}", strings.Join(slices.Sorted(maps.Keys(flags)), ", "))
 	}
 	return nil
 }
@@ -464,7 +453,7 @@ func checkExport(o Options) (string, error) {
 	if o.Export == "" {
 		return "", nil
 	}
-	format, err := ExportFormatOf(o.Export, o.ExportFormat, "export", "export-format")
+	format, err := ExportFormatOf(o.Export, o.ExportFormat, "Export", "ExportFormat")
 	if err != nil {
 		return "", err
 	}
@@ -479,48 +468,49 @@ func checkExport(o Options) (string, error) {
 		return format, checkExportPBG(o.Export)
 	}
 	if err := atomicfile.CheckWritable(o.Export); err != nil {
-		return "", inputerr.Errorf("--export: %w", err)
+		return "", inputerr.Errorf("{Export}: %w", err)
 	}
 	return format, nil
 }
 
 // ExportFormatOf is the format an export to path is written in
 // (eval.ExportFormat: format when given, else the one path's extension
-// names), its refusals bad input naming the flags that gave path and
-// format (pathFlag and formatFlag, without dashes).
-func ExportFormatOf(path, format, pathFlag, formatFlag string) (string, error) {
+// names), its refusals bad input naming the fields that gave path and
+// format (pathField and formatField: "Export", "ExportFormat").
+func ExportFormatOf(path, format, pathField, formatField string) (string, error) {
 	f, err := eval.ExportFormat(path, format)
 	var fe *eval.FormatError
 	if !errors.As(err, &fe) {
 		return f, err
 	}
+	pf, ff := inputerr.Field(pathField), inputerr.Field(formatField)
 	switch {
 	case fe.Unknown:
-		return "", inputerr.Errorf("--%s %q: want %s", formatFlag, fe.Format, eval.FormatList())
+		return "", inputerr.Errorf("%s %q: want %s", ff, fe.Format, eval.FormatList())
 	case fe.Want != "":
-		return "", inputerr.Errorf("--%s %s: a %s file, but --%s is %s (--%s %s writes it)", pathFlag, path, fe.Ext, formatFlag, fe.Format, formatFlag, fe.Want)
+		return "", inputerr.Errorf("%s %s: a %s file, but %s is %s (%s %s writes it)", pf, path, fe.Ext, ff, fe.Format, ff, fe.Want)
 	case fe.Ext == "":
-		return "", inputerr.Errorf("--%s %s: no extension to tell the format by (%s); name the file so, or give --%s %s", pathFlag, path, eval.ExtList(), formatFlag, eval.FormatList())
+		return "", inputerr.Errorf("%s %s: no extension to tell the format by (%s); name the file so, or give %s %s", pf, path, eval.ExtList(), ff, eval.FormatList())
 	}
-	return "", inputerr.Errorf("--%s %s: cannot tell the format from the extension %q (%s); name the file so, or give --%s %s", pathFlag, path, fe.Ext, eval.ExtList(), formatFlag, eval.FormatList())
+	return "", inputerr.Errorf("%s %s: cannot tell the format from the extension %q (%s); name the file so, or give %s %s", pf, path, fe.Ext, eval.ExtList(), ff, eval.FormatList())
 }
 
 // checkEngine checks --engine, --buffer and what the engine supports.
 func checkEngine(o Options) error {
 	if o.TF32 && o.FP32 {
-		return inputerr.Errorf("--tf32 and --fp32: choose one (TF32 is the CUDA engine's default)")
+		return inputerr.Errorf("{TF32} and {FP32}: choose one (TF32 is the CUDA engine's default)")
 	}
 	if o.TF32 && o.Engine != "cuda" {
-		return inputerr.Errorf("--tf32: goes with --engine cuda (the cpu engine computes in FP32)")
+		return inputerr.Errorf("{TF32}: goes with {Engine} cuda (the cpu engine computes in FP32)")
 	}
 	if o.FP32 && o.Engine != "cuda" {
-		return inputerr.Errorf("--fp32: goes with --engine cuda (the cpu engine always computes in FP32)")
+		return inputerr.Errorf("{FP32}: goes with {Engine} cuda (the cpu engine always computes in FP32)")
 	}
 	if err := realrun.CheckEngine(o.Engine, o.Buffer); err != nil {
 		return &inputerr.Error{Err: err}
 	}
 	if o.Engine == "cuda" && o.Buffer != realrun.BufferHost && o.CheckpointEvery != (workload.CheckpointInterval{}) && !o.Distributed {
-		return inputerr.Errorf("--checkpoint-every: not supported with --engine cuda --buffer gpu yet (the partitions live on the GPU between buckets); use --buffer host or epoch checkpoints")
+		return inputerr.Errorf("{CheckpointEvery}: not supported with {Engine} cuda {Buffer} gpu yet (the partitions live on the GPU between buckets); use {Buffer} host or epoch checkpoints")
 	}
 	return nil
 }
@@ -534,7 +524,7 @@ func chooseModel(o *Options) (kind workload.Model, source string, err error) {
 	if o.Edges == "" {
 		pr, err := graph.LookupPreset(o.Dataset)
 		if err != nil {
-			return "", "", inputerr.Errorf("--dataset: %w", err)
+			return "", "", inputerr.Errorf("{Dataset}: %w", err)
 		}
 		if modelName == "" {
 			modelName = string(pr.Model)
@@ -551,10 +541,10 @@ func chooseModel(o *Options) (kind workload.Model, source string, err error) {
 		}
 	}
 	if kind, err = workload.ParseModel(modelName); err != nil {
-		return "", "", inputerr.Errorf("--model: %w", err)
+		return "", "", inputerr.Errorf("{Model}: %w", err)
 	}
 	if err := kind.CheckDim(o.Dim); err != nil {
-		return "", "", inputerr.Errorf("--dim %d: %w", o.Dim, err)
+		return "", "", inputerr.Errorf("{Dim} %d: %w", o.Dim, err)
 	}
 	return kind, source, nil
 }
@@ -568,18 +558,18 @@ func buildPlans(o *Options, policy orderings.Policy) ([]*orderings.Plan, []order
 	if o.PlanFile != "" {
 		f, err := os.Open(o.PlanFile)
 		if err != nil {
-			return nil, nil, inputerr.Errorf("--plan: %w", err)
+			return nil, nil, inputerr.Errorf("{PlanFile}: %w", err)
 		}
 		plan, err = orderings.ReadJSON(f)
 		f.Close()
 		if err != nil {
-			return nil, nil, inputerr.Errorf("--plan %s: %w", o.PlanFile, err)
+			return nil, nil, inputerr.Errorf("{PlanFile} %s: %w", o.PlanFile, err)
 		}
 		o.P, o.C, policy = plan.P, plan.C, orderings.Policy(plan.Policy)
 	} else {
 		var err error
 		if plan, err = orderings.Build(o.Ordering, o.P, o.C, policy, o.OrderingSeed); err != nil {
-			return nil, nil, inputerr.Errorf("--ordering: %w", err)
+			return nil, nil, inputerr.Errorf("{Ordering}: %w", err)
 		}
 	}
 	if o.Orderings == "" {
@@ -587,11 +577,11 @@ func buildPlans(o *Options, policy orderings.Policy) ([]*orderings.Plan, []order
 	}
 	names, err := orderings.ParseList(o.Orderings)
 	if err != nil {
-		return nil, nil, inputerr.Errorf("--orderings: %w", err)
+		return nil, nil, inputerr.Errorf("{Orderings}: %w", err)
 	}
 	plans, skipped, err := orderings.SelectSome(names, o.P, o.C, policy, o.OrderingSeed)
 	if err != nil {
-		return nil, nil, inputerr.Errorf("--orderings: %w", err)
+		return nil, nil, inputerr.Errorf("{Orderings}: %w", err)
 	}
 	return plans, skipped, nil
 }
@@ -604,17 +594,17 @@ func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
 	if o.MicroBatchMemory != "" {
 		b, err := devices.ParseBytes(o.MicroBatchMemory)
 		if err != nil {
-			return realrun.Hyper{}, inputerr.Errorf("--micro-batch-memory: %w", err)
+			return realrun.Hyper{}, inputerr.Errorf("{MicroBatchMemory}: %w", err)
 		}
 		mb.Budget = int64(b)
 	}
 	if o.MicroBatches < 0 {
-		return realrun.Hyper{}, inputerr.Errorf("--micro-batches %d: must not be negative", o.MicroBatches)
+		return realrun.Hyper{}, inputerr.Errorf("{MicroBatches} %d: must not be negative", o.MicroBatches)
 	}
 	mb.Count = o.MicroBatches
 	dup, err := realrun.ParseDuplicates(o.Duplicates)
 	if err != nil {
-		return realrun.Hyper{}, inputerr.Errorf("--duplicates: %w", err)
+		return realrun.Hyper{}, inputerr.Errorf("{Duplicates}: %w", err)
 	}
 	def := GraphDefaults[kind.UsesRelations()]
 	if o.LR == 0 {
@@ -626,7 +616,7 @@ func hyper(o Options, kind workload.Model) (realrun.Hyper, error) {
 	h := realrun.Hyper{Training: workload.Training{Model: kind, Dim: o.Dim, Batch: o.Batch, Negatives: o.Negatives, ChunkSize: o.Chunk},
 		DegreeFrac: o.DegreeFrac, LR: float32(o.LR), Workers: o.Workers, Micro: mb, TF32: o.Engine == "cuda" && !o.FP32, Duplicates: dup}
 	if err := mb.Check(h); err != nil {
-		return h, inputerr.Errorf("--micro-batch-memory %s: %w", o.MicroBatchMemory, err)
+		return h, inputerr.Errorf("{MicroBatchMemory} %s: %w", o.MicroBatchMemory, err)
 	}
 	return h, nil
 }
@@ -717,7 +707,7 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 		return Output{}, err
 	}
 	if len(cfg.Plans) != 1 {
-		return Output{}, inputerr.Errorf("--orderings: training runs one Plan; a list goes with a comparison (--compare-sim)")
+		return Output{}, inputerr.Errorf("{Orderings}: training runs one Plan; a list goes with a comparison ({CompareSim})")
 	}
 	plan := cfg.Plans[0]
 	r, err := open(o, cfg, plan.C, log)
@@ -732,7 +722,7 @@ func Train(o Options, progress realrun.Progress, keepEvents bool, log io.Writer)
 	}
 	out.Resumed = first - 1
 	if first > o.Epochs {
-		fmt.Fprintf(log, "nothing left to train: %s is trained through epoch %d, the --epochs asked for (it counts the total: ask for more to train on)\n", r.st.Dir, o.Epochs)
+		fmt.Fprintf(log, "nothing left to train: %s is trained through epoch %d, the {Epochs} asked for (it counts the total: ask for more to train on)\n", r.st.Dir, o.Epochs)
 	}
 	noteModelChoice(o, cfg.Hyper.Model, &out, log)
 	ev, err := evalOptions(o, cfg)
@@ -791,7 +781,7 @@ func export(o Options, cfg Config, st *store.Store, log io.Writer) error {
 	if err := eval.ExportFile(o.Export, cfg.ExportFormat, st); errors.Is(err, syscall.ENOSPC) {
 		return err
 	} else if err != nil {
-		return inputerr.Errorf("--export: %w", err)
+		return inputerr.Errorf("{Export}: %w", err)
 	}
 	atomicfile.Announce(log, o.Export)
 	return nil
@@ -827,9 +817,9 @@ type run struct {
 func open(o Options, cfg Config, c int, log io.Writer) (*run, error) {
 	unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
 	if errors.Is(err, workdir.ErrNotWorkdir) {
-		return nil, inputerr.Errorf("--workdir %w; choose another --workdir", err)
+		return nil, inputerr.Errorf("{Workdir} %w; choose another {Workdir}", err)
 	} else if err != nil {
-		return nil, inputerr.Errorf("--workdir: %w", err)
+		return nil, inputerr.Errorf("{Workdir}: %w", err)
 	}
 	r := &run{unlock: unlock}
 	use := workdir.Use{Resume: o.Resume, Overwrite: o.Overwrite, Settings: cfg.Settings, Keep: cfg.Keep}
@@ -869,10 +859,10 @@ func checkEpochs(epochs int, st *store.Store) error {
 		return nil
 	}
 	if st.Bucket == 0 {
-		return inputerr.Errorf("--epochs %d: %s is trained through epoch %d; --epochs counts the total, not the epochs to add: ask for more than %d to continue (--epochs %d trains one more), or start over with --overwrite",
+		return inputerr.Errorf("{Epochs} %d: %s is trained through epoch %d; {Epochs} counts the total, not the epochs to add: ask for more than %d to continue ({Epochs} %d trains one more), or start over with {Overwrite}",
 			epochs, st.Dir, st.Current, st.Current, st.Current+1)
 	}
-	return inputerr.Errorf("--epochs %d: %s is trained through %d buckets of epoch %d; --epochs counts the total, not the epochs to add: ask for %d or more to continue (--epochs %d finishes epoch %d), or start over with --overwrite",
+	return inputerr.Errorf("{Epochs} %d: %s is trained through %d buckets of epoch %d; {Epochs} counts the total, not the epochs to add: ask for %d or more to continue ({Epochs} %d finishes epoch %d), or start over with {Overwrite}",
 		epochs, st.Dir, st.Bucket, st.Current+1, st.Current+1, st.Current+1, st.Current+1)
 }
 
@@ -883,10 +873,10 @@ func checkEpochs(epochs int, st *store.Store) error {
 func noteInputs(o Options, files []store.InputFile, log io.Writer) {
 	for _, f := range files {
 		if f.Header != nil && (o.Input.Header == "" || o.Input.Header == graph.HeaderAuto) {
-			fmt.Fprintf(log, "%s: first line read as a header, not an edge: %s (--header no reads it as an edge)\n", f.Path, headerColumns(f))
+			fmt.Fprintf(log, "%s: first line read as a header, not an edge: %s ({Header} no reads it as an edge)\n", f.Path, headerColumns(f))
 		}
 		if n := f.SkippedUnseenNode + f.SkippedUnseenRelation; n > 0 {
-			fmt.Fprintf(log, "%s: %d of %d %s edges left out, not in the training graph: %d with an unseen node, %d with an unseen relation (--unseen error refuses them)\n",
+			fmt.Fprintf(log, "%s: %d of %d %s edges left out, not in the training graph: %d with an unseen node, %d with an unseen relation ({Unseen} error refuses them)\n",
 				f.Path, n, n+f.Edges, f.Split, f.SkippedUnseenNode, f.SkippedUnseenRelation)
 		}
 	}
@@ -930,7 +920,7 @@ func (r *run) start(plan *orderings.Plan, log io.Writer) (int, *realrun.Position
 	first := st.Current + 1
 	if pos != nil {
 		if err := pos.Check(plan, first, st.Bucket); err != nil {
-			return 0, nil, inputerr.Errorf("--resume: %w", err)
+			return 0, nil, inputerr.Errorf("{Resume}: %w", err)
 		}
 		fmt.Fprintf(log, "resuming after epoch %d at bucket %d of %d (checkpoint verified)\n", st.Current, pos.Bucket, len(plan.Buckets))
 	} else {
@@ -1022,7 +1012,7 @@ func noteModelChoice(o Options, m workload.Model, out *Output, log io.Writer) {
 	if m == workload.Dot {
 		out.ModelChoice = fmt.Sprintf("dot: %s has no relations", filepath.Base(o.Edges))
 	}
-	fmt.Fprintf(log, "model %s (--model to choose another)\n", out.ModelChoice)
+	fmt.Fprintf(log, "model %s ({Model} to choose another)\n", out.ModelChoice)
 }
 
 func (o Options) stopError(se *realrun.StopError) *realrun.StopError {

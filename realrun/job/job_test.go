@@ -72,12 +72,12 @@ func TestConfigureRefusals(t *testing.T) {
 		edit func(*Options)
 		msg  string
 	}{
-		{"export into a missing folder", func(o *Options) { o.Export = filepath.Join(dir, "missing", "e.npy") }, "--export"},
-		{"export extension against format", func(o *Options) { o.Export, o.ExportFormat = filepath.Join(dir, "e.tsv"), "npy" }, "--export-format is npy"},
+		{"export into a missing folder", func(o *Options) { o.Export = filepath.Join(dir, "missing", "e.npy") }, "{Export}"},
+		{"export extension against format", func(o *Options) { o.Export, o.ExportFormat = filepath.Join(dir, "e.tsv"), "npy" }, "{ExportFormat} is npy"},
 		{"export extension naming no format", func(o *Options) { o.Export = filepath.Join(dir, "e.bin") }, `cannot tell the format from the extension ".bin"`},
 		{"nothing valid", func(o *Options) { o.P, o.C, o.Orderings = 8, 4, "cover,legend" }, "none of the orderings is defined at p = 8, c = 4"},
-		{"keep", func(o *Options) { o.KeepCheckpoints = -1 }, "--keep-checkpoints -1"},
-		{"duplicate-row rule", func(o *Options) { o.Duplicates = "max" }, `--duplicates: unknown duplicate-row rule "max" (each or sum)`},
+		{"keep", func(o *Options) { o.KeepCheckpoints = -1 }, "{KeepCheckpoints} -1"},
+		{"duplicate-row rule", func(o *Options) { o.Duplicates = "max" }, `{Duplicates}: unknown duplicate-row rule "max" (each or sum)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Defaults
@@ -136,9 +136,9 @@ func TestConfigurePrecision(t *testing.T) {
 		{"cuda --tf32", "cuda", true, false, true, ""},
 		{"cuda --fp32", "cuda", false, true, false, ""},
 		{"cpu", "cpu", false, false, false, ""},
-		{"cpu --tf32", "cpu", true, false, false, "--tf32: goes with --engine cuda"},
-		{"cpu --fp32", "cpu", false, true, false, "--fp32: goes with --engine cuda"},
-		{"both", "cuda", true, true, false, "--tf32 and --fp32: choose one"},
+		{"cpu --tf32", "cpu", true, false, false, "{TF32}: goes with {Engine} cuda"},
+		{"cpu --fp32", "cpu", false, true, false, "{FP32}: goes with {Engine} cuda"},
+		{"both", "cuda", true, true, false, "{TF32} and {FP32}: choose one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Defaults
@@ -152,10 +152,4 @@ func TestConfigurePrecision(t *testing.T) {
 			assert.Equal(t, tc.want, cfg.Hyper.TF32)
 		})
 	}
-}
-
-func TestResumeArgs(t *testing.T) {
-	assert.Equal(t, "--dataset twitter --resume", ResumeArgs([]string{"--dataset", "twitter"}))
-	assert.Equal(t, "--resume --p 4", ResumeArgs([]string{"--resume", "--p", "4"}), "added once")
-	assert.Equal(t, "--edges 'my file.tsv' --resume", ResumeArgs([]string{"--edges", "my file.tsv"}), "quoted for a shell")
 }

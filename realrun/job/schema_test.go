@@ -29,13 +29,13 @@ func TestConfigureSchema(t *testing.T) {
 		err  string
 	}{
 		{"accepted", func(o *Options) {}, ""},
-		{"p differs", func(o *Options) { o.P = 4 }, "--p 4 and --schema: p = 4, but the schema's partitioned entity types have 2 partitions"},
-		{"dataset", func(o *Options) { o.Edges = "" }, "--schema: entity types go with --edges"},
-		{"cuda", func(o *Options) { o.Engine = "cuda" }, "--schema: entity types are trained by the CPU engine only for now"},
-		{"micro-batches", func(o *Options) { o.MicroBatches = 2 }, "--schema: entity types are trained with the chunk step only for now"},
-		{"micro-batch memory", func(o *Options) { o.MicroBatchMemory = "1GB" }, "--schema: entity types are trained with the chunk step only for now"},
-		{"several trainers", func(o *Options) { o.Distributed = true }, "--schema: entity types are trained by one trainer only for now"},
-		{"every type resident", func(o *Options) { o.Schema = &resident }, "--schema: every entity type is unpartitioned (p = 1)"},
+		{"p differs", func(o *Options) { o.P = 4 }, "{P} 4 and {Schema}: p = 4, but the schema's partitioned entity types have 2 partitions"},
+		{"dataset", func(o *Options) { o.Edges = "" }, "{Schema}: entity types go with {Edges}"},
+		{"cuda", func(o *Options) { o.Engine = "cuda" }, "{Schema}: entity types are trained by the CPU engine only for now"},
+		{"micro-batches", func(o *Options) { o.MicroBatches = 2 }, "{Schema}: entity types are trained with the chunk step only for now"},
+		{"micro-batch memory", func(o *Options) { o.MicroBatchMemory = "1GB" }, "{Schema}: entity types are trained with the chunk step only for now"},
+		{"several trainers", func(o *Options) { o.Distributed = true }, "{Schema}: entity types are trained by one trainer only for now"},
+		{"every type resident", func(o *Options) { o.Schema = &resident }, "{Schema}: every entity type is unpartitioned (p = 1)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := base

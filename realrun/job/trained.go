@@ -45,7 +45,7 @@ func OpenTrainedCheckpoint(dir, which string) (*Trained, error) {
 		return nil, inputerr.Errorf("checkpoint %q: want %s or %s", which, CheckpointLast, CheckpointBest)
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || !store.IsWorkdir(dir) {
-		return nil, inputerr.Errorf("%s: not a work directory (no manifest.json; realrun --workdir DIR makes one)", dir)
+		return nil, inputerr.Errorf("%s: not a work directory (no manifest.json; realrun {Workdir} DIR makes one)", dir)
 	}
 	unlock, err := workdir.LockWorkdir(dir)
 	if errors.Is(err, workdir.ErrLocked) {
@@ -69,7 +69,7 @@ func (t *Trained) open(dir string) error {
 		return inputerr.Errorf("%w", err)
 	}
 	if st.Current == 0 && st.Bucket == 0 {
-		return inputerr.Errorf("%s holds no trained checkpoint (train it first: realrun --workdir %s …)", dir, dir)
+		return inputerr.Errorf("%s holds no trained checkpoint (train it first: realrun {Workdir} %s …)", dir, dir)
 	}
 	if _, st, err = ResolveCheckpoint(st, t.Which); err != nil {
 		return err
@@ -97,20 +97,21 @@ func (t *Trained) Checkpoint() string {
 	return fmt.Sprintf("epoch %d + %d buckets", t.Store.Current, t.Store.Bucket)
 }
 
-// EvalDirOptions are how to evaluate a trained work directory. Protocol,
-// Edges and Seed, when not set, are those training evaluated with (its
-// workdir.EvalRecord), or for a directory without that record the
-// defaults (Defaults.EvalProtocol and Defaults.EvalEdges, the data seed).
+// EvalDirOptions are how to evaluate a trained work directory.
+// EvalProtocol, EvalEdges and Seed, when not set, are those training
+// evaluated with (its workdir.EvalRecord), or for a directory without
+// that record the defaults (Defaults.EvalProtocol and Defaults.EvalEdges,
+// the data seed).
 type EvalDirOptions struct {
 	Dir, Split string
-	// Protocol is auto, filtered or sampled, in any case
+	// EvalProtocol is auto, filtered or sampled, in any case
 	// (eval.ParseProtocol); "": training's.
-	Protocol string
-	// Memory is the evaluation's memory budget ("": eval.DefaultMemory).
-	Memory string
-	// Edges is the most edges ranked (0: training's); Workers the ranking
-	// goroutines.
-	Edges, Workers int
+	EvalProtocol string
+	// EvalMemory is the evaluation's memory budget ("": eval.DefaultMemory).
+	EvalMemory string
+	// EvalEdges is the most edges ranked (0: training's); Workers the
+	// ranking goroutines.
+	EvalEdges, Workers int
 	// Seed seeds the sample of edges and candidates (negative: training's,
 	// else the work directory's data seed).
 	Seed     int64
@@ -166,23 +167,23 @@ type EvalDirOutput struct {
 func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 	sp, err := eval.ParseSplit(o.Split)
 	if err != nil {
-		return EvalDirOutput{}, inputerr.Errorf("--split: %w", err)
+		return EvalDirOutput{}, inputerr.Errorf("{Split}: %w", err)
 	}
-	protocol := o.Protocol
+	protocol := o.EvalProtocol
 	if protocol != "" {
 		if protocol, err = eval.ParseProtocol(protocol); err != nil {
-			return EvalDirOutput{}, inputerr.Errorf("--eval-protocol %w", err)
+			return EvalDirOutput{}, inputerr.Errorf("{EvalProtocol} %w", err)
 		}
 	}
 	switch {
-	case o.Edges < 0:
-		return EvalDirOutput{}, inputerr.Errorf("--eval-edges %d: must be at least 1", o.Edges)
+	case o.EvalEdges < 0:
+		return EvalDirOutput{}, inputerr.Errorf("{EvalEdges} %d: must be at least 1", o.EvalEdges)
 	case o.Workers < 1:
-		return EvalDirOutput{}, inputerr.Errorf("--workers %d: must be at least 1", o.Workers)
+		return EvalDirOutput{}, inputerr.Errorf("{Workers} %d: must be at least 1", o.Workers)
 	}
 	ev := eval.DefaultEval
 	ev.Split, ev.Workers, ev.Stop = sp, o.Workers, o.Stop
-	if ev.Memory, err = ParseEvalMemory(o.Memory); err != nil {
+	if ev.Memory, err = ParseEvalMemory(o.EvalMemory); err != nil {
 		return EvalDirOutput{}, err
 	}
 	t, err := OpenTrainedCheckpoint(o.Dir, o.Checkpoint)
@@ -192,7 +193,7 @@ func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 	defer t.Close()
 	st := t.Store
 	if (sp == store.Valid && st.M.Valid == 0) || (sp == store.Test && st.M.Test == 0) {
-		return EvalDirOutput{}, inputerr.Errorf("--split %s: %s has no %s edges", o.Split, o.Dir, o.Split)
+		return EvalDirOutput{}, inputerr.Errorf("{Split} %s: %s has no %s edges", o.Split, o.Dir, o.Split)
 	}
 	rec, err := workdir.RecordedEval(st.Dir)
 	if err != nil {
@@ -211,8 +212,8 @@ func EvaluateDir(o EvalDirOptions) (EvalDirOutput, error) {
 	if protocol != "" {
 		ev.Protocol, from = protocol, FromOptions
 	}
-	if o.Edges > 0 {
-		ev.MaxEdges = o.Edges
+	if o.EvalEdges > 0 {
+		ev.MaxEdges = o.EvalEdges
 	}
 	if o.Seed >= 0 {
 		ev.Seed = o.Seed
@@ -259,11 +260,11 @@ func ExportCheckpoint(dir, which, out, format, relations string, log io.Writer) 
 	}
 	defer t.Close()
 	if relations != "" && len(t.Relations) == 0 {
-		return "", inputerr.Errorf("--relations: %s's model %s has no relation parameters", dir, t.Model)
+		return "", inputerr.Errorf("{Relations}: %s's model %s has no relation parameters", dir, t.Model)
 	}
 	if format == "pbg" {
 		if relations != "" {
-			return "", inputerr.Errorf("--relations: the pbg format holds the relation parameters already (model.vN.h5)")
+			return "", inputerr.Errorf("{Relations}: the pbg format holds the relation parameters already (model.vN.h5)")
 		}
 		if err := checkPBGForm(t.Model); err != nil {
 			return "", err

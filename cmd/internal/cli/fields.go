@@ -13,10 +13,15 @@ import (
 // command: a field a library names means one flag wherever it is set.
 // TestFieldsHaveFlags checks that every field named has a flag.
 var fieldFlags = map[string]string{
-	"Cs":        "--c",          // sweep.Grid
-	"Devices":   "--device",     // sweep.Grid
-	"GPUMemory": "--gpu-memory", // sim.Request
-	"Ps":        "--p",          // sweep.Grid, sweep.RunMachines
+	"GPUMemory":   "--gpu-memory", // sim.Request
+	"Cs":          "--c",          // sweep.Grid
+	"Devices":     "--device",     // sweep.Grid
+	"Distributed": "--trainers",   // job.Options (dist.TrainDistributed sets it for realrun --trainers)
+	"FP32":        "--fp32",       // job.Options
+	"LR":          "--lr",         // job.Options
+	"PlanFile":    "--plan",       // job.Options
+	"Ps":          "--p",          // sweep.Grid, sweep.RunMachines
+	"TF32":        "--tf32",       // job.Options, realrun.Hyper
 }
 
 // FlagOf returns the flag that sets field, as a command prints it.

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun/job"
@@ -28,7 +29,7 @@ func main() {
 	flags := flag.String("flags", "", "the run's training flags: --dim, --p, --c, --negatives, --batch, --model, --workers, --dataset")
 	flag.Parse()
 	if err := run(*manifest, *flags, flag.Args()); err != nil {
-		fmt.Fprintln(os.Stderr, "repredict:", err)
+		fmt.Fprintln(os.Stderr, "repredict:", cli.Render(err.Error())) // job names fields: {Dim}
 		os.Exit(2)
 	}
 }
