@@ -16,6 +16,7 @@ var fieldFlags = map[string]string{
 	"Cs":        "--c",          // sweep.Grid
 	"Devices":   "--device",     // sweep.Grid
 	"GPUMemory": "--gpu-memory", // sim.Request
+	"PlanFile":  "--plan",       // job.Options
 	"Ps":        "--p",          // sweep.Grid, sweep.RunMachines
 }
 
