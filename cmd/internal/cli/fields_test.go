@@ -100,16 +100,10 @@ func libraryStrings(t *testing.T) []libraryString {
 // strings, with why; each entry must still hold one (the list only
 // shrinks).
 var notYet = map[string]string{
-	"experiments":     "the reproduce command's experiments write the commands they ran",
-	"realrun":         "not yet converted",
-	"realrun/cuda":    "not yet converted",
-	"realrun/dist":    "not yet converted",
-	"realrun/eval":    "not yet converted",
-	"realrun/gnn":     "not yet converted",
-	"realrun/graph":   "not yet converted",
-	"realrun/initemb": "not yet converted",
-	"realrun/job":     "not yet converted",
-	"realrun/workdir": "not yet converted",
+	"experiments":  "the reproduce command's experiments write the commands they ran",
+	"realrun":      "not yet converted",
+	"realrun/cuda": "not yet converted",
+	"realrun/job":  "not yet converted",
 }
 
 // No library names a command's flag: it names the field ({Field}) and
