@@ -22,26 +22,13 @@ import (
 	"github.com/tierflow/tierflow/validate"
 )
 
-// renderedLog passes what a library logs on to w with the fields it
-// names ({Device}) rendered as flags (cli.Render). A library writes
-// each notice in one call (fmt.Fprintf), so no field is split between
-// two.
-type renderedLog struct{ w io.Writer }
-
-func (r renderedLog) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(r.w, cli.Render(string(p))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
 // CompareOutput is what --compare-sim prints with --json.
 type CompareOutput = validate.CompareOutput
 
 // compareMain is --compare-sim: validate.CompareSim (its notices on
 // stderr with their fields rendered as flags), then printing.
 func compareMain(o cmdOptions, stdout, stderr io.Writer, format cli.Format) error {
-	out, err := validate.CompareSim(o.Options, o.device, pickProgress(o.progress, stderr), renderedLog{stderr})
+	out, err := validate.CompareSim(o.Options, o.device, pickProgress(o.progress, stderr), cli.RenderWriter(stderr))
 	if err != nil {
 		return asUsage(err)
 	}

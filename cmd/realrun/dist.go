@@ -55,13 +55,13 @@ func distMain(o cmdOptions, format cli.Format, stdout, stderr io.Writer) error {
 		return err
 	}
 	d := dist.DistOptions{Trainers: o.dist.Trainers, Etcd: ec, Members: o.dist.Members, Lease: o.dist.Lease, Objects: objects, Listen: o.dist.Listen, Argv: argv, Compare: o.compareSim, Predict: predictDistributed, Trace: o.trace != "",
-		TrainerArgs: distargs.Trainer, MemberArgs: distargs.Member}
+		TrainerArgs: distargs.Trainer, MemberArgs: distargs.Member, Stderr: stderr}
 	if ec.Endpoints != nil {
 		d.Members = 0
 	}
 	ctx, code, stop := signalContext()
 	defer stop()
-	out, err := dist.TrainDistributed(ctx, o.Options, d, renderLog(stderr))
+	out, err := dist.TrainDistributed(ctx, o.Options, d, cli.RenderWriter(stderr))
 	if errors.Is(err, context.Canceled) {
 		err = fmt.Errorf("%w; resume with: %s %s", err, prog, o.resume)
 		if c := code(); c != 0 {
@@ -348,7 +348,7 @@ func trainerMain(args []string, stdout, stderr io.Writer) error {
 	if o.Etcd, err = ef.client(); err != nil {
 		return err
 	}
-	o.Log = stderr
+	o.Log = cli.RenderWriter(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	eps, err := dist.RunTrainer(ctx, o)

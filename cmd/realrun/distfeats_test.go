@@ -321,6 +321,7 @@ func TestTrainersPlan(t *testing.T) {
 	out, errOut, code := runCmd(append(args[:len(args)-2], "--overwrite")...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "buckets handed out in the order of the plan "+planFile)
+	assert.Contains(t, errOut, "--overwrite: starting over in", "the notices of a run with trainers name flags")
 }
 
 // firstTouching is the first bucket of order with partition p.

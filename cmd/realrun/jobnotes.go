@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"slices"
 	"strings"
 
@@ -22,25 +21,6 @@ func resumeArgs(args []string) string {
 		}
 	}
 	return strings.Join(out, " ")
-}
-
-// renderLog is w for a library's one-line notices (the log writer of
-// job.Train, job.Open, dist.TrainDistributed): each write with the fields
-// it names ({Epochs}) rendered by their flags (cli.Render). A library
-// writes a notice in one call (fmt.Fprintf), so a field is never split
-// between writes.
-func renderLog(w io.Writer) io.Writer { return renderWriter{w} }
-
-type renderWriter struct{ w io.Writer }
-
-func (r renderWriter) Write(p []byte) (int, error) {
-	if !slices.Contains(p, '{') {
-		return r.w.Write(p)
-	}
-	if _, err := io.WriteString(r.w, cli.Render(string(p))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // renderOutput renders the notes a training run's output carries for the

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/calibrate"
@@ -17,18 +14,6 @@ func TestResumeArgs(t *testing.T) {
 	assert.Equal(t, "--dataset twitter --resume", resumeArgs([]string{"--dataset", "twitter"}))
 	assert.Equal(t, "--resume --p 4", resumeArgs([]string{"--resume", "--p", "4"}), "added once")
 	assert.Equal(t, "--edges 'my file.tsv' --resume", resumeArgs([]string{"--edges", "my file.tsv"}), "quoted for a shell")
-}
-
-// The notices a library writes to the log name fields; the user reads
-// flags.
-func TestRenderLog(t *testing.T) {
-	var b bytes.Buffer
-	w := renderLog(&b)
-	n, err := fmt.Fprintf(w, "nothing left to train: %s is trained through epoch %d, the {Epochs} asked for\n", "/w", 2)
-	require.NoError(t, err)
-	assert.Equal(t, len("nothing left to train: /w is trained through epoch 2, the {Epochs} asked for\n"), n, "the bytes given are the bytes written")
-	fmt.Fprintln(w, "resuming after epoch 1 (checkpoint verified)")
-	assert.Equal(t, "nothing left to train: /w is trained through epoch 2, the --epochs asked for\nresuming after epoch 1 (checkpoint verified)\n", b.String())
 }
 
 // A GPU epoch's GEMM note and a calibration's reason for no GPU reach

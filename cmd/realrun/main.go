@@ -317,7 +317,7 @@ func realrunMain(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	done := stopOnSignal(&o.Options, args, stderr, g)
 	defer func() { err = errors.Join(err, g.Release()); done() }()
-	out, err := job.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, renderLog(stderr))
+	out, err := job.Train(o.Options, pickProgress(o.progress, stderr), format != cli.Table, cli.RenderWriter(stderr))
 	renderOutput(&out)
 	if se := (*realrun.StopError)(nil); errors.As(err, &se) {
 		// What completed is printed: the epochs trained, each with the

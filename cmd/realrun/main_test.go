@@ -670,16 +670,6 @@ func TestCorruptBucket(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "no embeddings exported")
 }
 
-// TestCompareLogRendered: what validate logs during --compare-sim names
-// fields ({Device}); the command's stderr names the flags.
-func TestCompareLogRendered(t *testing.T) {
-	var b bytes.Buffer
-	n, err := fmt.Fprintln(renderedLog{&b}, "calibrating this machine (no {Device} given)…")
-	require.NoError(t, err)
-	assert.Equal(t, len("calibrating this machine (no {Device} given)…\n"), n)
-	assert.Equal(t, "calibrating this machine (no --device given)…\n", b.String())
-}
-
 // TestDiskLimitBad: bad disk limits are refused in one line naming the
 // flags (diskcap names the fields: cli.Exit renders them), before
 // anything is made.

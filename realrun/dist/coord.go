@@ -236,7 +236,7 @@ func ReadConfig(ctx context.Context, cli *clientv3.Client, prefix string) (Confi
 		return Config{}, fmt.Errorf("etcd: %w", err)
 	}
 	if len(r.Kvs) == 0 {
-		return Config{}, fmt.Errorf("etcd: %w %s (start one with realrun --trainers)", ErrNoRun, prefix)
+		return Config{}, fmt.Errorf("etcd: %w %s (start one with realrun {Trainers})", ErrNoRun, prefix)
 	}
 	var c Config
 	if err := json.Unmarshal(r.Kvs[0].Value, &c); err != nil {

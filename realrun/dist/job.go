@@ -82,6 +82,19 @@ type DistOptions struct {
 	// launcher's epochs, holds and checkpoints, every trainer's buckets,
 	// transfers and waits.
 	Trace bool
+	// Stderr receives the stderr of the trainer and etcd member processes
+	// started here, as they write it (nil: the log TrainDistributed is
+	// given). The log gets the run's own notices, which may name fields
+	// ({Overwrite}) for the command to render in its flags' words.
+	Stderr io.Writer
+}
+
+// stderr is where the processes started here write their stderr.
+func (d DistOptions) stderr(log io.Writer) io.Writer {
+	if d.Stderr != nil {
+		return d.Stderr
+	}
+	return log
 }
 
 // TrainerJoin is what a trainer needs to join a run: the etcd client
@@ -191,10 +204,10 @@ type DistEpoch struct {
 // store then holds every committed bucket.
 func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.Writer) (DistOutput, error) {
 	if d.Trainers < 1 {
-		return DistOutput{}, inputerr.Errorf("--trainers %d: at least 1 trainer", d.Trainers)
+		return DistOutput{}, inputerr.Errorf("{Trainers} %d: at least 1 trainer", d.Trainers)
 	}
 	if o.P < 2 {
-		return DistOutput{}, inputerr.Errorf("--p %d: several trainers share at least 2 partitions", o.P)
+		return DistOutput{}, inputerr.Errorf("{P} %d: several trainers share at least 2 partitions", o.P)
 	}
 	if o.C == 0 || o.C > o.P {
 		o.C = 2
@@ -256,7 +269,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		}
 		defer os.RemoveAll(tmp)
 		if d.Members > 1 {
-			cl, err := StartCluster(ctx, ClusterOptions{Members: d.Members, Dir: tmp, Hosts: d.MemberHosts, Listen: listen, Log: log, Wrap: d.WrapMember,
+			cl, err := StartCluster(ctx, ClusterOptions{Members: d.Members, Dir: tmp, Hosts: d.MemberHosts, Listen: listen, Log: d.stderr(log), Wrap: d.WrapMember,
 				Argv: func(m Member) []string { return append(slices.Clone(d.Argv), d.MemberArgs(m)...) }})
 			if err != nil {
 				return out, err
@@ -354,7 +367,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 		// a bucket goes out in its turn when its partitions are free.
 		plan := cfg.Plans[0]
 		if err := checkOrder(st.M.P, plan.Buckets); err != nil {
-			return out, inputerr.Errorf("--plan %s: %w", o.PlanFile, err)
+			return out, inputerr.Errorf("{PlanFile} %s: %w", o.PlanFile, err)
 		}
 		rc.Order, out.Order = plan.Buckets, "plan "+o.PlanFile
 	}
@@ -407,7 +420,7 @@ func TrainDistributed(ctx context.Context, o job.Options, d DistOptions, log io.
 				argv = d.Wrap(id, argv)
 			}
 			return argv, env
-		}, log)
+		}, d.stderr(log))
 	}()
 	if cluster != nil && d.OnCluster != nil {
 		d.OnCluster(cluster, out.Prefix)

@@ -235,10 +235,10 @@ func RunTrainer(ctx context.Context, o TrainerOptions) ([]TrainerEpoch, error) {
 			return nil, ErrNeedStore
 		}
 		if st, err = store.Open(o.Store); err != nil {
-			return nil, fmt.Errorf("--store: %w: %w", ErrNotShared, err)
+			return nil, fmt.Errorf("{Store}: %w: %w", ErrNotShared, err)
 		}
 		if _, err := os.Stat(FilesDir(st, InitialFiles)); err != nil {
-			return nil, fmt.Errorf("--store %s: %w (no %s)", o.Store, ErrNotShared, FilesDir(st, InitialFiles))
+			return nil, fmt.Errorf("{Store} %s: %w (no %s)", o.Store, ErrNotShared, FilesDir(st, InitialFiles))
 		}
 		blobs = DirBlobs(st)
 	}
@@ -279,7 +279,7 @@ func ParseEndpoints(s string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, errors.New("--etcd: no endpoint")
+		return nil, errors.New("{Etcd}: no endpoint")
 	}
 	return out, nil
 }

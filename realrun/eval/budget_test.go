@@ -268,7 +268,7 @@ func TestBudgetRefused(t *testing.T) {
 		_, err = Evaluate(st, workload.DistMult, rel, deg, Options{Protocol: protocol, Uniform: 10, ByDegree: 10, MaxEdges: 100, Workers: 2, Memory: st.M.PartitionBytes})
 		var bad *inputerr.Error
 		require.ErrorAs(t, err, &bad, protocol)
-		assert.Contains(t, err.Error(), "raise --eval-memory to at least")
+		assert.Contains(t, err.Error(), "raise {EvalMemory} to at least")
 	}
 }
 

@@ -64,7 +64,8 @@ type Options struct {
 	// Memory is the evaluation's memory budget in bytes (0:
 	// DefaultMemory()): the partition buffers, the gathered rows, the
 	// query vectors, the score blocks and the known partners of the
-	// evaluated edges must fit in it.
+	// evaluated edges must fit in it. Errors name it by the field of a
+	// run that sets it, {EvalMemory}.
 	Memory int64
 	// Progress, if not nil, is called as evaluation advances: phase is
 	// "reading rows", "filtering" or "ranking", done of total its steps
@@ -367,7 +368,7 @@ func mb(b int64) string {
 // fits the memory budget and returns how many partition buffers do
 // (Budget).
 func (r *ranker) budget(working int64, what string) (int, error) {
-	nbuf, used, err := Budget(r.st, r.memory, working, "evaluation", what, "--eval-memory")
+	nbuf, used, err := Budget(r.st, r.memory, working, "evaluation", what, "{EvalMemory}")
 	r.used = max(r.used, used)
 	return nbuf, err
 }

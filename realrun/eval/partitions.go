@@ -19,8 +19,9 @@ import (
 // Budget checks that the working set plus at least one partition buffer
 // fits the memory budget and returns how many partition buffers do (at
 // most two) and the memory planned for with them. who names the reader
-// in the error ("evaluation") and flag the flag that raises the budget
-// ("--eval-memory"); what describes the working set.
+// in the error ("evaluation") and flag what raises the budget (the field
+// that sets it, "{EvalMemory}", or words); what describes the working
+// set.
 //
 // A typed work directory's resident table (store.ResidentPart, the rows
 // of its unpartitioned entity types) is streamed through a buffer of its

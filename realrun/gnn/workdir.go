@@ -148,8 +148,8 @@ func settingsOf(o Options) (workdir.Settings, error) {
 		s[in[0]] = workdir.FileIdentity(in[1], sum)
 	}
 	for k, v := range o.Files.Format.NonDefault() {
-		if k != "--unseen" {
-			s[strings.TrimPrefix(k, "--")] = v
+		if k = strings.TrimPrefix(k, "--"); k != "unseen" {
+			s[k] = v
 		}
 	}
 	if o.Files.Directed {

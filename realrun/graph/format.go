@@ -5,11 +5,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
 )
 
 // Format says how Parse reads an edge file; the zero value reads every
-// file as its first edge line suggests (see Parse). The fields hold the
-// values of realrun's flags of the same names.
+// file as its first edge line suggests (see Parse). Its errors name its
+// fields ({Columns}).
 type Format struct {
 	// Delimiter is "auto" (or ""), "tab", "comma" or "space".
 	Delimiter string
@@ -51,19 +53,19 @@ func (f Format) normal() Format {
 	return f
 }
 
-// Check reports the first bad value of f as one line naming its flag.
+// Check reports the first bad value of f as one line naming its field.
 func (f Format) Check() error {
 	f = f.normal()
 	for _, c := range []struct {
-		flag, v string
-		ok      []string
+		field, v string
+		ok       []string
 	}{
-		{"delimiter", f.Delimiter, []string{DelimAuto, DelimTab, DelimComma, DelimSpace}},
-		{"header", f.Header, []string{HeaderAuto, HeaderYes, HeaderNo}},
-		{"unseen", f.Unseen, []string{UnseenSkip, UnseenError}},
+		{"Delimiter", f.Delimiter, []string{DelimAuto, DelimTab, DelimComma, DelimSpace}},
+		{"Header", f.Header, []string{HeaderAuto, HeaderYes, HeaderNo}},
+		{"Unseen", f.Unseen, []string{UnseenSkip, UnseenError}},
 	} {
 		if !contains(c.ok, c.v) {
-			return fmt.Errorf("--%s %q: want %s", c.flag, c.v, orList(c.ok))
+			return fmt.Errorf("%s %q: want %s", inputerr.Field(c.field), c.v, orList(c.ok))
 		}
 	}
 	cols, err := parseColumns(f.Columns)
@@ -71,20 +73,25 @@ func (f Format) Check() error {
 		return err
 	}
 	if cols.names != nil && f.Header == HeaderNo {
-		return fmt.Errorf("--columns %s names header columns, but --header no says the files have no header line (give column numbers, counted from 1)", flagValue(f.Columns))
+		return fmt.Errorf("{Columns} %s names header columns, but {Header} no says the files have no header line (give column numbers, counted from 1)", flagValue(f.Columns))
 	}
 	return nil
 }
 
-// Flags are f's values by flag, every one spelt out ("--delimiter":
+// Flags are f's values by key, every one spelt out ("--delimiter":
 // "auto", …; "--columns": "" when not given): what a work directory
-// built with f records.
+// built with f records. A value's key is its field's name in lower case
+// after "--" (formatKey), as a work directory has always recorded it.
 func (f Format) Flags() map[string]string {
 	f = f.normal()
-	return map[string]string{"--delimiter": f.Delimiter, "--header": f.Header, "--columns": f.Columns, "--unseen": f.Unseen}
+	return map[string]string{formatKey("Delimiter"): f.Delimiter, formatKey("Header"): f.Header, formatKey("Columns"): f.Columns, formatKey("Unseen"): f.Unseen}
 }
 
-// NonDefault are the flags of f that differ from the zero Format's.
+// formatKey is the key of a Format field's value in Flags.
+func formatKey(field string) string { return "--" + strings.ToLower(field) }
+
+// NonDefault are the values of f that differ from the zero Format's, by
+// key (Flags).
 func (f Format) NonDefault() map[string]string {
 	out := f.Flags()
 	for k, v := range (Format{}).Flags() {
@@ -128,7 +135,7 @@ type colSpec struct {
 
 func (c colSpec) given() bool { return c.names != nil || c.index != nil }
 
-// parseColumns parses --columns: two or three entries, all column numbers
+// parseColumns parses Format.Columns: two or three entries, all column numbers
 // (counted from 1) or all header names.
 func parseColumns(s string) (colSpec, error) {
 	var c colSpec
@@ -138,13 +145,13 @@ func parseColumns(s string) (colSpec, error) {
 	q := flagValue(s)
 	parts := strings.Split(s, ",")
 	if len(parts) != 2 && len(parts) != 3 {
-		return c, fmt.Errorf("--columns %s: want src,dst or src,rel,dst (%d entries given)", q, len(parts))
+		return c, fmt.Errorf("{Columns} %s: want src,dst or src,rel,dst (%d entries given)", q, len(parts))
 	}
 	numbers := true
 	for i, p := range parts {
 		parts[i] = strings.TrimSpace(p)
 		if parts[i] == "" {
-			return c, fmt.Errorf("--columns %s: entry %d is empty", q, i+1)
+			return c, fmt.Errorf("{Columns} %s: entry %d is empty", q, i+1)
 		}
 		if _, err := strconv.Atoi(parts[i]); err != nil {
 			numbers = false
@@ -154,7 +161,7 @@ func parseColumns(s string) (colSpec, error) {
 	for _, p := range parts {
 		key := strings.ToLower(p)
 		if seen[key] {
-			return c, fmt.Errorf("--columns %s: names column %s twice", q, flagValue(p))
+			return c, fmt.Errorf("{Columns} %s: names column %s twice", q, flagValue(p))
 		}
 		seen[key] = true
 	}
@@ -165,7 +172,7 @@ func parseColumns(s string) (colSpec, error) {
 	for _, p := range parts {
 		n, _ := strconv.Atoi(p)
 		if n < 1 {
-			return c, fmt.Errorf("--columns %s: columns are numbered from 1, as cut -f numbers them", q)
+			return c, fmt.Errorf("{Columns} %s: columns are numbered from 1, as cut -f numbers them", q)
 		}
 		c.index = append(c.index, n-1)
 	}
@@ -215,7 +222,7 @@ func headerRole(field string) (int, bool) {
 }
 
 // looksLikeHeader reports whether a first line with these fields is a
-// header: every field a well-known column name, or, when --columns names
+// header: every field a well-known column name, or, when Columns names
 // columns, every one of those names among the fields.
 func looksLikeHeader(fields []string, cols colSpec) bool {
 	if cols.names != nil {

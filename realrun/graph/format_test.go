@@ -112,15 +112,15 @@ func TestParseFormatErrors(t *testing.T) {
 		{"csv line over 1 MiB", "a,b\n" + strings.Repeat("x", MaxLineBytes+2) + ",b\n", Format{}, "edges.tsv:2: line longer than 1 MiB"},
 		{"csv record over 16 MiB", "a,b\n\"" + strings.Repeat(strings.Repeat("x", 1000)+"\n", 17<<10), Format{}, "a record runs on over 16 MiB (an unclosed quote?)"},
 		{"csv nul", "a,b\n\"c\x00\",d\n", Format{}, "edges.tsv:2: not a text edge list"},
-		{"wider file without columns", "a\tb\tc\td\n", Format{}, "edges.tsv:1: want 2 or 3 fields, got 4 (--columns picks src, rel and dst from wider files)"},
+		{"wider file without columns", "a\tb\tc\td\n", Format{}, "edges.tsv:1: want 2 or 3 fields, got 4 ({Columns} picks src, rel and dst from wider files)"},
 		{"ids with spaces in a blank-separated file", "a r b\nNew York r b\n", Format{}, "edges.tsv:2: want 2 or 3 fields, got 4" + blankHint},
-		{"columns name not in the header", "s,p,o\na,r,b\n", Format{Columns: "s,rel,o"}, `edges.tsv:1: --columns s,rel,o names columns, but the first line, "s,p,o", is not a header naming them (--header yes if it is one)`},
-		{"columns name missing with header yes", "s,p,o\na,r,b\n", Format{Columns: "s,rel,o", Header: HeaderYes}, `edges.tsv:1: --columns: the header has no column "rel" (it has "s,p,o")`},
-		{"columns name twice in the header", "s,s,o\na,r,b\n", Format{Columns: "s,o", Header: HeaderYes}, `edges.tsv:1: --columns: the header names "s" twice`},
-		{"columns number past the last field", "a b c\n", Format{Columns: "1,4"}, "edges.tsv:1: --columns 1,4: the line has only 3 fields"},
+		{"columns name not in the header", "s,p,o\na,r,b\n", Format{Columns: "s,rel,o"}, `edges.tsv:1: {Columns} s,rel,o names columns, but the first line, "s,p,o", is not a header naming them ({Header} yes if it is one)`},
+		{"columns name missing with header yes", "s,p,o\na,r,b\n", Format{Columns: "s,rel,o", Header: HeaderYes}, `edges.tsv:1: {Columns}: the header has no column "rel" (it has "s,p,o")`},
+		{"columns name twice in the header", "s,s,o\na,r,b\n", Format{Columns: "s,o", Header: HeaderYes}, `edges.tsv:1: {Columns}: the header names "s" twice`},
+		{"columns number past the last field", "a b c\n", Format{Columns: "1,4"}, "edges.tsv:1: {Columns} 1,4: the line has only 3 fields"},
 		{"header and data of other widths", "source,target\na,b,c\n", Format{}, "edges.tsv:2: 3 fields, but earlier lines have 2"},
 		{"only a header", "src dst\n", Format{}, "edges.tsv: no edges"},
-		{"bad delimiter", "a b\n", Format{Delimiter: "semicolon"}, `edges.tsv: --delimiter "semicolon": want auto, tab, comma or space`},
+		{"bad delimiter", "a b\n", Format{Delimiter: "semicolon"}, `edges.tsv: {Delimiter} "semicolon": want auto, tab, comma or space`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -166,14 +166,14 @@ func TestFormatCheck(t *testing.T) {
 	}{
 		{Format{}, ""},
 		{Format{Delimiter: "tab", Header: "yes", Columns: "1, 3", Unseen: "error"}, ""},
-		{Format{Header: "maybe"}, `--header "maybe": want auto, yes or no`},
-		{Format{Unseen: "drop"}, `--unseen "drop": want skip or error`},
-		{Format{Columns: "1"}, "--columns 1: want src,dst or src,rel,dst (1 entries given)"},
-		{Format{Columns: "1,2,3,4"}, "--columns 1,2,3,4: want src,dst or src,rel,dst (4 entries given)"},
-		{Format{Columns: "0,1,2"}, "--columns 0,1,2: columns are numbered from 1, as cut -f numbers them"},
-		{Format{Columns: "a,,b"}, "--columns a,,b: entry 2 is empty"},
-		{Format{Columns: "a,A"}, "--columns a,A: names column A twice"},
-		{Format{Columns: "s,o", Header: "no"}, "--columns s,o names header columns, but --header no says the files have no header line (give column numbers, counted from 1)"},
+		{Format{Header: "maybe"}, `{Header} "maybe": want auto, yes or no`},
+		{Format{Unseen: "drop"}, `{Unseen} "drop": want skip or error`},
+		{Format{Columns: "1"}, "{Columns} 1: want src,dst or src,rel,dst (1 entries given)"},
+		{Format{Columns: "1,2,3,4"}, "{Columns} 1,2,3,4: want src,dst or src,rel,dst (4 entries given)"},
+		{Format{Columns: "0,1,2"}, "{Columns} 0,1,2: columns are numbered from 1, as cut -f numbers them"},
+		{Format{Columns: "a,,b"}, "{Columns} a,,b: entry 2 is empty"},
+		{Format{Columns: "a,A"}, "{Columns} a,A: names column A twice"},
+		{Format{Columns: "s,o", Header: "no"}, "{Columns} s,o names header columns, but {Header} no says the files have no header line (give column numbers, counted from 1)"},
 	}
 	for _, tc := range tests {
 		err := tc.f.Check()

@@ -144,7 +144,7 @@ func (i Info) Skipped() int64 { return i.UnseenNode + i.UnseenRelation }
 // a quoted field may hold commas, a doubled quote stands for one, "\"a,
 // b\",r,c"); else fields are separated by runs of blanks. Blanks around a
 // field are never part of it, and an empty src, rel or dst is an error
-// (two tabs in a row make an empty field; --delimiter space reads such a
+// (two tabs in a row make an empty field; Delimiter "space" reads such a
 // file as before). Every line must have as many fields as the first. Ids
 // are arbitrary strings (integers included: "007" and "7" are different
 // nodes) without tabs or line breaks (refused, since ids.tsv could not
@@ -602,16 +602,16 @@ func (p *parser) layout(fields [][]byte, line int) error {
 	switch {
 	case p.cols.names != nil:
 		if !header {
-			return fmt.Errorf("%s:%d: --columns %s names columns, but the first line, %s, is not a header naming them (--header yes if it is one)",
+			return fmt.Errorf("%s:%d: {Columns} %s names columns, but the first line, %s, is not a header naming them ({Header} yes if it is one)",
 				p.name, line, flagValue(p.f.Columns), quoteShort(p.join(strs)))
 		}
 		var cols []int
 		for _, n := range p.cols.names {
 			switch i := headerIndex(strs, n); i {
 			case -1:
-				return fmt.Errorf("%s:%d: --columns: the header has no column %q (it has %s)", p.name, line, n, quoteShort(p.join(strs)))
+				return fmt.Errorf("%s:%d: {Columns}: the header has no column %q (it has %s)", p.name, line, n, quoteShort(p.join(strs)))
 			case -2:
-				return fmt.Errorf("%s:%d: --columns: the header names %q twice", p.name, line, n)
+				return fmt.Errorf("%s:%d: {Columns}: the header names %q twice", p.name, line, n)
 			default:
 				cols = append(cols, i)
 			}
@@ -620,7 +620,7 @@ func (p *parser) layout(fields [][]byte, line int) error {
 	case p.cols.index != nil:
 		for _, i := range p.cols.index {
 			if i >= len(fields) {
-				return fmt.Errorf("%s:%d: --columns %s: the line has only %d fields", p.name, line, flagValue(p.f.Columns), len(fields))
+				return fmt.Errorf("%s:%d: {Columns} %s: the line has only %d fields", p.name, line, flagValue(p.f.Columns), len(fields))
 			}
 		}
 		set(p.cols.index)
@@ -649,7 +649,7 @@ func (p *parser) widthError(n, line int, first bool) error {
 	if first || p.positional && n != 2 && n != 3 {
 		msg = fmt.Sprintf("want 2 or 3 fields, got %d", n)
 		if n > 3 && first {
-			msg += " (--columns picks src, rel and dst from wider files)"
+			msg += " ({Columns} picks src, rel and dst from wider files)"
 		}
 	} else {
 		msg = fmt.Sprintf("%d fields, but earlier lines have %d", n, p.info.Fields)
@@ -670,7 +670,7 @@ func (p *parser) join(fields []string) string {
 }
 
 func unknown(name string, line int, kind string, id []byte) error {
-	return fmt.Errorf("%s:%d: unknown %s id %s (not in the training edges; --unseen skip leaves such edges out)", name, line, kind, quoteShort(string(id)))
+	return fmt.Errorf("%s:%d: unknown %s id %s (not in the training edges; {Unseen} skip leaves such edges out)", name, line, kind, quoteShort(string(id)))
 }
 
 // quoteShort quotes s, cut to at most 64 bytes (at a rune boundary) so that an

@@ -131,7 +131,7 @@ func TestParseBad(t *testing.T) {
 	}
 }
 
-const unseenHint = " (not in the training edges; --unseen skip leaves such edges out)"
+const unseenHint = " (not in the training edges; {Unseen} skip leaves such edges out)"
 
 func TestParseFrozen(t *testing.T) {
 	nodes, rels := NewIDs(), NewIDs()

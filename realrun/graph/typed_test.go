@@ -77,5 +77,5 @@ func TestTypesTables(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), info.UnseenNode)
 	_, err = ParseTyped(strings.NewReader("a b\na z\n"), "v", Format{Unseen: UnseenError}, types, func(int64, int64, int64) error { return nil })
-	assert.EqualError(t, err, `v:2: unknown item node id "z" (not in the training edges; --unseen skip leaves such edges out)`)
+	assert.EqualError(t, err, `v:2: unknown item node id "z" (not in the training edges; {Unseen} skip leaves such edges out)`)
 }

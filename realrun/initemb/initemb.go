@@ -61,7 +61,8 @@ func (r Result) String() string {
 }
 
 // Check reads just enough of path to know its dimension and refuses it,
-// as bad input naming --init, when it is not dim or path cannot be read.
+// as bad input naming the field Init ({Init}), when it is not dim or path
+// cannot be read.
 func Check(path string, dim int) error {
 	var got int
 	var err error
@@ -80,10 +81,10 @@ func Check(path string, dim int) error {
 		got, err = tsvDim(path)
 	}
 	if err != nil {
-		return inputerr.Errorf("--init: %w", err)
+		return inputerr.Errorf("{Init}: %w", err)
 	}
 	if got != dim {
-		return inputerr.Errorf("--init %s: embeddings of dimension %d, the run's --dim is %d", path, got, dim)
+		return inputerr.Errorf("{Init} %s: embeddings of dimension %d, the run's {Dim} is %d", path, got, dim)
 	}
 	return nil
 }
@@ -98,18 +99,18 @@ func Identity(path string) (string, error) {
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return "", inputerr.Errorf("--init: %w", err)
+		return "", inputerr.Errorf("{Init}: %w", err)
 	}
 	if !fi.IsDir() {
 		sum, err := store.FileChecksum(path)
 		if err != nil {
-			return "", inputerr.Errorf("--init: %w", err)
+			return "", inputerr.Errorf("{Init}: %w", err)
 		}
 		return fmt.Sprintf("%s (%d bytes, CRC-32C %08x)", abs, fi.Size(), sum), nil
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
-		return "", inputerr.Errorf("--init: %w", err)
+		return "", inputerr.Errorf("{Init}: %w", err)
 	}
 	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	var size int64
@@ -120,7 +121,7 @@ func Identity(path string) (string, error) {
 		p := filepath.Join(path, e.Name())
 		sum, err := store.FileChecksum(p)
 		if err != nil {
-			return "", inputerr.Errorf("--init: %w", err)
+			return "", inputerr.Errorf("{Init}: %w", err)
 		}
 		if info, err := e.Info(); err == nil {
 			size += info.Size()
@@ -153,7 +154,7 @@ func Apply(st *store.Store, path string, seed int64, scale float32) (Result, err
 		err = g.tsv(path)
 	}
 	if err != nil {
-		return res, inputerr.Errorf("--init %s: %w", path, err)
+		return res, inputerr.Errorf("{Init} %s: %w", path, err)
 	}
 	res.Matched, res.Unknown = g.matched, g.unknown
 	return res, st.InitPartitionsWith(seed, scale, g.fill)

@@ -149,7 +149,7 @@ func TestInitBadInput(t *testing.T) {
 		dim        int
 		want       string
 	}{
-		{"dimension", npy, 16, "--init " + npy + ": embeddings of dimension 8, the run's --dim is 16"},
+		{"dimension", npy, 16, "{Init} " + npy + ": embeddings of dimension 8, the run's {Dim} is 16"},
 		{"missing", filepath.Join(t.TempDir(), "none.npy"), 8, "no such file"},
 		{"ragged", ragged, 8, "line 2: 2 values, want 8"},
 		{"not npy", ragged + ".npy", 8, "not an .npy file"},

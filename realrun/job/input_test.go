@@ -57,5 +57,5 @@ func TestConfigureInput(t *testing.T) {
 	o.Edges = filepath.Join(dir, "ea.txt")
 	_, err = Configure(o)
 	require.Error(t, err)
-	assert.Equal(t, `--unseen "drop": want skip or error`, err.Error())
+	assert.Equal(t, `{Unseen} "drop": want skip or error`, err.Error())
 }

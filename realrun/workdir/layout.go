@@ -25,14 +25,14 @@ func Layout(spec DataSpec) (store.Manifest, error) {
 		}
 		sc, err := pr.Scaled(spec.Scale)
 		if err != nil {
-			return store.Manifest{}, inputerr.Errorf("--scale: %w", err)
+			return store.Manifest{}, inputerr.Errorf("{Scale}: %w", err)
 		}
 		nodes = sc.Nodes
 		train = int64(math.Round(float64(sc.Edges) * (1 - 2*HeldOut)))
 	} else {
 		st, err := store.Open(spec.Workdir)
 		if err != nil {
-			return store.Manifest{}, inputerr.Errorf("--edges %s: the node count is known once the file is read: train on it once (realrun --edges %s --epochs 1 --eval none), or give that run's --workdir (%s: %v)", spec.Edges, spec.Edges, spec.Workdir, err)
+			return store.Manifest{}, inputerr.Errorf("{Edges} %s: the node count is known once the file is read: train on it once (realrun {Edges} %s {Epochs} 1 {Eval} none), or give that run's {Workdir} (%s: %v)", spec.Edges, spec.Edges, spec.Workdir, err)
 		}
 		nodes, train = st.M.Nodes, st.M.Train
 		if st.M.Typed() && st.M.P == spec.P {
@@ -43,7 +43,7 @@ func Layout(spec DataSpec) (store.Manifest, error) {
 		}
 	}
 	if int64(spec.P) > nodes {
-		return store.Manifest{}, inputerr.Errorf("--p %d exceeds the graph's %d nodes", spec.P, nodes)
+		return store.Manifest{}, inputerr.Errorf("{P} %d exceeds the graph's %d nodes", spec.P, nodes)
 	}
 	pb := workload.PartitionBytes(nodes, spec.P, spec.Dim, false)
 	return store.Manifest{Nodes: nodes, Train: train, P: spec.P, Dim: spec.Dim, Model: spec.Model, Rows: workload.PartitionRows(nodes, spec.P),

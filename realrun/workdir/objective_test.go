@@ -30,3 +30,16 @@ func TestSettingsWithObjective(t *testing.T) {
 	}
 	assert.Nil(t, Settings(nil).WithObjective())
 }
+
+// A setting's key is its field's words after "--": the key every
+// training record has used, so that older directories resume.
+func TestSettingKey(t *testing.T) {
+	for field, key := range map[string]string{
+		"P": "--p", "Dim": "--dim", "OrderingSeed": "--ordering-seed", "LR": "--lr", "DegreeFrac": "--degree-frac",
+		"MicroBatchMemory": "--micro-batch-memory", "TF32": "--tf32", "Schema": "--schema",
+	} {
+		assert.Equal(t, key, SettingKey(field), field)
+	}
+	assert.Equal(t, "--loss", LossSetting)
+	assert.Equal(t, "--schema", SchemaKey)
+}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/realrun/store"
@@ -19,12 +20,32 @@ import (
 // training was started with.
 const SettingsFile = "training.json"
 
-// Settings are what a work directory's checkpoints depend on, each by the
-// flag that sets it ("--dim" → "16"; the graph's identity under "--edges"
-// or "--dataset"): recorded when training starts from the initial
-// partitions and compared on every later run, so that a checkpoint is
-// only ever continued with the settings it was trained with.
+// Settings are what a work directory's checkpoints depend on, each under
+// the key of the field that sets it (SettingKey: "--dim" → "16"; the
+// graph's identity under Edges' or Dataset's): recorded when training
+// starts from the initial partitions and compared on every later run, so
+// that a checkpoint is only ever continued with the settings it was
+// trained with.
 type Settings map[string]string
+
+// SettingKey is the key under which Settings (and Manifest.InputFormat)
+// record the setting of field, the field of a run's specification that
+// sets it ({Field} in a message): the field's words in lower case joined
+// by "-", after "--" ("Dim": "--dim", "OrderingSeed": "--ordering-seed",
+// "LR": "--lr"). That is the key every record has used (it was realrun's
+// flag for the setting), so a directory recorded before still resumes.
+func SettingKey(field string) string {
+	var b strings.Builder
+	b.WriteString("--")
+	rs := []rune(field)
+	for i, r := range rs {
+		if unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
 
 // Record writes s as dir's training record (atomically).
 func Record(dir string, s Settings) error {
@@ -52,10 +73,10 @@ func Recorded(dir string) (Settings, error) {
 	return s, nil
 }
 
-// LossSetting is the setting of the training loss. A directory trained
-// before the loss was a setting has none, and was trained with the
-// softmax loss (WithObjective).
-const LossSetting = "--loss"
+// LossSetting is the key of the setting of the training loss (the field
+// Loss). A directory trained before the loss was a setting has none, and
+// was trained with the softmax loss (WithObjective).
+var LossSetting = SettingKey("Loss")
 
 // WithObjective is s with the loss a directory trained before the
 // objective was recorded was trained with, the softmax loss, where s
@@ -70,7 +91,7 @@ func (s Settings) WithObjective() Settings {
 	return out
 }
 
-// Diff lists, in flag order, every setting whose value differs between
+// Diff lists, in key order, every setting whose value differs between
 // the recorded was and now: "--dim 32 (now 16)"; a setting only one side
 // has shows "(none)" on the other.
 func (was Settings) Diff(now Settings) []string {
@@ -108,7 +129,8 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// String is the settings as flags, in order ("--c 4 --dim 16 …").
+// String is the settings as keys and values, in key order ("--c 4 --dim
+// 16 …").
 func (s Settings) String() string {
 	keys := map[string]bool{}
 	for k := range s {
@@ -167,21 +189,21 @@ func ReadTrained(st *store.Store) (Trained, error) {
 		}
 		*dst = n
 	}
-	num("--dim", &t.Dim)
-	num("--batch", &t.Batch)
-	num("--negatives", &t.Negatives)
-	num("--chunk", &t.Chunk)
-	num("--p", &t.P)
-	num("--c", &t.C)
-	if v, ok := s["--ordering-seed"]; ok {
+	num(SettingKey("Dim"), &t.Dim)
+	num(SettingKey("Batch"), &t.Batch)
+	num(SettingKey("Negatives"), &t.Negatives)
+	num(SettingKey("Chunk"), &t.Chunk)
+	num(SettingKey("P"), &t.P)
+	num(SettingKey("C"), &t.C)
+	if v, ok := s[SettingKey("OrderingSeed")]; ok {
 		if t.OrderingSeed, err = strconv.ParseInt(v, 10, 64); err != nil {
-			errs = append(errs, fmt.Errorf("--ordering-seed %q is not a number", v))
+			errs = append(errs, fmt.Errorf("%s %q is not a number", SettingKey("OrderingSeed"), v))
 		}
 	}
 	if t.Chunk == t.Negatives {
 		t.Chunk = 0 // the default, recorded as its value
 	}
-	t.Model, t.Ordering, t.Policy = s["--model"], s["--ordering"], s["--policy"]
+	t.Model, t.Ordering, t.Policy = s[SettingKey("Model")], s[SettingKey("Ordering")], s[SettingKey("Policy")]
 	if err := errors.Join(errs...); err != nil {
 		return Trained{}, fmt.Errorf("%s: %w", filepath.Join(st.Dir, SettingsFile), err)
 	}

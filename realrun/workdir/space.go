@@ -58,7 +58,7 @@ func (spec DataSpec) checkSpace(need Space) error {
 	if free < 0 || need.Total() <= free {
 		return nil
 	}
-	return inputerr.Errorf("--workdir %s: this run needs up to %.2f GB on its file system (data %.2f GB and %d copies of %d partitions of %.1f MB: the checkpoints kept and the one being written), %.2f GB are free",
+	return inputerr.Errorf("{Workdir} %s: this run needs up to %.2f GB on its file system (data %.2f GB and %d copies of %d partitions of %.1f MB: the checkpoints kept and the one being written), %.2f GB are free",
 		spec.Workdir, float64(need.Total())/1e9, float64(need.Data)/1e9, need.Copies, need.P, float64(need.PartitionBytes)/1e6, float64(free)/1e9)
 }
 
@@ -106,13 +106,13 @@ func (spec DataSpec) CheckResumeSpace(st *store.Store, trains bool, export strin
 		if train.Copies == 1 {
 			copies = "1 more copy"
 		}
-		return inputerr.Errorf("--workdir %s: resuming, this run still needs up to %.2f GB on its file system (%s of %d partitions of %.1f MB: the checkpoints it writes), %.2f GB are free",
+		return inputerr.Errorf("{Workdir} %s: resuming, this run still needs up to %.2f GB on its file system (%s of %d partitions of %.1f MB: the checkpoints it writes), %.2f GB are free",
 			spec.Workdir, float64(train.Total())/1e9, copies, train.P, float64(train.PartitionBytes)/1e6, float64(free)/1e9)
 	case end.Total() > free:
 		if end.Copies == 0 {
 			return exportSpaceError(export, end.Export, st, free)
 		}
-		return inputerr.Errorf("--workdir %s: resuming, this run still needs up to %.2f GB on its file system (its checkpoints, then its export to %s of about %.2f GB), %.2f GB are free",
+		return inputerr.Errorf("{Workdir} %s: resuming, this run still needs up to %.2f GB on its file system (its checkpoints, then its export to %s of about %.2f GB), %.2f GB are free",
 			spec.Workdir, float64(end.Total())/1e9, export, float64(end.Export)/1e9, float64(free)/1e9)
 	}
 	return nil
@@ -121,7 +121,7 @@ func (spec DataSpec) CheckResumeSpace(st *store.Store, trains bool, export strin
 // exportSpaceError says that an export of about need bytes does not fit
 // the free bytes of its file system.
 func exportSpaceError(export string, need int64, st *store.Store, free int64) error {
-	return inputerr.Errorf("--export %s: resuming, this run's export needs about %.2f GB on its file system (%d nodes × d=%d at 4 bytes), %.2f GB are free",
+	return inputerr.Errorf("{Export} %s: resuming, this run's export needs about %.2f GB on its file system (%d nodes × d=%d at 4 bytes), %.2f GB are free",
 		export, float64(need)/1e9, st.M.Nodes, st.M.Dim, float64(free)/1e9)
 }
 

@@ -39,14 +39,14 @@ type Use struct {
 func Start(spec DataSpec, use Use, log io.Writer) (st *store.Store, resume bool, err error) {
 	dir := spec.Workdir
 	if fi, err := os.Stat(dir); err == nil && (!fi.IsDir() || !store.IsWorkdir(dir) && !store.Unbuilt(dir)) {
-		return nil, false, inputerr.Errorf("--workdir %s exists and is not a tierflow work directory; choose another --workdir", dir)
+		return nil, false, inputerr.Errorf("{Workdir} %s exists and is not a tierflow work directory; choose another {Workdir}", dir)
 	}
 	st, err = store.Open(dir)
 	switch {
 	case errors.Is(err, store.ErrVersion):
-		return nil, false, inputerr.Errorf("--workdir: %v; remove it or choose another --workdir", err)
+		return nil, false, inputerr.Errorf("{Workdir}: %v; remove it or choose another {Workdir}", err)
 	case err != nil && store.IsWorkdir(dir):
-		return nil, false, inputerr.Errorf("--workdir: %w", err)
+		return nil, false, inputerr.Errorf("{Workdir}: %w", err)
 	case err != nil: // nothing there yet
 		if use.Resume {
 			fmt.Fprintf(log, "nothing to resume: %s does not exist yet; training from the start\n", dir)
@@ -67,17 +67,17 @@ func Start(spec DataSpec, use Use, log io.Writer) (st *store.Store, resume bool,
 	diffs := was.WithObjective().Diff(use.Settings)
 	switch {
 	case use.Overwrite:
-		fmt.Fprintf(log, "--overwrite: starting over in %s (its checkpoint after %s is dropped)\n", dir, position(st))
+		fmt.Fprintf(log, "{Overwrite}: starting over in %s (its checkpoint after %s is dropped)\n", dir, position(st))
 		return reuseOrBuild(st, spec, use)
 	case use.Resume && len(diffs) == 0:
 		return st, true, nil
 	case use.Resume:
-		return nil, false, inputerr.Errorf("--resume: %s holds a checkpoint after %s trained with other settings: %s; resume with those settings, or start over with --overwrite or another --workdir",
+		return nil, false, inputerr.Errorf("{Resume}: %s holds a checkpoint after %s trained with other settings: %s; resume with those settings, or start over with {Overwrite} or another {Workdir}",
 			dir, position(st), strings.Join(diffs, ", "))
 	case len(diffs) == 0:
-		return nil, false, inputerr.Errorf("--workdir %s holds a checkpoint after %s: --resume continues it, --overwrite starts over (losing it), or choose another --workdir", dir, position(st))
+		return nil, false, inputerr.Errorf("{Workdir} %s holds a checkpoint after %s: {Resume} continues it, {Overwrite} starts over (losing it), or choose another {Workdir}", dir, position(st))
 	}
-	return nil, false, inputerr.Errorf("--workdir %s holds a checkpoint after %s trained with other settings: %s; --resume with those settings continues it, --overwrite starts over (losing it), or choose another --workdir",
+	return nil, false, inputerr.Errorf("{Workdir} %s holds a checkpoint after %s trained with other settings: %s; {Resume} with those settings continues it, {Overwrite} starts over (losing it), or choose another {Workdir}",
 		dir, position(st), strings.Join(diffs, ", "))
 }
 
@@ -105,7 +105,7 @@ func recordedOrManifest(st *store.Store) (Settings, error) {
 // data's p, d, model and seed.
 func manifestSettings(st *store.Store) Settings {
 	m := st.M
-	return Settings{"--p": fmt.Sprint(m.P), "--dim": fmt.Sprint(m.Dim), "--model": m.Model, "--seed": fmt.Sprint(m.Seed)}
+	return Settings{SettingKey("P"): fmt.Sprint(m.P), SettingKey("Dim"): fmt.Sprint(m.Dim), SettingKey("Model"): m.Model, SettingKey("Seed"): fmt.Sprint(m.Seed)}
 }
 
 // reuseOrBuild starts training from the initial partitions: in st when it

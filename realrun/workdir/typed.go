@@ -13,9 +13,10 @@ import (
 )
 
 // SchemaKey is the key of Manifest.InputFormat that records a typed
-// directory's schema (its JSON): a directory is reused only for the same
-// schema, as for the same edge files read the same way.
-const SchemaKey = "--schema"
+// directory's schema (its JSON; the field Schema's key, SettingKey): a
+// directory is reused only for the same schema, as for the same edge
+// files read the same way.
+var SchemaKey = SettingKey("Schema")
 
 // schemaValue is how a schema is recorded in Manifest.InputFormat: its
 // JSON (the content, so that the same schema written otherwise — YAML or
@@ -93,7 +94,7 @@ func prepareTyped(spec DataSpec) (*store.Store, error) {
 		}
 	}
 	if partitioned > 0 && int64(spec.P) > partitioned {
-		return nil, inputerr.Errorf("--p %d exceeds the %d nodes of the partitioned entity types of %s", spec.P, partitioned, spec.Edges)
+		return nil, inputerr.Errorf("{P} %d exceeds the %d nodes of the partitioned entity types of %s", spec.P, partitioned, spec.Edges)
 	}
 	relTypes := make([][2]int, len(schema.Relations))
 	for r := range relTypes {
@@ -102,7 +103,7 @@ func prepareTyped(spec DataSpec) (*store.Store, error) {
 	}
 	b, err := store.NewTypedBuilder(spec.Workdir, spec.Edges, mtypes, types.NodeTypes(), len(schema.Relations), relTypes, spec.P, spec.Seed)
 	if err != nil {
-		return nil, inputerr.Errorf("--workdir: %w", err)
+		return nil, inputerr.Errorf("{Workdir}: %w", err)
 	}
 	fail := func(err error) (*store.Store, error) {
 		b.Abort()

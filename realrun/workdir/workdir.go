@@ -70,17 +70,17 @@ func Prepare(spec DataSpec) (*store.Store, error) {
 	}
 	sc, err := pr.Scaled(spec.Scale)
 	if err != nil {
-		return nil, inputerr.Errorf("--scale: %w", err)
+		return nil, inputerr.Errorf("{Scale}: %w", err)
 	}
 	if int64(spec.P) > sc.Nodes {
-		return nil, inputerr.Errorf("--p %d exceeds the %d nodes of %s at scale %g", spec.P, sc.Nodes, sc.Name, spec.Scale)
+		return nil, inputerr.Errorf("{P} %d exceeds the %d nodes of %s at scale %g", spec.P, sc.Nodes, sc.Name, spec.Scale)
 	}
 	if err := spec.checkSpace(spec.space(sc.Nodes, sc.Edges, 0)); err != nil {
 		return nil, err
 	}
 	b, err := store.NewBuilder(spec.Workdir, fmt.Sprintf("%s@%g", sc.Name, spec.Scale), sc.Nodes, sc.Relations, spec.P, spec.Seed)
 	if err != nil {
-		return nil, inputerr.Errorf("--workdir: %w", err)
+		return nil, inputerr.Errorf("{Workdir}: %w", err)
 	}
 	split := graph.NewSplitter(spec.Seed, HeldOut, HeldOut)
 	err = graph.Generate(sc, spec.Seed, func(src, rel, dst int64) error {
@@ -114,7 +114,7 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	nodes.Freeze()
 	rels.Freeze()
 	if int64(spec.P) > nodes.Len() {
-		return nil, inputerr.Errorf("--p %d exceeds the %d nodes of %s", spec.P, nodes.Len(), spec.Edges)
+		return nil, inputerr.Errorf("{P} %d exceeds the %d nodes of %s", spec.P, nodes.Len(), spec.Edges)
 	}
 	var extra int64 // the id table, at most the input's size, and the valid and test files' edges
 	for _, path := range []string{spec.Edges, spec.Valid, spec.Test} {
@@ -127,7 +127,7 @@ func prepareFiles(spec DataSpec) (*store.Store, error) {
 	}
 	b, err := store.NewBuilder(spec.Workdir, spec.Edges, nodes.Len(), int(max(rels.Len(), 1)), spec.P, spec.Seed)
 	if err != nil {
-		return nil, inputerr.Errorf("--workdir: %w", err)
+		return nil, inputerr.Errorf("{Workdir}: %w", err)
 	}
 	fail := func(err error) (*store.Store, error) {
 		b.Abort()
@@ -312,7 +312,7 @@ func (spec DataSpec) source() string { return fmt.Sprintf("%s@%g", spec.Dataset,
 
 // DefaultModelFor is the score function used for an edge file read as
 // format says when none is named: ComplEx when its edges carry relations
-// (src rel dst, or a relation column picked by --columns or named by its
+// (src rel dst, or a relation column picked by Format.Columns or named by its
 // header), since Dot would parse and then ignore them; Dot for plain src
 // dst graphs. An unreadable file gets Dot here and its error from Prepare.
 func DefaultModelFor(path string, format graph.Format) string {
@@ -336,7 +336,7 @@ func Built(spec DataSpec) (*store.Store, error) {
 	}
 	st, err := store.Open(spec.Workdir)
 	if err != nil {
-		return nil, fmt.Errorf("--workdir: %w", err)
+		return nil, fmt.Errorf("{Workdir}: %w", err)
 	}
 	if same, err := sameData(st, spec); err != nil || !same {
 		return nil, err

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"io"
 	"strings"
 	"unicode"
 
@@ -61,4 +63,23 @@ func RenderAll(ss []string) {
 	for i, s := range ss {
 		ss[i] = Render(s)
 	}
+}
+
+// RenderWriter is w for a library's one-line notices (a log writer): each
+// write with the fields it names ({Epochs}) rendered by their flags
+// (Render). A library writes a notice in one call (fmt.Fprintf), so a
+// field is never split between writes. A write reports the bytes it was
+// given.
+func RenderWriter(w io.Writer) io.Writer { return renderWriter{w} }
+
+type renderWriter struct{ w io.Writer }
+
+func (r renderWriter) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, []byte("{")) {
+		return r.w.Write(p)
+	}
+	if _, err := io.WriteString(r.w, Render(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -100,14 +101,8 @@ func libraryStrings(t *testing.T) []libraryString {
 // strings, with why; each entry must still hold one (the list only
 // shrinks).
 var notYet = map[string]string{
-	"experiments":     "the reproduce command's experiments write the commands they ran",
-	"realrun/dist":    "not yet converted",
-	"realrun/eval":    "not yet converted",
-	"realrun/gnn":     "not yet converted",
-	"realrun/graph":   "not yet converted",
-	"realrun/initemb": "not yet converted",
-	"realrun/job":     "training.json's keys (workdir.Settings, written by settings, objectiveSettings and configureInit) are the flags' names: a file format every work directory holds; its messages name fields",
-	"realrun/workdir": "not yet converted",
+	"experiments": "the reproduce command's experiments write the commands they ran",
+	"realrun/job": "training.json's keys (workdir.Settings, written by settings, objectiveSettings and configureInit) are the flags' names: a file format every work directory holds; its messages name fields",
 }
 
 // No library names a command's flag: it names the field ({Field}) and
@@ -173,4 +168,16 @@ func TestRenderFields(t *testing.T) {
 		assert.True(t, strings.HasPrefix(flag, "--"), f)
 	}
 	assert.Equal(t, "{A.B} 3", Render("{A.B} 3"), "a nested field without a flag stays")
+}
+
+// The notices a library writes to the log name fields; the user reads
+// flags.
+func TestRenderWriter(t *testing.T) {
+	var b bytes.Buffer
+	w := RenderWriter(&b)
+	n, err := fmt.Fprintf(w, "nothing left to train: %s is trained through epoch %d, the {Epochs} asked for\n", "/w", 2)
+	require.NoError(t, err)
+	assert.Equal(t, len("nothing left to train: /w is trained through epoch 2, the {Epochs} asked for\n"), n, "the bytes given are the bytes written")
+	fmt.Fprintln(w, "resuming after epoch 1 (checkpoint verified)")
+	assert.Equal(t, "nothing left to train: /w is trained through epoch 2, the --epochs asked for\nresuming after epoch 1 (checkpoint verified)\n", b.String())
 }
