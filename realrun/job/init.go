@@ -28,7 +28,7 @@ func configureInit(o Options, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	cfg.Settings["--init"] = id
+	cfg.Settings[workdir.SettingKey("Init")] = id
 	return nil
 }
 

@@ -272,37 +272,37 @@ func Configure(o Options) (Config, error) {
 // training shape and update rule (micro-batching, and the duplicate-row
 // rule where not the default). The number of epochs, workers, the
 // engine, evaluation and outputs may change between runs. Its keys are
-// training.json's (workdir.Settings), the flags' names: a file format
-// every work directory holds, which the messages of this package (naming
-// fields: {Dim}) do not follow.
+// training.json's (workdir.Settings), made from the fields by
+// workdir.SettingKey: a file format every work directory holds.
 func settings(cfg Config, o Options) workdir.Settings {
 	spec, h, pl := cfg.Spec, cfg.Hyper, cfg.Plans[0]
+	key := workdir.SettingKey
 	s := workdir.Settings{
-		"--seed": fmt.Sprint(spec.Seed), "--model": spec.Model, "--dim": fmt.Sprint(spec.Dim),
-		"--p": fmt.Sprint(pl.P), "--c": fmt.Sprint(pl.C), "--ordering": pl.Ordering, "--policy": pl.Policy, "--ordering-seed": fmt.Sprint(pl.Seed),
-		"--batch": fmt.Sprint(h.Batch), "--negatives": fmt.Sprint(h.Negatives), "--chunk": fmt.Sprint(h.Chunk()),
-		"--degree-frac": fmt.Sprint(h.DegreeFrac), "--lr": fmt.Sprint(float32ToDecimal(h.LR)),
+		key("Seed"): fmt.Sprint(spec.Seed), key("Model"): spec.Model, key("Dim"): fmt.Sprint(spec.Dim),
+		key("P"): fmt.Sprint(pl.P), key("C"): fmt.Sprint(pl.C), key("Ordering"): pl.Ordering, key("Policy"): pl.Policy, key("OrderingSeed"): fmt.Sprint(pl.Seed),
+		key("Batch"): fmt.Sprint(h.Batch), key("Negatives"): fmt.Sprint(h.Negatives), key("Chunk"): fmt.Sprint(h.Chunk()),
+		key("DegreeFrac"): fmt.Sprint(h.DegreeFrac), key("LR"): fmt.Sprint(float32ToDecimal(h.LR)),
 	}
 	if spec.Edges == "" {
-		s["--dataset"], s["--scale"] = spec.Dataset, fmt.Sprint(spec.Scale)
+		s[key("Dataset")], s[key("Scale")] = spec.Dataset, fmt.Sprint(spec.Scale)
 	}
-	for flag, path := range map[string]string{"--edges": spec.Edges, "--valid": spec.Valid, "--test": spec.Test} {
+	for k, path := range map[string]string{key("Edges"): spec.Edges, key("Valid"): spec.Valid, key("Test"): spec.Test} {
 		if path != "" {
-			s[flag] = workdir.FileIdentity(path, spec.Inputs[path])
+			s[k] = workdir.FileIdentity(path, spec.Inputs[path])
 		}
 	}
 	if spec.Edges != "" {
 		maps.Copy(s, spec.Format.NonDefault())
 	}
 	if spec.Schema != nil {
-		s["--schema"] = workdir.SchemaIdentity(*spec.Schema)
+		s[key("Schema")] = workdir.SchemaIdentity(*spec.Schema)
 	}
 	if h.Micro.On() {
-		s["--micro-batch-memory"], s["--micro-batches"] = o.MicroBatchMemory, fmt.Sprint(o.MicroBatches)
+		s[key("MicroBatchMemory")], s[key("MicroBatches")] = o.MicroBatchMemory, fmt.Sprint(o.MicroBatches)
 	}
 	if h.Rule() != realrun.DefaultDuplicates {
 		// The default is not recorded: older directories resume.
-		s["--duplicates"] = string(h.Rule())
+		s[key("Duplicates")] = string(h.Rule())
 	}
 	maps.Copy(s, objectiveSettings(h.Objective))
 	return s
@@ -313,15 +313,16 @@ func settings(cfg Config, o Options) workdir.Settings {
 // before the objective was recorded was trained with the softmax loss
 // and no regularisation, and resumes with them: Settings.WithObjective).
 func objectiveSettings(ob workload.Objective) workdir.Settings {
+	key := workdir.SettingKey
 	s := workdir.Settings{workdir.LossSetting: string(ob.LossKind())}
 	if ob.Margin != 0 {
-		s["--margin"] = fmt.Sprint(ob.Margin)
+		s[key("Margin")] = fmt.Sprint(ob.Margin)
 	}
 	if ob.Adversarial != 0 {
-		s["--adversarial"] = fmt.Sprint(ob.Adversarial)
+		s[key("Adversarial")] = fmt.Sprint(ob.Adversarial)
 	}
 	if ob.Reg() != workload.RegNone {
-		s["--regularizer"], s["--reg-coef"] = string(ob.Reg()), fmt.Sprint(ob.RegCoef)
+		s[key("Regularizer")], s[key("RegCoef")] = string(ob.Reg()), fmt.Sprint(ob.RegCoef)
 	}
 	return s
 }

@@ -102,7 +102,6 @@ func libraryStrings(t *testing.T) []libraryString {
 // shrinks).
 var notYet = map[string]string{
 	"experiments": "the reproduce command's experiments write the commands they ran",
-	"realrun/job": "training.json's keys (workdir.Settings, written by settings, objectiveSettings and configureInit) are the flags' names: a file format every work directory holds; its messages name fields",
 }
 
 // No library names a command's flag: it names the field ({Field}) and
