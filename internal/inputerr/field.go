@@ -3,6 +3,7 @@ package inputerr
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // A library names the field of its specification that a message is about
@@ -36,4 +37,20 @@ func Fields(s string) []string {
 		out = append(out, m[1])
 	}
 	return out
+}
+
+// Kebab writes a field's name in a flag's words: lower case, words joined
+// by "-", an acronym one word (MicroBatches: micro-batches, P: p, LR: lr,
+// GPUMemory: gpu-memory, TF32: tf32). The commands' flags and a work
+// directory's setting keys follow it.
+func Kebab(field string) string {
+	var b strings.Builder
+	rs := []rune(field)
+	for i, r := range rs {
+		if unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }

@@ -21,3 +21,12 @@ func TestRender(t *testing.T) {
 	assert.Equal(t, []string{"P", "Disk.Read", "P"}, Fields("{P} {Disk.Read} {x} {P}"))
 	assert.Empty(t, Fields("none"))
 }
+
+func TestKebab(t *testing.T) {
+	for field, want := range map[string]string{
+		"P": "p", "Dim": "dim", "MicroBatchMemory": "micro-batch-memory", "OrderingSeed": "ordering-seed",
+		"LR": "lr", "GPUMemory": "gpu-memory", "TF32": "tf32", "FP32": "fp32", "EvalMemory": "eval-memory",
+	} {
+		assert.Equal(t, want, Kebab(field), field)
+	}
+}

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/tierflow/tierflow/internal/atomicfile"
+	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -34,18 +34,7 @@ type Settings map[string]string
 // by "-", after "--" ("Dim": "--dim", "OrderingSeed": "--ordering-seed",
 // "LR": "--lr"). That is the key every record has used (it was realrun's
 // flag for the setting), so a directory recorded before still resumes.
-func SettingKey(field string) string {
-	var b strings.Builder
-	b.WriteString("--")
-	rs := []rune(field)
-	for i, r := range rs {
-		if unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
-			b.WriteByte('-')
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
-}
+func SettingKey(field string) string { return "--" + inputerr.Kebab(field) }
 
 // Record writes s as dir's training record (atomically).
 func Record(dir string, s Settings) error {

@@ -4,26 +4,22 @@ import (
 	"bytes"
 	"io"
 	"strings"
-	"unicode"
 
 	"github.com/tierflow/tierflow/internal/inputerr"
 )
 
 // fieldFlags maps the fields the libraries name in their messages
-// ({Field}, inputerr.Render) whose flag is not the field's name in
-// kebab case ({MicroBatches}: --micro-batches). One map for every
-// command: a field a library names means one flag wherever it is set.
+// ({Field}, inputerr.Render) whose flag is not the field's name in kebab
+// case (inputerr.Kebab: {MicroBatches}: --micro-batches). One map for
+// every command: a field a library names means one flag wherever it is
+// set.
 // TestFieldsHaveFlags checks that every field named has a flag.
 var fieldFlags = map[string]string{
-	"GPUMemory":   "--gpu-memory", // sim.Request
-	"Cs":          "--c",          // sweep.Grid
-	"Devices":     "--device",     // sweep.Grid
-	"Distributed": "--trainers",   // job.Options (dist.TrainDistributed sets it for realrun --trainers)
-	"FP32":        "--fp32",       // job.Options
-	"LR":          "--lr",         // job.Options
-	"PlanFile":    "--plan",       // job.Options
-	"Ps":          "--p",          // sweep.Grid, sweep.RunMachines
-	"TF32":        "--tf32",       // job.Options, realrun.Hyper
+	"Cs":          "--c",        // sweep.Grid
+	"Devices":     "--device",   // sweep.Grid
+	"Distributed": "--trainers", // job.Options (dist.TrainDistributed sets it for realrun --trainers)
+	"PlanFile":    "--plan",     // job.Options
+	"Ps":          "--p",        // sweep.Grid, sweep.RunMachines
 }
 
 // FlagOf returns the flag that sets field, as a command prints it.
@@ -34,23 +30,7 @@ func FlagOf(field string) (string, bool) {
 	if strings.Contains(field, ".") {
 		return "", false
 	}
-	return "--" + kebab(field), true
-}
-
-// kebab writes a Go field name in a flag's words: MicroBatches:
-// micro-batches, P: p, EvalMemory: eval-memory.
-func kebab(field string) string {
-	var b strings.Builder
-	for i, r := range field {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('-')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return "--" + inputerr.Kebab(field), true
 }
 
 // Render names the fields a library's message names ({Field}) by their

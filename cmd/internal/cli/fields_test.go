@@ -159,6 +159,7 @@ func TestFieldsHaveFlags(t *testing.T) {
 func TestRenderFields(t *testing.T) {
 	for _, tc := range []struct{ field, flag string }{
 		{"P", "--p"}, {"MicroBatchMemory", "--micro-batch-memory"}, {"Dim", "--dim"},
+		{"GPUMemory", "--gpu-memory"}, {"TF32", "--tf32"}, {"LR", "--lr"},
 	} {
 		assert.Equal(t, tc.flag+" 3", Render(inputerr.Field(tc.field)+" 3"))
 	}
