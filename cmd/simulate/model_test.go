@@ -48,21 +48,8 @@ func TestModelFlagEveryName(t *testing.T) {
 // a realrun simulation on a profile without the model's cost, is one line
 // and exit 2.
 func TestModelFlagBadInput(t *testing.T) {
-	dir := t.TempDir()
-	prof := filepath.Join(dir, "cal.yaml")
-	require.NoError(t, os.WriteFile(prof, []byte(`name: cal
-disk: {read: 400 MB/s, write: 400 MB/s, latency: 1ms}
-pcie: {h2d: 0, d2h: 0}
-gpu: {count: 0}
-cpu:
-  workers: 2
-  memory: 8 GB
-  batch_edges: 1M edges/s
-  gather_bandwidth: 6 GB/s
-  train:
-    dot: {edges: 500k edges/s}
-  train_shape: {model: dot, dim: 100, batch: 10000, negatives: 100, chunk: 100, workers: 2, partition_rows: 3000}
-`), 0o644))
+	prof := cpuProfile(t, `dot: {edges: 500k edges/s}
+  train_shape: {model: dot, dim: 100, batch: 10000, negatives: 100, chunk: 100, workers: 2, partition_rows: 3000}`)
 	tests := []struct {
 		name string
 		args []string
@@ -99,6 +86,19 @@ cpu:
 // A model the profile has no cost of is priced at another model's rates,
 // which a note says, naming the flag.
 func TestModelPricedNote(t *testing.T) {
+	prof := cpuProfile(t, `dot: {edges: 500k edges/s, row_bandwidth: 10 GB/s, flops: 10 GFLOP/s}`)
+	out, errOut, code := runCmd("--system", "realrun", "--device", prof, "--dataset", "fb15k", "--p", "4", "--c", "2", "--model", "complex", "--json")
+	require.Equal(t, 0, code, errOut)
+	var got Output
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.NotEmpty(t, got.Notes)
+	assert.Contains(t, got.Notes, "--device "+prof+": cpu.train has no cost for complex: its terms (the cost rule's edges, bytes, FLOPs and pairwise operations) are priced at cpu.train.dot's rates")
+}
+
+// cpuProfile writes a device profile of a CPU machine whose cpu.train is
+// train (YAML at the indentation of train's models) and returns its path.
+func cpuProfile(t *testing.T, train string) string {
+	t.Helper()
 	prof := filepath.Join(t.TempDir(), "cal.yaml")
 	require.NoError(t, os.WriteFile(prof, []byte(`name: cal
 disk: {read: 400 MB/s, write: 400 MB/s, latency: 1ms}
@@ -110,12 +110,6 @@ cpu:
   batch_edges: 1M edges/s
   gather_bandwidth: 6 GB/s
   train:
-    dot: {edges: 500k edges/s, row_bandwidth: 10 GB/s, flops: 10 GFLOP/s}
-`), 0o644))
-	out, errOut, code := runCmd("--system", "realrun", "--device", prof, "--dataset", "fb15k", "--p", "4", "--c", "2", "--model", "complex", "--json")
-	require.Equal(t, 0, code, errOut)
-	var got Output
-	require.NoError(t, json.Unmarshal([]byte(out), &got))
-	require.NotEmpty(t, got.Notes)
-	assert.Contains(t, got.Notes, "--device "+prof+": cpu.train has no cost for complex: its terms (the cost rule's edges, bytes, FLOPs and pairwise operations) are priced at cpu.train.dot's rates")
+    `+train+"\n"), 0o644))
+	return prof
 }
