@@ -239,14 +239,15 @@ func (c MPConfig) tierflowOptions(dir string, m MPModel, seed int64) job.Options
 	return o
 }
 
-// TierflowCommand is the realrun command line equivalent to a tierflow
+// TierflowCommand is the realrun command line (its flags named by the
+// fields that set them, {Dim}: a command renders them) equivalent to a tierflow
 // run of models-pbg (which trains at p = 1 in-process: realrun's command
 // line asks for p ≥ 2).
 func (c MPConfig) TierflowCommand(m MPModel, seed int64) string {
-	s := fmt.Sprintf("realrun --edges train.tsv --valid valid.tsv --test test.tsv --model %s --dim %d --epochs %d --negatives %d --lr %g --workers %d --seed %d --eval end --eval-protocol filtered",
+	s := fmt.Sprintf("realrun {Edges} train.tsv {Valid} valid.tsv {Test} test.tsv {Model} %s {Dim} %d {Epochs} %d {Negatives} %d {LR} %g {Workers} %d {Seed} %d {Eval} end {EvalProtocol} filtered",
 		m.Model, c.Dim, c.Epochs, c.Negatives, c.LR, c.Workers, seed)
 	if m.Loss != "" && m.Loss != "softmax" {
-		s += fmt.Sprintf(" --loss %s --margin %g", m.Loss, m.Margin)
+		s += fmt.Sprintf(" {Loss} %s {Margin} %g", m.Loss, m.Margin)
 	}
 	return s + " (at p = 1)"
 }

@@ -122,9 +122,9 @@ echo '{"pbg": {"source": "/pbg", "commit": "6fccd3f"}, "torch": "1.13", "train_s
 
 func TestTierflowCommandNamesTheLoss(t *testing.T) {
 	c := DefaultMPConfig
-	assert.Equal(t, "realrun --edges train.tsv --valid valid.tsv --test test.tsv --model complex --dim 100 --epochs 10 --negatives 100 --lr 0.3 --workers 2 --seed 1 --eval end --eval-protocol filtered (at p = 1)",
+	assert.Equal(t, "realrun {Edges} train.tsv {Valid} valid.tsv {Test} test.tsv {Model} complex {Dim} 100 {Epochs} 10 {Negatives} 100 {LR} 0.3 {Workers} 2 {Seed} 1 {Eval} end {EvalProtocol} filtered (at p = 1)",
 		c.TierflowCommand(MPModel{Model: "complex", Loss: "softmax"}, 1))
-	assert.Contains(t, c.TierflowCommand(MPModel{Model: "transe-l2", Loss: "ranking", Margin: 0.1}, 1), "--loss ranking --margin 0.1 (at p = 1)")
+	assert.Contains(t, c.TierflowCommand(MPModel{Model: "transe-l2", Loss: "ranking", Margin: 0.1}, 1), "{Loss} ranking {Margin} 0.1 (at p = 1)")
 }
 
 func TestMPModelObjective(t *testing.T) {

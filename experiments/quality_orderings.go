@@ -479,7 +479,7 @@ func qoNotes(g QOGrid, cells []QOCell, skipped map[string][]string, took time.Du
 	}
 	notes := []string{
 		fmt.Sprintf("Seeds %s vary the training alone (job.Options.Seed: initial embeddings, the seeded relabelling of nodes into partitions, each epoch's edge shuffle and negatives; two Hogwild workers add their own noise). The graphs' files and splits are fixed, the orderings' seed is 0 (BETA's canonical order; random is one fixed permutation), evaluation ranks the same test edges every run.", strings.Join(seeds, ", ")),
-		"p ≥ 2 runs go through job.Train with job.Defaults (only the files, epochs, p, c, ordering, seed and --eval end --eval-protocol filtered given). p = 1 is not a Plan (orderings need 2 ≤ c ≤ p), so the reference trains the same work directory layout with one partition through the same engine (realrun.RunEpoch with a one-bucket plan, job.Configure's hyper-parameters, eval.Evaluate): every epoch is one bucket holding every edge, shuffled, with negatives drawn from all nodes — in-memory training.",
+		"p ≥ 2 runs go through job.Train with job.Defaults (only the files, epochs, p, c, ordering, seed and {Eval} end {EvalProtocol} filtered given). p = 1 is not a Plan (orderings need 2 ≤ c ≤ p), so the reference trains the same work directory layout with one partition through the same engine (realrun.RunEpoch with a one-bucket plan, job.Configure's hyper-parameters, eval.Evaluate): every epoch is one bucket holding every edge, shuffled, with negatives drawn from all nodes — in-memory training.",
 		"Verdicts: a row is beyond the seed spread when its min–max range over seeds does not overlap the reference's (vs p=1) or the best ordering's at the same graph, p and c (vs best); with 3 seeds this is a coarse test, not a significance test.",
 	}
 	for _, k := range slices.Sorted(maps.Keys(skipped)) {
@@ -564,7 +564,7 @@ func trainPlanFor(o job.Options, plan *orderings.Plan, curve bool, ob *workload.
 	if ob != nil {
 		cfg.Hyper.Objective = *ob
 	}
-	cfg.Settings["--p"], cfg.Settings["--c"], cfg.Settings["--ordering"] = strconv.Itoa(plan.P), strconv.Itoa(plan.C), plan.Ordering
+	cfg.Settings[workdir.SettingKey("P")], cfg.Settings[workdir.SettingKey("C")], cfg.Settings[workdir.SettingKey("Ordering")] = strconv.Itoa(plan.P), strconv.Itoa(plan.C), plan.Ordering
 	unlock, err := workdir.LockWorkdir(cfg.Spec.Workdir)
 	if err != nil {
 		return nil, 0, 0, err

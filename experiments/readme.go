@@ -106,7 +106,7 @@ var Folders = []Folder{
 	{Name: "models-gpu",
 		Command: "`make gpu-bundle`, then `bash gpu-bundle/models.sh OUT` on a GPU machine, OUT copied to results/models-gpu"},
 	{Name: "scale",
-		Command: "make reproduce-scale WORK=DIR (scripts/reproduce-scale.sh: `realrun calibrate`, then `realrun --compare-sim --device` on two graphs larger than memory)"},
+		Command: "make reproduce-scale WORK=DIR (scripts/reproduce-scale.sh: `realrun calibrate`, then `realrun {CompareSim} {Device}` on two graphs larger than memory)"},
 }
 
 // LookupFolder returns the Folder named name.
@@ -442,7 +442,7 @@ func formatDuration(d time.Duration) string {
 // outside a checkout).
 func CommittedProvenance(root, rel, command string) Provenance {
 	p := Provenance{Command: command, Commit: "unknown", Date: "unknown",
-		From: "Written by `bin/reproduce --readme-only` (`make reproduce-readmes`) from the files of this folder as committed; commit and date are those of the last commit that changed them."}
+		From: "Written by `bin/reproduce {ReadmeOnly}` (`make reproduce-readmes`) from the files of this folder as committed; commit and date are those of the last commit that changed them."}
 	cmd := exec.Command("git", "-C", root, "log", "-1", "--format=%h%x00%cd", "--abbrev=12", "--date=format-local:%Y-%m-%d %H:%M UTC",
 		"--", rel, ":(exclude)"+path.Join(rel, "README.md"))
 	cmd.Env = append(os.Environ(), "TZ=UTC")

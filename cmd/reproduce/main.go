@@ -71,12 +71,13 @@ func reproduce(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		cli.RenderAll(r.Notes) // the fields they name ({Eval}) by their flags
 		if *out != "" {
 			dir := filepath.Join(*out, r.Name)
 			if err := write(dir, r, stderr); err != nil {
 				return err
 			}
-			p := experiments.LiveProvenance(experiments.MakeCommand(r.Name), start, time.Since(start))
+			p := renderProvenance(experiments.LiveProvenance(experiments.MakeCommand(r.Name), start, time.Since(start)))
 			if err := writeReadme(dir, r, p, stderr); err != nil {
 				return err
 			}
@@ -118,7 +119,7 @@ func help() cli.Help {
 	var list [][2]string
 	for _, n := range experiments.Names() {
 		e, _ := experiments.Lookup(n)
-		d := e.Description
+		d := cli.Render(e.Description)
 		if e.Slow {
 			d = "[slow] " + d
 		}
@@ -265,7 +266,8 @@ func readmesAt(out, root, rel string, names []string, all bool, stdout, stderr i
 		}
 		relDir := filepath.ToSlash(filepath.Join(rel, n))
 		if f, ok := experiments.LookupFolder(n); ok {
-			p := experiments.CommittedProvenance(root, relDir, f.Command)
+			f.Command = cli.Render(f.Command)
+			p := renderProvenance(experiments.CommittedProvenance(root, relDir, f.Command))
 			note, _ := experiments.NoteFor(n)
 			p.Machine = experiments.RecordedMachine(false, note.Body)
 			p.RunTime = experiments.RecordedRunTime(note.Body)
@@ -283,7 +285,7 @@ func readmesAt(out, root, rel string, names []string, all bool, stdout, stderr i
 		if err != nil {
 			return err
 		}
-		p := experiments.CommittedProvenance(root, relDir, experiments.MakeCommand(n))
+		p := renderProvenance(experiments.CommittedProvenance(root, relDir, experiments.MakeCommand(n)))
 		notes := strings.Join(r.Notes, "\n")
 		note, _ := experiments.NoteFor(n)
 		p.Machine = experiments.RecordedMachine(!e.Slow, r.Title, notes, note.Body)
@@ -374,4 +376,11 @@ func parseMarkdown(md string) (title string, notes []string) {
 		}
 	}
 	return title, notes
+}
+
+// renderProvenance names by their flags the fields that a README's
+// provenance names (the command, how it was written: {ReadmeOnly}).
+func renderProvenance(p experiments.Provenance) experiments.Provenance {
+	p.Command, p.From = cli.Render(p.Command), cli.Render(p.From)
+	return p
 }

@@ -44,3 +44,30 @@ func TestReproduceUnknownFlag(t *testing.T) {
 	assert.Equal(t, "reproduce: unknown flag --experiment; did you mean --experiments?\n", errOut.String())
 	assert.Empty(t, out.String())
 }
+
+// An experiment's notes and descriptions name fields ({NoPrefetch}); what
+// reproduce prints and writes names the flags.
+func TestReproduceRendersFields(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	code := run([]string{"--out", dir, "--experiments", "marius-fig13"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	assert.Contains(t, out.String(), "as tierflow's --no-prefetch does (--sync-writes is its own knob)")
+	assert.NotRegexp(t, `\{[A-Z][A-Za-z]*\}`, out.String())
+	for _, f := range []string{"marius-fig13/marius-fig13.md", "marius-fig13/README.md"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.NotRegexp(t, `\{[A-Z][A-Za-z]*\}`, string(b), f)
+	}
+	assert.Contains(t, readFile(t, filepath.Join(dir, "marius-fig13/marius-fig13.md")), "--no-prefetch")
+	out.Reset()
+	require.Equal(t, 0, run([]string{"--help"}, &out, &errOut))
+	assert.Contains(t, out.String(), "realrun --schema, CPU engine")
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}

@@ -117,6 +117,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	f, _ := experiments.LookupFolder("distributed")
+	f.Command = cli.Render(f.Command) // the fields it names by their flags
 	return experiments.WriteFolderReadme(*out, f, experiments.LiveProvenance(f.Command, start, time.Since(start)))
 }
 
