@@ -421,11 +421,15 @@ gpu-bundle: cuda-deps
 
 # Opt-in (not in test): the bundle end to end on this machine (without a
 # GPU the emulator stands in), then its steps.json checked by
-# cmd/internal/bundlecheck: every step run or skipped with a reason.
+# cmd/internal/bundlecheck: every step run or skipped with a reason. The
+# budget is larger than the GPU machine's default (480 s): here the
+# emulator runs the CUDA engine's tests, whose 30% share of 480 s (144 s)
+# this 2-core machine overran (the package alone: 224 s on 2026-11-28).
 GPU_BUNDLE_OUT ?= /tmp/gpu-bundle-check
+CHECK_GPU_BUNDLE_BUDGET ?= 1000
 check-gpu-bundle: gpu-bundle
 	@rm -rf $(GPU_BUNDLE_OUT); start=$$(date +%s); \
-	bash $(GPU_BUNDLE)/run.sh $(GPU_BUNDLE_OUT); rc=$$?; \
+	GPU_BUNDLE_BUDGET=$(CHECK_GPU_BUNDLE_BUDGET) bash $(GPU_BUNDLE)/run.sh $(GPU_BUNDLE_OUT); rc=$$?; \
 	echo "check-gpu-bundle: run.sh exited $$rc after $$(($$(date +%s) - start)) s"; \
 	$(GO) run ./cmd/internal/bundlecheck $(GPU_BUNDLE_OUT) && [ $$rc -eq 0 ]
 
