@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/executor"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -28,10 +29,12 @@ type IOEvent struct {
 	Final bool    `json:"final,omitempty"` // an end-of-epoch flush
 }
 
-// bufferManager executes a Plan's load schedule with real I/O: c slots,
-// a loader goroutine that issues each load at the Plan's issue point (or,
-// without prefetch, once every earlier bucket is done), and an async
-// writer that writes evicted partitions back from spare buffers. It never
+// bufferManager carries out a Plan's buffer schedule with real I/O: the
+// executor (orderings/executor, under executor.Engine's policy, the same
+// one the simulator's models of this engine drive) decides which load is
+// read, which partition written back and when; a loader goroutine carries
+// out its actions in order, with c slots and one spare buffer, and an
+// async writer writes evicted partitions back from the spare. It never
 // derives a schedule of its own.
 type bufferManager struct {
 	st       *store.Store
@@ -51,34 +54,37 @@ type bufferManager struct {
 	// dirty is indexed by partition: resident and trained since loaded
 	// or checkpointed.
 	dirty []bool
-	// nextLoad is the first Plan load the loader issues (not 0 when
-	// resuming inside an epoch).
-	nextLoad int
 
-	mu        sync.Mutex
-	cond      *sync.Cond
-	slots     []*store.Buffer
-	where     []int // partition → slot, or None
-	resident  int   // slots holding a partition
+	mu   sync.Mutex
+	cond *sync.Cond
+	// x decides the schedule; todo are its actions not yet carried out,
+	// in the order it emitted them; into is the buffer the read in
+	// progress fills (the spare, when the load evicted a partition).
+	x        *executor.Executor
+	todo     []executor.Action
+	into     *store.Buffer
+	slots    []*store.Buffer
+	where    []int // partition → slot, or None
+	resident int   // slots holding a partition
+	// loadsDone counts the Install actions carried out: bucket k may
+	// train once the first Plan.Arrivals()[k] are.
 	loadsDone int
+	// residentDue says the executor asked for the resident table's
+	// end-of-epoch write (carried out by RunEpoch after finish).
+	residentDue bool
 	// slotEngine, when the engine keeps the partition slots in its own
 	// memory (the CUDA engine's --buffer gpu), is told of every partition
 	// installed into a slot and asked for every one leaving it.
 	slotEngine SlotResident
 	// counts are the loads, swaps and writes performed, counted as they
 	// happen (never copied from the Plan).
-	counts    orderings.Counts
-	completed int // buckets finished, in order
-	failed    error
-	// paused holds the loader back while a checkpoint is taken; loading
-	// says a load is in flight, pendingWrites how many write-backs are.
-	paused        bool
-	loading       bool
-	pendingWrites int
+	counts orderings.Counts
+	failed error
 
-	spare  chan *store.Buffer // free write buffers
-	writes chan writeJob
-	wg     sync.WaitGroup
+	spare      chan *store.Buffer // free write buffers
+	writes     chan writeJob
+	loaderDone chan struct{}
+	wg         sync.WaitGroup // the writer
 
 	evMu   sync.Mutex
 	events []IOEvent
@@ -91,22 +97,26 @@ type bufferManager struct {
 }
 
 type writeJob struct {
+	load       int // the Plan load whose eviction this is (-1: a final flush)
 	part, slot int
 	buf        *store.Buffer
 	final      bool
 }
 
 // spareBuffers is how many evicted partitions may be waiting to be written
-// at once; the loader blocks when all are busy. It must stay 1: a later
-// load of a partition evicted earlier in the epoch reads its file, and only
-// because every load that evicts waits for the spare buffer — which the
-// writer returns after finishing the previous write — is that write
-// guaranteed to be on disk before the partition is read again.
-const spareBuffers = 1
+// at once (executor.Engine's WriteBuffers); the executor holds back a load
+// that evicts while all are busy. It must stay 1: a later load of a
+// partition evicted earlier in the epoch reads its file, and only because
+// every load that evicts waits for the previous write to finish is that
+// write guaranteed to be on disk before the partition is read again.
+var spareBuffers = executor.Engine(true).WriteBuffers
 
 func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from, to string, fromSums map[int]uint64) (*bufferManager, error) {
+	pol := executor.Engine(prefetch)
+	pol.Resident = st.M.Resident > 0
 	m := &bufferManager{st: st, plan: plan, prefetch: prefetch, from: from, to: to, fromSums: fromSums,
-		saved: make([]bool, plan.P), checksums: map[int]uint64{}, dirty: make([]bool, plan.P)}
+		saved: make([]bool, plan.P), checksums: map[int]uint64{}, dirty: make([]bool, plan.P),
+		x: executor.New(plan, pol), loaderDone: make(chan struct{})}
 	m.cond = sync.NewCond(&m.mu)
 	m.t0 = time.Now()
 	m.where = make([]int, plan.P)
@@ -185,12 +195,36 @@ func (m *bufferManager) fail(err error) {
 	m.mu.Unlock()
 }
 
-// start launches the loader and the writer.
+// start launches the loader and the writer with the executor's first
+// actions.
 func (m *bufferManager) start() {
 	m.writes = make(chan writeJob, len(m.slots)+spareBuffers)
-	m.wg.Add(2)
+	m.wg.Add(1)
 	go m.writer()
+	m.mu.Lock()
+	m.take(m.x.Start())
+	m.mu.Unlock()
 	go m.loader()
+}
+
+// take queues the executor's actions for the loader; the resident
+// table's write is RunEpoch's, after finish. Call with m.mu held.
+func (m *bufferManager) take(acts []executor.Action) {
+	for _, a := range acts {
+		if a.Kind == executor.WriteResident {
+			m.residentDue = true
+			continue
+		}
+		m.todo = append(m.todo, a)
+	}
+	m.cond.Broadcast()
+}
+
+// step hands one event's actions to take, under the lock.
+func (m *bufferManager) step(event func() []executor.Action) {
+	m.mu.Lock()
+	m.take(event())
+	m.mu.Unlock()
 }
 
 func (m *bufferManager) writer() {
@@ -208,11 +242,11 @@ func (m *bufferManager) writer() {
 		m.checksums[job.part] = sum
 		if job.final {
 			m.counts.FinalWrites++
+			m.take(m.x.Flushed())
 		} else {
 			m.counts.Writes++
+			m.take(m.x.Written(job.load))
 		}
-		m.pendingWrites--
-		m.cond.Broadcast()
 		m.mu.Unlock()
 		if !job.final {
 			m.spare <- job.buf
@@ -220,52 +254,74 @@ func (m *bufferManager) writer() {
 	}
 }
 
+// loader carries out the executor's actions in order until the final
+// flush is handed to the writer or the epoch fails.
 func (m *bufferManager) loader() {
-	defer m.wg.Done()
-	for j := m.nextLoad; j < len(m.plan.Loads); j++ {
-		l := m.plan.Loads[j]
+	defer close(m.loaderDone)
+	for {
 		m.mu.Lock()
-		for m.failed == nil && (m.paused || !(l.SlotFree(m.completed) && l.MayIssue(m.completed, m.prefetch))) {
+		for m.failed == nil && len(m.todo) == 0 && !m.x.Done() {
 			m.cond.Wait()
 		}
-		failed := m.failed
-		m.loading = failed == nil
-		if failed == nil && l.Evicts != orderings.None {
-			m.pendingWrites++
-		}
-		m.mu.Unlock()
-		if failed != nil {
+		if m.failed != nil || len(m.todo) == 0 {
+			m.mu.Unlock()
 			return
 		}
-		buf := m.slots[l.Slot]
-		if l.Evicts != orderings.None {
-			// Hand the evicted partition's buffer to the writer and load
-			// into a spare one, so the write overlaps the read.
-			spare := <-m.spare
-			if m.slotEngine != nil {
-				if err := m.slotEngine.Evict(l.Slot, l.Evicts, buf); err != nil {
-					m.spare <- spare
-					m.fail(fmt.Errorf("load %d: %w", j, err))
-					return
-				}
+		a := m.todo[0]
+		m.todo = m.todo[1:]
+		m.mu.Unlock()
+		if err := m.carry(a); err != nil {
+			m.fail(err)
+			return
+		}
+	}
+}
+
+// carry carries out one action with real I/O.
+func (m *bufferManager) carry(a executor.Action) error {
+	switch a.Kind {
+	case executor.ReadResident:
+		// loadResident read the table before the loader started.
+		m.step(m.x.ResidentRead)
+	case executor.Write:
+		// Hand the evicted partition's buffer to the writer and read the
+		// next one into the spare, so the write overlaps the read.
+		buf := m.slots[a.Slot]
+		spare := <-m.spare
+		if m.slotEngine != nil {
+			if err := m.slotEngine.Evict(a.Slot, a.Partition, buf); err != nil {
+				m.spare <- spare
+				return fmt.Errorf("load %d: %w", a.Load, err)
 			}
-			m.writes <- writeJob{part: l.Evicts, slot: l.Slot, buf: buf}
-			buf = spare
+		}
+		m.writes <- writeJob{load: a.Load, part: a.Partition, slot: a.Slot, buf: buf}
+		m.mu.Lock()
+		m.into = spare
+		m.take(m.x.Evicted(a.Load))
+		m.mu.Unlock()
+	case executor.Read:
+		buf := m.into
+		if buf == nil {
+			buf = m.slots[a.Slot]
 		}
 		start := m.since()
-		n, err := m.read(l.Partition, buf)
-		m.record(IOEvent{Kind: "load", Partition: l.Partition, Slot: l.Slot, Start: start, End: m.since(), Bytes: n})
+		n, err := m.read(a.Partition, buf)
+		m.record(IOEvent{Kind: "load", Partition: a.Partition, Slot: a.Slot, Start: start, End: m.since(), Bytes: n})
 		if err == nil && m.slotEngine != nil {
-			err = m.slotEngine.Install(l.Slot, l.Partition, buf)
+			err = m.slotEngine.Install(a.Slot, a.Partition, buf)
 		}
 		if err != nil {
-			m.fail(fmt.Errorf("load %d: %w", j, err))
-			return
+			return fmt.Errorf("load %d: %w", a.Load, err)
 		}
 		m.mu.Lock()
-		m.loading = false
+		m.into = nil
+		m.slots[a.Slot] = buf
+		m.take(m.x.ReadDone(a.Load))
+		m.mu.Unlock()
+	case executor.Install:
+		l := m.plan.Loads[a.Load]
+		m.mu.Lock()
 		m.dirty[l.Partition] = false
-		m.slots[l.Slot] = buf
 		m.counts.Loads++
 		if m.resident == len(m.slots) {
 			m.counts.Swaps++ // the buffer was full: this load replaced a partition
@@ -280,7 +336,17 @@ func (m *bufferManager) loader() {
 		m.loadsDone++
 		m.cond.Broadcast()
 		m.mu.Unlock()
+	case executor.Flush:
+		if m.slotEngine != nil {
+			if err := m.slotEngine.Evict(a.Slot, a.Partition, m.slots[a.Slot]); err != nil {
+				return err
+			}
+		}
+		m.writes <- writeJob{load: -1, part: a.Partition, slot: a.Slot, buf: m.slots[a.Slot], final: true}
+	default:
+		return fmt.Errorf("buffer manager: %v is not one of its actions", a)
 	}
+	return nil
 }
 
 // acquire blocks until every load the bucket at position k needs has
@@ -306,43 +372,23 @@ func (m *bufferManager) acquire(k, need int, src, dst int) (*store.Buffer, *stor
 func (m *bufferManager) done(k, src, dst int) {
 	m.mu.Lock()
 	m.dirty[src], m.dirty[dst] = true, true
-	m.completed = k + 1
-	m.cond.Broadcast()
+	m.take(m.x.Completed(k + 1))
 	m.mu.Unlock()
 }
 
-// finish waits for the loader, flushes every resident partition and waits
-// for the writer.
+// finish lets the executor finish the epoch (every remaining load, then
+// the final flush), waits for the loader and then for the writer.
 func (m *bufferManager) finish() error {
 	m.mu.Lock()
-	m.completed = len(m.plan.Buckets)
+	if m.failed == nil {
+		m.take(m.x.Completed(len(m.plan.Buckets)))
+	}
 	m.cond.Broadcast()
 	m.mu.Unlock()
-	// The loader exits after its last load; wait for it by draining the
-	// writer only after all loads are done.
-	m.mu.Lock()
-	for m.failed == nil && m.loadsDone < len(m.plan.Loads) {
-		m.cond.Wait()
+	if m.writes != nil {
+		<-m.loaderDone
+		close(m.writes)
 	}
-	failed := m.failed
-	m.mu.Unlock()
-	if failed == nil {
-		for s, p := range m.plan.FinalResident {
-			if p != orderings.None {
-				if m.slotEngine != nil {
-					if err := m.slotEngine.Evict(s, p, m.slots[s]); err != nil {
-						m.fail(err)
-						break
-					}
-				}
-				m.mu.Lock()
-				m.pendingWrites++
-				m.mu.Unlock()
-				m.writes <- writeJob{part: p, slot: s, buf: m.slots[s], final: true}
-			}
-		}
-	}
-	close(m.writes)
 	m.wg.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -355,8 +401,8 @@ func (m *bufferManager) finish() error {
 func (m *bufferManager) quiesce() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.paused = true
-	for m.failed == nil && (m.loading || m.pendingWrites > 0) {
+	m.x.Pause()
+	for m.failed == nil && !(m.x.Quiet() && len(m.todo) == 0) {
 		m.cond.Wait()
 	}
 	return m.failed
@@ -371,8 +417,7 @@ func (m *bufferManager) checkpointed(dir string, sums map[int]uint64) {
 	clear(m.saved)
 	clear(m.dirty)
 	m.checksums = map[int]uint64{}
-	m.paused = false
-	m.cond.Broadcast()
+	m.take(m.x.Resume())
 	m.mu.Unlock()
 }
 
@@ -383,7 +428,10 @@ func (m *bufferManager) restore(pos *Position) error {
 	if len(pos.Slots) != len(m.slots) {
 		return fmt.Errorf("checkpoint holds %d buffer slots, the Plan has c = %d", len(pos.Slots), len(m.slots))
 	}
-	m.completed, m.nextLoad, m.loadsDone, m.counts = pos.Bucket, pos.Loads, pos.Loads, pos.Counts
+	if err := m.x.Restore(pos.Bucket, pos.Loads); err != nil {
+		return err
+	}
+	m.loadsDone, m.counts = pos.Loads, pos.Counts
 	for s, p := range pos.Slots {
 		if p == orderings.None {
 			continue

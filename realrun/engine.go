@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/executor"
 	"github.com/tierflow/tierflow/realrun/store"
 	"github.com/tierflow/tierflow/realrun/telemetry"
 	"github.com/tierflow/tierflow/report"
@@ -117,6 +118,10 @@ type EpochOptions struct {
 	// checkpoint. A probe of the engine and the disk (a Plan's Prefix),
 	// not training.
 	Uncommitted bool
+	// OnAction, when set, sees every action of the buffer manager's
+	// executor (orderings/executor) as it is decided, under the buffer
+	// manager's lock.
+	OnAction func(executor.Action)
 }
 
 // StopError is returned when a run was stopped (EpochOptions.Stop): its
@@ -172,9 +177,9 @@ func RunEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOptio
 	if trainErr != nil {
 		return Epoch{}, trainErr
 	}
-	if r.bm.res != nil {
-		// The resident table's end-of-epoch write, part of the epoch
-		// like the partitions' final flush.
+	if r.bm.residentDue {
+		// The resident table's end-of-epoch write, which the executor
+		// asks for after the final flush: part of the epoch like it.
 		_, sum, err := r.bm.writeResident(r.bm.to, "resident-write")
 		if err != nil {
 			return Epoch{}, err
@@ -260,6 +265,9 @@ func startEpoch(st *store.Store, plan *orderings.Plan, eng Compute, opt EpochOpt
 		return nil, err
 	}
 	r.bm.slotEngine, _ = eng.(SlotResident)
+	if opt.OnAction != nil {
+		r.bm.x.Observe(opt.OnAction)
+	}
 	r.hooks, _ = eng.(EpochHooks)
 	if st.M.Resident > 0 {
 		ru, ok := eng.(ResidentUser)

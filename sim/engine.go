@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/executor"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/workload"
 )
@@ -47,6 +48,10 @@ type Config struct {
 	// Trace records the epoch's events into Report.Trace (a timeline for
 	// a trace viewer; costs memory in proportion to buckets and loads).
 	Trace bool
+	// OnAction, when set, sees every action of the buffer manager's
+	// executor (orderings/executor) as it is decided (partitioned
+	// single-machine systems).
+	OnAction func(executor.Action) `json:"-"`
 }
 
 // ErrConfig wraps every configuration error.
@@ -135,11 +140,9 @@ type engine struct {
 	warnings   []string
 	// rbytes is the resident table (Config.residentBytes; 0: none), read
 	// before any partition at the epoch's start (residentIn once it is in
-	// memory) and written after the final flush; finalWrites counts the
-	// flush's writes still in flight.
-	rbytes      float64
-	residentIn  bool
-	finalWrites int
+	// memory) and written after the final flush.
+	rbytes     float64
+	residentIn bool
 
 	// trainer
 	edges     []int64 // per plan position
@@ -154,16 +157,12 @@ type engine struct {
 	stall     float64
 	batches   int
 
-	// buffer manager: loads are read one at a time in Plan order (nextRead),
-	// possibly into a staging buffer before their slot is free, and
-	// installed in order once their slot is free (loadsDone).
-	nextRead        int
-	reading         bool
-	staged          int // read, not yet installed
-	pendingWrites   int
-	evictionWritten []bool // by load: the write of the partition it evicts has started
-	loadsDone       int
-	full            Cost
+	// x is the buffer manager (orderings/executor): it decides which
+	// load is read, written back and installed when; installed counts the
+	// Install actions carried out.
+	x         *executor.Executor
+	installed int
+	full      Cost
 
 	// checkpoints inside the epoch (Config.Checkpoint): resident and
 	// dirty are by partition, lastCkpt is the boundary and time of the
@@ -632,11 +631,13 @@ func (e *engine) runPartitioned(r *report.Report) {
 	e.remaining = make([]int, e.nb)
 	e.fed = make([]bool, e.nb)
 	e.need = pl.Arrivals()
-	e.evictionWritten = make([]bool, len(pl.Loads))
 	e.resident, e.dirty = make([]bool, p), make([]bool, p)
+	e.x = executor.New(pl, cfg.System.Policy(e.rbytes > 0))
+	if cfg.OnAction != nil {
+		e.x.Observe(cfg.OnAction)
+	}
 	e.k.At(0, func() {
-		e.readResident()
-		e.tryIssue()
+		e.apply(e.x.Start())
 		e.tryFeed()
 	})
 	e.k.Run()
@@ -668,7 +669,7 @@ func (e *engine) readResident() {
 	}
 	e.readPartition(e.rbytes, name, args, -1, func() {
 		e.residentIn = true
-		e.tryIssue()
+		e.apply(e.x.ResidentRead())
 		e.tryFeed()
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/executor"
 	"github.com/tierflow/tierflow/workload"
 )
 
@@ -208,10 +209,11 @@ type gpuRun struct {
 	remaining []int
 	fed       []bool
 	completed int
-	nextEvict int
-	nextRead  int
-	reading   bool
-	loadsDone int
+	// x is this GPU's buffer manager (orderings/executor): its share of
+	// the Plan's loads, write-backs and final flush; installed counts
+	// the installs carried out.
+	x         *executor.Executor
+	installed int
 	waitStart float64
 	stall     float64
 	batches   int
@@ -464,8 +466,16 @@ func (m *multi) runGE2() error {
 			return fmt.Errorf("%w: GPU %d: %w", ErrConfig, i, err)
 		}
 		r.loads, r.final = s.Loads, s.FinalResident
-		sub := orderings.Plan{P: p, C: pl.C, Buckets: r.buckets, Loads: r.loads}
+		sub := &orderings.Plan{P: p, C: pl.C, Buckets: r.buckets, Loads: r.loads, FinalResident: r.final}
 		r.need = sub.Arrivals()
+		// GE2's GPU buffer: a partition goes back to CPU memory as soon
+		// as its last use here has passed (so another GPU may take it),
+		// and a load waits until the partition's previous holder has
+		// copied it back.
+		pol := cfg.System.Policy(false)
+		pol.EagerWrites = true
+		r.x = executor.New(sub, pol)
+		r.x.Gate(func(j int) bool { return m.released[r.loads[j].Partition] >= r.holding[j] })
 		r.edges = make([]int64, len(r.buckets))
 		for k, b := range r.buckets {
 			r.edges[k] = edges[b.Src*p+b.Dst]
@@ -475,11 +485,7 @@ func (m *multi) runGE2() error {
 		r.holding = make([]int, len(r.loads))
 		for j, l := range r.loads {
 			holdings[l.Partition] = append(holdings[l.Partition], holding{rounds[i][l.NeededAt], i, j})
-			if l.Evicts != orderings.None {
-				r.evictions = append(r.evictions, j)
-			}
 		}
-		slices.SortStableFunc(r.evictions, func(a, b int) int { return cmp.Compare(r.loads[a].IssueAt, r.loads[b].IssueAt) })
 	}
 	for _, hs := range holdings {
 		slices.SortFunc(hs, func(a, b holding) int {
@@ -492,7 +498,9 @@ func (m *multi) runGE2() error {
 	m.full = GPUBatchCost(cfg.Profile, cfg.Training, cfg.Training.Batch)
 	m.k.At(0, func() {
 		for _, r := range m.gpus {
-			r.tryIssue()
+			if r.x != nil {
+				r.apply(r.x.Start())
+			}
 			r.tryFeed(m.full)
 		}
 	})
@@ -511,7 +519,7 @@ func (r *gpuRun) tryFeed(full Cost) {
 	tr := m.cfg.Training
 	for r.kb < len(r.buckets) && r.inFlight < m.cfg.System.Staleness {
 		k := r.kb
-		if r.loadsDone < r.need[k] {
+		if r.installed < r.need[k] {
 			if r.waitStart < 0 && r.inFlight == 0 {
 				r.waitStart = m.k.Now()
 			}
@@ -555,9 +563,9 @@ func (r *gpuRun) tryFeed(full Cost) {
 	}
 }
 
-// advance counts finished buckets, starts the write-backs of partitions
-// whose last use on this GPU has passed, issues loads, and at the end
-// flushes the resident partitions.
+// advance counts finished buckets and tells the executor, which writes
+// back the partitions whose last use on this GPU has passed, issues
+// loads and at the end flushes the resident partitions.
 func (r *gpuRun) advance(full Cost) {
 	moved := false
 	for r.completed < len(r.buckets) && r.fed[r.completed] && r.remaining[r.completed] == 0 {
@@ -567,21 +575,36 @@ func (r *gpuRun) advance(full Cost) {
 	if !moved {
 		return
 	}
-	m := r.m
-	for r.nextEvict < len(r.evictions) && r.loads[r.evictions[r.nextEvict]].SlotFree(r.completed) {
-		j := r.evictions[r.nextEvict]
-		r.nextEvict++
-		x := r.loads[j].Evicts
-		r.writeBack(x, func() {})
-	}
-	r.tryIssue()
+	r.apply(r.x.Completed(r.completed))
 	if r.completed == len(r.buckets) {
-		for _, x := range r.final {
-			if x != orderings.None {
-				r.writeBack(x, func() {})
+		r.end = math.Max(r.end, r.m.k.Now())
+	}
+}
+
+// apply carries out this GPU's executor's actions: a write-back or flush
+// copies the partition to CPU memory and releases it to its next holder,
+// a read copies the next load into its slot.
+func (r *gpuRun) apply(acts []executor.Action) {
+	m := r.m
+	for _, a := range acts {
+		switch a.Kind {
+		case executor.Write:
+			r.writeBack(a.Partition, func() {
+				r.apply(r.x.Evicted(a.Load))
+				r.apply(r.x.Written(a.Load))
+			})
+		case executor.Flush:
+			r.writeBack(a.Partition, func() { r.apply(r.x.Flushed()) })
+		case executor.Read:
+			if m.holder[a.Partition] >= 0 {
+				m.rep.Conflicts++
 			}
+			m.holder[a.Partition] = r.id
+			r.h2d.Transfer(m.pbytes, Read, func() { r.apply(r.x.ReadDone(a.Load)) })
+		case executor.Install:
+			r.installed++
+			r.tryFeed(m.full)
 		}
-		r.end = math.Max(r.end, m.k.Now())
 	}
 }
 
@@ -595,38 +618,10 @@ func (r *gpuRun) writeBack(x int, done func()) {
 		r.end = math.Max(r.end, m.k.Now())
 		done()
 		for _, o := range m.gpus { // in GPU order: deterministic
-			o.tryIssue()
+			if o.x != nil {
+				o.apply(o.x.Retry())
+			}
 		}
-	})
-}
-
-// tryIssue reads the next load into its slot once the slot's partition has
-// had its last use (its copy back runs beside the read, as in Run's ge2)
-// and the partition's previous holder has copied it back.
-func (r *gpuRun) tryIssue() {
-	if r.reading || r.nextRead >= len(r.loads) {
-		return
-	}
-	m := r.m
-	j := r.nextRead
-	l := r.loads[j]
-	switch {
-	case !l.SlotFree(r.completed) || r.loadsDone != j:
-		return
-	case m.released[l.Partition] < r.holding[j]:
-		return
-	}
-	if m.holder[l.Partition] >= 0 {
-		m.rep.Conflicts++
-	}
-	m.holder[l.Partition] = r.id
-	r.reading = true
-	r.h2d.Transfer(m.pbytes, Read, func() {
-		r.reading = false
-		r.nextRead++
-		r.loadsDone++
-		r.tryFeed(m.full)
-		r.tryIssue()
 	})
 }
 

@@ -2,13 +2,16 @@ package sim
 
 import (
 	"fmt"
+
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/executor"
 	"github.com/tierflow/tierflow/report"
 )
 
 // The single-machine pipeline of engine: batches fed to the compute
-// stages, buckets advanced, and the Plan's loads issued and installed as
-// slots free up.
+// stages, buckets advanced, and the executor's actions (the Plan's loads,
+// write-backs, installs and final flush, decided by orderings/executor as
+// for the real engine) carried out on the modelled devices.
 
 func (e *engine) batchesOf(k int) int {
 	if e.cfg.System.Batches == OnCPU {
@@ -32,13 +35,12 @@ func (e *engine) tryFeed() {
 			e.checkpoint(k)
 			return
 		}
-		if e.loadsDone < e.need[k] || !e.residentIn {
+		if e.installed < e.need[k] || !e.residentIn {
 			// Stall is time the compute stages sit idle for want of a
 			// partition: blocked with nothing left in flight.
 			if e.waitStart < 0 && e.inFlight == 0 {
 				e.waitStart = e.k.Now()
 			}
-			e.tryIssue()
 			return
 		}
 		if e.waitStart >= 0 {
@@ -82,8 +84,8 @@ func (e *engine) batchDone(k int) {
 }
 
 // advance moves the completed-bucket counter over finished buckets (they
-// finish in order: every stage is first-come first-served) and, at the
-// end of the epoch, flushes the resident partitions.
+// finish in order: every stage is first-come first-served) and tells the
+// executor, which installs, issues and, at the end of the epoch, flushes.
 func (e *engine) advance() {
 	moved := false
 	for e.completed < e.nb && e.fed[e.completed] && e.remaining[e.completed] == 0 {
@@ -92,98 +94,33 @@ func (e *engine) advance() {
 		e.completed++
 		moved = true
 	}
-	if !moved {
-		return
-	}
-	e.tryInstall()
-	e.tryIssue()
-	if e.completed == e.nb {
-		for _, x := range e.cfg.Plan.FinalResident {
-			if x != orderings.None {
-				var name string
-				if e.tr != nil {
-					name = fmt.Sprintf("partition %d (final flush)", x)
-				}
-				e.finalWrites++
-				e.writePartition(e.pbytes, name, e.partArgs(x, -1), func() {
-					if e.finalWrites--; e.finalWrites == 0 {
-						e.writeResident()
-					}
-				})
-			}
-		}
-		if e.finalWrites == 0 {
-			e.writeResident()
-		}
+	if moved {
+		e.apply(e.x.Completed(e.completed))
 	}
 }
 
-// tryIssue starts reading the next load when the reader is idle and
-// either its slot is free (the partition it replaces has had its last use)
-// or, with prefetch, a staging buffer is free (System.PrefetchDepth).
-func (e *engine) tryIssue() {
+// apply carries out the executor's actions on the modelled devices, in
+// order; the transfers report back to the executor as they finish.
+func (e *engine) apply(acts []executor.Action) {
 	pl := e.cfg.Plan
-	sys := e.cfg.System
-	if e.reading || !e.residentIn || e.nextRead >= len(pl.Loads) {
-		return
-	}
-	j := e.nextRead
-	l := pl.Loads[j]
-	slotFree := l.SlotFree(e.completed) && e.loadsDone == j
-	switch {
-	case !l.MayIssue(e.completed, sys.Prefetch):
-		return // on demand: wait until every earlier bucket is done
-	case !slotFree && (!sys.Prefetch || e.staged >= sys.PrefetchDepth):
-		return
-	}
-	e.reading = true
-	read := func() {
-		e.readPartition(e.pbytes, e.loadName(l), e.partArgs(l.Partition, l.Slot), j, func() {
-			e.reading = false
-			e.nextRead++
-			e.staged++
-			e.tryInstall()
-			e.tryIssue()
-		})
-	}
-	if slotFree && l.Evicts != orderings.None && sys.SyncWrites {
-		e.evictionWritten[j] = true
-		e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), read)
-		return
-	}
-	if slotFree && l.Evicts != orderings.None && sys.WriteBuffers > 0 {
-		if e.pendingWrites >= sys.WriteBuffers {
-			e.reading = false
-			return // wait for the writer to free a buffer
-		}
-		e.evictionWritten[j] = true
-		e.pendingWrites++
-		// The loader hands the evicted partition to the writer (with GPU
-		// slots, once it is back from the GPU) and reads the new one.
-		e.evictAndWrite(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), read, func() {
-			e.pendingWrites--
-			e.tryIssue()
-		})
-		return
-	}
-	read()
-}
-
-// tryInstall moves read partitions into their slots, in Plan order, once
-// the partition each replaces has had its last use; the replaced partition
-// goes to the writer (or, with synchronous writes, is written first). With
-// WriteBuffers set, an evicted partition needs a free write buffer, so a
-// load waits while the writer is still busy with earlier evictions.
-func (e *engine) tryInstall() {
-	pl := e.cfg.Plan
-	sys := e.cfg.System
-	for e.staged > 0 {
-		j := e.loadsDone
-		l := pl.Loads[j]
-		if !l.SlotFree(e.completed) {
-			return
-		}
-		install := func() {
+	for _, a := range acts {
+		switch a.Kind {
+		case executor.ReadResident:
+			e.readResident()
+		case executor.Read:
+			l := pl.Loads[a.Load]
+			e.readPartition(e.pbytes, e.loadName(l), e.partArgs(l.Partition, l.Slot), a.Load, func() {
+				e.apply(e.x.ReadDone(a.Load))
+			})
+		case executor.Write:
+			l := pl.Loads[a.Load]
+			// With GPU slots the evicted partition is first copied back
+			// from the GPU; the executor hears when it is out.
+			e.evictAndWrite(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot),
+				func() { e.apply(e.x.Evicted(a.Load)) },
+				func() { e.apply(e.x.Written(a.Load)) })
+		case executor.Install:
+			l := pl.Loads[a.Load]
 			e.resident[l.Partition] = true
 			if l.Evicts != orderings.None {
 				e.resident[l.Evicts], e.dirty[l.Evicts] = false, false
@@ -197,38 +134,17 @@ func (e *engine) tryInstall() {
 				}
 				e.tr.tr.Counters = append(e.tr.tr.Counters, report.CounterPoint{Name: "buffer occupancy (partitions)", Time: e.k.Now(), Value: float64(n)})
 			}
-			e.loadsDone++
+			e.installed++
 			e.tryFeed()
-			e.tryIssue()
+		case executor.Flush:
+			var name string
+			if e.tr != nil {
+				name = fmt.Sprintf("partition %d (final flush)", a.Partition)
+			}
+			e.writePartition(e.pbytes, name, e.partArgs(a.Partition, -1), func() { e.apply(e.x.Flushed()) })
+		case executor.WriteResident:
+			e.writeResident()
 		}
-		if l.Evicts == orderings.None || e.evictionWritten[j] {
-			e.staged--
-			install()
-			continue
-		}
-		if !sys.SyncWrites && sys.WriteBuffers > 0 && e.pendingWrites >= sys.WriteBuffers {
-			return // retried when a write completes
-		}
-		e.staged--
-		e.evictionWritten[j] = true
-		if sys.SyncWrites {
-			e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), func() {
-				install()
-				e.tryInstall()
-			})
-			return
-		}
-		if sys.WriteBuffers > 0 {
-			e.pendingWrites++
-			e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), func() {
-				e.pendingWrites--
-				e.tryInstall()
-				e.tryIssue()
-			})
-		} else {
-			e.writePartition(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot), func() {})
-		}
-		install()
 	}
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/tierflow/tierflow/orderings/executor"
 	"strings"
 
 	"github.com/tierflow/tierflow/workload"
@@ -112,6 +113,18 @@ func (s System) ResidentTableBytes(ds workload.Dataset, d int) int64 {
 	return s.PartitionBytes(ds.ResidentNodes, 1, d)
 }
 
+// enginePolicy is the buffer policy of tierflow's own engines, which
+// their models (realrun, realrun-cuda, realrun-cuda-host) take from the
+// executor they share with the engines.
+var enginePolicy = executor.Engine(true)
+
+// Policy is the buffer manager's policy in the system's executor
+// (orderings/executor) for a dataset with or without a resident table.
+func (s System) Policy(resident bool) executor.Policy {
+	return executor.Policy{Prefetch: s.Prefetch, Staging: s.PrefetchDepth, SyncWrites: s.SyncWrites,
+		WriteBuffers: s.WriteBuffers, Resident: resident}
+}
+
 // DefaultCapacity is the buffer capacity for systems that leave it open.
 const DefaultCapacity = 8
 
@@ -132,11 +145,11 @@ var Systems = []System{
 	{Name: "in-gpu", Description: "everything resident in GPU memory, batches built on the GPU",
 		Batches: OnGPU, Staleness: 16, Resident: "gpu"},
 	{Name: "realrun", Description: "tierflow's real engine on this machine's CPU: buffer of c, loads at the Plan's issue points, one spare buffer for the async writer, partitions checksummed on the loader and writer threads, a bucket's batches on all workers (needs a calibrated device profile)",
-		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1},
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, Checksums: true, Staleness: 1},
 	{Name: "realrun-cuda", Description: "tierflow's CUDA engine, {Buffer} gpu: realrun's buffer manager, each partition read and checksummed into host memory then copied to its GPU slot over PCIe (and back before its write) while the GPU trains; batches one after another on the GPU (needs a calibrated GPU: realrun calibrate with the cuda engine)",
-		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnGPU, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1, GPUSlots: true},
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnGPU, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, Checksums: true, Staleness: 1, GPUSlots: true},
 	{Name: "realrun-cuda-host", Description: "tierflow's CUDA engine, {Buffer} host: realrun's buffer manager with partitions in host memory; each batch sampled and its rows gathered on the CPU, shipped over PCIe, trained on the GPU and shipped back before the next",
-		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: Synchronous, Prefetch: true, WriteBuffers: 1, Checksums: true, Staleness: 1, RowsOverPCIe: true},
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: Synchronous, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, Checksums: true, Staleness: 1, RowsOverPCIe: true},
 }
 
 // SystemNames lists the presets in display order.
