@@ -166,11 +166,15 @@ type engine struct {
 
 	// checkpoints inside the epoch (Config.Checkpoint): resident and
 	// dirty are by partition, lastCkpt is the boundary and time of the
-	// last one, checkpointing says one is being written.
+	// last one, checkpointing says one is under way (before bucket ckptAt,
+	// since ckptStart) and ckptWriting that it is being written.
 	resident, dirty []bool
 	lastCkptAt      int
 	lastCkptTime    float64
 	checkpointing   bool
+	ckptWriting     bool
+	ckptAt          int
+	ckptStart       float64
 	ckpts           int
 	ckptBytes       float64
 	ckptWait        float64
@@ -480,12 +484,27 @@ func (e *engine) checkpointDue(k int) bool {
 	return iv.Due(k, time.Duration((e.k.Now()-e.lastCkptTime)*1e9))
 }
 
-// checkpoint writes the dirty resident partitions once every bucket
-// before k is done, holding training back until the write completes.
+// checkpoint takes a checkpoint before bucket k once every bucket before
+// it is done, as the real engine does after bucket k-1: training waits
+// while the executor holds back new loads (Executor.Pause) and the
+// transfers in flight finish, then while the dirty resident partitions
+// are written.
 func (e *engine) checkpoint(k int) {
 	if e.completed < k || e.inFlight > 0 || e.checkpointing {
 		return
 	}
+	e.checkpointing, e.ckptAt, e.ckptStart = true, k, e.k.Now()
+	e.x.Pause()
+	e.writeCheckpoint()
+}
+
+// writeCheckpoint writes the checkpoint under way once the executor is
+// quiet, and lets loads and training go on when it is on disk.
+func (e *engine) writeCheckpoint() {
+	if !e.checkpointing || e.ckptWriting || !e.x.Quiet() {
+		return
+	}
+	e.ckptWriting = true
 	var n int
 	for x := range e.dirty {
 		if e.dirty[x] && e.resident[x] {
@@ -493,13 +512,13 @@ func (e *engine) checkpoint(k int) {
 		}
 		e.dirty[x] = false
 	}
-	e.checkpointing = true
-	start := e.k.Now()
+	k, start := e.ckptAt, e.ckptStart
 	done := func() {
-		e.checkpointing = false
+		e.checkpointing, e.ckptWriting = false, false
 		e.lastCkptAt, e.lastCkptTime = k, e.k.Now()
 		e.ckpts++
 		e.ckptWait += e.k.Now() - start
+		e.apply(e.x.Resume())
 		e.tryFeed()
 	}
 	// The resident table, trained by nearly every bucket, is written with

@@ -146,6 +146,7 @@ func (e *engine) apply(acts []executor.Action) {
 			e.writeResident()
 		}
 	}
+	e.writeCheckpoint() // a checkpoint under way waits for the executor to be quiet
 }
 
 // partArgs are a partition transfer's figures in the trace (slot < 0: none).

@@ -306,9 +306,10 @@ func (x *Executor) Resume() []Action {
 	return x.flush()
 }
 
-// Quiet says no read and no write-back of an evicted partition is in
-// flight or waiting to start.
-func (x *Executor) Quiet() bool { return !x.reading && x.pending == 0 && x.staged == 0 }
+// Quiet says no read and no counted write-back of an evicted partition
+// (Policy.WriteBuffers) is in flight or waiting to start; a partition
+// read into a staging buffer may wait there for its slot.
+func (x *Executor) Quiet() bool { return !x.reading && x.pending == 0 }
 
 // Installed is the number of loads installed.
 func (x *Executor) Installed() int { return x.loadsDone }
