@@ -738,6 +738,22 @@ var designRules = []designRule{
 		name:  "gonum.org/v1/hdf5 (cgo) is imported only in files built with -tags hdf5",
 		check: designTagged(designExternal("gonum.org/v1/hdf5"), "hdf5", true, func(*designPkg) bool { return true }),
 	},
+	{
+		name:  "only realrun/dist/internal/memobjects links the in-memory object store (gofakes3), --objects' one-machine default",
+		check: designNoImport(designOutside("realrun/dist/internal/memobjects"), designExternal("github.com/johannesboyne/gofakes3")),
+	},
+	{
+		name: "one executor: sim and realrun import orderings/executor (validate's TestOneExecutor checks that they carry out the same actions)",
+		check: func(m *designModule) []string {
+			var out []string
+			for _, path := range []string{"sim", "realrun"} {
+				if p := m.pkgs[path]; p == nil || !slices.Contains(m.localImports(p), "orderings/executor") {
+					out = append(out, path+" does not import orderings/executor")
+				}
+			}
+			return out
+		},
+	},
 }
 
 // designNoDep is a rule that no package whose path satisfies from

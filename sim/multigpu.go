@@ -529,16 +529,12 @@ func (r *gpuRun) tryFeed(full Cost) {
 			r.stall += m.k.Now() - r.waitStart
 			r.waitStart = -1
 		}
-		b := int64(tr.Batch)
-		n := int((r.edges[k] + b - 1) / b)
+		n := workload.BatchCount(r.edges[k], tr.Batch)
 		if r.bi == 0 {
 			r.remaining[k] = n
 		}
 		if r.bi < n {
-			size := tr.Batch
-			if r.bi == n-1 {
-				size = int(r.edges[k] - int64(n-1)*b)
-			}
+			size := workload.BatchSize(r.edges[k], tr.Batch, r.bi)
 			c := full
 			if size != tr.Batch {
 				c = GPUBatchCost(m.cfg.Profile, tr, size)

@@ -6,6 +6,7 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/orderings/executor"
 	"github.com/tierflow/tierflow/report"
+	"github.com/tierflow/tierflow/workload"
 )
 
 // The single-machine pipeline of engine: batches fed to the compute
@@ -20,8 +21,7 @@ func (e *engine) batchesOf(k int) int {
 		}
 		return 0
 	}
-	b := int64(e.cfg.Training.Batch)
-	return int((e.edges[k] + b - 1) / b)
+	return workload.BatchCount(e.edges[k], e.cfg.Training.Batch)
 }
 
 func (e *engine) tryFeed() {
@@ -56,10 +56,7 @@ func (e *engine) tryFeed() {
 			e.remaining[k] = n
 		}
 		if e.bi < n {
-			size := e.cfg.Training.Batch
-			if e.bi == n-1 {
-				size = int(e.edges[k] - int64(n-1)*int64(size))
-			}
+			size := workload.BatchSize(e.edges[k], e.cfg.Training.Batch, e.bi)
 			if e.cfg.System.Batches == OnCPU {
 				size = int(e.edges[k])
 			}

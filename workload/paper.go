@@ -27,7 +27,26 @@ func (t Training) PaperBatchFLOPs(b int) float64 {
 }
 
 // SplitBatches returns the sizes of the batches of a bucket of n edges:
-// full batches of batch edges and one remainder.
+// full batches of batch edges and one remainder. It is the one rule by
+// which the simulator and the engines cut a bucket into batches
+// (BatchCount, BatchSize).
 func SplitBatches(n int64, batch int) (full int64, rest int) {
 	return n / int64(batch), int(n % int64(batch))
+}
+
+// BatchCount is the number of batches a bucket of n edges is cut into
+// (SplitBatches: the full ones and the remainder, if any).
+func BatchCount(n int64, batch int) int {
+	full, rest := SplitBatches(n, batch)
+	if rest > 0 {
+		full++
+	}
+	return int(full)
+}
+
+// BatchSize is the number of edges in batch i (0-based, below
+// BatchCount) of a bucket of n edges: batch edges, the last one the
+// remainder.
+func BatchSize(n int64, batch, i int) int {
+	return int(min(int64(batch), n-int64(i)*int64(batch)))
 }

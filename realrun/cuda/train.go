@@ -89,8 +89,8 @@ func (e *Engine) pieces(n int) []piece {
 	if e.mode == realrun.BufferHost {
 		limit = e.pieceChunks
 	}
-	for blo := 0; blo < n; blo += b {
-		bn := min(b, n-blo)
+	for i := range workload.BatchCount(int64(n), b) {
+		blo, bn := i*b, workload.BatchSize(int64(n), b, i)
 		chunks := (bn + nc - 1) / nc
 		for c0 := 0; c0 < chunks; {
 			c1 := min(chunks, c0+limit)

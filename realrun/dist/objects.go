@@ -15,12 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
 
+	"github.com/tierflow/tierflow/realrun/dist/internal/memobjects"
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
@@ -42,7 +41,8 @@ type ObjectStore struct {
 	// Region is the bucket's region ("": asked of the server).
 	Region string `json:"region,omitempty"`
 	// Embedded is the in-memory store the launcher serves itself
-	// (gofakes3), which checks no signature: requests go unsigned.
+	// (internal/memobjects), which checks no signature: requests go
+	// unsigned.
 	Embedded bool `json:"embedded,omitempty"`
 }
 
@@ -338,10 +338,11 @@ func (s *s3Blobs) ReadBucket(i, j int) ([]store.Edge, int64, error) {
 const ObjectBucket = "tierflow"
 
 // ObjectServer is an S3-compatible object store served from this process
-// (gofakes3, in memory): a run's store when the user names none, the one
-// trainers on other machines, or on the test hosts, reach over the network.
+// (in memory: internal/memobjects): a run's store when the user names
+// none, the one trainers on other machines, or on the test hosts, reach
+// over the network.
 type ObjectServer struct {
-	srv *http.Server
+	srv *memobjects.Server
 	// Endpoint is its URL.
 	Endpoint string
 }
@@ -349,18 +350,11 @@ type ObjectServer struct {
 // StartObjectServer serves an empty in-memory object store on host:port
 // (port 0: a free one) with ObjectBucket made.
 func StartObjectServer(host string, port int) (*ObjectServer, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(port)))
+	srv, err := memobjects.Start(host, port, ObjectBucket)
 	if err != nil {
-		return nil, fmt.Errorf("object store: %w", err)
+		return nil, err
 	}
-	be := s3mem.New()
-	if err := be.CreateBucket(ObjectBucket); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("object store: %w", err)
-	}
-	srv := &http.Server{Handler: gofakes3.New(be).Server(), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(l)
-	return &ObjectServer{srv: srv, Endpoint: "http://" + l.Addr().String()}, nil
+	return &ObjectServer{srv: srv, Endpoint: srv.Endpoint}, nil
 }
 
 // Store is the server as a run's object store.
