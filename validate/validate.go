@@ -268,14 +268,20 @@ func predictConfig(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng E
 		System:  sys,
 		Profile: prof,
 		Dataset: ds,
-		Training: workload.Training{Model: workload.Model(h.Model), Dim: h.Dim, Batch: h.Batch, Negatives: h.Negatives,
-			ChunkSize: h.ChunkSize},
+		// The run's training shape whole; TestPredictConfigTakesEveryField
+		// says where each of the Hyper's other fields goes.
+		Training:       h.Training,
 		Plan:           plan,
 		BucketEdges:    edges,
 		PartitionBytes: st.M.PartitionBytes,
 		ResidentBytes:  residentFileBytes(sys, ds, h.Dim),
 		Trace:          trace,
 	}
+	// The engine micro-batches only when asked: a fixed count is
+	// predicted as such, a memory budget by the model's own fit, and no
+	// micro-batching as whole batches.
+	cfg.MicroBatches = h.Micro.Count
+	cfg.NoMicroBatching = !h.Micro.On()
 	return cfg, nil
 }
 
