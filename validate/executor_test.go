@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/orderings/executor"
 	"github.com/tierflow/tierflow/realrun"
@@ -82,4 +83,33 @@ func TestOneExecutor(t *testing.T) {
 			assert.Equal(t, flush, kinds[executor.Flush])
 		})
 	}
+}
+
+// Interleaved runs every Plan once per round, in order, round after
+// round, asking round for each round's profile first.
+func TestInterleaved(t *testing.T) {
+	st, h, prof := placeholder(t)
+	prof.Disk.Read, prof.Disk.Write, prof.CPU.Checksum = 1e9, 1e9, 1e9
+	var plans []*orderings.Plan
+	for _, o := range []string{"beta", "hilbert"} {
+		pl, err := orderings.Build(o, st.M.P, 2, orderings.Belady, 1)
+		require.NoError(t, err)
+		plans = append(plans, pl)
+	}
+	var got []string
+	err := Interleaved(st, plans, h, prof, CompareOptions{Epochs: 1, Repeats: 1, Prefetch: true, Seed: 1}, 2,
+		func(rep int) (devices.Profile, error) {
+			got = append(got, fmt.Sprintf("round %d", rep))
+			p := prof
+			p.Disk.Read = devices.Bandwidth(float64(rep+1) * 1e9)
+			return p, nil
+		},
+		func(rep, i int, cmp Comparison, ep realrun.Epoch) error {
+			got = append(got, fmt.Sprintf("%d %s", rep, cmp.Ordering))
+			assert.Equal(t, plans[i].Ordering, cmp.Ordering)
+			assert.NotEmpty(t, ep.Buckets)
+			return nil
+		})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"round 0", "0 beta", "0 hilbert", "round 1", "1 beta", "1 hilbert"}, got)
 }

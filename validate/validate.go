@@ -552,26 +552,11 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 	if devicePath == "" {
 		opt.DiskScratch = filepath.Dir(st.Dir)
 	}
-	for rep := 0; rep < max(o.Repeats, 1); rep++ {
-		if err := compareEach(st, cfg.Plans, h, prof, opt, &out, log); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
-// compareEach runs and compares every Plan once, in order, noting on log
-// a run whose disk drifted.
-func compareEach(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, opt CompareOptions, out *CompareOutput, log io.Writer) error {
-	for _, pl := range plans {
-		cmp, _, err := RunAndCompare(st, pl, h, prof, opt)
-		if err != nil {
-			return err
-		}
+	err = Interleaved(st, cfg.Plans, h, prof, opt, max(o.Repeats, 1), nil, func(_, _ int, cmp Comparison, _ realrun.Epoch) error {
 		if cmp.DiskDrift > DriftNotice {
 			b, a := cmp.DiskBefore, cmp.DiskAfter
 			fmt.Fprintf(log, "%s: the disk drifted by %.0f%% during the run (read %.0f → %.0f MB/s, write %.0f → %.0f MB/s, before → after); it is predicted with the mean, and where the run is data-bound the prediction cannot be closer than the disk held still\n",
-				pl.Ordering, 100*cmp.DiskDrift, float64(b.Read)/1e6, float64(a.Read)/1e6, float64(b.Write)/1e6, float64(a.Write)/1e6)
+				cmp.Ordering, 100*cmp.DiskDrift, float64(b.Read)/1e6, float64(a.Read)/1e6, float64(b.Write)/1e6, float64(a.Write)/1e6)
 		}
 		if note := engineNote(cmp, prof, h); note != "" {
 			fmt.Fprintln(log, note)
@@ -580,6 +565,37 @@ func compareEach(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof
 			fmt.Fprintln(log, note)
 		}
 		out.Results = append(out.Results, cmp)
+		return nil
+	})
+	return out, err
+}
+
+// Interleaved is the one way the bridge repeats comparisons (realrun
+// --compare-sim --repeats, the validation experiments): every Plan is run
+// and compared (RunAndCompare) repeats times, interleaved — each Plan
+// once, then each again, … — so that drift of the machine hits every
+// Plan alike. Before each round, round (when set) gives the profile that
+// round's runs are predicted with (a disk measured again); each sees
+// every run as it ends, by round and Plan index.
+func Interleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, opt CompareOptions, repeats int,
+	round func(rep int) (devices.Profile, error), each func(rep, i int, cmp Comparison, ep realrun.Epoch) error) error {
+	for rep := 0; rep < repeats; rep++ {
+		rp := prof
+		if round != nil {
+			var err error
+			if rp, err = round(rep); err != nil {
+				return err
+			}
+		}
+		for i, pl := range plans {
+			cmp, ep, err := RunAndCompare(st, pl, h, rp, opt)
+			if err != nil {
+				return err
+			}
+			if err := each(rep, i, cmp, ep); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
