@@ -32,11 +32,14 @@
 // links of their own beside the GPU's training, whose overlap with it the
 // Report gives (TransferSeconds, HiddenTransferSeconds); with --buffer host
 // every batch ships its rows both ways between its CPU and GPU stages.
-// The buffer manager never derives its own schedule: loads are read in the
-// Plan's order and installed when the Plan's issue point is reached (the
-// partition they replace has had its last use); with prefetch a load may be
-// read earlier into a staging buffer (System.PrefetchDepth), without it a
-// load waits until every earlier bucket is done.
+// The buffer manager never derives its own schedule: it is the engines'
+// executor (orderings/executor) under the system's Policy (System.Policy),
+// whose actions the simulator carries out on modelled devices. Loads are
+// read in the Plan's order and installed when the Plan's issue point is
+// reached (the partition they replace has had its last use); with
+// prefetch a load may be read earlier into a staging buffer
+// (System.PrefetchDepth), without it a load waits until every earlier
+// bucket is done.
 //
 // # Several machines and several GPUs
 //
