@@ -56,7 +56,12 @@ type Experiment struct {
 
 var registry = map[string]Experiment{}
 
-func register(e Experiment) { registry[e.Name] = e }
+// Register adds an experiment to the registry that Names and Lookup read;
+// packages holding experiments (experiments/simulated) call it from their
+// init. A second experiment of the same name replaces the first.
+func Register(e Experiment) { registry[e.Name] = e }
+
+func register(e Experiment) { Register(e) }
 
 // Names lists the experiments in alphabetical order.
 func Names() []string {
