@@ -12,15 +12,12 @@ import (
 	"github.com/tierflow/tierflow/workload"
 )
 
-// MariusProfile is the machine of Marius's single-GPU experiments (§5 Setup).
-const MariusProfile = "p3.2xlarge"
-
 // mariusOrderings are the edge-bucket orderings Marius §5.3 compares, in the
 // paper's order.
-var mariusOrderings = []string{"beta", "hilbert", "hilbert-symmetric"}
+var mariusOrderings = MariusOrderings
 
 // mariusLabel is how the paper names each ordering in its figures.
-var mariusLabel = map[string]string{"beta": "BETA", "hilbert": "Hilbert", "hilbert-symmetric": "Hilbert-sym"}
+var mariusLabel = MariusLabel
 
 // MariusCase is one simulated Marius epoch: a system preset ("marius" or
 // "marius-inmem"), a dataset preset, the embedding dimension and, for the
