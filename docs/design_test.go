@@ -689,9 +689,6 @@ var designRules = []designRule{
 			}
 			return out
 		},
-		gaps: []string{
-			"experiments imports sim and realrun",
-		},
 	},
 	{
 		name:  "nothing outside cmd/ imports a package of cmd/",

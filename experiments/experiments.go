@@ -1,6 +1,8 @@
 // Package experiments holds tierflow's named, reproducible experiments, one
 // per paper figure or table, each a function from parameters to a Result
-// that carries our numbers beside the paper's.
+// that carries our numbers beside the paper's. It holds the registry and
+// the experiments that train for real; those that only simulate are in
+// experiments/simulated, which registers them here.
 package experiments
 
 import (

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
 	"github.com/tierflow/tierflow/experiments"
+	_ "github.com/tierflow/tierflow/experiments/simulated" // registers the simulated experiments
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
 )

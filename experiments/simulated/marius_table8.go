@@ -1,4 +1,4 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
-	register(Experiment{Name: "marius-table8", Description: "Marius Table 8: Freebase86m epoch time and parameter size for d = 20, 50 (in memory), 100, 400 (32 partitions) and 800 (64 partitions)", Run: MariusTable8})
+	experiments.Register(experiments.Experiment{Name: "marius-table8", Description: "Marius Table 8: Freebase86m epoch time and parameter size for d = 20, 50 (in memory), 100, 400 (32 partitions) and 800 (64 partitions)", Run: MariusTable8})
 }
 
 // MariusBufferShare is the share of CPU memory a partition buffer may take
@@ -101,8 +102,8 @@ func mariusTable8WhatIf() []MariusCase {
 
 // MariusTable8 regenerates the run-time and size columns of Marius Table 8
 // (the MRR column needs real training).
-func MariusTable8() (Result, error) {
-	r := Result{
+func MariusTable8() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "marius-table8",
 		Title: "Marius Table 8: Freebase86m (86.1e6 nodes, ComplEx), p3.2xlarge, BETA; size = nodes × d × 4 B × 2 (parameters + Adagrad), GB = 10^9 B",
 		Header: []string{"d", "system", "p", "c", "size GB (ours)", "size GB (paper)",
@@ -111,18 +112,18 @@ func MariusTable8() (Result, error) {
 	}
 	cs, err := MariusTable8Cases()
 	if err != nil {
-		return Result{}, fmt.Errorf("marius-table8: %w", err)
+		return experiments.Result{}, fmt.Errorf("marius-table8: %w", err)
 	}
 	ds, err := workload.LookupDataset("freebase86m")
 	if err != nil {
-		return Result{}, fmt.Errorf("marius-table8: %w", err)
+		return experiments.Result{}, fmt.Errorf("marius-table8: %w", err)
 	}
 	prof, err := devices.Preset(MariusProfile)
 	if err != nil {
-		return Result{}, fmt.Errorf("marius-table8: %w", err)
+		return experiments.Result{}, fmt.Errorf("marius-table8: %w", err)
 	}
 	reps := map[string]report.Report{}
-	ours, paper := Series{Name: "ours"}, Series{Name: "paper (Table 8)"}
+	ours, paper := experiments.Series{Name: "ours"}, experiments.Series{Name: "paper (Table 8)"}
 	var chosen []string
 	paperRow := func(d int) int {
 		for i, row := range mariusTable8Paper {
@@ -137,7 +138,7 @@ func MariusTable8() (Result, error) {
 		whatIf := i >= len(mariusTable8Paper)
 		rep, err := MariusSimulate(mc, 0)
 		if err != nil {
-			return Result{}, fmt.Errorf("marius-table8: %w", err)
+			return experiments.Result{}, fmt.Errorf("marius-table8: %w", err)
 		}
 		reps[mc.String()] = rep
 		size := float64(ds.Nodes) * float64(mc.Dim) * workload.BytesPerFloat * 2 / 1e9
@@ -171,10 +172,10 @@ func MariusTable8() (Result, error) {
 		ours.X, ours.Y = append(ours.X, float64(mc.Dim)), append(ours.Y, rep.EpochSeconds/60)
 		paper.X, paper.Y = append(paper.X, float64(mc.Dim)), append(paper.Y, row.minutes)
 	}
-	r.Charts = []Chart{{
+	r.Charts = []experiments.Chart{{
 		File: "marius-table8", Title: "Epoch time vs embedding dimension, Freebase86m",
 		XLabel: "embedding dimension d", YLabel: "epoch (min)", LogY: true,
-		Series: []Series{ours, paper},
+		Series: []experiments.Series{ours, paper},
 	}}
 	r.Notes = []string{
 		"The d=20 and d=50 rows are the two points the compute model's CPU rates were fitted to (sim package doc), so they match by construction; they are not predictions.",

@@ -1,9 +1,10 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"strconv"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
@@ -11,7 +12,7 @@ import (
 )
 
 func init() {
-	register(Experiment{Name: "marius-fig9", Description: "Marius Figure 9: total I/O in one epoch per ordering (BETA, Hilbert, Hilbert-symmetric), Freebase86m d=50 and d=100, p=32, c=8", Run: MariusFig9})
+	experiments.Register(experiments.Experiment{Name: "marius-fig9", Description: "Marius Figure 9: total I/O in one epoch per ordering (BETA, Hilbert, Hilbert-symmetric), Freebase86m d=50 and d=100, p=32, c=8", Run: MariusFig9})
 }
 
 // MariusFig9Dims are the embedding dimensions of Marius Figures 9 and 10.
@@ -29,20 +30,20 @@ func MariusFig9Cases() []MariusCase {
 // MariusFig9 regenerates Marius Figure 9: the bytes each ordering reads and
 // writes in one epoch of Freebase86m at p=32, c=8 (the initial fill, every
 // swap, every write-back and the final flush), beside the lower bound.
-func MariusFig9() (Result, error) {
-	r := Result{
+func MariusFig9() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "marius-fig9",
 		Title: "Marius Figure 9: total I/O per epoch, Freebase86m (86.1e6 nodes, ComplEx), p=32, c=8, Belady; GB = 10^9 B",
 		Header: []string{"d", "ordering", "partition GB", "swaps", "loads", "writes",
 			"read GB", "write GB", "total I/O GB", "swap I/O GB", "÷ BETA"},
 	}
-	var bars []Series
+	var bars []experiments.Series
 	for _, o := range append(append([]string{}, mariusOrderings...), "lower bound") {
 		name := "lower bound (eq. 2)"
 		if o != "lower bound" {
 			name = mariusLabel[o]
 		}
-		bars = append(bars, Series{Name: name})
+		bars = append(bars, experiments.Series{Name: name})
 	}
 	var cats []string
 	ratio := map[int]float64{}
@@ -54,7 +55,7 @@ func MariusFig9() (Result, error) {
 		for i, mc := range mariusOrderingCases("freebase86m", d, false) {
 			rep, err := MariusSimulate(mc, 0)
 			if err != nil {
-				return Result{}, fmt.Errorf("marius-fig9: %w", err)
+				return experiments.Result{}, fmt.Errorf("marius-fig9: %w", err)
 			}
 			reps[mc.String()] = rep
 			total := sim.GB(rep.ReadBytes + rep.WriteBytes)
@@ -76,7 +77,7 @@ func MariusFig9() (Result, error) {
 		const p, c = 32, 8
 		ds, err := workload.LookupDataset("freebase86m")
 		if err != nil {
-			return Result{}, fmt.Errorf("marius-fig9: %w", err)
+			return experiments.Result{}, fmt.Errorf("marius-fig9: %w", err)
 		}
 		part := workload.PartitionBytes(ds.Nodes, p, d, false)
 		lb := orderings.LowerBound(p, c)
@@ -90,7 +91,7 @@ func MariusFig9() (Result, error) {
 		})
 		bars[len(bars)-1].Y = append(bars[len(bars)-1].Y, total)
 	}
-	r.Charts = []Chart{{
+	r.Charts = []experiments.Chart{{
 		File: "marius-fig9", Title: "Total I/O per epoch, Freebase86m, p=32, c=8",
 		YLabel: "total I/O (GB)", Bars: true, Categories: cats, Series: bars,
 	}}

@@ -1,14 +1,15 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/report"
 )
 
 func init() {
-	register(Experiment{Name: "marius-fig13", Description: "Marius Figure 13: prefetching on and off, Freebase86m d=100, p=32, c=8, BETA: epoch time, stall and GPU utilisation over the epoch", Run: MariusFig13})
+	experiments.Register(experiments.Experiment{Name: "marius-fig13", Description: "Marius Figure 13: prefetching on and off, Freebase86m d=100, p=32, c=8, BETA: epoch time, stall and GPU utilisation over the epoch", Run: MariusFig13})
 }
 
 // MariusFig13Window is the width of one point of Figure 13's chart: the
@@ -33,8 +34,8 @@ func MariusFig13Cases() []MariusCase {
 
 // MariusFig13 regenerates Marius Figure 13: the GPU utilisation over one
 // epoch with and without prefetching, and the epoch times behind it.
-func MariusFig13() (Result, error) {
-	r := Result{
+func MariusFig13() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "marius-fig13",
 		Title: "Marius Figure 13: prefetching on and off, Freebase86m (ComplEx) d=100, p=32, c=8, BETA, p3.2xlarge",
 		Header: []string{"prefetch", "writes", "epoch s", "stall s", "compute s", "bound s",
@@ -44,16 +45,16 @@ func MariusFig13() (Result, error) {
 	curve := func(i int) bool { return i != 1 } // the figure's two curves: on, and off as Marius runs it
 	reps := map[string]report.Report{}
 	var on report.Report
-	var series []Series
+	var series []experiments.Series
 	for i, mc := range MariusFig13Cases() {
 		rep, err := MariusSimulate(mc, 0)
 		if err != nil {
-			return Result{}, fmt.Errorf("marius-fig13: %w", err)
+			return experiments.Result{}, fmt.Errorf("marius-fig13: %w", err)
 		}
 		if curve(i) { // again with windows of MariusFig13Window
 			rep, err = MariusSimulate(mc, int(math.Ceil(rep.EpochSeconds/MariusFig13Window)))
 			if err != nil {
-				return Result{}, fmt.Errorf("marius-fig13: %w", err)
+				return experiments.Result{}, fmt.Errorf("marius-fig13: %w", err)
 			}
 		}
 		reps[mc.String()] = rep
@@ -71,7 +72,7 @@ func MariusFig13() (Result, error) {
 			mariusF(rep.EpochSeconds, 0), mariusF(rep.StallSeconds, 0), mariusF(rep.ComputeSeconds, 0), mariusF(rep.BoundSeconds, 0),
 			mariusF(100*rep.GPUUtilization, 1), mariusF(rep.EpochSeconds/on.EpochSeconds, 2), fmt.Sprint(rep.Swaps)})
 		if curve(i) {
-			s := Series{Name: labels[i]}
+			s := experiments.Series{Name: labels[i]}
 			for _, pt := range rep.Timeline {
 				s.X = append(s.X, (pt.Start+pt.End)/2/60)
 				s.Y = append(s.Y, 100*pt.GPU)
@@ -81,9 +82,9 @@ func MariusFig13() (Result, error) {
 	}
 	gap, at, first, err := mariusLongestSwapFree(MariusFig13Cases()[0])
 	if err != nil {
-		return Result{}, fmt.Errorf("marius-fig13: %w", err)
+		return experiments.Result{}, fmt.Errorf("marius-fig13: %w", err)
 	}
-	r.Charts = []Chart{{
+	r.Charts = []experiments.Chart{{
 		File: "marius-fig13", Title: "GPU utilisation over one epoch, Freebase86m d=100, p=32, c=8, BETA",
 		XLabel: "time (min)", YLabel: fmt.Sprintf("GPU utilisation (%%, mean over %.0f s)", MariusFig13Window),
 		Series: series,

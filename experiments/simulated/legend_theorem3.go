@@ -1,4 +1,4 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
@@ -14,7 +15,7 @@ import (
 )
 
 func init() {
-	register(Experiment{Name: "legend-theorem3", Description: "Legend Theorem 3: when prefetching hides all I/O, swept over graph density |E|/|V|² on a synthetic graph (Legend system, legend-a100, d=100)", Run: LegendTheorem3})
+	experiments.Register(experiments.Experiment{Name: "legend-theorem3", Description: "Legend Theorem 3: when prefetching hides all I/O, swept over graph density |E|/|V|² on a synthetic graph (Legend system, legend-a100, d=100)", Run: LegendTheorem3})
 }
 
 // Theorem 3's setting (Legend §4): a GPU buffer of M bytes holding three
@@ -133,30 +134,30 @@ func LegendTheorem3Sweep() ([]Theorem3Point, float64, error) {
 
 // LegendTheorem3 sweeps density and sets the simulated stall beside
 // Theorem 3's threshold.
-func LegendTheorem3() (Result, error) {
+func LegendTheorem3() (experiments.Result, error) {
 	prof, err := devices.Preset(LegendProfile)
 	if err != nil {
-		return Result{}, err
+		return experiments.Result{}, err
 	}
 	pts, theta, err := LegendTheorem3Sweep()
 	if err != nil {
-		return Result{}, fmt.Errorf("legend-theorem3: %w", err)
+		return experiments.Result{}, fmt.Errorf("legend-theorem3: %w", err)
 	}
 	p := Theorem3Partitions(Theorem3Nodes, Theorem3Dim, Theorem3Buffer)
 	w, rd := float64(prof.SSDToGPU.Write), float64(prof.SSDToGPU.Read)
 	pb := float64(pts[0].Report.PartitionBytes)
 	exchange := pb/w + pb/rd
-	r := Result{
+	r := experiments.Result{
 		Name: "legend-theorem3",
 		Title: fmt.Sprintf("Legend Theorem 3: stall vs density |E|/|V|², synthetic graph |V| = %dM, d = %d, Dot, p = %d, buffer 3 × %.1f GB (legend-a100); s = seconds",
 			Theorem3Nodes/1_000_000, Theorem3Dim, p, pb/1e9),
 		Header: []string{"density |E|/|V|²", "÷ threshold", "edges M", "t ns/edge", "2-bucket compute s", "exchange s", "covered (theorem)",
 			"epoch s", "compute s", "stall s", "stall ÷ epoch", "floor s", "stall − floor s", "per-exchange model s"},
 	}
-	st := Series{Name: "stall"}
-	res := Series{Name: "stall − floor"}
-	fl := Series{Name: "floor (fill + window-0 exchanges)"}
-	ratio := Series{Name: "stall ÷ epoch"}
+	st := experiments.Series{Name: "stall"}
+	res := experiments.Series{Name: "stall − floor"}
+	fl := experiments.Series{Name: "floor (fill + window-0 exchanges)"}
+	ratio := experiments.Series{Name: "stall ÷ epoch"}
 	vanish := math.NaN()
 	for i, pt := range pts {
 		rep := pt.Report
@@ -175,7 +176,7 @@ func LegendTheorem3() (Result, error) {
 		})
 		x := math.Log10(pt.Density)
 		for _, s := range []struct {
-			s *Series
+			s *experiments.Series
 			y float64
 		}{{&st, rep.StallSeconds}, {&res, math.Max(resid, 0)}, {&fl, pt.Floor}, {&ratio, rep.StallSeconds / rep.EpochSeconds}} {
 			s.s.X = append(s.s.X, x)
@@ -190,11 +191,11 @@ func LegendTheorem3() (Result, error) {
 			}
 		}
 	}
-	r.Charts = []Chart{
+	r.Charts = []experiments.Chart{
 		{File: "legend-theorem3-stall", Title: fmt.Sprintf("Stall vs density (Theorem 3 threshold %.2e: log10 = %.2f)", theta, math.Log10(theta)),
-			XLabel: "log10 |E|/|V|²", YLabel: "stall (s)", Series: []Series{st, fl, res}},
+			XLabel: "log10 |E|/|V|²", YLabel: "stall (s)", Series: []experiments.Series{st, fl, res}},
 		{File: "legend-theorem3-ratio", Title: "Stall ÷ epoch vs density",
-			XLabel: "log10 |E|/|V|²", YLabel: "stall ÷ epoch", Series: []Series{ratio}},
+			XLabel: "log10 |E|/|V|²", YLabel: "stall ÷ epoch", Series: []experiments.Series{ratio}},
 	}
 	ref := pts[len(pts)-1]
 	paperTheta := Theorem3Threshold(100, 15e9, 2e9, 3e9, 1e-7)

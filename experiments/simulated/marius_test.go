@@ -1,4 +1,4 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
@@ -207,7 +208,7 @@ func TestMariusExperiments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := Lookup(tt.name)
+			e, err := experiments.Lookup(tt.name)
 			require.NoError(t, err)
 			r, err := e.Run()
 			require.NoError(t, err)

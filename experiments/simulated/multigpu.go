@@ -1,4 +1,4 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
-	register(Experiment{Name: "multigpu", Description: "GE2's multi-GPU Twitter epochs (1, 2, 4 RTX 3090): the ge2 and dglke systems on G GPUs of one machine (sim.SimulateMultiGPU) against GE2's published seconds", Run: MultiGPU})
+	experiments.Register(experiments.Experiment{Name: "multigpu", Description: "GE2's multi-GPU Twitter epochs (1, 2, 4 RTX 3090): the ge2 and dglke systems on G GPUs of one machine (sim.SimulateMultiGPU) against GE2's published seconds", Run: MultiGPU})
 }
 
 // The multi-GPU machine and workload: GE2's Twitter runs (Dot, d=100).
@@ -154,23 +155,23 @@ func multiGPUBusy(r sim.MultiGPUReport) (gpu, pcie float64) {
 
 // MultiGPU compares our multi-GPU epochs with GE2's published Twitter
 // figures.
-func MultiGPU() (Result, error) {
-	r := Result{
+func MultiGPU() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "multigpu",
 		Title: "GE2's multi-GPU Twitter epochs (41.6M nodes, 1.46B edges, Dot, d=100) on 1, 2, 4 RTX 3090: ours (ge2-paper machine, sim.SimulateMultiGPU) vs the paper; s = seconds",
 		Header: []string{"system", "GPUs", "epoch s (ours)", "epoch s (paper)", "ours ÷ paper",
 			"speed-up (ours)", "speed-up (paper)", "GPU busy %", "busiest PCIe link %", "CPU busy %", "host cap bound s", "stall s (mean)", "H2D GB"},
 	}
-	var chart []Series
+	var chart []experiments.Series
 	var notes []string
 	for _, s := range multiGPUSeriesList() {
-		ours, paper := Series{Name: s.Label + " (ours)"}, Series{Name: s.Label + " (paper)"}
+		ours, paper := experiments.Series{Name: s.Label + " (ours)"}, experiments.Series{Name: s.Label + " (paper)"}
 		var base float64
 		var misses []string
 		for i, g := range MultiGPUCounts {
 			rep, err := s.Simulate(g)
 			if err != nil {
-				return Result{}, err
+				return experiments.Result{}, err
 			}
 			if i == 0 {
 				base = rep.EpochSeconds
@@ -202,16 +203,16 @@ func MultiGPU() (Result, error) {
 		}
 		notes = append(notes, fmt.Sprintf("%s: fitted %s (one number) so that 1 GPU = %.1f s; 2 and 4 GPUs are predictions; %s.", s.Label, s.Fitted, s.Paper[0], verdict))
 	}
-	r.Charts = []Chart{{File: "multigpu-epoch", Title: "Twitter epoch on G RTX 3090 GPUs: ours vs GE2's figures", XLabel: "GPUs", YLabel: "epoch (s)", LogY: true, Series: chart}}
+	r.Charts = []experiments.Chart{{File: "multigpu-epoch", Title: "Twitter epoch on G RTX 3090 GPUs: ours vs GE2's figures", XLabel: "GPUs", YLabel: "epoch (s)", LogY: true, Series: chart}}
 
 	// Mechanism checks from the simulator's own records.
 	ge2At4, err := MultiGPUSimulate("ge2", 4, nil)
 	if err != nil {
-		return Result{}, err
+		return experiments.Result{}, err
 	}
 	fast, err := MultiGPUSimulate("ge2", 4, func(p *devices.Profile) { p.PCIe.H2D, p.PCIe.D2H = 24e9, 24e9 })
 	if err != nil {
-		return Result{}, err
+		return experiments.Result{}, err
 	}
 	gpuBusy, pcieBusy := multiGPUBusy(ge2At4)
 	moved := ge2At4.H2DBytes + ge2At4.D2HBytes
@@ -226,15 +227,15 @@ func MultiGPU() (Result, error) {
 	)
 	pbg1, err := PBGGPUSimulate(1)
 	if err != nil {
-		return Result{}, err
+		return experiments.Result{}, err
 	}
 	pbg4, err := PBGGPUSimulate(4)
 	if err != nil {
-		return Result{}, err
+		return experiments.Result{}, err
 	}
 	edgeT, err := PBGGPUEdgeSeconds()
 	if err != nil {
-		return Result{}, err
+		return experiments.Result{}, err
 	}
 	// The paper's own figures, split Amdahl's way by its 1- and 2-GPU
 	// epochs: a serial part s and a part q that halves.

@@ -1,16 +1,17 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"strconv"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
-	register(Experiment{Name: "fig7", Description: "Marius Figure 7: total I/O per epoch of BETA, Hilbert and Hilbert-symmetric against the lower bound (Freebase86m, d=100, c = p/4)", Run: Fig7})
+	experiments.Register(experiments.Experiment{Name: "fig7", Description: "Marius Figure 7: total I/O per epoch of BETA, Hilbert and Hilbert-symmetric against the lower bound (Freebase86m, d=100, c = p/4)", Run: Fig7})
 }
 
 // Fig7Nodes is the node count the Marius artifact uses for Freebase86m.
@@ -23,9 +24,9 @@ var Fig7Configs = [][2]int{{8, 2}, {16, 4}, {32, 8}, {64, 16}, {128, 32}}
 // Hilbert and Hilbert-symmetric replayed under Belady, and the lower bound;
 // total I/O = swaps × partition bytes × 2 (one read and one write per swap).
 // The paper's BETA and lower-bound curves are its equations (3) and (2).
-func Fig7() (Result, error) {
+func Fig7() (experiments.Result, error) {
 	const d = 100
-	r := Result{
+	r := experiments.Result{
 		Name:  "fig7",
 		Title: "Marius Figure 7: total I/O per epoch, Freebase86m (86e6 nodes), d=100, float32 + Adagrad; I/O = swaps × partition × 2; GB = 10^9 B",
 		Header: []string{"p", "c", "partition GB",
@@ -35,9 +36,9 @@ func Fig7() (Result, error) {
 			"Hilbert-sym swaps", "Hilbert-sym I/O GB", "Hilbert ÷ Hilbert-sym"},
 	}
 	names := []string{"beta", "hilbert", "hilbert-symmetric"}
-	series := map[string]*Series{}
+	series := map[string]*experiments.Series{}
 	for _, n := range []string{"lower bound", "BETA", "Hilbert", "Hilbert-symmetric"} {
-		series[n] = &Series{Name: n}
+		series[n] = &experiments.Series{Name: n}
 	}
 	add := func(name string, p int, gb float64) {
 		s := series[name]
@@ -53,7 +54,7 @@ func Fig7() (Result, error) {
 		for _, name := range names {
 			pl, err := orderings.Build(name, p, c, orderings.Belady, 0)
 			if err != nil {
-				return Result{}, fmt.Errorf("fig7: %w", err)
+				return experiments.Result{}, fmt.Errorf("fig7: %w", err)
 			}
 			swaps[name] = pl.Counts.Swaps
 		}
@@ -71,10 +72,10 @@ func Fig7() (Result, error) {
 		add("Hilbert", p, io(swaps["hilbert"]))
 		add("Hilbert-symmetric", p, io(swaps["hilbert-symmetric"]))
 	}
-	r.Charts = []Chart{{
+	r.Charts = []experiments.Chart{{
 		File: "fig7", Title: "Total I/O per epoch, Freebase86m d=100, c = p/4",
 		XLabel: "partitions p", YLabel: "total I/O (GB)",
-		Series: []Series{*series["BETA"], *series["Hilbert"], *series["Hilbert-symmetric"], *series["lower bound"]},
+		Series: []experiments.Series{*series["BETA"], *series["Hilbert"], *series["Hilbert-symmetric"], *series["lower bound"]},
 	}}
 	r.Notes = []string{
 		"The paper's BETA and lower-bound values are its equations (3) and (2); our BETA column is a Belady replay of the generated order.",

@@ -1,4 +1,4 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
@@ -7,17 +7,22 @@ import (
 	"strconv"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
 
+// MariusProfile is the machine of Marius's single-GPU experiments (§5
+// Setup), shared with the real experiment marius-ratios.
+const MariusProfile = experiments.MariusProfile
+
 // mariusOrderings are the edge-bucket orderings Marius §5.3 compares, in the
 // paper's order.
-var mariusOrderings = MariusOrderings
+var mariusOrderings = experiments.MariusOrderings
 
 // mariusLabel is how the paper names each ordering in its figures.
-var mariusLabel = MariusLabel
+var mariusLabel = experiments.MariusLabel
 
 // MariusCase is one simulated Marius epoch: a system preset ("marius" or
 // "marius-inmem"), a dataset preset, the embedding dimension and, for the

@@ -1,4 +1,4 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
-	register(Experiment{Name: "pbg-table3", Description: "PyTorch-BigGraph Table 3: full Freebase, 10 epochs — one machine with 1/4/8/16 partitions and 2/4/8 machines with 2M partitions: time, speed-up and peak memory (pbg-paper machine, CPU trainer)", Run: PBGTable3})
-	register(Experiment{Name: "pbg-table4", Description: "PyTorch-BigGraph Table 4: Twitter, 10 epochs — one machine with 1/4/8/16 partitions and 2/4/8 machines with 2M partitions: time, speed-up and peak memory (pbg-paper machine, CPU trainer)", Run: PBGTable4})
+	experiments.Register(experiments.Experiment{Name: "pbg-table3", Description: "PyTorch-BigGraph Table 3: full Freebase, 10 epochs — one machine with 1/4/8/16 partitions and 2/4/8 machines with 2M partitions: time, speed-up and peak memory (pbg-paper machine, CPU trainer)", Run: PBGTable3})
+	experiments.Register(experiments.Experiment{Name: "pbg-table4", Description: "PyTorch-BigGraph Table 4: Twitter, 10 epochs — one machine with 1/4/8/16 partitions and 2/4/8 machines with 2M partitions: time, speed-up and peak memory (pbg-paper machine, CPU trainer)", Run: PBGTable4})
 }
 
 // PBGProfile is the machine PBG's tables ran on (devices/presets).
@@ -53,12 +54,12 @@ var pbgTable4Paper = []pbgCell{
 }
 
 // PBGTable3 regenerates PBG Table 3 (both halves).
-func PBGTable3() (Result, error) {
+func PBGTable3() (experiments.Result, error) {
 	return pbgTable("pbg-table3", "freebase", "PyTorch-BigGraph Table 3: full Freebase (121M nodes, 2.73B edges, 25,291 relations), ComplEx, d=100, 10 epochs", pbgTable3Paper)
 }
 
 // PBGTable4 regenerates PBG Table 4 (both halves).
-func PBGTable4() (Result, error) {
+func PBGTable4() (experiments.Result, error) {
 	return pbgTable("pbg-table4", "twitter", "PyTorch-BigGraph Table 4: Twitter (41.6M nodes, 1.46B edges, one relation), d=100, 10 epochs", pbgTable4Paper)
 }
 
@@ -136,8 +137,8 @@ func crossing(lo, hi, hours float64, simulate func(x float64) (sim.PBGReport, er
 	return math.Exp(b), nil
 }
 
-func pbgTable(name, dataset, title string, paper []pbgCell) (Result, error) {
-	r := Result{
+func pbgTable(name, dataset, title string, paper []pbgCell) (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  name,
 		Title: title + "; ours: the pbg-paper machine (CPU trainer, 40 HOGWILD threads), h = hours for 10 epochs, GB = 10^9 B",
 		Header: []string{"machines", "p", "10 epochs h (ours)", "10 epochs h (paper)", "ours ÷ paper",
@@ -147,10 +148,10 @@ func pbgTable(name, dataset, title string, paper []pbgCell) (Result, error) {
 			"move rate to match MB/s", "compute to match (× one machine)", "MRR (paper)", "Hits@10 (paper)"},
 	}
 	var base float64
-	tOne, tOnePaper := Series{Name: "ours"}, Series{Name: "paper"}
-	tMany, tManyPaper := Series{Name: "ours"}, Series{Name: "paper"}
-	mOurs, mPaper := Series{Name: "ours, one machine"}, Series{Name: "paper, one machine"}
-	mOursD, mPaperD := Series{Name: "ours, 2M partitions on M machines"}, Series{Name: "paper, 2M partitions on M machines"}
+	tOne, tOnePaper := experiments.Series{Name: "ours"}, experiments.Series{Name: "paper"}
+	tMany, tManyPaper := experiments.Series{Name: "ours"}, experiments.Series{Name: "paper"}
+	mOurs, mPaper := experiments.Series{Name: "ours, one machine"}, experiments.Series{Name: "paper, one machine"}
+	mOursD, mPaperD := experiments.Series{Name: "ours, 2M partitions on M machines"}, experiments.Series{Name: "paper, 2M partitions on M machines"}
 	var warn []string
 	var implied []string
 	var gots []pbgGot
@@ -158,7 +159,7 @@ func pbgTable(name, dataset, title string, paper []pbgCell) (Result, error) {
 	for _, cell := range paper {
 		rep, err := PBGPoint(dataset, cell.machines, cell.p, 100, 0)
 		if err != nil {
-			return Result{}, fmt.Errorf("%s machines=%d p=%d: %w", name, cell.machines, cell.p, err)
+			return experiments.Result{}, fmt.Errorf("%s machines=%d p=%d: %w", name, cell.machines, cell.p, err)
 		}
 		h := rep.Seconds(10) / 3600
 		if cell.machines == 1 && cell.p == 1 {
@@ -183,7 +184,7 @@ func pbgTable(name, dataset, title string, paper []pbgCell) (Result, error) {
 		if cell.hours > 0 && cell.machines > 1 {
 			f, err := impliedCompute(dataset, cell.machines, cell.p, cell.hours)
 			if err != nil {
-				return Result{}, err
+				return experiments.Result{}, err
 			}
 			if !math.IsNaN(f) {
 				compute = legendF(f, 2)
@@ -199,7 +200,7 @@ func pbgTable(name, dataset, title string, paper []pbgCell) (Result, error) {
 			if !(cell.machines == 1 && cell.p == 1) {
 				ir, err := impliedMoveRate(dataset, cell.machines, cell.p, cell.hours)
 				if err != nil {
-					return Result{}, err
+					return experiments.Result{}, err
 				}
 				if !math.IsNaN(ir) {
 					rate = legendF(ir/1e6, 0)
@@ -242,18 +243,18 @@ func pbgTable(name, dataset, title string, paper []pbgCell) (Result, error) {
 			warn = append(warn, fmt.Sprintf("%d machines, p=%d: %s", cell.machines, cell.p, w))
 		}
 	}
-	r.Charts = []Chart{
-		{File: name + "-one-machine", Title: "One machine: 10 epochs against partitions", XLabel: "partitions p", YLabel: "hours for 10 epochs", Series: []Series{tOne, tOnePaper}},
-		{File: name + "-machines", Title: "2M partitions on M machines: 10 epochs", XLabel: "machines M", YLabel: "hours for 10 epochs", LogY: true, Series: []Series{tMany, tManyPaper}},
-		{File: name + "-memory", Title: "Peak memory per machine", XLabel: "partitions p", YLabel: "GB", LogY: true, Series: []Series{mOurs, mPaper, mOursD, mPaperD}},
+	r.Charts = []experiments.Chart{
+		{File: name + "-one-machine", Title: "One machine: 10 epochs against partitions", XLabel: "partitions p", YLabel: "hours for 10 epochs", Series: []experiments.Series{tOne, tOnePaper}},
+		{File: name + "-machines", Title: "2M partitions on M machines: 10 epochs", XLabel: "machines M", YLabel: "hours for 10 epochs", LogY: true, Series: []experiments.Series{tMany, tManyPaper}},
+		{File: name + "-memory", Title: "Peak memory per machine", XLabel: "partitions p", YLabel: "GB", LogY: true, Series: []experiments.Series{mOurs, mPaper, mOursD, mPaperD}},
 	}
 	prof, err := devices.Preset(PBGProfile)
 	if err != nil {
-		return Result{}, err
+		return experiments.Result{}, err
 	}
 	ds, err := workload.LookupDataset(dataset)
 	if err != nil {
-		return Result{}, err
+		return experiments.Result{}, err
 	}
 	t := sim.PBGTraining(ds, 100)
 	r.Notes = append([]string{

@@ -1,17 +1,18 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"strconv"
 
 	"github.com/tierflow/tierflow/devices"
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
-	register(Experiment{Name: "orderings", Description: "Does the ordering matter in time? tierflow vs BETA, Hilbert-symmetric and Legend (legend-c) on the data-bound configurations of the other experiments and the sweep's best, on every device preset", Run: OrderingsTime})
+	experiments.Register(experiments.Experiment{Name: "orderings", Description: "Does the ordering matter in time? tierflow vs BETA, Hilbert-symmetric and Legend (legend-c) on the data-bound configurations of the other experiments and the sweep's best, on every device preset", Run: OrderingsTime})
 }
 
 // orderingsCompared are the orderings the time comparison simulates;
@@ -83,8 +84,8 @@ func (oc orderingsCase) simulate(ordering string) (report.Report, error) {
 
 // OrderingsTime simulates every case with every compared ordering and
 // reports epoch time, stall and tierflow's difference to BETA.
-func OrderingsTime() (Result, error) {
-	r := Result{
+func OrderingsTime() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:   "orderings",
 		Title:  "Does the ordering matter in time? Simulated epoch per ordering on data-bound configurations (s = seconds)",
 		Header: []string{"configuration", "system", "device", "p", "c"},
@@ -95,11 +96,11 @@ func OrderingsTime() (Result, error) {
 	r.Header = append(r.Header, "compute s", "tierflow ÷ BETA − 1 %", "fastest")
 	cs, err := orderingsCases()
 	if err != nil {
-		return Result{}, fmt.Errorf("orderings: %w", err)
+		return experiments.Result{}, fmt.Errorf("orderings: %w", err)
 	}
 	var notes []string
 	var cats []string
-	series := make([]Series, len(orderingsCompared))
+	series := make([]experiments.Series, len(orderingsCompared))
 	for i, o := range orderingsCompared {
 		series[i].Name = o
 	}
@@ -110,7 +111,7 @@ func OrderingsTime() (Result, error) {
 		for _, o := range orderingsCompared {
 			rep, err := oc.simulate(o)
 			if err != nil {
-				return Result{}, fmt.Errorf("orderings: %s %s: %w", oc.Label, o, err)
+				return experiments.Result{}, fmt.Errorf("orderings: %s %s: %w", oc.Label, o, err)
 			}
 			reps[o] = rep
 			if fastest == "" || rep.EpochSeconds < reps[fastest].EpochSeconds {
@@ -129,7 +130,7 @@ func OrderingsTime() (Result, error) {
 			series[i].Y = append(series[i].Y, reps[o].EpochSeconds/reps["beta"].EpochSeconds)
 		}
 	}
-	r.Charts = []Chart{{File: "orderings", Title: "Epoch time relative to BETA", XLabel: "configuration", YLabel: "epoch ÷ BETA's",
+	r.Charts = []experiments.Chart{{File: "orderings", Title: "Epoch time relative to BETA", XLabel: "configuration", YLabel: "epoch ÷ BETA's",
 		Bars: true, Categories: cats, Series: series}}
 	r.Notes = append([]string{
 		"Data-bound configurations: those the Marius experiments call data-bound (FM d=50 and d=100, TW d=200 at p=32, c=8; Table 8's d=400 and d=800 at their largest fitting c), Legend's own configurations (c = 3), and the fastest configuration `simulate sweep` finds for FM d=100 on p3.2xlarge (p=8, c=4), repeated on every device preset.",

@@ -1,4 +1,4 @@
-package experiments
+package simulated
 
 import (
 	"strconv"

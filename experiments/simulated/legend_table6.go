@@ -1,14 +1,15 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"strconv"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/orderings"
 )
 
 func init() {
-	register(Experiment{Name: "legend-table6", Description: "Legend Table 6: I/O times and communication volume of BETA, COVER and Legend orders for n = 6…16 partitions", Run: LegendTable6})
+	experiments.Register(experiments.Experiment{Name: "legend-table6", Description: "Legend Table 6: I/O times and communication volume of BETA, COVER and Legend orders for n = 6…16 partitions", Run: LegendTable6})
 }
 
 // legendTable6Paper holds Legend Table 6: I/O times (buffer states) and
@@ -30,19 +31,19 @@ var legendTable6Paper = []struct {
 // states, i.e. swaps + 1 (the initial fill counted once); the table prints
 // our swaps, our count in that convention and the paper's, and the volume
 // moved in units of S = all partitions together (I/O times ÷ n).
-func LegendTable6() (Result, error) {
-	r := Result{
+func LegendTable6() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "legend-table6",
 		Title: "Legend Table 6: I/O times (buffer states = swaps + 1) and communication volume (S = all partitions)",
 		Header: []string{"ordering", "n", "c", "swaps", "loads",
 			"I/O times (ours)", "I/O times (paper)", "difference",
 			"volume S (ours)", "volume S (paper)", "prefetchable swaps"},
 	}
-	series := map[string]*Series{}
+	series := map[string]*experiments.Series{}
 	for _, row := range legendTable6Paper {
 		pl, err := orderings.Build(row.ordering, row.n, row.c, orderings.Belady, 0)
 		if err != nil {
-			return Result{}, fmt.Errorf("legend-table6: %w", err)
+			return experiments.Result{}, fmt.Errorf("legend-table6: %w", err)
 		}
 		io := pl.Counts.Swaps + 1
 		r.Rows = append(r.Rows, []string{
@@ -56,7 +57,7 @@ func LegendTable6() (Result, error) {
 			key := row.ordering + " (" + who + ")"
 			s, ok := series[key]
 			if !ok {
-				s = &Series{Name: key}
+				s = &experiments.Series{Name: key}
 				series[key] = s
 			}
 			s.X = append(s.X, float64(row.n))
@@ -67,10 +68,10 @@ func LegendTable6() (Result, error) {
 			}
 		}
 	}
-	r.Charts = []Chart{{
+	r.Charts = []experiments.Chart{{
 		File: "legend-table6", Title: "I/O times (buffer states) per epoch, c = 3",
 		XLabel: "partitions n", YLabel: "I/O times",
-		Series: []Series{*series["beta (ours)"], *series["beta (paper)"], *series["legend (ours)"], *series["legend (paper)"]},
+		Series: []experiments.Series{*series["beta (ours)"], *series["beta (paper)"], *series["legend (ours)"], *series["legend (paper)"]},
 	}}
 	r.Notes = []string{
 		"I/O times = swaps + 1 (Legend counts buffer states); ours come from a Belady replay of each order.",

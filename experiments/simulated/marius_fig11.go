@@ -1,16 +1,17 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"math"
 	"strconv"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
 
 func init() {
-	register(Experiment{Name: "marius-fig11", Description: "Marius Figure 11: epoch time per ordering on Twitter d=100 and d=200 (p=32, c=8), with Table 4's in-memory anchor", Run: MariusFig11})
+	experiments.Register(experiments.Experiment{Name: "marius-fig11", Description: "Marius Figure 11: epoch time per ordering on Twitter d=100 and d=200 (p=32, c=8), with Table 4's in-memory anchor", Run: MariusFig11})
 }
 
 // MariusFig11Dims are the embedding dimensions of Marius Figure 11.
@@ -33,8 +34,8 @@ func MariusFig11Cases() []MariusCase {
 // MariusFig11 regenerates Marius Figure 11: the epoch time of BETA, Hilbert
 // and Hilbert-symmetric on Twitter at d=100 and d=200 (p=32, c=8), with and
 // without prefetching, and the in-memory configuration Table 4 ran.
-func MariusFig11() (Result, error) {
-	r := Result{
+func MariusFig11() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "marius-fig11",
 		Title: "Marius Figure 11: epoch time per ordering, Twitter (Dot), p=32, c=8, p3.2xlarge; times in seconds",
 		Header: []string{"d", "system", "ordering", "partition GB", "swaps", "total I/O GB",
@@ -44,14 +45,14 @@ func MariusFig11() (Result, error) {
 	reps := map[string]report.Report{}
 	in, err := MariusSimulate(MariusCase{System: "marius-inmem", Dataset: "twitter", Dim: 100}, 0)
 	if err != nil {
-		return Result{}, fmt.Errorf("marius-fig11: %w", err)
+		return experiments.Result{}, fmt.Errorf("marius-fig11: %w", err)
 	}
 	reps["marius-inmem d=100"] = in
 	r.Rows = append(r.Rows, []string{"100", "marius-inmem", "in memory", mariusNone, mariusNone, "0.0",
 		mariusF(in.EpochSeconds, 0), mariusF(in.StallSeconds, 0), mariusF(in.ComputeSeconds, 0), mariusF(in.BoundSeconds, 0),
 		mariusNone, mariusNone, mariusNone, mariusF(MariusTable4EpochSeconds, 0), mariusPct(in.EpochSeconds, MariusTable4EpochSeconds)})
 	var cats []string
-	bars := make([]Series, len(mariusOrderings))
+	bars := make([]experiments.Series, len(mariusOrderings))
 	for i, o := range mariusOrderings {
 		bars[i].Name = mariusLabel[o]
 	}
@@ -64,11 +65,11 @@ func MariusFig11() (Result, error) {
 		for i := range on {
 			a, err := MariusSimulate(on[i], 0)
 			if err != nil {
-				return Result{}, fmt.Errorf("marius-fig11: %w", err)
+				return experiments.Result{}, fmt.Errorf("marius-fig11: %w", err)
 			}
 			b, err := MariusSimulate(off[i], 0)
 			if err != nil {
-				return Result{}, fmt.Errorf("marius-fig11: %w", err)
+				return experiments.Result{}, fmt.Errorf("marius-fig11: %w", err)
 			}
 			reps[on[i].String()], reps[off[i].String()] = a, b
 			got, gotOff = append(got, a), append(gotOff, b)
@@ -93,7 +94,7 @@ func MariusFig11() (Result, error) {
 		}
 		spread[d] = mariusSpread(eps...)
 	}
-	r.Charts = []Chart{{
+	r.Charts = []experiments.Chart{{
 		File: "marius-fig11", Title: "Epoch time per ordering, Twitter, p=32, c=8",
 		YLabel: "epoch (s)", Bars: true, Categories: cats, Series: bars,
 	}}

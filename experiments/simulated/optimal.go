@@ -1,4 +1,4 @@
-package experiments
+package simulated
 
 import (
 	"errors"
@@ -7,11 +7,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/orderings"
 )
 
 func init() {
-	register(Experiment{Name: "optimal", Description: "The true minimum swaps for small (p, c) by exact search, beside the lower bound (Marius eq. 2), BETA and tierflow", Run: Optimal})
+	experiments.Register(experiments.Experiment{Name: "optimal", Description: "The true minimum swaps for small (p, c) by exact search, beside the lower bound (Marius eq. 2), BETA and tierflow", Run: Optimal})
 }
 
 // OptimalFullP is the largest p for which the optimal experiment searches
@@ -28,15 +29,15 @@ const optimalNodeLimit = 1_000_000
 // the large c of every p up to orderings.MaxOptimalP, the proven optimum
 // and its certificate (the IDA* iterations and nodes), the lower bound,
 // BETA's swaps and tierflow's.
-func Optimal() (Result, error) {
-	r := Result{
+func Optimal() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "optimal",
 		Title: "The minimum swaps over all bucket orders (exact search), beside the lower bound (Marius eq. 2), BETA (eq. 3) and tierflow",
 		Header: []string{"p", "c", "optimum", "lower bound", "BETA", "tierflow", "tierflow prefetchable",
 			"optimum − bound", "BETA − optimum", "IDA* bounds tried", "nodes", "nodes at optimum − 1"},
 	}
 	var notes []string
-	series := []Series{{Name: "BETA − optimum"}, {Name: "optimum − bound"}}
+	series := []experiments.Series{{Name: "BETA − optimum"}, {Name: "optimum − bound"}}
 	for p := 3; p <= orderings.MaxOptimalP; p++ {
 		for c := p; c >= 2; c-- {
 			limit := int64(0)
@@ -50,14 +51,14 @@ func Optimal() (Result, error) {
 				break
 			}
 			if err != nil {
-				return Result{}, fmt.Errorf("optimal: %w", err)
+				return experiments.Result{}, fmt.Errorf("optimal: %w", err)
 			}
 			if _, err := res.Plan(); err != nil {
-				return Result{}, fmt.Errorf("optimal: %w", err)
+				return experiments.Result{}, fmt.Errorf("optimal: %w", err)
 			}
 			tf, err := orderings.Build("tierflow", p, c, orderings.Belady, 0)
 			if err != nil {
-				return Result{}, fmt.Errorf("optimal: %w", err)
+				return experiments.Result{}, fmt.Errorf("optimal: %w", err)
 			}
 			lb, beta := orderings.LowerBound(p, c), orderings.BETASwaps(p, c)
 			var bounds []string
@@ -86,7 +87,7 @@ func Optimal() (Result, error) {
 		cj, _ := strconv.Atoi(r.Rows[j][1])
 		return pi < pj || pi == pj && ci < cj
 	})
-	r.Charts = []Chart{{File: "optimal", Title: "How far BETA and the bound are from the optimum", XLabel: "p (+ c/(p+1))",
+	r.Charts = []experiments.Chart{{File: "optimal", Title: "How far BETA and the bound are from the optimum", XLabel: "p (+ c/(p+1))",
 		YLabel: "swaps", Scatter: true, Series: series}}
 	r.Notes = append([]string{
 		"Optimum: IDA* over (resident partitions, covered pairs), one swap per step (orderings/optimal.go argues why that loses nothing), with an admissible bound max(⌈uncovered pairs ÷ (c−1)⌉, non-resident partitions with an uncovered pair), dominance pruning (evict a finished partition first, never load one) and relabelling symmetry (of the partitions never resident, only the lowest is loaded).",

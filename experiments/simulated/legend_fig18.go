@@ -1,15 +1,16 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"strconv"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
 
 func init() {
-	register(Experiment{Name: "legend-fig18", Description: "Legend Figure 18: Legend's epoch time with the BETA, COVER and Legend orders, and Legend without prefetching, on Twitter and Freebase86m", Run: LegendFig18})
+	experiments.Register(experiments.Experiment{Name: "legend-fig18", Description: "Legend Figure 18: Legend's epoch time with the BETA, COVER and Legend orders, and Legend without prefetching, on Twitter and Freebase86m", Run: LegendFig18})
 }
 
 // LegendFig18Variants are the bars of Legend Figure 18 for one dataset:
@@ -34,15 +35,15 @@ func LegendFig18Variants(dataset string) []struct {
 
 // LegendFig18 regenerates Legend Figure 18. The figure's bars are not in
 // our text of the paper, so the notes check its three claims against ours.
-func LegendFig18() (Result, error) {
-	r := Result{
+func LegendFig18() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "legend-fig18",
 		Title: "Legend Figure 18: epoch time of the Legend system with the BETA, COVER and Legend orders (legend-a100, d=100); s = seconds, GB = 10^9 B",
 		Header: []string{"dataset", "order", "p", "c", "partition GB", "swaps", "prefetchable swaps",
 			"read GB", "written GB", "compute s", "bound s", "stall s", "epoch s", "Table 5 epoch s (paper)"},
 	}
 	labels := []string{"BETA", "COVER", "Legend", "Legend w/o prefetch"}
-	series := make([]Series, len(labels))
+	series := make([]experiments.Series, len(labels))
 	for i, l := range labels {
 		series[i].Name = l
 	}
@@ -55,7 +56,7 @@ func LegendFig18() (Result, error) {
 		for i, v := range LegendFig18Variants(dataset) {
 			rep, err := LegendSimulate(v.Case)
 			if err != nil {
-				return Result{}, fmt.Errorf("legend-fig18: %w", err)
+				return experiments.Result{}, fmt.Errorf("legend-fig18: %w", err)
 			}
 			reps[v.Label] = rep
 			for _, w := range rep.Warnings {
@@ -82,7 +83,7 @@ func LegendFig18() (Result, error) {
 		}
 		notes = append(notes, legendFig18Claims(label, reps)...)
 	}
-	r.Charts = []Chart{{
+	r.Charts = []experiments.Chart{{
 		File: "legend-fig18", Title: "Legend system with different orders",
 		XLabel: "dataset", YLabel: "epoch time (s)", Bars: true, Categories: cats, Series: series,
 	}}

@@ -1,15 +1,16 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"strconv"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/workload"
 )
 
 func init() {
-	register(Experiment{Name: "legend-table5", Description: "Legend Table 5: Legend's epoch time with and without prefetching on Twitter and Freebase86m (legend-a100, d=100)", Run: LegendTable5})
+	experiments.Register(experiments.Experiment{Name: "legend-table5", Description: "Legend Table 5: Legend's epoch time with and without prefetching on Twitter and Freebase86m (legend-a100, d=100)", Run: LegendTable5})
 }
 
 // legendTable5Paper is Legend Table 5: epoch seconds without and with
@@ -26,8 +27,8 @@ var legendTable5Paper = []struct {
 // with its own order and partition counts (§7.1: p = 8 for TW, 12 for FM),
 // with prefetching (the next partition read while the current state's other
 // buckets run) and without (every load waits for the bucket that needs it).
-func LegendTable5() (Result, error) {
-	r := Result{
+func LegendTable5() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "legend-table5",
 		Title: "Legend Table 5: epoch time with and without prefetching (Legend system, legend-a100, d=100, batches 50,000 / 1,000 negatives); s = seconds, GB = 10^9 B",
 		Header: []string{"dataset", "p", "partition GB", "buffer GB (3 partitions)", "swaps", "prefetchable swaps",
@@ -37,18 +38,18 @@ func LegendTable5() (Result, error) {
 			"w/o prefetch s (paper)", "prefetch s (paper)", "speedup % (paper)"},
 	}
 	var cats []string
-	series := []Series{{Name: "w/o prefetch (ours)"}, {Name: "prefetch (ours)"}, {Name: "w/o prefetch (paper)"}, {Name: "prefetch (paper)"}}
+	series := []experiments.Series{{Name: "w/o prefetch (ours)"}, {Name: "prefetch (ours)"}, {Name: "w/o prefetch (paper)"}, {Name: "prefetch (paper)"}}
 	var notes []string
 	var twCompute float64
 	for _, row := range legendTable5Paper {
 		p := LegendPartitions[row.dataset]
 		on, err := LegendSimulate(LegendCase{Dataset: row.dataset, P: p})
 		if err != nil {
-			return Result{}, fmt.Errorf("legend-table5: %w", err)
+			return experiments.Result{}, fmt.Errorf("legend-table5: %w", err)
 		}
 		off, err := LegendSimulate(LegendCase{Dataset: row.dataset, P: p, NoPrefetch: true})
 		if err != nil {
-			return Result{}, fmt.Errorf("legend-table5: %w", err)
+			return experiments.Result{}, fmt.Errorf("legend-table5: %w", err)
 		}
 		for _, w := range append(on.Warnings, off.Warnings...) {
 			notes = append(notes, row.dataset+": "+w)
@@ -71,7 +72,7 @@ func LegendTable5() (Result, error) {
 			series[i].Y = append(series[i].Y, y)
 		}
 	}
-	r.Charts = []Chart{{
+	r.Charts = []experiments.Chart{{
 		File: "legend-table5", Title: "Legend epoch time with and without prefetching",
 		XLabel: "dataset", YLabel: "epoch time (s)", Bars: true, Categories: cats, Series: series,
 	}}

@@ -1,15 +1,16 @@
-package experiments
+package simulated
 
 import (
 	"fmt"
 	"strconv"
 
+	"github.com/tierflow/tierflow/experiments"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
 )
 
 func init() {
-	register(Experiment{Name: "marius-fig10", Description: "Marius Figure 10: epoch time per ordering on Freebase86m d=50 and d=100 (p=32, c=8) beside the in-memory baseline, with Tables 5-8 anchors", Run: MariusFig10})
+	experiments.Register(experiments.Experiment{Name: "marius-fig10", Description: "Marius Figure 10: epoch time per ordering on Freebase86m d=50 and d=100 (p=32, c=8) beside the in-memory baseline, with Tables 5-8 anchors", Run: MariusFig10})
 }
 
 // mariusFig10Row is one row of MariusFig10: a case and the paper's epoch
@@ -61,8 +62,8 @@ func MariusFig10Cases() []MariusCase {
 // and Hilbert-symmetric on Freebase86m at d=50 and d=100 (p=32, c=8), the
 // in-memory configuration at d=50, and the same partitioned epochs without
 // prefetching. Figure 10 plots 10-epoch runtimes; we print one epoch.
-func MariusFig10() (Result, error) {
-	r := Result{
+func MariusFig10() (experiments.Result, error) {
+	r := experiments.Result{
 		Name:  "marius-fig10",
 		Title: "Marius Figure 10: epoch time per ordering, Freebase86m (ComplEx), p3.2xlarge; times in seconds",
 		Header: []string{"d", "system", "ordering", "p", "c", "total I/O GB",
@@ -76,7 +77,7 @@ func MariusFig10() (Result, error) {
 		mc := row.mc
 		rep, err := MariusSimulate(mc, 0)
 		if err != nil {
-			return Result{}, fmt.Errorf("marius-fig10: %w", err)
+			return experiments.Result{}, fmt.Errorf("marius-fig10: %w", err)
 		}
 		reps[mc.String()] = rep
 		ordering, p, c, io := "in memory", mariusNone, mariusNone, "0.0"
@@ -90,7 +91,7 @@ func MariusFig10() (Result, error) {
 			off.NoPrefetch = true
 			orep, err := MariusSimulate(off, 0)
 			if err != nil {
-				return Result{}, fmt.Errorf("marius-fig10: %w", err)
+				return experiments.Result{}, fmt.Errorf("marius-fig10: %w", err)
 			}
 			reps[off.String()] = orep
 			offEpoch = mariusF(orep.EpochSeconds, 0)
@@ -109,12 +110,12 @@ func MariusFig10() (Result, error) {
 			mariusF(rep.EpochSeconds/inmem, 2), offEpoch, slow, paper, vs,
 		})
 	}
-	var charts []Chart
+	var charts []experiments.Chart
 	for _, d := range MariusFig9Dims {
-		ch := Chart{
+		ch := experiments.Chart{
 			File: fmt.Sprintf("marius-fig10-d%d", d), Title: fmt.Sprintf("Epoch time, Freebase86m d=%d, p=32, c=8", d),
 			YLabel: "seconds", Bars: true,
-			Series: []Series{{Name: "epoch"}, {Name: "stall"}},
+			Series: []experiments.Series{{Name: "epoch"}, {Name: "stall"}},
 		}
 		if d == 50 {
 			ch.Categories = append(ch.Categories, "in memory")
