@@ -482,11 +482,12 @@ func validateHyper(vc ValidateConfig) realrun.Hyper {
 	return realrun.Hyper{Training: workload.Training{Model: vc.Model, Dim: vc.Dim, Batch: vc.Batch, Negatives: vc.Negatives}, DegreeFrac: 0.5, LR: 0.1, Workers: 2}
 }
 
-// runInterleaved runs every Plan ValidateRepeats times, interleaved —
-// repeat 1 of every ordering, then repeat 2, … — each run from freshly
-// initialised partitions with the same seed, and checks its bytes. With
-// round set, the disk is measured before every round and that round's
-// runs are predicted with it (the measurements are returned).
+// runInterleaved runs every Plan ValidateRepeats times, interleaved
+// (validate.Interleaved: repeat 1 of every ordering, then repeat 2, …),
+// each run from freshly initialised partitions with the same seed, and
+// checks its bytes. With round set, the disk is measured before every
+// round and that round's runs are predicted with it (the measurements
+// are returned).
 func runInterleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devices.Profile, opt validate.CompareOptions, label string,
 	round func() (calibrate.Calibration, error)) ([]orderingRuns, []calibrate.Calibration, error) {
 	runs := make([]orderingRuns, len(plans))
@@ -494,37 +495,39 @@ func runInterleaved(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, p
 		runs[i].name = pl.Ordering
 	}
 	var rounds []calibrate.Calibration
-	for rep := 0; rep < ValidateRepeats; rep++ {
-		rp := prof
-		if round != nil {
+	var measure func(rep int) (devices.Profile, error)
+	if round != nil {
+		measure = func(rep int) (devices.Profile, error) {
 			cal, err := round()
 			if err != nil {
-				return nil, nil, fmt.Errorf("validate %s: disk before round %d: %w", label, rep+1, err)
+				return prof, fmt.Errorf("disk before round %d: %w", rep+1, err)
 			}
 			rounds = append(rounds, cal)
+			rp := prof
 			rp.Disk, rp.CPU.Checksum = cal.Disk(), devices.Bandwidth(cal.ChecksumBW)
+			return rp, nil
 		}
-		for i, pl := range plans {
-			cmp, ep, err := validate.RunAndCompare(st, pl, h, rp, opt)
-			if err != nil {
-				return nil, nil, fmt.Errorf("validate %s %s: %w", label, runs[i].name, err)
-			}
-			m, p := cmp.Measured, cmp.Predicted
-			if m.ReadBytes != p.ReadBytes || m.WriteBytes != p.WriteBytes {
-				return nil, nil, fmt.Errorf("validate: %s %s repeat %d: measured and predicted bytes differ", label, runs[i].name, rep+1)
-			}
-			var busy float64
-			for _, e := range ep.IO {
-				busy += e.End - e.Start
-			}
-			var between float64
-			for k := 1; k < len(ep.Buckets); k++ {
-				between += ep.Buckets[k].Start - ep.Buckets[k-1].End
-			}
-			runs[i].cmps = append(runs[i].cmps, cmp)
-			runs[i].busy = append(runs[i].busy, busy)
-			runs[i].between = append(runs[i].between, between)
+	}
+	err := validate.Interleaved(st, plans, h, prof, opt, ValidateRepeats, measure, func(rep, i int, cmp validate.Comparison, ep realrun.Epoch) error {
+		m, p := cmp.Measured, cmp.Predicted
+		if m.ReadBytes != p.ReadBytes || m.WriteBytes != p.WriteBytes {
+			return fmt.Errorf("%s repeat %d: measured and predicted bytes differ", runs[i].name, rep+1)
 		}
+		var busy float64
+		for _, e := range ep.IO {
+			busy += e.End - e.Start
+		}
+		var between float64
+		for k := 1; k < len(ep.Buckets); k++ {
+			between += ep.Buckets[k].Start - ep.Buckets[k-1].End
+		}
+		runs[i].cmps = append(runs[i].cmps, cmp)
+		runs[i].busy = append(runs[i].busy, busy)
+		runs[i].between = append(runs[i].between, between)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("validate %s: %w", label, err)
 	}
 	return runs, rounds, nil
 }
