@@ -263,16 +263,11 @@ func (b *Builder) finish(dim int, model string, initScale float32) error {
 	if err := os.WriteFile(filepath.Join(b.tmp, "degrees.bin"), deg, 0o644); err != nil {
 		return err
 	}
-	// The simulator's histogram (sim.Histogram): the buckets and the
-	// graph's own sizes, so that simulate --edges describes this graph.
-	hist, err := json.Marshal(struct {
-		P         int       `json:"p"`
-		Edges     [][]int64 `json:"edges"`
-		Nodes     int64     `json:"nodes"`
-		Relations int       `json:"relations"`
-		Source    string    `json:"source"`
-		Resident  int64     `json:"resident_nodes,omitempty"`
-	}{b.m.P, b.m.Buckets, b.m.Nodes, b.m.Relations, b.m.Source, b.m.Resident})
+	// The bucket histogram (workload.Histogram, the simulator's input):
+	// the buckets and the graph's own sizes, so that simulate --edges
+	// describes this graph.
+	hist, err := json.Marshal(workload.Histogram{P: b.m.P, Edges: b.m.Buckets, Nodes: b.m.Nodes, Relations: b.m.Relations,
+		Source: b.m.Source, ResidentNodes: b.m.Resident})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/workload"
 )
 
 func build(t *testing.T, dir string) *Store {
@@ -314,4 +316,24 @@ func TestWritePartitionOverwrite(t *testing.T) {
 	_, err = WritePartitionIn(dir, 0, fill(4))
 	require.NoError(t, err)
 	assert.EqualValues(t, 4, content(path), "a file of another size: replaced")
+}
+
+// The work directory's histogram.json is the bucket histogram in the one
+// format the simulator reads (workload.Histogram): it reads back with
+// the manifest's buckets and the graph's sizes.
+func TestHistogramFile(t *testing.T) {
+	s := build(t, filepath.Join(t.TempDir(), "work"))
+	f, err := os.Open(s.HistogramPath())
+	require.NoError(t, err)
+	defer f.Close()
+	h, err := workload.ReadHistogram(f)
+	require.NoError(t, err)
+	assert.Equal(t, workload.Histogram{P: s.M.P, Edges: s.M.Buckets, Nodes: s.M.Nodes, Relations: s.M.Relations, Source: s.M.Source}, h)
+	var total int64
+	for _, row := range h.Edges {
+		for _, n := range row {
+			total += n
+		}
+	}
+	assert.Equal(t, s.M.Train, total)
 }
