@@ -270,7 +270,7 @@ func (p *parser) run(r io.Reader) error {
 		if err == io.EOF {
 			return nil
 		}
-		if errors.Is(err, errLineTooLong) {
+		if errors.Is(err, ErrLineTooLong) {
 			return fmt.Errorf("%s:%d: line longer than 1 MiB", p.name, line)
 		} else if err != nil {
 			return fmt.Errorf("%s:%d: read: %w", p.name, line, err)
@@ -303,12 +303,20 @@ func (p *parser) run(r io.Reader) error {
 	}
 }
 
-var errLineTooLong = errors.New("line too long")
+// ErrLineTooLong is ReadLine's error for a line over its limit.
+var ErrLineTooLong = errors.New("line too long")
 
-// readLine returns the next line of br without its LF (valid until the
-// next call), io.EOF after the last; a line over MaxLineBytes+2 bytes is
-// errLineTooLong, read no further.
+// readLine is ReadLine with this package's limit, MaxLineBytes.
 func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	return ReadLine(br, long, MaxLineBytes)
+}
+
+// ReadLine returns the next line of br without its LF (valid until the
+// next call), io.EOF after the last; a line over max+2 bytes is
+// ErrLineTooLong, read no further. long is the caller's buffer for lines
+// longer than br's. The one line rule of the text readers (edge files
+// here, realrun/gnn/data's node-classification files).
+func ReadLine(br *bufio.Reader, long *[]byte, max int) ([]byte, error) {
 	b, err := br.ReadSlice('\n')
 	switch {
 	case err == nil:
@@ -322,8 +330,8 @@ func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
 	for {
 		b, err = br.ReadSlice('\n')
 		*long = append(*long, b...)
-		if len(*long) > MaxLineBytes+2 {
-			return nil, errLineTooLong
+		if len(*long) > max+2 {
+			return nil, ErrLineTooLong
 		}
 		switch err {
 		case nil:

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tierflow/tierflow/realrun/graph"
 )
 
 // MaxLineBytes is the longest line the text readers of this package
@@ -57,32 +59,11 @@ func (lr *lineReader) next() ([]byte, error) {
 }
 
 func (lr *lineReader) read() ([]byte, error) {
-	b, err := lr.br.ReadSlice('\n')
-	switch {
-	case err == nil:
-		return b[:len(b)-1], nil
-	case err == io.EOF && len(b) > 0:
-		return b, nil
-	case err != bufio.ErrBufferFull:
-		return nil, err
+	b, err := graph.ReadLine(lr.br, &lr.long, lr.max)
+	if errors.Is(err, graph.ErrLineTooLong) {
+		return nil, errLong
 	}
-	lr.long = append(lr.long[:0], b...)
-	for {
-		b, err = lr.br.ReadSlice('\n')
-		lr.long = append(lr.long, b...)
-		if len(lr.long) > lr.max+2 {
-			return nil, errLong
-		}
-		switch err {
-		case nil:
-			return lr.long[:len(lr.long)-1], nil
-		case io.EOF:
-			return lr.long, nil
-		case bufio.ErrBufferFull:
-		default:
-			return nil, err
-		}
-	}
+	return b, err
 }
 
 // errorf is an error "NAME:LINE: …" at the current line.
