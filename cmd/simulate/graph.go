@@ -3,15 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
-	"github.com/tierflow/tierflow/realrun/store"
-	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/sim"
-	"github.com/tierflow/tierflow/workload"
+	"github.com/tierflow/tierflow/validate"
 )
 
 // addGraphFlag registers --graph, which simulate and simulate sweep share.
@@ -26,7 +23,7 @@ func addGraphFlag(fs *flag.FlagSet, dir *string) {
 // without it, --p not given becomes the histogram's p when --edges names
 // one (sim.Request resolves P 0). It returns what the directory's
 // training was started with (nil without --graph), for fromGraph.
-func useGraph(q *sim.Request, dir string, set map[string]bool) (*workdir.Trained, error) {
+func useGraph(q *sim.Request, dir string, set map[string]bool) (*validate.Trained, error) {
 	if !set["p"] {
 		q.P = 0
 	}
@@ -41,7 +38,7 @@ func useGraph(q *sim.Request, dir string, set map[string]bool) (*workdir.Trained
 	if dir == "" {
 		return nil, cli.Usagef("--graph: give a realrun work directory")
 	}
-	g, tr, err := openWorkdir(dir)
+	g, tr, err := validate.WorkdirGraph(dir)
 	if err != nil {
 		return nil, cli.Usagef("--graph: %w", err)
 	}
@@ -59,7 +56,7 @@ func useGraph(q *sim.Request, dir string, set map[string]bool) (*workdir.Trained
 // sweep sweeps p, c and the orderings, and takes only the policy and
 // seed). It returns them as simulate's flags, for the reader:
 // ["--p 4", "--c 2", …].
-func fromGraph(q *sim.Request, tr workdir.Trained, set map[string]bool, plan bool) []string {
+func fromGraph(q *sim.Request, tr validate.Trained, set map[string]bool, plan bool) []string {
 	var took []string
 	take := func(flag, value string) { took = append(took, "--"+flag+" "+value) }
 	takeInt := func(flag string, v int, dst *int) {
@@ -106,8 +103,8 @@ func fromGraph(q *sim.Request, tr workdir.Trained, set map[string]bool, plan boo
 // graphNote is the line that tells the reader which settings came from
 // the work directory: took, and swept (a sweep's p and c added to the
 // swept ones).
-func graphNote(dir string, tr workdir.Trained, took, swept []string) string {
-	from := "its training record's, " + workdir.SettingsFile
+func graphNote(dir string, tr validate.Trained, took, swept []string) string {
+	from := "its training record's, " + validate.SettingsFile
 	if !tr.Recorded {
 		from = "its manifest's; the directory has no training record"
 	}
@@ -133,46 +130,8 @@ func addInts(xs []int, x int) []int {
 }
 
 // openGraph describes a realrun work directory as a graph for the
-// simulator (openWorkdir).
+// simulator (validate.WorkdirGraph).
 func openGraph(dir string) (*sim.Graph, error) {
-	g, _, err := openWorkdir(dir)
+	g, _, err := validate.WorkdirGraph(dir)
 	return g, err
-}
-
-// openWorkdir describes a realrun work directory as a graph for the
-// simulator — its sizes from the manifest, its buckets at any p counted
-// from the stored edges (store.BucketCounts) — and says what its
-// training was started with (workdir.ReadTrained).
-func openWorkdir(dir string) (*sim.Graph, workdir.Trained, error) {
-	st, err := store.Open(dir)
-	if err != nil {
-		return nil, workdir.Trained{}, err
-	}
-	tr, err := workdir.ReadTrained(st)
-	if err != nil {
-		return nil, workdir.Trained{}, err
-	}
-	m := st.M
-	g := &sim.Graph{Name: filepath.Clean(dir), Source: m.Source, Nodes: m.Nodes, Relations: m.Relations,
-		TrainEdges: m.Train, Dim: m.Dim, ResidentNodes: m.Resident}
-	for _, t := range m.Types {
-		if !t.Partitioned {
-			g.ResidentTypes = append(g.ResidentTypes, t.Name)
-		}
-	}
-	if model, err := workload.ParseModel(m.Model); err == nil {
-		g.Model = model
-	}
-	g.Count = func(ps []int) ([]sim.Histogram, error) {
-		counts, err := st.BucketCounts(ps)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]sim.Histogram, len(ps))
-		for k, p := range ps {
-			out[k] = sim.Histogram{P: p, Edges: counts[k], Nodes: m.Nodes, Relations: m.Relations, Source: m.Source, ResidentNodes: m.Resident}
-		}
-		return out, nil
-	}
-	return g, tr, nil
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/plots"
-	"github.com/tierflow/tierflow/realrun/workdir"
 	"github.com/tierflow/tierflow/sim"
 	"github.com/tierflow/tierflow/sim/sweep"
+	"github.com/tierflow/tierflow/validate"
 )
 
 // SweepOutput is what simulate sweep prints with --json.
@@ -364,7 +364,7 @@ func inMemoryNames() []string {
 // ones, where --p and --c are not given and the system takes a c, so that
 // the sweep ranks the Plan it was trained with; it returns what it added
 // as flags, for the reader.
-func sweepGraphPlan(system string, tr workdir.Trained, g *sweep.Grid, set map[string]bool) []string {
+func sweepGraphPlan(system string, tr validate.Trained, g *sweep.Grid, set map[string]bool) []string {
 	sys, err := sim.LookupSystem(system)
 	if err != nil || !sys.Partitioned {
 		return nil // sweep.Run says why
@@ -387,7 +387,7 @@ func sweepGraphPlan(system string, tr workdir.Trained, g *sweep.Grid, set map[st
 // ownPlanNote is the line that places the work directory's own Plan (its
 // p, c and ordering) among the swept configurations on the first device;
 // "" when the sweep did not simulate it.
-func ownPlanNote(out SweepOutput, tr workdir.Trained) string {
+func ownPlanNote(out SweepOutput, tr validate.Trained) string {
 	if len(out.Devices) == 0 || tr.Ordering == "" {
 		return ""
 	}
