@@ -9,9 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/cmd/simulate/internal/gnncmd"
 	"github.com/tierflow/tierflow/devices"
-	"github.com/tierflow/tierflow/realrun/gnn/split"
-	"github.com/tierflow/tierflow/validate/gnnsim"
 )
 
 // TestGNNGolden pins simulate gnn's CSV on a small generated graph:
@@ -31,7 +30,7 @@ func TestGNNTableAndJSON(t *testing.T) {
 	}
 	out, errOut, code = runCmd("gnn", "--dataset", "cora", "--micro-split", "range", "--micro-batch-memory", "20MB", "--json")
 	require.Equal(t, 0, code, errOut)
-	var got GNNOutput
+	var got gnncmd.Output
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	require.Len(t, got.Rows, 1)
 	r := got.Rows[0]
@@ -61,33 +60,4 @@ func TestGNNCalibrate(t *testing.T) {
 	_, errOut, code = runCmd("gnn", "--calibrate", path, "--device", "p3.2xlarge")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--calibrate and --device")
-}
-
-// TestRunMicro: a work directory's micro-batching becomes the
-// prediction's unless a flag says otherwise.
-func TestRunMicro(t *testing.T) {
-	for _, tc := range []struct {
-		settings map[string]string
-		set      map[string]bool
-		want     gnnsim.Settings
-		err      string
-	}{
-		{map[string]string{"micro-batches": "4", "micro-split": "range"}, nil, gnnsim.Settings{K: []int{4}, Method: split.Range}, ""},
-		{map[string]string{"micro-batch-memory": "2000000000"}, nil, gnnsim.Settings{Memory: 2e9}, ""},
-		{map[string]string{"micro-batches": "4", "micro-split": "range"}, map[string]bool{"micro-batches": true, "micro-split": true}, gnnsim.Settings{K: []int{2}, Method: split.REG}, ""},
-		{map[string]string{"micro-batches": "four"}, nil, gnnsim.Settings{}, `micro-batches "four"`},
-		{map[string]string{"micro-split": "best"}, nil, gnnsim.Settings{}, "micro-split"},
-	} {
-		s := gnnsim.Settings{}
-		if tc.set["micro-batches"] {
-			s = gnnsim.Settings{K: []int{2}, Method: split.REG}
-		}
-		err := runMicro(tc.settings, tc.set, &s)
-		if tc.err != "" {
-			assert.ErrorContains(t, err, tc.err)
-			continue
-		}
-		require.NoError(t, err)
-		assert.Equal(t, tc.want, s, "%v", tc.settings)
-	}
 }

@@ -39,7 +39,7 @@ func machinesMain(w io.Writer, format cli.Format, q sim.Request, pq sim.PBGReque
 	pq.Dataset, pq.Model, pq.Dim, pq.P, pq.Graph = q.Dataset, q.Model, q.Dim, q.P, q.Graph
 	out, err := pq.Predict()
 	if err != nil {
-		return usage(err)
+		return cli.AsUsage(err)
 	}
 	st := out.Steady()
 	switch format {
@@ -115,7 +115,7 @@ func sweepMachines(w io.Writer, format cli.Format, q sim.Request, ps, devs, mach
 	base := sim.PBGRequest{Device: device, Dataset: q.Dataset, Model: q.Model, Dim: q.Dim, Bandwidth: bandwidth, Epochs: epochs, Graph: q.Graph}
 	out, err := sweep.RunMachines(base, ms, pp)
 	if err != nil {
-		return usage(err)
+		return cli.AsUsage(err)
 	}
 	prof, err := devices.Resolve(device)
 	if err != nil {

@@ -9,7 +9,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,10 +17,10 @@ import (
 	"strings"
 
 	"github.com/tierflow/tierflow/cmd/internal/cli"
+	"github.com/tierflow/tierflow/cmd/simulate/internal/gnncmd"
 	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/atomicfile"
 	"github.com/tierflow/tierflow/internal/chrometrace"
-	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/sim"
@@ -55,7 +54,7 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 		return sweepMain(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "gnn" {
-		return gnnMain(args[1:], stdout, stderr)
+		return gnncmd.Main(args[1:], stdout, stderr)
 	}
 	var q sim.Request
 	var planPath, plotPath, tracePath string
@@ -128,7 +127,7 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 		if len(took) > 0 {
 			err = fmt.Errorf("%w (with --graph %s's %s)", err, graphDir, strings.Join(took, " "))
 		}
-		return usage(err)
+		return cli.AsUsage(err)
 	}
 	if trained != nil {
 		out.Notes = append([]string{graphNote(graphDir, *trained, took, nil)}, out.Notes...)
@@ -157,14 +156,6 @@ func simulate(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return print(stdout, format, out, *of.wide)
-}
-
-// usage turns a sim.InputError into a usage error (exit status 2).
-func usage(err error) error {
-	if ie := (*inputerr.Error)(nil); errors.As(err, &ie) {
-		return cli.Usagef("%w", err)
-	}
-	return err
 }
 
 // addScenarioFlags registers the flags simulate and simulate sweep share:

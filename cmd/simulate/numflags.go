@@ -11,21 +11,19 @@ import (
 // item): a value given on the command line or in a --config file that
 // breaks it is refused in one line (exit status 2). A flag left out keeps
 // its default, even where that is 0 ("the system's own"); where a 0 given
-// has a meaning the flag's help says which.
+// has a meaning the flag's help says which. simulate gnn's are its own
+// (gnncmd).
 var numberRules = map[string]cli.Rule{
 	"p": cli.Positive, "c": cli.Positive, "dim": cli.Positive, "batch": cli.Positive, "negatives": cli.Positive,
 	"staleness": cli.Positive, "write-buffers": cli.Positive, "machines": cli.Positive, "epochs": cli.Positive,
 	"top": cli.Positive, "memory-share": cli.Positive, "gpu-memory": cli.Positive, "bandwidth": cli.Positive,
 	"checkpoint-every": cli.Positive,
-	"scale":            cli.Positive, "layers": cli.Positive, "hidden": cli.Positive, "heads": cli.Positive, "epoch": cli.Positive,
-	"micro-batches": cli.Positive, "micro-batch-memory": cli.Positive,
-	"graph-seed":      cli.Any,
-	"chunk":           cli.NonNegative, // 0: as many as --negatives
-	"resident-nodes":  cli.NonNegative, // 0: no resident entity types
-	"skew":            cli.NonNegative, // 0: every partition alike
-	"trace-max-spans": cli.NonNegative, // 0: no cap
-	"seed":            cli.Any,
-	"ordering-seed":   cli.Any,
+	"chunk":            cli.NonNegative, // 0: as many as --negatives
+	"resident-nodes":   cli.NonNegative, // 0: no resident entity types
+	"skew":             cli.NonNegative, // 0: every partition alike
+	"trace-max-spans":  cli.NonNegative, // 0: no cap
+	"seed":             cli.Any,
+	"ordering-seed":    cli.Any,
 }
 
 // newFlagSet is the flag set of simulate or simulate sweep, with the

@@ -97,7 +97,7 @@ func sweepMain(args []string, stdout, stderr io.Writer) error {
 		if all := append(took, swept...); len(all) > 0 {
 			err = fmt.Errorf("%w (with --graph %s's %s)", err, graphDir, strings.Join(all, " "))
 		}
-		return usage(err)
+		return cli.AsUsage(err)
 	}
 	if trained != nil {
 		out.Notes = append([]string{graphNote(graphDir, *trained, took, swept)}, out.Notes...)

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
 )
 
 // ExitUsage is the exit status for bad input (flags, files, names).
@@ -32,6 +34,16 @@ func (e *UsageError) Unwrap() error { return e.Err }
 func Usagef(format string, args ...any) error {
 	err := fmt.Errorf(format, args...)
 	return &UsageError{Msg: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// AsUsage turns a library's bad-input error (an *inputerr.Error, wrapped
+// or not) into a UsageError (exit status 2); any other error is returned
+// as it is.
+func AsUsage(err error) error {
+	if ie := (*inputerr.Error)(nil); errors.As(err, &ie) {
+		return Usagef("%w", err)
+	}
+	return err
 }
 
 // Exit prints err as one line prefixed with the program name (the fields

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tierflow/tierflow/internal/inputerr"
 )
 
 func TestExit(t *testing.T) {
@@ -17,6 +20,16 @@ func TestExit(t *testing.T) {
 	assert.Equal(t, 2, Exit(&buf, "x", Usagef("bad %s", "flag")))
 	assert.Equal(t, 1, Exit(&buf, "x", errors.New("disk\nfull")))
 	assert.Equal(t, "x: bad flag\nx: disk full\n", buf.String())
+}
+
+func TestAsUsage(t *testing.T) {
+	var ue *UsageError
+	bad := fmt.Errorf("reading: %w", inputerr.Errorf("no such dataset"))
+	require.ErrorAs(t, AsUsage(bad), &ue)
+	assert.Equal(t, bad.Error(), ue.Error())
+	other := errors.New("disk full")
+	assert.Same(t, other, AsUsage(other))
+	assert.Nil(t, AsUsage(nil))
 }
 
 func TestParse(t *testing.T) {

@@ -1,4 +1,7 @@
-package main
+// Package gnncmd is simulate gnn: one epoch of GNN training predicted on a
+// device (validate/gnnsim), its flags, its output formats and its
+// calibration.
+package gnncmd
 
 import (
 	"errors"
@@ -19,8 +22,20 @@ import (
 	"github.com/tierflow/tierflow/validate/gnnsim"
 )
 
-// GNNOutput is what simulate gnn prints with --json.
-type GNNOutput = gnnsim.Prediction
+// name is the flag set's name: the command and its subcommand.
+const name = "simulate gnn"
+
+// Output is what simulate gnn prints with --json.
+type Output = gnnsim.Prediction
+
+// numberRules is the rule of every numeric flag of simulate gnn, by name
+// (cli.Rules; simulate's own are its numberRules).
+var numberRules = map[string]cli.Rule{
+	"scale": cli.Positive, "layers": cli.Positive, "hidden": cli.Positive, "heads": cli.Positive, "epoch": cli.Positive,
+	"batch": cli.Positive, "micro-batches": cli.Positive, "micro-batch-memory": cli.Positive,
+	"graph-seed": cli.Any,
+	"seed":       cli.Any,
+}
 
 // gnnPresetNames are the generated graphs simulate gnn takes.
 func gnnPresetNames() []string {
@@ -31,10 +46,11 @@ func gnnPresetNames() []string {
 	return names
 }
 
-// gnnMain runs `simulate gnn`: one epoch of GNN training predicted on a
-// device, at each micro-batch count asked for or at the count its memory
-// forces.
-func gnnMain(args []string, stdout, stderr io.Writer) error {
+// Main runs `simulate gnn` on args (those after "gnn"): one epoch of GNN
+// training predicted on a device, at each micro-batch count asked for or
+// at the count its memory forces. Its error is simulate's to print
+// (cli.Exit).
+func Main(args []string, stdout, stderr io.Writer) error {
 	var w gnnsim.Workload
 	var s gnnsim.Settings
 	var dataset, graphDir, fanouts, ks, mem, method, dev string
@@ -42,7 +58,8 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 	var graphSeed, seed int64
 	var fullBatch bool
 	var calPath string
-	fs := newFlagSet(prog + " gnn")
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	cli.Rules(fs, numberRules)
 	fs.StringVar(&dataset, "dataset", "ogbn-products", "generated graph: "+strings.Join(gnnPresetNames(), ", ")+" (Betty's Table 4 shapes; realrun/gnn/data.Generate)")
 	fs.Float64Var(&scale, "scale", 0, "the generated graph's share of the real one's nodes and edges, in (0, 1] (default: the preset's own: 1, 1, 0.03, 0.1, 0.02)")
 	fs.Int64Var(&graphSeed, "graph-seed", 1, "seed of the generated graph")
@@ -167,12 +184,12 @@ func gnnMain(args []string, stdout, stderr io.Writer) error {
 	}
 	if calPath != "" {
 		if prof, err = calibrateGNN(w, calPath, stderr); err != nil {
-			return usage(gnnFlagNames(err))
+			return cli.AsUsage(gnnFlagNames(err))
 		}
 	}
 	out, err := gnnsim.Predict(w, prof, s)
 	if err != nil {
-		return usage(gnnFlagNames(err))
+		return cli.AsUsage(gnnFlagNames(err))
 	}
 	return printGNN(stdout, format, out)
 }
@@ -190,7 +207,7 @@ func gnnFlagNames(err error) error {
 	return err
 }
 
-func printGNN(w io.Writer, format cli.Format, out GNNOutput) error {
+func printGNN(w io.Writer, format cli.Format, out Output) error {
 	switch format {
 	case cli.JSON:
 		return cli.PrintJSON(w, out)
