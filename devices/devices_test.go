@@ -590,3 +590,14 @@ func TestThrottleParsesAndHolds(t *testing.T) {
 	assert.Equal(t, [2]float64{100e6, 50e6}, rate)
 	assert.InDelta(t, 0.1, slice, 1e-12)
 }
+
+func TestBytesApprox(t *testing.T) {
+	for _, c := range []struct {
+		b    Bytes
+		want string
+	}{
+		{0, "0 B"}, {512, "512 B"}, {1500, "1.5 kB"}, {41_200_000, "41.2 MB"}, {2e9, "2.0 GB"}, {1_234_567_890_123, "1234.6 GB"},
+	} {
+		assert.Equal(t, c.want, c.b.Approx(), "%d bytes", int64(c.b))
+	}
+}

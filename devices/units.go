@@ -281,6 +281,20 @@ func (b Bytes) String() string {
 	return cmp.Or(s, strconv.FormatInt(int64(b), 10)+" B") // float64(b) is inexact beyond 2^53
 }
 
+// Approx writes b for a message, to one decimal in decimal units: "2.3 MB",
+// "1.5 GB", "512 B"; it does not parse back to b.
+func (b Bytes) Approx() string {
+	switch n := float64(b); {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", n/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", n/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", n/1e3)
+	}
+	return fmt.Sprintf("%d B", int64(b))
+}
+
 // String writes d in Go syntax with "us" for microseconds.
 func (d Duration) String() string {
 	return strings.ReplaceAll(time.Duration(d).String(), "µs", "us")

@@ -7,6 +7,7 @@ package experiments
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -22,6 +23,9 @@ type Result struct {
 	Charts []Chart    `json:"charts,omitempty"`
 	Notes  []string   `json:"notes,omitempty"`
 }
+
+// Column is the index of the column headed name, or -1 when r has none.
+func (r Result) Column(name string) int { return slices.Index(r.Header, name) }
 
 // Series is one named line of points.
 type Series struct {

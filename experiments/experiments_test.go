@@ -4,17 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func col(t *testing.T, r Result, name string) int {
 	t.Helper()
-	for i, h := range r.Header {
-		if h == name {
-			return i
-		}
-	}
-	t.Fatalf("no column %q in %v", name, r.Header)
-	return -1
+	i := r.Column(name)
+	require.NotEqual(t, -1, i, "no column %q in %v", name, r.Header)
+	return i
 }
 
 func TestRegistry(t *testing.T) {

@@ -13,13 +13,9 @@ import (
 
 func col(t *testing.T, r experiments.Result, name string) int {
 	t.Helper()
-	for i, h := range r.Header {
-		if h == name {
-			return i
-		}
-	}
-	t.Fatalf("no column %q in %v", name, r.Header)
-	return -1
+	i := r.Column(name)
+	require.NotEqual(t, -1, i, "no column %q in %v", name, r.Header)
+	return i
 }
 
 func TestFig7MatchesPaperFormulas(t *testing.T) {

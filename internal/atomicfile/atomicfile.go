@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/tierflow/tierflow/devices"
 )
 
 // Write writes a file through write into a temporary file in the same
@@ -77,20 +79,7 @@ func CheckWritable(path string) error {
 func Announce(w io.Writer, path string) {
 	size := "?"
 	if fi, err := os.Stat(path); err == nil {
-		size = humanBytes(fi.Size())
+		size = devices.Bytes(fi.Size()).Approx()
 	}
 	fmt.Fprintf(w, "wrote %s (%s)\n", path, size)
-}
-
-// humanBytes prints a size in decimal units (GB are 10^9 bytes).
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }

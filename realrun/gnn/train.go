@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/internal/inputerr"
 	"github.com/tierflow/tierflow/realrun/gnn/block"
 	"github.com/tierflow/tierflow/realrun/gnn/data"
@@ -319,7 +320,7 @@ func (t *trainer) split(b *block.Batch, e, i int) ([][]int32, int64, error) {
 		if errors.As(err, &be) {
 			return nil, 0, &FieldError{Field: "micro-batch-memory", Value: strconv.FormatInt(o.MicroBatchMemory, 10), Err: be,
 				Msg: fmt.Sprintf("too small: batch %d of epoch %d needs at least %s (%d bytes) in its largest micro-batch, however it is split (down to one output node each)",
-					i+1, e, sizeWords(be.Need), be.Need)}
+					i+1, e, devices.Bytes(be.Need).Approx(), be.Need)}
 		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("epoch %d, batch %d: micro-batches within %d bytes: %w", e, i+1, o.MicroBatchMemory, err)
@@ -504,19 +505,6 @@ func stopped(stop <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// sizeWords is n bytes in decimal units: "2.3 MB".
-func sizeWords(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // growFloats returns buf resized to n (not zeroed), reusing its array

@@ -120,7 +120,7 @@ func orList(list []string) string {
 func flagValue(s string) string {
 	for _, r := range s {
 		if !unicode.IsPrint(r) || len(s) > 64 {
-			return quoteShort(s)
+			return QuoteShort(s)
 		}
 	}
 	return s

@@ -91,7 +91,7 @@ func (ids *IDs) Frozen() bool { return ids.frozen }
 func (ids *IDs) WriteTSV(w io.Writer) error {
 	for id, s := range ids.names {
 		if strings.ContainsAny(s, "\t\r\n") {
-			return fmt.Errorf("graph: id %d: name %s contains a tab or line break", id, quoteShort(s))
+			return fmt.Errorf("graph: id %d: name %s contains a tab or line break", id, QuoteShort(s))
 		}
 	}
 	bw := bufio.NewWriter(w)
@@ -540,7 +540,7 @@ func (p *parser) record(fields [][]byte, line int) error {
 		case len(b) == 0:
 			return fmt.Errorf("%s:%d: %s (column %d) is empty", p.name, line, roleNames[k], c+1)
 		case p.info.Delimiter == DelimTab && bytes.IndexByte(b, '\r') >= 0, p.info.Delimiter == DelimComma && bytes.ContainsAny(b, "\t\r\n"):
-			return fmt.Errorf("%s:%d: %s id %s holds a tab or line break, which ids.tsv could not hold", p.name, line, roleNames[k], quoteShort(string(b)))
+			return fmt.Errorf("%s:%d: %s id %s holds a tab or line break, which ids.tsv could not hold", p.name, line, roleNames[k], QuoteShort(string(b)))
 		}
 		names[k] = b
 	}
@@ -611,13 +611,13 @@ func (p *parser) layout(fields [][]byte, line int) error {
 	case p.cols.names != nil:
 		if !header {
 			return fmt.Errorf("%s:%d: {Columns} %s names columns, but the first line, %s, is not a header naming them ({Header} yes if it is one)",
-				p.name, line, flagValue(p.f.Columns), quoteShort(p.join(strs)))
+				p.name, line, flagValue(p.f.Columns), QuoteShort(p.join(strs)))
 		}
 		var cols []int
 		for _, n := range p.cols.names {
 			switch i := headerIndex(strs, n); i {
 			case -1:
-				return fmt.Errorf("%s:%d: {Columns}: the header has no column %q (it has %s)", p.name, line, n, quoteShort(p.join(strs)))
+				return fmt.Errorf("%s:%d: {Columns}: the header has no column %q (it has %s)", p.name, line, n, QuoteShort(p.join(strs)))
 			case -2:
 				return fmt.Errorf("%s:%d: {Columns}: the header names %q twice", p.name, line, n)
 			default:
@@ -678,12 +678,12 @@ func (p *parser) join(fields []string) string {
 }
 
 func unknown(name string, line int, kind string, id []byte) error {
-	return fmt.Errorf("%s:%d: unknown %s id %s (not in the training edges; {Unseen} skip leaves such edges out)", name, line, kind, quoteShort(string(id)))
+	return fmt.Errorf("%s:%d: unknown %s id %s (not in the training edges; {Unseen} skip leaves such edges out)", name, line, kind, QuoteShort(string(id)))
 }
 
-// quoteShort quotes s, cut to at most 64 bytes (at a rune boundary) so that an
+// QuoteShort quotes s for an error message, cut to at most 64 bytes (at a rune boundary) so that an
 // error stays one readable line.
-func quoteShort(s string) string {
+func QuoteShort(s string) string {
 	const limit = 64
 	if len(s) <= limit {
 		return fmt.Sprintf("%q", s)

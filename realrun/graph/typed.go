@@ -96,7 +96,7 @@ func (t *Types) WriteTSV(w io.Writer) error {
 		typ := t.Schema.Types[k].Name
 		for _, s := range ids.names {
 			if strings.ContainsAny(s, "\t\r\n") {
-				return fmt.Errorf("graph: id %d: name %s contains a tab or line break", id, quoteShort(s))
+				return fmt.Errorf("graph: id %d: name %s contains a tab or line break", id, QuoteShort(s))
 			}
 			if _, err := fmt.Fprintf(bw, "%d\t%s\t%s\n", id, typ, s); err != nil {
 				return fmt.Errorf("graph: writing ids: %w", err)
@@ -152,7 +152,7 @@ func (p *parser) typedIDs(names [3][]byte, line int) (src, rel, dst int64, err e
 	if p.info.Rel >= 0 {
 		r, ok := p.types.rels[string(names[1])]
 		if !ok {
-			return 0, 0, 0, fmt.Errorf("%s:%d: relation %s is not in the schema (its relations: %s)", p.name, line, quoteShort(string(names[1])), p.types.relationList())
+			return 0, 0, 0, fmt.Errorf("%s:%d: relation %s is not in the schema (its relations: %s)", p.name, line, QuoteShort(string(names[1])), p.types.relationList())
 		}
 		rel = r
 	}

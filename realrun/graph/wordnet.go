@@ -53,23 +53,19 @@ var WordNetFiles = []string{"data.noun", "data.verb", "data.adj", "data.adv"}
 func ReadWordNet(dir string, rels map[string]string) ([]Triple, error) {
 	var out []Triple
 	seen := map[Triple]bool{}
-	for _, name := range WordNetFiles {
-		path := filepath.Join(dir, name)
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("wordnet: %w", err)
-		}
-		err = parseWordNet(f, path, func(t Triple) {
-			if r, ok := rels[t.Rel]; ok && !seen[Triple{t.Src, r, t.Dst}] {
+	err := WalkWordNet(dir, func(s Synset, _ string) error {
+		for _, p := range s.Pointers {
+			t := Triple{Src: s.Name, Dst: p.Target}
+			if r, ok := rels[p.Symbol]; ok && !seen[Triple{t.Src, r, t.Dst}] {
 				t.Rel = r
 				seen[t] = true
 				out = append(out, t)
 			}
-		})
-		f.Close()
-		if err != nil {
-			return nil, err
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("wordnet: no pointers found under %s", dir)
@@ -77,9 +73,45 @@ func ReadWordNet(dir string, rels map[string]string) ([]Triple, error) {
 	return out, nil
 }
 
-// parseWordNet calls emit for every pointer of every synset line in r
-// (license lines start with two spaces and are skipped).
-func parseWordNet(r io.Reader, name string, emit func(Triple)) error {
+// Synset is one line of a WordNet data file (wndb(5WN)).
+type Synset struct {
+	// Name is "POS.OFFSET"; adjective satellites share the adjectives' "a.".
+	Name string
+	// Lex is the number of the synset's lexicographer file (lexnames(5WN)).
+	Lex int
+	// Gloss is the text after " | ": definition and examples.
+	Gloss string
+	// Pointers are the synset's semantic and lexical pointers, in order.
+	Pointers []Pointer
+}
+
+// Pointer is one pointer of a synset: its symbol ("@" hypernym, "~"
+// hyponym, …) and the synset it points at, named as Synset.Name.
+type Pointer struct{ Symbol, Target string }
+
+// WalkWordNet calls each for every synset of the WordNet 3.0 database in
+// dir (WordNetFiles, in that order) with its position "FILE:LINE". A line
+// that is not a synset, or an error from each, stops the walk and is
+// returned with that position.
+func WalkWordNet(dir string, each func(s Synset, at string) error) error {
+	for _, name := range WordNetFiles {
+		path := filepath.Join(dir, name)
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("wordnet: %w", err)
+		}
+		err = scanWordNet(f, path, each)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanWordNet calls each for every synset line of r (the licence's lines
+// start with two spaces and are skipped).
+func scanWordNet(r io.Reader, name string, each func(s Synset, at string) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
@@ -89,39 +121,63 @@ func parseWordNet(r io.Reader, name string, emit func(Triple)) error {
 		if strings.HasPrefix(text, "  ") || strings.TrimSpace(text) == "" {
 			continue
 		}
-		if i := strings.Index(text, " | "); i >= 0 {
-			text = text[:i] // the gloss
+		at := fmt.Sprintf("%s:%d", name, line)
+		s, err := ParseSynset(text)
+		if err == nil {
+			err = each(s, at)
 		}
-		f := strings.Fields(text)
-		bad := func(what string) error { return fmt.Errorf("%s:%d: %s", name, line, what) }
-		if len(f) < 4 {
-			return bad("too few fields for a synset")
-		}
-		src := synsetID(f[2], f[0])
-		words, err := strconv.ParseInt(f[3], 16, 32)
 		if err != nil {
-			return bad("word count is not hexadecimal")
-		}
-		k := 4 + 2*int(words)
-		if k >= len(f) {
-			return bad("no pointer count")
-		}
-		ptrs, err := strconv.Atoi(f[k])
-		if err != nil || k+1+4*ptrs > len(f) {
-			return bad("pointer count does not match the pointers")
-		}
-		for p := 0; p < ptrs; p++ {
-			q := f[k+1+4*p:]
-			emit(Triple{Src: src, Rel: q[0], Dst: synsetID(q[2], q[1])})
+			return fmt.Errorf("%s: %w", at, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("wordnet: %s: %w", name, err)
 	}
 	return nil
 }
 
-func synsetID(pos, offset string) string {
+// ParseSynset parses a line of a WordNet data file (wndb(5WN)): offset
+// lex_filenum ss_type w_cnt (word lex_id)… p_cnt (symbol offset pos
+// source/target)… [frames] | gloss.
+func ParseSynset(text string) (Synset, error) {
+	var s Synset
+	if i := strings.Index(text, " | "); i >= 0 {
+		s.Gloss = text[i+3:]
+		text = text[:i]
+	}
+	f := strings.Fields(text)
+	if len(f) < 4 {
+		return s, fmt.Errorf("too few fields for a synset")
+	}
+	if _, err := strconv.ParseUint(f[0], 10, 32); err != nil {
+		return s, fmt.Errorf("offset %s is not a number", QuoteShort(f[0]))
+	}
+	lex, err := strconv.Atoi(f[1])
+	if err != nil || lex < 0 {
+		return s, fmt.Errorf("lexicographer file number %s is not a number", QuoteShort(f[1]))
+	}
+	s.Lex = lex
+	s.Name = synsetName(f[2], f[0])
+	words, err := strconv.ParseUint(f[3], 16, 16)
+	if err != nil {
+		return s, fmt.Errorf("word count %s is not hexadecimal", QuoteShort(f[3]))
+	}
+	k := 4 + 2*int(words)
+	if k >= len(f) {
+		return s, fmt.Errorf("no pointer count")
+	}
+	n, err := strconv.Atoi(f[k])
+	if err != nil || n < 0 || k+1+4*n > len(f) {
+		return s, fmt.Errorf("pointer count %s does not match the pointers", QuoteShort(f[k]))
+	}
+	for p := 0; p < n; p++ {
+		q := f[k+1+4*p:]
+		s.Pointers = append(s.Pointers, Pointer{Symbol: q[0], Target: synsetName(q[2], q[1])})
+	}
+	return s, nil
+}
+
+func synsetName(pos, offset string) string {
 	if pos == "s" {
 		pos = "a" // satellites live in data.adj with the adjectives
 	}

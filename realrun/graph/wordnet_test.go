@@ -41,7 +41,7 @@ func TestReadWordNet(t *testing.T) {
 	assert.ErrorContains(t, err, "data.noun")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.verb"), []byte("00000001 29 v 01 breathe 0 005 @ 1 v 0000\n"), 0o644))
 	_, err = ReadWordNet(dir, WN18Relations)
-	assert.ErrorContains(t, err, "data.verb:1: pointer count does not match")
+	assert.ErrorContains(t, err, `data.verb:1: pointer count "005" does not match`)
 }
 
 func TestSplitKG(t *testing.T) {
@@ -72,6 +72,6 @@ func FuzzParseWordNet(f *testing.F) {
 	f.Add(wnAdj)
 	f.Add("00000001 29 v 0z x")
 	f.Fuzz(func(t *testing.T, s string) {
-		_ = parseWordNet(strings.NewReader(s), "fuzz", func(Triple) {})
+		_ = scanWordNet(strings.NewReader(s), "fuzz", func(Synset, string) error { return nil })
 	})
 }

@@ -76,13 +76,4 @@ func (lr *lineReader) errorf(format string, a ...any) error {
 func trimName(s string) string { return strings.Trim(s, " \t\v\f\r") }
 
 // quote is s quoted for an error message, cut to 64 bytes.
-func quote(s string) string {
-	if len(s) > 64 {
-		cut := 64
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		return fmt.Sprintf("%q…", s[:cut])
-	}
-	return fmt.Sprintf("%q", s)
-}
+var quote = graph.QuoteShort

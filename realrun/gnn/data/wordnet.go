@@ -1,7 +1,6 @@
 package data
 
 import (
-	"bufio"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -61,54 +60,30 @@ func WordNet(dir string, seed uint64) (*Graph, error) {
 	index := map[string]int32{}
 	var lexOf []int
 	type ptr struct {
-		src  int32
-		dst  string
-		file string
-		line int
+		src int32
+		dst string
+		at  string
 	}
 	var ptrs []ptr
-	for _, name := range graph.WordNetFiles {
-		path := filepath.Join(dir, name)
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("wordnet: %w", err)
+	err = graph.WalkWordNet(dir, func(s graph.Synset, at string) error {
+		if s.Lex >= len(lex) || lex[s.Lex] == "" {
+			return fmt.Errorf("lexicographer file %d is not in the lexnames list", s.Lex)
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		line := 0
-		for sc.Scan() {
-			line++
-			text := sc.Text()
-			if strings.HasPrefix(text, "  ") || strings.TrimSpace(text) == "" {
-				continue // the licence
-			}
-			s, err := parseSynset(text)
-			if err != nil {
-				fh.Close()
-				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-			}
-			if s.lex >= len(lex) || lex[s.lex] == "" {
-				fh.Close()
-				return nil, fmt.Errorf("%s:%d: lexicographer file %d is not in the lexnames list", path, line, s.lex)
-			}
-			if _, dup := index[s.name]; dup {
-				fh.Close()
-				return nil, fmt.Errorf("%s:%d: synset %s twice", path, line, s.name)
-			}
-			v := int32(len(g.Names))
-			index[s.name] = v
-			g.Names = append(g.Names, s.name)
-			lexOf = append(lexOf, s.lex)
-			g.X = append(g.X, hashGloss(s.gloss, g.F)...)
-			for _, t := range s.targets {
-				ptrs = append(ptrs, ptr{v, t, path, line})
-			}
+		if _, dup := index[s.Name]; dup {
+			return fmt.Errorf("synset %s twice", s.Name)
 		}
-		err = sc.Err()
-		fh.Close()
-		if err != nil {
-			return nil, fmt.Errorf("wordnet: %s: %w", path, err)
+		v := int32(len(g.Names))
+		index[s.Name] = v
+		g.Names = append(g.Names, s.Name)
+		lexOf = append(lexOf, s.Lex)
+		g.X = append(g.X, hashGloss(s.Gloss, g.F)...)
+		for _, p := range s.Pointers {
+			ptrs = append(ptrs, ptr{v, p.Target, at})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(g.Names) == 0 {
 		return nil, fmt.Errorf("wordnet: no synsets under %s", dir)
@@ -117,7 +92,7 @@ func WordNet(dir string, seed uint64) (*Graph, error) {
 	for i, p := range ptrs {
 		d, ok := index[p.dst]
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: a pointer to synset %s, which no data file holds", p.file, p.line, p.dst)
+			return nil, fmt.Errorf("%s: a pointer to synset %s, which no data file holds", p.at, p.dst)
 		}
 		src[i], dst[i] = p.src, d
 	}
@@ -165,62 +140,6 @@ func readLexNames(dir string) ([]string, error) {
 		out[n] = f[1]
 	}
 	return out, nil
-}
-
-// synset is one line of a WordNet data file.
-type synset struct {
-	name    string
-	lex     int
-	gloss   string
-	targets []string // the synsets its pointers point at
-}
-
-// parseSynset parses a data file line (wndb(5WN)): offset lex_filenum
-// ss_type w_cnt (word lex_id)… p_cnt (symbol offset pos source/target)…
-// [frames] | gloss.
-func parseSynset(text string) (synset, error) {
-	var s synset
-	if i := strings.Index(text, " | "); i >= 0 {
-		s.gloss = text[i+3:]
-		text = text[:i]
-	}
-	f := strings.Fields(text)
-	if len(f) < 4 {
-		return s, fmt.Errorf("too few fields for a synset")
-	}
-	if _, err := strconv.ParseUint(f[0], 10, 32); err != nil {
-		return s, fmt.Errorf("offset %s is not a number", quote(f[0]))
-	}
-	lex, err := strconv.Atoi(f[1])
-	if err != nil || lex < 0 {
-		return s, fmt.Errorf("lexicographer file number %s is not a number", quote(f[1]))
-	}
-	s.lex = lex
-	s.name = synsetName(f[2], f[0])
-	words, err := strconv.ParseUint(f[3], 16, 16)
-	if err != nil {
-		return s, fmt.Errorf("word count %s is not hexadecimal", quote(f[3]))
-	}
-	k := 4 + 2*int(words)
-	if k >= len(f) {
-		return s, fmt.Errorf("no pointer count")
-	}
-	n, err := strconv.Atoi(f[k])
-	if err != nil || n < 0 || k+1+4*n > len(f) {
-		return s, fmt.Errorf("pointer count %s does not match the pointers", quote(f[k]))
-	}
-	for p := 0; p < n; p++ {
-		q := f[k+1+4*p:]
-		s.targets = append(s.targets, synsetName(q[2], q[1]))
-	}
-	return s, nil
-}
-
-func synsetName(pos, offset string) string {
-	if pos == "s" {
-		pos = "a" // satellites live in data.adj with their heads
-	}
-	return pos + "." + offset
 }
 
 // stopWords are left out of the glosses' bags of words.
