@@ -745,6 +745,36 @@ func (p Profile) ForOrdering(ordering, model string) (out Profile, scaled bool) 
 	return out, true
 }
 
+// Scaled is t with every rate r times as fast: edges, rows, FLOPs,
+// pairwise operations and each ordering's own edge rate (a new map).
+func (t TrainCost) Scaled(r float64) TrainCost {
+	t.Edges = EdgeRate(float64(t.Edges) * r)
+	t.RowBW = Bandwidth(float64(t.RowBW) * r)
+	t.FLOPS = FLOPRate(float64(t.FLOPS) * r)
+	t.Pairwise = FLOPRate(float64(t.Pairwise) * r)
+	if t.Orderings != nil {
+		was := t.Orderings
+		t.Orderings = make(map[string]EdgeRate, len(was))
+		for name, e := range was {
+			t.Orderings[name] = EdgeRate(float64(e) * r)
+		}
+	}
+	return t
+}
+
+// ScaleCompute is p with its engines' compute r times as fast: every CPU
+// training cost (TrainCost.Scaled), the CPU's batch feeding and the GPU's
+// FLOP rate. Disk, network, memory bandwidth and checksums keep their
+// rates; so does the spread (a range measured of the rate as given).
+func (p Profile) ScaleCompute(r float64) Profile {
+	for _, tc := range p.CPU.Train.Costs() {
+		*tc = tc.Scaled(r)
+	}
+	p.CPU.BatchEdges = EdgeRate(float64(p.CPU.BatchEdges) * r)
+	p.GPU.FLOPS = FLOPRate(float64(p.GPU.FLOPS) * r)
+	return p
+}
+
 // withoutOrderings is t with no cost's Orderings.
 func (t CPUTrain) withoutOrderings() CPUTrain {
 	for _, c := range t.Costs() {

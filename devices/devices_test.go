@@ -601,3 +601,22 @@ func TestBytesApprox(t *testing.T) {
 		assert.Equal(t, c.want, c.b.Approx(), "%d bytes", int64(c.b))
 	}
 }
+
+// TestScaleCompute: every compute rate, an ordering's own included, is
+// scaled; the disk is not; the profile scaled from is left as it was.
+func TestScaleCompute(t *testing.T) {
+	p := Profile{Disk: Disk{Read: 1e9, Write: 1e9}, CPU: CPU{BatchEdges: 4e6,
+		Train: CPUTrain{Dot: TrainCost{Edges: 1e6, Orderings: map[string]EdgeRate{"beta": 0.5e6}},
+			DistMult: TrainCost{Edges: 2e6, RowBW: 1e9, FLOPS: 1e11, Pairwise: 3e10}}},
+		GPU: GPU{FLOPS: 1e13}}
+	q := p.ScaleCompute(2)
+	assert.Equal(t, TrainCost{Edges: 2e6, Orderings: map[string]EdgeRate{"beta": 1e6}}, q.CPU.Train.Dot)
+	assert.Equal(t, TrainCost{Edges: 4e6, RowBW: 2e9, FLOPS: 2e11, Pairwise: 6e10}, q.CPU.Train.DistMult)
+	assert.Equal(t, EdgeRate(8e6), q.CPU.BatchEdges)
+	assert.Equal(t, FLOPRate(2e13), q.GPU.FLOPS)
+	assert.Equal(t, p.Disk, q.Disk)
+	assert.Equal(t, EdgeRate(0.5e6), p.CPU.Train.Dot.Orderings["beta"])
+	a, _ := p.ForOrdering("beta", "dot")
+	b, _ := q.ForOrdering("beta", "dot")
+	assert.Equal(t, 2*a.CPU.Train.Dot.Edges, b.CPU.Train.Dot.Edges, "an ordering's own rate scales with the rest")
+}

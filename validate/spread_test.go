@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/report"
 	"github.com/tierflow/tierflow/sim"
@@ -50,4 +51,35 @@ func TestPredictRange(t *testing.T) {
 	c.setRange(sim.EpochRange{})
 	assert.False(t, c.InRange)
 	assert.False(t, c.PredictedRange().Has())
+}
+
+// TestDecomposeEngineAsRan: the engine's rate as it ran reaches the
+// prediction whether or not the profile gives the ordering a rate of its
+// own (cpu.train.dot.orderings). Scaling the model's edge rate alone left
+// an ordering's own rate as it was, so that "with the engine as it ran"
+// repeated the prediction.
+func TestDecomposeEngineAsRan(t *testing.T) {
+	st, h, prof := placeholder(t)
+	prof.Disk.Read, prof.Disk.Write, prof.CPU.Checksum = 5e9, 5e9, 1e10 // compute-bound
+	plan, err := orderings.Build("beta", 4, 3, orderings.Belady, 0)
+	require.NoError(t, err)
+	for _, own := range []bool{false, true} {
+		p := prof
+		p.CPU.Train.Dot = devices.TrainCost{Edges: 1e6}
+		if own {
+			p.CPU.Train.Dot.Orderings = map[string]devices.EdgeRate{"beta": 0.5e6}
+		}
+		pred, err := predict(st, plan, h, Engine{}, true, p, false)
+		require.NoError(t, err)
+		measured := pred
+		measured.ComputeSeconds /= 2 // the engine ran twice as fast
+		d, err := Decompose(st, plan, h, true, p, measured, pred)
+		require.NoError(t, err)
+		assert.InDelta(t, 2, d.EngineRatio, 1e-9)
+		assert.Less(t, d.AsRanEngineSeconds, 0.75*pred.EpochSeconds, "own rate %v: the engine as it ran", own)
+		assert.Less(t, d.AsRanAllSeconds, 0.75*pred.EpochSeconds, "own rate %v: both as they ran", own)
+		if own {
+			assert.Equal(t, devices.EdgeRate(0.5e6), p.CPU.Train.Dot.Orderings["beta"], "the profile is left as it was")
+		}
+	}
 }

@@ -117,19 +117,14 @@ type Decomposition struct {
 	AsRanAllSeconds    float64 `json:"as_ran_all_epoch_seconds"`
 }
 
-// scaleCompute is prof with every rate the engine computes at — the CPU
-// engine's cpu.train edge rates and cpu.batch_edges, the GPU's FLOP rate
-// — r times as fast.
+// scaleCompute is prof with every rate the engine computes at r times as
+// fast (devices.Profile.ScaleCompute), or prof itself when r is not a
+// positive number.
 func scaleCompute(prof devices.Profile, r float64) devices.Profile {
 	if r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
 		return prof
 	}
-	for _, tc := range prof.CPU.Train.Costs() {
-		tc.Edges = devices.EdgeRate(float64(tc.Edges) * r)
-	}
-	prof.CPU.BatchEdges = devices.EdgeRate(float64(prof.CPU.BatchEdges) * r)
-	prof.GPU.FLOPS = devices.FLOPRate(float64(prof.GPU.FLOPS) * r)
-	return prof
+	return prof.ScaleCompute(r)
 }
 
 // transferRatios are the measured run's read and write rates over the
@@ -293,6 +288,15 @@ func predictConfig(st *store.Store, plan *orderings.Plan, h realrun.Hyper, eng E
 func residentFileBytes(sys sim.System, ds workload.Dataset, dim int) int64 {
 	n := sys.ResidentTableBytes(ds, dim)
 	return (n + store.Align - 1) / store.Align * store.Align
+}
+
+// Decompose is a measured run's Decomposition, made again from its
+// records: measured is the run's report, pred the prediction prof gave it
+// (prefetching as the run did, the CPU engine), so that a saved
+// comparison can be read with the engine's and the disk's rates as they
+// ran.
+func Decompose(st *store.Store, plan *orderings.Plan, h realrun.Hyper, prefetch bool, prof devices.Profile, measured, pred report.Report) (*Decomposition, error) {
+	return decompose(st, plan, h, CompareOptions{Prefetch: prefetch}, prof, prof, measured, pred)
 }
 
 // decompose predicts the run with the profile as given (given, held to the

@@ -78,11 +78,7 @@ func pbgPoint(dataset string, m, p, d int, moveRate, compute float64) (sim.PBGRe
 		return sim.PBGReport{}, err
 	}
 	if compute != 1 {
-		for _, tc := range []*devices.TrainCost{&prof.CPU.Train.Dot, &prof.CPU.Train.DistMult, &prof.CPU.Train.ComplEx} {
-			tc.Edges = devices.EdgeRate(float64(tc.Edges) * compute)
-			tc.RowBW = devices.Bandwidth(float64(tc.RowBW) * compute)
-			tc.FLOPS = devices.FLOPRate(float64(tc.FLOPS) * compute)
-		}
+		prof = prof.ScaleCompute(compute)
 	}
 	if moveRate > 0 {
 		prof.Disk.Read, prof.Disk.Write = devices.Bandwidth(moveRate), devices.Bandwidth(moveRate)

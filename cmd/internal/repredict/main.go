@@ -2,7 +2,10 @@
 // --json output again with other device profiles, so that a change to the
 // calibration can be read against runs already measured: for each run and
 // profile it prints the prediction, its error and, where the profile
-// carries a spread, the range and whether the measured epoch lies in it.
+// carries a spread, the range and whether the measured epoch lies in it;
+// then the run predicted again with the engine's rate as it ran (the
+// compute predicted over the compute measured), and with both the engine
+// and the disk as they ran (validate.Decompose).
 //
 //	go run ./cmd/internal/repredict -manifest WORKDIR/manifest.json \
 //	    -flags "--dataset freebase86m --scale 0.35 --dim 100 --p 16 --c 4 --negatives 100" \
@@ -63,7 +66,7 @@ func run(manifest, flags string, args []string) error {
 		return fmt.Errorf("%s: %w", args[0], err)
 	}
 	st := &store.Store{M: m}
-	fmt.Println("profile\tordering\tmeasured s\tpredicted s\terror %\trange s\tin range\tstall measured s\tstall predicted s")
+	fmt.Println("profile\tordering\tmeasured s\tpredicted s\terror %\trange s\tin range\tstall measured s\tstall predicted s\tengine ran ×\tengine as ran s\terror %\tboth as ran s\terror %")
 	for _, path := range args[1:] {
 		prof, err := devices.Load(path)
 		if err != nil {
@@ -83,7 +86,13 @@ func run(manifest, flags string, args []string) error {
 			if hi > 0 {
 				rng, in = fmt.Sprintf("%.1f–%.1f", lo, hi), fmt.Sprint(lo <= meas && meas <= hi)
 			}
-			fmt.Printf("%s\t%s\t%.1f\t%.1f\t%+.1f\t%s\t%s\t%.1f\t%.1f\n", path, c.Ordering, meas, pred.EpochSeconds, 100*(pred.EpochSeconds/meas-1), rng, in, c.Measured.StallSeconds, pred.StallSeconds)
+			d, err := validate.Decompose(st, plans[0], cfg.Hyper, true, prof, c.Measured, pred)
+			if err != nil {
+				return err
+			}
+			pct := func(x float64) float64 { return 100 * (x/meas - 1) }
+			fmt.Printf("%s\t%s\t%.1f\t%.1f\t%+.1f\t%s\t%s\t%.1f\t%.1f\t%.2f\t%.1f\t%+.1f\t%.1f\t%+.1f\n", path, c.Ordering, meas, pred.EpochSeconds, pct(pred.EpochSeconds), rng, in,
+				c.Measured.StallSeconds, pred.StallSeconds, d.EngineRatio, d.AsRanEngineSeconds, pct(d.AsRanEngineSeconds), d.AsRanAllSeconds, pct(d.AsRanAllSeconds))
 		}
 	}
 	return nil
