@@ -305,6 +305,16 @@ func (t *CPUTrain) Set(model string, c TrainCost) {
 	t.PairModel, t.Pair = model, c
 }
 
+// SpreadKey is the spread key of model's edge rate (SpreadKeys):
+// cpu.train.<model>.edges, or cpu.train.pair.edges for the PBG pair
+// PairModel.
+func (t CPUTrain) SpreadKey(model string) string {
+	if model == t.PairModel && model != "" {
+		return "cpu.train.pair.edges"
+	}
+	return "cpu.train." + model + ".edges"
+}
+
 // Costs are pointers to every cost t holds (each named model's and the
 // pair's), for a caller that changes them all alike.
 func (t *CPUTrain) Costs() []*TrainCost {
@@ -734,10 +744,7 @@ func (p Profile) ForOrdering(ordering, model string) (out Profile, scaled bool) 
 	ratio := float64(r) / float64(base.Edges)
 	f := out.CPU.Train.field(model)
 	f.Edges = EdgeRate(float64(f.Edges) * ratio)
-	key := "cpu.train." + model + ".edges"
-	if model == p.CPU.Train.PairModel && model != "" {
-		key = "cpu.train.pair.edges"
-	}
+	key := p.CPU.Train.SpreadKey(model)
 	if rg, ok := out.Spread.Of(key); ok {
 		out.Spread.ranges = maps.Clone(out.Spread.ranges)
 		out.Spread.ranges[key] = Range{rg.Low * ratio, rg.High * ratio}

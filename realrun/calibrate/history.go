@@ -61,12 +61,8 @@ func (h *History) Add(at time.Time, partBytes int64, p devices.Profile) {
 	engine := map[string]float64{}
 	for _, m := range p.CPU.Train.Measured() {
 		tc, _ := p.CPU.Train.For(m)
-		key := "cpu.train." + m + ".edges"
-		if m == p.CPU.Train.PairModel {
-			key = "cpu.train.pair.edges"
-		}
 		if tc.Edges > 0 {
-			engine[key] = float64(tc.Edges)
+			engine[p.CPU.Train.SpreadKey(m)] = float64(tc.Edges)
 		}
 	}
 	if len(engine) > 0 && p.CPU.TrainShape != nil {
