@@ -269,7 +269,7 @@ func runValidation(name, title string, configs []ValidateConfig, o validateOptio
 		head = append(head, fmt.Sprintf("Each configuration's range is the calibration's spread widened by the drift of the rates measured before its runs (calibrate.History: every earlier calibration, the disk measured around the earlier runs, the engine's rate as they trained; the first configuration has its calibration's own spread alone); the last configuration's drift was over %d measurements.", t.histEntries))
 	}
 	if t.probed > 0 {
-		head = append(head, fmt.Sprintf("The same calibration completed by probes (validate.Probe: the first %.0f%% of each ordering's buckets run by the engine before the repeats, the disk's rates scaled by the probes' median transfer rates over the predicted, each ordering's engine rate by its own probe's, the disk's spread widened to hold every probe): %d of %d epochs within %.0f%%, %d of %d in its range.",
+		head = append(head, fmt.Sprintf("The same calibration completed by probes (validate.Probe: the first %.0f%% of each ordering's buckets run by the engine before the repeats, the disk's rates scaled by the probes' median transfer rates over the predicted, every engine rate by the probes' median compute rate over the predicted, the disk's and the engine's spread widened to hold every probe): %d of %d epochs within %.0f%%, %d of %d in its range.",
 			100*validate.DefaultProbeFraction, t.withinProbed, t.probed, 100*o.tolerance, t.inRangeProbed, t.probed))
 	}
 	head = append(head,
@@ -721,8 +721,8 @@ func probeNote(label string, p validate.ProbeResult) string {
 	for i, r := range p.Runs {
 		parts[i] = fmt.Sprintf("%s %d of %d buckets in %.1f s (predicted %.1f s; reads %.2f×, writes %.2f×, engine %.2f×)", r.Ordering, r.Buckets, r.Of, r.Seconds, r.PredictedSeconds, r.ReadRatio, r.WriteRatio, r.EngineRatio)
 	}
-	return fmt.Sprintf("%s: probed in %.1f s — %s; the disk's reads scaled %.2f× and writes %.2f× (the probes' medians), each ordering's engine rate by its own probe's ratio.",
-		label, p.Seconds, strings.Join(parts, "; "), p.ReadRatio, p.WriteRatio)
+	return fmt.Sprintf("%s: probed in %.1f s — %s; scaled %s.",
+		label, p.Seconds, strings.Join(parts, "; "), p.Applied())
 }
 
 // addRunsToHistory records in hist what a configuration's runs measured

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"time"
@@ -39,9 +38,14 @@ type (
 // the CPU engine on st's work directory, without committing them (the work
 // directory keeps its checkpoint), predicts the same prefix on prof, and
 // returns prof with the disk's read and write rates scaled by the median
-// of the probes' transfer-rate ratios (run over predicted) and each
-// ordering's engine rate (cpu.train.<model>.orderings) by its own probe's
-// compute ratio (scaleOrderings). The spread of the disk's rates is widened to hold every
+// of the probes' transfer-rate ratios (run over predicted), and every
+// compute rate (each ordering's own, cpu.train.<model>.orderings,
+// included) by the median of their compute ratios. The median, not each
+// ordering's own probe: a calibration measures each ordering's rate on
+// its own bucket sequence already, and what a probe adds is how far the
+// machine has moved since; one ordering's probe of seconds says that
+// less surely than all of them together (ProbeResult.EngineRatio). The
+// spread of the disk's rates and of the engine's is widened to hold every
 // probe's rate, so that a prediction's range says how far the orderings'
 // probes disagreed. A profile whose disk a kernel limit holds is not for
 // probing: the limit, not the device, sets the rate.
@@ -71,7 +75,6 @@ func Probe(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devic
 	st.Keep = max(st.Keep, len(ckpts))
 	t0 := time.Now()
 	var readBytes, writeBytes int64
-	engine := map[string]float64{}
 	for _, pl := range plans {
 		pre := pl.Prefix(int(math.Ceil(frac * float64(len(pl.Buckets)))))
 		eng, err := realrun.NewEngine(realrun.EngineOptions{Hyper: h, Store: st, Degrees: deg, Seed: opt.Seed, C: pl.C})
@@ -91,7 +94,6 @@ func Probe(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devic
 		run.ReadRatio, run.WriteRatio = transferRatios(m, pred, prof.CPU.Checksum)
 		if m.ComputeSeconds > 0 && pred.ComputeSeconds > 0 {
 			run.EngineRatio = pred.ComputeSeconds / m.ComputeSeconds
-			engine[pl.Ordering] = run.EngineRatio
 		}
 		readBytes += m.ReadBytes
 		writeBytes += m.WriteBytes
@@ -100,10 +102,14 @@ func Probe(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devic
 	res.Seconds = time.Since(t0).Seconds()
 	reads := ratiosOf(res.Runs, func(r ProbeRun) float64 { return r.ReadRatio })
 	writes := ratiosOf(res.Runs, func(r ProbeRun) float64 { return r.WriteRatio })
+	engine := ratiosOf(res.Runs, func(r ProbeRun) float64 { return r.EngineRatio })
 	res.ReadRatio, res.WriteRatio = stats.Median(reads), stats.Median(writes)
+	if len(engine) > 0 {
+		res.EngineRatio = stats.Median(engine)
+	}
 	out := prof
 	out.Disk = scaleDisk(prof.Disk, res.ReadRatio, res.WriteRatio, readBytes, writeBytes)
-	out = scaleOrderings(out, h, engine)
+	out = scaleCompute(out, res.EngineRatio)
 	out = out.CarrySpread(prof)
 	widen := func(key string, base float64, ratios []float64) error {
 		if base <= 0 || len(ratios) == 0 {
@@ -121,39 +127,15 @@ func Probe(st *store.Store, plans []*orderings.Plan, h realrun.Hyper, prof devic
 	if err := widen("disk.write", float64(prof.Disk.Write), writes); err != nil {
 		return prof, res, fmt.Errorf("probe: %w", err)
 	}
+	if tc, ok := prof.CPU.Train.For(string(h.Model)); ok {
+		if err := widen(prof.CPU.Train.SpreadKey(string(h.Model)), float64(tc.Edges), engine); err != nil {
+			return prof, res, fmt.Errorf("probe: %w", err)
+		}
+	}
 	if err := out.Validate(); err != nil {
 		return prof, res, fmt.Errorf("probe: the profile as probed: %w", err)
 	}
 	return out, res, nil
-}
-
-// scaleOrderings is prof with the engine's rate on each ordering of
-// ratios (cpu.train.<model>.orderings, the model's own rate where the
-// ordering has none yet) that many times as fast. A cost that is not an
-// edge rate alone (a preset's row bandwidth and FLOP rate) has no rates
-// per ordering: every compute rate is scaled by the ratios' median.
-func scaleOrderings(prof devices.Profile, h realrun.Hyper, ratios map[string]float64) devices.Profile {
-	if len(ratios) == 0 {
-		return prof
-	}
-	tc, ok := prof.CPU.Train.For(string(h.Model))
-	if !ok || !tc.Folded() {
-		return scaleCompute(prof, stats.Median(slices.Collect(maps.Values(ratios))))
-	}
-	was := tc.Orderings
-	tc.Orderings = map[string]devices.EdgeRate{}
-	for name, r := range was {
-		tc.Orderings[name] = r
-	}
-	for name, ratio := range ratios {
-		r, ok := tc.Orderings[name]
-		if !ok || r <= 0 {
-			r = tc.Edges
-		}
-		tc.Orderings[name] = devices.EdgeRate(float64(r) * ratio)
-	}
-	prof.CPU.Train.Set(string(h.Model), tc)
-	return prof
 }
 
 // ratiosOf are the positive values of f over runs.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tierflow/tierflow/devices"
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/store"
@@ -15,7 +16,8 @@ import (
 // TestProbe: the probes run the first buckets of each Plan for real,
 // leave the work directory's checkpoint as it was, and give the profile
 // the disk and engine as they ran: a placeholder disk of 1 B/s comes back
-// at the rates the probes moved, its spread holding every probe's rate.
+// at the rates the probes moved, its spread holding every probe's rate,
+// and every compute rate at the probes' median.
 func TestProbe(t *testing.T) {
 	st, h, prof := placeholder(t)
 	prof.CPU.Checksum = 10e9 // a load's time less its checksum is its transfer
@@ -62,20 +64,27 @@ func TestProbe(t *testing.T) {
 	tc, ok := got.CPU.Train.For("dot")
 	require.True(t, ok)
 	engine := []float64{res.Runs[0].EngineRatio, res.Runs[1].EngineRatio}
-	assert.InDelta(t, 1e6*(engine[0]+engine[1])/2, float64(tc.Edges), 1, "a preset's cost, not folded: every compute rate at the probes' median")
+	assert.InDelta(t, (engine[0]+engine[1])/2, res.EngineRatio, 1e-9, "the probes' median")
+	assert.InDelta(t, 1e6*res.EngineRatio, float64(tc.Edges), 1, "a preset's cost: every compute rate at the probes' median")
+	er, ok := got.Spread.Of("cpu.train.dot.edges")
+	require.True(t, ok, "the engine's spread holds every probe")
+	assert.InDelta(t, 1e6*min(engine[0], engine[1]), er.Low, 1e-3)
+	assert.InDelta(t, 1e6*max(engine[0], engine[1]), er.High, 1e-3)
 
-	// An edge rate alone (a calibration's): each ordering at its own
-	// probe's rate.
+	// An edge rate alone with a rate for each ordering (a calibration's):
+	// each ordering's own rate is kept apart and scaled by the probes'
+	// median too, not by its own probe.
 	folded := prof
 	folded.CPU.Train.Dot.RowBW, folded.CPU.Train.Dot.FLOPS = 0, 0
+	folded.CPU.Train.Dot.Orderings = map[string]devices.EdgeRate{"beta": 2e6}
 	got, res, err = Probe(st, plans, h, folded, ProbeOptions{Fraction: 0.25, Seed: 1, Prefetch: true})
 	require.NoError(t, err)
 	tc, ok = got.CPU.Train.For("dot")
 	require.True(t, ok)
-	assert.Equal(t, 1e6, float64(tc.Edges), "the model's own rate is kept")
-	for _, r := range res.Runs {
-		assert.InDelta(t, 1e6*r.EngineRatio, float64(tc.Orderings[r.Ordering]), 1e-3*r.EngineRatio*1e6, "%s: the engine at its probe's rate", r.Ordering)
-	}
+	assert.InDelta(t, 1e6*res.EngineRatio, float64(tc.Edges), 1, "the model's rate at the probes' median")
+	assert.InDelta(t, 2e6*res.EngineRatio, float64(tc.Orderings["beta"]), 2, "beta's own rate, at the probes' median")
+	assert.NotContains(t, tc.Orderings, "hilbert", "an ordering without a rate of its own gets none from its probe")
+	assert.Equal(t, devices.EdgeRate(2e6), folded.CPU.Train.Dot.Orderings["beta"], "the profile given is not changed")
 	pred, err := Predict(st, plans[0], h, true, got)
 	require.NoError(t, err)
 	assert.Less(t, pred.EpochSeconds, 100.0, "the probed disk predicts an epoch of seconds, not ages")

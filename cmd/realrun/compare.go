@@ -266,7 +266,7 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 		for _, r := range p.Runs {
 			t.Rows = append(t.Rows, []string{"probe " + r.Ordering, fmt.Sprintf("first %d of %d buckets in %.1f s (predicted %.1f s): reads %.2f×, writes %.2f×, engine %.2f× the calibration's", r.Buckets, r.Of, r.Seconds, r.PredictedSeconds, r.ReadRatio, r.WriteRatio, r.EngineRatio)})
 		}
-		t.Rows = append(t.Rows, []string{"probes applied", fmt.Sprintf("disk reads %.2f×, writes %.2f× (the probes' medians), each ordering's engine rate by its own probe's; %.1f s of probes", p.ReadRatio, p.WriteRatio, p.Seconds)})
+		t.Rows = append(t.Rows, []string{"probes applied", fmt.Sprintf("%s; %.1f s of probes", p.Applied(), p.Seconds)})
 	}
 	if !cal.DriftSince.IsZero() {
 		t.Rows = append(t.Rows, []string{"drift in the history", driftNote(cal)})
