@@ -68,13 +68,66 @@ type computeBench struct {
 }
 
 // planWalk is where a plan bench is in its Plan: the next bucket k, the
-// next load li, the slot buffers and the partition each holds.
+// next load li, the slot buffers, the partition each holds (held, by
+// slot; -1 for none) and the buffer each held partition is in.
 type planWalk struct {
 	st    *store.Store
 	plan  *orderings.Plan
-	slots []*store.Buffer
+	slots *slotSet
+	held  []int
 	where map[int]*store.Buffer
 	k, li int
+	// ownSlots: the bench allocated slots and frees them when closed.
+	ownSlots bool
+}
+
+// slotSet are slot buffers that one plan bench or several in turn
+// (MeasureOrderings) load partitions into; owner is the walk whose
+// partitions they hold now.
+type slotSet struct {
+	bufs  []*store.Buffer
+	owner *planWalk
+}
+
+// newSlots allocates n slot buffers for st's partitions.
+func newSlots(st *store.Store, n int) (*slotSet, error) {
+	s := &slotSet{}
+	for range n {
+		buf, err := st.NewBuffer()
+		if err != nil {
+			s.free()
+			return nil, err
+		}
+		s.bufs = append(s.bufs, buf)
+	}
+	return s, nil
+}
+
+func (s *slotSet) free() {
+	for _, b := range s.bufs {
+		b.Free()
+	}
+	s.bufs = nil
+}
+
+// claim gives w the slots: when another walk had them, the partitions
+// w holds are read into their slots again and checksummed, as the loader
+// leaves a partition it reads (untimed: only the training is measured).
+func (w *planWalk) claim() error {
+	if w.slots.owner == w {
+		return nil
+	}
+	w.slots.owner = w
+	for slot, part := range w.held {
+		if part < 0 {
+			continue
+		}
+		if _, err := w.st.ReadPartition(part, w.slots.bufs[slot]); err != nil {
+			return fmt.Errorf("calibrate on %s's buckets: %w", w.plan.Ordering, err)
+		}
+		store.Checksum(w.slots.bufs[slot].Bytes())
+	}
+	return nil
 }
 
 type benchBucket struct {
@@ -243,8 +296,8 @@ func syntheticBench(h realrun.Hyper, rows int64) (*computeBench, error) {
 
 func (b *computeBench) close() {
 	if b.pb != nil {
-		for _, s := range b.pb.slots {
-			s.Free()
+		if b.pb.ownSlots {
+			b.pb.slots.free()
 		}
 		b.pb = nil
 	}
@@ -305,22 +358,25 @@ func (b *computeBench) round() (rate, sec float64, edges int64, err error) {
 // touches are in the caches as far as the buckets before it left them
 // there — as in the run, and unlike a bench that trains the same two
 // buckets over and over, whose rows stay cached.
-func planBench(st *store.Store, h realrun.Hyper, plan *orderings.Plan, seed int64) (*computeBench, error) {
+func planBench(st *store.Store, h realrun.Hyper, plan *orderings.Plan, seed int64, slots *slotSet) (*computeBench, error) {
 	deg, err := st.Degrees()
 	if err != nil {
 		return nil, fmt.Errorf("calibrate on %s's buckets: %w", plan.Ordering, err)
 	}
-	b := &computeBench{h: h, rng: rand.New(rand.NewPCG(uint64(seed), 0x91a4)), perRound: perRoundEdges(h),
-		pb: &planWalk{st: st, plan: plan, where: map[int]*store.Buffer{}}}
-	for range plan.C {
-		buf, err := st.NewBuffer()
-		if err != nil {
-			b.close()
+	w := &planWalk{st: st, plan: plan, slots: slots, where: map[int]*store.Buffer{}}
+	if w.slots == nil {
+		if w.slots, err = newSlots(st, plan.C); err != nil {
 			return nil, err
 		}
-		b.pb.slots = append(b.pb.slots, buf)
+		w.ownSlots = true
 	}
+	if len(w.slots.bufs) < plan.C {
+		return nil, fmt.Errorf("calibrate on %s's buckets: %d slot buffers for c = %d", plan.Ordering, len(w.slots.bufs), plan.C)
+	}
+	w.held = slices.Repeat([]int{-1}, plan.C)
+	b := &computeBench{h: h, rng: rand.New(rand.NewPCG(uint64(seed), 0x91a4)), perRound: perRoundEdges(h), pb: w}
 	if err := b.newEngine(st, h, deg, seed); err != nil {
+		b.close()
 		return nil, fmt.Errorf("calibrate on %s's buckets: %w", plan.Ordering, err)
 	}
 	b.on = fmt.Sprintf("%s's bucket sequence (p=%d, c=%d) on partitions of %d rows from %s", plan.Ordering, plan.P, plan.C, st.M.Rows, st.Dir)
@@ -332,15 +388,21 @@ func planBench(st *store.Store, h realrun.Hyper, plan *orderings.Plan, seed int6
 // round does, over the training time alone.
 func (b *computeBench) planRound() (rate, sec float64, edges int64, err error) {
 	w := b.pb
+	if err := w.claim(); err != nil {
+		return 0, 0, 0, err
+	}
 	var model float64
 	for edges < b.perRound {
 		if w.k == len(w.plan.Buckets) {
 			w.k, w.li = 0, 0
 			clear(w.where)
+			for i := range w.held {
+				w.held[i] = -1
+			}
 		}
 		for w.li < len(w.plan.Loads) && w.plan.Loads[w.li].NeededAt <= w.k {
 			l := w.plan.Loads[w.li]
-			buf := w.slots[l.Slot]
+			buf := w.slots.bufs[l.Slot]
 			if l.Evicts != orderings.None {
 				store.Checksum(buf.Bytes())
 				delete(w.where, l.Evicts)
@@ -349,6 +411,7 @@ func (b *computeBench) planRound() (rate, sec float64, edges int64, err error) {
 				return 0, 0, 0, fmt.Errorf("calibrate on %s's buckets: %w", w.plan.Ordering, err)
 			}
 			store.Checksum(buf.Bytes())
+			w.held[l.Slot] = l.Partition
 			w.where[l.Partition] = buf
 			w.li++
 		}
@@ -384,52 +447,70 @@ const OrderingRounds = 4
 // bucket sequence over st's work directory (planBench): the rate over
 // the timed rounds together (the realrun model's time for the stretch of
 // the Plan they trained over its training time), with the rounds'
-// spread, keyed by ordering. A store that is not a work directory
+// spread, keyed by ordering. The orderings take their rounds in turn —
+// one round of each, then the next — on one set of slot buffers (a
+// switch reads the partitions the next ordering's walk holds again,
+// untimed), so that the machine's drift over the calibration's minutes
+// falls on every ordering alike instead of on whichever was measured
+// when the machine was slow. A store that is not a work directory
 // holding its buckets gives none.
 func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan) (map[string]ComputeRate, error) {
 	out := map[string]ComputeRate{}
-	if st.Dir == "" || !store.IsWorkdir(st.Dir) || len(st.M.Buckets) != st.M.P {
+	if st.Dir == "" || !store.IsWorkdir(st.Dir) || len(st.M.Buckets) != st.M.P || len(plans) == 0 {
 		return out, nil
 	}
+	c := 0
 	for _, pl := range plans {
 		if pl.P != st.M.P {
 			return nil, fmt.Errorf("calibrate on %s's buckets: its Plan has p = %d, the work directory %d", pl.Ordering, pl.P, st.M.P)
 		}
-		r, err := measurePlan(st, h, pl)
-		if err != nil {
+		c = max(c, pl.C)
+	}
+	slots, err := newSlots(st, c)
+	if err != nil {
+		return nil, err
+	}
+	defer slots.free()
+	benches := make([]*computeBench, len(plans))
+	defer func() {
+		for _, b := range benches {
+			if b != nil {
+				b.close()
+			}
+		}
+	}()
+	for i, pl := range plans {
+		if benches[i], err = planBench(st, h, pl, st.M.Seed, slots); err != nil {
 			return nil, err
 		}
+	}
+	rates := make([]ComputeRate, len(plans))
+	model := make([]float64, len(plans))
+	for round := range OrderingRounds + 1 { // the first round warms up (and fills the buffer)
+		for i, b := range benches {
+			rate, sec, edges, err := b.round()
+			if err != nil {
+				return nil, err
+			}
+			if round == 0 {
+				continue
+			}
+			r := &rates[i]
+			r.Rates = append(r.Rates, rate)
+			r.Seconds += sec
+			r.TrainedEdges += edges
+			model[i] += rate * sec
+		}
+	}
+	for i, pl := range plans {
+		r := rates[i]
+		r.On = benches[i].on
+		r.Rounds = len(r.Rates)
+		r.Edges = model[i] / r.Seconds
+		r.Low, r.High = slices.Min(r.Rates), slices.Max(r.Rates)
 		out[pl.Ordering] = r
 	}
 	return out, nil
-}
-
-// measurePlan is one ordering's rate (MeasureOrderings).
-func measurePlan(st *store.Store, h realrun.Hyper, pl *orderings.Plan) (ComputeRate, error) {
-	b, err := planBench(st, h, pl, st.M.Seed)
-	if err != nil {
-		return ComputeRate{}, err
-	}
-	defer b.close()
-	r := ComputeRate{On: b.on}
-	if _, _, _, err := b.round(); err != nil {
-		return r, err
-	}
-	var model float64
-	for range OrderingRounds {
-		rate, sec, edges, err := b.round()
-		if err != nil {
-			return r, err
-		}
-		r.Rates = append(r.Rates, rate)
-		r.Seconds += sec
-		r.TrainedEdges += edges
-		model += rate * sec
-	}
-	r.Rounds = len(r.Rates)
-	r.Edges = model / r.Seconds
-	r.Low, r.High = slices.Min(r.Rates), slices.Max(r.Rates)
-	return r, nil
 }
 
 // unitBucketTime is the realrun model's time for a bucket of edges at

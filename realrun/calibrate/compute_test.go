@@ -157,3 +157,49 @@ func mustPlan(t *testing.T, name string, p, c int) *orderings.Plan {
 	require.NoError(t, err)
 	return pl
 }
+
+// Plan benches that share slot buffers take them in turn: a bench
+// resuming after another holds its own partitions again, byte for byte,
+// and goes on where its Plan was.
+func TestPlanBenchesShareSlots(t *testing.T) {
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.002, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
+	require.NoError(t, err)
+	h := smallHyper()
+	slots, err := newSlots(st, 2)
+	require.NoError(t, err)
+	defer slots.free()
+	a, err := planBench(st, h, mustPlan(t, "beta", 4, 2), 1, slots)
+	require.NoError(t, err)
+	defer a.close()
+	b, err := planBench(st, h, mustPlan(t, "hilbert", 4, 2), 1, slots)
+	require.NoError(t, err)
+	defer b.close()
+
+	_, _, _, err = a.round()
+	require.NoError(t, err)
+	k := a.pb.k
+	_, _, _, err = b.round()
+	require.NoError(t, err)
+	assert.Same(t, b.pb, slots.owner)
+	require.NoError(t, a.pb.claim())
+	assert.Same(t, a.pb, slots.owner)
+	assert.Equal(t, k, a.pb.k, "the walk goes on where it was")
+	want, err := st.NewBuffer()
+	require.NoError(t, err)
+	defer want.Free()
+	held := 0
+	for slot, part := range a.pb.held {
+		if part < 0 {
+			continue
+		}
+		held++
+		_, err := st.ReadPartition(part, want)
+		require.NoError(t, err)
+		assert.Equal(t, want.Bytes(), slots.bufs[slot].Bytes(), "slot %d holds partition %d again", slot, part)
+		assert.Same(t, slots.bufs[slot], a.pb.where[part])
+	}
+	assert.Positive(t, held)
+	_, _, _, err = a.round()
+	require.NoError(t, err)
+	assert.NotEqual(t, k, a.pb.k, "and trains on")
+}

@@ -112,7 +112,7 @@ func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*
 	}
 	cal.Profile.CPU.Train.Set(string(h.Model), tc)
 	first := plans[0]
-	b, err := planBench(st, h, first, st.M.Seed)
+	b, err := planBench(st, h, first, st.M.Seed, nil)
 	if err != nil {
 		return err
 	}
