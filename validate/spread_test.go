@@ -83,3 +83,31 @@ func TestDecomposeEngineAsRan(t *testing.T) {
 		}
 	}
 }
+
+// "Both as they ran" takes the engine's ratio against the compute
+// predicted with the disk as it ran: a run that went exactly as that
+// prediction (its disk twice as fast as the profile's, and so less of its
+// training slowed by transfers) is predicted with both as they ran at that
+// prediction's epoch, not with the engine slowed by the transfers the
+// profile's slower disk would have overlapped.
+func TestDecomposeBothAsRanAgainstTheDisk(t *testing.T) {
+	st, h, prof := placeholder(t)
+	prof.Disk.Read, prof.Disk.Write, prof.CPU.Checksum = 1e7, 1e7, 1e15
+	prof.CPU.Train.Dot = devices.TrainCost{Edges: 1e6}
+	prof.CPU.Interference.Compute = 1 // training twice as long while a transfer runs
+	plan, err := orderings.Build("beta", 4, 3, orderings.Belady, 0)
+	require.NoError(t, err)
+	pred, err := predict(st, plan, h, Engine{}, true, prof, false)
+	require.NoError(t, err)
+	fast := prof
+	fast.Disk.Read, fast.Disk.Write = 2e7, 2e7
+	ran, err := predict(st, plan, h, Engine{}, true, fast, false)
+	require.NoError(t, err)
+	require.Less(t, ran.ComputeSeconds, 0.99*pred.ComputeSeconds, "the slower disk overlaps more training")
+
+	d, err := Decompose(st, plan, h, true, prof, ran, pred)
+	require.NoError(t, err)
+	assert.InDelta(t, 2, d.ReadRatio, 0.01)
+	assert.InDelta(t, ran.EpochSeconds, d.AsRanSeconds, 0.01*ran.EpochSeconds, "the disk as it ran")
+	assert.InDelta(t, ran.EpochSeconds, d.AsRanAllSeconds, 0.01*ran.EpochSeconds, "both as they ran: the run itself")
+}

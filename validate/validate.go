@@ -111,7 +111,11 @@ type Decomposition struct {
 	// 1.3: the engine trained 1.3× as fast as the profile says).
 	// AsRanEngineSeconds is the run predicted with the engine's rates
 	// scaled by it (the disk as the Comparison's prediction had it), and
-	// AsRanAllSeconds with both the disk and the engine as they ran.
+	// AsRanAllSeconds with both the disk and the engine as they ran: the
+	// engine's rates scaled by the measured compute against the compute
+	// predicted with the disk as it ran (AsRanSeconds' prediction), whose
+	// transfers, and so the interference they add to training, are the
+	// run's, not the calibration's.
 	EngineRatio        float64 `json:"engine_rate_ratio"`
 	AsRanEngineSeconds float64 `json:"as_ran_engine_epoch_seconds"`
 	AsRanAllSeconds    float64 `json:"as_ran_all_epoch_seconds"`
@@ -329,7 +333,7 @@ func decompose(st *store.Store, plan *orderings.Plan, h realrun.Hyper, opt Compa
 		if err != nil {
 			return nil, err
 		}
-		all, err := predict(st, plan, h, opt.Engine, opt.Prefetch, scaleCompute(asRan, d.EngineRatio), false)
+		all, err := predict(st, plan, h, opt.Engine, opt.Prefetch, scaleCompute(asRan, ran.ComputeSeconds/measured.ComputeSeconds), false)
 		if err != nil {
 			return nil, err
 		}
