@@ -306,7 +306,7 @@ reproduce-distributed: build
 # reproduce-scale (WORK=DIR, about 60 GB free; default /tmp) calibrates and
 # trains two graphs larger than memory, BETA, Hilbert-symmetric and
 # tierflow's order each, predicted from the calibration taken before the
-# runs (scripts/reproduce-scale.sh): results/scale. About 45 minutes.
+# runs (scripts/reproduce-scale.sh): results/scale. About 90 minutes.
 .PHONY: reproduce-scale
 reproduce-scale: build $(BIN)/reproduce
 	./scripts/reproduce-scale.sh $(or $(WORK),/tmp)/tierflow-scale
