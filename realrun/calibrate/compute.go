@@ -68,14 +68,13 @@ type computeBench struct {
 }
 
 // planWalk is where a plan bench is in its Plan: the next bucket k, the
-// next load li, the slot buffers, the partition each holds (held, by
-// slot; -1 for none) and the buffer each held partition is in.
+// next load li, the slot buffers and the partition each holds (held, by
+// slot; -1 for none).
 type planWalk struct {
 	st    *store.Store
 	plan  *orderings.Plan
 	slots *slotSet
 	held  []int
-	where map[int]*store.Buffer
 	k, li int
 	// ownSlots: the bench allocated slots and frees them when closed.
 	ownSlots bool
@@ -108,6 +107,14 @@ func (s *slotSet) free() {
 		b.Free()
 	}
 	s.bufs = nil
+}
+
+// buffer is the slot buffer holding partition part, nil for none.
+func (w *planWalk) buffer(part int) *store.Buffer {
+	if i := slices.Index(w.held, part); i >= 0 {
+		return w.slots.bufs[i]
+	}
+	return nil
 }
 
 // claim gives w the slots: when another walk had them, the partitions
@@ -363,7 +370,7 @@ func planBench(st *store.Store, h realrun.Hyper, plan *orderings.Plan, seed int6
 	if err != nil {
 		return nil, fmt.Errorf("calibrate on %s's buckets: %w", plan.Ordering, err)
 	}
-	w := &planWalk{st: st, plan: plan, slots: slots, where: map[int]*store.Buffer{}}
+	w := &planWalk{st: st, plan: plan, slots: slots}
 	if w.slots == nil {
 		if w.slots, err = newSlots(st, plan.C); err != nil {
 			return nil, err
@@ -395,7 +402,6 @@ func (b *computeBench) planRound() (rate, sec float64, edges int64, err error) {
 	for edges < b.perRound {
 		if w.k == len(w.plan.Buckets) {
 			w.k, w.li = 0, 0
-			clear(w.where)
 			for i := range w.held {
 				w.held[i] = -1
 			}
@@ -405,14 +411,12 @@ func (b *computeBench) planRound() (rate, sec float64, edges int64, err error) {
 			buf := w.slots.bufs[l.Slot]
 			if l.Evicts != orderings.None {
 				store.Checksum(buf.Bytes())
-				delete(w.where, l.Evicts)
 			}
 			if _, err := w.st.ReadPartition(l.Partition, buf); err != nil {
 				return 0, 0, 0, fmt.Errorf("calibrate on %s's buckets: %w", w.plan.Ordering, err)
 			}
 			store.Checksum(buf.Bytes())
 			w.held[l.Slot] = l.Partition
-			w.where[l.Partition] = buf
 			w.li++
 		}
 		bk := w.plan.Buckets[w.k]
@@ -424,7 +428,7 @@ func (b *computeBench) planRound() (rate, sec float64, edges int64, err error) {
 		if len(es) == 0 {
 			continue
 		}
-		src, dst := w.where[bk.Src], w.where[bk.Dst]
+		src, dst := w.buffer(bk.Src), w.buffer(bk.Dst)
 		if src == nil || dst == nil {
 			return 0, 0, 0, fmt.Errorf("calibrate on %s's buckets: bucket (%d,%d) has a partition its Plan did not load", w.plan.Ordering, bk.Src, bk.Dst)
 		}

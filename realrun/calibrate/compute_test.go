@@ -196,7 +196,7 @@ func TestPlanBenchesShareSlots(t *testing.T) {
 		_, err := st.ReadPartition(part, want)
 		require.NoError(t, err)
 		assert.Equal(t, want.Bytes(), slots.bufs[slot].Bytes(), "slot %d holds partition %d again", slot, part)
-		assert.Same(t, slots.bufs[slot], a.pb.where[part])
+		assert.Same(t, slots.bufs[slot], a.pb.buffer(part))
 	}
 	assert.Positive(t, held)
 	_, _, _, err = a.round()
