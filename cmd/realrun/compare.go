@@ -229,6 +229,9 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 	if cal.Files > 0 {
 		t.Rows = append(t.Rows, []string{"disk measured with", fmt.Sprintf("%d files of %.1f MB each way, 3 passes of each kind alone and as two streams (median), then the pairs; %.1f s in all", cal.Files, float64(cal.FileBytes)/1e6, cal.Took.Disk)})
 	}
+	if cal.Written != "" {
+		t.Rows = append(t.Rows, []string{"disk writes wrote", cal.Written})
+	}
 	if g := cal.GPU; g != nil {
 		t.Rows = append(t.Rows, []string{"GPU " + g.Name, fmt.Sprintf("H2D %.1f GB/s, D2H %.1f GB/s, %.2fM edges/s at %s", g.H2D/1e9, g.D2H/1e9, g.EdgesPerSecond/1e6, g.Shape)})
 	}

@@ -83,6 +83,9 @@ type Calibration struct {
 	// pass moves Files files of FileBytes in each direction.
 	FileBytes int64 `json:"file_bytes"`
 	Files     int   `json:"files"`
+	// Written is what the writes wrote (Written): a device that
+	// compresses moves a partition's floats faster than random bytes.
+	Written string `json:"written,omitempty"`
 	// Took is how long each part of the calibration ran.
 	Took Took `json:"took_seconds"`
 	// Probe, when the calibration was completed by probes of the run's
@@ -148,7 +151,7 @@ func Calibrate(opt CalibrateOptions) (Calibration, error) {
 		opt.Files = 4
 	}
 	t0 := time.Now()
-	cal.FileBytes, cal.Files = opt.FileBytes, opt.Files
+	cal.FileBytes, cal.Files, cal.Written = opt.FileBytes, opt.Files, Written
 	if err := calibrateDisk(&cal, opt); err != nil {
 		return cal, err
 	}
@@ -338,9 +341,10 @@ func newDiskBench(dir string, opt CalibrateOptions) (*diskBench, error) {
 		b.buf.Free()
 		return nil, err
 	}
-	for i := range b.buf.Bytes() {
-		b.buf.Bytes()[i] = byte(b.rng.Uint32())
-	}
+	// What is written is a partition's kind of bytes, different in the
+	// two buffers (fillPartitionLike).
+	fillPartitionLike(b.buf, 1)
+	fillPartitionLike(b.other, 2)
 	// Create the files once so the timed writes overwrite, as partition
 	// write-backs do.
 	for i := 0; i < 2*b.n; i++ {

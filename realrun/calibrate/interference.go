@@ -84,6 +84,7 @@ func newIOStream(dir string, fileBytes int64, n int) (*ioStream, error) {
 		s.close()
 		return nil, err
 	}
+	fillPartitionLike(s.wbuf, 3) // a partition's kind of bytes, as the writer's
 	for i := 0; i < 2*n; i++ {
 		if _, err := s.st.WritePartition(i, s.wbuf); err != nil {
 			s.close()
