@@ -83,8 +83,8 @@ type Calibration struct {
 	// pass moves Files files of FileBytes in each direction.
 	FileBytes int64 `json:"file_bytes"`
 	Files     int   `json:"files"`
-	// Written is what the writes wrote (Written): a device that
-	// compresses moves a partition's floats faster than random bytes.
+	// Written is what the writes wrote (Written): this machine's disk
+	// writes a partition's floats faster than random bytes.
 	Written string `json:"written,omitempty"`
 	// Took is how long each part of the calibration ran.
 	Took Took `json:"took_seconds"`
@@ -314,7 +314,8 @@ func measureDisk(cal *Calibration, opt CalibrateOptions) error {
 }
 
 // diskBench is a scratch store of 2·n partition-sized files on the disk
-// under test and two buffers, one of them filled with random bytes.
+// under test and two buffers holding a partition's kind of bytes
+// (fillPartitionLike): reads land in buf, writes come from other.
 type diskBench struct {
 	st         *store.Store
 	buf, other *store.Buffer
