@@ -315,7 +315,8 @@ func measureDisk(cal *Calibration, opt CalibrateOptions) error {
 
 // diskBench is a scratch store of 2·n partition-sized files on the disk
 // under test and two buffers holding a partition's kind of bytes
-// (fillPartitionLike): reads land in buf, writes come from other.
+// (fillPartitionLike): reads land in buf, the writes alone come from it
+// too, and the writes beside reads come from other.
 type diskBench struct {
 	st         *store.Store
 	buf, other *store.Buffer
