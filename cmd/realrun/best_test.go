@@ -58,10 +58,12 @@ func argmax(h []store.Validated) int {
 	return best
 }
 
-// wantStop is the epoch after which a run with this history stops
-// early with patience n, counting from epoch from on (a run resumed
-// after from-1 epochs trained without early stopping; 0: it does not).
-func wantStop(h []store.Validated, n, from int) int {
+// wantStop is the epoch after which a run of last epochs with this
+// history stops early with patience n, counting from epoch from on (a
+// run resumed after from-1 epochs trained without early stopping; 0: it
+// does not). Patience running out at the last epoch is no early stop:
+// the run ends there anyway.
+func wantStop(h []store.Validated, n, from, last int) int {
 	best, v, since := 0, 0.0, 0
 	for _, x := range h {
 		if best == 0 || x.Value > v {
@@ -69,7 +71,7 @@ func wantStop(h []store.Validated, n, from int) int {
 		} else {
 			since++
 		}
-		if x.Epoch >= from && since >= n {
+		if x.Epoch >= from && x.Epoch < last && since >= n {
 			return x.Epoch
 		}
 	}
@@ -153,7 +155,7 @@ func TestEarlyStop(t *testing.T) {
 	ref := trainJSON(t, bestArgs(filepath.Join(t.TempDir(), "ref"), "--epochs", "8", "--keep", "best")...)
 	for _, n := range []int{1, 2, 3} {
 		t.Run("patience "+strconv.Itoa(n), func(t *testing.T) {
-			stop := wantStop(ref.Best.History, n, 1)
+			stop := wantStop(ref.Best.History, n, 1, 8)
 			require.NotZero(t, stop, "the fixture stops early with patience %d: %+v", n, ref.Best.History)
 			dir := filepath.Join(t.TempDir(), "work")
 			o := trainJSON(t, bestArgs(dir, "--epochs", "8", "--early-stop", strconv.Itoa(n))...)
@@ -283,7 +285,7 @@ func TestKeepBestTrainers(t *testing.T) {
 		assert.Equal(t, i+1, v.Epoch)
 	}
 	assert.Equal(t, argmax(rec.History), rec.Epoch)
-	assert.Equal(t, wantStop(rec.History, 3, 3), rec.StoppedAt, "counting on from epoch 3's record")
+	assert.Equal(t, wantStop(rec.History, 3, 3, 6), rec.StoppedAt, "counting on from epoch 3's record")
 	if rec.StoppedAt > 0 {
 		assert.Len(t, rec.History, rec.StoppedAt)
 		assert.Contains(t, out, "stopped early after epoch "+strconv.Itoa(rec.StoppedAt))
