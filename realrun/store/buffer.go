@@ -13,16 +13,17 @@ import (
 // Buffer is page-aligned memory for one partition, as O_DIRECT needs.
 type Buffer struct {
 	b        []byte
+	mapping  []byte // what alignedBuffer mapped to hold b (freed by Free)
 	borrowed bool
 }
 
 // NewBuffer allocates an aligned buffer of the store's partition size.
 func (s *Store) NewBuffer() (*Buffer, error) {
-	b, err := alignedBuffer(int(s.M.PartitionBytes))
+	b, m, err := alignedBuffer(int(s.M.PartitionBytes))
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d-byte partition buffer: %w", s.M.PartitionBytes, err)
 	}
-	return &Buffer{b: b}, nil
+	return &Buffer{b: b, mapping: m}, nil
 }
 
 // BufferOf wraps float32s already in memory as a Buffer (for in-memory
@@ -40,8 +41,8 @@ func (b *Buffer) Free() error {
 		b.b = nil
 		return nil
 	}
-	err := freeBuffer(b.b)
-	b.b = nil
+	err := freeBuffer(b.mapping)
+	b.b, b.mapping = nil, nil
 	return err
 }
 

@@ -8,13 +8,13 @@ import "os"
 // the Linux build uses O_DIRECT.
 const DirectIO = false
 
-func alignedBuffer(n int) ([]byte, error) {
+func alignedBuffer(n int) (buf, mapping []byte, err error) {
 	b := make([]byte, n+Align)
 	off := 0
 	if r := int(uintptrOf(b) % Align); r != 0 {
 		off = Align - r
 	}
-	return b[off : off+n : off+n], nil
+	return b[off : off+n : off+n], nil, nil
 }
 
 func freeBuffer([]byte) error { return nil }

@@ -263,11 +263,11 @@ func (s *Store) NewResidentBuffer() (*Buffer, error) {
 	if s.M.Resident == 0 {
 		return nil, fmt.Errorf("work directory %s has no resident entity types", s.Dir)
 	}
-	b, err := alignedBuffer(int(s.M.ResidentBytes()))
+	b, m, err := alignedBuffer(int(s.M.ResidentBytes()))
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d-byte resident buffer: %w", s.M.ResidentBytes(), err)
 	}
-	return &Buffer{b: b}, nil
+	return &Buffer{b: b, mapping: m}, nil
 }
 
 // ReadResident reads the current checkpoint's resident table into buf
