@@ -27,6 +27,12 @@ type IOEvent struct {
 	End   float64 `json:"end"`
 	Bytes int64   `json:"bytes"`
 	Final bool    `json:"final,omitempty"` // an end-of-epoch flush
+	// CheckStart and CheckEnd are the checksum's own span for a load or
+	// a write: a load's check of what it read runs after the transfer,
+	// inside Start..End (CheckEnd = End); a write's checksum runs before
+	// it (CheckEnd = Start). Zero where none was taken.
+	CheckStart float64 `json:"check_start,omitempty"`
+	CheckEnd   float64 `json:"check_end,omitempty"`
 }
 
 // bufferManager carries out a Plan's buffer schedule with real I/O: the
@@ -164,8 +170,10 @@ func (m *bufferManager) free() {
 func (m *bufferManager) since() float64 { return time.Since(m.t0).Seconds() }
 
 // read reads partition p into buf from wherever its latest copy is and
-// checks it against the checksum recorded when that copy was written.
-func (m *bufferManager) read(p int, buf *store.Buffer) (int64, error) {
+// checks it against the checksum recorded when that copy was written; it
+// says when the bytes had arrived and the check began (since the epoch
+// began).
+func (m *bufferManager) read(p int, buf *store.Buffer) (n int64, arrived float64, err error) {
 	m.mu.Lock()
 	dir, want, ok := m.from, m.fromSums[p], true
 	if m.saved[p] {
@@ -175,9 +183,14 @@ func (m *bufferManager) read(p int, buf *store.Buffer) (int64, error) {
 	}
 	m.mu.Unlock()
 	if !ok {
-		return 0, fmt.Errorf("%s: no checksum recorded: %w", store.PartitionIn(dir, p), store.ErrCorrupt)
+		return 0, m.since(), fmt.Errorf("%s: no checksum recorded: %w", store.PartitionIn(dir, p), store.ErrCorrupt)
 	}
-	return store.ReadPartitionChecked(dir, p, buf, want)
+	n, err = store.ReadPartitionIn(dir, p, buf)
+	arrived = m.since()
+	if err != nil {
+		return n, arrived, err
+	}
+	return n, arrived, store.CheckSum(store.PartitionIn(dir, p), buf.Bytes(), want)
 }
 
 func (m *bufferManager) record(e IOEvent) {
@@ -230,10 +243,11 @@ func (m *bufferManager) step(event func() []executor.Action) {
 func (m *bufferManager) writer() {
 	defer m.wg.Done()
 	for job := range m.writes {
+		summing := m.since()
 		sum := store.Checksum(job.buf.Bytes())
 		start := m.since()
 		n, err := store.WritePartitionIn(m.to, job.part, job.buf)
-		m.record(IOEvent{Kind: "write", Partition: job.part, Slot: job.slot, Start: start, End: m.since(), Bytes: n, Final: job.final})
+		m.record(IOEvent{Kind: "write", Partition: job.part, Slot: job.slot, Start: start, End: m.since(), Bytes: n, Final: job.final, CheckStart: summing, CheckEnd: start})
 		if err != nil {
 			m.fail(err)
 		}
@@ -305,8 +319,8 @@ func (m *bufferManager) carry(a executor.Action) error {
 			buf = m.slots[a.Slot]
 		}
 		start := m.since()
-		n, err := m.read(a.Partition, buf)
-		m.record(IOEvent{Kind: "load", Partition: a.Partition, Slot: a.Slot, Start: start, End: m.since(), Bytes: n})
+		n, arrived, err := m.read(a.Partition, buf)
+		m.record(IOEvent{Kind: "load", Partition: a.Partition, Slot: a.Slot, Start: start, End: m.since(), Bytes: n, CheckStart: arrived, CheckEnd: m.since()})
 		if err == nil && m.slotEngine != nil {
 			err = m.slotEngine.Install(a.Slot, a.Partition, buf)
 		}
@@ -440,8 +454,8 @@ func (m *bufferManager) restore(pos *Position) error {
 			return fmt.Errorf("checkpoint slot %d holds partition %d of %d", s, p, m.plan.P)
 		}
 		start := m.since()
-		n, err := m.read(p, m.slots[s])
-		m.record(IOEvent{Kind: "restore", Partition: p, Slot: s, Start: start, End: m.since(), Bytes: n})
+		n, arrived, err := m.read(p, m.slots[s])
+		m.record(IOEvent{Kind: "restore", Partition: p, Slot: s, Start: start, End: m.since(), Bytes: n, CheckStart: arrived, CheckEnd: m.since()})
 		if err == nil && m.slotEngine != nil {
 			err = m.slotEngine.Install(s, p, m.slots[s])
 		}

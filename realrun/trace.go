@@ -18,9 +18,10 @@ const minWait = 50e-6
 // each bucket's training on the engine's compute track and the trainer's
 // waits before it, buffer occupancy and bytes in flight, an arrow from
 // every load to the bucket that first needed it, and — from a GPU engine
-// — the sampled GPU utilisation. A load's span includes the loader's
-// check of the partition's checksum (the simulator draws that as a span
-// of its own); a write's starts after the writer's checksum. It needs the
+// — the sampled GPU utilisation. The loader's check of a load's checksum
+// and the writer's checksum before a write are spans of their own on the
+// checksum tracks, as the simulator draws them (a load recorded without
+// its check's span keeps the check inside its disk span). It needs the
 // epoch's events (IO and Buckets, kept with --json or --trace) and its
 // Plan.
 func (ep Epoch) Trace(plan *orderings.Plan) report.Trace {
@@ -54,7 +55,12 @@ func (ep Epoch) Trace(plan *orderings.Plan) report.Trace {
 			if e.Kind == "restore" {
 				name = fmt.Sprintf("partition %d restored into slot %d", e.Partition, e.Slot)
 			}
-			tr.Spans = append(tr.Spans, report.Span{Track: report.DiskRead, Name: name, Start: e.Start, End: e.End, Args: args})
+			end := e.End
+			if e.CheckEnd > e.CheckStart && e.CheckStart > e.Start {
+				end = e.CheckStart
+				tr.Spans = append(tr.Spans, report.Span{Track: report.CheckLoad, Name: name, Start: e.CheckStart, End: e.CheckEnd, Args: args})
+			}
+			tr.Spans = append(tr.Spans, report.Span{Track: report.DiskRead, Name: name, Start: e.Start, End: end, Args: args})
 			fills := e.Kind == "restore"
 			if e.Kind == "load" {
 				loadSpan[j] = len(tr.Spans) - 1
@@ -76,6 +82,9 @@ func (ep Epoch) Trace(plan *orderings.Plan) report.Trace {
 				name = fmt.Sprintf("partition %d (final flush)", e.Partition)
 				occupied--
 				tr.Counters = append(tr.Counters, report.CounterPoint{Name: "buffer occupancy (partitions)", Time: e.Start, Value: float64(occupied)})
+			}
+			if e.CheckEnd > e.CheckStart {
+				tr.Spans = append(tr.Spans, report.Span{Track: report.CheckWrite, Name: name, Start: e.CheckStart, End: e.CheckEnd, Args: args})
 			}
 			tr.Spans = append(tr.Spans, report.Span{Track: report.DiskWrite, Name: name, Start: e.Start, End: e.End, Args: args})
 		}

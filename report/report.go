@@ -141,6 +141,11 @@ const (
 	// that holds the partitions.
 	DiskRead  = "disk read"
 	DiskWrite = "disk write"
+	// CheckLoad and CheckWrite are a checksumming engine's checks of the
+	// partitions it reads (after the transfer) and writes (before it):
+	// trace tracks of their own, beside the disk's.
+	CheckLoad  = "checksum (loader)"
+	CheckWrite = "checksum (writer)"
 	// PCIeH2D and PCIeD2H are the two directions of the host–GPU link.
 	PCIeH2D = "pcie h2d"
 	PCIeD2H = "pcie d2h"

@@ -237,8 +237,8 @@ func newEngine(cfg Config) *engine {
 	}
 	if cs := float64(prof.CPU.Checksum); cfg.System.Checksums && cs > 0 && e.read != nil {
 		rate := Sharing{ReadBW: cs, WriteBW: cs, FullDuplex: true}
-		e.crcLoad = NewLink(&e.k, "checksum (loader)", 0, rate)
-		e.crcWrite = NewLink(&e.k, "checksum (writer)", 0, rate)
+		e.crcLoad = NewLink(&e.k, report.CheckLoad, 0, rate)
+		e.crcWrite = NewLink(&e.k, report.CheckWrite, 0, rate)
 	}
 	if itf := prof.CPU.Interference; cfg.System.Batches == OnCPU && e.read != nil && (itf.Compute > 0 || itf.IO > 0) {
 		e.interfere(itf)

@@ -3,6 +3,8 @@ package sim
 // The transfers of engine: partitions read (and checksummed), written
 // back and moved over PCIe, each on its device's server.
 
+import "github.com/tierflow/tierflow/report"
+
 // readPartition reads n bytes of partitions and, when the system
 // checksums them, verifies them on the loader's thread before done; name
 // and args describe it in the trace, load is its load (or -1).
@@ -23,7 +25,7 @@ func (e *engine) readPartition(n float64, name string, args map[string]any, load
 		crc := e.k.Now()
 		e.crcLoad.Transfer(n, Read, func() {
 			if e.tr != nil {
-				e.tr.span("checksum (loader)", name, crc, e.k.Now(), args)
+				e.tr.span(report.CheckLoad, name, crc, e.k.Now(), args)
 			}
 			install()
 		})
@@ -82,7 +84,7 @@ func (e *engine) writeHost(n float64, name string, args map[string]any, done fun
 	crc := e.k.Now()
 	e.crcWrite.Transfer(n, Write, func() {
 		if e.tr != nil {
-			e.tr.span("checksum (writer)", name, crc, e.k.Now(), args)
+			e.tr.span(report.CheckWrite, name, crc, e.k.Now(), args)
 		}
 		write()
 	})

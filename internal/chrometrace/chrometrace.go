@@ -46,7 +46,7 @@ type File struct {
 
 // trackOrder puts the tracks in the order a pipeline reads, top to
 // bottom; others follow by name.
-var trackOrder = []string{report.DiskRead, "checksum (loader)", report.PCIeH2D, report.SSDGPU, report.DiskWrite, "checksum (writer)", report.PCIeD2H, report.CPU, report.GPU, report.Waiting}
+var trackOrder = []string{report.DiskRead, report.CheckLoad, report.PCIeH2D, report.SSDGPU, report.DiskWrite, report.CheckWrite, report.PCIeD2H, report.CPU, report.GPU, report.Waiting}
 
 const us = 1e6
 

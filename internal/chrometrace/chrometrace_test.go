@@ -89,7 +89,7 @@ func TestSimulatedTrace(t *testing.T) {
 			assert.Contains(t, e.Args, "bytes")
 		}
 	}
-	for _, tr := range []string{report.DiskRead, report.DiskWrite, "checksum (loader)", "checksum (writer)", report.CPU} {
+	for _, tr := range []string{report.DiskRead, report.DiskWrite, report.CheckLoad, report.CheckWrite, report.CPU} {
 		assert.True(t, threads[tr], "a track for %s", tr)
 	}
 	assert.Equal(t, plan.Counts.Loads, loads)
