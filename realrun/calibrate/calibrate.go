@@ -215,9 +215,10 @@ func (c Calibration) PairedNote() string {
 // (diskSharing).
 func (c Calibration) Disk() devices.Disk {
 	combined, share, shared := diskSharing(c)
-	// The paired rates are each transfer's bytes over its whole time in a
-	// pair, its part after the other had ended included: the model moves
-	// a pair as measured only if a transfer keeps that rate to its end.
+	// The paired rates are each transfer's rate from when the other
+	// joined it to its end, its part after the other had ended included
+	// (fitPaired): the model moves a pair as measured only if a transfer
+	// keeps that rate to its end.
 	paired := c.Paired != nil && c.Paired.ReadBW > 0 && c.Paired.WriteBW > 0
 	return c.Limit.Hold(devices.Disk{
 		Read: devices.Bandwidth(c.ReadBW), Write: devices.Bandwidth(c.WriteBW),

@@ -21,16 +21,23 @@ func TestFitPaired(t *testing.T) {
 	tests := []struct {
 		name          string
 		pairs         []pairTimes
+		readAlone     float64
 		read, write   float64
 		burst         bool
 		first, steady float64
 	}{
-		{"steady", steady(8, 0), 100, 80, false, 200 / 1.5, 200 / 1.5},
-		{"burst then steady", append([]pairTimes{{0, 0.25, 0, 0.25}, {0.25, 0.5, 0.25, 0.5}}, steady(8, 0.5)...), 100, 80, true, 0, 200 / 1.5},
+		{"steady, the read alone unknown: its whole time", steady(8, 0), 0, 100, 80, false, 200 / 1.5, 200 / 1.5},
+		// 50 bytes alone in the writer's 0.25 s checksum, the other 50
+		// beside the write in 0.75 s.
+		{"steady, the read's alone part taken off", steady(8, 0), 200, 50 / 0.75, 80, false, 200 / 1.5, 200 / 1.5},
+		// Alone at 1000 B/s the read would have ended before the write
+		// began: nothing moved beside it, so its whole time.
+		{"steady, the read alone too fast to tell", steady(8, 0), 1000, 100, 80, false, 200 / 1.5, 200 / 1.5},
+		{"burst then steady", append([]pairTimes{{0, 0.25, 0, 0.25}, {0.25, 0.5, 0.25, 0.5}}, steady(8, 0.5)...), 0, 100, 80, true, 0, 200 / 1.5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pd := fitPaired(tt.pairs, 100)
+			pd := fitPaired(tt.pairs, 100, tt.readAlone)
 			assert.InDelta(t, tt.read, pd.ReadBW, 1e-9, "read beside the write")
 			assert.InDelta(t, tt.write, pd.WriteBW, 1e-9, "write beside the read")
 			assert.Equal(t, tt.burst, pd.Burst)
@@ -42,7 +49,7 @@ func TestFitPaired(t *testing.T) {
 			}
 		})
 	}
-	assert.Zero(t, fitPaired(nil, 100).ReadBW)
+	assert.Zero(t, fitPaired(nil, 100, 200).ReadBW)
 }
 
 func TestDiskSharingPrefersPaired(t *testing.T) {
