@@ -320,7 +320,8 @@ func (m *bufferManager) carry(a executor.Action) error {
 		}
 		start := m.since()
 		n, arrived, err := m.read(a.Partition, buf)
-		m.record(IOEvent{Kind: "load", Partition: a.Partition, Slot: a.Slot, Start: start, End: m.since(), Bytes: n, CheckStart: arrived, CheckEnd: m.since()})
+		end := m.since()
+		m.record(IOEvent{Kind: "load", Partition: a.Partition, Slot: a.Slot, Start: start, End: end, Bytes: n, CheckStart: arrived, CheckEnd: end})
 		if err == nil && m.slotEngine != nil {
 			err = m.slotEngine.Install(a.Slot, a.Partition, buf)
 		}
@@ -455,7 +456,8 @@ func (m *bufferManager) restore(pos *Position) error {
 		}
 		start := m.since()
 		n, arrived, err := m.read(p, m.slots[s])
-		m.record(IOEvent{Kind: "restore", Partition: p, Slot: s, Start: start, End: m.since(), Bytes: n, CheckStart: arrived, CheckEnd: m.since()})
+		end := m.since()
+		m.record(IOEvent{Kind: "restore", Partition: p, Slot: s, Start: start, End: end, Bytes: n, CheckStart: arrived, CheckEnd: end})
 		if err == nil && m.slotEngine != nil {
 			err = m.slotEngine.Install(s, p, m.slots[s])
 		}
