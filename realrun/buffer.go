@@ -75,6 +75,10 @@ type bufferManager struct {
 	// loadsDone counts the Install actions carried out: bucket k may
 	// train once the first Plan.Arrivals()[k] are.
 	loadsDone int
+	// arrived is indexed by Plan load: its read's bytes are in memory
+	// (executor.Policy.WriteAfterRead: the write-back of the partition it
+	// evicts waits for them).
+	arrived []bool
 	// residentDue says the executor asked for the resident table's
 	// end-of-epoch write (carried out by RunEpoch after finish).
 	residentDue bool
@@ -121,7 +125,7 @@ func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from
 	pol := executor.Engine(prefetch)
 	pol.Resident = st.M.Resident > 0
 	m := &bufferManager{st: st, plan: plan, prefetch: prefetch, from: from, to: to, fromSums: fromSums,
-		saved: make([]bool, plan.P), checksums: map[int]uint64{}, dirty: make([]bool, plan.P),
+		saved: make([]bool, plan.P), checksums: map[int]uint64{}, dirty: make([]bool, plan.P), arrived: make([]bool, len(plan.Loads)),
 		x: executor.New(plan, pol), loaderDone: make(chan struct{})}
 	m.cond = sync.NewCond(&m.mu)
 	m.t0 = time.Now()
@@ -172,8 +176,9 @@ func (m *bufferManager) since() float64 { return time.Since(m.t0).Seconds() }
 // read reads partition p into buf from wherever its latest copy is and
 // checks it against the checksum recorded when that copy was written; it
 // says when the bytes had arrived and the check began (since the epoch
-// began).
-func (m *bufferManager) read(p int, buf *store.Buffer) (n int64, arrived float64, err error) {
+// began). load, when not -1, is the Plan load it reads: it is marked
+// arrived before the check.
+func (m *bufferManager) read(p, load int, buf *store.Buffer) (n int64, arrived float64, err error) {
 	m.mu.Lock()
 	dir, want, ok := m.from, m.fromSums[p], true
 	if m.saved[p] {
@@ -187,6 +192,12 @@ func (m *bufferManager) read(p int, buf *store.Buffer) (n int64, arrived float64
 	}
 	n, err = store.ReadPartitionIn(dir, p, buf)
 	arrived = m.since()
+	if load >= 0 {
+		m.mu.Lock()
+		m.arrived[load] = true
+		m.cond.Broadcast()
+		m.mu.Unlock()
+	}
 	if err != nil {
 		return n, arrived, err
 	}
@@ -245,6 +256,13 @@ func (m *bufferManager) writer() {
 	for job := range m.writes {
 		summing := m.since()
 		sum := store.Checksum(job.buf.Bytes())
+		if job.load >= 0 && m.x.Policy().WriteAfterRead {
+			m.mu.Lock()
+			for !m.arrived[job.load] && m.failed == nil {
+				m.cond.Wait()
+			}
+			m.mu.Unlock()
+		}
 		start := m.since()
 		n, err := store.WritePartitionIn(m.to, job.part, job.buf)
 		m.record(IOEvent{Kind: "write", Partition: job.part, Slot: job.slot, Start: start, End: m.since(), Bytes: n, Final: job.final, CheckStart: summing, CheckEnd: start})
@@ -319,7 +337,7 @@ func (m *bufferManager) carry(a executor.Action) error {
 			buf = m.slots[a.Slot]
 		}
 		start := m.since()
-		n, arrived, err := m.read(a.Partition, buf)
+		n, arrived, err := m.read(a.Partition, a.Load, buf)
 		end := m.since()
 		m.record(IOEvent{Kind: "load", Partition: a.Partition, Slot: a.Slot, Start: start, End: end, Bytes: n, CheckStart: arrived, CheckEnd: end})
 		if err == nil && m.slotEngine != nil {
@@ -455,7 +473,7 @@ func (m *bufferManager) restore(pos *Position) error {
 			return fmt.Errorf("checkpoint slot %d holds partition %d of %d", s, p, m.plan.P)
 		}
 		start := m.since()
-		n, arrived, err := m.read(p, m.slots[s])
+		n, arrived, err := m.read(p, -1, m.slots[s])
 		end := m.since()
 		m.record(IOEvent{Kind: "restore", Partition: p, Slot: s, Start: start, End: end, Bytes: n, CheckStart: arrived, CheckEnd: end})
 		if err == nil && m.slotEngine != nil {

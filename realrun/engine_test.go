@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tierflow/tierflow/orderings"
+	"github.com/tierflow/tierflow/orderings/executor"
 	"github.com/tierflow/tierflow/realrun"
 	"github.com/tierflow/tierflow/realrun/cpu"
 	"github.com/tierflow/tierflow/realrun/eval"
@@ -244,4 +245,46 @@ func TestCountsAreMeasured(t *testing.T) {
 	ep, err := realrun.RunEpoch(st, plan, cpu.New(fixture.Hyper(workload.Dot, 8), st, deg, 1), realrun.EpochOptions{Seed: 1, Epoch: 1})
 	require.NoError(t, err)
 	assert.Equal(t, plan.Counts, ep.Counts, "without prefetch too")
+}
+
+// TestWritesFollowTheirReads: the write-back of the partition a load
+// evicts goes to the disk only once that load's read has arrived
+// (executor.Policy.WriteAfterRead), and since the next load that evicts
+// waits for the write, no read ever shares the disk with a write.
+func TestWritesFollowTheirReads(t *testing.T) {
+	require.True(t, executor.Engine(true).WriteAfterRead)
+	st := fixture.Prepare(t, "twitter", 0.001, 8, 128, workload.Dot) // 10.6 MB partitions
+	for _, ordering := range []string{"beta", "hilbert"} {
+		t.Run(ordering, func(t *testing.T) {
+			plan, err := orderings.Build(ordering, st.M.P, 3, orderings.Belady, 0)
+			require.NoError(t, err)
+			ep := epoch(t, st, ordering, 3, true)
+			var loads, writes []realrun.IOEvent
+			for _, e := range ep.IO {
+				switch {
+				case e.Kind == "load":
+					loads = append(loads, e)
+				case e.Kind == "write" && !e.Final:
+					writes = append(writes, e)
+				}
+			}
+			require.Len(t, loads, len(plan.Loads))
+			var evicting []int
+			for j, l := range plan.Loads {
+				if l.Evicts != orderings.None {
+					evicting = append(evicting, j)
+				}
+			}
+			require.Len(t, writes, len(evicting))
+			require.NotEmpty(t, writes)
+			for i, w := range writes {
+				j := evicting[i]
+				assert.Equal(t, plan.Loads[j].Evicts, w.Partition)
+				assert.GreaterOrEqual(t, w.Start, loads[j].CheckStart, "write %d began before load %d's read arrived", i, j)
+				for k, l := range loads {
+					assert.LessOrEqual(t, min(l.CheckStart, w.End)-max(l.Start, w.Start), 0.0, "load %d's read overlaps write %d", k, i)
+				}
+			}
+		})
+	}
 }

@@ -163,6 +163,13 @@ type engine struct {
 	x         *executor.Executor
 	installed int
 	full      Cost
+	// writeAfterRead holds each write-back until the read of the load
+	// that evicts its partition has arrived (System.WriteAfterRead);
+	// arrived are the Plan loads whose reads have, held the write-backs
+	// waiting, by load.
+	writeAfterRead bool
+	arrived        map[int]bool
+	held           map[int]func()
 
 	// checkpoints inside the epoch (Config.Checkpoint): resident and
 	// dirty are by partition, lastCkpt is the boundary and time of the
@@ -202,7 +209,7 @@ func diskSharing(d devices.Disk) Sharing {
 }
 
 func newEngine(cfg Config) *engine {
-	e := &engine{cfg: cfg, waitStart: -1}
+	e := &engine{cfg: cfg, waitStart: -1, writeAfterRead: cfg.System.WriteAfterRead, arrived: map[int]bool{}, held: map[int]func(){}}
 	e.cpu = NewServer(&e.k, "cpu")
 	e.gpu = NewServer(&e.k, "gpu")
 	prof := cfg.Profile
@@ -704,5 +711,5 @@ func (e *engine) writeResident() {
 	if e.tr != nil {
 		name, args = "resident table (end of epoch)", map[string]any{"bytes": int64(e.rbytes)}
 	}
-	e.evictAndWrite(e.rbytes, name, args, func() {}, func() {})
+	e.evictAndWrite(e.rbytes, -1, name, args, func() {}, func() {})
 }

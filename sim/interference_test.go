@@ -84,3 +84,37 @@ func TestChecksumHandComputed(t *testing.T) {
 	sys.Checksums = false
 	assert.Nil(t, newEngine(Config{System: sys, Profile: prof}).crcLoad)
 }
+
+// TestWriteAfterReadHandComputed pins the engine's write-back rule: on
+// one 100 B/s disk with checksums at 300 B/s, the write-back of the
+// partition load 0 evicts is checksummed from 0 to 1 s beside load 0's
+// read, then held until the read has arrived at 3 s, and written alone
+// from 3 to 6 s; the read, never sharing the disk, is verified by 4 s.
+// Without the rule the write starts at 1 s and the read, sharing the
+// disk with it, arrives later; the last byte is written at 6 s either
+// way.
+func TestWriteAfterReadHandComputed(t *testing.T) {
+	sys, err := LookupSystem("realrun")
+	require.NoError(t, err)
+	require.True(t, sys.WriteAfterRead, "the engine's policy")
+	prof := devices.Profile{Name: "toy",
+		Disk: devices.Disk{Read: 100, Write: 100},
+		CPU:  devices.CPU{Workers: 1, Checksum: 300}}
+	run := func(sys System) (loaded, written float64) {
+		e := newEngine(Config{System: sys, Profile: prof})
+		e.k.At(0, func() {
+			e.evictAndWrite(300, 0, "", nil, func() {}, func() { written = e.k.Now() })
+			e.readPartition(300, "", nil, 0, func() { loaded = e.k.Now() })
+		})
+		e.k.Run()
+		return loaded, written
+	}
+	loaded, written := run(sys)
+	assert.InDelta(t, 4, loaded, 1e-9)
+	assert.InDelta(t, 6, written, 1e-9)
+
+	sys.WriteAfterRead = false
+	loaded, written = run(sys)
+	assert.Greater(t, loaded, 4.5, "the read shares the disk with the write")
+	assert.InDelta(t, 6, written, 1e-9, "the disk moves the same 600 B either way")
+}

@@ -113,7 +113,7 @@ func (e *engine) apply(acts []executor.Action) {
 			l := pl.Loads[a.Load]
 			// With GPU slots the evicted partition is first copied back
 			// from the GPU; the executor hears when it is out.
-			e.evictAndWrite(e.pbytes, e.evictName(l), e.partArgs(l.Evicts, l.Slot),
+			e.evictAndWrite(e.pbytes, a.Load, e.evictName(l), e.partArgs(l.Evicts, l.Slot),
 				func() { e.apply(e.x.Evicted(a.Load)) },
 				func() { e.apply(e.x.Written(a.Load)) })
 		case executor.Install:

@@ -66,8 +66,14 @@ type System struct {
 	PrefetchDepth int `json:"prefetch_depth"`
 	// WriteBuffers, when positive, bounds the evicted partitions waiting
 	// for the async writer: a load that evicts waits for a free one, and
-	// its write starts when the load does (realrun's spare buffer).
+	// hands its evicted partition to the writer as it starts (realrun's
+	// spare buffer).
 	WriteBuffers int `json:"write_buffers,omitempty"`
+	// WriteAfterRead: an evicted partition's write-back goes to the
+	// device only once the read it made way for has arrived (its checksum
+	// may run beside the read), so a read and a write of the engine's
+	// Plan never share the device (executor.Policy.WriteAfterRead).
+	WriteAfterRead bool `json:"write_after_read,omitempty"`
 	// Checksums: the engine checksums every partition on its loader's
 	// thread after reading it and on its writer's thread before writing
 	// it, at the profile's cpu.checksum rate (realrun's CRC-32C).
@@ -122,7 +128,7 @@ var enginePolicy = executor.Engine(true)
 // (orderings/executor) for a dataset with or without a resident table.
 func (s System) Policy(resident bool) executor.Policy {
 	return executor.Policy{Prefetch: s.Prefetch, Staging: s.PrefetchDepth, SyncWrites: s.SyncWrites,
-		WriteBuffers: s.WriteBuffers, Resident: resident}
+		WriteBuffers: s.WriteBuffers, WriteAfterRead: s.WriteAfterRead, Resident: resident}
 }
 
 // DefaultCapacity is the buffer capacity for systems that leave it open.
@@ -144,12 +150,12 @@ var Systems = []System{
 		Batches: Synchronous, Staleness: 1, Resident: "ram"},
 	{Name: "in-gpu", Description: "everything resident in GPU memory, batches built on the GPU",
 		Batches: OnGPU, Staleness: 16, Resident: "gpu"},
-	{Name: "realrun", Description: "tierflow's real engine on this machine's CPU: buffer of c, loads at the Plan's issue points, one spare buffer for the async writer, partitions checksummed on the loader and writer threads, a bucket's batches on all workers (needs a calibrated device profile)",
-		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, Checksums: true, Staleness: 1},
+	{Name: "realrun", Description: "tierflow's real engine on this machine's CPU: buffer of c, loads at the Plan's issue points, one spare buffer for the async writer, which writes an evicted partition once the read it made way for has arrived, partitions checksummed on the loader and writer threads, a bucket's batches on all workers (needs a calibrated device profile)",
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnCPU, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, WriteAfterRead: enginePolicy.WriteAfterRead, Checksums: true, Staleness: 1},
 	{Name: "realrun-cuda", Description: "tierflow's CUDA engine, {Buffer} gpu: realrun's buffer manager, each partition read and checksummed into host memory then copied to its GPU slot over PCIe (and back before its write) while the GPU trains; batches one after another on the GPU (needs a calibrated GPU: realrun calibrate with the cuda engine)",
-		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnGPU, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, Checksums: true, Staleness: 1, GPUSlots: true},
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: OnGPU, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, WriteAfterRead: enginePolicy.WriteAfterRead, Checksums: true, Staleness: 1, GPUSlots: true},
 	{Name: "realrun-cuda-host", Description: "tierflow's CUDA engine, {Buffer} host: realrun's buffer manager with partitions in host memory; each batch sampled and its rows gathered on the CPU, shipped over PCIe, trained on the GPU and shipped back before the next",
-		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: Synchronous, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, Checksums: true, Staleness: 1, RowsOverPCIe: true},
+		Ordering: "beta", Partitioned: true, IO: DiskPath, Batches: Synchronous, Prefetch: true, WriteBuffers: enginePolicy.WriteBuffers, WriteAfterRead: enginePolicy.WriteAfterRead, Checksums: true, Staleness: 1, RowsOverPCIe: true},
 }
 
 // SystemNames lists the presets in display order.

@@ -17,6 +17,7 @@ func (e *engine) readPartition(n float64, name string, args map[string]any, load
 				e.tr.readSpan[load] = i
 			}
 		}
+		e.readArrived(load)
 		install := func() { e.pcie(e.h2d, n, name, args, done) }
 		if e.crcLoad == nil {
 			install()
@@ -49,26 +50,43 @@ func (e *engine) pcie(link *Link, n float64, name string, args map[string]any, d
 	})
 }
 
+// readArrived marks load's read arrived (load < 0: not a Plan load) and
+// sends the write-back held for it to the device.
+func (e *engine) readArrived(load int) {
+	if load < 0 {
+		return
+	}
+	e.arrived[load] = true
+	if w, ok := e.held[load]; ok {
+		delete(e.held, load)
+		w()
+	}
+}
+
 // writePartition writes n bytes of partitions back, checksummed first on
 // the writer's thread when the system checksums them; name and args
 // describe it in the trace.
 func (e *engine) writePartition(n float64, name string, args map[string]any, done func()) {
-	e.evictAndWrite(n, name, args, func() {}, done)
+	e.evictAndWrite(n, -1, name, args, func() {}, done)
 }
 
 // evictAndWrite is writePartition for a partition that, with GPU slots,
 // is first copied back from the GPU: evicted is called once it is in
-// host memory (at once without GPU slots), done when it is written.
-func (e *engine) evictAndWrite(n float64, name string, args map[string]any, evicted, done func()) {
+// host memory (at once without GPU slots), done when it is written. load
+// is the Plan load that evicts it (-1: a flush, a checkpoint, the
+// resident table): under executor.Policy.WriteAfterRead its write waits
+// for that load's read to arrive.
+func (e *engine) evictAndWrite(n float64, load int, name string, args map[string]any, evicted, done func()) {
 	e.pcie(e.d2h, n, name, args, func() {
 		evicted()
-		e.writeHost(n, name, args, done)
+		e.writeHost(n, load, name, args, done)
 	})
 }
 
-// writeHost writes n bytes of partitions from host memory.
-func (e *engine) writeHost(n float64, name string, args map[string]any, done func()) {
-	write := func() {
+// writeHost writes n bytes of partitions from host memory, after load's
+// read has arrived when the policy asks (evictAndWrite).
+func (e *engine) writeHost(n float64, load int, name string, args map[string]any, done func()) {
+	transfer := func() {
 		start := e.k.Now()
 		e.write.Transfer(n, Write, func() {
 			if e.tr != nil {
@@ -76,6 +94,16 @@ func (e *engine) writeHost(n float64, name string, args map[string]any, done fun
 			}
 			done()
 		})
+	}
+	write := transfer
+	if load >= 0 && e.writeAfterRead {
+		write = func() {
+			if e.arrived[load] {
+				transfer()
+				return
+			}
+			e.held[load] = transfer
+		}
 	}
 	if e.crcWrite == nil {
 		write()

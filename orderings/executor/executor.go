@@ -62,14 +62,22 @@ type Policy struct {
 	// may take the partition); the load into its slot does not wait for
 	// the write.
 	EagerWrites bool `json:"eager_writes,omitempty"`
+	// WriteAfterRead holds an evicted partition's write-back off the
+	// device until the read it made way for has arrived (the driver's
+	// part: the write's own preparation, a checksum, may run beside the
+	// read). Reads and writes of one device then never share it: the
+	// read the trainer waits for goes at the device's rate alone, and the
+	// write follows it, done before the next load that evicts may start.
+	WriteAfterRead bool `json:"write_after_read,omitempty"`
 }
 
 // Engine is the Policy of tierflow's own engines (realrun's buffer
 // manager, the CPU and CUDA engines alike): no staging buffer, one spare
-// buffer for the evicted partition the writer is writing while the next
-// load reads, prefetch as asked.
+// buffer for the evicted partition, which the writer checksums while the
+// next load reads and writes once that read has arrived (WriteAfterRead),
+// prefetch as asked.
 func Engine(prefetch bool) Policy {
-	return Policy{Prefetch: prefetch, WriteBuffers: 1}
+	return Policy{Prefetch: prefetch, WriteBuffers: 1, WriteAfterRead: true}
 }
 
 // Kind is what an action does.
