@@ -696,8 +696,12 @@ func calibrated(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, eng E
 	if cal.InterferenceOn != "" {
 		itfOn = " (training " + cal.InterferenceOn + ")"
 	}
-	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s, both at once %s%s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s (%s); training %.0f%% slower while I/O runs%s, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
-		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, cal.BothAtOnce(), heldNote(prof.Disk), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), FLOPSNote(cal), 100*itf.Compute, itfOn, 100*itf.IO)
+	inTurn := ""
+	if cal.Passes != nil {
+		inTurn = " in turn as the engine swaps"
+	}
+	fmt.Fprintf(log, "calibrated: disk read %.0f MB/s, write %.0f MB/s%s, two streams at once %s%s, checksums %.1f GB/s; %s at d=%d, %d negatives, %d workers: %.0f edges/s (%s); training %.0f%% slower while I/O runs%s, I/O %.0f%% slower while training runs; the disk is measured again before and after each run\n",
+		float64(prof.Disk.Read)/1e6, float64(prof.Disk.Write)/1e6, inTurn, cal.BothAtOnce(), heldNote(prof.Disk), cal.ChecksumBW/1e9, h.Model, h.Dim, h.Negatives, h.Workers, float64(prof.CPU.Train.Dot.Edges), FLOPSNote(cal), 100*itf.Compute, itfOn, 100*itf.IO)
 	return prof, nil
 }
 

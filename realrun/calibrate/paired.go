@@ -3,25 +3,25 @@ package calibrate
 import (
 	"errors"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/tierflow/tierflow/realrun/store"
 )
 
 // PairedDisk is the disk measured the way the buffer manager drives it
-// in a swap: the writer writes an evicted partition (checksumming it
-// first) while the loader reads the next one into the spare buffer
-// (verifying it after), and the next pair starts only when both are done
-// — the loader waits for the writer to hand the spare buffer back. Pairs
-// run back to back for at least a floor that grows with the pass
-// (pairedFor: up to PairedSeconds), so that a device that bursts shows
-// its rate after the burst too.
+// in a swap (executor.Policy.WriteAfterRead): the loader reads the next
+// partition into the spare buffer while the writer checksums the evicted
+// one; the writer writes once the read has arrived, while the loader
+// verifies what it read; and the next pair starts only when both are
+// done — the loader waits for the writer to hand the spare buffer back.
+// A read and a write never share the device; each moves after the other,
+// as it does in a run. Pairs run back to back for at least a floor that
+// grows with the pass (pairedFor: up to PairedSeconds), so that a device
+// that bursts shows its rate after the burst too.
 type PairedDisk struct {
-	// ReadBW and WriteBW are each direction's rate while the other ran
-	// beside it, over the pairs of the steady part (the second half of
-	// the run), as fitPaired reads them: the simulator's shared disk as
-	// the engine's own pattern sees it.
+	// ReadBW and WriteBW are each direction's rate in this pattern over
+	// the pairs of the steady part (the second half of the run): each
+	// transfer's bytes over its own time.
 	ReadBW  float64 `json:"read_bytes_per_s"`
 	WriteBW float64 `json:"write_bytes_per_s"`
 	// Pairs, Seconds and Bytes are what was measured: pairs of
@@ -37,6 +37,18 @@ type PairedDisk struct {
 	FirstRate  float64 `json:"first_bytes_per_s"`
 	SteadyRate float64 `json:"steady_bytes_per_s"`
 	Burst      bool    `json:"burst"`
+	// ReadSamples and WriteSamples are each direction's rate over each
+	// quarter of the steady pairs (the spread the profile carries).
+	ReadSamples  []float64 `json:"read_samples,omitempty"`
+	WriteSamples []float64 `json:"write_samples,omitempty"`
+	// ChecksumBW is the checksum's rate in the pattern over the steady
+	// pairs, the loader's verify of what it read (beside the write) and
+	// the writer's checksum of what it writes (beside the read) together;
+	// VerifyBW and SumBW each alone; ChecksumSamples by quarter.
+	ChecksumBW      float64   `json:"checksum_bytes_per_s,omitempty"`
+	VerifyBW        float64   `json:"verify_bytes_per_s,omitempty"`
+	SumBW           float64   `json:"sum_bytes_per_s,omitempty"`
+	ChecksumSamples []float64 `json:"checksum_samples,omitempty"`
 }
 
 // PairedSeconds is the longest floor of a paired measurement's time
@@ -50,12 +62,13 @@ const (
 )
 
 // pairTimes are one pair's transfers, in seconds since the run began:
-// the read's and the write's start and end (checksums excluded).
-type pairTimes struct{ rs, re, ws, we float64 }
+// the read's and the write's start and end (checksums excluded), and the
+// seconds the loader's verify and the writer's checksum took.
+type pairTimes struct{ rs, re, ws, we, verify, sum float64 }
 
-// paired runs read+write pairs over the bench's files, cycling, for at
-// least b.pairedSeconds and 2·n pairs, and reads the shared disk off
-// them (fitPaired).
+// paired runs read-then-write pairs over the bench's files, cycling, for
+// at least b.pairedSeconds and 2·n pairs, and reads each direction's
+// rate off them (fitPaired).
 func (b *diskBench) paired(cal *Calibration) error {
 	var pairs []pairTimes
 	start := time.Now()
@@ -63,11 +76,14 @@ func (b *diskBench) paired(cal *Calibration) error {
 	for k := 0; since() < b.pairedSeconds || k < 2*b.n; k++ {
 		var p pairTimes
 		var werr error
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { // the writer: checksum, then write
-			defer wg.Done()
+		arrived := make(chan struct{})
+		wrote := make(chan struct{})
+		go func() { // the writer: checksum, wait for the read, write
+			defer close(wrote)
+			t := since()
 			store.Checksum(b.other.Bytes())
+			p.sum = since() - t
+			<-arrived
 			p.ws = since()
 			_, werr = b.st.WritePartition(b.n+k%b.n, b.other)
 			p.we = since()
@@ -75,39 +91,26 @@ func (b *diskBench) paired(cal *Calibration) error {
 		p.rs = since()
 		_, rerr := b.st.ReadPartition(k%b.n, b.buf)
 		p.re = since()
+		close(arrived)
 		store.Checksum(b.buf.Bytes()) // the loader verifies what it read
-		wg.Wait()
+		p.verify = since() - p.re
+		<-wrote
 		if err := errors.Join(rerr, werr); err != nil {
 			return err
 		}
 		pairs = append(pairs, p)
 	}
-	pd := fitPaired(pairs, float64(b.size), cal.ReadBW)
+	pd := fitPaired(pairs, float64(b.size))
 	cal.Paired = &pd
 	return nil
 }
 
-// fitPaired reads the shared disk off pairs of size-byte transfers, the
-// read alone moving at readAlone bytes/s (the reads pass; 0: unknown):
-// over the steady half, each direction's rate while the other ran beside
-// it, in the simulator's terms — a write from its start to its end (it
-// starts once the read is in flight and, where the read ends first, keeps
-// its pace: devices.Disk.KeepSharedRate), a read from the write's start
-// to its own end, with the bytes it moved alone before the write began
-// (the writer's checksum) taken off at readAlone. A read counted over its
-// whole time instead would credit the write with slowing its alone part:
-// with huge-page buffers this disk serves a 27.6 MB read alone at about
-// 3 GB/s and holds its tail behind a write begun beside it, and the
-// simulator, moving the alone part at the rate alone and the rest at a
-// whole-time rate, ran such reads 1.6× faster than the pairs and the
-// engine did. Where the reads moved under a twentieth of their bytes
-// beside writes, or readAlone is unknown, a read counts over its whole
-// time. It also gives the first and steady rates of the whole. (Fitting
-// the overlap alone with each side at its rate alone outside it fails
-// where the device runs a write alone slower in this pattern than in a
-// pass of writes alone, as this machine's virtual disk does: the write's
-// share comes out nil.)
-func fitPaired(pairs []pairTimes, size, readAlone float64) PairedDisk {
+// fitPaired reads each direction's rate off pairs of size-byte
+// transfers: over the steady half, a read's bytes over its time and a
+// write's over its own (they do not overlap), and the checksums' bytes
+// over theirs, as a whole and by quarter; and the first and steady rates
+// of the pairs as a whole.
+func fitPaired(pairs []pairTimes, size float64) PairedDisk {
 	pd := PairedDisk{Pairs: len(pairs), Bytes: int64(2 * size * float64(len(pairs)))}
 	if len(pairs) == 0 {
 		return pd
@@ -137,21 +140,27 @@ func fitPaired(pairs []pairTimes, size, readAlone float64) PairedDisk {
 	}
 	pd.FirstRate, pd.SteadyRate = rate(first, 0), rate(steady, from)
 	pd.Burst = pd.SteadyRate > 0 && pd.FirstRate > BurstRatio*pd.SteadyRate
-	var rt, wt, besideBytes, besideTime float64
-	for _, p := range steady {
-		rt += p.re - p.rs
-		wt += p.we - p.ws
-		if readAlone > 0 && p.ws < p.re {
-			alone := math.Min(size, readAlone*math.Max(p.ws-p.rs, 0))
-			besideBytes += size - alone
-			besideTime += p.re - math.Max(p.ws, p.rs)
+	// rates are the read's, the write's, the checksums' (both, the
+	// loader's, the writer's) over ps; 0 where one took no time.
+	rates := func(ps []pairTimes) (read, write, sums, verify, sum float64) {
+		var rt, wt, vt, st float64
+		for _, p := range ps {
+			rt, wt, vt, st = rt+p.re-p.rs, wt+p.we-p.ws, vt+p.verify, st+p.sum
 		}
+		b := size * float64(len(ps))
+		per := func(t float64) float64 {
+			if t <= 0 {
+				return 0
+			}
+			return b / t
+		}
+		return per(rt), per(wt), 2 * per(vt+st), per(vt), per(st)
 	}
-	if rt > 0 && wt > 0 {
-		n := float64(len(steady))
-		pd.ReadBW, pd.WriteBW = size*n/rt, size*n/wt
-		if besideTime > 0 && besideBytes >= size*n/20 {
-			pd.ReadBW = besideBytes / besideTime
+	pd.ReadBW, pd.WriteBW, pd.ChecksumBW, pd.VerifyBW, pd.SumBW = rates(steady)
+	if q := len(steady) / 4; q > 0 {
+		for i := 0; i < 4; i++ {
+			r, w, c, _, _ := rates(steady[i*q : (i+1)*q])
+			pd.ReadSamples, pd.WriteSamples, pd.ChecksumSamples = append(pd.ReadSamples, r), append(pd.WriteSamples, w), append(pd.ChecksumSamples, c)
 		}
 	}
 	return pd

@@ -1,67 +1,93 @@
 package calibrate
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestFitPaired(t *testing.T) {
-	// Pairs of 100-byte transfers back to back, 1.5 s each: the read
-	// takes 1 s, the write (after its checksum) 1.25 s.
+	// Pairs of 100-byte transfers back to back, 2.25 s each: the read
+	// takes 1 s while the writer checksums for 1.25 s; the write starts
+	// when the read has arrived and takes 1.25 s, while the loader
+	// verifies for 0.75 s. The checksums: 200 bytes in 2 s.
 	steady := func(n int, from float64) []pairTimes {
 		var ps []pairTimes
 		for k := 0; k < n; k++ {
-			t0 := from + 1.5*float64(k)
-			ps = append(ps, pairTimes{rs: t0, re: t0 + 1, ws: t0 + 0.25, we: t0 + 1.5})
+			t0 := from + 2.25*float64(k)
+			ps = append(ps, pairTimes{rs: t0, re: t0 + 1, ws: t0 + 1, we: t0 + 2.25, verify: 0.75, sum: 1.25})
 		}
 		return ps
 	}
 	tests := []struct {
 		name          string
 		pairs         []pairTimes
-		readAlone     float64
 		read, write   float64
 		burst         bool
 		first, steady float64
 	}{
-		{"steady, the read alone unknown: its whole time", steady(8, 0), 0, 100, 80, false, 200 / 1.5, 200 / 1.5},
-		// 50 bytes alone in the writer's 0.25 s checksum, the other 50
-		// beside the write in 0.75 s.
-		{"steady, the read's alone part taken off", steady(8, 0), 200, 50 / 0.75, 80, false, 200 / 1.5, 200 / 1.5},
-		// Alone at 1000 B/s the read would have ended before the write
-		// began: nothing moved beside it, so its whole time.
-		{"steady, the read alone too fast to tell", steady(8, 0), 1000, 100, 80, false, 200 / 1.5, 200 / 1.5},
-		{"burst then steady", append([]pairTimes{{0, 0.25, 0, 0.25}, {0.25, 0.5, 0.25, 0.5}}, steady(8, 0.5)...), 0, 100, 80, true, 0, 200 / 1.5},
+		{"steady", steady(8, 0), 100, 80, false, 200 / 2.25, 200 / 2.25},
+		{"burst then steady", append([]pairTimes{{rs: 0, re: 0.25, ws: 0.25, we: 0.5}, {rs: 0.5, re: 0.75, ws: 0.75, we: 1}}, steady(8, 1)...), 100, 80, true, 400, 200 / 2.25},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pd := fitPaired(tt.pairs, 100, tt.readAlone)
-			assert.InDelta(t, tt.read, pd.ReadBW, 1e-9, "read beside the write")
-			assert.InDelta(t, tt.write, pd.WriteBW, 1e-9, "write beside the read")
+			pd := fitPaired(tt.pairs, 100)
+			assert.InDelta(t, tt.read, pd.ReadBW, 1e-9, "read")
+			assert.InDelta(t, tt.write, pd.WriteBW, 1e-9, "write")
 			assert.Equal(t, tt.burst, pd.Burst)
 			assert.Equal(t, len(tt.pairs), pd.Pairs)
 			assert.Equal(t, int64(200*len(tt.pairs)), pd.Bytes)
 			assert.InDelta(t, tt.steady, pd.SteadyRate, 1e-9)
-			if tt.first > 0 {
-				assert.InDelta(t, tt.first, pd.FirstRate, 1e-9)
-			}
+			assert.InDelta(t, tt.first, pd.FirstRate, 1e-9)
+			assert.InDelta(t, 100, pd.ChecksumBW, 1e-9)
+			assert.InDelta(t, 100/0.75, pd.VerifyBW, 1e-9)
+			assert.InDelta(t, 80, pd.SumBW, 1e-9)
 		})
 	}
-	assert.Zero(t, fitPaired(nil, 100, 200).ReadBW)
+	assert.Zero(t, fitPaired(nil, 100).ReadBW)
+
+	// The quarters of the steady half: the reads slow down in the last.
+	ps := steady(16, 0)
+	for k := 14; k < 16; k++ {
+		ps[k].re = ps[k].rs + 2
+	}
+	pd := fitPaired(ps, 100)
+	assert.Equal(t, []float64{100, 100, 100, 50}, pd.ReadSamples)
+	assert.Equal(t, []float64{80, 80, 80, 80}, pd.WriteSamples)
+	assert.Equal(t, []float64{100, 100, 100, 100}, pd.ChecksumSamples)
+
+	// A calibration takes the pairs' rates and keeps the passes'.
+	cal := Calibration{ReadBW: 300, WriteBW: 200, ChecksumBW: 900, Samples: DiskSamples{Read: []float64{290, 300, 310}}, Paired: &pd}
+	cal.adoptPaired()
+	assert.Equal(t, pd.ReadBW, cal.ReadBW)
+	assert.Equal(t, pd.WriteBW, cal.WriteBW)
+	assert.Equal(t, pd.ChecksumBW, cal.ChecksumBW)
+	assert.Equal(t, append(slices.Clone(pd.ReadSamples), 290, 300, 310), cal.Samples.Read, "the spread: the pairs' quarters and the passes")
+	require.NotNil(t, cal.Passes)
+	assert.Equal(t, Passes{ReadBW: 300, WriteBW: 200, ChecksumBW: 900, Samples: DiskSamples{Read: []float64{290, 300, 310}}}, *cal.Passes)
+	// Pairs that measured nothing leave the passes in place.
+	cal = Calibration{ReadBW: 300, Paired: &PairedDisk{}}
+	cal.adoptPaired()
+	assert.Equal(t, 300.0, cal.ReadBW)
+	assert.Nil(t, cal.Passes)
 }
 
-func TestDiskSharingPrefersPaired(t *testing.T) {
+func TestDiskSharingFromStreams(t *testing.T) {
 	cal := Calibration{ReadBW: 200, WriteBW: 100, BothReadBW: 120, BothWriteBW: 60}
 	c, s, shared := diskSharing(cal)
 	assert.True(t, shared)
 	assert.InDelta(t, 200, c, 1e-9, "180 kept at least the faster side alone")
+	assert.InDelta(t, 120.0/180, s, 1e-9)
 	cal.Paired = &PairedDisk{ReadBW: 150, WriteBW: 70}
-	c, s2, _ := diskSharing(cal)
-	assert.InDelta(t, 220, c, 1e-9)
-	assert.InDelta(t, 150.0/220, s2, 1e-9)
-	assert.NotEqual(t, s, s2)
+	c2, s2, _ := diskSharing(cal)
+	assert.Equal(t, c, c2, "the engine's pairs do not overlap: they say nothing of sharing")
+	assert.Equal(t, s, s2)
+	cal.BothReadBW, cal.BothWriteBW = 200, 90
+	_, _, shared = diskSharing(cal)
+	assert.False(t, shared, "both at once move 290 of 300: no sharing")
 }
 
 func TestPairedFor(t *testing.T) {

@@ -7,8 +7,9 @@ import (
 )
 
 // SetSpread records on p the measured spread of the rates c measured
-// (devices.Profile.SetSpread): the disk's read and write rates over their
-// passes (not under a kernel limit, which holds them), its combined rate
+// (devices.Profile.SetSpread): the disk's read and write rates over
+// their samples (the pairs' quarters and the passes: adoptPaired; not
+// under a kernel limit, which holds them), its combined rate
 // by the both-at-once passes' extent around their median, the checksum
 // rate, and the CPU engine's edge rate over its rounds — each range
 // widened, where rounding leaves it short, to hold the profile's value.
