@@ -123,7 +123,7 @@ type Passes struct {
 // each against the data-bound run after it: the passes ran reads
 // 0.96–1.26×, writes 1.10–1.21× and checksums 1.25–1.96× the rates of
 // the run's reads, writes and writer's checksums, the pairs 0.88–1.17×,
-// 1.06–1.10× and 0.91–1.25×; the run's loader verified at 1.20–1.30×
+// 1.06–1.10× and 0.91–1.25×; the run's loader verified at 1.19–1.30×
 // the pairs' verify, 0.76–1.02× the passes' checksum.)
 func (c *Calibration) adoptPaired() {
 	p := c.Paired
