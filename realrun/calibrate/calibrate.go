@@ -240,7 +240,7 @@ func (c Calibration) PairedNote() string {
 	}
 	burst := "no burst"
 	if p.Burst {
-		burst = fmt.Sprintf("a burst: the first %.0f s ran %.2f× the steady rate, which the profile keeps", BurstWindow, p.FirstRate/p.SteadyRate)
+		burst = fmt.Sprintf("a burst: the first %.0f s ran %.2f× the steady rate; the profile takes the steady half's rates", BurstWindow, p.FirstRate/p.SteadyRate)
 	}
 	return fmt.Sprintf("%d pairs of %.1f MB, %.1f GB in %.1f s; reads %.2f GB/s and writes %.2f GB/s in turn; %.2f GB/s over the first %.0f s, %.2f GB/s steady (%s)",
 		p.Pairs, float64(c.FileBytes)/1e6, float64(p.Bytes)/1e9, p.Seconds, p.ReadBW/1e9, p.WriteBW/1e9, p.FirstRate/1e9, BurstWindow, p.SteadyRate/1e9, burst)
