@@ -51,9 +51,10 @@ func (e *engine) pcie(link *Link, n float64, name string, args map[string]any, d
 }
 
 // readArrived marks load's read arrived (load < 0: not a Plan load) and
-// sends the write-back held for it to the device.
+// sends the write-back held for it to the device; without
+// System.WriteAfterRead nothing waits for a read.
 func (e *engine) readArrived(load int) {
-	if load < 0 {
+	if load < 0 || !e.writeAfterRead {
 		return
 	}
 	e.arrived[load] = true

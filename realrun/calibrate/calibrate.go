@@ -48,7 +48,9 @@ type Calibration struct {
 	LatencySeconds float64 `json:"-"`
 	CopyBW         float64 `json:"-"`
 	// ChecksumBW is the CRC-32C rate on partitions just read with
-	// O_DIRECT (cold in the caches, as the loader and writer see them).
+	// O_DIRECT (cold in the caches, as the loader and writer see them):
+	// the pairs' loader and writer together where adoptPaired took them,
+	// else the checksum after each read of the reads pass.
 	ChecksumBW float64 `json:"-"`
 	// Limit is the kernel limit the process ran under (diskcap.Apply):
 	// the disk figures above are the disk's own, measured outside it
@@ -117,9 +119,8 @@ type Passes struct {
 
 // adoptPaired makes the paired measurement's rates the calibration's
 // (Calibration.Paired), keeping the passes' in Passes and adding the
-// pairs' quarters to their samples: a run's reads,
-// writes and checksums go as they went in the pairs, not as in the
-// passes. (Two calibrations on this machine's virtual disk, 2026-11-29,
+// pairs' quarters to their samples: a run's reads, writes and checksums
+// go as they went in the pairs, not as in the passes. (Two calibrations on this machine's virtual disk, 2026-11-29,
 // each against the data-bound run after it: the passes ran reads
 // 0.96–1.26×, writes 1.10–1.21× and checksums 1.25–1.96× the rates of
 // the run's reads, writes and writer's checksums, the pairs 0.88–1.17×,
