@@ -47,6 +47,8 @@ type bufferManager struct {
 	plan     *orderings.Plan
 	prefetch bool
 	t0       time.Time
+	// bufferSeconds is the time the buffers took to allocate, before t0.
+	bufferSeconds float64
 	// from is the checkpoint directory the epoch reads (the last
 	// checkpoint, inside the epoch too) and fromSums its partitions'
 	// checksums; every write goes to directory to, and a partition saved
@@ -128,7 +130,7 @@ func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from
 		saved: make([]bool, plan.P), checksums: map[int]uint64{}, dirty: make([]bool, plan.P), arrived: make([]bool, len(plan.Loads)),
 		x: executor.New(plan, pol), loaderDone: make(chan struct{})}
 	m.cond = sync.NewCond(&m.mu)
-	m.t0 = time.Now()
+	alloc := time.Now()
 	m.where = make([]int, plan.P)
 	for i := range m.where {
 		m.where[i] = orderings.None
@@ -150,6 +152,11 @@ func newBufferManager(st *store.Store, plan *orderings.Plan, prefetch bool, from
 		}
 		m.spare <- b
 	}
+	// The epoch's clock starts with its buffers allocated and their
+	// pages faulted in (store.NewBuffer); that time is the Epoch's
+	// BufferSeconds.
+	m.t0 = time.Now()
+	m.bufferSeconds = m.t0.Sub(alloc).Seconds()
 	return m, nil
 }
 

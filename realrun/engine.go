@@ -51,6 +51,10 @@ type Epoch struct {
 	// CheckpointSeconds is the time to commit the epoch's checkpoint
 	// (not part of EpochSeconds).
 	CheckpointSeconds float64 `json:"checkpoint_seconds"`
+	// BufferSeconds is the time to allocate the epoch's partition
+	// buffers and fault their pages in, before its clock starts (not part
+	// of EpochSeconds).
+	BufferSeconds float64 `json:"buffer_seconds"`
 	// GPU is what a GPU engine measured (absent for the CPU engine).
 	GPU *telemetry.Report `json:"gpu,omitempty"`
 	// Checkpoints are the checkpoints taken inside the epoch
@@ -431,7 +435,7 @@ func (r *epochRun) edgesPerSecond() float64 { return float64(r.edges) / math.Max
 func (r *epochRun) measure(total, commit float64) Epoch {
 	plan, bm := r.plan, r.bm
 	ep := Epoch{Epoch: r.opt.Epoch, Loss: r.loss, IO: bm.events, Buckets: r.runs, Checksums: r.sums, CheckpointSeconds: commit,
-		Checkpoints: r.ckpts, ResumedAtBucket: r.first, LossPerEdge: r.loss / float64(max(r.st.M.Train, 1)), ResidentBytes: r.st.M.ResidentBytes()}
+		BufferSeconds: bm.bufferSeconds, Checkpoints: r.ckpts, ResumedAtBucket: r.first, LossPerEdge: r.loss / float64(max(r.st.M.Train, 1)), ResidentBytes: r.st.M.ResidentBytes()}
 	rep := &ep.Report
 	for _, c := range r.ckpts {
 		rep.InsideCheckpoints++

@@ -63,6 +63,7 @@ func TestBytesEqualThePlan(t *testing.T) {
 				assert.Equal(t, 8, ep.Loads)
 			}
 			assert.GreaterOrEqual(t, ep.EpochSeconds, ep.ComputeSeconds)
+			assert.Positive(t, ep.BufferSeconds, "the buffers' allocation is timed apart from the epoch")
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // anonHugeKB is the AnonHugePages of the mapping that contains addr in
@@ -64,6 +65,30 @@ func TestAlignedBufferHugePages(t *testing.T) {
 			// may still give 4 KiB pages, but not for every huge page of
 			// a fresh buffer on a test machine.
 			assert.Positive(t, anonHugeKB(t, addr), "the buffer's mapping has huge pages")
+		})
+	}
+}
+
+// A buffer comes with every page faulted in (the first read into it then
+// runs at the rate later ones do) and zeroed.
+func TestAlignedBufferPrefaulted(t *testing.T) {
+	for _, n := range []int{Align, 3 * Align, hugePage, 3*hugePage + 5*Align} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			b, m, err := alignedBuffer(n)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, freeBuffer(m)) }()
+			page := os.Getpagesize()
+			vec := make([]byte, (n+page-1)/page)
+			_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(n), uintptr(unsafe.Pointer(unsafe.SliceData(vec))))
+			require.Zero(t, errno, "mincore")
+			resident := 0
+			for _, v := range vec {
+				resident += int(v & 1)
+			}
+			assert.Equal(t, len(vec), resident, "every page resident before the first use")
+			for i := 0; i < n; i += page / 2 {
+				require.Zero(t, b[i], "byte %d", i)
+			}
 		})
 	}
 }
