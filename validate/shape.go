@@ -102,8 +102,9 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string, prob
 
 // OrderingsLine says the engine's rate on each ordering's own bucket
 // sequence beside its rate on the bench's two buckets ("" when none was
-// measured): "the engine on each ordering's own bucket sequence (c=3):
-// beta 742k edges/s (0.70× the bench's 1059k), hilbert …".
+// measured): "the engine on each ordering's own bucket sequence, against
+// 1059k edges/s on the bench's buckets: beta 0.70× (742k edges/s, beside
+// the bench's 1060k in its turns), hilbert …".
 func OrderingsLine(cal calibrate.Calibration) string {
 	if len(cal.Orderings) == 0 || cal.Compute == nil || cal.Compute.Edges <= 0 {
 		return ""
@@ -111,9 +112,13 @@ func OrderingsLine(cal calibrate.Calibration) string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(cal.Orderings)) {
 		r := cal.Orderings[name]
-		parts = append(parts, fmt.Sprintf("%s %.0fk edges/s (%.2f×)", name, r.Edges/1e3, r.Edges/cal.Compute.Edges))
+		beside := ""
+		if r.Reference > 0 {
+			beside = fmt.Sprintf(", beside the bench's %.0fk in its turns", r.Reference/1e3)
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f× (%.0fk edges/s%s)", name, cal.OrderingRatio(name), r.Edges/1e3, beside))
 	}
-	return fmt.Sprintf("the engine on each ordering's own bucket sequence, against %.0fk edges/s on the bench's buckets: %s; each ordering is predicted with its own", cal.Compute.Edges/1e3, strings.Join(parts, ", "))
+	return fmt.Sprintf("the engine on each ordering's own bucket sequence, against %.0fk edges/s on the bench's buckets: %s; each ordering is predicted at its ratio times the bench's rate", cal.Compute.Edges/1e3, strings.Join(parts, ", "))
 }
 
 // ShapeDifferences says how a run's training shape differs from the one

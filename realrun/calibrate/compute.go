@@ -37,6 +37,14 @@ type ComputeRate struct {
 	// On says what the engine trained: the graph's own buckets (which
 	// ones, from which work directory) or synthetic buckets.
 	On string `json:"on"`
+	// Reference and Relative, for a rate on one ordering's bucket
+	// sequence (MeasureOrderings): the bench's rate (newBench) over
+	// rounds taken in turn with the ordering's, and Edges over it. A
+	// profile gives the ordering Relative times the bench's rate over
+	// the whole calibration (Calibration.OrderingRatio), so that a fast
+	// or slow minute while the orderings were measured does not set it.
+	Reference float64 `json:"reference_edges_per_s,omitempty"`
+	Relative  float64 `json:"relative,omitempty"`
 }
 
 // TrainCost is the rate as a profile's cpu.train cost.
@@ -456,8 +464,12 @@ const OrderingRounds = 4
 // switch reads the partitions the next ordering's walk holds again,
 // untimed), so that the machine's drift over the calibration's minutes
 // falls on every ordering alike instead of on whichever was measured
-// when the machine was slow. A store that is not a work directory
-// holding its buckets gives none.
+// when the machine was slow. Each turn starts with a round of the
+// bench (newBench, the one the profile's rate comes from), and every
+// ordering's rate is also given over the bench's in those turns
+// (ComputeRate.Relative): the machine's speed in the minutes the
+// orderings were measured cancels out of that ratio. A store that is
+// not a work directory holding its buckets gives none.
 func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan) (map[string]ComputeRate, error) {
 	out := map[string]ComputeRate{}
 	if st.Dir == "" || !store.IsWorkdir(st.Dir) || len(st.M.Buckets) != st.M.P || len(plans) == 0 {
@@ -488,9 +500,23 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 			return nil, err
 		}
 	}
+	ref, err := newBench(st, h)
+	if err != nil {
+		return nil, err
+	}
+	defer ref.close()
+	var refModel, refSec float64
 	rates := make([]ComputeRate, len(plans))
 	model := make([]float64, len(plans))
 	for round := range OrderingRounds + 1 { // the first round warms up (and fills the buffer)
+		rate, sec, _, err := ref.round()
+		if err != nil {
+			return nil, err
+		}
+		if round > 0 {
+			refModel += rate * sec
+			refSec += sec
+		}
 		for i, b := range benches {
 			rate, sec, edges, err := b.round()
 			if err != nil {
@@ -512,6 +538,8 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 		r.Rounds = len(r.Rates)
 		r.Edges = model[i] / r.Seconds
 		r.Low, r.High = slices.Min(r.Rates), slices.Max(r.Rates)
+		r.Reference = refModel / refSec
+		r.Relative = r.Edges / r.Reference
 		out[pl.Ordering] = r
 	}
 	return out, nil

@@ -132,6 +132,8 @@ func TestMeasureOrderings(t *testing.T) {
 		assert.LessOrEqual(t, r.Low, r.Edges)
 		assert.LessOrEqual(t, r.Edges, r.High)
 		assert.GreaterOrEqual(t, r.TrainedEdges, int64(OrderingRounds)*perRoundEdges(h))
+		assert.Positive(t, r.Reference, "the bench took its rounds in turn with the orderings")
+		assert.InDelta(t, r.Edges/r.Reference, r.Relative, 1e-9)
 	}
 
 	none, err := MeasureOrderings(&store.Store{M: store.Manifest{P: 4, Rows: st.M.Rows}}, h, plans)
@@ -148,7 +150,16 @@ func TestMeasureOrderings(t *testing.T) {
 	require.Len(t, cal.Orderings, 2)
 	tc, _ := cal.Profile.CPU.Train.For("dot")
 	assert.Len(t, tc.Orderings, 2)
-	assert.InDelta(t, cal.Orderings["beta"].Edges, float64(tc.Orderings["beta"]), 1e-6)
+	for _, name := range []string{"beta", "hilbert"} {
+		// The profile's rate for the ordering is its ratio to the bench in
+		// the same minutes times the profile's own rate (1M edges/s), not
+		// the rate the machine gave it in those minutes.
+		assert.InDelta(t, cal.Orderings[name].Relative*1e6, float64(tc.Orderings[name]), 1e-3, name)
+		assert.Equal(t, cal.Orderings[name].Relative, cal.OrderingRatio(name))
+	}
+	assert.Zero(t, cal.OrderingRatio("legend"), "not measured")
+	old := Calibration{Compute: &ComputeRate{Edges: 800e3}, Orderings: map[string]ComputeRate{"beta": {Edges: 600e3}}}
+	assert.InDelta(t, 0.75, old.OrderingRatio("beta"), 1e-12, "a calibration without the bench beside the orderings: over the bench's median")
 }
 
 func mustPlan(t *testing.T, name string, p, c int) *orderings.Plan {

@@ -81,9 +81,10 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 
 // AddOrderings measures the CPU engine at shape h on each of plans' own
 // bucket sequence over st's work directory (MeasureOrderings) and records
-// the rates in cal and as its profile's cpu.train.<model>.orderings,
-// where simulations of those orderings take them from
-// (devices.Profile.ForOrdering). It then measures again how much partition
+// the rates in cal, and as its profile's cpu.train.<model>.orderings
+// each ordering's rate over the bench's in the same minutes times the
+// profile's edge rate (OrderingRatio); simulations of those orderings
+// take them from there (devices.Profile.ForOrdering). It then measures again how much partition
 // I/O slows training, on the first Plan's bucket sequence (a stream of
 // partition-sized reads and writes in scratchDir beside it): the bench's
 // two buckets keep their rows in the caches, and the stream's checksums
@@ -107,8 +108,8 @@ func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*
 	}
 	cal.Orderings = rates
 	tc.Orderings = map[string]devices.EdgeRate{}
-	for name, r := range rates {
-		tc.Orderings[name] = devices.EdgeRate(r.Edges)
+	for name := range rates {
+		tc.Orderings[name] = devices.EdgeRate(cal.OrderingRatio(name) * float64(tc.Edges))
 	}
 	cal.Profile.CPU.Train.Set(string(h.Model), tc)
 	first := plans[0]
@@ -129,6 +130,25 @@ func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*
 	cal.Took.Orderings = time.Since(t0).Seconds()
 	cal.Took.Total += cal.Took.Orderings
 	return cal.Profile.Validate()
+}
+
+// OrderingRatio is how fast the engine trains the named ordering's own
+// bucket sequence against the bench the profile's rate comes from: its
+// rate over the bench's in rounds taken in turn with it
+// (ComputeRate.Relative), or, for a calibration from before those were
+// measured, over the bench's median; 0 when the ordering was not
+// measured.
+func (cal Calibration) OrderingRatio(name string) float64 {
+	r, ok := cal.Orderings[name]
+	switch {
+	case !ok || r.Edges <= 0:
+		return 0
+	case r.Relative > 0:
+		return r.Relative
+	case cal.Compute != nil && cal.Compute.Edges > 0:
+		return r.Edges / cal.Compute.Edges
+	}
+	return 0
 }
 
 // interferenceWindow is how long each half of the interference
