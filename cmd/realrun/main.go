@@ -26,6 +26,7 @@ import (
 	"github.com/tierflow/tierflow/orderings"
 	"github.com/tierflow/tierflow/plots"
 	"github.com/tierflow/tierflow/realrun"
+	"github.com/tierflow/tierflow/realrun/calibrate"
 	"github.com/tierflow/tierflow/realrun/graph"
 	"github.com/tierflow/tierflow/realrun/job"
 	"github.com/tierflow/tierflow/report"
@@ -105,19 +106,22 @@ func diskDir(workdir string) string {
 // as the generated reference shows it (cli.MachineDefault).
 const cpusDefault = "the number of CPUs the process may use"
 
-// exitOnSignal, while a disk limit holds (g not nil) and nothing else
-// handles SIGINT and SIGTERM, releases the group on the first of them and
-// exits with 128+signal, as the default action would have.
+// exitOnSignal, while a calibration or a comparison runs and nothing else
+// handles SIGINT and SIGTERM, removes the calibrations' scratch
+// directories (calibrate.RemoveScratch: partition-sized files, tens of
+// GB at scale) and releases the disk limit g (if any) on the first of
+// them, and exits with 128+signal, as the default action would have.
 func exitOnSignal(g *diskcap.Group, stderr io.Writer) (done func()) {
-	if g == nil {
-		return func() {}
-	}
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		if s, ok := <-ch; ok {
-			err := g.Release()
-			fmt.Fprintf(stderr, "%s: %s: exiting (disk limit released%s)\n", prog, signalName(s), errNote(err))
+			err := errors.Join(calibrate.RemoveScratch(), g.Release())
+			what := "calibration scratch removed"
+			if g != nil {
+				what += ", disk limit released"
+			}
+			fmt.Fprintf(stderr, "%s: %s: exiting (%s%s)\n", prog, signalName(s), what, errNote(err))
 			os.Exit(128 + int(s.(syscall.Signal)))
 		}
 	}()

@@ -323,11 +323,11 @@ func calibrateDisk(cal *Calibration, opt CalibrateOptions) error {
 }
 
 func measureDisk(cal *Calibration, opt CalibrateOptions) error {
-	dir, err := os.MkdirTemp(opt.Dir, ".tierflow-calibrate-*")
+	dir, release, err := scratchDir(opt.Dir, ".tierflow-calibrate-*")
 	if err != nil {
 		return fmt.Errorf("calibrate: scratch directory in %s: %w", opt.Dir, err)
 	}
-	defer os.RemoveAll(dir)
+	defer release()
 	b, err := newDiskBench(dir, opt)
 	if err != nil {
 		return err

@@ -62,17 +62,18 @@ func measureInterference(dir string, fileBytes int64, b *computeBench, alone flo
 // others in another, with O_DIRECT, for as long as it runs.
 type ioStream struct {
 	dir        string
+	release    func() // removes dir (scratchDir)
 	st         *store.Store
 	n          int
 	rbuf, wbuf *store.Buffer
 }
 
 func newIOStream(dir string, fileBytes int64, n int) (*ioStream, error) {
-	d, err := os.MkdirTemp(dir, ".tierflow-interference-*")
+	d, release, err := scratchDir(dir, ".tierflow-interference-*")
 	if err != nil {
 		return nil, fmt.Errorf("interference: scratch directory in %s: %w", dir, err)
 	}
-	s := &ioStream{dir: d, n: n, st: &store.Store{Dir: d, M: store.Manifest{PartitionBytes: fileBytes}}}
+	s := &ioStream{dir: d, release: release, n: n, st: &store.Store{Dir: d, M: store.Manifest{PartitionBytes: fileBytes}}}
 	if err := os.Mkdir(filepath.Join(d, "partitions"), 0o755); err != nil {
 		s.close()
 		return nil, err
@@ -145,5 +146,5 @@ func (s *ioStream) close() {
 	if s.wbuf != nil {
 		s.wbuf.Free()
 	}
-	os.RemoveAll(s.dir)
+	s.release()
 }
