@@ -719,7 +719,7 @@ func yesNo(b bool) string {
 func probeNote(label string, p validate.ProbeResult) string {
 	parts := make([]string, len(p.Runs))
 	for i, r := range p.Runs {
-		parts[i] = fmt.Sprintf("%s %d of %d buckets in %.1f s (predicted %.1f s; reads %.2f×, writes %.2f×, engine %.2f×)", r.Ordering, r.Buckets, r.Of, r.Seconds, r.PredictedSeconds, r.ReadRatio, r.WriteRatio, r.EngineRatio)
+		parts[i] = fmt.Sprintf("%s %d of %d buckets in %.1f s (predicted %.1f s; reads %.2f×, writes %.2f×, %s)", r.Ordering, r.Buckets, r.Of, r.Seconds, r.PredictedSeconds, r.ReadRatio, r.WriteRatio, r.EngineWords())
 	}
 	return fmt.Sprintf("%s: probed in %.1f s — %s; scaled %s.",
 		label, p.Seconds, strings.Join(parts, "; "), p.Applied())

@@ -52,6 +52,7 @@ func TestProbe(t *testing.T) {
 		assert.Greater(t, r.ReadRatio, 1e3, "%s: a real disk beats 1 B/s", r.Ordering)
 		assert.Greater(t, r.WriteRatio, 1e3, "%s: a real disk beats 1 B/s", r.Ordering)
 		assert.Positive(t, r.EngineRatio)
+		assert.Positive(t, r.AllEngineRatio, "the ratio over all its buckets is kept beside")
 		assert.Greater(t, r.PredictedSeconds, 1e3, "predicted on the placeholder")
 	}
 	assert.InDelta(t, res.ReadRatio, float64(got.Disk.Read)/float64(prof.Disk.Read), 1e-6*res.ReadRatio)
@@ -119,4 +120,42 @@ func TestProbeKeepsCheckpoints(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after)
 	assert.Zero(t, st.Keep, "the store's own setting is restored")
+}
+
+// TestQuietEngineRatio: a probe's engine ratio is read from its quiet
+// buckets alone — a bucket slowed by a transfer beside it does not move
+// it — with the ordering's own rate as the prediction; too few quiet
+// buckets give none (the probe then uses all of them).
+func TestQuietEngineRatio(t *testing.T) {
+	_, h, prof := placeholder(t)
+	tc := prof.CPU.Train.Dot
+	tc.Orderings = map[string]devices.EdgeRate{"beta": devices.EdgeRate(0.5 * float64(tc.Edges))}
+	prof.CPU.Train.Dot = tc
+	pp, scaled := prof.ForOrdering("beta", string(h.Model))
+	require.True(t, scaled)
+	pp.CPU.Workers = h.Workers
+	at := func(edges int) float64 { return devices.CPUBucketTime(pp, h.Training, int64(edges)) }
+
+	var ep realrun.Epoch
+	ep.IO = []realrun.IOEvent{{Kind: "load", Start: 10, End: 11}}
+	add := func(edges int, start, compute float64) {
+		ep.Buckets = append(ep.Buckets, realrun.BucketRun{Edges: edges, Start: start, Compute: compute, End: start + compute})
+		ep.ComputeSeconds += compute
+	}
+	// Two quiet buckets trained 2× faster than beta's rate says; one
+	// beside the load 5× slower.
+	add(4000, 0, at(4000)/2)
+	add(6000, 1, at(6000)/2)
+	add(5000, 10.5, 5*at(5000))
+
+	r, n, share := quietEngineRatio(ep, "beta", h, prof)
+	assert.InDelta(t, 2, r, 1e-9, "the quiet buckets' ratio against beta's own rate")
+	assert.Equal(t, 2, n)
+	assert.InDelta(t, (at(4000)+at(6000))/2/ep.ComputeSeconds, share, 1e-9)
+
+	ep.Buckets = ep.Buckets[1:] // one quiet bucket is too few
+	ep.ComputeSeconds = ep.Buckets[0].Compute + ep.Buckets[1].Compute
+	r, n, _ = quietEngineRatio(ep, "beta", h, prof)
+	assert.Zero(t, r)
+	assert.Equal(t, 1, n)
 }

@@ -275,7 +275,7 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 	}
 	if p := cal.Probe; p != nil {
 		for _, r := range p.Runs {
-			t.Rows = append(t.Rows, []string{"probe " + r.Ordering, fmt.Sprintf("first %d of %d buckets in %.1f s (predicted %.1f s): reads %.2f×, writes %.2f×, engine %.2f× the calibration's", r.Buckets, r.Of, r.Seconds, r.PredictedSeconds, r.ReadRatio, r.WriteRatio, r.EngineRatio)})
+			t.Rows = append(t.Rows, []string{"probe " + r.Ordering, fmt.Sprintf("first %d of %d buckets in %.1f s (predicted %.1f s); against the calibration: reads %.2f×, writes %.2f×, %s", r.Buckets, r.Of, r.Seconds, r.PredictedSeconds, r.ReadRatio, r.WriteRatio, r.EngineWords())})
 		}
 		t.Rows = append(t.Rows, []string{"probes applied", fmt.Sprintf("%s; %.1f s of probes", p.Applied(), p.Seconds)})
 	}

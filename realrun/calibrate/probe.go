@@ -14,7 +14,15 @@ type ProbeRun struct {
 	PredictedSeconds float64 `json:"predicted_seconds"`
 	ReadRatio        float64 `json:"read_rate_ratio"`
 	WriteRatio       float64 `json:"write_rate_ratio"`
-	EngineRatio      float64 `json:"engine_rate_ratio"`
+	// EngineRatio is the engine's: over the probe's quiet buckets (no
+	// partition I/O beside them; QuietBuckets of them, QuietShare of its
+	// compute) where there were enough, else over all of its buckets,
+	// AllEngineRatio, which also holds how far the calibrated
+	// interference missed.
+	EngineRatio    float64 `json:"engine_rate_ratio"`
+	AllEngineRatio float64 `json:"all_buckets_engine_rate_ratio,omitempty"`
+	QuietBuckets   int     `json:"quiet_buckets,omitempty"`
+	QuietShare     float64 `json:"quiet_share,omitempty"`
 }
 
 // ProbeResult is what Probe measured and applied: every ordering's probe,
@@ -37,4 +45,15 @@ func (p ProbeResult) Applied() string {
 		s += fmt.Sprintf(", every engine rate %.2f×", p.EngineRatio)
 	}
 	return s + " (the probes' medians)"
+}
+
+// EngineWords says in words the engine's ratio and what it was read
+// from: "engine 0.73× over its 9 buckets with no I/O beside them (41% of
+// its training; 0.70× over all)", or over all of its buckets when too few
+// ran quiet.
+func (r ProbeRun) EngineWords() string {
+	if r.QuietBuckets > 0 && r.QuietShare > 0 {
+		return fmt.Sprintf("engine %.2f× over its %d buckets with no I/O beside them (%.0f%% of its training; %.2f× over all)", r.EngineRatio, r.QuietBuckets, 100*r.QuietShare, r.AllEngineRatio)
+	}
+	return fmt.Sprintf("engine %.2f× over all its buckets (%d with no I/O beside them, too few)", r.EngineRatio, r.QuietBuckets)
 }
