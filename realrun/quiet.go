@@ -1,6 +1,9 @@
 package realrun
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // QuietBuckets are the buckets of e whose training ran with no partition
 // transfer beside it: no load, write, checkpoint or resident transfer of
@@ -20,15 +23,7 @@ func QuietBuckets(e Epoch) (quiet []BucketRun, seconds float64) {
 		}
 		busy = append(busy, span{lo, max(ev.End, ev.CheckEnd)})
 	}
-	slices.SortFunc(busy, func(a, b span) int {
-		switch {
-		case a.lo < b.lo:
-			return -1
-		case a.lo > b.lo:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(busy, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	for _, b := range e.Buckets {
 		lo, hi := b.Start+b.StallSeconds, b.End
 		if b.Edges == 0 || hi <= lo {
