@@ -1,9 +1,6 @@
 package realrun
 
-import (
-	"cmp"
-	"slices"
-)
+import "github.com/tierflow/tierflow/report"
 
 // QuietBuckets are the buckets of e whose training ran with no partition
 // transfer beside it: no load, write, checkpoint or resident transfer of
@@ -14,32 +11,17 @@ import (
 // is not taken for a slower engine. seconds is their compute time
 // together.
 func QuietBuckets(e Epoch) (quiet []BucketRun, seconds float64) {
-	type span struct{ lo, hi float64 }
-	busy := make([]span, 0, len(e.IO))
+	io := make([]report.Interval, 0, len(e.IO))
 	for _, ev := range e.IO {
-		lo := ev.Start
-		if ev.CheckStart > 0 && ev.CheckStart < lo { // a write's checksum runs before it
-			lo = ev.CheckStart
+		start := ev.Start
+		if ev.CheckStart > 0 { // a write's checksum runs before it
+			start = min(start, ev.CheckStart)
 		}
-		busy = append(busy, span{lo, max(ev.End, ev.CheckEnd)})
+		io = append(io, report.Interval{Start: start, End: max(ev.End, ev.CheckEnd)})
 	}
-	slices.SortFunc(busy, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	for _, b := range e.Buckets {
-		lo, hi := b.Start+b.StallSeconds, b.End
-		if b.Edges == 0 || hi <= lo {
-			continue
-		}
-		overlaps := false
-		for _, s := range busy {
-			if s.lo >= hi {
-				break
-			}
-			if s.hi > lo {
-				overlaps = true
-				break
-			}
-		}
-		if !overlaps {
+		compute := []report.Interval{{Start: b.Start + b.StallSeconds, End: b.End}}
+		if b.Edges > 0 && b.End > compute[0].Start && report.Overlap(compute, io) == 0 {
 			quiet = append(quiet, b)
 			seconds += b.Compute
 		}
