@@ -264,7 +264,7 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 				beside = fmt.Sprintf("the bench's %.0fk in rounds taken in turn with it", r.Reference/1e3)
 			}
 			t.Rows = append(t.Rows, []string{"train " + s.Model + " on " + name + "'s buckets",
-				fmt.Sprintf("%.0fk edges/s, %.2f× %s, so %.0fk at the bench's rate; %d rounds after one to warm up, %d edges, %.1f s of training: %.0fk–%.0fk; %s", r.Edges/1e3, cal.OrderingRatio(name), beside, cal.OrderingRatio(name)*float64(tc.Edges)/1e3, r.Rounds, r.TrainedEdges, r.Seconds, r.Low/1e3, r.High/1e3, r.On)})
+				fmt.Sprintf("%.0fk edges/s, %.2f× %s, so %.0fk at the bench's rate; %d edges, %.1f s of training: %.0fk–%.0fk; %s", r.Edges/1e3, cal.OrderingRatio(name), beside, cal.OrderingRatio(name)*float64(tc.Edges)/1e3, r.TrainedEdges, r.Seconds, r.Low/1e3, r.High/1e3, r.On)})
 		}
 		if cal.Took.Orderings > 0 {
 			t.Rows = append(t.Rows, []string{"orderings measured for", fmt.Sprintf("%.1f s (their loads included)", cal.Took.Orderings)})

@@ -45,6 +45,9 @@ type ComputeRate struct {
 	// or slow minute while the orderings were measured does not set it.
 	Reference float64 `json:"reference_edges_per_s,omitempty"`
 	Relative  float64 `json:"relative,omitempty"`
+	// At, for a rate on one ordering's bucket sequence, is the bucket of
+	// its Plan each round started at (they sample the whole Plan).
+	At []int `json:"at_buckets,omitempty"`
 }
 
 // TrainCost is the rate as a profile's cpu.train cost.
@@ -402,12 +405,24 @@ func planBench(st *store.Store, h realrun.Hyper, plan *orderings.Plan, seed int6
 // are done, loading partitions as the Plan does, and returns the rate as
 // round does, over the training time alone.
 func (b *computeBench) planRound() (rate, sec float64, edges int64, err error) {
-	w := b.pb
-	if err := w.claim(); err != nil {
+	if err := b.pb.claim(); err != nil {
 		return 0, 0, 0, err
 	}
-	var model float64
-	for edges < b.perRound {
+	model, sec, edges, err := b.trainPlan(b.perRound)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return model / sec, sec, edges, nil
+}
+
+// trainPlan trains the Plan's next buckets, from where its walk is (from
+// its start again after its last bucket), until at least least edges are
+// done, loading partitions as the Plan does, and returns the realrun
+// model's time for them at 1 edge/s, the training time alone and the
+// edges. The walk must hold the slots (claim).
+func (b *computeBench) trainPlan(least int64) (model, sec float64, edges int64, err error) {
+	w := b.pb
+	for edges < least {
 		if w.k == len(w.plan.Buckets) {
 			w.k, w.li = 0, 0
 			for i := range w.held {
@@ -448,29 +463,85 @@ func (b *computeBench) planRound() (rate, sec float64, edges int64, err error) {
 		edges += int64(len(es))
 		model += unitBucketTime(b.h, int64(len(es)))
 	}
-	return model / sec, sec, edges, nil
+	return model, sec, edges, nil
 }
 
-// OrderingRounds are the timed rounds of an ordering's rate, after one
-// that warms up (and fills the buffer).
-const OrderingRounds = 4
+// seek puts the walk at bucket k of its Plan, holding the partitions the
+// Plan holds when bucket k trains (its loads up to and including bucket
+// k's, as bookkeeping), and gives up the slots so that the next claim
+// reads those partitions into them.
+func (w *planWalk) seek(k int) {
+	w.k, w.li = k, 0
+	for i := range w.held {
+		w.held[i] = -1
+	}
+	for w.li < len(w.plan.Loads) && w.plan.Loads[w.li].NeededAt <= k {
+		l := w.plan.Loads[w.li]
+		w.held[l.Slot] = l.Partition
+		w.li++
+	}
+	if w.slots.owner == w {
+		w.slots.owner = nil
+	}
+}
+
+// roundAt is where timed round r of rounds starts in a Plan of n
+// buckets: the middle of the r-th of rounds equal stretches, so that the
+// rounds sample the whole Plan — its first buckets, trained on a buffer
+// filled with a few partitions, are not like the rest of it.
+func roundAt(r, rounds, n int) int {
+	return (2*r + 1) * n / (2 * rounds)
+}
+
+// spreadRound is a timed round of a plan bench at the r-th of rounds
+// stretches of its Plan (roundAt): the walk is put at the bucket before
+// that round's first, whose partitions are read into the slots and which
+// trains untimed (so that the rows it shares with the next buckets are
+// in the caches, as the run leaves them), then the round trains on from
+// there and is timed as planRound is. at is the bucket it started at.
+func (b *computeBench) spreadRound(r, rounds int) (rate, sec float64, edges int64, at int, err error) {
+	w := b.pb
+	at = roundAt(r, rounds, len(w.plan.Buckets))
+	if at > 0 {
+		w.seek(at - 1)
+		if err := w.claim(); err != nil {
+			return 0, 0, 0, 0, err
+		}
+		if _, _, _, err := b.trainPlan(1); err != nil {
+			return 0, 0, 0, 0, err
+		}
+		at = w.k % len(w.plan.Buckets) // past any empty bucket the warm-up skipped
+	} else {
+		w.seek(0)
+	}
+	rate, sec, edges, err = b.planRound()
+	return rate, sec, edges, at, err
+}
+
+// OrderingRounds are the timed rounds of an ordering's rate, each at its
+// own stretch of the Plan (roundAt) after an untimed bucket that warms
+// the caches.
+const OrderingRounds = 6
 
 // MeasureOrderings measures the CPU engine at shape h on each Plan's own
 // bucket sequence over st's work directory (planBench): the rate over
-// the timed rounds together (the realrun model's time for the stretch of
-// the Plan they trained over its training time), with the rounds'
-// spread, keyed by ordering. The orderings take their rounds in turn —
-// one round of each, then the next — on one set of slot buffers (a
-// switch reads the partitions the next ordering's walk holds again,
-// untimed), so that the machine's drift over the calibration's minutes
-// falls on every ordering alike instead of on whichever was measured
-// when the machine was slow. Each turn starts with a timed round of the
-// bench (newBench, the one the profile's rate comes from) after an
-// untimed one that warms its rows in the caches again, and every
-// ordering's rate is also given over the bench's in those turns
-// (ComputeRate.Relative): the machine's speed in the minutes the
-// orderings were measured cancels out of that ratio. A store that is
-// not a work directory holding its buckets gives none.
+// the timed rounds together (the realrun model's time for the buckets
+// they trained over their training time), with the rounds' spread, keyed
+// by ordering. The rounds sample the whole Plan (spreadRound: one at the
+// middle of each of OrderingRounds equal stretches), not its first
+// buckets: at partitions of 1.5 GB a round is about one bucket, and the
+// first few of a Plan are no sample of it. The orderings take their
+// rounds in turn — one round of each, then the next — on one set of slot
+// buffers (each round reads the partitions its stretch holds, untimed),
+// so that the machine's drift over the calibration's minutes falls on
+// every ordering alike instead of on whichever was measured when the
+// machine was slow. Each turn starts with a timed round of the bench
+// (newBench, the one the profile's rate comes from) after an untimed one
+// that warms its rows in the caches again, and every ordering's rate is
+// also given over the bench's in those turns (ComputeRate.Relative): the
+// machine's speed in the minutes the orderings were measured cancels out
+// of that ratio. A store that is not a work directory holding its
+// buckets gives none.
 func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan) (map[string]ComputeRate, error) {
 	out := map[string]ComputeRate{}
 	if st.Dir == "" || !store.IsWorkdir(st.Dir) || len(st.M.Buckets) != st.M.P || len(plans) == 0 {
@@ -509,7 +580,7 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 	var refModel, refSec float64
 	rates := make([]ComputeRate, len(plans))
 	model := make([]float64, len(plans))
-	for round := range OrderingRounds + 1 { // the first round warms up (and fills the buffer)
+	for round := range OrderingRounds {
 		// The orderings' rounds evict the bench's rows from the caches:
 		// a bench round right after them ran at 0.77× its rate over the
 		// calibration at partitions of 27.6 MB, which would set every
@@ -522,20 +593,16 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 		if err != nil {
 			return nil, err
 		}
-		if round > 0 {
-			refModel += rate * sec
-			refSec += sec
-		}
+		refModel += rate * sec
+		refSec += sec
 		for i, b := range benches {
-			rate, sec, edges, err := b.round()
+			rate, sec, edges, at, err := b.spreadRound(round, OrderingRounds)
 			if err != nil {
 				return nil, err
 			}
-			if round == 0 {
-				continue
-			}
 			r := &rates[i]
 			r.Rates = append(r.Rates, rate)
+			r.At = append(r.At, at)
 			r.Seconds += sec
 			r.TrainedEdges += edges
 			model[i] += rate * sec
@@ -543,7 +610,7 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 	}
 	for i, pl := range plans {
 		r := rates[i]
-		r.On = benches[i].on
+		r.On = fmt.Sprintf("%s, in %d rounds spread over its %d buckets, each after an untimed bucket that warms the caches", benches[i].on, len(r.Rates), len(pl.Buckets))
 		r.Rounds = len(r.Rates)
 		r.Edges = model[i] / r.Seconds
 		r.Low, r.High = slices.Min(r.Rates), slices.Max(r.Rates)

@@ -127,7 +127,14 @@ func TestMeasureOrderings(t *testing.T) {
 	for _, name := range []string{"beta", "hilbert"} {
 		r := rates[name]
 		assert.Contains(t, r.On, name+"'s bucket sequence (p=4, c=2)")
+		assert.Contains(t, r.On, "in 6 rounds spread over its 16 buckets")
 		assert.Equal(t, OrderingRounds, r.Rounds)
+		// Every round starts at its own stretch of the Plan, not at its
+		// first buckets (none of this graph's buckets is empty).
+		require.Len(t, r.At, OrderingRounds)
+		for i, at := range r.At {
+			assert.Equal(t, roundAt(i, OrderingRounds, 16), at, "round %d", i)
+		}
 		assert.Positive(t, r.Low)
 		assert.LessOrEqual(t, r.Low, r.Edges)
 		assert.LessOrEqual(t, r.Edges, r.High)
@@ -160,6 +167,64 @@ func TestMeasureOrderings(t *testing.T) {
 	assert.Zero(t, cal.OrderingRatio("legend"), "not measured")
 	old := Calibration{Compute: &ComputeRate{Edges: 800e3}, Orderings: map[string]ComputeRate{"beta": {Edges: 600e3}}}
 	assert.InDelta(t, 0.75, old.OrderingRatio("beta"), 1e-12, "a calibration without the bench beside the orderings: over the bench's median")
+}
+
+// roundAt puts each of the rounds in the middle of its own equal stretch
+// of the Plan.
+func TestRoundAt(t *testing.T) {
+	assert.Equal(t, []int{21, 64, 106, 149, 192, 234}, func() (at []int) {
+		for r := range 6 {
+			at = append(at, roundAt(r, 6, 256))
+		}
+		return at
+	}())
+	assert.Equal(t, 0, roundAt(0, 1, 1))
+	assert.Equal(t, []int{0, 1, 2}, []int{roundAt(0, 3, 3), roundAt(1, 3, 3), roundAt(2, 3, 3)})
+}
+
+// A walk put at bucket k holds what a walk that trained its way there
+// holds, reads it into the slots when it claims them, and trains on from
+// bucket k.
+func TestPlanWalkSeek(t *testing.T) {
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.002, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
+	require.NoError(t, err)
+	h := smallHyper()
+	slots, err := newSlots(st, 2)
+	require.NoError(t, err)
+	defer slots.free()
+	for _, name := range []string{"beta", "hilbert"} {
+		walked, err := planBench(st, h, mustPlan(t, name, 4, 2), 1, slots)
+		require.NoError(t, err)
+		put, err := planBench(st, h, mustPlan(t, name, 4, 2), 1, slots)
+		require.NoError(t, err)
+		require.NoError(t, walked.pb.claim())
+		for k := range 16 {
+			_, _, _, err := walked.trainPlan(1) // trains bucket k
+			require.NoError(t, err)
+			require.Equal(t, k+1, walked.pb.k, "%s: no bucket is empty", name)
+			put.pb.seek(k)
+			assert.Equal(t, walked.pb.held, put.pb.held, "%s at bucket %d", name, k)
+			assert.Equal(t, walked.pb.li, put.pb.li, "%s at bucket %d", name, k)
+		}
+		put.pb.seek(9)
+		require.NoError(t, put.pb.claim())
+		want, err := st.NewBuffer()
+		require.NoError(t, err)
+		for slot, part := range put.pb.held {
+			if part < 0 {
+				continue
+			}
+			_, err := st.ReadPartition(part, want)
+			require.NoError(t, err)
+			assert.Equal(t, want.Bytes(), slots.bufs[slot].Bytes(), "%s: slot %d holds partition %d", name, slot, part)
+		}
+		want.Free()
+		_, _, _, err = put.trainPlan(1)
+		require.NoError(t, err)
+		assert.Equal(t, 10, put.pb.k, "%s trains on from bucket 9", name)
+		walked.close()
+		put.close()
+	}
 }
 
 func mustPlan(t *testing.T, name string, p, c int) *orderings.Plan {
