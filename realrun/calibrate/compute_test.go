@@ -186,12 +186,7 @@ func TestRoundAt(t *testing.T) {
 // holds, reads it into the slots when it claims them, and trains on from
 // bucket k.
 func TestPlanWalkSeek(t *testing.T) {
-	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.002, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
-	require.NoError(t, err)
-	h := smallHyper()
-	slots, err := newSlots(st, 2)
-	require.NoError(t, err)
-	defer slots.free()
+	st, h, slots := slotsOnSmallGraph(t)
 	for _, name := range []string{"beta", "hilbert"} {
 		walked, err := planBench(st, h, mustPlan(t, name, 4, 2), 1, slots)
 		require.NoError(t, err)
@@ -208,23 +203,46 @@ func TestPlanWalkSeek(t *testing.T) {
 		}
 		put.pb.seek(9)
 		require.NoError(t, put.pb.claim())
-		want, err := st.NewBuffer()
-		require.NoError(t, err)
-		for slot, part := range put.pb.held {
-			if part < 0 {
-				continue
-			}
-			_, err := st.ReadPartition(part, want)
-			require.NoError(t, err)
-			assert.Equal(t, want.Bytes(), slots.bufs[slot].Bytes(), "%s: slot %d holds partition %d", name, slot, part)
-		}
-		want.Free()
+		assert.Positive(t, slotsHold(t, st, put.pb), name)
 		_, _, _, err = put.trainPlan(1)
 		require.NoError(t, err)
 		assert.Equal(t, 10, put.pb.k, "%s trains on from bucket 9", name)
 		walked.close()
 		put.close()
 	}
+}
+
+// slotsOnSmallGraph is a small graph's work directory, a training shape
+// and two slot buffers for its plan benches, freed when the test ends.
+func slotsOnSmallGraph(t *testing.T) (*store.Store, realrun.Hyper, *slotSet) {
+	t.Helper()
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.002, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
+	require.NoError(t, err)
+	slots, err := newSlots(st, 2)
+	require.NoError(t, err)
+	t.Cleanup(slots.free)
+	return st, smallHyper(), slots
+}
+
+// slotsHold checks that every slot w holds a partition in holds it byte
+// for byte as the work directory has it, and returns how many do.
+func slotsHold(t *testing.T, st *store.Store, w *planWalk) int {
+	t.Helper()
+	want, err := st.NewBuffer()
+	require.NoError(t, err)
+	defer want.Free()
+	held := 0
+	for slot, part := range w.held {
+		if part < 0 {
+			continue
+		}
+		held++
+		_, err := st.ReadPartition(part, want)
+		require.NoError(t, err)
+		assert.Equal(t, want.Bytes(), w.slots.bufs[slot].Bytes(), "%s: slot %d holds partition %d", w.plan.Ordering, slot, part)
+		assert.Same(t, w.slots.bufs[slot], w.buffer(part))
+	}
+	return held
 }
 
 func mustPlan(t *testing.T, name string, p, c int) *orderings.Plan {
@@ -238,12 +256,7 @@ func mustPlan(t *testing.T, name string, p, c int) *orderings.Plan {
 // resuming after another holds its own partitions again, byte for byte,
 // and goes on where its Plan was.
 func TestPlanBenchesShareSlots(t *testing.T) {
-	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.002, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
-	require.NoError(t, err)
-	h := smallHyper()
-	slots, err := newSlots(st, 2)
-	require.NoError(t, err)
-	defer slots.free()
+	st, h, slots := slotsOnSmallGraph(t)
 	a, err := planBench(st, h, mustPlan(t, "beta", 4, 2), 1, slots)
 	require.NoError(t, err)
 	defer a.close()
@@ -260,21 +273,7 @@ func TestPlanBenchesShareSlots(t *testing.T) {
 	require.NoError(t, a.pb.claim())
 	assert.Same(t, a.pb, slots.owner)
 	assert.Equal(t, k, a.pb.k, "the walk goes on where it was")
-	want, err := st.NewBuffer()
-	require.NoError(t, err)
-	defer want.Free()
-	held := 0
-	for slot, part := range a.pb.held {
-		if part < 0 {
-			continue
-		}
-		held++
-		_, err := st.ReadPartition(part, want)
-		require.NoError(t, err)
-		assert.Equal(t, want.Bytes(), slots.bufs[slot].Bytes(), "slot %d holds partition %d again", slot, part)
-		assert.Same(t, slots.bufs[slot], a.pb.buffer(part))
-	}
-	assert.Positive(t, held)
+	assert.Positive(t, slotsHold(t, st, a.pb))
 	_, _, _, err = a.round()
 	require.NoError(t, err)
 	assert.NotEqual(t, k, a.pb.k, "and trains on")
