@@ -254,7 +254,7 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 		if c := cal.Compute; c != nil {
 			t.Rows = append(t.Rows,
 				[]string{"engine trained on", c.On},
-				[]string{"engine measured with", fmt.Sprintf("%d rounds after one to warm up, %d edges, %.1f s: %.0fk–%.0fk edges/s (median %.0fk)", c.Rounds, c.TrainedEdges, c.Seconds, c.Low/1e3, c.High/1e3, c.Edges/1e3)},
+				[]string{"engine measured with", fmt.Sprintf("%d rounds after one to warm up%s, %d edges, %.1f s: %.0fk–%.0fk edges/s (median %.0fk)", c.Rounds, inTurns(c.InTurns), c.TrainedEdges, c.Seconds, c.Low/1e3, c.High/1e3, c.Edges/1e3)},
 				[]string{"interference measured for", fmt.Sprintf("%.1f s", cal.Took.Interference)})
 		}
 		for _, name := range slices.Sorted(maps.Keys(cal.Orderings)) {
@@ -317,4 +317,13 @@ func measuredBy(engine string) string {
 		return "realrun"
 	}
 	return "realrun, " + engine + " engine"
+}
+
+// inTurns says how many of the bench's rounds were timed in the
+// orderings' turns, spread over the calibration, if any were.
+func inTurns(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of them in the orderings' turns, across the calibration)", n)
 }

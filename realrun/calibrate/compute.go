@@ -48,6 +48,10 @@ type ComputeRate struct {
 	// At, for a rate on one ordering's bucket sequence, is the bucket of
 	// its Plan each round started at (they sample the whole Plan).
 	At []int `json:"at_buckets,omitempty"`
+	// InTurns, for the bench's rate, is how many of its rounds were
+	// timed in the orderings' turns (Calibration.AddOrderings folds them
+	// in), after the ones before and after the disk.
+	InTurns int `json:"in_turns,omitempty"`
 }
 
 // TrainCost is the rate as a profile's cpu.train cost.
@@ -540,23 +544,25 @@ const OrderingRounds = 6
 // that warms its rows in the caches again, and every ordering's rate is
 // also given over the bench's in those turns (ComputeRate.Relative): the
 // machine's speed in the minutes the orderings were measured cancels out
-// of that ratio. A store that is not a work directory holding its
-// buckets gives none.
-func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan) (map[string]ComputeRate, error) {
+// of that ratio. The bench's timed rounds in the turns are returned
+// beside the orderings' rates. A store that is not a work directory
+// holding its buckets gives none.
+func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan) (map[string]ComputeRate, ComputeRate, error) {
 	out := map[string]ComputeRate{}
+	var bench ComputeRate
 	if st.Dir == "" || !store.IsWorkdir(st.Dir) || len(st.M.Buckets) != st.M.P || len(plans) == 0 {
-		return out, nil
+		return out, bench, nil
 	}
 	c := 0
 	for _, pl := range plans {
 		if pl.P != st.M.P {
-			return nil, fmt.Errorf("calibrate on %s's buckets: its Plan has p = %d, the work directory %d", pl.Ordering, pl.P, st.M.P)
+			return nil, bench, fmt.Errorf("calibrate on %s's buckets: its Plan has p = %d, the work directory %d", pl.Ordering, pl.P, st.M.P)
 		}
 		c = max(c, pl.C)
 	}
 	slots, err := newSlots(st, c)
 	if err != nil {
-		return nil, err
+		return nil, bench, err
 	}
 	defer slots.free()
 	benches := make([]*computeBench, len(plans))
@@ -569,12 +575,12 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 	}()
 	for i, pl := range plans {
 		if benches[i], err = planBench(st, h, pl, st.M.Seed, slots); err != nil {
-			return nil, err
+			return nil, bench, err
 		}
 	}
 	ref, err := newBench(st, h)
 	if err != nil {
-		return nil, err
+		return nil, bench, err
 	}
 	defer ref.close()
 	var refModel, refSec float64
@@ -587,18 +593,21 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 		// ordering's ratio 1.3× too high. One round warms it again, the
 		// next is timed.
 		if _, _, _, err := ref.round(); err != nil {
-			return nil, err
+			return nil, bench, err
 		}
-		rate, sec, _, err := ref.round()
+		rate, sec, edges, err := ref.round()
 		if err != nil {
-			return nil, err
+			return nil, bench, err
 		}
 		refModel += rate * sec
 		refSec += sec
+		bench.Rates = append(bench.Rates, rate)
+		bench.Seconds += sec
+		bench.TrainedEdges += edges
 		for i, b := range benches {
 			rate, sec, edges, at, err := b.spreadRound(round, OrderingRounds)
 			if err != nil {
-				return nil, err
+				return nil, bench, err
 			}
 			r := &rates[i]
 			r.Rates = append(r.Rates, rate)
@@ -618,7 +627,11 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 		r.Relative = r.Edges / r.Reference
 		out[pl.Ordering] = r
 	}
-	return out, nil
+	bench.On = ref.on
+	bench.Rounds = len(bench.Rates)
+	bench.Edges = refModel / refSec
+	bench.Low, bench.High = slices.Min(bench.Rates), slices.Max(bench.Rates)
+	return out, bench, nil
 }
 
 // unitBucketTime is the realrun model's time for a bucket of edges at
@@ -654,11 +667,31 @@ func (b *computeBench) more(r *ComputeRate, rounds int) error {
 		r.Seconds += sec
 		r.TrainedEdges += edges
 	}
+	r.median()
+	return nil
+}
+
+// median sets r's rate, extent and round count from its rounds' rates.
+func (r *ComputeRate) median() {
 	s := slices.Clone(r.Rates)
 	slices.Sort(s)
 	r.Rounds = len(s)
 	r.Edges, r.Low, r.High = s[len(s)/2], s[0], s[len(s)-1]
-	return nil
+}
+
+// fold adds the timed rounds of another stretch of the same bench
+// (MeasureOrderings' rounds of the bench in the orderings' turns) to r
+// and sets its median and extent over all of them; InTurns
+// counts the rounds so added.
+func (r *ComputeRate) fold(more ComputeRate) {
+	if len(more.Rates) == 0 {
+		return
+	}
+	r.Rates = append(r.Rates, more.Rates...)
+	r.Seconds += more.Seconds
+	r.TrainedEdges += more.TrainedEdges
+	r.InTurns += len(more.Rates)
+	r.median()
 }
 
 // ComputeRounds are the timed rounds of a compute calibration (after one

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,9 +122,13 @@ func TestMeasureOrderings(t *testing.T) {
 		require.NoError(t, err)
 		plans = append(plans, pl)
 	}
-	rates, err := MeasureOrderings(st, h, plans)
+	rates, bench, err := MeasureOrderings(st, h, plans)
 	require.NoError(t, err)
 	require.Len(t, rates, 2)
+	assert.Equal(t, OrderingRounds, bench.Rounds, "the bench timed once in each turn")
+	assert.Len(t, bench.Rates, OrderingRounds)
+	assert.InDelta(t, rates["beta"].Reference, bench.Edges, 1e-6, "the orderings' reference is the bench's rounds in their turns")
+	assert.Contains(t, bench.On, "the graph's own buckets")
 	for _, name := range []string{"beta", "hilbert"} {
 		r := rates[name]
 		assert.Contains(t, r.On, name+"'s bucket sequence (p=4, c=2)")
@@ -143,11 +148,12 @@ func TestMeasureOrderings(t *testing.T) {
 		assert.InDelta(t, r.Edges/r.Reference, r.Relative, 1e-9)
 	}
 
-	none, err := MeasureOrderings(&store.Store{M: store.Manifest{P: 4, Rows: st.M.Rows}}, h, plans)
+	none, nb, err := MeasureOrderings(&store.Store{M: store.Manifest{P: 4, Rows: st.M.Rows}}, h, plans)
 	require.NoError(t, err)
 	assert.Empty(t, none)
+	assert.Empty(t, nb.Rates)
 
-	_, err = MeasureOrderings(st, h, []*orderings.Plan{mustPlan(t, "beta", 3, 2)})
+	_, _, err = MeasureOrderings(st, h, []*orderings.Plan{mustPlan(t, "beta", 3, 2)})
 	assert.ErrorContains(t, err, "its Plan has p = 3, the work directory 4")
 
 	prof, err := devices.Parse([]byte("name: t\ndisk: {read: 400 MB/s, write: 400 MB/s}\ncpu: {workers: 2, memory: 8 GiB, batch_edges: 1M edges/s, gather_bandwidth: 1 GB/s, train: {dot: {edges: 1M edges/s}}}\n"), "t.yaml")
@@ -165,6 +171,28 @@ func TestMeasureOrderings(t *testing.T) {
 		assert.Equal(t, cal.Orderings[name].Relative, cal.OrderingRatio(name))
 	}
 	assert.Zero(t, cal.OrderingRatio("legend"), "not measured")
+
+	// With the bench's own ten rounds in the calibration, its rounds in
+	// the orderings' turns join them: the profile's rate (and its spread,
+	// and the orderings' rates) is the median of all sixteen.
+	ten := ComputeRate{Rates: []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6}, Edges: 1e6, Low: 1e6, High: 1e6, Rounds: 10}
+	withBench := Calibration{Profile: prof, Compute: &ten}
+	require.NoError(t, withBench.AddOrderings(st, h, plans, t.TempDir()))
+	assert.Equal(t, 10+OrderingRounds, withBench.Compute.Rounds)
+	assert.Equal(t, OrderingRounds, withBench.Compute.InTurns)
+	folded := slices.Sorted(slices.Values(withBench.Compute.Rates))
+	assert.Equal(t, folded[len(folded)/2], withBench.Compute.Edges)
+	tc, _ = withBench.Profile.CPU.Train.For("dot")
+	assert.InDelta(t, withBench.Compute.Edges, float64(tc.Edges), 1e-6)
+	assert.InDelta(t, withBench.Compute.Edges, float64(withBench.Profile.CPU.BatchEdges), 1e-6, "batch_edges came from the same rate")
+	for _, name := range []string{"beta", "hilbert"} {
+		assert.InDelta(t, withBench.OrderingRatio(name)*withBench.Compute.Edges, float64(tc.Orderings[name]), 1e-3, name)
+	}
+	r, ok := withBench.Profile.Spread.Of("cpu.train.dot.edges")
+	require.True(t, ok)
+	assert.InDelta(t, withBench.Compute.Low, r.Low, 1e-6)
+	assert.InDelta(t, withBench.Compute.High, r.High, 1e-6)
+
 	old := Calibration{Compute: &ComputeRate{Edges: 800e3}, Orderings: map[string]ComputeRate{"beta": {Edges: 600e3}}}
 	assert.InDelta(t, 0.75, old.OrderingRatio("beta"), 1e-12, "a calibration without the bench beside the orderings: over the bench's median")
 }

@@ -99,7 +99,7 @@ func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*
 		return nil
 	}
 	t0 := time.Now()
-	rates, err := MeasureOrderings(st, h, plans)
+	rates, bench, err := MeasureOrderings(st, h, plans)
 	if err != nil {
 		return err
 	}
@@ -107,6 +107,27 @@ func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*
 		return nil
 	}
 	cal.Orderings = rates
+	if cal.Compute != nil && len(bench.Rates) > 0 {
+		// The bench's ten rounds take seconds of a calibration of a
+		// minute; its rounds in the orderings' turns span the rest of it
+		// (on this machine they ran at 0.77–1.14× the ten's median), so
+		// the profile's rate is the median of all of them.
+		was := tc.Edges
+		cal.Compute.fold(bench)
+		tc.Edges = devices.EdgeRate(cal.Compute.Edges)
+		t := &cal.Profile.CPU.Train
+		for _, c := range []*devices.TrainCost{&t.Dot, &t.DistMult, &t.ComplEx} {
+			if c.Edges == was { // set from the same rate (ShapeProfile)
+				c.Edges = tc.Edges
+			}
+		}
+		if cal.Profile.CPU.BatchEdges == was {
+			cal.Profile.CPU.BatchEdges = tc.Edges
+		}
+		if err := cal.SetSpread(&cal.Profile); err != nil {
+			return err
+		}
+	}
 	tc.Orderings = map[string]devices.EdgeRate{}
 	for name := range rates {
 		tc.Orderings[name] = devices.EdgeRate(cal.OrderingRatio(name) * float64(tc.Edges))
