@@ -84,7 +84,10 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 // the rates in cal, and as its profile's cpu.train.<model>.orderings
 // each ordering's rate over the bench's in the same minutes times the
 // profile's edge rate (OrderingRatio); simulations of those orderings
-// take them from there (devices.Profile.ForOrdering). It then measures again how much partition
+// take them from there (devices.Profile.ForOrdering). The bench's rounds
+// in the orderings' turns join cal.Compute's first (ComputeRate.fold),
+// so that the profile's edge rate and its spread sample the whole
+// calibration; call it once per calibration. It then measures again how much partition
 // I/O slows training, on the first Plan's bucket sequence (a stream of
 // partition-sized reads and writes in scratchDir beside it): the bench's
 // two buckets keep their rows in the caches, and the stream's checksums
