@@ -428,10 +428,7 @@ func (b *computeBench) trainPlan(least int64) (model, sec float64, edges int64, 
 	w := b.pb
 	for edges < least {
 		if w.k == len(w.plan.Buckets) {
-			w.k, w.li = 0, 0
-			for i := range w.held {
-				w.held[i] = -1
-			}
+			w.restart()
 		}
 		for w.li < len(w.plan.Loads) && w.plan.Loads[w.li].NeededAt <= w.k {
 			l := w.plan.Loads[w.li]
@@ -470,15 +467,21 @@ func (b *computeBench) trainPlan(least int64) (model, sec float64, edges int64, 
 	return model, sec, edges, nil
 }
 
+// restart puts the walk at the start of its Plan, holding nothing.
+func (w *planWalk) restart() {
+	w.k, w.li = 0, 0
+	for i := range w.held {
+		w.held[i] = -1
+	}
+}
+
 // seek puts the walk at bucket k of its Plan, holding the partitions the
 // Plan holds when bucket k trains (its loads up to and including bucket
 // k's, as bookkeeping), and gives up the slots so that the next claim
 // reads those partitions into them.
 func (w *planWalk) seek(k int) {
-	w.k, w.li = k, 0
-	for i := range w.held {
-		w.held[i] = -1
-	}
+	w.restart()
+	w.k = k
 	for w.li < len(w.plan.Loads) && w.plan.Loads[w.li].NeededAt <= k {
 		l := w.plan.Loads[w.li]
 		w.held[l.Slot] = l.Partition
@@ -583,7 +586,7 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 		return nil, bench, err
 	}
 	defer ref.close()
-	var refModel, refSec float64
+	var refModel float64
 	rates := make([]ComputeRate, len(plans))
 	model := make([]float64, len(plans))
 	for round := range OrderingRounds {
@@ -600,7 +603,6 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 			return nil, bench, err
 		}
 		refModel += rate * sec
-		refSec += sec
 		bench.Rates = append(bench.Rates, rate)
 		bench.Seconds += sec
 		bench.TrainedEdges += edges
@@ -617,20 +619,20 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 			model[i] += rate * sec
 		}
 	}
+	bench.On = ref.on
+	bench.Rounds = len(bench.Rates)
+	bench.Edges = refModel / bench.Seconds
+	bench.Low, bench.High = slices.Min(bench.Rates), slices.Max(bench.Rates)
 	for i, pl := range plans {
 		r := rates[i]
 		r.On = fmt.Sprintf("%s, in %d rounds spread over its %d buckets, each after an untimed bucket that warms the caches", benches[i].on, len(r.Rates), len(pl.Buckets))
 		r.Rounds = len(r.Rates)
 		r.Edges = model[i] / r.Seconds
 		r.Low, r.High = slices.Min(r.Rates), slices.Max(r.Rates)
-		r.Reference = refModel / refSec
+		r.Reference = bench.Edges
 		r.Relative = r.Edges / r.Reference
 		out[pl.Ordering] = r
 	}
-	bench.On = ref.on
-	bench.Rounds = len(bench.Rates)
-	bench.Edges = refModel / refSec
-	bench.Low, bench.High = slices.Min(bench.Rates), slices.Max(bench.Rates)
 	return out, bench, nil
 }
 
