@@ -407,7 +407,7 @@ func validateConfig(vc ValidateConfig, dir, scratch string, lim diskcap.Limits, 
 	}
 	// The engine on each ordering's own bucket sequence, as its runs
 	// will train it (calibrate.AddOrderings).
-	if err := cal.AddOrderings(st, h, plans, scratch); err != nil {
+	if err := cal.AddOrderings(st, h, plans, ValidateRepeats, scratch); err != nil {
 		return fmt.Errorf("validate %s: calibrate: %w", label, err)
 	}
 	prof := cal.Profile

@@ -87,7 +87,7 @@ func Calibrate(o job.Options, scratch string, fileBytes int64, name string, prob
 	if err != nil || o.Engine == "cuda" {
 		return cal, err
 	}
-	if err := cal.AddOrderings(st, cfg.Hyper, cfg.Plans, scratch); err != nil || probe == 0 {
+	if err := cal.AddOrderings(st, cfg.Hyper, cfg.Plans, o.Epochs, scratch); err != nil || probe == 0 {
 		return cal, err
 	}
 	fmt.Fprintf(log, "probing: the first %.0f%% of each ordering's buckets, run by the engine on %s (not committed)…\n", 100*probe, st.Dir)

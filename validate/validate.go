@@ -545,7 +545,7 @@ func CompareSim(o job.Options, devicePath string, progress realrun.Progress, log
 		}
 	}()
 	if devicePath == "" {
-		if prof, err = calibrated(st, h, cfg.Plans, eng, log); err != nil {
+		if prof, err = calibrated(st, h, cfg.Plans, o.Epochs, eng, log); err != nil {
 			return out, err
 		}
 	} else if eng.Name != "cuda" {
@@ -664,14 +664,14 @@ func asRanNote(cmp Comparison) string {
 // calibrated is this machine calibrated at the run's shape
 // (calibrate.ShapeProfile; for the CUDA engine its GPU too, at the run's
 // partition size and shape), said on log.
-func calibrated(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, eng Engine, log io.Writer) (devices.Profile, error) {
+func calibrated(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, epochs int, eng Engine, log io.Writer) (devices.Profile, error) {
 	fmt.Fprintln(log, "calibrating this machine (no {Device} given)…")
 	cal, err := calibrate.ShapeProfile(st, h, filepath.Dir(st.Dir))
 	if err != nil {
 		return devices.Profile{}, err
 	}
 	if eng.Name != "cuda" {
-		if err := cal.AddOrderings(st, h, plans, filepath.Dir(st.Dir)); err != nil {
+		if err := cal.AddOrderings(st, h, plans, epochs, filepath.Dir(st.Dir)); err != nil {
 			return devices.Profile{}, err
 		}
 	}

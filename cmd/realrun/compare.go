@@ -254,7 +254,7 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 		if c := cal.Compute; c != nil {
 			t.Rows = append(t.Rows,
 				[]string{"engine trained on", c.On},
-				[]string{"engine measured with", fmt.Sprintf("%d rounds after one to warm up%s, %d edges, %.1f s: %.0fk–%.0fk edges/s (median %.0fk)", c.Rounds, inTurns(c.InTurns), c.TrainedEdges, c.Seconds, c.Low/1e3, c.High/1e3, c.Edges/1e3)},
+				[]string{"engine measured with", fmt.Sprintf("%d rounds after one to warm up%s, %d edges, %.1f s: %.0fk–%.0fk edges/s%s (median %.0fk)", c.Rounds, roundsNote(*c), c.TrainedEdges, c.Seconds, c.Low/1e3, c.High/1e3, stretchNote(*c), c.Edges/1e3)},
 				[]string{"interference measured for", fmt.Sprintf("%.1f s", cal.Took.Interference)})
 		}
 		for _, name := range slices.Sorted(maps.Keys(cal.Orderings)) {
@@ -319,11 +319,28 @@ func measuredBy(engine string) string {
 	return "realrun, " + engine + " engine"
 }
 
-// inTurns says how many of the bench's rounds were timed in the
-// orderings' turns, spread over the calibration, if any were.
-func inTurns(n int) string {
-	if n == 0 {
+// roundsNote says how many of the bench's rounds were timed in the
+// orderings' turns, spread over the calibration, and at its end to time
+// the engine for as long as the runs it predicts, if any were.
+func roundsNote(c calibrate.ComputeRate) string {
+	var parts []string
+	if c.InTurns > 0 {
+		parts = append(parts, fmt.Sprintf("%d of them in the orderings' turns, across the calibration", c.InTurns))
+	}
+	if c.Tail > 0 {
+		parts = append(parts, fmt.Sprintf("%d more after the disk and the orderings, so that they took %.0f s in all: as long as the runs it predicts train, up to %.0f s", c.Tail, c.Span, calibrate.ComputeSpan.Seconds()))
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d of them in the orderings' turns, across the calibration)", n)
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// stretchNote says when the rate's extent is over stretches of rounds
+// rather than single rounds (ComputeRate.Stretches).
+func stretchNote(c calibrate.ComputeRate) string {
+	if n := len(c.Stretches()); n != len(c.Rates) {
+		return fmt.Sprintf(" over %d stretches of %.0f s or more", n, calibrate.StretchSeconds)
+	}
+	return ""
 }

@@ -24,8 +24,11 @@ type ComputeRate struct {
 	// they took, so the last round of batches' imbalance, which the
 	// model adds for every bucket itself, is not counted twice.
 	Edges float64 `json:"edges_per_s"`
-	// Low and High are the slowest and fastest rounds; Rates every
-	// round's rate, in the order measured.
+	// Low and High are the slowest and fastest rounds, or, when the
+	// rounds are shorter than StretchSeconds and make two stretches of
+	// it or more, the slowest and fastest such stretch of consecutive
+	// rounds (Stretches); Rates every round's rate, in the order
+	// measured.
 	Low   float64   `json:"low_edges_per_s"`
 	High  float64   `json:"high_edges_per_s"`
 	Rates []float64 `json:"rates"`
@@ -52,6 +55,11 @@ type ComputeRate struct {
 	// timed in the orderings' turns (Calibration.AddOrderings folds them
 	// in), after the ones before and after the disk.
 	InTurns int `json:"in_turns,omitempty"`
+	// Tail, for the bench's rate, is how many of its rounds were timed
+	// at the end of the calibration so that its rounds took Span seconds
+	// in all (spanFor); Span is 0 when no such least time applied.
+	Tail int     `json:"tail_rounds,omitempty"`
+	Span float64 `json:"span_seconds,omitempty"`
 }
 
 // TrainCost is the rate as a profile's cpu.train cost.
@@ -673,12 +681,89 @@ func (b *computeBench) more(r *ComputeRate, rounds int) error {
 	return nil
 }
 
-// median sets r's rate, extent and round count from its rounds' rates.
+// median sets r's rate, extent and round count from its rounds' rates:
+// the median round's rate, the extent of its stretches.
 func (r *ComputeRate) median() {
 	s := slices.Clone(r.Rates)
 	slices.Sort(s)
 	r.Rounds = len(s)
-	r.Edges, r.Low, r.High = s[len(s)/2], s[0], s[len(s)-1]
+	r.Edges = s[len(s)/2]
+	r.Low, r.High = slices.Min(r.Stretches()), slices.Max(r.Stretches())
+}
+
+// StretchSeconds is the least time one sample of the engine's spread
+// lasts. Rounds of a fraction of a second scatter by more than the
+// seconds-long stretches of an epoch do: timed over 11.5 minutes at
+// Twitter d=64 on this machine, single rounds of 0.15 s spanned
+// 0.63–1.16× their median, and a minute's stretches of 2 s held the
+// median of the 150 s after them 98% of the time (131 of 134 starts).
+const StretchSeconds = 2.0
+
+// Stretches are r's rates over runs of consecutive rounds lasting
+// StretchSeconds or more each (the last run takes the rounds left
+// over), each the edges they trained over the time they took; its
+// rounds' rates themselves when they are that long already or make
+// fewer than two such runs. The bench's rounds train as many edges
+// each, so a stretch's rate is the harmonic mean of its rounds'.
+func (r ComputeRate) Stretches() []float64 {
+	n := len(r.Rates)
+	if n == 0 || r.Seconds <= 0 {
+		return r.Rates
+	}
+	k := int(math.Ceil(StretchSeconds / (r.Seconds / float64(n))))
+	if k <= 1 || n/k < 2 {
+		return r.Rates
+	}
+	var out []float64
+	for lo := 0; lo+k <= n; lo += k {
+		hi := lo + k
+		if n-hi < k {
+			hi = n
+		}
+		var inv float64
+		for _, v := range r.Rates[lo:hi] {
+			inv += 1 / v
+		}
+		out = append(out, float64(hi-lo)/inv)
+	}
+	return out
+}
+
+// ComputeSpan is how long a calibration times the engine for at most
+// to match the runs it predicts (spanFor). This machine's speed wanders
+// over tens of seconds: over 11.5 minutes of rounds at Twitter d=64, a
+// sample of 2 s put the median of the 150 s after it within 10% 53% of
+// the time, one of 30 s 79%, one of 60 s 92% and one of 90 s 100%.
+const ComputeSpan = 60 * time.Second
+
+// spanFor is how long in all the bench's rounds of a calibration of
+// st's graph are timed: as long as the engine trains epochs epochs of
+// its training edges at rate edges/s (the runs the calibration
+// predicts), up to ComputeSpan; 0 for a store without its edges.
+func spanFor(st *store.Store, rate float64, epochs int) float64 {
+	if rate <= 0 || st.M.Train <= 0 {
+		return 0
+	}
+	return min(ComputeSpan.Seconds(), float64(max(epochs, 1))*float64(st.M.Train)/rate)
+}
+
+// until times rounds into r until its rounds have taken span seconds
+// in all (Tail counts them, Span records span) and sets its median and
+// extent over all of them.
+func (b *computeBench) until(r *ComputeRate, span float64) error {
+	r.Span = max(r.Span, span)
+	for r.Seconds < span {
+		rate, sec, edges, err := b.round()
+		if err != nil {
+			return err
+		}
+		r.Rates = append(r.Rates, rate)
+		r.Seconds += sec
+		r.TrainedEdges += edges
+		r.Tail++
+	}
+	r.median()
+	return nil
 }
 
 // fold adds the timed rounds of another stretch of the same bench

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -159,7 +160,7 @@ func TestMeasureOrderings(t *testing.T) {
 	prof, err := devices.Parse([]byte("name: t\ndisk: {read: 400 MB/s, write: 400 MB/s}\ncpu: {workers: 2, memory: 8 GiB, batch_edges: 1M edges/s, gather_bandwidth: 1 GB/s, train: {dot: {edges: 1M edges/s}}}\n"), "t.yaml")
 	require.NoError(t, err)
 	cal := Calibration{Profile: prof}
-	require.NoError(t, cal.AddOrderings(st, h, plans, t.TempDir()))
+	require.NoError(t, cal.AddOrderings(st, h, plans, 1, t.TempDir()))
 	require.Len(t, cal.Orderings, 2)
 	tc, _ := cal.Profile.CPU.Train.For("dot")
 	assert.Len(t, tc.Orderings, 2)
@@ -177,7 +178,7 @@ func TestMeasureOrderings(t *testing.T) {
 	// and the orderings' rates) is the median of all sixteen.
 	ten := ComputeRate{Rates: []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6}, Edges: 1e6, Low: 1e6, High: 1e6, Rounds: 10}
 	withBench := Calibration{Profile: prof, Compute: &ten}
-	require.NoError(t, withBench.AddOrderings(st, h, plans, t.TempDir()))
+	require.NoError(t, withBench.AddOrderings(st, h, plans, 1, t.TempDir()))
 	assert.Equal(t, 10+OrderingRounds, withBench.Compute.Rounds)
 	assert.Equal(t, OrderingRounds, withBench.Compute.InTurns)
 	folded := slices.Sorted(slices.Values(withBench.Compute.Rates))
@@ -305,4 +306,89 @@ func TestPlanBenchesShareSlots(t *testing.T) {
 	_, _, _, err = a.round()
 	require.NoError(t, err)
 	assert.NotEqual(t, k, a.pb.k, "and trains on")
+}
+
+// TestStretches: rounds shorter than StretchSeconds are grouped into
+// consecutive runs of at least that long, each at the harmonic mean of
+// its rounds' rates (the edges over the time); long rounds, or too few
+// to make two runs, are their own samples.
+func TestStretches(t *testing.T) {
+	tests := []struct {
+		name    string
+		rates   []float64
+		seconds float64
+		want    []float64
+	}{
+		{"long rounds", []float64{1, 2, 3}, 3 * StretchSeconds, []float64{1, 2, 3}},
+		{"too few for two", []float64{1, 2, 3}, StretchSeconds, []float64{1, 2, 3}},
+		{"no time recorded", []float64{1, 2}, 0, []float64{1, 2}},
+		{"pairs", []float64{1, 1, 2, 2, 4, 4}, 3 * StretchSeconds, []float64{1, 2, 4}},
+		{"harmonic", []float64{1, 3, 2, 2}, 2 * StretchSeconds, []float64{1.5, 2}},
+		{"the last takes the rest", []float64{1, 1, 2, 2, 4}, 2.5 * StretchSeconds, []float64{1, 3.0 / (1/2.0 + 1/2.0 + 1/4.0)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ComputeRate{Rates: tt.rates, Seconds: tt.seconds}.Stretches()
+			assert.InDeltaSlice(t, tt.want, got, 1e-12)
+		})
+	}
+	r := ComputeRate{Rates: []float64{1, 1, 2, 2, 4, 4}, Seconds: 3 * StretchSeconds}
+	r.median()
+	assert.Equal(t, 2.0, r.Edges, "the median round")
+	assert.Equal(t, []float64{1, 4}, []float64{r.Low, r.High}, "the extent of the stretches")
+}
+
+// TestSpanFor: the engine is timed for as long as the runs train at its
+// rate, up to ComputeSpan; without the graph's edges, not at all.
+func TestSpanFor(t *testing.T) {
+	st := &store.Store{M: store.Manifest{Train: 3e6}}
+	assert.InDelta(t, 3.0, spanFor(st, 1e6, 1), 1e-12)
+	assert.InDelta(t, 12.0, spanFor(st, 1e6, 4), 1e-12)
+	assert.InDelta(t, 3.0, spanFor(st, 1e6, 0), 1e-12, "at least one epoch")
+	assert.Equal(t, ComputeSpan.Seconds(), spanFor(st, 1e3, 1), "capped")
+	assert.Zero(t, spanFor(&store.Store{}, 1e6, 1))
+	assert.Zero(t, spanFor(st, 0, 1))
+}
+
+// TestSettleCompute: the bench's rounds in the orderings' turns join the
+// calibration's, and the bench trains on until they took as long as the
+// runs the calibration predicts; the profile's rate is the median of
+// every round and its spread the extent of their stretches.
+func TestSettleCompute(t *testing.T) {
+	st, err := workdir.Prepare(workdir.DataSpec{Dataset: "livejournal", Scale: 0.002, Seed: 3, P: 4, Dim: 16, Model: "dot", Workdir: filepath.Join(t.TempDir(), "wd")})
+	require.NoError(t, err)
+	h := smallHyper()
+	h.Negatives, h.Batch = 1, 100 // short rounds, so that a tail of a second has several
+	prof, err := devices.Parse([]byte("name: t\ndisk: {read: 400 MB/s, write: 400 MB/s}\ncpu: {workers: 2, memory: 8 GiB, batch_edges: 1M edges/s, gather_bandwidth: 1 GB/s, train: {dot: {edges: 1M edges/s}}}\n"), "t.yaml")
+	require.NoError(t, err)
+	cal := Calibration{Profile: prof, Compute: &ComputeRate{Rates: []float64{1e6, 1e6}, Seconds: 1e-3, Edges: 1e6, Rounds: 2}}
+	turns := ComputeRate{Rates: []float64{1e6}, Seconds: 1e-3}
+	epochs := int(math.Ceil(1e6 / float64(st.M.Train))) // about a second at 1M edges/s
+	span := spanFor(st, 1e6, epochs)
+	require.Greater(t, span, 0.9)
+	tc, _ := cal.Profile.CPU.Train.For("dot")
+	require.NoError(t, cal.settleCompute(st, h, turns, epochs, &tc))
+	c := cal.Compute
+	assert.Equal(t, 1, c.InTurns)
+	assert.Equal(t, span, c.Span)
+	assert.GreaterOrEqual(t, c.Seconds, span)
+	assert.Positive(t, c.Tail)
+	assert.Len(t, c.Rates, 3+c.Tail)
+	assert.Equal(t, len(c.Rates), c.Rounds)
+	got, _ := cal.Profile.CPU.Train.For("dot")
+	assert.InDelta(t, c.Edges, float64(got.Edges), 1e-6)
+	assert.InDelta(t, c.Edges, float64(tc.Edges), 1e-6)
+	assert.InDelta(t, c.Edges, float64(cal.Profile.CPU.BatchEdges), 1e-6)
+	r, ok := cal.Profile.Spread.Of("cpu.train.dot.edges")
+	require.True(t, ok)
+	assert.InDelta(t, min(c.Low, c.Edges), r.Low, 1e-6)
+	assert.InDelta(t, max(c.High, c.Edges), r.High, 1e-6)
+
+	// A calibration that already timed the engine for that long trains
+	// no more.
+	long := Calibration{Profile: prof, Compute: &ComputeRate{Rates: []float64{1e6, 1e6}, Seconds: 2 * span, Edges: 1e6, Rounds: 2}}
+	tc, _ = long.Profile.CPU.Train.For("dot")
+	require.NoError(t, long.settleCompute(st, h, turns, epochs, &tc))
+	assert.Zero(t, long.Compute.Tail)
+	assert.Len(t, long.Compute.Rates, 3)
 }

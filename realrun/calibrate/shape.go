@@ -56,6 +56,11 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 	if err := b.more(&rate, ComputeRoundsAfter); err != nil {
 		return cal, err
 	}
+	// As long as an epoch trains, up to ComputeSpan: a second or two of
+	// rounds samples one moment of a machine whose speed wanders.
+	if err := b.until(&rate, spanFor(st, rate.Edges, 1)); err != nil {
+		return cal, err
+	}
 	cal.Compute = &rate
 	cal.Took.Compute = took + time.Since(t1).Seconds()
 	tc := rate.TrainCost()
@@ -84,19 +89,24 @@ func shapeProfile(st *store.Store, h realrun.Hyper, scratchDir string, fileBytes
 // the rates in cal, and as its profile's cpu.train.<model>.orderings
 // each ordering's rate over the bench's in the same minutes times the
 // profile's edge rate (OrderingRatio); simulations of those orderings
-// take them from there (devices.Profile.ForOrdering). The bench's rounds
-// in the orderings' turns join cal.Compute's first (ComputeRate.fold),
-// so that the profile's edge rate and its spread sample the whole
-// calibration; call it once per calibration. It then measures again how much partition
-// I/O slows training, on the first Plan's bucket sequence (a stream of
-// partition-sized reads and writes in scratchDir beside it): the bench's
-// two buckets keep their rows in the caches, and the stream's checksums
-// evict them, a slowdown an epoch's buckets, whose rows are not cached to
-// begin with, do not see. cpu.interference.compute is that measurement
-// (InterferenceOn says so); cpu.interference.io stays the bench's. A
-// calibration without the engine's rate, or st without its buckets, is
-// left as it is.
-func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, scratchDir string) error {
+// take them from there (devices.Profile.ForOrdering). It then measures
+// again how much partition I/O slows training, on the first Plan's
+// bucket sequence (a stream of partition-sized reads and writes in
+// scratchDir beside it): the bench's two buckets keep their rows in the
+// caches, and the stream's checksums evict them, a slowdown an epoch's
+// buckets, whose rows are not cached to begin with, do not see.
+// cpu.interference.compute is that measurement (InterferenceOn says so);
+// cpu.interference.io stays the bench's.
+//
+// The bench's rounds in the orderings' turns join cal.Compute's first
+// (ComputeRate.fold), and at the end the bench trains on until its
+// rounds have taken as long in all as the runs the calibration predicts
+// (every plan for epochs epochs each) train, up to ComputeSpan
+// (ComputeRate.Tail): the profile's edge rate and its spread sample the
+// whole calibration and its last seconds, nearest the runs. Call it once
+// per calibration. A calibration without the engine's rate, or st
+// without its buckets, is left as it is.
+func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan, epochs int, scratchDir string) error {
 	tc, ok := cal.Profile.CPU.Train.For(string(h.Model))
 	if !ok || !tc.Folded() || len(plans) == 0 {
 		return nil
@@ -110,32 +120,6 @@ func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*
 		return nil
 	}
 	cal.Orderings = rates
-	if cal.Compute != nil && len(bench.Rates) > 0 {
-		// The bench's ten rounds take seconds of a calibration of a
-		// minute; its rounds in the orderings' turns span the rest of it
-		// (on this machine they ran at 0.77–1.14× the ten's median), so
-		// the profile's rate is the median of all of them.
-		was := tc.Edges
-		cal.Compute.fold(bench)
-		tc.Edges = devices.EdgeRate(cal.Compute.Edges)
-		t := &cal.Profile.CPU.Train
-		for _, c := range []*devices.TrainCost{&t.Dot, &t.DistMult, &t.ComplEx} {
-			if c.Edges == was { // set from the same rate (ShapeProfile)
-				c.Edges = tc.Edges
-			}
-		}
-		if cal.Profile.CPU.BatchEdges == was {
-			cal.Profile.CPU.BatchEdges = tc.Edges
-		}
-		if err := cal.SetSpread(&cal.Profile); err != nil {
-			return err
-		}
-	}
-	tc.Orderings = map[string]devices.EdgeRate{}
-	for name := range rates {
-		tc.Orderings[name] = devices.EdgeRate(cal.OrderingRatio(name) * float64(tc.Edges))
-	}
-	cal.Profile.CPU.Train.Set(string(h.Model), tc)
 	first := plans[0]
 	b, err := planBench(st, h, first, st.M.Seed, nil)
 	if err != nil {
@@ -151,9 +135,62 @@ func (cal *Calibration) AddOrderings(st *store.Store, h realrun.Hyper, plans []*
 	}
 	cal.Profile.CPU.Interference.Compute = itf.Compute
 	cal.InterferenceOn = first.Ordering + "'s bucket sequence"
+	if cal.Compute != nil && len(bench.Rates) > 0 {
+		if err := cal.settleCompute(st, h, bench, len(plans)*max(epochs, 1), &tc); err != nil {
+			return err
+		}
+	}
+	tc.Orderings = map[string]devices.EdgeRate{}
+	for name := range rates {
+		tc.Orderings[name] = devices.EdgeRate(cal.OrderingRatio(name) * float64(tc.Edges))
+	}
+	cal.Profile.CPU.Train.Set(string(h.Model), tc)
 	cal.Took.Orderings = time.Since(t0).Seconds()
 	cal.Took.Total += cal.Took.Orderings
 	return cal.Profile.Validate()
+}
+
+// settleCompute folds the bench's rounds in the orderings' turns into
+// cal.Compute, times the bench at the end of the calibration until its
+// rounds have taken as long as epochs epochs of st's graph train (up to
+// ComputeSpan), and sets the profile's edge rate (tc, the cost fields
+// that held the old rate, cpu.batch_edges) and spread from all of them.
+// The bench's ten rounds before and after the disk take seconds of a
+// calibration of a minute; its rounds in the orderings' turns ran at
+// 0.77–1.14× the ten's median on this machine, so the rate is the
+// median of every round.
+func (cal *Calibration) settleCompute(st *store.Store, h realrun.Hyper, turns ComputeRate, epochs int, tc *devices.TrainCost) error {
+	was := tc.Edges
+	cal.Compute.fold(turns)
+	if span := spanFor(st, cal.Compute.Edges, epochs); span > cal.Compute.Seconds {
+		t0 := time.Now()
+		ref, err := newBench(st, h)
+		if err != nil {
+			return err
+		}
+		defer ref.close()
+		// The orderings' rounds and the interference stream evicted its
+		// rows: one round warms them again.
+		if _, _, _, err := ref.round(); err != nil {
+			return err
+		}
+		if err := ref.until(cal.Compute, span); err != nil {
+			return err
+		}
+		cal.Took.Compute += time.Since(t0).Seconds()
+	}
+	tc.Edges = devices.EdgeRate(cal.Compute.Edges)
+	t := &cal.Profile.CPU.Train
+	for _, c := range []*devices.TrainCost{&t.Dot, &t.DistMult, &t.ComplEx} {
+		if c.Edges == was { // set from the same rate (ShapeProfile)
+			c.Edges = tc.Edges
+		}
+	}
+	if cal.Profile.CPU.BatchEdges == was {
+		cal.Profile.CPU.BatchEdges = tc.Edges
+	}
+	cal.Profile.CPU.Train.Set(string(h.Model), *tc)
+	return cal.SetSpread(&cal.Profile)
 }
 
 // OrderingRatio is how fast the engine trains the named ordering's own

@@ -11,7 +11,8 @@ import (
 // their samples (the pairs' quarters and the passes: adoptPaired; not
 // under a kernel limit, which holds them), its combined rate
 // by the both-at-once passes' extent around their median, the checksum
-// rate, and the CPU engine's edge rate over its rounds — each range
+// rate, and the CPU engine's edge rate over its rounds or their
+// stretches (ComputeRate.Stretches) — each range
 // widened, where rounding leaves it short, to hold the profile's value.
 // Rates p does not set, or measured fewer than twice, get none.
 func (c Calibration) SetSpread(p *devices.Profile) error {
@@ -67,16 +68,19 @@ func (c Calibration) SetSpread(p *devices.Profile) error {
 		return err
 	}
 	if c.Compute != nil {
+		// Over stretches of seconds, as an epoch's buckets run, not over
+		// rounds of a fraction of one (ComputeRate.Stretches).
+		stretches := c.Compute.Stretches()
 		for _, m := range p.CPU.Train.Measured() {
 			tc, _ := p.CPU.Train.For(m)
 			if m == p.CPU.Train.PairModel {
 				m = "pair"
 			}
-			if err := set("cpu.train."+m+".edges", float64(tc.Edges), c.Compute.Rates); err != nil {
+			if err := set("cpu.train."+m+".edges", float64(tc.Edges), stretches); err != nil {
 				return err
 			}
 		}
-		if err := set("cpu.batch_edges", float64(p.CPU.BatchEdges), c.Compute.Rates); err != nil {
+		if err := set("cpu.batch_edges", float64(p.CPU.BatchEdges), stretches); err != nil {
 			return err
 		}
 	}
