@@ -689,9 +689,19 @@ func configNote(label, regime string, vc ValidateConfig, st *store.Store, cal ca
 				lim, roundRates(rounds), float64(t.Read)/1e6, float64(t.Write)/1e6, float64(t.Window)/1e6)
 		}
 	}
-	return fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. %s Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
-		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,
+	return fmt.Sprintf("%s — %s: %s. Calibrated at this shape: engine %.0f edges/s%s; disk with %.1f MB transfers read %.0f MB/s, write %.0f MB/s, both at once %s, latency %.0f µs; interference (with checksums, as the loader and writer): training %.0f%% slower while I/O runs, I/O %.0f%% slower while training runs. %s Not modelled: the time between buckets (reading the bucket's edges, bookkeeping), at most %.1f%% of an epoch.",
+		label, regime, vc.Why, float64(cal.Profile.CPU.Train.Dot.Edges), engineTimed(cal), float64(st.M.PartitionBytes)/1e6, float64(d.Read)/1e6, float64(d.Write)/1e6, cal.BothAtOnce(), float64(d.Latency)/1e3,
 		100*cal.Profile.CPU.Interference.Compute, 100*cal.Profile.CPU.Interference.IO, around, 100*gapHi)
+}
+
+// engineTimed says how long the calibration timed the engine for and
+// the extent of its rate ("" without its rounds).
+func engineTimed(cal calibrate.Calibration) string {
+	c := cal.Compute
+	if c == nil || c.Rounds == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the median of %d rounds over %.1f s of training, %.0fk–%.0fk edges/s)", c.Rounds, c.Seconds, c.Low/1e3, c.High/1e3)
 }
 
 // roundRates lists the disk measured before each round: its rates alone

@@ -31,6 +31,7 @@ func shapeFlags(fs *flag.FlagSet, o *job.Options) *modelFlags {
 	cli.EnumVar(fs, &o.Ordering, "ordering", job.Defaults.Ordering, "the run's edge-bucket ordering (without --orderings): "+strings.Join(orderings.Names(), ", "))
 	cli.EnumVar(fs, &o.Orderings, "orderings", "", "the run's comma-separated orderings (--compare-sim): the engine is measured on each one's own bucket sequence")
 	fs.Int64Var(&o.OrderingSeed, "ordering-seed", 0, "the run's --ordering-seed")
+	fs.IntVar(&o.Epochs, "epochs", job.Defaults.Epochs, "the run's epochs: the engine is timed for as long as they train at its rate (every ordering's, with --orderings), up to a minute")
 	fs.IntVar(&o.Batch, "batch", job.Defaults.Batch, "the run's edges per batch")
 	fs.IntVar(&o.Negatives, "negatives", job.Defaults.Negatives, "the run's negatives per chunk")
 	fs.IntVar(&o.Chunk, "chunk", 0, "the run's edges per chunk (0: as many as --negatives)")
@@ -50,7 +51,7 @@ var calibrateHelp = cli.Help{
 		"and the GPU where the build has one. Give it the run's own training flags: a rate measured at one shape does not carry to another, and --compare-sim --device names any difference in one line.",
 	Groups: []cli.FlagGroup{
 		{Title: "The run's training shape (realrun's flags and defaults)", Flags: []string{"engine", "fp32", "dataset", "scale", "edges", "workdir", "dim", "p", "batch", "negatives", "chunk", "degree-frac", "workers"}},
-		{Title: "The run's orderings (on a work directory, the engine is also measured on each ordering's own bucket sequence, loaded as its Plan loads it: consecutive buckets that share rows find them in the caches, so each ordering trains at its own rate: its rate over the bench's, in rounds taken in turn with the bench, times the bench's rate, recorded as cpu.train.<model>.orderings)", Flags: []string{"c", "ordering", "orderings", "ordering-seed"}},
+		{Title: "The run's orderings (on a work directory, the engine is also measured on each ordering's own bucket sequence, loaded as its Plan loads it: consecutive buckets that share rows find them in the caches, so each ordering trains at its own rate: its rate over the bench's, in rounds taken in turn with the bench, times the bench's rate, recorded as cpu.train.<model>.orderings)", Flags: []string{"c", "ordering", "orderings", "ordering-seed", "epochs"}},
 		{Title: "The run's model and loss (realrun's flags; the engine is measured on their kernels, and the profile records the model in cpu.train.<model> — a PBG pair in cpu.train.pair — and cpu.train_shape.model)", Flags: []string{"model", "operator", "comparator", "loss", "margin", "adversarial", "regularizer", "reg-coef"}},
 		{Title: "Disk", Flags: []string{"dir", "size", "disk-read", "disk-write", "emulate-disk"}},
 		{Title: "Output", Flags: []string{"out", "name", "json"}},

@@ -21,9 +21,9 @@ func TestShapeFlags(t *testing.T) {
 	fs := newFlagSet("realrun calibrate")
 	var o job.Options
 	shapeFlags(fs, &o)
-	require.NoError(t, fs.Parse([]string{"--dataset", "fb15k", "--dim", "32", "--p", "4", "--negatives", "50", "--workers", "1"}))
+	require.NoError(t, fs.Parse([]string{"--dataset", "fb15k", "--dim", "32", "--p", "4", "--negatives", "50", "--workers", "1", "--epochs", "3"}))
 	want := job.Defaults
-	want.Dataset, want.Dim, want.P, want.Negatives, want.Workers = "fb15k", 32, 4, 50, 1
+	want.Dataset, want.Dim, want.P, want.Negatives, want.Workers, want.Epochs = "fb15k", 32, 4, 50, 1, 3
 	assert.Equal(t, want, o, "realrun's defaults, the given flags over them")
 }
 

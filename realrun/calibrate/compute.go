@@ -693,10 +693,10 @@ func (r *ComputeRate) median() {
 
 // StretchSeconds is the least time one sample of the engine's spread
 // lasts. Rounds of a fraction of a second scatter by more than the
-// seconds-long stretches of an epoch do: timed over 11.5 minutes at
-// Twitter d=64 on this machine, single rounds of 0.15 s spanned
-// 0.63–1.16× their median, and a minute's stretches of 2 s held the
-// median of the 150 s after them 98% of the time (131 of 134 starts).
+// seconds-long stretches of an epoch do: timed for 15 minutes at
+// Twitter d=64 on this machine, single rounds of 0.17 s spanned
+// 0.60–1.31× their median, and a minute's stretches of 2 s held the
+// median of the 150 s starting 20 s after them at 132 of 135 starts.
 const StretchSeconds = 2.0
 
 // Stretches are r's rates over runs of consecutive rounds lasting
@@ -731,9 +731,10 @@ func (r ComputeRate) Stretches() []float64 {
 
 // ComputeSpan is how long a calibration times the engine for at most
 // to match the runs it predicts (spanFor). This machine's speed wanders
-// over tens of seconds: over 11.5 minutes of rounds at Twitter d=64, a
-// sample of 2 s put the median of the 150 s after it within 10% 53% of
-// the time, one of 30 s 79%, one of 60 s 92% and one of 90 s 100%.
+// over tens of seconds: over 15 minutes of rounds at Twitter d=64, a
+// sample of 2 s put the median of the 150 s starting 20 s after it
+// within 10% at 53% of the starts, one of 30 s at 65%, one of 60 s at
+// 72% and one of 90 s at 79% (the error's sd 12.5%, 9.3%, 7.9%, 6.8%).
 const ComputeSpan = 60 * time.Second
 
 // spanFor is how long in all the bench's rounds of a calibration of
