@@ -13,7 +13,7 @@ import (
 )
 
 func TestDiskExperimentsRegisteredAndSlow(t *testing.T) {
-	for _, name := range []string{"disk-drift", "disk-bracket", "disk-pattern", "prediction-variants"} {
+	for _, name := range []string{"disk-drift", "disk-bracket", "disk-pattern", "prediction-variants", "engine-drift"} {
 		e, err := Lookup(name)
 		require.NoError(t, err, name)
 		assert.True(t, e.Slow, "%s measures this machine for minutes", name)

@@ -36,7 +36,7 @@ var noteAlias = map[string]string{
 	"pbg-table3": "pbg-tables", "pbg-table4": "pbg-tables",
 	"quality-orderings-curve": "quality-orderings",
 	"validate-extra":          "validate",
-	"disk-drift":              "validate", "disk-bracket": "validate", "disk-pattern": "validate",
+	"disk-drift":              "validate", "disk-bracket": "validate", "disk-pattern": "validate", "engine-drift": "validate",
 	"models-pbg": "models-quality",
 }
 

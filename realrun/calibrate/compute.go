@@ -807,3 +807,37 @@ func newBench(st *store.Store, h realrun.Hyper) (*computeBench, error) {
 	}
 	return syntheticBench(h, st.M.Rows)
 }
+
+// TimedRound is one timed round of the bench in a trace of the engine
+// (TraceEngine): when it ended, counted from the trace's start, its rate
+// and how long it took.
+type TimedRound struct {
+	At      time.Duration
+	Rate    float64
+	Seconds float64
+}
+
+// TraceEngine times the engine's bench at shape h on st (newBench, as
+// MeasureCompute) round after round for d, after one round that warms
+// up: how its rate wanders over the time a calibration and the runs it
+// predicts take.
+func TraceEngine(st *store.Store, h realrun.Hyper, d time.Duration) ([]TimedRound, error) {
+	b, err := newBench(st, h)
+	if err != nil {
+		return nil, err
+	}
+	defer b.close()
+	if _, _, _, err := b.round(); err != nil {
+		return nil, err
+	}
+	var out []TimedRound
+	start := time.Now()
+	for time.Since(start) < d {
+		rate, sec, _, err := b.round()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, TimedRound{At: time.Since(start), Rate: rate, Seconds: sec})
+	}
+	return out, nil
+}
