@@ -116,6 +116,9 @@ func OrderingsLine(cal calibrate.Calibration) string {
 		if r.Reference > 0 {
 			beside = fmt.Sprintf(", beside the bench's %.0fk in its turns", r.Reference/1e3)
 		}
+		if r.Own > 0 {
+			beside += fmt.Sprintf("; its own %.2f×, not told apart from the others'", r.Own)
+		}
 		parts = append(parts, fmt.Sprintf("%s %.2f× (%.0fk edges/s%s)", name, cal.OrderingRatio(name), r.Edges/1e3, beside))
 	}
 	return fmt.Sprintf("the engine on each ordering's own bucket sequence, against %.0fk edges/s on the bench's buckets: %s; each ordering is predicted at its ratio times the bench's rate", cal.Compute.Edges/1e3, strings.Join(parts, ", "))

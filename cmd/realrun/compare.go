@@ -264,7 +264,7 @@ func calibrationTable(cal calibrate.Calibration) plots.Table {
 				beside = fmt.Sprintf("the bench's %.0fk in rounds taken in turn with it", r.Reference/1e3)
 			}
 			t.Rows = append(t.Rows, []string{"train " + s.Model + " on " + name + "'s buckets",
-				fmt.Sprintf("%.0fk edges/s, %.2f× %s, so %.0fk at the bench's rate; %d edges, %.1f s of training: %.0fk–%.0fk; %s", r.Edges/1e3, cal.OrderingRatio(name), beside, cal.OrderingRatio(name)*float64(tc.Edges)/1e3, r.TrainedEdges, r.Seconds, r.Low/1e3, r.High/1e3, r.On)})
+				fmt.Sprintf("%.0fk edges/s, %.2f× %s%s, so %.0fk at the bench's rate; %d edges, %.1f s of training: %.0fk–%.0fk; %s", r.Edges/1e3, cal.OrderingRatio(name), beside, pooledNote(r), cal.OrderingRatio(name)*float64(tc.Edges)/1e3, r.TrainedEdges, r.Seconds, r.Low/1e3, r.High/1e3, r.On)})
 		}
 		if cal.Took.Orderings > 0 {
 			t.Rows = append(t.Rows, []string{"orderings measured for", fmt.Sprintf("%.1f s (their loads included)", cal.Took.Orderings)})
@@ -334,6 +334,16 @@ func roundsNote(c calibrate.ComputeRate) string {
 		return ""
 	}
 	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// pooledNote says when an ordering's ratio is the one it shares with the
+// orderings its rounds could not tell it apart from
+// (calibrate.TellApart), and its own beside it.
+func pooledNote(r calibrate.ComputeRate) string {
+	if r.Own <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (shared with the orderings its rounds cannot tell it apart from: its own %.2f× is within %.0f standard errors, ±%.1f%%, of their median)", r.Own, calibrate.TellApart, 100*r.RelativeSE)
 }
 
 // stretchNote says when the rate's extent is over stretches of rounds

@@ -48,6 +48,13 @@ type ComputeRate struct {
 	// or slow minute while the orderings were measured does not set it.
 	Reference float64 `json:"reference_edges_per_s,omitempty"`
 	Relative  float64 `json:"relative,omitempty"`
+	// RelativeSE is the standard error of the ordering's paired rounds'
+	// log ratios to the bench's (pairedSE). Own, when set, is the
+	// ordering's own ratio, Edges over Reference, which its rounds could
+	// not tell apart from the orderings' median: Relative is then the
+	// ratio it shares with the others so pooled (poolOrderings).
+	RelativeSE float64 `json:"relative_se,omitempty"`
+	Own        float64 `json:"own_relative,omitempty"`
 	// At, for a rate on one ordering's bucket sequence, is the bucket of
 	// its Plan each round started at (they sample the whole Plan).
 	At []int `json:"at_buckets,omitempty"`
@@ -639,9 +646,84 @@ func MeasureOrderings(st *store.Store, h realrun.Hyper, plans []*orderings.Plan)
 		r.Low, r.High = slices.Min(r.Rates), slices.Max(r.Rates)
 		r.Reference = bench.Edges
 		r.Relative = r.Edges / r.Reference
+		r.RelativeSE = pairedSE(r.Rates, bench.Rates)
 		out[pl.Ordering] = r
 	}
+	poolOrderings(out)
 	return out, bench, nil
+}
+
+// TellApart is how many standard errors of its paired rounds an
+// ordering's ratio to the bench must stand from the orderings' median
+// ratio to be its own (poolOrderings).
+const TellApart = 2.0
+
+// pairedSE is the standard error of the mean of log(rates[k] /
+// bench[k]), the ordering's rounds over the bench's in the same turns,
+// whose pairing takes the machine's drift between turns out; 0 (not
+// known) with fewer than two pairs.
+func pairedSE(rates, bench []float64) float64 {
+	n := min(len(rates), len(bench))
+	if n < 2 {
+		return 0
+	}
+	logs := make([]float64, n)
+	var mean float64
+	for k := range n {
+		logs[k] = math.Log(rates[k] / bench[k])
+		mean += logs[k] / float64(n)
+	}
+	var ss float64
+	for _, l := range logs {
+		ss += (l - mean) * (l - mean)
+	}
+	return math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
+}
+
+// poolOrderings gives the orderings whose own ratios to the bench their
+// rounds cannot tell apart from the orderings' median ratio (less than
+// TellApart standard errors of their paired rounds from it, in logs) one
+// shared ratio: their rounds' pooled rate over the bench's. Six rounds
+// of a fraction of a second each leave an ordering's own ratio
+// uncertain by several percent (RelativeSE), more than what sets apart
+// orderings that do the same arithmetic on partitions that miss the
+// caches alike; an ordering whose rows stay in the caches (Hilbert's at
+// partitions of 13.8 MB, 0.70× the bench against 0.87–0.89× for the
+// others) is told apart and keeps its own, as does one whose standard
+// error is not known. Own keeps each pooled ordering's own ratio.
+func poolOrderings(rates map[string]ComputeRate) {
+	if len(rates) < 2 {
+		return
+	}
+	var own []float64
+	for _, r := range rates {
+		own = append(own, r.Relative)
+	}
+	slices.Sort(own)
+	n := len(own)
+	med := own[n/2]
+	if n%2 == 0 {
+		med = math.Sqrt(own[n/2-1] * own[n/2])
+	}
+	var model, secs, ref float64
+	var pooled []string
+	for name, r := range rates {
+		if r.RelativeSE > 0 && math.Abs(math.Log(r.Relative/med)) < TellApart*r.RelativeSE {
+			pooled = append(pooled, name)
+			model += r.Edges * r.Seconds
+			secs += r.Seconds
+			ref = r.Reference
+		}
+	}
+	if len(pooled) < 2 || secs <= 0 || ref <= 0 {
+		return
+	}
+	shared := model / secs / ref
+	for _, name := range pooled {
+		r := rates[name]
+		r.Own, r.Relative = r.Relative, shared
+		rates[name] = r
+	}
 }
 
 // unitBucketTime is the realrun model's time for a bucket of edges at

@@ -146,7 +146,12 @@ func TestMeasureOrderings(t *testing.T) {
 		assert.LessOrEqual(t, r.Edges, r.High)
 		assert.GreaterOrEqual(t, r.TrainedEdges, int64(OrderingRounds)*perRoundEdges(h))
 		assert.Positive(t, r.Reference, "the bench took its rounds in turn with the orderings")
-		assert.InDelta(t, r.Edges/r.Reference, r.Relative, 1e-9)
+		own := r.Relative
+		if r.Own > 0 { // pooled with the others (poolOrderings)
+			own = r.Own
+		}
+		assert.InDelta(t, r.Edges/r.Reference, own, 1e-9)
+		assert.Positive(t, r.RelativeSE)
 	}
 
 	none, nb, err := MeasureOrderings(&store.Store{M: store.Manifest{P: 4, Rows: st.M.Rows}}, h, plans)
@@ -391,4 +396,53 @@ func TestSettleCompute(t *testing.T) {
 	require.NoError(t, long.settleCompute(st, h, turns, epochs, &tc))
 	assert.Zero(t, long.Compute.Tail)
 	assert.Len(t, long.Compute.Rates, 3)
+}
+
+// TestPairedSE: the standard error of the mean log ratio of paired
+// rounds; unknown (0) with fewer than two pairs.
+func TestPairedSE(t *testing.T) {
+	// Log ratios 0 and ln 2 against a bench at 1: mean ln2/2, sd ln2/√2.
+	assert.InDelta(t, math.Ln2/math.Sqrt2/math.Sqrt2, pairedSE([]float64{1, 2}, []float64{1, 1}), 1e-12)
+	assert.InDelta(t, 0, pairedSE([]float64{2, 4, 6}, []float64{1, 2, 3}), 1e-12, "the same ratio in every turn, whatever the machine's speed")
+	assert.Zero(t, pairedSE([]float64{1}, []float64{1}))
+}
+
+// TestPoolOrderings: orderings whose own ratios their rounds cannot tell
+// apart from the orderings' median share their pooled ratio; one told
+// apart, or whose error is not known, keeps its own.
+func TestPoolOrderings(t *testing.T) {
+	rate := func(rel, se, secs float64) ComputeRate {
+		return ComputeRate{Edges: rel * 1e6, Seconds: secs, Reference: 1e6, Relative: rel, RelativeSE: se}
+	}
+	tests := []struct {
+		name   string
+		in     map[string]ComputeRate
+		want   map[string]float64 // Relative after
+		pooled []string
+	}{
+		{"alike", map[string]ComputeRate{"a": rate(0.9, 0.05, 1), "b": rate(1.0, 0.05, 3)},
+			map[string]float64{"a": (0.9*1 + 1.0*3) / 4, "b": (0.9*1 + 1.0*3) / 4}, []string{"a", "b"}},
+		{"one told apart", map[string]ComputeRate{"a": rate(0.88, 0.03, 1), "b": rate(0.90, 0.03, 1), "c": rate(0.89, 0.03, 1), "h": rate(0.70, 0.03, 1)},
+			map[string]float64{"a": 0.89, "b": 0.89, "c": 0.89, "h": 0.70}, []string{"a", "b", "c"}},
+		{"precise enough to differ", map[string]ComputeRate{"a": rate(0.9, 0.01, 1), "b": rate(1.0, 0.01, 1)},
+			map[string]float64{"a": 0.9, "b": 1.0}, nil},
+		{"error not known", map[string]ComputeRate{"a": rate(0.9, 0, 1), "b": rate(1.0, 0, 1)},
+			map[string]float64{"a": 0.9, "b": 1.0}, nil},
+		{"one ordering", map[string]ComputeRate{"a": rate(0.9, 0.05, 1)}, map[string]float64{"a": 0.9}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			poolOrderings(tt.in)
+			for name, want := range tt.want {
+				r := tt.in[name]
+				assert.InDelta(t, want, r.Relative, 1e-12, name)
+				if slices.Contains(tt.pooled, name) {
+					assert.Positive(t, r.Own, "%s keeps its own ratio beside", name)
+					assert.InDelta(t, r.Edges/r.Reference, r.Own, 1e-12, name)
+				} else {
+					assert.Zero(t, r.Own, name)
+				}
+			}
+		})
+	}
 }
