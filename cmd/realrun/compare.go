@@ -343,7 +343,7 @@ func pooledNote(r calibrate.ComputeRate) string {
 	if r.Own <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (shared with the orderings its rounds cannot tell it apart from: its own %.2f× is within %.0f standard errors, ±%.1f%%, of their median)", r.Own, calibrate.TellApart, 100*r.RelativeSE)
+	return fmt.Sprintf(" (pooled: its own %.2f× is less than %.0f standard errors of %.1f%% from the orderings' median)", r.Own, calibrate.TellApart, 100*r.RelativeSE)
 }
 
 // stretchNote says when the rate's extent is over stretches of rounds

@@ -776,9 +776,10 @@ func (r *ComputeRate) median() {
 // StretchSeconds is the least time one sample of the engine's spread
 // lasts. Rounds of a fraction of a second scatter by more than the
 // seconds-long stretches of an epoch do: timed for 15 minutes at
-// Twitter d=64 on this machine, single rounds of 0.17 s spanned
-// 0.60–1.31× their median, and a minute's stretches of 2 s held the
-// median of the 150 s starting 20 s after them at 132 of 135 starts.
+// Twitter d=64 on this machine (make reproduce-engine-drift), single
+// rounds of 0.14 s spanned 0.45–1.08× their median, and the extent of a
+// minute's stretches of 2 s held the median of the 150 s starting 20 s
+// after them at 131 of 135 starts.
 const StretchSeconds = 2.0
 
 // Stretches are r's rates over runs of consecutive rounds lasting
@@ -813,10 +814,11 @@ func (r ComputeRate) Stretches() []float64 {
 
 // ComputeSpan is how long a calibration times the engine for at most
 // to match the runs it predicts (spanFor). This machine's speed wanders
-// over tens of seconds: over 15 minutes of rounds at Twitter d=64, a
-// sample of 2 s put the median of the 150 s starting 20 s after it
-// within 10% at 53% of the starts, one of 30 s at 65%, one of 60 s at
-// 72% and one of 90 s at 79% (the error's sd 12.5%, 9.3%, 7.9%, 6.8%).
+// over tens of seconds: over 15 minutes of rounds at Twitter d=64 (make
+// reproduce-engine-drift), a sample of 2 s put the median of the 150 s
+// starting 20 s after it within 10% at 75% of the starts, one of 30 s
+// at 84%, one of 60 s at 91% and one of 90 s at 98% (the error's sd
+// 13.8%, 7.5%, 5.5%, 4.3%).
 const ComputeSpan = 60 * time.Second
 
 // spanFor is how long in all the bench's rounds of a calibration of
