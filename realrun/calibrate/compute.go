@@ -751,13 +751,9 @@ func (b *computeBench) measure(rounds int) (ComputeRate, error) {
 // median and extent over all of them.
 func (b *computeBench) more(r *ComputeRate, rounds int) error {
 	for k := 0; k < rounds; k++ {
-		rate, sec, edges, err := b.round()
-		if err != nil {
+		if err := b.timeRound(r); err != nil {
 			return err
 		}
-		r.Rates = append(r.Rates, rate)
-		r.Seconds += sec
-		r.TrainedEdges += edges
 	}
 	r.median()
 	return nil
@@ -838,16 +834,25 @@ func spanFor(st *store.Store, rate float64, epochs int) float64 {
 func (b *computeBench) until(r *ComputeRate, span float64) error {
 	r.Span = max(r.Span, span)
 	for r.Seconds < span {
-		rate, sec, edges, err := b.round()
-		if err != nil {
+		if err := b.timeRound(r); err != nil {
 			return err
 		}
-		r.Rates = append(r.Rates, rate)
-		r.Seconds += sec
-		r.TrainedEdges += edges
 		r.Tail++
 	}
 	r.median()
+	return nil
+}
+
+// timeRound times one round into r (its rate, time and edges), without
+// setting r's median.
+func (b *computeBench) timeRound(r *ComputeRate) error {
+	rate, sec, edges, err := b.round()
+	if err != nil {
+		return err
+	}
+	r.Rates = append(r.Rates, rate)
+	r.Seconds += sec
+	r.TrainedEdges += edges
 	return nil
 }
 
