@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -707,7 +708,8 @@ func poolOrderings(rates map[string]ComputeRate) {
 	}
 	var model, secs, ref float64
 	var pooled []string
-	for name, r := range rates {
+	for _, name := range slices.Sorted(maps.Keys(rates)) { // one order: the sums are the same to the last bit every time
+		r := rates[name]
 		if r.RelativeSE > 0 && math.Abs(math.Log(r.Relative/med)) < TellApart*r.RelativeSE {
 			pooled = append(pooled, name)
 			model += r.Edges * r.Seconds
@@ -766,7 +768,8 @@ func (r *ComputeRate) median() {
 	slices.Sort(s)
 	r.Rounds = len(s)
 	r.Edges = s[len(s)/2]
-	r.Low, r.High = slices.Min(r.Stretches()), slices.Max(r.Stretches())
+	st := r.Stretches()
+	r.Low, r.High = slices.Min(st), slices.Max(st)
 }
 
 // StretchSeconds is the least time one sample of the engine's spread
